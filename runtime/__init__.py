@@ -1,0 +1,1 @@
+"""ndrt runtime (arrays, operators, autograd): see the next layers."""

@@ -1,0 +1,45 @@
+"""Build: every pyx/<package>/<_module>.pyx becomes the extension <package>._module.
+
+Cython directives live here and only here.  NDRT_CYTHON_DEBUG=1 turns bounds and
+wraparound checks back on (and keeps line tracing out of release builds).
+"""
+import os
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("NDRT_CYTHON_DEBUG", "") not in ("", "0")
+DIRECTIVES = dict(
+    language_level=3,
+    boundscheck=DEBUG,
+    wraparound=DEBUG,
+    initializedcheck=DEBUG,
+    cdivision=not DEBUG,
+    embedsignature=True,
+)
+# Modules whose kernels use OpenMP prange.
+OPENMP = {"runtime._sparse_kernels"}
+
+
+def extensions():
+    exts = []
+    for src in sorted(Path("pyx").rglob("*.pyx")):
+        name = ".".join(src.relative_to("pyx").with_suffix("").parts)
+        omp = ["-fopenmp"] if name in OPENMP else []
+        exts.append(Extension(
+            name, [str(src)], language="c++",
+            extra_compile_args=["-O3", "-std=c++17", *omp],
+            extra_link_args=omp,
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+        ))
+    return exts
+
+
+setup(
+    packages=["allocator", "runtime"],
+    package_data={"allocator": ["*.pyi"], "runtime": ["*.pyi"]},
+    ext_modules=cythonize(extensions(), include_path=["pyx"], compiler_directives=DIRECTIVES,
+                          annotate=bool(os.environ.get("NDRT_CYTHON_ANNOTATE"))),
+    zip_safe=False,
+)

@@ -1,0 +1,324 @@
+"""Pool strategies on a fake upstream: rounding, reuse, splitting, coalescing, stats, OOM."""
+
+import gc
+
+import pytest
+
+from allocator import (BestFitPool, Buffer, NaivePool, OutOfMemoryError, RoundPool,
+                       UnpooledPool)
+from tests.allocator.mock import FakeUpstream
+
+KiB, MiB = 1 << 10, 1 << 20
+STRATEGIES = [NaivePool, RoundPool, BestFitPool, UnpooledPool]
+
+
+def stats(pool):
+    return pool.memory_stats()
+
+
+@pytest.mark.parametrize("size, rounded", [
+    (1, 4096), (4096, 4096), (4097, 8192), (2 * MiB, 2 * MiB), (2 * MiB + 1, 4 * MiB),
+    (5 * MiB, 6 * MiB)])
+def test_naive_rounds_to_page_then_large_granule(size, rounded):
+    pool = NaivePool(FakeUpstream())
+    b = pool.alloc(size)
+    assert b.nbytes_reserved == rounded
+    assert stats(pool)["reserved_bytes.all.current"] == rounded
+
+
+def test_naive_reuses_only_exact_rounded_size():
+    up = FakeUpstream()
+    pool = NaivePool(up)
+    p = pool.alloc(5000).ptr          # rounded 8192, freed at once (cached)
+    assert pool.alloc(8000).ptr == p  # same rounded size: hit
+    b = pool.alloc(9000)              # 12288: miss
+    assert b.ptr != p and len(up.allocs) == 2
+    s = stats(pool)
+    assert (s["num_cache_hits"], s["num_cache_misses"]) == (1, 2)
+
+
+@pytest.mark.parametrize("size, rounded", [
+    (1, 4096), (4097, 8192), (5000, 8192), (3 * MiB, 4 * MiB), (16 * MiB, 16 * MiB),
+    (16 * MiB + 1, 32 * MiB), (40 * MiB, 48 * MiB)])
+def test_round_buckets_powers_of_two_then_linear(size, rounded):
+    pool = RoundPool(FakeUpstream(), round_cutoff=24)
+    assert pool.alloc(size).nbytes_reserved == rounded
+
+
+def test_round_reuses_within_bucket():
+    pool = RoundPool(FakeUpstream())
+    p = pool.alloc(5000).ptr
+    assert pool.alloc(7000).ptr == p
+    assert pool.alloc(9000).ptr != p
+
+
+def test_bestfit_splits_one_segment_for_small_blocks():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    a, b = pool.alloc(1000), pool.alloc(1000)
+    assert up.allocs == [2 * MiB]                  # one 2 MiB segment serves both
+    assert b.ptr == a.ptr + 1024                   # 512-byte granules, adjacent
+    assert a.nbytes_reserved == b.nbytes_reserved == 1024
+    s = stats(pool)
+    assert s["segment.all.current"] == 1 and s["allocated_bytes.all.current"] == 2048
+
+
+def test_bestfit_coalesces_and_releases_whole_segments():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    bufs = [pool.alloc(4096) for _ in range(4)]
+    for i in (0, 2, 1, 3):                          # free out of order
+        bufs[i].free()
+    assert stats(pool)["largest_free_block"] == 2 * MiB   # merged back into one block
+    pool.empty_cache()
+    assert up.frees == [2 * MiB] and up.held == 0
+    assert stats(pool)["reserved_bytes.all.current"] == 0
+
+
+def test_bestfit_partial_segment_is_not_released():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    keep = pool.alloc(4096)
+    pool.alloc(4096)                                # freed at once
+    pool.empty_cache()
+    assert up.frees == [] and stats(pool)["reserved_bytes.all.current"] == 2 * MiB
+    del keep
+    pool.empty_cache()
+    assert up.frees == [2 * MiB]
+
+
+def test_bestfit_picks_the_smallest_block_that_fits():
+    pool = BestFitPool(FakeUpstream())
+    # Three large segments of distinct sizes, all cached.
+    sizes = [30 * MiB, 12 * MiB, 20 * MiB]
+    ptrs = {s: pool.alloc(s).ptr for s in sizes}
+    assert pool.alloc(11 * MiB).ptr == ptrs[12 * MiB]
+    assert pool.alloc(13 * MiB).ptr == ptrs[20 * MiB]
+
+
+def test_bestfit_segment_sizes():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    held = [pool.alloc(MiB),        # small: 2 MiB segment
+            pool.alloc(3 * MiB),    # medium: 20 MiB segment, 17 MiB remainder split off
+            pool.alloc(29 * MiB)]   # large: own segment rounded to 2 MiB
+    assert up.allocs == [2 * MiB, 20 * MiB, 30 * MiB]
+    assert stats(pool)["largest_free_block"] == 17 * MiB
+    held.append(pool.alloc(5 * MiB))  # served from the remainder, no upstream call
+    assert len(up.allocs) == 3 and held[-1].ptr == held[1].ptr + 3 * MiB
+
+
+def test_bestfit_max_split_keeps_large_blocks_whole():
+    up = FakeUpstream()
+    pool = BestFitPool(up, max_split_size=32 * MiB)
+    pool.alloc(64 * MiB)                            # cached, oversize
+    b = pool.alloc(4 * MiB)                         # must not carve the 64 MiB block
+    assert up.allocs == [64 * MiB, 20 * MiB] and b.nbytes_reserved == 4 * MiB
+    c = pool.alloc(60 * MiB)                        # oversize request takes it whole
+    assert c.nbytes_reserved == 64 * MiB and len(up.allocs) == 2
+
+
+def test_unpooled_goes_straight_to_the_upstream():
+    up = FakeUpstream()
+    pool = UnpooledPool(up)
+    pool.alloc(1000)
+    pool.alloc(1000)
+    assert up.allocs == [1000, 1000] and up.frees == [1000, 1000] and up.held == 0
+    assert stats(pool)["reserved_bytes.all.current"] == 0
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_stats_follow_pytorch_keys_and_balance(cls):
+    pool = cls(FakeUpstream())
+    a = pool.alloc(3000)
+    b = pool.alloc(100_000)
+    s = stats(pool)
+    assert s["requested_bytes.all.current"] == 103_000
+    assert s["allocation.all.current"] == 2 == s["active.all.current"]
+    alloc_now = s["allocated_bytes.all.current"]
+    assert alloc_now == a.nbytes_reserved + b.nbytes_reserved >= 103_000
+    assert s["reserved_bytes.all.current"] >= alloc_now
+    del a
+    s = stats(pool)
+    assert s["allocated_bytes.all.peak"] == alloc_now
+    assert s["allocated_bytes.all.freed"] == alloc_now - s["allocated_bytes.all.current"]
+    assert s["requested_bytes.all.current"] == 100_000
+    pool.reset_peak_stats()
+    assert stats(pool)["allocated_bytes.all.peak"] == s["allocated_bytes.all.current"]
+    del b
+    s = stats(pool)
+    assert s["allocated_bytes.all.current"] == 0 == s["requested_bytes.all.current"]
+    assert s["allocated_bytes.all.allocated"] == s["allocated_bytes.all.freed"] == alloc_now
+    for key in ("active_bytes.all.current", "num_alloc_retries", "num_ooms",
+                "segment.all.peak", "num_device_alloc", "num_device_free"):
+        assert key in s
+    text = pool.memory_summary()
+    assert "allocated" in text and "reserved" in text and pool.strategy in text
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_ladder_frees_cache_then_retries(cls):
+    up = FakeUpstream(capacity=64 * MiB)
+    pool = cls(up)
+    for _ in range(3):
+        pool.alloc(20 * MiB)            # cached (or released, unpooled)
+    pool.alloc(50 * MiB).free()         # needs the cache back: retried, not an OOM
+    s = stats(pool)
+    assert s["num_ooms"] == 0
+    assert s["num_alloc_retries"] == (0 if cls is UnpooledPool else 1)
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_ladder_collects_garbage_before_giving_up(cls):
+    up = FakeUpstream(capacity=32 * MiB)
+    pool = cls(up)
+    cycle = [pool.alloc(30 * MiB)]
+    cycle.append(cycle)                 # garbage only gc can free
+    del cycle
+    gc.disable()
+    try:
+        b = pool.alloc(30 * MiB)
+    finally:
+        gc.enable()
+    assert stats(pool)["num_ooms"] == 0 and b.size == 30 * MiB
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_oom_raises_with_sizes_and_leaves_pool_consistent(cls):
+    up = FakeUpstream(capacity=32 * MiB)
+    pool = cls(up)
+    keep = pool.alloc(10 * MiB)
+    before = stats(pool)
+    with pytest.raises(OutOfMemoryError) as ei:
+        pool.alloc(100 * MiB)
+    msg = str(ei.value)
+    assert isinstance(ei.value, MemoryError)
+    for part in ("out of memory on cpu(0)", "104857600 bytes requested", "allocated",
+                 "reserved", "largest free block", "limit", "Remedy"):
+        assert part in msg, part
+    after = stats(pool)
+    assert after["num_ooms"] == 1
+    assert after["allocated_bytes.all.current"] == before["allocated_bytes.all.current"]
+    assert after["reserved_bytes.all.current"] == up.held
+    small = pool.alloc(1 * MiB)          # still works
+    del small, keep
+    assert stats(pool)["allocated_bytes.all.current"] == 0
+
+
+def test_limit_caps_reserved_bytes_and_says_so():
+    pool = RoundPool(FakeUpstream(), limit=8 * MiB)
+    pool.alloc(4 * MiB)
+    with pytest.raises(OutOfMemoryError, match="set_limit"):
+        pool.alloc(16 * MiB)
+    pool.set_limit(0)
+    pool.alloc(16 * MiB)
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        pool.set_limit(-1)
+    with pytest.raises(TypeError, match="limit must be an integer"):
+        pool.set_limit(1.5)
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_upstream_failure_other_than_oom_propagates_cleanly(cls):
+    class Broken(FakeUpstream):
+        def alloc(self, nbytes):
+            raise RuntimeError("device lost")
+    pool = cls(Broken())
+    with pytest.raises(RuntimeError, match="device lost"):
+        pool.alloc(4096)
+    s = stats(pool)
+    assert s["allocated_bytes.all.current"] == 0 == s["reserved_bytes.all.current"]
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    (-1, ValueError, r"nbytes must be in \[0, 2\*\*50\] \(got -1\)"),
+    (1 << 51, ValueError, "nbytes must be in"),
+    (1.5, TypeError, "nbytes must be an integer"),
+    ("8", TypeError, "nbytes must be an integer"),
+    (True, TypeError, "nbytes must be an integer"),
+    (None, TypeError, "nbytes must be an integer"),
+])
+def test_bad_sizes(bad, exc, match):
+    pool = RoundPool(FakeUpstream())
+    with pytest.raises(exc, match=match):
+        pool.alloc(bad)
+    assert stats(pool)["num_cache_misses"] == 0
+
+
+def test_numpy_integer_sizes_are_accepted():
+    np = pytest.importorskip("numpy")
+    pool = RoundPool(FakeUpstream())
+    assert pool.alloc(np.int64(100)).size == 100
+
+
+def test_zero_bytes_gives_an_empty_buffer_without_pool_memory():
+    pool = RoundPool(FakeUpstream())
+    b = pool.alloc(0)
+    assert (b.size, b.ptr, b.nbytes_reserved) == (0, 0, 0)
+    assert stats(pool)["allocation.all.current"] == 0
+    b.free()
+
+
+def test_double_free_and_foreign_pool_raise():
+    p1, p2 = RoundPool(FakeUpstream()), RoundPool(FakeUpstream())
+    b = p1.alloc(100)
+    with pytest.raises(ValueError, match="belongs to"):
+        p2.free(b)
+    assert stats(p1)["allocation.all.current"] == 1   # untouched by the refused free
+    p1.free(b)
+    assert b.freed and b.device is None
+    with pytest.raises(ValueError, match="double free"):
+        b.free()
+    with pytest.raises(ValueError, match="double free"):
+        p1.free(b)
+    assert stats(p1)["allocation.all.current"] == 0
+
+
+def test_buffer_is_not_constructible_by_hand_into_a_pool():
+    b = Buffer()
+    assert b.freed
+    with pytest.raises(ValueError, match="double free"):
+        b.free()
+
+
+def test_device_buffers_export_cuda_array_interface_not_the_buffer_protocol():
+    pool = RoundPool(FakeUpstream(kind="gpu"))
+    b = pool.alloc(256)
+    cai = b.__cuda_array_interface__
+    assert cai["data"] == (b.ptr, False) and cai["shape"] == (256,) and cai["version"] == 3
+    with pytest.raises(BufferError, match="device memory"):
+        memoryview(b)
+
+
+def test_strategy_parameters_are_validated():
+    with pytest.raises(ValueError, match="page_size must be a power of two"):
+        NaivePool(FakeUpstream(), page_size=1000)
+    with pytest.raises(ValueError, match="round_cutoff must be an integer in"):
+        RoundPool(FakeUpstream(), round_cutoff=64)
+    with pytest.raises(ValueError, match="max_split_size must be"):
+        BestFitPool(FakeUpstream(), max_split_size=-5)
+    with pytest.raises(TypeError):
+        RoundPool(None)
+
+
+def test_free_reentered_from_a_destructor_during_an_upstream_call():
+    """A Buffer dying inside the upstream call (gc finalizer) re-enters free safely."""
+    pool = BestFitPool(FakeUpstream())
+    victim = [pool.alloc(4096)]
+    victim.append(victim)
+
+    class Collecting(FakeUpstream):
+        def alloc(self, nbytes):
+            gc.collect()                 # frees `victim` into the same pool mid-alloc
+            return super().alloc(nbytes)
+
+    pool.upstream.__class__  # the pool keeps its upstream; use a second pool for the hook
+    pool2 = BestFitPool(Collecting())
+    victim2 = [pool2.alloc(4096)]
+    victim2.append(victim2)
+    del victim, victim2
+    b = pool2.alloc(30 * MiB)            # miss -> upstream -> gc -> frees into pool2
+    s = stats(pool2)
+    assert s["allocation.all.current"] == 1 and s["allocated_bytes.all.current"] == 30 * MiB
+    del b
+    assert stats(pool)["allocation.all.current"] == 0

@@ -1,0 +1,43 @@
+"""Shared pytest setup: the `gpu` marker skips without a driver; pools must balance."""
+
+import gc
+
+import pytest
+
+
+def _have_gpu():
+    try:
+        from allocator import _cuda
+        return _cuda.device_count() > 0
+    except Exception:
+        return False
+
+
+HAVE_GPU = _have_gpu()
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_GPU:
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU and driver")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def _allocated():
+    import allocator
+    return {str(d): p.memory_stats()["allocated_bytes.all.current"]
+            for d, p in allocator.pools().items()}
+
+
+@pytest.fixture(autouse=True)
+def pools_balance():
+    """Every test must leave each process-wide pool with the bytes it started with."""
+    gc.collect()
+    before = _allocated()
+    yield
+    gc.collect()
+    after = _allocated()
+    leaked = {d: after[d] - before.get(d, 0) for d in after if after[d] != before.get(d, 0)}
+    assert not leaked, f"pool allocated bytes changed during the test: {leaked}"
