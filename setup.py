@@ -6,6 +6,7 @@ wraparound checks back on (and keeps line tracing out of release builds).
 import os
 from pathlib import Path
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -31,6 +32,7 @@ def extensions():
             name, [str(src)], language="c++",
             extra_compile_args=["-O3", "-std=c++17", *omp],
             extra_link_args=omp,
+            include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         ))
     return exts

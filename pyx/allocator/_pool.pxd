@@ -98,3 +98,7 @@ cdef class Buffer:
     cdef Py_ssize_t view_strides[1]
     cdef int exports
     cpdef free(self)
+
+
+cdef Pool pool_for(object device)
+cdef Py_ssize_t pool_generation() noexcept

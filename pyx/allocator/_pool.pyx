@@ -728,22 +728,30 @@ cdef class Buffer:
 # -- module-level fast path: alloc(nbytes, device) -------------------------------------
 
 cdef dict _pool_cache = {}
+cdef Py_ssize_t _generation = 0   # bumped whenever cached pools may have been replaced
 _resolver = None
+
+
+cdef Py_ssize_t pool_generation() noexcept:
+    return _generation
 
 
 def _set_resolver(fn):
     """The Python face installs the function that maps a device spec to its Pool."""
-    global _resolver
+    global _resolver, _generation
     _resolver = fn
     _pool_cache.clear()
+    _generation += 1
 
 
 def _clear_pool_cache():
+    global _generation
     _pool_cache.clear()
+    _generation += 1
 
 
-def alloc(nbytes, device=None):
-    """Allocate ``nbytes`` bytes on ``device`` (default: the CPU pool) as a :class:`Buffer`."""
+cdef Pool pool_for(object device):
+    """The pool of ``device`` (any spec allocator.as_device takes), cached per spec."""
     pool = _pool_cache.get(device)
     if pool is None:
         pool = _resolver(device)
@@ -751,7 +759,12 @@ def alloc(nbytes, device=None):
             _pool_cache[device] = pool
         except TypeError:  # unhashable spec: resolve every time
             pass
-    return (<Pool>pool).alloc(nbytes)
+    return <Pool>pool
+
+
+def alloc(nbytes, device=None):
+    """Allocate ``nbytes`` bytes on ``device`` (default: the CPU pool) as a :class:`Buffer`."""
+    return pool_for(device).alloc(nbytes)
 
 
 def bench_alloc_free(Pool pool not None, size_t nbytes, Py_ssize_t n):

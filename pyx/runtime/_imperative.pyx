@@ -1,0 +1,473 @@
+"""The invocation path of every operator: infer, allocate, assign requests, run, bump.
+
+``invoke(op, inputs, attrs, out, req)`` runs any registered operator.  Elementwise ops on
+small dense host arrays take a shorter road: the NumPy ufunc inner loop for the dtype is
+looked up once and called directly on pool memory (``fast_binary`` / ``fast_unary``),
+which is what keeps the per-op overhead near NumPy's own.
+"""
+import os
+import warnings
+
+import numpy as np
+
+cimport cython
+cimport numpy as cnp
+from libc.stdint cimport uintptr_t
+
+from runtime._ndarray cimport (STYPE_DEFAULT, Chunk, NDArray, new_dense, np_view,
+                               set_operator_impl)
+
+from runtime._ndarray import _assign, as_ctx
+from runtime.errors import StorageFallbackError, StorageFallbackWarning
+
+cnp.import_array()
+cnp.import_ufunc()
+
+# NumPy's inner loops touch no Python state: callable without the GIL.
+ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
+# Requests, as MXNet's OpReqType.
+cdef enum:
+    REQ_NULL = 0
+    REQ_WRITE = 1
+    REQ_INPLACE = 2
+    REQ_ADD = 3
+_REQ_NAMES = {"null": REQ_NULL, "write": REQ_WRITE, "inplace": REQ_INPLACE, "add": REQ_ADD}
+
+# Python operator codes shared with runtime._ndarray (see set_operator_impl).
+cdef enum:
+    N_CODES = 16
+    N_TYPES = 32
+_BINARY_UFUNCS = {0: np.add, 1: np.subtract, 2: np.multiply, 3: np.true_divide,
+                  4: np.mod, 5: np.power, 6: np.equal, 7: np.not_equal, 8: np.less,
+                  9: np.less_equal, 10: np.greater, 11: np.greater_equal,
+                  13: np.maximum, 14: np.minimum}
+_UNARY_UFUNCS = {0: np.negative, 1: np.absolute, 2: np.exp, 3: np.log, 4: np.sqrt,
+                 5: np.tanh, 6: np.square, 7: np.sin, 8: np.cos}
+
+cdef loop_t binary_loops[N_CODES][N_TYPES]
+cdef void* binary_data[N_CODES][N_TYPES]
+cdef loop_t unary_loops[N_CODES][N_TYPES]
+cdef void* unary_data[N_CODES][N_TYPES]
+# Operator objects of the registry behind each code (filled by runtime.ops).
+cdef list _binary_ops = [None] * N_CODES
+cdef list _scalar_ops = [None] * N_CODES
+cdef list _rscalar_ops = [None] * N_CODES
+cdef list _unary_ops = [None] * N_CODES
+cdef bint _fast_enabled = True
+cdef bint _recording = False
+
+
+cdef void _find_loops(dict table, loop_t loops[N_CODES][N_TYPES],
+                      void* data[N_CODES][N_TYPES], int nargs):
+    """For each ufunc, the legacy inner loop whose operand types all equal one type."""
+    cdef cnp.ufunc uf
+    cdef int code, i, j, t
+    cdef bint same
+    for code in range(N_CODES):
+        for t in range(N_TYPES):
+            loops[code][t] = NULL
+            data[code][t] = NULL
+    for code, f in table.items():
+        uf = f
+        for i in range(uf.ntypes):
+            t = uf.types[i * uf.nargs]
+            same = uf.nargs == nargs and t < N_TYPES
+            for j in range(uf.nargs):
+                same = same and uf.types[i * uf.nargs + j] == t
+            if same and loops[code][t] == NULL and uf.functions[i] != NULL:
+                loops[code][t] = <loop_t>uf.functions[i]
+                data[code][t] = uf.data[i]
+
+
+_find_loops(_BINARY_UFUNCS, binary_loops, binary_data, 3)
+_find_loops(_UNARY_UFUNCS, unary_loops, unary_data, 2)
+
+
+def _register_codes(binary, scalar, rscalar, unary):
+    """runtime.ops tells which registry op implements each Python operator code."""
+    for code, op in binary.items():
+        _binary_ops[code] = op
+    for code, op in scalar.items():
+        _scalar_ops[code] = op
+    for code, op in rscalar.items():
+        _rscalar_ops[code] = op
+    for code, op in unary.items():
+        _unary_ops[code] = op
+
+
+def set_fast_path(bint enabled):
+    """Turn the direct ufunc-loop path off (tests compare both roads)."""
+    global _fast_enabled
+    _fast_enabled = enabled
+
+
+def set_recording(bint on):
+    global _recording
+    _recording = on
+
+
+# Elementwise work below this size runs with the GIL held (the release costs more).
+cdef Py_ssize_t NOGIL_MIN = 1 << 15
+
+
+cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
+    """``a <op> b`` through the ufunc loop, or None when the short road does not apply."""
+    cdef loop_t fn
+    cdef int t
+    cdef char* args[3]
+    cdef cnp.npy_intp n
+    cdef cnp.npy_intp steps[3]
+    cdef void* data
+    if (not _fast_enabled or _recording or a._stype != STYPE_DEFAULT
+            or b._stype != STYPE_DEFAULT or not a._chunk.host or not b._chunk.host
+            or a._dtype is not b._dtype):
+        return None
+    if a._shape is not b._shape and a._shape != b._shape:
+        return None
+    t = (<cnp.dtype>a._dtype).type_num
+    if t >= N_TYPES or code >= N_CODES:
+        return None
+    fn = binary_loops[code][t]
+    if fn == NULL:
+        return None
+    if out is None:
+        if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
+            return None
+        out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
+    elif (out._stype != STYPE_DEFAULT or out._dtype is not a._dtype or not out._chunk.host
+          or (out._shape is not a._shape and out._shape != a._shape)):
+        return None
+    data = binary_data[code][t]
+    n = a._size()
+    steps[0] = steps[1] = steps[2] = (<cnp.dtype>a._dtype).itemsize
+    args[0] = <char*>(a._chunk.ptr() + a._offset)
+    args[1] = <char*>(b._chunk.ptr() + b._offset)
+    args[2] = <char*>(out._chunk.ptr() + out._offset)
+    if n >= NOGIL_MIN:
+        with nogil:
+            fn(args, &n, steps, data)
+    elif n:
+        fn(args, &n, steps, data)
+    out._chunk.bump()
+    return out
+
+
+cdef object fast_unary(int code, NDArray a):
+    cdef loop_t fn
+    cdef int t
+    cdef char* args[2]
+    cdef cnp.npy_intp n
+    cdef cnp.npy_intp steps[2]
+    cdef NDArray out
+    if (not _fast_enabled or _recording or a._stype != STYPE_DEFAULT or not a._chunk.host):
+        return None
+    t = (<cnp.dtype>a._dtype).type_num
+    if t >= N_TYPES:
+        return None
+    fn = unary_loops[code][t]
+    if fn == NULL:
+        return None
+    out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
+    n = a._size()
+    steps[0] = steps[1] = (<cnp.dtype>a._dtype).itemsize
+    args[0] = <char*>(a._chunk.ptr() + a._offset)
+    args[1] = <char*>(out._chunk.ptr() + out._offset)
+    if n >= NOGIL_MIN:
+        with nogil:
+            fn(args, &n, steps, unary_data[code][t])
+    elif n:
+        fn(args, &n, steps, unary_data[code][t])
+    return out
+
+
+cdef bint _is_scalar(object v):
+    return (type(v) is float or type(v) is int or type(v) is bool
+            or isinstance(v, (np.integer, np.floating, np.bool_)))
+
+
+cdef object binary_impl(int code, object a, object b, int flags):
+    """The NDArray Python operators: ``a <op> b`` (flags: 1 reflected, 2 in place)."""
+    cdef object res
+    if flags & 1:
+        a, b = b, a
+    if isinstance(a, NDArray) and isinstance(b, NDArray):
+        if code < N_CODES:
+            res = fast_binary(code, <NDArray>a, <NDArray>b, <NDArray>a if flags & 2 else None)
+            if res is not None:
+                return res
+        op = _binary_ops[code]
+        if op is None:
+            return NotImplemented
+        return invoke_parsed(op, [a, b], {}, a if flags & 2 else None, None)
+    if isinstance(a, NDArray) and _is_scalar(b):
+        op = _scalar_ops[code]
+        x = a
+    elif isinstance(b, NDArray) and _is_scalar(a):
+        op = _rscalar_ops[code]
+        x, b = b, a
+    else:
+        # As MXNet: refuse rather than defer, or NumPy would take over an ndarray operand.
+        other = b if isinstance(a, NDArray) else a
+        raise TypeError(f"NDArray operators take an NDArray or a Python number as the other "
+                        f"operand (got {type(other).__module__}.{type(other).__name__}); "
+                        "convert it with nd.array()")
+    if op is None:
+        return NotImplemented
+    return invoke_parsed(op, [x], {"scalar": float(b)}, x if flags & 2 else None, None)
+
+
+cdef object unary_impl(int code, object a):
+    cdef object res = fast_unary(code, <NDArray>a)
+    if res is not None:
+        return res
+    return invoke_parsed(_unary_ops[code], [a], {}, None, None)
+
+
+set_operator_impl(binary_impl, unary_impl)
+
+
+# -- storage fallback --------------------------------------------------------------------
+
+_FALLBACK_MODES = ("warn", "silent", "error")
+_fallback = {"mode": None}
+cdef set _warned = set()
+
+
+def set_storage_fallback(mode):
+    """What an operator without a kernel for sparse inputs does: 'warn' (densify and
+    warn once per op and storage types), 'silent' (densify), 'error' (raise
+    StorageFallbackError).  The default comes from NDRT_STORAGE_FALLBACK ('warn').
+
+    Returns the previous mode.
+    """
+    if mode not in _FALLBACK_MODES:
+        raise ValueError(f"storage fallback mode must be one of {', '.join(_FALLBACK_MODES)} "
+                         f"(got {mode!r})")
+    old = get_storage_fallback()
+    _fallback["mode"] = mode
+    return old
+
+
+def get_storage_fallback():
+    mode = _fallback["mode"]
+    if mode is None:
+        env = os.environ.get("NDRT_STORAGE_FALLBACK", "warn")
+        if env not in _FALLBACK_MODES:
+            raise ValueError(f"NDRT_STORAGE_FALLBACK must be one of "
+                             f"{', '.join(_FALLBACK_MODES)} (got {env!r})")
+        mode = _fallback["mode"] = env
+    return mode
+
+
+cdef _fallback_notice(op, list stypes):
+    mode = get_storage_fallback()
+    if mode == "silent":
+        return
+    what = (f"{op.name}: no kernel for storage types ({', '.join(stypes)}); the sparse "
+            "inputs are converted to dense temporaries")
+    if mode == "error":
+        raise StorageFallbackError(what + " — refused by set_storage_fallback('error')")
+    key = (op.name, tuple(stypes))
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(what, StorageFallbackWarning, stacklevel=4)
+
+
+# -- the general path -------------------------------------------------------------------
+
+def invoke(op, inputs, attrs=None, out=None, req=None):
+    """Run ``op`` on ``inputs`` with keyword ``attrs`` (validated by the op).
+
+    Parameters
+    ----------
+    op : runtime.ops.registry.Op
+    inputs : list of NDArray
+    attrs : dict, optional
+    out : NDArray or list of NDArray, optional
+        Where to write; an input given as ``out`` is updated in place.
+    req : str or list of str, optional
+        'write' (default), 'inplace', 'add' (accumulate into ``out``) or 'null' (skip).
+
+    Returns
+    -------
+    NDArray, or a list of NDArrays for multi-output operators.
+    """
+    return invoke_parsed(op, list(inputs), op.parse_attrs(attrs or {}), out, req)
+
+
+cdef int _req_code(object op, object r) except -1:
+    try:
+        return _REQ_NAMES[r]
+    except (KeyError, TypeError):
+        raise ValueError(f"{op.name}: req must be one of null, write, inplace, add "
+                         f"(got {r!r})") from None
+
+
+cpdef object invoke_parsed(object op, list inputs, dict attrs, object out, object req):
+    """``invoke`` with attributes already validated."""
+    cdef Py_ssize_t i, j, n_in = len(inputs), n_out
+    cdef NDArray x, o
+    name = op.name
+    if not op.variadic and n_in != len(op.inputs):
+        raise TypeError(f"{name}: takes {len(op.inputs)} array input(s) "
+                        f"({', '.join(op.inputs)}) (got {n_in})")
+    if op.variadic and n_in == 0:
+        raise TypeError(f"{name}: needs at least one array input")
+    for i in range(n_in):
+        if not isinstance(inputs[i], NDArray):
+            arg = op.inputs[i] if i < len(op.inputs) and not op.variadic else f"#{i}"
+            raise TypeError(f"{name}: input {arg} must be an NDArray (got "
+                            f"{type(inputs[i]).__name__})")
+    ctx = (<NDArray>inputs[0])._chunk.ctx
+    for i in range(1, n_in):
+        c = (<NDArray>inputs[i])._chunk.ctx
+        if c is not ctx and c != ctx:
+            raise ValueError(f"{name}: all inputs must be on one context (got {ctx} and {c})")
+    shapes = [(<NDArray>v)._shape for v in inputs]
+    dtypes = [(<NDArray>v)._dtype for v in inputs]
+    stypes = [v.stype for v in inputs]
+    out_shapes = op.infer_shape(attrs, shapes)
+    out_dtypes = op.infer_type(attrs, dtypes)
+    out_stypes, mode = op.infer_storage(attrs, stypes)
+    n_out = len(out_shapes)
+
+    outs = _outputs(op, out, n_out, out_shapes, out_dtypes, out_stypes, ctx)
+    reqs = _requests(op, req, n_out, outs)
+    for i in range(n_out):
+        if reqs[i] != REQ_NULL:
+            break
+    else:
+        return _result(outs, n_out)
+    if mode == "dense":
+        _run_dense(op, attrs, inputs, outs, out_shapes, out_dtypes, reqs, ctx)
+    else:
+        if mode == "fallback":
+            _fallback_notice(op, stypes)
+            dense_in = [v if v.stype == "default" else v.tostype("default") for v in inputs]
+            tmp = [None] * n_out
+            _run_dense(op, attrs, dense_in, tmp, out_shapes, out_dtypes, [REQ_WRITE] * n_out, ctx)
+            results = [t if s == "default" else t.tostype(s) for t, s in zip(tmp, out_stypes)]
+        else:
+            results = op.compute_sparse(attrs, inputs)
+            if not isinstance(results, (list, tuple)):
+                results = [results]
+        for i in range(n_out):
+            if reqs[i] == REQ_NULL:
+                continue
+            if outs[i] is None:
+                outs[i] = results[i]
+            elif reqs[i] == REQ_ADD:
+                from runtime.ops import registry
+                _assign(outs[i], invoke_parsed(registry.get("add"), [outs[i], results[i]], {},
+                                               None, None))
+            else:
+                _assign(outs[i], results[i])
+    for i in op.mutates:
+        (<NDArray>inputs[i])._chunk.bump()
+    return _result(outs, n_out)
+
+
+cdef object _result(list outs, Py_ssize_t n_out):
+    return outs[0] if n_out == 1 else outs
+
+
+cdef list _outputs(object op, object out, Py_ssize_t n_out, list shapes, list dtypes,
+                   list stypes, object ctx):
+    if out is None:
+        return [None] * n_out
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != n_out:
+        raise ValueError(f"{op.name}: out must hold {n_out} array(s) (got {len(outs)})")
+    for i, o in enumerate(outs):
+        if not isinstance(o, NDArray):
+            raise TypeError(f"{op.name}: out must be an NDArray (got {type(o).__name__})")
+        if o.shape != tuple(shapes[i]):
+            raise ValueError(f"{op.name}: out has shape {o.shape!r}, the result has "
+                             f"{tuple(shapes[i])!r}")
+        if np.dtype(o.dtype) != dtypes[i]:
+            raise TypeError(f"{op.name}: out has dtype {np.dtype(o.dtype)}, the result has "
+                            f"{dtypes[i]}")
+        if o.stype != stypes[i]:
+            raise ValueError(f"{op.name}: out has storage type {o.stype!r}, the result has "
+                             f"{stypes[i]!r}")
+        if o.ctx != ctx:
+            raise ValueError(f"{op.name}: out is on {o.ctx}, the inputs on {ctx}")
+    return outs
+
+
+cdef list _requests(object op, object req, Py_ssize_t n_out, list outs):
+    if req is None:
+        return [REQ_WRITE] * n_out
+    rs = list(req) if isinstance(req, (list, tuple)) else [req] * n_out
+    if len(rs) != n_out:
+        raise ValueError(f"{op.name}: req must hold {n_out} request(s) (got {len(rs)})")
+    codes = [_req_code(op, r) for r in rs]
+    for i in range(n_out):
+        if (codes[i] == REQ_ADD or codes[i] == REQ_INPLACE) and outs[i] is None:
+            raise ValueError(f"{op.name}: req {rs[i]!r} needs an out= array to write into")
+    return codes
+
+
+cdef object _views(list arrays, object ctx):
+    if ctx.device_type != "gpu":
+        return [np_view(<NDArray>a) for a in arrays]
+    from runtime import _transfer
+    return [_transfer.cupy_view(a) for a in arrays]
+
+
+cdef int _run_dense(object op, dict attrs, list inputs, list outs, list shapes, list dtypes,
+                    list reqs, object ctx) except -1:
+    """Run the dense kernel so that each output honours its request."""
+    cdef Py_ssize_t i, n_out = len(outs)
+    cdef NDArray o
+    if op.compute is None:
+        raise NotImplementedError(f"{op.name}: no dense kernel")
+    if ctx.device_type == "gpu":
+        _check_cupy(op, ctx)
+    for i in range(n_out):
+        if outs[i] is None:
+            outs[i] = new_dense(tuple(shapes[i]), dtypes[i], ctx, 0)
+    ins = _views(inputs, ctx)
+    views = _views(outs, ctx)
+    kernel_outs = list(views)
+    post = []
+    for i in range(n_out):
+        o = outs[i]
+        r = reqs[i]
+        if r == REQ_ADD or r == REQ_NULL or (r != REQ_ADD and _aliases(op, i, o, inputs)):
+            kernel_outs[i] = np.empty_like(views[i])
+            if r != REQ_NULL:
+                post.append((i, r))
+    op.compute(attrs, ins, kernel_outs)
+    for i, r in post:
+        if r == REQ_ADD:
+            np.add(views[i], kernel_outs[i], out=views[i])
+        else:
+            views[i][...] = kernel_outs[i]
+    for i in range(n_out):
+        if reqs[i] != REQ_NULL:
+            (<NDArray>outs[i])._chunk.bump()
+    return 0
+
+
+cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs):
+    """True when output ``i`` shares memory with an input in a way the op cannot do in
+    place (the kernel then writes a temporary that is copied over)."""
+    cdef Py_ssize_t j
+    cdef NDArray x
+    for j in range(len(inputs)):
+        x = inputs[j]
+        if x._chunk is o._chunk:
+            if ((j, i) in op.inplace and x._offset == o._offset and x._shape == o._shape):
+                continue
+            return True
+    return False
+
+
+cdef _check_cupy(object op, object ctx):
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{op.name} on {ctx} needs CuPy for its GPU kernel: pip install "
+                          "'ndrt[gpu]'") from None

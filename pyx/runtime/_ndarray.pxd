@@ -1,0 +1,62 @@
+from libc.stdint cimport uintptr_t
+
+
+cdef enum StorageType:
+    STYPE_DEFAULT = 0
+    STYPE_ROW_SPARSE = 1
+    STYPE_CSR = 2
+
+
+cdef class Chunk:
+    """One allocation: data (and aux for sparse) memory, its context and write version."""
+    cdef readonly object ctx
+    cdef readonly tuple storage_shape
+    cdef readonly list aux_shapes
+    cdef readonly bint delay_alloc
+    cdef readonly bint borrowed
+    cdef readonly bint host
+    cdef readonly Py_ssize_t version
+    cdef object data_mem           # allocator Buffer, or the foreign owner when borrowed
+    cdef uintptr_t data_ptr
+    cdef size_t data_nbytes
+    cdef list aux_mem              # sparse: Buffers of the aux arrays (int64)
+    cdef list aux_ptrs
+
+    cdef uintptr_t ptr(self) except? 0
+    cdef void bump(self) noexcept
+    cdef int _alloc_data(self) except -1
+    cdef int _zero(self) except -1
+
+
+cdef class NDArray:
+    cdef Chunk _chunk
+    cdef tuple _shape
+    cdef Py_ssize_t _offset        # bytes from the chunk's data pointer
+    cdef object _dtype             # numpy dtype instance
+    cdef int _stype
+    cdef public object _entry      # autograd tape entry (None when not recorded)
+    cdef object __weakref__
+
+    cdef Py_ssize_t _size(self) noexcept
+    cdef object _np(self)
+    cdef NDArray _host_result(self, object a)
+    cdef object _dense_np(self)
+    cdef int _fill(self, object val) except -1
+
+
+cdef class CSRNDArray(NDArray):
+    pass
+
+
+cdef class RowSparseNDArray(NDArray):
+    pass
+
+
+cdef NDArray new_dense(tuple shape, object dtype, object ctx, int init)
+cdef object np_view(NDArray x)
+cdef object dense_from_numpy(object src, object ctx)
+
+
+ctypedef object (*binary_impl_t)(int code, object a, object b, int flags)
+ctypedef object (*unary_impl_t)(int code, object a)
+cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary) noexcept

@@ -1,0 +1,1134 @@
+"""Storage of ndrt: Chunk (one allocation) and NDArray (a cheap view of a chunk).
+
+Dense arrays are C-contiguous; views (``x[i]``, ``x[a:b]``, ``reshape``, ``detach``)
+share the chunk with a byte offset.  Sparse arrays keep their data and aux arrays
+(int64 indices, MXNet's layouts) in one chunk.  NumPy sees CPU memory zero-copy through
+views whose base is the chunk, so memory goes back to the pool only when the last
+NDArray and the last NumPy view of it are gone.
+"""
+import numpy as np
+
+cimport cython
+cimport numpy as cnp
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.slice cimport PySlice_GetIndicesEx
+from libc.stdint cimport int64_t, uintptr_t
+from cpython.buffer cimport PyBUF_FORMAT
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from allocator._pool cimport Buffer, Pool, pool_for, pool_generation
+
+from runtime import context as _context
+from runtime.context import Context
+
+cnp.import_array()
+
+
+cdef extern from "numpy/arrayobject.h":
+    # Declared here: Cython's numpy.pxd does not expose it.  Steals a reference to descr.
+    object PyArray_NewFromDescr(type subtype, cnp.dtype descr, int nd, cnp.npy_intp* dims,
+                                cnp.npy_intp* strides, void* data, int flags, PyObject* obj)
+
+STYPES = ("default", "row_sparse", "csr")
+DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
+_NATIVE = {name: np.dtype(name) for name in DTYPES}
+cdef object F32 = _NATIVE["float32"]
+cdef object I64 = _NATIVE["int64"]
+cdef dict _dtype_cache = {}
+# NumPy needs a non-NULL, aligned data pointer even for 0-size arrays.
+cdef int64_t _EMPTY[8]
+cdef uintptr_t EMPTY_PTR = <uintptr_t>&_EMPTY[0]
+
+cdef enum Init:
+    INIT_NONE = 0
+    INIT_ZERO = 1
+    INIT_DELAY = 2
+
+cdef object _local = _context._local
+cdef object _default_ctx = _context._DEFAULT
+
+
+# -- argument normalisation -------------------------------------------------------------
+
+def as_dtype(dtype, str arg="dtype"):
+    """The NumPy dtype ndrt uses for ``dtype`` (None: float32); TypeError if unsupported."""
+    if dtype is None:
+        return F32
+    try:
+        d = _dtype_cache.get(dtype)
+    except TypeError:
+        d = None
+    if d is not None:
+        return d
+    try:
+        d = np.dtype(dtype)
+    except (TypeError, ValueError):
+        d = None
+    if d is None or d.name not in _NATIVE:
+        raise TypeError(f"{arg} must be one of {', '.join(DTYPES)} (got {dtype!r})")
+    d = _NATIVE[d.name]
+    try:
+        _dtype_cache[dtype] = d
+    except TypeError:
+        pass
+    return d
+
+
+cdef tuple as_shape(object shape, str arg="shape"):
+    cdef tuple t
+    if type(shape) is tuple:
+        t = <tuple>shape
+    elif type(shape) is int or isinstance(shape, np.integer):
+        t = (shape,)
+    elif isinstance(shape, (list, tuple)):
+        t = tuple(shape)
+    else:
+        raise TypeError(f"{arg} must be an int or a tuple of ints (got {shape!r})")
+    for v in t:
+        if type(v) is not int:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{arg} must be an int or a tuple of ints (got {shape!r})")
+            return as_shape(tuple(int(u) if isinstance(u, np.integer) else u for u in t), arg)
+        if <Py_ssize_t>v < 0:
+            raise ValueError(f"{arg} must contain non-negative integers (got {shape!r})")
+    return t
+
+
+cpdef object as_ctx(object ctx):
+    """The Context for ``ctx`` (None: the current context)."""
+    if ctx is None:
+        stack = _local.stack
+        return stack[len(stack) - 1] if stack else _default_ctx
+    if type(ctx) is Context:
+        return ctx
+    if isinstance(ctx, Context):
+        return ctx
+    if isinstance(ctx, str):
+        from allocator import as_device
+        d = as_device(ctx)
+        return Context(d.kind, d.id)
+    raise TypeError(f"ctx must be a Context such as runtime.cpu() or runtime.gpu(0) "
+                    f"(got {ctx!r})")
+
+
+cdef Py_ssize_t shape_size(tuple shape) except -1:
+    cdef Py_ssize_t n = 1, v
+    for s in shape:
+        v = s
+        if v and n > (<Py_ssize_t>1 << 50) // v:
+            raise ValueError(f"shape {shape!r} is too large: more than 2**50 elements")
+        n *= v
+    return n
+
+
+def _shape_str(shape):
+    return "x".join(str(s) for s in shape) if shape else "0-d"
+
+
+# -- the chunk --------------------------------------------------------------------------
+
+@cython.freelist(64)
+cdef class Chunk:
+    """One allocation: data (and, for sparse storage, aux arrays) in a pool of ``ctx``.
+
+    ``version`` counts writes; a view's writes bump the chunk it shares.  ``borrowed``
+    chunks wrap foreign memory (DLPack) that ndrt never frees; ``delay_alloc`` chunks
+    take their memory on first use.
+    """
+
+    cdef uintptr_t ptr(self) except? 0:
+        if self.delay_alloc:
+            self._alloc_data()
+            self.delay_alloc = False
+        return self.data_ptr
+
+    cdef void bump(self) noexcept:
+        self.version += 1
+
+    cdef int _alloc_data(self) except -1:
+        cdef Buffer buf
+        if self.data_nbytes == 0:
+            self.data_ptr = EMPTY_PTR
+            return 0
+        buf = ctx_pool(self.ctx).buffer(self.data_nbytes)
+        self.data_mem = buf
+        self.data_ptr = buf.ptr
+        return 0
+
+    cdef int _zero(self) except -1:
+        if self.data_nbytes == 0:
+            return 0
+        if self.host:
+            memset(<void*>self.data_ptr, 0, self.data_nbytes)
+        else:
+            from runtime import _transfer
+            _transfer.memset(self.ctx, self.data_ptr, 0, self.data_nbytes)
+        return 0
+
+    @property
+    def nbytes(self):
+        """Bytes of data memory (aux arrays not included)."""
+        return self.data_nbytes
+
+    @property
+    def data_pointer(self):
+        """Address of the data memory (allocating a delayed chunk)."""
+        return self.ptr()
+
+    def __repr__(self):
+        flags = [f for f, on in (("delayed", self.delay_alloc), ("borrowed", self.borrowed))
+                 if on]
+        return (f"<Chunk {self.data_nbytes} bytes @{self.ctx} v{self.version}"
+                + (f" {' '.join(flags)}" if flags else "") + ">")
+
+
+cdef object _last_ctx = None
+cdef Pool _last_pool = None
+cdef Py_ssize_t _last_generation = -1
+
+
+cdef Pool ctx_pool(object ctx):
+    """The pool of ``ctx``; the last one is remembered (by identity) for the hot path."""
+    global _last_ctx, _last_pool, _last_generation
+    if ctx is _last_ctx and _last_generation == pool_generation():
+        return _last_pool
+    pool = pool_for(ctx)
+    _last_ctx, _last_pool, _last_generation = ctx, pool, pool_generation()
+    return pool
+
+
+cdef Chunk _chunk(object ctx, tuple storage_shape, object dtype, int init):
+    cdef Chunk c = Chunk.__new__(Chunk)
+    c.ctx = ctx
+    c.host = ctx is _default_ctx or ctx.device_type != "gpu"
+    c.storage_shape = storage_shape
+    c.data_nbytes = shape_size(storage_shape) * (<cnp.dtype>dtype).itemsize
+    if init == INIT_DELAY:
+        c.delay_alloc = True
+    else:
+        c._alloc_data()
+        if init == INIT_ZERO:
+            c._zero()
+    return c
+
+
+cdef object _view(uintptr_t ptr, tuple shape, object dtype, object base):
+    """A C-contiguous NumPy array over ``ptr`` kept alive by ``base``."""
+    cdef cnp.npy_intp dims[32]
+    cdef int nd = len(shape), i
+    if nd > 32:
+        raise ValueError(f"arrays have at most 32 dimensions (got {nd})")
+    for i in range(nd):
+        dims[i] = shape[i]
+    Py_INCREF(dtype)  # PyArray_NewFromDescr steals it
+    arr = PyArray_NewFromDescr(<type>np.ndarray, <cnp.dtype>dtype, nd, dims, NULL,
+                               <void*>(ptr if ptr else EMPTY_PTR), cnp.NPY_ARRAY_CARRAY, NULL)
+    cnp.set_array_base(arr, base)
+    return arr
+
+
+cdef object np_view(NDArray x):
+    """Zero-copy NumPy view of a dense host array (raises for device or sparse arrays)."""
+    if x._stype != STYPE_DEFAULT:
+        raise TypeError(f"a {STYPES[x._stype]} array has no dense view: use tostype('default')")
+    if not x._chunk.host:
+        raise TypeError(f"a {x._chunk.ctx} array is device memory: use asnumpy() for a host "
+                        "copy")
+    return _view(x._chunk.ptr() + x._offset, x._shape, x._dtype, x._chunk)
+
+
+cdef NDArray _wrap(type cls, Chunk c, tuple shape, object dtype, int stype, Py_ssize_t offset):
+    cdef NDArray a
+    if cls is NDArray:
+        a = NDArray.__new__(NDArray)
+    elif cls is CSRNDArray:
+        a = CSRNDArray.__new__(CSRNDArray)
+    elif cls is RowSparseNDArray:
+        a = RowSparseNDArray.__new__(RowSparseNDArray)
+    else:
+        a = cls.__new__(cls)
+    a._chunk = c
+    a._shape = shape
+    a._dtype = dtype
+    a._stype = stype
+    a._offset = offset
+    return a
+
+
+cdef NDArray new_dense(tuple shape, object dtype, object ctx, int init):
+    return _wrap(NDArray, _chunk(ctx, shape, dtype, init), shape, dtype, STYPE_DEFAULT, 0)
+
+
+cdef NDArray new_sparse(int stype, tuple shape, object dtype, object ctx,
+                        tuple storage_shape, list aux_shapes):
+    """A sparse array whose data and aux memory is allocated but not filled."""
+    cdef Chunk c = _chunk(ctx, storage_shape, dtype, INIT_NONE)
+    cdef Pool pool = ctx_pool(ctx)
+    c.aux_shapes = aux_shapes
+    c.aux_mem = []
+    c.aux_ptrs = []
+    for s in aux_shapes:
+        n = shape_size(s) * 8
+        buf = pool.buffer(n) if n else None
+        c.aux_mem.append(buf)
+        c.aux_ptrs.append(buf.ptr if n else EMPTY_PTR)
+    cls = CSRNDArray if stype == STYPE_CSR else RowSparseNDArray
+    return _wrap(cls, c, shape, dtype, stype, 0)
+
+
+cdef object dense_from_numpy(object src, object ctx):
+    """Copy a NumPy array (of a supported dtype) into a new dense array on ``ctx``."""
+    cdef NDArray out = new_dense(src.shape, src.dtype, ctx, INIT_NONE)
+    if out._chunk.host:
+        np.copyto(np_view(out), src, casting="unsafe")
+    else:
+        from runtime import _transfer
+        _transfer.from_host(out, np.ascontiguousarray(src))
+    return out
+
+
+def _empty(shape, dtype=None, ctx=None):
+    """Uninitialised dense array (internal)."""
+    return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_NONE)
+
+
+def _from_numpy(src, ctx=None):
+    return dense_from_numpy(src, as_ctx(ctx))
+
+
+def _new_sparse(stype, shape, dtype, ctx, storage_shape, aux_shapes):
+    """A sparse array with allocated, unfilled storage (internal; for constructors)."""
+    return new_sparse(STYPES.index(stype), as_shape(shape), as_dtype(dtype), as_ctx(ctx),
+                      tuple(storage_shape), [tuple(s) for s in aux_shapes])
+
+
+def _borrow(obj, uintptr_t ptr, shape, dtype, ctx):
+    """A dense array over foreign memory ``ptr`` that ``obj`` keeps alive (DLPack)."""
+    cdef Chunk c = Chunk.__new__(Chunk)
+    c.ctx = ctx
+    c.host = ctx.device_type != "gpu"
+    c.storage_shape = tuple(shape)
+    c.data_nbytes = shape_size(c.storage_shape) * (<cnp.dtype>dtype).itemsize
+    c.borrowed = True
+    c.data_mem = obj
+    c.data_ptr = ptr if c.data_nbytes else EMPTY_PTR
+    return _wrap(NDArray, c, c.storage_shape, dtype, STYPE_DEFAULT, 0)
+
+
+# -- creation ---------------------------------------------------------------------------
+
+def zeros(shape, ctx=None, dtype=None, stype=None):
+    """An array of zeros (MXNet's ``nd.zeros``); float32 unless ``dtype`` is given.
+
+    ``stype='csr'`` or ``'row_sparse'`` gives an all-zero sparse array.
+    """
+    if stype is not None and stype != "default":
+        from runtime.nd import sparse
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
+    return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_ZERO)
+
+
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """An uninitialised array; its memory is taken from the pool on first use."""
+    if stype is not None and stype != "default":
+        from runtime.nd import sparse
+        return sparse.empty(stype, shape, ctx=ctx, dtype=dtype)
+    return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_DELAY)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val`` (MXNet's ``nd.full``); writes into ``out`` if given."""
+    cdef NDArray a
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise TypeError(f"out must be an NDArray (got {type(out).__name__})")
+        out[...] = val
+        return out
+    a = new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_NONE)
+    a._fill(val)
+    return a
+
+
+def ones(shape, ctx=None, dtype=None):
+    """An array of ones (MXNet's ``nd.ones``); float32 unless ``dtype`` is given."""
+    cdef NDArray a = new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_NONE)
+    a._fill(1)
+    return a
+
+
+# -- Python operators: implemented by runtime._imperative, which registers itself here ----
+
+cdef binary_impl_t _binary_impl = NULL
+cdef unary_impl_t _unary_impl = NULL
+
+
+cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary) noexcept:
+    global _binary_impl, _unary_impl
+    _binary_impl = binary
+    _unary_impl = unary
+
+
+cdef inline object _bin(int code, object a, object b, int flags):
+    if _binary_impl == NULL:
+        raise RuntimeError("NDArray operators need the operator layer: import runtime")
+    return _binary_impl(code, a, b, flags)
+
+
+cdef inline object _un(int code, object a):
+    if _unary_impl == NULL:
+        raise RuntimeError("NDArray operators need the operator layer: import runtime")
+    return _unary_impl(code, a)
+
+
+# -- the array --------------------------------------------------------------------------
+
+@cython.freelist(128)
+cdef class NDArray:
+    """An n-dimensional array in pooled memory (MXNet's ``mx.nd.NDArray``).
+
+    Create arrays with :func:`runtime.nd.array`, ``zeros``, ``ones``... rather than
+    with this class.  Views (``x[i]``, ``x[a:b]``, ``reshape``, ``detach``) share memory;
+    every other indexing returns a copy.
+    """
+
+    __array_priority__ = 1000.0
+
+    cdef Py_ssize_t _size(self) noexcept:
+        cdef Py_ssize_t n = 1
+        for s in self._shape:
+            n *= <Py_ssize_t>s
+        return n
+
+    cdef object _np(self):
+        return np_view(self)
+
+    # -- properties ---------------------------------------------------------------
+
+    @property
+    def shape(self):
+        """Tuple of array dimensions."""
+        return self._shape
+
+    @property
+    def dtype(self):
+        """The element type, as MXNet gives it: a NumPy scalar type such as ``numpy.float32``."""
+        return self._dtype.type
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return self._size()
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def stype(self):
+        """Storage type: 'default', 'row_sparse' or 'csr'."""
+        return STYPES[self._stype]
+
+    @property
+    def ctx(self):
+        """The Context the array lives in."""
+        return self._chunk.ctx
+
+    @property
+    def context(self):
+        """Alias of ``ctx``."""
+        return self._chunk.ctx
+
+    @property
+    def version(self):
+        """Write counter of the underlying chunk (bumped by every write)."""
+        return self._chunk.version
+
+    @property
+    def chunk(self):
+        """The Chunk holding this array's memory (shared by its views)."""
+        return self._chunk
+
+    @property
+    def _dtype_np(self):
+        return self._dtype
+
+    def _bump(self):
+        self._chunk.bump()
+
+    @property
+    def nbytes(self):
+        return self._size() * self._dtype.itemsize
+
+    @property
+    def T(self):
+        """Transpose (a copy); the array itself when ``ndim < 2``, as MXNet."""
+        if len(self._shape) < 2:
+            return self
+        return self._host_result(np.ascontiguousarray(self._dense_np().T))
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    # -- conversion ---------------------------------------------------------------
+
+    def asnumpy(self):
+        """A NumPy copy of the values (dense, on the host)."""
+        if self._stype != STYPE_DEFAULT:
+            return self.tostype("default").asnumpy()
+        if not self._chunk.host:
+            from runtime import _transfer
+            return _transfer.to_host(self)
+        return np_view(self).copy()
+
+    def asscalar(self):
+        """The value of a one-element array as a NumPy scalar."""
+        if self._size() != 1:
+            raise ValueError(f"asscalar: the array must have exactly one element "
+                             f"(got shape {self._shape!r})")
+        return self.asnumpy().reshape(())[()]
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __index__(self):
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index (got {self._dtype})")
+        return int(self.asscalar())
+
+    def __bool__(self):
+        if self._size() != 1:
+            raise ValueError(f"the truth value of an array with {self._size()} elements is "
+                             "ambiguous")
+        return bool(self.asscalar())
+
+    def __array__(self, dtype=None, copy=None):
+        if self._stype != STYPE_DEFAULT or not self._chunk.host:
+            if copy is False:
+                raise ValueError(f"a {self.stype} array on {self.ctx} has no zero-copy NumPy "
+                                 "view (copy=False)")
+            a = self.asnumpy()
+        else:
+            a = np_view(self)
+            if copy:
+                a = a.copy()
+        if dtype is not None and a.dtype != dtype:
+            if copy is False:
+                raise ValueError("cannot change dtype without a copy (copy=False)")
+            a = a.astype(dtype)
+        return a
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        cdef int nd = len(self._shape), i
+        cdef Py_ssize_t* dims
+        cdef bytes fmt
+        if self._stype != STYPE_DEFAULT or not self._chunk.host:
+            raise BufferError(f"a {self.stype} array on {self.ctx} has no buffer view")
+        fmt = _FORMATS[self._dtype.char]
+        dims = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * (2 * nd + 1))
+        if dims == NULL:
+            raise MemoryError()
+        for i in range(nd):
+            dims[i] = self._shape[i]
+        if nd:
+            dims[2 * nd - 1] = self._dtype.itemsize
+            for i in range(nd - 2, -1, -1):
+                dims[nd + i] = dims[nd + i + 1] * dims[i + 1]
+        view.buf = <void*>(self._chunk.ptr() + self._offset)
+        view.obj = self
+        view.len = self._size() * self._dtype.itemsize
+        view.readonly = 0
+        view.itemsize = self._dtype.itemsize
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = fmt      # the bytes object lives in _FORMATS for good
+        view.ndim = nd
+        view.shape = dims
+        view.strides = dims + nd
+        view.suboffsets = NULL
+        view.internal = <void*>dims
+
+    def __releasebuffer__(self, Py_buffer* view):
+        free(view.internal)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export through DLPack (zero-copy for dense arrays)."""
+        if self._stype != STYPE_DEFAULT:
+            raise TypeError(f"DLPack exports dense arrays only (got {self.stype}); "
+                            "use tostype('default')")
+        kw = {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        if self._chunk.host:
+            return np_view(self).__dlpack__(stream=stream, **kw)
+        from runtime import _transfer
+        return _transfer.cupy_view(self).__dlpack__(stream=stream, **kw)
+
+    def __dlpack_device__(self):
+        if self._chunk.ctx.device_type == "gpu":
+            return (2, self._chunk.ctx.device_id)   # kDLCUDA
+        if self._chunk.ctx.device_type == "cpu_pinned":
+            return (3, 0)                           # kDLCUDAHost
+        return (1, 0)                               # kDLCPU
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._chunk.host or self._stype != STYPE_DEFAULT:
+            raise AttributeError("__cuda_array_interface__ exists for dense GPU arrays only")
+        return {"shape": self._shape, "typestr": self._dtype.str,
+                "data": (self._chunk.ptr() + self._offset, False), "strides": None,
+                "version": 3}
+
+    def __reduce__(self):
+        parts = [self._dense_np() if self._stype == STYPE_DEFAULT else None]
+        if self._stype != STYPE_DEFAULT:
+            parts = [self._storage_np(i) for i in range(-1, len(self._chunk.aux_shapes))]
+        return (_rebuild, (STYPES[self._stype], self._dtype.str, self._shape,
+                           self._chunk.ctx.device_type, self._chunk.ctx.device_id,
+                           [np.array(p) if not self._chunk.host else p.copy() for p in parts]))
+
+    # -- copies and contexts ------------------------------------------------------
+
+    cdef NDArray _host_result(self, object a):
+        return dense_from_numpy(a, self._chunk.ctx)
+
+    cdef object _dense_np(self):
+        """Host NumPy array of a dense array: a view on the CPU, a copy from a GPU."""
+        if self._chunk.host:
+            return np_view(self)
+        return self.asnumpy()
+
+    def _storage_np(self, int i):
+        """Host NumPy array of the data (i = -1) or aux array i of a sparse array."""
+        if not self._chunk.host:
+            from runtime import _transfer
+            return _transfer.storage_to_host(self, i)
+        return self._storage_view(i)
+
+    def _storage_view(self, int i):
+        """Zero-copy NumPy view of the data (i = -1) or aux i of a host sparse array."""
+        cdef Chunk c = self._chunk
+        if i < 0:
+            return _view(c.ptr() + self._offset, c.storage_shape, self._dtype, c)
+        return _view(c.aux_ptrs[i], c.aux_shapes[i], I64, c)
+
+    def _storage_ptr(self, int i):
+        cdef Chunk c = self._chunk
+        return c.ptr() + self._offset if i < 0 else c.aux_ptrs[i]
+
+    def copy(self):
+        """A deep copy in the same context."""
+        return self.copyto(self._chunk.ctx)
+
+    def copyto(self, other):
+        """Copy into the NDArray ``other`` (same shape; values cast to its dtype) or into a
+        new array on the Context ``other``; returns the destination."""
+        cdef NDArray dst
+        if isinstance(other, NDArray):
+            dst = <NDArray>other
+            if dst is self:
+                return dst
+            if dst._shape != self._shape:
+                raise ValueError(f"copyto: shape {self._shape!r} does not match the "
+                                 f"destination's {dst._shape!r}")
+            if self._stype != STYPE_DEFAULT or dst._stype != STYPE_DEFAULT:
+                if dst._stype != self._stype:
+                    raise ValueError(f"copyto: storage type {self.stype!r} does not match the "
+                                     f"destination's {dst.stype!r}")
+                src = self.copyto(dst.ctx).astype(dst.dtype, copy=False)
+                _assign_storage(dst, src)
+                return dst
+            if dst._chunk.host and self._chunk.host:
+                np.copyto(np_view(dst), np_view(self), casting="unsafe")
+            else:
+                from runtime import _transfer
+                _transfer.copy(dst, self)
+            dst._chunk.bump()
+            return dst
+        if not isinstance(other, (Context, str)):
+            raise TypeError(f"copyto: other must be an NDArray or a Context (got {other!r})")
+        ctx = as_ctx(other)
+        if self._stype != STYPE_DEFAULT:
+            return _sparse_copy(self, ctx)
+        dst = new_dense(self._shape, self._dtype, ctx, INIT_NONE)
+        if dst._chunk.host and self._chunk.host:
+            if dst._chunk.data_nbytes:
+                memcpy(<void*>dst._chunk.ptr(), <void*>(self._chunk.ptr() + self._offset),
+                       dst._chunk.data_nbytes)
+        else:
+            from runtime import _transfer
+            _transfer.copy(dst, self)
+        return dst
+
+    def copyto_dense(self, NDArray src):
+        """Copy dense ``src`` (same shape) into this dense array, across contexts."""
+        if self._chunk.host and src._chunk.host:
+            np.copyto(np_view(self), np_view(src), casting="unsafe")
+        else:
+            from runtime import _transfer
+            _transfer.copy(self, src)
+        self._chunk.bump()
+
+    def as_in_context(self, context):
+        """This array if it is in ``context`` already, else a copy there."""
+        ctx = as_ctx(context)
+        return self if ctx == self._chunk.ctx else self.copyto(ctx)
+
+    def astype(self, dtype, copy=True):
+        """The values cast to ``dtype``; ``copy=False`` returns self when nothing changes."""
+        d = as_dtype(dtype)
+        if d == self._dtype and not copy:
+            return self
+        if self._stype != STYPE_DEFAULT:
+            return _sparse_astype(self, d)
+        if self._chunk.host:
+            out = new_dense(self._shape, d, self._chunk.ctx, INIT_NONE)
+            np.copyto(np_view(out), np_view(self), casting="unsafe")
+            return out
+        return dense_from_numpy(self.asnumpy().astype(d), self._chunk.ctx)
+
+    def tostype(self, stype):
+        """Convert the storage type ('default', 'csr', 'row_sparse'); always a new array.
+
+        csr <-> row_sparse raises ValueError, as in MXNet.
+        """
+        from runtime.nd import sparse
+        return sparse.cast_storage(self, stype)
+
+    def detach(self):
+        """A view sharing memory with no autograd history."""
+        return _wrap(type(self), self._chunk, self._shape, self._dtype, self._stype,
+                     self._offset)
+
+    def wait_to_read(self):
+        """No-op: ndrt executes eagerly (kept for MXNet code)."""
+
+    def wait_to_write(self):
+        """No-op: ndrt executes eagerly (kept for MXNet code)."""
+
+    # -- views --------------------------------------------------------------------
+
+    def reshape(self, *shape, **kwargs):
+        """A view with a new shape (MXNet's special values 0 = keep this dimension and
+        -1 = infer are supported); raises for sparse arrays."""
+        cdef tuple fast
+        if not kwargs and self._stype == STYPE_DEFAULT:
+            fast = _plain_reshape(self._shape, shape, self._size())
+            if fast is not None:
+                return _wrap(NDArray, self._chunk, fast, self._dtype, STYPE_DEFAULT,
+                             self._offset)
+        if kwargs:
+            if shape or set(kwargs) - {"shape"}:
+                raise TypeError(f"reshape takes a shape (got {shape!r}, {kwargs!r})")
+            shape = kwargs["shape"]
+        elif len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        if self._stype != STYPE_DEFAULT:
+            raise TypeError(f"reshape: {self.stype} arrays cannot be reshaped; convert with "
+                            "tostype('default') first")
+        new = _infer_reshape(self._shape, shape, self._size())
+        return _wrap(NDArray, self._chunk, new, self._dtype, STYPE_DEFAULT, self._offset)
+
+    def __getitem__(self, key):
+        """``x[i]`` and ``x[a:b]`` (axis 0, step 1) are views; any other key (steps,
+        several axes, integer arrays, boolean masks) returns a copy, as NumPy's
+        advanced indexing does.  csr arrays support row slices ``x[a:b]`` (a copy)."""
+        cdef Py_ssize_t n, i, start, stop, step, row
+        if self._stype == STYPE_CSR:
+            return _csr_getitem(self, key)
+        if self._stype == STYPE_ROW_SPARSE:
+            if isinstance(key, slice) and key == slice(None):
+                return self
+            raise TypeError(f"row_sparse arrays support only x[:] (got {key!r}); convert "
+                            "with tostype('default') to index")
+        if type(key) is slice and self._shape and ((<slice>key).step is None
+                                                    or (<slice>key).step == 1):
+            n = self._shape[0]
+            PySlice_GetIndicesEx(key, n, &start, &stop, &step, &i)
+            if stop < start:
+                stop = start
+            row = self._size() // n * (<cnp.dtype>self._dtype).itemsize if n else 0
+            return _wrap(NDArray, self._chunk, (stop - start,) + self._shape[1:], self._dtype,
+                         STYPE_DEFAULT, self._offset + start * row)
+        if type(key) is int or (type(key) is not tuple and isinstance(key, np.integer)):
+            if not self._shape:
+                raise IndexError("too many indices: a 0-d array cannot be indexed by an int")
+            n = self._shape[0]
+            i = key
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+            row = self._size() // n * (<cnp.dtype>self._dtype).itemsize if n else 0
+            return _wrap(NDArray, self._chunk, self._shape[1:], self._dtype, STYPE_DEFAULT,
+                         self._offset + i * row)
+        if isinstance(key, NDArray):
+            key = (<NDArray>key).asnumpy()
+        elif isinstance(key, tuple):
+            key = tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
+        try:
+            res = self._dense_np()[key]
+        except IndexError as e:
+            raise IndexError(f"__getitem__: {e} (key {key!r}, shape {self._shape!r})") from None
+        return self._host_result(np.ascontiguousarray(res))
+
+    def __setitem__(self, key, value):
+        """Write ``value`` (scalar, NDArray or array-like, broadcast NumPy-style) into
+        ``self[key]``.  Bumps the version; a failed assignment writes nothing."""
+        if self._stype != STYPE_DEFAULT:
+            _sparse_setitem(self, key, value)
+            return
+        if isinstance(value, NDArray):
+            value = (<NDArray>value)._dense_np() if (<NDArray>value)._stype == STYPE_DEFAULT \
+                else (<NDArray>value).asnumpy()
+        if isinstance(key, NDArray):
+            key = (<NDArray>key).asnumpy()
+        if not self._chunk.host:
+            from runtime import _transfer
+            _transfer.setitem(self, key, value)
+            self._chunk.bump()
+            return
+        view = np_view(self)
+        try:
+            view[key] = value
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"__setitem__: {e} (key {key!r}, shape {self._shape!r})") from None
+        self._chunk.bump()
+
+    cdef int _fill(self, object val) except -1:
+        if self._chunk.host:
+            try:
+                np_view(self).fill(val)
+            except (ValueError, TypeError, OverflowError) as e:
+                raise type(e)(f"fill value {val!r} does not fit dtype {self._dtype}: {e}")
+        else:
+            from runtime import _transfer
+            _transfer.setitem(self, Ellipsis, val)
+        self._chunk.bump()
+        return 0
+
+    # -- Python operators (codes shared with runtime._imperative) -------------------
+    # flags: 1 reflected (other <op> self), 2 in place (self <op>= other)
+
+    def __add__(self, other):
+        return _bin(0, self, other, 0)
+
+    def __radd__(self, other):
+        return _bin(0, self, other, 1)
+
+    def __iadd__(self, other):
+        return _bin(0, self, other, 2)
+
+    def __sub__(self, other):
+        return _bin(1, self, other, 0)
+
+    def __rsub__(self, other):
+        return _bin(1, self, other, 1)
+
+    def __isub__(self, other):
+        return _bin(1, self, other, 2)
+
+    def __mul__(self, other):
+        return _bin(2, self, other, 0)
+
+    def __rmul__(self, other):
+        return _bin(2, self, other, 1)
+
+    def __imul__(self, other):
+        return _bin(2, self, other, 2)
+
+    def __truediv__(self, other):
+        return _bin(3, self, other, 0)
+
+    def __rtruediv__(self, other):
+        return _bin(3, self, other, 1)
+
+    def __itruediv__(self, other):
+        return _bin(3, self, other, 2)
+
+    def __mod__(self, other):
+        return _bin(4, self, other, 0)
+
+    def __rmod__(self, other):
+        return _bin(4, self, other, 1)
+
+    def __imod__(self, other):
+        return _bin(4, self, other, 2)
+
+    def __pow__(self, other, mod=None):
+        return _bin(5, self, other, 0)
+
+    def __rpow__(self, other, mod=None):
+        return _bin(5, self, other, 1)
+
+    def __ipow__(self, other):
+        return _bin(5, self, other, 2)
+
+    def __eq__(self, other):
+        return _bin(6, self, other, 0)
+
+    def __ne__(self, other):
+        return _bin(7, self, other, 0)
+
+    def __lt__(self, other):
+        return _bin(8, self, other, 0)
+
+    def __le__(self, other):
+        return _bin(9, self, other, 0)
+
+    def __gt__(self, other):
+        return _bin(10, self, other, 0)
+
+    def __ge__(self, other):
+        return _bin(11, self, other, 0)
+
+    def __matmul__(self, other):
+        return _bin(12, self, other, 0)
+
+    def __rmatmul__(self, other):
+        return _bin(12, self, other, 1)
+
+    def __neg__(self):
+        return _un(0, self)
+
+    def __abs__(self):
+        return _un(1, self)
+
+    def __pos__(self):
+        return self
+
+    def __hash__(self):
+        return id(self) >> 4
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        cls = type(self).__name__
+        tail = f"<{cls} {_shape_str(self._shape)} @{self._chunk.ctx}>"
+        if self._stype != STYPE_DEFAULT:
+            return "\n" + tail
+        return f"\n{self.asnumpy()}\n{tail}"
+
+    def __str__(self):
+        return self.__repr__()
+
+
+# Buffer-protocol format of each dtype (bytes kept alive here for the exported char*).
+cdef dict _FORMATS = {_NATIVE[n].char: _NATIVE[n].char.encode() for n in DTYPES}
+
+
+cdef class CSRNDArray(NDArray):
+    """2-D compressed sparse row array: ``data``, ``indices`` (int64), ``indptr`` (int64)."""
+
+    @property
+    def data(self):
+        """The stored values (a dense copy)."""
+        return dense_from_numpy(self._storage_np(-1), self._chunk.ctx)
+
+    @property
+    def indices(self):
+        """Column indices of the stored values (int64, a copy)."""
+        return dense_from_numpy(self._storage_np(1), self._chunk.ctx)
+
+    @property
+    def indptr(self):
+        """Row pointer (int64, a copy)."""
+        return dense_from_numpy(self._storage_np(0), self._chunk.ctx)
+
+    @property
+    def nnz(self):
+        return self._chunk.storage_shape[0]
+
+    def asscipy(self):
+        """A ``scipy.sparse.csr_matrix`` copy."""
+        import scipy.sparse as sp
+        return sp.csr_matrix((self._storage_np(-1).copy(), self._storage_np(1).copy(),
+                              self._storage_np(0).copy()), shape=self._shape)
+
+    def check_format(self, full_check=True):
+        """Validate the layout (MXNet's rules); raises ValueError at the first defect."""
+        from runtime.nd import sparse
+        sparse.check_format(self, full_check)
+
+
+cdef class RowSparseNDArray(NDArray):
+    """Row-sparse array: ``data`` rows at the sorted int64 row ``indices``."""
+
+    @property
+    def data(self):
+        """The stored rows (a dense copy)."""
+        return dense_from_numpy(self._storage_np(-1), self._chunk.ctx)
+
+    @property
+    def indices(self):
+        """Row indices of the stored rows (int64, a copy)."""
+        return dense_from_numpy(self._storage_np(0), self._chunk.ctx)
+
+    def check_format(self, full_check=True):
+        """Validate the layout (MXNet's rules); raises ValueError at the first defect."""
+        from runtime.nd import sparse
+        sparse.check_format(self, full_check)
+
+    def retain(self, indices):
+        """Keep only the rows in ``indices`` (MXNet's ``sparse.retain`` as a method)."""
+        from runtime.nd import sparse
+        return sparse.retain(self, indices)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+cdef tuple _plain_reshape(tuple old, tuple args, Py_ssize_t size):
+    """The common reshape: ints >= 1 (or one tuple of them) and at most one -1; else None."""
+    cdef Py_ssize_t known = 1, v, k, n, infer = -1
+    cdef tuple t = args
+    if len(args) == 1 and type(args[0]) is tuple:
+        t = <tuple>args[0]
+    n = len(t)
+    for k in range(n):
+        if type(t[k]) is not int:
+            return None
+        v = t[k]
+        if v == -1 and infer < 0:
+            infer = k
+        elif v >= 1:
+            known *= v
+        else:
+            return None
+    if infer >= 0:
+        if size % known:
+            return None
+        return t[:infer] + (size // known,) + t[infer + 1:]
+    return t if known == size else None
+
+
+cdef tuple _infer_reshape(tuple old, object shape, Py_ssize_t size):
+    cdef list out = []
+    cdef Py_ssize_t known = 1, infer = -1, i
+    t = as_shape_signed(shape)
+    for i, v in enumerate(t):
+        if v == 0:
+            if i >= len(old):
+                raise ValueError(f"reshape: 0 copies dimension {i}, which {old!r} lacks")
+            v = old[i]
+        elif v == -1:
+            if infer >= 0:
+                raise ValueError(f"reshape: at most one -1 is allowed (got {shape!r})")
+            infer = i
+            out.append(-1)
+            continue
+        elif v < 0:
+            raise ValueError(f"reshape: dimensions must be >= -1 (got {shape!r}; MXNet's "
+                             "-2, -3, -4 are not supported)")
+        known *= v
+        out.append(v)
+    if infer >= 0:
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot infer -1 in {shape!r} for an array of "
+                             f"{size} elements")
+        out[infer] = size // known
+    elif known != size:
+        raise ValueError(f"reshape: cannot reshape an array of shape {old!r} ({size} "
+                         f"elements) into {shape!r}")
+    return tuple(out)
+
+
+cdef tuple as_shape_signed(object shape):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        return (int(shape),)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"reshape: shape must be an int or a tuple of ints (got {shape!r})")
+    for v in shape:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"reshape: shape must be an int or a tuple of ints (got {shape!r})")
+    return tuple(int(v) for v in shape)
+
+
+def _rebuild(stype, dtype, shape, device_type, device_id, parts):
+    ctx = Context(device_type, device_id)
+    if stype == "default":
+        return dense_from_numpy(parts[0], ctx)
+    from runtime.nd import sparse
+    return sparse._from_parts(stype, tuple(shape), np.dtype(dtype), ctx, parts[0], parts[1:])
+
+
+cdef _sparse_copy(NDArray x, ctx):
+    from runtime.nd import sparse
+    return sparse._from_parts(x.stype, x._shape, x._dtype, ctx, x._storage_np(-1),
+                              [x._storage_np(i) for i in range(len(x._chunk.aux_shapes))],
+                              check=False)
+
+
+cdef _sparse_astype(NDArray x, dtype):
+    from runtime.nd import sparse
+    return sparse._from_parts(x.stype, x._shape, dtype, x._chunk.ctx,
+                              x._storage_np(-1).astype(dtype),
+                              [x._storage_np(i) for i in range(len(x._chunk.aux_shapes))],
+                              check=False)
+
+
+def _assign(NDArray dst, NDArray src):
+    """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
+    sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
+    if dst._stype == STYPE_DEFAULT:
+        dst.copyto_dense(src)
+    else:
+        _assign_storage(dst, src)
+
+
+cdef _assign_storage(NDArray dst, NDArray src):
+    """Make sparse ``dst`` hold ``src``'s storage (same stype, shape, dtype and context)."""
+    dst._chunk = src._chunk
+    dst._offset = src._offset
+    dst._chunk.bump()
+
+
+cdef _sparse_setitem(NDArray x, key, value):
+    if not (isinstance(key, slice) and key == slice(None)) and key is not Ellipsis:
+        raise TypeError(f"{x.stype} arrays support only full assignment x[:] = value "
+                        f"(got key {key!r})")
+    from runtime.nd import sparse
+    if isinstance(value, NDArray):
+        src = value
+    else:
+        src = dense_from_numpy(np.broadcast_to(np.asarray(value, dtype=x._dtype), x._shape),
+                               x._chunk.ctx)
+    if (<NDArray>src)._shape != x._shape:
+        raise ValueError(f"__setitem__: value of shape {src.shape!r} does not match "
+                         f"{x._shape!r}")
+    if src.stype != x.stype:
+        src = src.tostype("default").tostype(x.stype)
+    src = src.copyto(x._chunk.ctx).astype(x._dtype, copy=False)
+    if src is x:
+        return
+    _assign_storage(x, src if src.ctx == x.ctx else src.copyto(x.ctx))
+
+
+cdef _csr_getitem(NDArray x, key):
+    cdef Py_ssize_t start, stop, step
+    if not (type(key) is slice and (key.step is None or key.step == 1)):
+        raise TypeError(f"csr arrays support only row slices x[a:b] (got {key!r}); convert "
+                        "with tostype('default') for other indexing")
+    start, stop, step = key.indices(x._shape[0])
+    if stop < start:
+        stop = start
+    indptr = x._storage_np(0)
+    lo, hi = int(indptr[start]), int(indptr[stop])
+    from runtime.nd import sparse
+    return sparse._from_parts("csr", (stop - start, x._shape[1]), x._dtype, x._chunk.ctx,
+                              x._storage_np(-1)[lo:hi],
+                              [indptr[start:stop + 1] - lo, x._storage_np(1)[lo:hi]],
+                              check=False)

@@ -1,0 +1,125 @@
+"""``runtime.nd``: the NDArray API (MXNet's ``mx.nd``).
+
+Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
+:func:`arange`, :func:`zeros_like`, :func:`ones_like`; interop: :func:`from_dlpack`;
+files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse` and
+:mod:`runtime.nd.random`.
+"""
+
+import numpy as np
+
+from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, _borrow, _from_numpy,
+                              as_ctx, as_dtype, empty, full, ones, zeros)
+from runtime.nd import random, sparse
+from runtime.nd._io import load, save
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A new array holding a copy of ``source_array``.
+
+    Parameters
+    ----------
+    source_array : array_like, NDArray or scipy.sparse matrix
+        Nested lists, NumPy arrays, NDArrays (dense or sparse), SciPy CSR matrices.
+    ctx : Context, optional
+        Where the array lives (default: the current context).
+    dtype : str or numpy dtype, optional
+        As MXNet: ``source_array.dtype`` when it is an NDArray, float32 otherwise (NumPy
+        arrays of other dtypes are converted to float32 unless ``dtype`` is given).
+
+    Raises
+    ------
+    ValueError
+        Ragged nested sequences.
+    TypeError
+        Values that are not numbers, or an unsupported dtype.
+    """
+    if isinstance(source_array, NDArray):
+        if source_array.stype != "default":
+            return sparse.array(source_array, ctx=ctx, dtype=dtype)
+        d = as_dtype(dtype if dtype is not None else source_array.dtype)
+        return source_array.copyto(as_ctx(ctx) if ctx is not None else source_array.ctx) \
+            .astype(d, copy=False)
+    if sparse._is_scipy_sparse(source_array):
+        return sparse.array(source_array, ctx=ctx, dtype=dtype)
+    d = as_dtype(dtype)
+    return _from_numpy(_to_numpy("array", "source_array", source_array, d), ctx)
+
+
+def _to_numpy(op, arg, src, dtype):
+    """``np.asarray(src, dtype)`` with ndrt's messages for ragged and non-numeric input."""
+    try:
+        a = np.asarray(src)
+    except ValueError as e:
+        raise ValueError(f"{op}: {arg} must be a rectangular array-like, not a ragged "
+                         f"sequence ({e})") from None
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: {arg} must hold numbers (got values of dtype {a.dtype})")
+    return a.astype(dtype, copy=False)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop) (MXNet's ``nd.arange``), each ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"arange: repeat must be an integer >= 1 (got {repeat!r})")
+    d = as_dtype(dtype)
+    a = np.arange(start, stop, step, dtype=np.float64).astype(d)
+    if repeat > 1:
+        a = np.repeat(a, repeat)
+    return _from_numpy(a, ctx)
+
+
+def zeros_like(data):
+    """Zeros with the shape, dtype, context and storage type of ``data``."""
+    return zeros(data.shape, ctx=data.ctx, dtype=data.dtype, stype=data.stype)
+
+
+def ones_like(data):
+    """Ones with the shape, dtype and context of ``data`` (dense)."""
+    return ones(data.shape, ctx=data.ctx, dtype=data.dtype)
+
+
+def from_dlpack(obj):
+    """An NDArray sharing the memory of a DLPack producer (NumPy, PyTorch, CuPy...).
+
+    Zero-copy for C-contiguous, writable host memory of a supported dtype; other host
+    memory is copied.  GPU producers need CuPy (the ``gpu`` extra).
+    """
+    from runtime.context import Context
+    dev_type, dev_id = obj.__dlpack_device__()
+    if dev_type in (1, 3):                                   # kDLCPU, kDLCUDAHost
+        a = np.from_dlpack(obj)
+        d = as_dtype(a.dtype, "the DLPack dtype")
+        if a.flags.c_contiguous and a.flags.writeable and a.dtype.isnative:
+            return _borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
+        return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
+    if dev_type == 2:                                        # kDLCUDA
+        try:
+            import cupy
+        except ImportError:
+            raise ImportError("from_dlpack of GPU memory needs CuPy: pip install "
+                              "'ndrt[gpu]'") from None
+        a = cupy.ascontiguousarray(cupy.from_dlpack(obj))
+        d = as_dtype(a.dtype, "the DLPack dtype")
+        return _borrow(a, a.data.ptr, a.shape, d, Context("gpu", int(dev_id)))
+    raise ValueError(f"from_dlpack: device type {dev_type} is not supported (CPU, CUDA "
+                     "and CUDA host memory are)")
+
+
+def waitall():
+    """No-op: ndrt executes eagerly (kept for MXNet code)."""
+
+
+import runtime.ops  # noqa: E402  (registers the operators)
+from runtime.nd import _ops  # noqa: E402
+
+_ops.install(globals())
+
+
+__all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
+           "full", "arange", "zeros_like", "ones_like", "from_dlpack", "save", "load",
+           "waitall", "random", "sparse"]

@@ -1,0 +1,223 @@
+"""``nd.save`` / ``nd.load``: ndrt's file format, built on NumPy's ``.npz``.
+
+A file is a zip archive of ``.npy`` members (written by ``numpy.savez``, no pickle):
+
+- ``__ndrt__.npy``: uint8 bytes of a UTF-8 JSON header
+  ``{"format": "ndrt", "version": 1, "container": "list" | "dict", "arrays": [...]}``
+  where each array entry is ``{"name": str | null, "stype": "default" | "csr" |
+  "row_sparse", "dtype": "float32"..., "shape": [...], "device_type": "cpu" | "gpu" |
+  "cpu_pinned", "device_id": int, "parts": [member names]}``;
+- one member per part: dense arrays have one (the values); csr arrays three (data,
+  indptr, indices); row_sparse arrays two (data, row indices).
+
+Loading never runs code: members are parsed with ``numpy.lib.format``'s header reader,
+object dtypes are refused, every size is checked against the bytes present, and sparse
+arrays pass the full format check.  Anything wrong raises ValueError naming the file.
+"""
+
+import io
+import json
+import zipfile
+
+import numpy as np
+from numpy.lib import format as npformat
+
+from runtime._ndarray import DTYPES, STYPES, NDArray, _from_numpy, as_ctx
+from runtime.context import Context
+
+HEADER = "__ndrt__"
+VERSION = 1
+_PARTS = {"default": 1, "csr": 3, "row_sparse": 2}
+
+
+def save(fname, data):
+    """Save a list or a str-keyed dict of NDArrays (dense or sparse) to ``fname``.
+
+    The file name is used as given (no suffix is added).  Arrays keep their storage
+    type, dtype, shape and context.
+    """
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        container, items = "dict", list(data.items())
+        for k, _ in items:
+            if not isinstance(k, str):
+                raise TypeError(f"save: dict keys must be str (got {k!r})")
+    elif isinstance(data, (list, tuple)):
+        container, items = "list", [(None, v) for v in data]
+    else:
+        raise TypeError(f"save: data must be an NDArray, a list of them or a dict of them "
+                        f"(got {type(data).__name__})")
+    members, entries = {}, []
+    for i, (name, x) in enumerate(items):
+        if not isinstance(x, NDArray):
+            raise TypeError(f"save: every value must be an NDArray (got "
+                            f"{type(x).__name__} at {name if name is not None else i!r})")
+        if x.stype == "default":
+            parts = [x.asnumpy()]
+        else:
+            parts = [x._storage_np(-1)] + [x._storage_np(j)
+                                            for j in range(len(x.chunk.aux_shapes))]
+        names = [f"{i}.{j}" for j in range(len(parts))]
+        members.update(zip(names, parts))
+        entries.append({"name": name, "stype": x.stype, "dtype": np.dtype(x.dtype).name,
+                        "shape": list(x.shape), "device_type": x.ctx.device_type,
+                        "device_id": x.ctx.device_id, "parts": names})
+    head = json.dumps({"format": "ndrt", "version": VERSION, "container": container,
+                       "arrays": entries}).encode()
+    members[HEADER] = np.frombuffer(head, np.uint8)
+    with open(fname, "wb") as f:
+        np.savez(f, **members)
+
+
+def load(fname, ctx=None):
+    """Load what :func:`save` wrote: a list or a dict of NDArrays.
+
+    Parameters
+    ----------
+    fname : str or path
+    ctx : Context, optional
+        Put every array there instead of the context kind it was saved from.
+
+    Raises
+    ------
+    ValueError
+        The file is truncated, corrupted or not an ndrt file; the message names the file
+        and what is wrong.
+    TypeError
+        ``ctx`` is not a Context.
+    OSError
+        The file cannot be opened (missing, a directory, no permission).
+
+    The file is parsed and validated completely before any array is allocated, so that
+    errors of the target context (no GPU, out of memory) keep their own type.
+    """
+    ctx = as_ctx(ctx) if ctx is not None else None
+    try:
+        zf = zipfile.ZipFile(fname)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as e:
+        raise ValueError(f"load: {str(fname)!r} is not an ndrt file (not a readable zip "
+                         f"archive: {e})") from None
+    try:
+        with zf:
+            container, plan = _load(zf, ctx)
+    except _Bad as e:
+        raise ValueError(f"load: {str(fname)!r}: {e}") from None
+    except Exception as e:   # zip, zlib, header parsing: the file is damaged
+        raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
+            from None
+    from runtime.nd import sparse
+    out = []
+    for name, stype, shape, d, where, arrays in plan:
+        if stype == "default":
+            x = _from_numpy(arrays[0], where)
+        else:       # validated by _load
+            x = sparse._from_parts(stype, shape, d, where, arrays[0], arrays[1:], check=False)
+        out.append((name, x))
+    return dict(out) if container == "dict" else [x for _, x in out]
+
+
+class _Bad(Exception):
+    pass
+
+
+def _member(zf, name):
+    """One .npy member as a NumPy array, with every size checked before reading."""
+    try:
+        info = zf.getinfo(name + ".npy")
+    except KeyError:
+        raise _Bad(f"member {name!r} is missing") from None
+    raw = zf.read(info)          # checks the CRC
+    f = io.BytesIO(raw)
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = npformat.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, fortran, dtype = npformat.read_array_header_2_0(f)
+    else:
+        raise _Bad(f"member {name!r} has an unknown .npy version {version}")
+    if dtype.hasobject or dtype.name not in DTYPES or fortran:
+        raise _Bad(f"member {name!r} must be a C-ordered array of {', '.join(DTYPES)} "
+                   f"(got dtype {dtype}, fortran_order={fortran})")
+    count = 1
+    for s in shape:
+        count *= s
+    body = raw[f.tell():]
+    if count * dtype.itemsize != len(body):
+        raise _Bad(f"member {name!r} claims shape {shape} of {dtype} "
+                   f"({count * dtype.itemsize} bytes) but holds {len(body)} bytes")
+    return np.frombuffer(body, dtype).reshape(shape)
+
+
+def _field(entry, key, kind, i):
+    v = entry.get(key) if isinstance(entry, dict) else None
+    if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+        raise _Bad(f"array {i}: header field {key!r} must be {kind.__name__} (got {v!r})")
+    return v
+
+
+def _load(zf, ctx):
+    head = _member(zf, HEADER)
+    if head.dtype != np.uint8 or head.ndim != 1:
+        raise _Bad("the header is not a byte string")
+    try:
+        meta = json.loads(head.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _Bad(f"the header is not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != "ndrt":
+        raise _Bad("the header does not say format 'ndrt'")
+    version = meta.get("version")
+    if type(version) is not int or version != VERSION:
+        raise _Bad(f"format version {meta.get('version')!r} is not supported (this ndrt "
+                   f"reads version {VERSION})")
+    container = meta.get("container")
+    if container not in ("list", "dict"):
+        raise _Bad(f"container must be 'list' or 'dict' (got {container!r})")
+    entries = meta.get("arrays")
+    if not isinstance(entries, list):
+        raise _Bad("the header has no array list")
+    out = []
+    for i, e in enumerate(entries):
+        stype = _field(e, "stype", str, i)
+        dtype = _field(e, "dtype", str, i)
+        shape = tuple(_field(e, "shape", list, i))
+        parts = _field(e, "parts", list, i)
+        device_type = _field(e, "device_type", str, i)
+        device_id = _field(e, "device_id", int, i)
+        name = e.get("name")
+        if stype not in STYPES or dtype not in DTYPES:
+            raise _Bad(f"array {i}: unknown stype {stype!r} or dtype {dtype!r}")
+        if not all(type(s) is int and 0 <= s < 2**63 for s in shape):
+            raise _Bad(f"array {i}: shape must hold integers in [0, 2**63) (got {list(shape)})")
+        if len(parts) != _PARTS[stype] or not all(isinstance(p, str) for p in parts):
+            raise _Bad(f"array {i}: a {stype} array needs {_PARTS[stype]} parts (got {parts!r})")
+        if container == "dict" and not isinstance(name, str):
+            raise _Bad(f"array {i}: dict entries need a str name (got {name!r})")
+        try:
+            where = ctx if ctx is not None else Context(device_type, device_id)
+        except ValueError as err:
+            raise _Bad(f"array {i}: {err}") from None
+        arrays = [_member(zf, p) for p in parts]
+        d = np.dtype(dtype)
+        if arrays[0].dtype != d:
+            raise _Bad(f"array {i}: data has dtype {arrays[0].dtype}, header says {dtype}")
+        if stype == "default":
+            if arrays[0].shape != shape:
+                raise _Bad(f"array {i}: data has shape {arrays[0].shape}, header says {shape}")
+        else:
+            if any(a.dtype != np.int64 for a in arrays[1:]):
+                raise _Bad(f"array {i}: sparse indices must be int64")
+            if stype == "csr" and len(shape) != 2:
+                raise _Bad(f"array {i}: a csr array must be 2-D (got shape {shape})")
+            if stype == "row_sparse" and len(shape) < 1:
+                raise _Bad(f"array {i}: a row_sparse array needs at least 1 dimension")
+            from runtime.nd import sparse
+            try:
+                sparse._check_parts(f"array {i}", stype, shape, arrays[0], arrays[1:],
+                                    full=True)
+            except ValueError as err:
+                raise _Bad(str(err)) from None
+        out.append((name, stype, shape, d, where, arrays))
+    return container, out

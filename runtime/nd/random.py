@@ -1,0 +1,69 @@
+"""Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator."""
+
+import numpy as np
+
+from runtime import random as _random
+from runtime._ndarray import NDArray, _empty, _from_numpy, as_dtype
+
+_FLOATS = ("float16", "float32", "float64")
+
+
+def _target(name, shape, dtype, ctx, out, default):
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise TypeError(f"{name}: out must be an NDArray (got {type(out).__name__})")
+        return out, np.dtype(out.dtype)
+    d = as_dtype(dtype if dtype is not None else default)
+    shape = (1,) if shape is None else shape
+    return _empty(shape, d, ctx), d
+
+
+def _check_float(name, d):
+    if d.name not in _FLOATS:
+        raise TypeError(f"{name}: dtype must be one of {', '.join(_FLOATS)} (got {d})")
+
+
+def _fill(out, values):
+    out[...] = values
+    return out
+
+
+def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from the uniform distribution on [low, high); shape (1,) by default."""
+    if not low <= high:
+        raise ValueError(f"uniform: low must be <= high (got low={low}, high={high})")
+    out, d = _target("uniform", shape, dtype, ctx, out, "float32")
+    _check_float("uniform", d)
+    rng = _random.generator()
+    v = rng.random(out.shape, dtype=np.float64 if d == np.float16 else d)
+    return _fill(out, v * (high - low) + low)
+
+
+def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from N(loc, scale**2); shape (1,) by default."""
+    if not scale >= 0:
+        raise ValueError(f"normal: scale must be >= 0 (got {scale})")
+    out, d = _target("normal", shape, dtype, ctx, out, "float32")
+    _check_float("normal", d)
+    rng = _random.generator()
+    v = rng.standard_normal(out.shape, dtype=np.float64 if d == np.float16 else d)
+    return _fill(out, v * scale + loc)
+
+
+def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
+    """Integers uniform on [low, high); int32 by default, as MXNet."""
+    for n, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"randint: {n} must be an integer (got {v!r})")
+    if not low < high:
+        raise ValueError(f"randint: low must be < high (got low={low}, high={high})")
+    out, d = _target("randint", shape, dtype, ctx, out, "int32")
+    if d.kind not in "iu":
+        raise TypeError(f"randint: dtype must be an integer type (got {d})")
+    info = np.iinfo(d)
+    if low < info.min or high - 1 > info.max:
+        raise ValueError(f"randint: [low, high) = [{low}, {high}) does not fit {d}")
+    return _fill(out, _random.generator().integers(low, high, out.shape, dtype=d))
+
+
+__all__ = ["uniform", "normal", "randint"]

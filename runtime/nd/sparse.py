@@ -1,0 +1,422 @@
+"""Sparse arrays (MXNet's ``mx.nd.sparse``): CSR and row-sparse storage with int64 indices.
+
+Layouts, as MXNet's:
+
+- ``csr`` (2-D): ``data`` (nnz,), ``indices`` (nnz,) column of each value, sorted and
+  unique within a row, ``indptr`` (rows + 1,) with ``indptr[0] == 0`` and
+  ``indptr[-1] == nnz``;
+- ``row_sparse`` (any ndim >= 1): ``data`` (k, *shape[1:]) holding the rows listed in
+  ``indices`` (k,), sorted strictly increasing.
+
+Constructors validate fully (an O(nnz) pass in Cython): unsorted, duplicate or
+out-of-range indices raise ValueError naming the first offending position.  Storage
+casts on GPU arrays go through the host until the CuPy kernels land.
+"""
+
+import numpy as np
+
+from runtime import _sparse_kernels as K
+from runtime._ndarray import (STYPES, CSRNDArray, NDArray, RowSparseNDArray, _from_numpy,
+                              _new_sparse, as_ctx, as_dtype)
+
+__all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",
+           "empty", "array", "cast_storage", "check_format", "retain"]
+
+
+def _is_scipy_sparse(x):
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        return False
+    return sp.issparse(x)
+
+
+def _host(x, name, op):
+    """NumPy array of ``x`` (NDArray or array-like), for sparse parts."""
+    if isinstance(x, NDArray):
+        return x.asnumpy()
+    try:
+        return np.asarray(x)
+    except ValueError as e:
+        raise ValueError(f"{op}: {name} must be a rectangular array-like ({e})") from None
+
+
+def _index_array(x, name, op):
+    a = _host(x, name, op)
+    if a.ndim != 1:
+        raise ValueError(f"{op}: {name} must be 1-D (got shape {a.shape!r})")
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"{op}: {name} must hold integers (got dtype {a.dtype})")
+    return a.astype(np.int64, copy=False)
+
+
+def _values(x, name, op):
+    """NumPy array of the stored values ``x``; TypeError unless they are numbers."""
+    a = _host(x, name, op)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: {name} must hold numbers (got dtype {a.dtype})")
+    return a
+
+
+def _default_dtype(dtype, source, op):
+    """MXNet's rule: the source's dtype when it is an NDArray or NumPy array, else float32."""
+    if dtype is not None:
+        return as_dtype(dtype, f"{op}: dtype")
+    if isinstance(source, (NDArray, np.ndarray)) or _is_scipy_sparse(source):
+        return as_dtype(source.dtype, f"{op}: the source's dtype")
+    return as_dtype(None)
+
+
+def _from_parts(stype, shape, dtype, ctx, data, aux, check=True):
+    """A sparse array holding copies of host arrays ``data`` and ``aux`` (int64)."""
+    op = "csr_matrix" if stype == "csr" else "row_sparse_array"
+    data = np.asarray(data)
+    aux = [np.asarray(a, dtype=np.int64) for a in aux]
+    if check:
+        _check_parts(op, stype, shape, data, aux, full=True)
+    out = _new_sparse(stype, shape, dtype, ctx, data.shape, [a.shape for a in aux])
+    _write_storage(out, -1, data)
+    for i, a in enumerate(aux):
+        _write_storage(out, i, a)
+    return out
+
+
+def _write_storage(x, i, src):
+    if x.ctx.device_type == "gpu":
+        from runtime import _transfer
+        _transfer.storage_from_host(x, i, src)
+    else:
+        np.copyto(x._storage_view(i), src, casting="unsafe")
+
+
+def _check_parts(op, stype, shape, data, aux, full):
+    if stype == "csr":
+        indptr, indices = aux
+        rows, cols = shape
+        if indptr.shape != (rows + 1,):
+            raise ValueError(f"{op}: indptr must have rows + 1 = {rows + 1} entries for shape "
+                             f"{shape!r} (got {indptr.shape[0]})")
+        if data.shape != indices.shape:
+            raise ValueError(f"{op}: data and indices must have the same length (got "
+                             f"{data.shape[0]} and {indices.shape[0]})")
+        if indptr[0] != 0:
+            raise ValueError(f"{op}: indptr[0] must be 0 (got {indptr[0]})")
+        if indptr[-1] != data.shape[0]:
+            raise ValueError(f"{op}: indptr[-1] must equal nnz={data.shape[0]} "
+                             f"(got {indptr[-1]})")
+        msg = K.check_csr(indptr, indices, cols) if full else None
+    else:
+        (indices,) = aux
+        if data.ndim != len(shape) or data.shape[1:] != tuple(shape[1:]):
+            raise ValueError(f"{op}: data rows must have shape {tuple(shape[1:])!r} for "
+                             f"shape {shape!r} (got data of shape {data.shape!r})")
+        if data.shape[0] != indices.shape[0]:
+            raise ValueError(f"{op}: data has {data.shape[0]} rows but indices has "
+                             f"{indices.shape[0]} entries")
+        msg = K.check_rsp(indices, shape[0]) if full else None
+    if msg:
+        raise ValueError(f"{op}: {msg}")
+
+
+def _as_shape(shape, op):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
+        raise TypeError(f"{op}: shape must be a tuple of ints (got {shape!r})")
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{op}: shape must contain non-negative integers (got {shape!r})")
+    return shape
+
+
+def _is_shape(arg):
+    return isinstance(arg, tuple) and all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in arg)
+
+
+def _check_shape_fits(op, shape, need):
+    if shape is None:
+        return need
+    shape = _as_shape(shape, op)
+    if len(shape) != len(need):
+        raise ValueError(f"{op}: shape must be {len(need)}-D (got {shape!r})")
+    if any(s < n for s, n in zip(shape, need)):
+        raise ValueError(f"{op}: shape {shape!r} is too small for the indices (need at "
+                         f"least {need!r})")
+    return shape
+
+
+def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
+    """A CSRNDArray, in any of MXNet's forms.
+
+    - ``csr_matrix(D)``: D a dense array-like, a dense or csr NDArray, or a SciPy sparse
+      matrix/array (``csr_matrix``, ``csr_array``, other formats are converted);
+    - ``csr_matrix((M, N))``: an empty M x N matrix;
+    - ``csr_matrix((data, indices, indptr), shape)``: the CSR parts;
+    - ``csr_matrix((data, (row, col)), shape)``: COO triplets; duplicates are summed and
+      indices sorted (SciPy does it).
+
+    When ``shape`` is omitted it is inferred from the indices.  ``dtype`` defaults to the
+    source's dtype when the source is an NDArray, a NumPy array or a SciPy matrix
+    (the dtype of ``data`` for the tuple forms), float32 otherwise.
+    """
+    op = "csr_matrix"
+    ctx = as_ctx(ctx)
+    if _is_shape(arg1) and len(arg1) != 2:
+        raise ValueError(f"{op}: csr arrays are 2-D (got shape {arg1!r})")
+    if isinstance(arg1, tuple) and len(arg1) == 2 and _is_shape(arg1):
+        if shape is not None and _as_shape(shape, op) != _as_shape(arg1, op):
+            raise ValueError(f"{op}: shape {shape!r} contradicts {arg1!r}")
+        return zeros("csr", _as_shape(arg1, op), ctx=ctx, dtype=dtype)
+    if isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], (tuple, list)):
+        import scipy.sparse as sp
+        data = _values(arg1[0], "data", op)
+        row, col = (_index_array(v, n, op) for v, n in zip(arg1[1], ("row", "col")))
+        if not (data.ndim == 1 and data.shape == row.shape == col.shape):
+            raise ValueError(f"{op}: data, row and col must be 1-D of one length (got "
+                             f"{data.shape!r}, {row.shape!r}, {col.shape!r})")
+        for name, v in (("row", row), ("col", col)):
+            if v.size and v.min() < 0:
+                raise ValueError(f"{op}: {name} indices must be >= 0 (got {name}"
+                                 f"[{int(v.argmin())}]={int(v.min())})")
+        need = (int(row.max()) + 1 if row.size else 0, int(col.max()) + 1 if col.size else 0)
+        shape = _check_shape_fits(op, shape, need)
+        d = _default_dtype(dtype, data if isinstance(arg1[0], (NDArray, np.ndarray)) else None,
+                           op)
+        work = np.float32 if d == np.float16 else d     # SciPy has no float16
+        m = sp.coo_matrix((data.astype(work), (row, col)), shape=shape).tocsr()
+        m.sum_duplicates()
+        return _from_parts("csr", shape, d, ctx, m.data, [m.indptr, m.indices], check=False)
+    if isinstance(arg1, tuple) and len(arg1) == 3:
+        data = _values(arg1[0], "data", op)
+        indices = _index_array(arg1[1], "indices", op)
+        indptr = _index_array(arg1[2], "indptr", op)
+        if data.ndim != 1:
+            raise ValueError(f"{op}: data must be 1-D (got shape {data.shape!r})")
+        if indptr.size == 0:
+            raise ValueError(f"{op}: indptr must have at least one entry (got 0)")
+        if shape is None:
+            shape = (indptr.size - 1, int(indices.max()) + 1 if indices.size else 0)
+        shape = _as_shape(shape, op)
+        if len(shape) != 2:
+            raise ValueError(f"{op}: shape must be 2-D (got {shape!r})")
+        d = _default_dtype(dtype, data if isinstance(arg1[0], (NDArray, np.ndarray)) else None,
+                           op)
+        return _from_parts("csr", shape, d, ctx, data.astype(d), [indptr, indices])
+    if isinstance(arg1, tuple):
+        raise ValueError(f"{op}: a tuple argument must be (M, N), (data, indices, indptr) or "
+                         f"(data, (row, col)) (got a tuple of {len(arg1)} items)")
+    if _is_scipy_sparse(arg1):
+        if len(arg1.shape) != 2:
+            raise ValueError(f"{op}: arg1 must be 2-D (got a SciPy array of shape "
+                             f"{arg1.shape!r})")
+        m = arg1.tocsr(copy=True)
+        m.sum_duplicates()
+        d = _default_dtype(dtype, m, op)
+        if shape is not None and _as_shape(shape, op) != m.shape:
+            raise ValueError(f"{op}: shape {shape!r} does not match the SciPy matrix's "
+                             f"{m.shape!r}")
+        return _from_parts("csr", m.shape, d, ctx, m.data.astype(d), [m.indptr, m.indices])
+    if isinstance(arg1, NDArray):
+        d = _default_dtype(dtype, arg1, op)
+        if arg1.stype == "row_sparse":
+            raise ValueError(f"{op}: arg1 must be a dense or csr array (got row_sparse; "
+                             "convert with tostype('default') first)")
+        _check_ndim(op, arg1.shape, 2)
+        src = arg1 if arg1.stype == "csr" else cast_storage(arg1, "csr")
+        out = src.copyto(ctx) if src is arg1 or src.ctx != ctx else src
+        out = out.astype(d, copy=False)
+    else:
+        d = _default_dtype(dtype, arg1, op)
+        a = _dense_host(arg1, op, d)
+        _check_ndim(op, a.shape, 2)
+        out = cast_storage(_from_numpy(a, ctx), "csr")
+    if shape is not None and _as_shape(shape, op) != out.shape:
+        raise ValueError(f"{op}: shape {shape!r} does not match the source's {out.shape!r}")
+    return out
+
+
+def _check_ndim(op, shape, ndim):
+    """csr sources must be 2-D (ndim=2), row_sparse sources at least 1-D (ndim=-1)."""
+    if ndim == 2 and len(shape) != 2:
+        raise ValueError(f"{op}: arg1 must be 2-D (got shape {shape!r})")
+    if ndim == -1 and len(shape) < 1:
+        raise ValueError(f"{op}: arg1 must have at least 1 dimension (got a 0-d array)")
+
+
+def _dense_host(src, op, dtype):
+    a = _host(src, "arg1", op)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: arg1 must hold numbers (got dtype {a.dtype})")
+    return a.astype(dtype, copy=False)
+
+
+def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
+    """A RowSparseNDArray, in any of MXNet's forms.
+
+    - ``row_sparse_array(D)``: D a dense array-like or a dense or row_sparse NDArray;
+    - ``row_sparse_array((D0, D1, ..., Dn))``: an empty array of that shape;
+    - ``row_sparse_array((data, indices), shape)``: rows ``data[i]`` at row
+      ``indices[i]``; indices must be sorted strictly increasing.
+
+    ``dtype`` follows MXNet as in :func:`csr_matrix`.
+    """
+    op = "row_sparse_array"
+    ctx = as_ctx(ctx)
+    if _is_shape(arg1):
+        if not arg1:
+            raise ValueError(f"{op}: shape must have at least 1 dimension (got ())")
+        if shape is not None and _as_shape(shape, op) != _as_shape(arg1, op):
+            raise ValueError(f"{op}: shape {shape!r} contradicts {arg1!r}")
+        return zeros("row_sparse", _as_shape(arg1, op), ctx=ctx, dtype=dtype)
+    if isinstance(arg1, tuple):
+        if len(arg1) != 2:
+            raise ValueError(f"{op}: a tuple argument must be a shape or (data, indices) (got "
+                             f"a tuple of {len(arg1)} items)")
+        data = _values(arg1[0], "data", op)
+        indices = _index_array(arg1[1], "indices", op)
+        if data.ndim < 1:
+            raise ValueError(f"{op}: data must have at least 1 dimension (got a scalar)")
+        if shape is None:
+            shape = (int(indices.max()) + 1 if indices.size else 0,) + data.shape[1:]
+        shape = _as_shape(shape, op)
+        d = _default_dtype(dtype, data if isinstance(arg1[0], (NDArray, np.ndarray)) else None,
+                           op)
+        return _from_parts("row_sparse", shape, d, ctx, data.astype(d), [indices])
+    if isinstance(arg1, NDArray):
+        d = _default_dtype(dtype, arg1, op)
+        if arg1.stype == "csr":
+            raise ValueError(f"{op}: arg1 must be a dense or row_sparse array (got csr; "
+                             "convert with tostype('default') first)")
+        _check_ndim(op, arg1.shape, -1)
+        src = arg1 if arg1.stype == "row_sparse" else cast_storage(arg1, "row_sparse")
+        out = src.copyto(ctx) if src is arg1 or src.ctx != ctx else src
+        out = out.astype(d, copy=False)
+    else:
+        d = _default_dtype(dtype, arg1, op)
+        a = _dense_host(arg1, op, d)
+        _check_ndim(op, a.shape, -1)
+        out = cast_storage(_from_numpy(a, ctx), "row_sparse")
+    if shape is not None and _as_shape(shape, op) != out.shape:
+        raise ValueError(f"{op}: shape {shape!r} does not match the source's {out.shape!r}")
+    return out
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A sparse copy of a sparse NDArray or SciPy matrix (MXNet's ``sparse.array``)."""
+    if isinstance(source_array, NDArray) and source_array.stype == "row_sparse":
+        return row_sparse_array(source_array, ctx=ctx, dtype=dtype)
+    if isinstance(source_array, NDArray) and source_array.stype != "csr":
+        raise TypeError(f"sparse.array: source_array must be sparse (got {source_array.stype})")
+    return csr_matrix(source_array, ctx=ctx, dtype=dtype)
+
+
+def zeros(stype, shape, ctx=None, dtype=None):
+    """An all-zero sparse array: no stored values, only the aux arrays."""
+    op = "sparse.zeros"
+    shape = _as_shape(shape, op)
+    ctx, d = as_ctx(ctx), as_dtype(dtype, f"{op}: dtype")
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"{op}: csr arrays are 2-D (got shape {shape!r})")
+        return _from_parts("csr", shape, d, ctx, np.empty(0, d),
+                           [np.zeros(shape[0] + 1, np.int64), np.empty(0, np.int64)],
+                           check=False)
+    if stype == "row_sparse":
+        if len(shape) < 1:
+            raise ValueError(f"{op}: row_sparse arrays have at least 1 dimension (got ())")
+        return _from_parts("row_sparse", shape, d, ctx, np.empty((0,) + shape[1:], d),
+                           [np.empty(0, np.int64)], check=False)
+    if stype == "default":
+        from runtime._ndarray import zeros as dense_zeros
+        return dense_zeros(shape, ctx=ctx, dtype=d)
+    raise ValueError(f"{op}: stype must be one of {', '.join(STYPES)} (got {stype!r})")
+
+
+def empty(stype, shape, ctx=None, dtype=None):
+    """An empty sparse array (as MXNet: the same as :func:`zeros`)."""
+    return zeros(stype, shape, ctx=ctx, dtype=dtype)
+
+
+def cast_storage(x, stype):
+    """``x`` in storage type ``stype`` (a new array).  csr <-> row_sparse is refused, as
+    in MXNet: go through 'default'."""
+    if stype not in STYPES:
+        raise ValueError(f"cast_storage: stype must be one of {', '.join(STYPES)} "
+                         f"(got {stype!r})")
+    src = x.stype
+    if src == stype:
+        return x.copy()
+    if "default" not in (src, stype):
+        raise ValueError(f"cast_storage: cannot convert {src} to {stype} directly; convert "
+                         "to 'default' first")
+    if x.ctx.device_type == "gpu":   # through the host until the GPU kernels land
+        return cast_storage(x.copyto(_cpu()), stype).copyto(x.ctx)
+    if stype == "default":
+        out = _empty_dense(x)
+        dense = out._storage_view(-1).reshape(x.shape[0], _row_size(x.shape))
+        if src == "csr":
+            K.csr_to_dense(x._storage_view(-1), x._storage_view(1), x._storage_view(0), dense)
+        else:
+            K.rsp_to_dense(x._storage_view(-1).reshape(x.chunk.storage_shape[0],
+                                                       _row_size(x.shape)),
+                           x._storage_view(0), dense)
+        return out
+    dense = np.asarray(x)    # a view with x's own shape and offset (x may be a view)
+    if stype == "csr":
+        if x.ndim != 2:
+            raise ValueError(f"cast_storage: csr needs a 2-D array (got shape {x.shape!r})")
+        indptr = np.empty(x.shape[0] + 1, np.int64)
+        nnz = K.csr_count(dense, indptr)
+        out = _new_sparse("csr", x.shape, x.dtype, x.ctx, (nnz,), [(x.shape[0] + 1,), (nnz,)])
+        out._storage_view(0)[...] = indptr
+        K.csr_fill(dense, indptr, out._storage_view(1), out._storage_view(-1))
+        return out
+    if x.ndim < 1:
+        raise ValueError("cast_storage: row_sparse needs at least 1 dimension (got a 0-d array)")
+    rows = dense.reshape(x.shape[0], _row_size(x.shape))
+    mask = np.empty(x.shape[0], np.uint8)
+    k = K.rsp_count(rows, mask)
+    out = _new_sparse("row_sparse", x.shape, x.dtype, x.ctx, (k,) + x.shape[1:], [(k,)])
+    K.rsp_fill(rows, mask, out._storage_view(0),
+               out._storage_view(-1).reshape(k, _row_size(x.shape)))
+    return out
+
+
+def _row_size(shape):
+    return int(np.prod(shape[1:], dtype=np.int64))
+
+
+def _empty_dense(x):
+    from runtime._ndarray import _empty
+    return _empty(x.shape, x.dtype, x.ctx)
+
+
+def _cpu():
+    from runtime.context import cpu
+    return cpu()
+
+
+def check_format(x, full_check=True):
+    """Validate a sparse array's layout with MXNet's rules.
+
+    The cheap check compares the aux shapes with the shape; ``full_check`` also scans
+    the indices (order, range).  Raises ValueError naming the first defect.
+    """
+    if x.stype == "default":
+        return
+    parts = [x._storage_np(i) for i in range(len(x.chunk.aux_shapes))]
+    _check_parts("check_format", x.stype, x.shape, x._storage_np(-1), parts, full_check)
+
+
+def retain(data, indices):
+    """The rows of row_sparse ``data`` listed in ``indices`` (other rows dropped)."""
+    if not isinstance(data, RowSparseNDArray):
+        raise TypeError(f"retain: data must be a row_sparse NDArray (got "
+                        f"{getattr(data, 'stype', type(data).__name__)})")
+    want = _index_array(indices, "indices", "retain")
+    rows = data._storage_np(0)
+    keep = np.isin(rows, want)
+    return _from_parts("row_sparse", data.shape, np.dtype(data.dtype), data.ctx,
+                       data._storage_np(-1)[keep], [rows[keep]], check=False)

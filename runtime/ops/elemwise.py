@@ -1,0 +1,383 @@
+"""Elementwise operators: unary math, binary with broadcasting, scalar forms,
+comparisons, where, clip, cast, copies, add_n.
+
+Dtype rules are MXNet's: binary operands share one dtype, results keep it (comparisons
+too: 1 and 0 in the input's dtype), scalars are cast to the array's dtype.  Kernels are
+NumPy ufuncs writing into the output views; with CuPy arrays (GPU) the same calls
+dispatch to CuPy.
+"""
+
+import math
+
+import numpy as np
+import scipy.special as sps
+
+from runtime.ops._call import F, unbroadcast
+from runtime.ops.registry import Attr, broadcast_shapes, register, same_dtype
+
+# MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
+# values and keep the storage type.
+ZERO_PRESERVING = {"abs", "sign", "square", "sqrt", "relu", "sin", "tan", "arcsin",
+                   "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p",
+                   "negative", "floor", "ceil", "round", "rint", "trunc", "fix", "cbrt"}
+
+
+def _sparse_map(fn):
+    """Sparse kernel of a zero-preserving op: ``fn`` on the stored values only."""
+    def compute(attrs, inputs):
+        from runtime.nd import sparse
+        x = inputs[0]
+        data = np.empty(x.chunk.storage_shape, np.dtype(x.dtype))
+        fn(attrs, [x._storage_np(-1)], [data])
+        aux = [x._storage_np(i) for i in range(len(x.chunk.aux_shapes))]
+        return [sparse._from_parts(x.stype, x.shape, np.dtype(x.dtype), x.ctx, data, aux,
+                                   check=False)]
+    return compute
+
+
+def _keep_stype(attrs, stypes):
+    return [stypes[0]] if stypes[0] in ("csr", "row_sparse") else None
+
+
+def _float_only(name):
+    def infer(attrs, dtypes):
+        if dtypes[0].kind != "f":
+            raise TypeError(f"{name}: needs a floating-point input (got {dtypes[0]}); cast "
+                            "with astype('float32')")
+        return [dtypes[0]]
+    return infer
+
+
+def _zero_grad(a, i, o, g):
+    return [F.zeros_like(i[0])]
+
+
+def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
+          grad_outputs=()):
+    """Register an elementwise unary op whose kernel is ``fn(x, out=o)``."""
+    def compute(attrs, ins, outs):
+        fn(ins[0], out=outs[0])
+    sparse = name in ZERO_PRESERVING
+    return register(
+        name, aliases=aliases, compute=compute,
+        infer_type=_float_only(name) if float_only else None,
+        compute_sparse=_sparse_map(compute) if sparse else None,
+        sparse_stypes=_keep_stype if sparse else None,
+        gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
+        inplace=[(0, 0)], differentiable=grad is not None)
+
+
+def _np(f, **kw):
+    """A ufunc-like callable with extra keywords (e.g. casting)."""
+    def call(x, out):
+        return f(x, out=out, **kw)
+    return call
+
+
+def _sigmoid(x, out):
+    return sps.expit(x, out=out)
+
+
+def _relu(x, out):
+    return np.maximum(x, x.dtype.type(0), out=out)
+
+
+def _softrelu(x, out):
+    return np.logaddexp(x.dtype.type(0), x, out=out)
+
+
+def _rsqrt(x, out):
+    np.sqrt(x, out=out)
+    return np.reciprocal(out, out=out)
+
+
+def _reciprocal(x, out):
+    return np.divide(x.dtype.type(1), x, out=out)
+
+
+def _sign(x, out):
+    return np.sign(x, out=out)
+
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+# name, kernel, gradient(attrs, inputs, outputs, out_grads), reads (inputs, outputs)
+unary("negative", np.negative, lambda a, i, o, g: [-g[0]], grad_inputs=())
+unary("abs", np.absolute, lambda a, i, o, g: [g[0] * F.sign(i[0])])
+unary("sign", _sign, _zero_grad)
+unary("exp", np.exp, lambda a, i, o, g: [g[0] * o[0]], grad_inputs=(), grad_outputs=(0,),
+      float_only=True)
+unary("expm1", np.expm1, lambda a, i, o, g: [g[0] * (o[0] + 1.0)], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("log", np.log, lambda a, i, o, g: [g[0] / i[0]], float_only=True)
+unary("log1p", np.log1p, lambda a, i, o, g: [g[0] / (i[0] + 1.0)], float_only=True)
+unary("log2", np.log2, lambda a, i, o, g: [g[0] / (i[0] * LN2)], float_only=True)
+unary("log10", np.log10, lambda a, i, o, g: [g[0] / (i[0] * LN10)], float_only=True)
+unary("sqrt", np.sqrt, lambda a, i, o, g: [g[0] / (o[0] * 2.0)], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("rsqrt", _rsqrt, lambda a, i, o, g: [g[0] * o[0] * o[0] * o[0] * -0.5],
+      grad_inputs=(), grad_outputs=(0,), float_only=True)
+unary("cbrt", np.cbrt, lambda a, i, o, g: [g[0] / (o[0] * o[0] * 3.0)], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("square", np.square, lambda a, i, o, g: [g[0] * i[0] * 2.0])
+unary("reciprocal", _reciprocal, lambda a, i, o, g: [-g[0] * o[0] * o[0]], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("sin", np.sin, lambda a, i, o, g: [g[0] * F.cos(i[0])], float_only=True)
+unary("cos", np.cos, lambda a, i, o, g: [-g[0] * F.sin(i[0])], float_only=True)
+unary("tan", np.tan, lambda a, i, o, g: [g[0] * (o[0] * o[0] + 1.0)], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("arcsin", np.arcsin, lambda a, i, o, g: [g[0] * F.rsqrt(1.0 - i[0] * i[0])],
+      float_only=True)
+unary("arccos", np.arccos, lambda a, i, o, g: [-g[0] * F.rsqrt(1.0 - i[0] * i[0])],
+      float_only=True)
+unary("arctan", np.arctan, lambda a, i, o, g: [g[0] / (i[0] * i[0] + 1.0)], float_only=True)
+unary("sinh", np.sinh, lambda a, i, o, g: [g[0] * F.cosh(i[0])], float_only=True)
+unary("cosh", np.cosh, lambda a, i, o, g: [g[0] * F.sinh(i[0])], float_only=True)
+unary("tanh", np.tanh, lambda a, i, o, g: [g[0] * (1.0 - o[0] * o[0])], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("arcsinh", np.arcsinh, lambda a, i, o, g: [g[0] * F.rsqrt(i[0] * i[0] + 1.0)],
+      float_only=True)
+unary("arctanh", np.arctanh, lambda a, i, o, g: [g[0] / (1.0 - i[0] * i[0])],
+      float_only=True)
+unary("sigmoid", _sigmoid, lambda a, i, o, g: [g[0] * o[0] * (1.0 - o[0])], grad_inputs=(),
+      grad_outputs=(0,), float_only=True)
+unary("relu", _relu, lambda a, i, o, g: [g[0] * (o[0] > 0)], grad_inputs=(),
+      grad_outputs=(0,))
+unary("softrelu", _softrelu, lambda a, i, o, g: [g[0] * F.sigmoid(i[0])], float_only=True)
+unary("erf", _np(sps.erf), lambda a, i, o, g: [
+    g[0] * F.exp(-(i[0] * i[0])) * (2.0 / math.sqrt(math.pi))], float_only=True)
+unary("gamma", _np(sps.gamma), lambda a, i, o, g: [g[0] * o[0] * F.digamma(i[0])],
+      grad_outputs=(0,), float_only=True)
+unary("gammaln", _np(sps.gammaln), lambda a, i, o, g: [g[0] * F.digamma(i[0])],
+      float_only=True)
+unary("digamma", _np(sps.psi), None, float_only=True)
+for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
+                   ("rint", np.rint), ("trunc", np.trunc), ("fix", np.fix)):
+    unary(_name, _fn, _zero_grad)
+
+
+# -- binary, with NumPy broadcasting --------------------------------------------------------
+
+def _bshape(name):
+    def infer(attrs, shapes):
+        return [broadcast_shapes(name, shapes[0], shapes[1])]
+    return infer
+
+
+def _btype(name):
+    def infer(attrs, dtypes):
+        return [same_dtype(name, dtypes)]
+    return infer
+
+
+def _ub(g, x):
+    return unbroadcast(g, x.shape)
+
+
+def binary(name, fn, grad, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
+           differentiable=True, sparse=None, sparse_stypes=None):
+    def compute(attrs, ins, outs):
+        fn(ins[0], ins[1], out=outs[0], casting="unsafe")
+    return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
+                    infer_shape=_bshape(name), infer_type=_btype(name), gradient=grad,
+                    grad_inputs=grad_inputs, grad_outputs=grad_outputs,
+                    inplace=[(0, 0), (1, 0)], differentiable=differentiable,
+                    compute_sparse=sparse, sparse_stypes=sparse_stypes)
+
+
+binary("add", np.add, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(g[0], i[1])],
+       aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"))
+binary("subtract", np.subtract, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0], i[1])],
+       aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"))
+binary("multiply", np.multiply,
+       lambda a, i, o, g: [_ub(g[0] * i[1], i[0]), _ub(g[0] * i[0], i[1])],
+       aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"))
+binary("divide", np.divide,
+       lambda a, i, o, g: [_ub(g[0] / i[1], i[0]), _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])],
+       aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"))
+binary("mod", np.mod,
+       lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
+       aliases=("broadcast_mod", "_mod"))
+binary("power", np.power,
+       lambda a, i, o, g: [_ub(g[0] * i[1] * i[0] ** (i[1] - 1.0), i[0]),
+                           _ub(g[0] * o[0] * F.log(i[0]), i[1])],
+       aliases=("broadcast_power", "_power", "pow"), grad_outputs=(0,))
+binary("maximum", np.maximum,
+       lambda a, i, o, g: [_ub(g[0] * (i[0] >= i[1]), i[0]), _ub(g[0] * (i[0] < i[1]), i[1])],
+       aliases=("broadcast_maximum", "_maximum"))
+binary("minimum", np.minimum,
+       lambda a, i, o, g: [_ub(g[0] * (i[0] <= i[1]), i[0]), _ub(g[0] * (i[0] > i[1]), i[1])],
+       aliases=("broadcast_minimum", "_minimum"))
+binary("hypot", np.hypot,
+       lambda a, i, o, g: [_ub(g[0] * i[0] / o[0], i[0]), _ub(g[0] * i[1] / o[0], i[1])],
+       aliases=("broadcast_hypot", "_hypot"), grad_outputs=(0,))
+
+for _name, _fn, _al in (
+        ("equal", np.equal, ("broadcast_equal", "_equal")),
+        ("not_equal", np.not_equal, ("broadcast_not_equal", "_not_equal")),
+        ("greater", np.greater, ("broadcast_greater", "_greater")),
+        ("greater_equal", np.greater_equal, ("broadcast_greater_equal", "_greater_equal")),
+        ("lesser", np.less, ("broadcast_lesser", "_lesser", "less")),
+        ("lesser_equal", np.less_equal, ("broadcast_lesser_equal", "_lesser_equal",
+                                         "less_equal"))):
+    binary(_name, _fn, None, aliases=_al, differentiable=False)
+
+
+# -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
+
+def scalar_op(name, fn, grad, reverse=False, grad_inputs=(0,), grad_outputs=(),
+              sparse=False, differentiable=True):
+    """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
+    def compute(attrs, ins, outs):
+        x = ins[0]
+        s = x.dtype.type(attrs["scalar"])
+        if reverse:
+            fn(s, x, out=outs[0], casting="unsafe")
+        else:
+            fn(x, s, out=outs[0], casting="unsafe")
+    return register(name, attrs={"scalar": Attr("float", required=True)}, compute=compute,
+                    gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
+                    inplace=[(0, 0)], differentiable=differentiable,
+                    compute_sparse=_sparse_map(compute) if sparse else None,
+                    sparse_stypes=_keep_stype if sparse else None)
+
+
+def _s(a):
+    return a["scalar"]
+
+
+scalar_op("_plus_scalar", np.add, lambda a, i, o, g: [g[0]], grad_inputs=())
+scalar_op("_minus_scalar", np.subtract, lambda a, i, o, g: [g[0]], grad_inputs=())
+scalar_op("_rminus_scalar", np.subtract, lambda a, i, o, g: [-g[0]], reverse=True,
+          grad_inputs=())
+scalar_op("_mul_scalar", np.multiply, lambda a, i, o, g: [g[0] * _s(a)], grad_inputs=(),
+          sparse=True)
+scalar_op("_div_scalar", np.divide, lambda a, i, o, g: [g[0] / _s(a)], grad_inputs=(),
+          sparse=True)
+scalar_op("_rdiv_scalar", np.divide, lambda a, i, o, g: [-g[0] * o[0] / i[0]], reverse=True,
+          grad_outputs=(0,))
+scalar_op("_mod_scalar", np.mod, lambda a, i, o, g: [g[0]], grad_inputs=())
+scalar_op("_rmod_scalar", np.mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
+          reverse=True)
+scalar_op("_power_scalar", np.power,
+          lambda a, i, o, g: [g[0] * _s(a) * i[0] ** (_s(a) - 1.0)])
+scalar_op("_rpower_scalar", np.power, lambda a, i, o, g: [g[0] * o[0] * math.log(_s(a))],
+          reverse=True, grad_inputs=(), grad_outputs=(0,))
+scalar_op("_maximum_scalar", np.maximum, lambda a, i, o, g: [g[0] * (i[0] >= _s(a))])
+scalar_op("_minimum_scalar", np.minimum, lambda a, i, o, g: [g[0] * (i[0] <= _s(a))])
+scalar_op("_hypot_scalar", np.hypot, lambda a, i, o, g: [g[0] * i[0] / o[0]],
+          grad_outputs=(0,))
+for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equal),
+                   ("_greater_scalar", np.greater), ("_greater_equal_scalar", np.greater_equal),
+                   ("_lesser_scalar", np.less), ("_lesser_equal_scalar", np.less_equal)):
+    scalar_op(_name, _fn, None, differentiable=False)
+
+
+# -- where, clip, cast, copies ------------------------------------------------------------
+
+def _where_shape(attrs, shapes):
+    return [broadcast_shapes("where", *shapes)]
+
+
+def _where_type(attrs, dtypes):
+    return [same_dtype("where", dtypes[1:])]
+
+
+def _where(attrs, ins, outs):
+    np.copyto(outs[0], np.where(ins[0] != 0, ins[1], ins[2]))
+
+
+register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
+         infer_type=_where_type, grad_inputs=(0, 1, 2),
+         gradient=lambda a, i, o, g: [None, _ub(g[0] * (i[0] != 0), i[1]),
+                                      _ub(g[0] * (i[0] == 0), i[2])])
+
+
+def _clip_attrs(attrs):
+    if attrs["a_min"] > attrs["a_max"]:
+        raise ValueError(f"clip: a_min must be <= a_max (got a_min={attrs['a_min']}, "
+                         f"a_max={attrs['a_max']})")
+
+
+def _clip(attrs, ins, outs):
+    _clip_attrs(attrs)
+    x = ins[0]
+    np.clip(x, x.dtype.type(attrs["a_min"]), x.dtype.type(attrs["a_max"]), out=outs[0])
+
+
+def _clip_infer(attrs, shapes):
+    _clip_attrs(attrs)
+    return [shapes[0]]
+
+
+register("clip", attrs={"a_min": Attr("float", required=True),
+                        "a_max": Attr("float", required=True)},
+         compute=_clip, infer_shape=_clip_infer, inplace=[(0, 0)],
+         gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])])
+
+
+def _cast(attrs, ins, outs):
+    np.copyto(outs[0], ins[0], casting="unsafe")
+
+
+register("cast", aliases=("Cast",), attrs={"dtype": Attr("dtype", required=True)},
+         compute=_cast, infer_type=lambda a, d: [a["dtype"]], grad_inputs=(),
+         gradient=lambda a, i, o, g: [F.cast(g[0], dtype=i[0].dtype)], grad_outputs=())
+
+
+def _copy(attrs, ins, outs):
+    np.copyto(outs[0], ins[0])
+
+
+register("copy", aliases=("identity", "_copy"), compute=_copy, inplace=[(0, 0)],
+         identity=[(0, 0)], grad_inputs=(), gradient=lambda a, i, o, g: [g[0]])
+register("stop_gradient", aliases=("BlockGrad",), compute=_copy, inplace=[(0, 0)],
+         identity=[(0, 0)], differentiable=False)
+
+
+def _fill(value):
+    def compute(attrs, ins, outs):
+        outs[0][...] = value
+    return compute
+
+
+def _like_storage(attrs, stypes):
+    return [stypes[0]] if stypes[0] != "default" else None
+
+
+def _zeros_like_sparse(attrs, inputs):
+    from runtime.nd import sparse
+    x = inputs[0]
+    return [sparse.zeros(x.stype, x.shape, ctx=x.ctx, dtype=x.dtype)]
+
+
+register("zeros_like", compute=_fill(0), ignores=(0,), differentiable=False,
+         compute_sparse=_zeros_like_sparse, sparse_stypes=_like_storage)
+register("ones_like", compute=_fill(1), ignores=(0,), differentiable=False)
+
+
+def _add_n_shape(attrs, shapes):
+    for s in shapes[1:]:
+        if s != shapes[0]:
+            raise ValueError(f"add_n: all inputs must have one shape (got "
+                             f"{', '.join(map(repr, shapes))})")
+    return [shapes[0]]
+
+
+def _add_n(attrs, ins, outs):
+    out = outs[0]
+    if len(ins) == 1:
+        np.copyto(out, ins[0])
+        return
+    np.add(ins[0], ins[1], out=out)
+    for x in ins[2:]:
+        np.add(out, x, out=out)
+
+
+def _add_n_type(attrs, dtypes):
+    return [same_dtype("add_n", dtypes)]
+
+
+register("add_n", aliases=("ElementWiseSum",), inputs=("args",), variadic=True,
+         compute=_add_n, infer_shape=_add_n_shape, infer_type=_add_n_type, grad_inputs=(),
+         inplace=[(0, 0)], gradient=lambda a, i, o, g: [g[0]] * len(i))

@@ -1,0 +1,27 @@
+"""The runtime's random state (MXNet's ``mx.random.seed``)."""
+
+import numpy as np
+
+_state = {"rng": np.random.default_rng()}
+
+
+def seed(seed_state, ctx="all"):
+    """Seed the generator behind ``nd.random.*`` (and, later, Dropout).
+
+    Parameters
+    ----------
+    seed_state : int
+        Non-negative integer seed; the same seed gives the same numbers.
+    ctx : Context or 'all', optional
+        Kept for MXNet compatibility: ndrt draws all numbers on the host from one
+        generator, so every context shares the state.
+    """
+    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)) \
+            or seed_state < 0:
+        raise ValueError(f"seed_state must be a non-negative integer (got {seed_state!r})")
+    _state["rng"] = np.random.default_rng(int(seed_state))
+
+
+def generator():
+    """The NumPy Generator in use (PCG64)."""
+    return _state["rng"]

@@ -1,0 +1,357 @@
+"""Elementwise operators against NumPy/SciPy: values, dtypes, broadcasting, requests,
+gradients (float64 central differences), bad input."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special as sps
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import runtime as rt
+from runtime import _imperative, nd
+from runtime.ops import registry
+from tests.runtime.conftest import assert_same
+from tests.runtime.opcheck import check_grad, check_requests, run
+
+FLOATS = ["float16", "float32", "float64"]
+
+# name: (NumPy/SciPy reference, input domain (lo, hi))
+UNARY = {
+    "negative": (np.negative, (-3, 3)), "abs": (np.abs, (-3, 3)), "sign": (np.sign, (-3, 3)),
+    "exp": (np.exp, (-3, 3)), "expm1": (np.expm1, (-3, 3)), "log": (np.log, (0.2, 4)),
+    "log1p": (np.log1p, (-0.5, 3)), "log2": (np.log2, (0.2, 4)), "log10": (np.log10, (0.2, 4)),
+    "sqrt": (np.sqrt, (0.2, 4)), "rsqrt": (lambda x: 1 / np.sqrt(x), (0.2, 4)),
+    "cbrt": (np.cbrt, (0.2, 4)), "square": (np.square, (-3, 3)),
+    "reciprocal": (np.reciprocal, (0.5, 3)), "sin": (np.sin, (-3, 3)),
+    "cos": (np.cos, (-3, 3)), "tan": (np.tan, (-1.2, 1.2)), "arcsin": (np.arcsin, (-0.9, 0.9)),
+    "arccos": (np.arccos, (-0.9, 0.9)), "arctan": (np.arctan, (-3, 3)),
+    "sinh": (np.sinh, (-3, 3)), "cosh": (np.cosh, (-3, 3)), "tanh": (np.tanh, (-3, 3)),
+    "arcsinh": (np.arcsinh, (-3, 3)), "arctanh": (np.arctanh, (-0.9, 0.9)),
+    "sigmoid": (sps.expit, (-4, 4)), "relu": (lambda x: np.maximum(x, 0), (-3, 3)),
+    "softrelu": (lambda x: np.log1p(np.exp(x)), (-3, 3)), "erf": (sps.erf, (-2, 2)),
+    "gamma": (sps.gamma, (0.5, 4)), "gammaln": (sps.gammaln, (0.5, 4)),
+    "floor": (np.floor, (-3, 3)), "ceil": (np.ceil, (-3, 3)), "round": (np.round, (-3, 3)),
+    "rint": (np.rint, (-3, 3)), "trunc": (np.trunc, (-3, 3)), "fix": (np.fix, (-3, 3)),
+}
+ZERO_GRAD = {"sign", "floor", "ceil", "round", "rint", "trunc", "fix"}
+
+
+def sample(shape, lo, hi, dtype="float64", seed=0):
+    x = np.random.default_rng(seed).uniform(lo, hi, shape)
+    if lo < 0 < hi:  # keep away from kinks and rounding ties
+        x = np.where(np.abs(x - np.round(x)) < 0.05, x + 0.1, x)
+        x = np.where(np.abs(x) < 0.05, 0.3, x)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (3, 4), (1000,)])
+def test_unary_values(name, dtype, shape):
+    ref, (lo, hi) = UNARY[name]
+    x = sample(shape, lo, hi, dtype)
+    got = run(name, [x])[0]
+    assert got.shape == shape and np.dtype(got.dtype) == np.dtype(dtype)
+    want = ref(x.astype(np.float64)).astype(dtype)
+    tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), want.astype(np.float64),
+                               rtol=tol * 10, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_gradients(name):
+    _, (lo, hi) = UNARY[name]
+    if name in ZERO_GRAD:
+        g = registry.get(name).gradient({}, [nd.array([1.3])], [nd.array([1.0])],
+                                         [nd.array([1.0])])
+        assert_same(g[0], np.zeros(1, np.float32))
+        return
+    check_grad(name, [sample((3, 4), lo, hi)])
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_requests(name):
+    _, (lo, hi) = UNARY[name]
+    check_requests(name, [sample((2, 3), lo, hi, "float32")])
+
+
+@pytest.mark.parametrize("name", ["abs", "negative", "square", "relu", "sign"])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_unary_integer_inputs(name, dtype):
+    x = np.array([-3, 0, 2], dtype)
+    assert_same(run(name, [x])[0], UNARY[name][0](x).astype(dtype))
+
+
+def test_float_only_ops_refuse_integers():
+    with pytest.raises(TypeError, match=r"exp: needs a floating-point input \(got int32\)"):
+        nd.exp(nd.array([1], dtype="int32"))
+
+
+BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+          "divide": np.divide, "mod": np.mod, "power": np.power, "maximum": np.maximum,
+          "minimum": np.minimum, "hypot": np.hypot}
+COMPARE = {"equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
+           "greater_equal": np.greater_equal, "lesser": np.less,
+           "lesser_equal": np.less_equal}
+SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)),
+          ((), (2, 2)), ((0, 3), (1, 3)), ((1,), (1,))]
+
+
+def positive(shape, seed):
+    return np.random.default_rng(seed).uniform(0.5, 2.0, shape)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY) + sorted(COMPARE))
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_values_and_broadcasting(name, shapes, dtype):
+    ref = {**BINARY, **COMPARE}[name]
+    a, b = positive(shapes[0], 1).astype(dtype), positive(shapes[1], 2).astype(dtype)
+    if name in COMPARE:
+        pick = a.flat[0] if a.size else 1.0
+        b = np.where(np.random.default_rng(3).random(b.shape) < 0.3, pick, b).astype(dtype)
+    got = run(name, [a, b])[0]
+    want = ref(a, b).astype(dtype)
+    assert got.shape == want.shape and np.dtype(got.dtype) == np.dtype(dtype)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)),
+                                    ((2, 1, 3), (3,))])
+def test_binary_gradients_undo_broadcasting(name, shapes):
+    check_grad(name, [positive(shapes[0], 1), positive(shapes[1], 2) + 0.1])
+
+
+@pytest.mark.parametrize("name", sorted(BINARY) + sorted(COMPARE))
+def test_binary_requests(name):
+    check_requests(name, [positive((2, 3), 1).astype("float32"),
+                          positive((2, 3), 2).astype("float32")])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_integer_arithmetic(dtype):
+    a, b = np.array([7, 8, 9], dtype), np.array([2, 3, 4], dtype)
+    for name in ("add", "multiply", "maximum", "minimum", "mod"):
+        assert_same(run(name, [a, b])[0], BINARY[name](a, b).astype(dtype))
+
+
+def test_binary_dtype_mix_and_shape_errors_name_the_op():
+    with pytest.raises(TypeError, match=r"add: inputs must have one dtype \(got float32, int32\)"):
+        nd.array([1]) + nd.array([1], dtype="int32")
+    with pytest.raises(ValueError, match=r"multiply: shapes \(2, 3\), \(4,\) are not broadcastable"):
+        nd.multiply(nd.zeros((2, 3)), nd.zeros(4))
+    with pytest.raises(TypeError, match="add: input rhs must be an NDArray"):
+        nd.add(nd.zeros(2), "a")
+
+
+# -- Python operators, scalars, the fast path ----------------------------------------------
+
+OPERATORS = [("+", np.add), ("-", np.subtract), ("*", np.multiply), ("/", np.divide),
+             ("%", np.mod), ("**", np.power)]
+
+
+@pytest.mark.parametrize("sym, ref", OPERATORS)
+@pytest.mark.parametrize("fast", [True, False])
+def test_python_operators_match_numpy(sym, ref, fast):
+    a, b = positive((2, 3), 1).astype(np.float32), positive((2, 3), 2).astype(np.float32)
+    x, y = nd.array(a), nd.array(b)
+    _imperative.set_fast_path(fast)
+    try:
+        env = dict(x=x, y=y, a=a, b=b)
+        np.testing.assert_allclose(eval(f"x {sym} y", env).asnumpy(), eval(f"a {sym} b", env),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(eval(f"x {sym} 1.5", env).asnumpy(),
+                                   ref(a, np.float32(1.5)), rtol=1e-6)
+        np.testing.assert_allclose(eval(f"1.5 {sym} x", env).asnumpy(),
+                                   ref(np.float32(1.5), a), rtol=1e-6)
+        z = x.copy()
+        v0 = z.version
+        exec(f"z {sym}= y", dict(z=z, y=y))
+        assert z.version > v0
+    finally:
+        _imperative.set_fast_path(True)
+
+
+def test_inplace_operator_updates_the_same_array():
+    x = nd.array([1, 2, 3])
+    before = x
+    x += nd.array([1, 1, 1])
+    assert x is before
+    x *= 2
+    assert x is before
+    assert_same(x, np.array([4, 6, 8], np.float32))
+
+
+@pytest.mark.parametrize("sym, ref", [("==", np.equal), ("!=", np.not_equal), ("<", np.less),
+                                      ("<=", np.less_equal), (">", np.greater),
+                                      (">=", np.greater_equal)])
+def test_comparisons_give_the_input_dtype_like_mxnet(sym, ref):
+    a = np.array([1, 2, 3], np.float32)
+    x = nd.array(a)
+    got = eval(f"x {sym} 2", dict(x=x))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.asnumpy(), ref(a, 2).astype(np.float32))
+    got = eval(f"2 {sym} x", dict(x=x))
+    np.testing.assert_array_equal(got.asnumpy(), ref(2, a).astype(np.float32))
+
+
+def test_unary_python_operators():
+    x = nd.array([-1.5, 2])
+    assert_same(-x, np.array([1.5, -2], np.float32))
+    assert_same(abs(x), np.array([1.5, 2], np.float32))
+    assert +x is x
+
+
+def test_scalar_is_cast_to_the_array_dtype_like_mxnet():
+    x = nd.array([1, 2], dtype="int32")
+    assert_same(x * 2.7, np.array([2, 4], np.int32))     # 2.7 -> int32 2
+    assert_same(nd.add(x, 1), np.array([2, 3], np.int32))
+    assert_same(nd.subtract(10, x), np.array([9, 8], np.int32))
+
+
+def test_unsupported_operand_is_a_type_error():
+    with pytest.raises(TypeError):
+        nd.zeros(2) + "a"
+    with pytest.raises(TypeError):
+        nd.zeros(2) + np.zeros(2)
+
+
+@pytest.mark.parametrize("name", ["_plus_scalar", "_minus_scalar", "_rminus_scalar",
+                                  "_mul_scalar", "_div_scalar", "_rdiv_scalar",
+                                  "_power_scalar", "_rpower_scalar", "_maximum_scalar",
+                                  "_minimum_scalar", "_hypot_scalar", "_mod_scalar",
+                                  "_rmod_scalar"])
+def test_scalar_op_gradients_and_requests(name):
+    x = positive((2, 3), 4) + 0.3
+    check_grad(name, [x], {"scalar": 1.7})
+    check_requests(name, [x.astype(np.float32)], {"scalar": 1.7})
+
+
+# -- where, clip, cast, copies, add_n -----------------------------------------------------
+
+def test_where():
+    c = np.array([[1, 0, 1], [0, 0, 1]], np.float32)
+    x, y = positive((2, 3), 1), positive((2, 3), 2)
+    assert_same(run("where", [c, x, y])[0], np.where(c != 0, x, y))
+    check_grad("where", [c, x, y], wrt=[1, 2])
+    check_requests("where", [c, x.astype(np.float32), y.astype(np.float32)])
+
+
+def test_clip():
+    x = sample((3, 4), -3, 3)
+    assert_same(nd.clip(nd.array(x, dtype="float64"), a_min=-1, a_max=2), np.clip(x, -1, 2))
+    check_grad("clip", [x], {"a_min": -1.0, "a_max": 2.0})
+    check_requests("clip", [x.astype(np.float32)], {"a_min": -1.0, "a_max": 2.0})
+    with pytest.raises(ValueError, match="clip: a_min must be <= a_max"):
+        nd.clip(nd.zeros(2), a_min=2, a_max=1)
+    with pytest.raises(TypeError, match="clip: attribute 'a_min' is required"):
+        nd.clip(nd.zeros(2), a_max=1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int32", "uint8", "bool"])
+def test_cast(dtype):
+    x = np.array([0.0, 1.7, -2.2, 300.0], np.float32)
+    assert_same(nd.cast(nd.array(x), dtype=dtype), x.astype(dtype))
+    check_grad("cast", [x.astype(np.float64)], {"dtype": "float64"})
+    with pytest.raises(TypeError, match="cast: dtype must be one of"):
+        nd.cast(nd.array(x), dtype="complex64")
+
+
+@pytest.mark.parametrize("name", ["copy", "identity", "stop_gradient", "BlockGrad"])
+def test_copies(name):
+    x = positive((2, 2), 0).astype(np.float32)
+    y = run(name, [x])[0]
+    assert_same(y, x)
+    check_requests(name, [x])
+
+
+def test_copy_gradient_and_stop_gradient_has_none():
+    check_grad("copy", [positive((3,), 0)])
+    assert not registry.get("stop_gradient").differentiable
+
+
+def test_zeros_like_ones_like_ops():
+    x = positive((2, 3), 0).astype(np.float32)
+    assert_same(run("zeros_like", [x])[0], np.zeros_like(x))
+    assert_same(run("ones_like", [x])[0], np.ones_like(x))
+    check_requests("zeros_like", [x])
+
+
+def test_add_n():
+    xs = [positive((2, 3), s) for s in range(4)]
+    assert_same(nd.add_n(*[nd.array(x, dtype="float64") for x in xs]), sum(xs))
+    assert_same(nd.ElementWiseSum(nd.array(xs[0])), xs[0].astype(np.float32))
+    check_grad("add_n", xs)
+    check_requests("add_n", [x.astype(np.float32) for x in xs])
+    with pytest.raises(ValueError, match="add_n: all inputs must have one shape"):
+        nd.add_n(nd.zeros(2), nd.zeros(3))
+
+
+# -- out=, failures, contexts ------------------------------------------------------------------
+
+def test_out_is_checked_and_untouched_on_failure():
+    x = nd.array([1, 2, 3])
+    out = nd.array([9, 9, 9])
+    with pytest.raises(ValueError, match=r"exp: out has shape \(3,\), the result has \(2,\)"):
+        nd.exp(nd.zeros(2), out=out)
+    with pytest.raises(TypeError, match="exp: out has dtype float64"):
+        nd.exp(x, out=nd.zeros(3, dtype="float64"))
+    with pytest.raises(ValueError, match="add: shapes"):
+        nd.add(x, nd.zeros(4), out=out)
+    assert_same(out, np.array([9, 9, 9], np.float32))
+    assert_same(x, np.array([1, 2, 3], np.float32))
+    assert nd.exp(x, out=out) is out
+
+
+def test_out_aliasing_an_input_the_op_cannot_update_in_place():
+    x = nd.array([[1, 2], [3, 4]])
+    y = nd.broadcast_to(nd.array([[5, 6]]), shape=(2, 2))
+    nd.add(x, y, out=x)                               # allowed pair: updated in place
+    assert_same(x, np.array([[6, 8], [8, 10]], np.float32))
+    v = x.reshape(4)[1:3]                             # overlapping, shifted view
+    w = x.reshape(4)[0:2]
+    nd.add(v, v, out=w)                               # goes through a temporary
+    assert_same(x, np.array([[16, 16], [8, 10]], np.float32))
+
+
+def test_bad_request_name():
+    with pytest.raises(ValueError, match="exp: req must be one of null, write, inplace, add"):
+        nd.exp(nd.zeros(2), out=nd.zeros(2), req="overwrite")
+    with pytest.raises(ValueError, match="needs an out= array"):
+        nd.exp(nd.zeros(2), req="add")
+
+
+def test_unknown_attribute_and_wrong_input_count():
+    with pytest.raises(TypeError, match=r"exp: unknown attribute 'axis'"):
+        nd.exp(nd.zeros(2), axis=1)
+    with pytest.raises(TypeError, match=r"exp: takes 1 array input\(s\) \(data\) \(got 2\)"):
+        nd.exp(nd.zeros(2), nd.zeros(2))
+
+
+# -- property tests ------------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_broadcasting_matches_numpy(data):
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4))
+    a = data.draw(hnp.arrays(np.float32, shapes.input_shapes[0],
+                             elements=st.floats(-5, 5, width=32)))
+    b = data.draw(hnp.arrays(np.float32, shapes.input_shapes[1],
+                             elements=st.floats(-5, 5, width=32)))
+    for name in ("add", "multiply", "maximum", "subtract"):
+        got = run(name, [a, b])[0]
+        np.testing.assert_array_equal(got.asnumpy(), BINARY[name](a, b))
+    g = nd.array(np.ones(shapes.result_shape, np.float32))
+    grads = registry.get("add").gradient({}, [nd.array(a), nd.array(b)], [g], [g])
+    for x, grad in zip((a, b), grads):
+        assert grad.shape == x.shape
+        lead = len(shapes.result_shape) - x.ndim
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(x.shape)
+                                          if s == 1 and shapes.result_shape[lead + i] != 1)
+        want = np.ones(shapes.result_shape, np.float32).sum(axis=axes, keepdims=True)
+        np.testing.assert_array_equal(grad.asnumpy(), want.reshape(x.shape))

@@ -1,0 +1,435 @@
+"""Dense NDArray: creation, views, copies, conversion, interop, memory — against NumPy."""
+
+import gc
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import allocator
+import runtime as rt
+from runtime import nd
+from tests.runtime.conftest import DTYPES, assert_same
+
+
+# -- creation --------------------------------------------------------------------------
+
+def test_array_defaults_to_float32_like_mxnet():
+    assert nd.array([1, 2]).dtype == np.float32
+    assert nd.array(np.arange(3)).dtype == np.float32        # int64 source -> float32
+    x = nd.array([1, 2], dtype="int32")
+    assert_same(x, np.array([1, 2], np.int32))
+    assert nd.array(x).dtype == np.int32                      # NDArray source keeps dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (2, 0, 4), (3, 1, 2, 2)])
+def test_array_round_trip(dtype, shape):
+    rng = np.random.default_rng(0)
+    ref = (rng.standard_normal(shape) * 10).astype(dtype)
+    assert_same(nd.array(ref, dtype=dtype), ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zeros_ones_full_empty(dtype):
+    assert_same(nd.zeros((2, 3), dtype=dtype), np.zeros((2, 3), dtype))
+    assert_same(nd.ones((4,), dtype=dtype), np.ones(4, dtype))
+    assert_same(nd.full((2, 2), 1, dtype=dtype), np.full((2, 2), 1, dtype))
+    e = nd.empty((3, 2), dtype=dtype)
+    assert e.shape == (3, 2) and np.dtype(e.dtype) == np.dtype(dtype)
+    assert e.chunk.delay_alloc                       # memory taken on first use
+    e[:] = 0
+    assert not e.chunk.delay_alloc
+    assert_same(e, np.zeros((3, 2), dtype))
+
+
+def test_creation_defaults_and_int_shapes():
+    assert_same(nd.zeros(3), np.zeros(3, np.float32))
+    assert_same(nd.ones((2, 1)), np.ones((2, 1), np.float32))
+    assert_same(nd.full(2, 7.5), np.full(2, 7.5, np.float32))
+    assert_same(nd.zeros(np.int64(2)), np.zeros(2, np.float32))
+    assert_same(nd.zeros((np.int32(2), 1)), np.zeros((2, 1), np.float32))
+    assert_same(nd.zeros(()), np.zeros((), np.float32))
+
+
+def test_full_with_out_writes_in_place():
+    out = nd.zeros(3)
+    assert nd.full((3,), 2.0, out=out) is out
+    assert_same(out, np.full(3, 2.0, np.float32))
+
+
+def test_arange_matches_mxnet():
+    assert_same(nd.arange(5), np.arange(5, dtype=np.float32))
+    assert_same(nd.arange(1, 4, 0.5), np.arange(1, 4, 0.5, dtype=np.float32))
+    assert_same(nd.arange(3, repeat=2), np.repeat(np.arange(3, dtype=np.float32), 2))
+    assert_same(nd.arange(0, 6, 2, dtype="int64"), np.arange(0, 6, 2))
+    with pytest.raises(ValueError, match="arange: step must not be 0"):
+        nd.arange(0, 3, 0)
+    with pytest.raises(ValueError, match="repeat must be an integer >= 1"):
+        nd.arange(3, repeat=0)
+
+
+def test_zeros_like_ones_like():
+    x = nd.array([[1, 2]], dtype="int8")
+    assert_same(nd.zeros_like(x), np.zeros((1, 2), np.int8))
+    assert_same(nd.ones_like(x), np.ones((1, 2), np.int8))
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    ([[1, 2], [3]], ValueError, "array: source_array must be a rectangular"),
+    ([["a", "b"]], TypeError, "array: source_array must hold numbers"),
+    ([1 + 2j], TypeError, "must hold numbers"),
+    ([None], TypeError, "must hold numbers"),
+])
+def test_array_bad_input(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        nd.array(bad)
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: nd.zeros((2, -1)), ValueError,
+     r"shape must contain non-negative integers \(got \(2, -1\)\)"),
+    (lambda: nd.zeros((2.5,)), TypeError, "shape must be an int or a tuple of ints"),
+    (lambda: nd.zeros("3"), TypeError, "shape must be an int or a tuple of ints"),
+    (lambda: nd.zeros((True,)), TypeError, "shape must be an int or a tuple of ints"),
+    (lambda: nd.zeros(3, dtype="complex64"), TypeError, "dtype must be one of float16"),
+    (lambda: nd.zeros(3, dtype="float128"), TypeError, "dtype must be one of"),
+    (lambda: nd.array([1], dtype="object"), TypeError, "dtype must be one of"),
+    (lambda: nd.zeros(3, ctx="tpu"), ValueError, "device"),
+    (lambda: nd.zeros(3, ctx=5), TypeError, "ctx must be a Context"),
+    (lambda: nd.zeros((1 << 40, 1 << 40)), ValueError, "too large"),
+    (lambda: nd.full((2,), 300, dtype="uint8"), OverflowError, "fill value 300"),
+])
+def test_creation_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+# -- properties, repr, scalars -----------------------------------------------------------
+
+def test_properties():
+    x = nd.zeros((2, 3, 4), dtype="float64")
+    assert (x.shape, x.size, x.ndim, x.stype, len(x)) == ((2, 3, 4), 24, 3, "default", 2)
+    assert x.dtype is np.float64                       # a NumPy scalar type, as MXNet
+    assert x.ctx == rt.cpu() == x.context
+    assert x.nbytes == 24 * 8
+
+
+def test_repr_is_mxnet_form():
+    x = nd.array([[1, 2, 3], [4, 5, 6]])
+    r = repr(x)
+    assert r.endswith("<NDArray 2x3 @cpu(0)>")
+    assert "[[1. 2. 3.]\n [4. 5. 6.]]" in r
+    assert repr(nd.zeros(())).endswith("<NDArray 0-d @cpu(0)>")
+
+
+def test_asscalar_and_python_scalars():
+    assert nd.array([3.5]).asscalar() == np.float32(3.5)
+    assert float(nd.array([[2]])) == 2.0 and int(nd.array([7])) == 7
+    assert bool(nd.array([1])) and not bool(nd.array([0]))
+    with pytest.raises(ValueError, match=r"asscalar: the array must have exactly one "
+                                         r"element \(got shape \(2,\)\)"):
+        nd.array([1, 2]).asscalar()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(nd.array([1, 2]))
+
+
+def test_wait_and_waitall_are_noops():
+    x = nd.ones(2)
+    x.wait_to_read()
+    nd.waitall()
+    assert_same(x, np.ones(2, np.float32))
+
+
+# -- views -------------------------------------------------------------------------------
+
+def test_views_share_memory_and_versions():
+    x = nd.array(np.arange(12).reshape(4, 3))
+    row, rows, flat, det = x[1], x[1:3], x.reshape(-1), x.detach()
+    for v in (row, rows, flat, det):
+        assert v.chunk is x.chunk
+    v0 = x.version
+    rows[:] = -1
+    assert x.version == v0 + 1 == row.version
+    ref = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ref[1:3] = -1
+    assert_same(x, ref)
+    assert_same(flat, ref.reshape(-1))
+    assert_same(row, ref[1])
+
+
+@pytest.mark.parametrize("key", [0, 2, -1, -4, np.int64(1), slice(1, 3), slice(None),
+                                 slice(-2, None), slice(3, 1), slice(10, 20),
+                                 slice(None, None, 1)])
+def test_axis0_int_and_slice_are_views(key):
+    ref = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    x = nd.array(ref)
+    v = x[key]
+    assert v.chunk is x.chunk
+    assert_same(v, ref[key])
+
+
+@pytest.mark.parametrize("key", [
+    (1, 2), (slice(None), 1), slice(None, None, 2), slice(None, None, -1),
+    np.array([0, 2]), np.array([True, False, True, False]), (Ellipsis, 0),
+    (slice(1, 3), slice(0, 2)), [3, 0]])
+def test_other_indexing_returns_copies(key):
+    ref = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    x = nd.array(ref)
+    v = x[key]
+    assert v.chunk is not x.chunk
+    assert_same(v, ref[key])
+
+
+def test_index_with_ndarray():
+    ref = np.arange(10, dtype=np.float32)
+    x = nd.array(ref)
+    assert_same(x[nd.array([1, 3], dtype="int64")], ref[[1, 3]])
+
+
+@pytest.mark.parametrize("key, match", [(4, "index 4 is out of bounds for axis 0 with size 4"),
+                                        (-5, "index -5 is out of bounds"),
+                                        ((0, 9), "out of bounds")])
+def test_out_of_range_index(key, match):
+    x = nd.zeros((4, 3))
+    with pytest.raises(IndexError, match=match):
+        x[key]
+    with pytest.raises(IndexError):
+        nd.zeros(())[0]
+
+
+@pytest.mark.parametrize("new, ref", [((3, 4), (3, 4)), ((-1,), (12,)), ((2, -1), (2, 6)),
+                                      ((0, -1), (2, 6)), ((1, 12, 1), (1, 12, 1))])
+def test_reshape_is_a_view_with_mxnet_special_values(new, ref):
+    a = np.arange(12, dtype=np.float32).reshape(2, 6)
+    x = nd.array(a)
+    for y in (x.reshape(new), x.reshape(*new), x.reshape(shape=new)):
+        assert y.chunk is x.chunk
+        assert_same(y, a.reshape(ref))
+
+
+@pytest.mark.parametrize("new, match", [((5,), "cannot reshape an array of shape"),
+                                        ((-1, -1), "at most one -1"),
+                                        ((-2, 3), "-2, -3, -4 are not supported"),
+                                        ((5, -1), "cannot infer -1"),
+                                        ((1.5,), "shape must be an int")])
+def test_reshape_bad_input(new, match):
+    x = nd.zeros((2, 6))
+    with pytest.raises((ValueError, TypeError), match=match):
+        x.reshape(new)
+
+
+def test_transpose_property():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_same(nd.array(a).T, a.T)
+    v = nd.array([1, 2])
+    assert v.T is v
+
+
+# -- setitem -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, value", [
+    (Ellipsis, 5), (slice(None), np.array([1, 2, 3], np.float32)), (0, 9),
+    ((1, 2), -3), (slice(0, 1), [[7, 8, 9]]), (np.array([True, False]), 4),
+    ((slice(None), 1), np.array([10, 20]))])
+def test_setitem_broadcasts_like_numpy(key, value):
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = nd.array(ref)
+    v0 = x.version
+    x[key] = value
+    ref[key] = value
+    assert_same(x, ref)
+    assert x.version == v0 + 1
+
+
+def test_setitem_from_ndarray_and_overlap():
+    ref = np.arange(6, dtype=np.float32)
+    x = nd.array(ref)
+    x[1:] = x[:5]                            # overlapping views of one chunk
+    ref[1:] = ref[:5].copy()
+    assert_same(x, ref)
+    x[:] = nd.ones(6, dtype="int32")
+    assert_same(x, np.ones(6, np.float32))
+
+
+@pytest.mark.parametrize("key, value, exc", [
+    (slice(None), np.ones(4), ValueError), (7, 1, IndexError),
+    (slice(None), "abc", ValueError), (slice(None), [[1, 2], [3]], ValueError)])
+def test_failed_setitem_writes_nothing(key, value, exc):
+    x = nd.array([1, 2, 3])
+    v0 = x.version
+    with pytest.raises(exc, match="__setitem__"):
+        x[key] = value
+    assert_same(x, np.array([1, 2, 3], np.float32))
+    assert x.version == v0
+
+
+# -- copies and casts ----------------------------------------------------------------------
+
+def test_copy_copyto_as_in_context_astype():
+    x = nd.array([[1.5, -2.5]])
+    y = x.copy()
+    assert y.chunk is not x.chunk
+    y[:] = 0
+    assert_same(x, np.array([[1.5, -2.5]], np.float32))
+    dst = nd.zeros((1, 2), dtype="float64")
+    v0 = dst.version
+    assert x.copyto(dst) is dst and dst.version == v0 + 1
+    assert_same(dst, np.array([[1.5, -2.5]]))
+    assert_same(x.copyto(rt.cpu()), x.asnumpy())
+    assert x.as_in_context(rt.cpu()) is x
+    assert_same(x.astype("int32"), np.array([[1, -2]], np.int32))
+    assert x.astype("float32", copy=False) is x
+    assert x.astype("float32") is not x
+    with pytest.raises(ValueError, match=r"copyto: shape \(1, 2\) does not match"):
+        x.copyto(nd.zeros(3))
+    with pytest.raises(TypeError, match="copyto: other must be an NDArray or a Context"):
+        x.copyto(3)
+
+
+def test_copy_of_a_view_copies_only_the_view():
+    x = nd.array(np.arange(6).reshape(3, 2))
+    assert_same(x[1:].copy(), np.arange(2, 6, dtype=np.float32).reshape(2, 2))
+    assert_same(x[2].copy(), np.array([4, 5], np.float32))
+
+
+def test_asnumpy_is_a_copy():
+    x = nd.array([1, 2])
+    a = x.asnumpy()
+    a[0] = 100
+    assert_same(x, np.array([1, 2], np.float32))
+
+
+# -- interop -------------------------------------------------------------------------------
+
+def test_np_asarray_is_zero_copy_and_keeps_memory_alive():
+    x = nd.array([1, 2, 3])
+    a = np.asarray(x)
+    assert a.ctypes.data == x.chunk.data_pointer
+    a[0] = 42                                  # writes through
+    assert x.asnumpy()[0] == 42
+    used = allocator.memory_allocated()
+    del x
+    gc.collect()
+    assert allocator.memory_allocated() == used   # the view holds the chunk
+    assert a[0] == 42
+    del a
+    assert allocator.memory_allocated() < used
+
+
+def test_array_protocol_copy_and_dtype():
+    x = nd.array([1, 2])
+    assert np.array(x).ctypes.data != x.chunk.data_pointer    # np.array copies
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    m = memoryview(x)
+    assert m.format == "f" and m.shape == (2,) and m.strides == (4,)
+
+
+def test_views_export_their_offset():
+    x = nd.array(np.arange(6).reshape(3, 2))
+    np.testing.assert_array_equal(np.asarray(x[1:]), [[2, 3], [4, 5]])
+    np.testing.assert_array_equal(np.asarray(x[2]), [4, 5])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dlpack_both_ways_with_numpy(dtype):
+    ref = (np.arange(6) % 3).astype(dtype).reshape(2, 3)
+    x = nd.array(ref, dtype=dtype)
+    a = np.from_dlpack(x)
+    assert a.ctypes.data == x.chunk.data_pointer
+    np.testing.assert_array_equal(a, ref)
+    assert x.__dlpack_device__() == (1, 0)
+    src = ref.copy()
+    y = nd.from_dlpack(src)
+    assert y.chunk.borrowed and y.chunk.data_pointer == src.ctypes.data
+    assert_same(y, src)
+    y[0] = 1                                   # writes reach the producer's memory
+    assert np.all(src[0] == np.ones(3, dtype))
+
+
+def test_from_dlpack_copies_non_contiguous_memory():
+    src = np.arange(6, dtype=np.float32).reshape(2, 3).T
+    y = nd.from_dlpack(src)
+    assert not y.chunk.borrowed
+    assert_same(y, src)
+
+
+def test_from_dlpack_refuses_unsupported_dtypes():
+    with pytest.raises(TypeError, match="the DLPack dtype must be one of"):
+        nd.from_dlpack(np.zeros(2, np.complex64))
+
+
+def test_dlpack_with_torch():
+    torch = pytest.importorskip("torch")
+    x = nd.array([[1, 2], [3, 4]])
+    t = torch.from_dlpack(x)
+    assert t.data_ptr() == x.chunk.data_pointer
+    t[0, 0] = 9
+    assert x.asnumpy()[0, 0] == 9
+    y = nd.from_dlpack(torch.arange(4, dtype=torch.int64))
+    assert_same(y, np.arange(4))
+
+
+def test_pickle_round_trip():
+    x = nd.array([[1, 2], [3, 4]], dtype="int8")
+    y = pickle.loads(pickle.dumps(x))
+    assert_same(y, x.asnumpy())
+    assert y.ctx == x.ctx and y.chunk is not x.chunk
+
+
+# -- contexts ------------------------------------------------------------------------------
+
+def test_context_manager_and_current_context():
+    assert rt.current_context() == rt.cpu(0)
+    with rt.Context("cpu", 0) as c:
+        assert rt.current_context() is c
+        assert nd.zeros(2).ctx == c
+    assert rt.current_context() == rt.cpu(0)
+    assert repr(rt.gpu(1)) == "gpu(1)" and rt.gpu(1) == rt.Context("gpu", 1)
+    assert hash(rt.cpu()) == hash(rt.Context("cpu", 0))
+    with pytest.raises(ValueError, match="device_type must be one of"):
+        rt.Context("tpu")
+    with pytest.raises(ValueError, match="device_id must be an integer >= 0"):
+        rt.gpu(-1)
+
+
+def test_context_is_thread_local():
+    seen = []
+    with rt.Context("cpu_pinned", 0):
+        t = threading.Thread(target=lambda: seen.append(rt.current_context()))
+        t.start()
+        t.join()
+    assert seen == [rt.cpu(0)]
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+def test_memory_returns_to_the_pool_when_the_last_view_dies():
+    start = allocator.memory_allocated()
+    x = nd.zeros((1024, 256))
+    v = x[3:5]
+    assert allocator.memory_allocated() >= start + 1024 * 256 * 4
+    del x
+    assert allocator.memory_allocated() >= start + 1024 * 256 * 4   # v keeps it
+    del v
+    assert allocator.memory_allocated() == start
+
+
+def test_zero_size_arrays_take_no_pool_memory():
+    start = allocator.memory_stats()["allocation.all.current"]
+    x = nd.zeros((0, 5))
+    assert allocator.memory_stats()["allocation.all.current"] == start
+    assert np.asarray(x).shape == (0, 5)
+
+
+def test_failed_allocation_leaves_nothing_behind():
+    pool = allocator.get_pool()
+    start = pool.memory_stats()["allocated_bytes.all.current"]
+    pool.set_limit(pool.memory_stats()["reserved_bytes.all.current"] + (1 << 20))
+    try:
+        with pytest.raises(allocator.OutOfMemoryError):
+            nd.zeros((64 << 20,))
+    finally:
+        pool.set_limit(0)
+    assert pool.memory_stats()["allocated_bytes.all.current"] == start
