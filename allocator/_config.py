@@ -9,7 +9,7 @@
 | NDRT_MEM_POOL_ROUND_LINEAR_CUTOFF   | 24        | round: powers of two up to 2**cutoff       |
 | NDRT_MEM_LARGE_ALLOC_ROUND_SIZE     | 2097152   | naive: granule above this size             |
 | NDRT_GPU_MEM_POOL_RESERVE           | 5         | gpu: percent of device memory left free    |
-| NDRT_MEM_POOL_MAX_SPLIT_SIZE        | 0         | bestfit: never split blocks this large (0: no limit) |
+| NDRT_MEM_POOL_MAX_SPLIT_SIZE        | 10485760  | bestfit: requests this large get their own segment, never split |
 """
 
 import os
@@ -31,8 +31,9 @@ _PARAMS = {
                                "a positive multiple of 4096"),
     "reserve_percent": ("NDRT_GPU_MEM_POOL_RESERVE", 5,
                         lambda v: 0 <= v <= 100, "an integer percentage in [0, 100]"),
-    "max_split_size": ("NDRT_MEM_POOL_MAX_SPLIT_SIZE", 0,
-                       lambda v: v >= 0, "an integer >= 0 (0: no limit)"),
+    "max_split_size": ("NDRT_MEM_POOL_MAX_SPLIT_SIZE", 10 << 20,
+                       lambda v: (1 << 20) < v <= (20 << 20),
+                       "an integer number of bytes in (1 MiB, 20 MiB]"),
 }
 
 

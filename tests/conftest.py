@@ -33,11 +33,15 @@ def _allocated():
 
 @pytest.fixture(autouse=True)
 def pools_balance():
-    """Every test must leave each process-wide pool with the bytes it started with."""
-    gc.collect()
+    """Every test must leave each process-wide pool with no more allocated bytes than it
+    started with.  gc runs only when the counts differ (a full collection per test would
+    double the suite's time); garbage of earlier tests freed meanwhile lowers the count,
+    which is fine."""
     before = _allocated()
     yield
-    gc.collect()
     after = _allocated()
-    leaked = {d: after[d] - before.get(d, 0) for d in after if after[d] != before.get(d, 0)}
-    assert not leaked, f"pool allocated bytes changed during the test: {leaked}"
+    if after != before:
+        gc.collect()
+        after = _allocated()
+    leaked = {d: after[d] - before.get(d, 0) for d in after if after[d] > before.get(d, 0)}
+    assert not leaked, f"pool allocated bytes grew during the test: {leaked}"

@@ -1,6 +1,6 @@
 from libc.stdint cimport int64_t, uint8_t, uintptr_t
 from libcpp.pair cimport pair
-from libcpp.set cimport set as cset
+from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
@@ -21,7 +21,7 @@ cdef struct Block:
     Block* next
     void* pool           # owning Pool, borrowed
     uint8_t state
-    bint small           # bestfit: carved from a small-block segment
+    uint8_t cls          # bestfit: size class of its segment (small, medium, large)
 
 
 cdef struct Stat:
@@ -55,6 +55,8 @@ cdef class Pool:
     cdef int cache_block(self, Block* b) except -1
     cdef int pop_free_segments(self, vector[Block*]& out) except -1
     cdef size_t largest_free(self)
+    cdef int before_grow(self, size_t seg) except -1
+    cdef void init_segment(self, Block* b, size_t rounded) noexcept
 
     # shared machinery
     cdef Block* new_block(self, uintptr_t ptr, size_t size) except NULL
@@ -79,10 +81,14 @@ cdef class RoundPool(NaivePool):
 
 cdef class BestFitPool(Pool):
     cdef size_t max_split
-    cdef cset[pair[size_t, uintptr_t]] small_free
-    cdef cset[pair[size_t, uintptr_t]] large_free
+    # Free blocks of each size class keyed by (size, address): the best fit is the lower
+    # bound, ties go to the lowest address, so a trace replays the same way every time.
+    # (three fields, not an array: Cython constructs C++ members but not arrays of them)
+    cdef cmap[pair[size_t, uintptr_t], Block*] free_small, free_medium, free_large
+    cdef cmap[pair[size_t, uintptr_t], Block*]* index(self, int cls) noexcept
     cdef int unlink(self, Block* b) except -1
     cdef void insert(self, Block* b) noexcept
+    cdef int size_class(self, size_t rounded) noexcept
 
 
 cdef class UnpooledPool(Pool):

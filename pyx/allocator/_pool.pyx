@@ -16,7 +16,7 @@ from cython.operator cimport dereference as deref, preincrement as inc
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport free as c_free, malloc as c_malloc
 from libcpp.pair cimport pair
-from libcpp.set cimport set as cset
+from libcpp.map cimport map as cmap
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
@@ -27,15 +27,21 @@ from allocator.errors import OutOfMemoryError
 MAX_ALLOC = 1 << 50
 cdef size_t C_MAX_ALLOC = MAX_ALLOC
 
-# bestfit geometry (PyTorch's caching allocator): 512-byte granules; requests up to
-# 1 MiB share 2 MiB segments, up to 10 MiB share 20 MiB segments, larger ones get
-# their own segment rounded to 2 MiB.
+# bestfit geometry (after PyTorch's caching allocator): 512-byte granules; requests up
+# to 1 MiB share 2 MiB segments, requests below max_split_size (10 MiB by default) share
+# 20 MiB segments; larger ones get a segment of their own, rounded to 2 MiB and never
+# split, that later serves only requests it fits within LARGE_SLACK (1/8 of the request,
+# at least 2 MiB).
 cdef size_t MIN_BLOCK = 512
 cdef size_t SMALL_SIZE = 1 << 20
 cdef size_t SMALL_SEGMENT = 2 << 20
-cdef size_t MEDIUM_SIZE = 10 << 20
-cdef size_t LARGE_SEGMENT = 20 << 20
+cdef size_t MEDIUM_SEGMENT = 20 << 20
 cdef size_t SEGMENT_ROUND = 2 << 20
+DEFAULT_MAX_SPLIT = 10 << 20
+cdef enum SizeClass:
+    CLS_SMALL = 0
+    CLS_MEDIUM = 1
+    CLS_LARGE = 2
 
 
 cdef inline void stat_add(Stat* s, int64_t n) noexcept:
@@ -195,6 +201,13 @@ cdef class Pool:
     cdef size_t largest_free(self):
         return 0
 
+    cdef int before_grow(self, size_t seg) except -1:
+        """Called on a miss before the pool asks the upstream for ``seg`` more bytes."""
+        return 0
+
+    cdef void init_segment(self, Block* b, size_t rounded) noexcept:
+        """Called on a fresh segment taken for a request of ``rounded`` bytes."""
+
     # -- shared machinery ----------------------------------------------------------
 
     cdef Block* new_block(self, uintptr_t ptr, size_t size) except NULL:
@@ -213,7 +226,7 @@ cdef class Pool:
         b.next = NULL
         b.pool = <void*>self
         b.state = CACHED
-        b.small = False
+        b.cls = 0
         return b
 
     cdef void recycle(self, Block* b):
@@ -236,6 +249,7 @@ cdef class Pool:
         cdef uintptr_t p
         cdef Block* b
         self.n_misses += 1
+        self.before_grow(seg)
         p = self.upstream_alloc(seg)
         if p == 0:
             # The ladder: give back the cache, let Python drop dead arrays, retry.
@@ -258,6 +272,7 @@ cdef class Pool:
             raise
         stat_add(&self.st_reserved, seg)
         stat_add(&self.st_segment, 1)
+        self.init_segment(b, rounded)
         return self.carve(b, rounded)
 
     cdef int release_segment(self, Block* b) except -1:
@@ -499,48 +514,73 @@ cdef class RoundPool(NaivePool):
 
 
 cdef class BestFitPool(Pool):
-    """Segments split on allocation and coalesced on free (PyTorch's caching allocator).
+    """Segments split on allocation and coalesced on free (after PyTorch's caching
+    allocator), with three size classes so that small blocks never pin large memory:
 
-    Free blocks sit in two ordered indexes (blocks up to 1 MiB, larger ones) keyed by
-    (size, descriptor), so the best fit is one ``lower_bound``.  A block of
-    ``max_split_size`` or more is never split (0: no such limit), and such oversize
-    blocks only serve requests of that class, so large cached segments are not carved
-    into small pieces.
+    - requests up to 1 MiB are carved from 2 MiB segments;
+    - requests below ``max_split_size`` (default 10 MiB) from 20 MiB segments;
+    - larger requests get a segment of their own, never split, reused only by requests
+      it fits within 1/8 (at least 2 MiB): large blocks are not carved up.
+
+    Free blocks sit in one ordered index per class keyed by (size, address), so the best
+    fit is one ``lower_bound``.  On a miss, when the cache holds at least the bytes
+    asked for but no block fits, the segments that are entirely free go back to the
+    upstream first, so reserved memory follows use instead of ratcheting up.
     """
 
-    def __init__(self, Upstream upstream not None, device=None, limit=0, *, max_split_size=0):
+    def __init__(self, Upstream upstream not None, device=None, limit=0, *,
+                 max_split_size=DEFAULT_MAX_SPLIT):
         super().__init__(upstream, device, limit)
-        if type(max_split_size) is not int or max_split_size < 0:
-            raise ValueError(f"max_split_size must be an integer >= 0 bytes, 0 meaning no "
-                             f"limit (got {max_split_size!r})")
+        if (type(max_split_size) is not int or max_split_size <= SMALL_SIZE
+                or max_split_size > MEDIUM_SEGMENT):
+            raise ValueError(f"max_split_size must be an integer in (1 MiB, 20 MiB] bytes "
+                             f"(got {max_split_size!r})")
         self.max_split = max_split_size
         self.strategy = "bestfit"
 
     def __dealloc__(self):
         self.release_at_dealloc()
 
+    cdef cmap[pair[size_t, uintptr_t], Block*]* index(self, int cls) noexcept:
+        if cls == CLS_SMALL:
+            return &self.free_small
+        if cls == CLS_MEDIUM:
+            return &self.free_medium
+        return &self.free_large
+
+    cdef int size_class(self, size_t rounded) noexcept:
+        if rounded <= SMALL_SIZE:
+            return CLS_SMALL
+        if rounded < self.max_split:
+            return CLS_MEDIUM
+        return CLS_LARGE
+
     cdef size_t round_size(self, size_t nbytes) except 0:
         return round_up(nbytes, MIN_BLOCK)
 
     cdef size_t segment_size(self, size_t rounded) except 0:
-        if rounded <= SMALL_SIZE:
+        cdef int c = self.size_class(rounded)
+        if c == CLS_SMALL:
             return SMALL_SEGMENT
-        if rounded < MEDIUM_SIZE:
-            return LARGE_SEGMENT
+        if c == CLS_MEDIUM:
+            return MEDIUM_SEGMENT
         return round_up(rounded, SEGMENT_ROUND)
 
+    cdef void init_segment(self, Block* b, size_t rounded) noexcept:
+        b.cls = self.size_class(rounded)
+
     cdef Block* take_cached(self, size_t rounded) except? NULL:
-        cdef cset[pair[size_t, uintptr_t]]* idx = (
-            &self.small_free if rounded <= SMALL_SIZE else &self.large_free)
+        cdef int c = self.size_class(rounded)
+        cdef cmap[pair[size_t, uintptr_t], Block*]* idx = self.index(c)
         cdef Block* b
+        cdef size_t slack
         it = idx.lower_bound(pair[size_t, uintptr_t](rounded, 0))
         if it == idx.end():
             return NULL
-        b = <Block*>deref(it).second
-        if self.max_split:
-            if rounded < self.max_split and b.size >= self.max_split:
-                return NULL
-            if rounded >= self.max_split and b.size >= rounded + LARGE_SEGMENT:
+        b = deref(it).second
+        if c == CLS_LARGE:
+            slack = rounded // 4 if rounded // 4 > SEGMENT_ROUND else SEGMENT_ROUND
+            if b.size > rounded + slack:
                 return NULL
         idx.erase(it)
         return self.carve(b, rounded)
@@ -548,15 +588,11 @@ cdef class BestFitPool(Pool):
     cdef Block* carve(self, Block* b, size_t rounded) except NULL:
         cdef size_t rest = b.size - rounded
         cdef Block* nb
-        if b.prev == NULL and b.next == NULL:  # a whole segment: its class follows the request
-            b.small = rounded <= SMALL_SIZE
-        if b.small:
-            if rest < MIN_BLOCK:
-                return b
-        elif rest <= SMALL_SIZE or (self.max_split and b.size >= self.max_split):
+        if b.cls == CLS_LARGE or rest < MIN_BLOCK or (b.cls == CLS_MEDIUM
+                                                      and rest <= SMALL_SIZE):
             return b
         nb = self.new_block(b.ptr + rounded, rest)
-        nb.small = b.small
+        nb.cls = b.cls
         nb.prev = b
         nb.next = b.next
         if b.next != NULL:
@@ -568,16 +604,10 @@ cdef class BestFitPool(Pool):
 
     cdef void insert(self, Block* b) noexcept:
         b.state = CACHED
-        if b.small:
-            self.small_free.insert(pair[size_t, uintptr_t](b.size, <uintptr_t>b))
-        else:
-            self.large_free.insert(pair[size_t, uintptr_t](b.size, <uintptr_t>b))
+        deref(self.index(b.cls))[pair[size_t, uintptr_t](b.size, b.ptr)] = b
 
     cdef int unlink(self, Block* b) except -1:
-        if b.small:
-            self.small_free.erase(pair[size_t, uintptr_t](b.size, <uintptr_t>b))
-        else:
-            self.large_free.erase(pair[size_t, uintptr_t](b.size, <uintptr_t>b))
+        self.index(b.cls).erase(pair[size_t, uintptr_t](b.size, b.ptr))
         return 0
 
     cdef int cache_block(self, Block* b) except -1:
@@ -602,25 +632,66 @@ cdef class BestFitPool(Pool):
         self.insert(b)
         return 0
 
+    cdef int before_grow(self, size_t seg) except -1:
+        # Release whole free segments, largest first, until the cache holds less than
+        # the segment about to be taken.
+        cdef vector[Block*] segs
+        cdef Block* b
+        cdef Py_ssize_t i
+        cdef int c
+        cdef size_t cached = self.st_reserved.current - self.st_allocated.current
+        if cached < seg:
+            return 0
+        for c in range(2, -1, -1):
+            _pop_whole_segments(deref(self.index(c)), segs)
+        # segs: whole free segments; release the largest first
+        sort_by_size(segs)
+        i = <Py_ssize_t>segs.size() - 1
+        while i >= 0 and cached >= seg:
+            b = segs[i]
+            cached -= b.size
+            segs.pop_back()
+            self.release_segment(b)
+            i -= 1
+        for b in segs:           # the rest go back into the cache
+            self.insert(b)
+        return 0
+
     cdef int pop_free_segments(self, vector[Block*]& out) except -1:
-        _pop_whole_segments(self.small_free, out)
-        _pop_whole_segments(self.large_free, out)
+        cdef int c
+        for c in range(3):
+            _pop_whole_segments(deref(self.index(c)), out)
         return 0
 
     cdef size_t largest_free(self):
         cdef size_t best = 0
-        if not self.small_free.empty():
-            best = deref(self.small_free.rbegin()).first
-        if not self.large_free.empty() and deref(self.large_free.rbegin()).first > best:
-            best = deref(self.large_free.rbegin()).first
+        cdef int c
+        cdef cmap[pair[size_t, uintptr_t], Block*]* idx
+        for c in range(3):
+            idx = self.index(c)
+            if not idx.empty() and deref(idx.rbegin()).first.first > best:
+                best = deref(idx.rbegin()).first.first
         return best
 
 
-cdef void _pop_whole_segments(cset[pair[size_t, uintptr_t]]& idx, vector[Block*]& out):
+cdef extern from "<algorithm>" namespace "std" nogil:
+    void sort[It, Cmp](It first, It last, Cmp comp) except +
+
+
+cdef bint _smaller(Block* a, Block* b) noexcept nogil:
+    return a.size < b.size
+
+
+cdef void sort_by_size(vector[Block*]& v) noexcept:
+    sort(v.begin(), v.end(), _smaller)
+
+
+cdef void _pop_whole_segments(cmap[pair[size_t, uintptr_t], Block*]& idx,
+                              vector[Block*]& out):
     cdef Block* b
     it = idx.begin()
     while it != idx.end():
-        b = <Block*>deref(it).second
+        b = deref(it).second
         if b.prev == NULL and b.next == NULL:
             out.push_back(b)
             it = idx.erase(it)

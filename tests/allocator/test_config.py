@@ -32,7 +32,7 @@ def test_environment_values_are_parsed():
     ("NDRT_MEM_POOL_ROUND_LINEAR_CUTOFF", "99", r"\[12, 40\]"),
     ("NDRT_MEM_LARGE_ALLOC_ROUND_SIZE", "abc", "multiple of 4096"),
     ("NDRT_GPU_MEM_POOL_RESERVE", "150", r"\[0, 100\]"),
-    ("NDRT_MEM_POOL_MAX_SPLIT_SIZE", "-1", ">= 0"),
+    ("NDRT_MEM_POOL_MAX_SPLIT_SIZE", "-1", r"in \(1 MiB, 20 MiB\]"),
 ])
 def test_bad_environment_value_names_variable_value_and_rule(var, value, rule):
     with pytest.raises(ValueError, match=var) as ei:

@@ -88,12 +88,46 @@ def test_bestfit_partial_segment_is_not_released():
 
 
 def test_bestfit_picks_the_smallest_block_that_fits():
-    pool = BestFitPool(FakeUpstream())
-    # Three large segments of distinct sizes, all cached.
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    # Segments of their own (>= max_split_size), all cached.
     sizes = [30 * MiB, 12 * MiB, 20 * MiB]
     ptrs = {s: pool.alloc(s).ptr for s in sizes}
     assert pool.alloc(11 * MiB).ptr == ptrs[12 * MiB]
-    assert pool.alloc(13 * MiB).ptr == ptrs[20 * MiB]
+    assert pool.alloc(18 * MiB).ptr == ptrs[20 * MiB]
+    assert len(up.allocs) == 3
+
+
+def test_bestfit_large_blocks_serve_only_requests_they_fit_closely():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    a, b = pool.alloc(64 * MiB), pool.alloc(12 * MiB)
+    big = a.ptr
+    del a, b                                 # both cached whole
+    c = pool.alloc(60 * MiB)                 # within the slack (1/4): reused whole
+    assert c.ptr == big and c.nbytes_reserved == 64 * MiB
+    d = pool.alloc(30 * MiB)                 # 12 MiB too small, 64 MiB taken: new segment
+    assert up.allocs == [64 * MiB, 12 * MiB, 30 * MiB] and d.ptr != big
+    held = pool.alloc(11 * MiB)              # the cached 12 MiB block fits closely
+    assert held.nbytes_reserved == 12 * MiB and len(up.allocs) == 3
+
+
+def test_bestfit_ties_go_to_the_lowest_address():
+    pool = BestFitPool(FakeUpstream())
+    held = [pool.alloc(1000) for _ in range(6)]
+    addrs = [b.ptr for b in held]
+    held[4].free()
+    held[1].free()
+    assert pool.alloc(1000).ptr == addrs[1]
+
+
+def test_bestfit_gives_back_free_segments_before_growing():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    pool.alloc(40 * MiB)                     # cached whole, too big for what follows
+    pool.alloc(30 * MiB)                     # cache (40) >= need (30): 40 goes back first
+    assert up.frees == [40 * MiB]
+    assert pool.memory_stats()["reserved_bytes.all.current"] == 30 * MiB
 
 
 def test_bestfit_segment_sizes():
@@ -108,14 +142,16 @@ def test_bestfit_segment_sizes():
     assert len(up.allocs) == 3 and held[-1].ptr == held[1].ptr + 3 * MiB
 
 
-def test_bestfit_max_split_keeps_large_blocks_whole():
+def test_bestfit_max_split_size_sets_the_own_segment_class():
     up = FakeUpstream()
-    pool = BestFitPool(up, max_split_size=32 * MiB)
-    pool.alloc(64 * MiB)                            # cached, oversize
-    b = pool.alloc(4 * MiB)                         # must not carve the 64 MiB block
-    assert up.allocs == [64 * MiB, 20 * MiB] and b.nbytes_reserved == 4 * MiB
-    c = pool.alloc(60 * MiB)                        # oversize request takes it whole
-    assert c.nbytes_reserved == 64 * MiB and len(up.allocs) == 2
+    pool = BestFitPool(up, max_split_size=4 * MiB)
+    pool.alloc(5 * MiB)                      # >= 4 MiB: own segment, rounded to 2 MiB
+    assert up.allocs == [6 * MiB]
+    pool2 = BestFitPool(FakeUpstream())
+    held = [pool2.alloc(5 * MiB), pool2.alloc(5 * MiB)]   # < 10 MiB: share a 20 MiB segment
+    assert pool2.upstream.allocs == [20 * MiB] and held[1].ptr == held[0].ptr + 5 * MiB
+    with pytest.raises(ValueError, match=r"max_split_size must be an integer in \(1 MiB, 20 MiB\]"):
+        BestFitPool(FakeUpstream(), max_split_size=0)
 
 
 def test_unpooled_goes_straight_to_the_upstream():
