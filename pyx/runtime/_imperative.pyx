@@ -13,6 +13,7 @@ import numpy as np
 cimport cython
 cimport numpy as cnp
 from libc.stdint cimport uintptr_t
+from libc.string cimport memcpy
 
 from runtime._ndarray cimport (STYPE_DEFAULT, Chunk, NDArray, new_dense, np_view,
                                set_operator_impl)
@@ -84,10 +85,14 @@ _find_loops(_BINARY_UFUNCS, binary_loops, binary_data, 3)
 _find_loops(_UNARY_UFUNCS, unary_loops, unary_data, 2)
 
 
+cdef list _binary_defaults = [None] * N_CODES
+
+
 def _register_codes(binary, scalar, rscalar, unary):
     """runtime.ops tells which registry op implements each Python operator code."""
     for code, op in binary.items():
         _binary_ops[code] = op
+        _binary_defaults[code] = op.parse_attrs({})
     for code, op in scalar.items():
         _scalar_ops[code] = op
     for code, op in rscalar.items():
@@ -199,7 +204,8 @@ cdef object binary_impl(int code, object a, object b, int flags):
         op = _binary_ops[code]
         if op is None:
             return NotImplemented
-        return invoke_parsed(op, [a, b], {}, a if flags & 2 else None, None)
+        return invoke_parsed(op, [a, b], dict(_binary_defaults[code]), a if flags & 2 else None,
+                             None)
     if isinstance(a, NDArray) and _is_scalar(b):
         op = _scalar_ops[code]
         x = a
@@ -217,6 +223,100 @@ cdef object binary_impl(int code, object a, object b, int flags):
     return invoke_parsed(op, [x], {"scalar": float(b)}, x if flags & 2 else None, None)
 
 
+@cython.final
+cdef class FastFunction:
+    """An ``nd`` function whose plain calls (arrays only, no keywords) take the direct
+    ufunc-loop road; anything else goes to ``general`` (the registry-driven function)."""
+    cdef int code
+    cdef int arity
+    cdef readonly object general
+    cdef readonly str __name__
+    cdef readonly object __doc__
+
+    def __init__(self, int code, int arity, general):
+        self.code = code
+        self.arity = arity
+        self.general = general
+        self.__name__ = general.__name__
+        self.__doc__ = general.__doc__
+
+    def __call__(self, *args, **kwargs):
+        cdef object res = None
+        if not kwargs and len(args) == self.arity:
+            if self.arity == 1 and type(args[0]) is NDArray:
+                res = fast_unary(self.code, <NDArray>args[0])
+            elif self.arity == 2 and type(args[0]) is NDArray and type(args[1]) is NDArray:
+                res = fast_binary(self.code, <NDArray>args[0], <NDArray>args[1], None)
+        if res is not None:
+            return res
+        return self.general(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<nd function {self.__name__}>"
+
+
+# Full reductions with default attributes (x.sum(), nd.mean(x)): the binary ufunc loop
+# run as NumPy runs a reduction (output stride 0, so NumPy's pairwise summation applies).
+_REDUCE_CODES = {"sum": 0, "mean": 0, "prod": 2, "max": 13, "min": 14}
+
+
+cdef object fast_reduce(int code, bint mean, NDArray x):
+    cdef loop_t fn
+    cdef int t
+    cdef char* args[3]
+    cdef cnp.npy_intp n
+    cdef cnp.npy_intp steps[3]
+    cdef Py_ssize_t size = x._size(), isz
+    cdef NDArray out
+    if (not _fast_enabled or _recording or x._stype != STYPE_DEFAULT or not x._chunk.host
+            or size == 0):
+        return None
+    t = (<cnp.dtype>x._dtype).type_num
+    if t >= N_TYPES or (mean and t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64):
+        return None
+    fn = binary_loops[code][t]
+    if fn == NULL:
+        return None
+    isz = (<cnp.dtype>x._dtype).itemsize
+    out = new_dense((1,), x._dtype, x._chunk.ctx, 0)
+    args[0] = <char*>out._chunk.ptr()
+    args[1] = <char*>(x._chunk.ptr() + x._offset)
+    memcpy(args[0], args[1], isz)
+    args[1] += isz
+    args[2] = args[0]
+    steps[0] = steps[2] = 0
+    steps[1] = isz
+    n = size - 1
+    if n >= NOGIL_MIN:
+        with nogil:
+            fn(args, &n, steps, binary_data[code][t])
+    elif n:
+        fn(args, &n, steps, binary_data[code][t])
+    if mean:
+        if t == cnp.NPY_FLOAT32:
+            (<float*>args[0])[0] /= size
+        else:
+            (<double*>args[0])[0] /= size
+    return out
+
+
+def reduce_all(str name, NDArray x):
+    """``name`` over every axis of dense host ``x`` into a new (1,) array, or None when
+    the short road does not apply (then the caller invokes the op)."""
+    code = _REDUCE_CODES.get(name)
+    if code is None:
+        return None
+    return fast_reduce(code, name == "mean", x)
+
+
+cdef object reduce_impl(int code, object x):
+    """NDArray.sum()/mean()/max()/min() without arguments (codes: 0 sum, 1 mean, 13
+    max, 14 min)."""
+    if code == 1:
+        return fast_reduce(0, True, <NDArray>x)
+    return fast_reduce(code, False, <NDArray>x)
+
+
 cdef object unary_impl(int code, object a):
     cdef object res = fast_unary(code, <NDArray>a)
     if res is not None:
@@ -224,7 +324,7 @@ cdef object unary_impl(int code, object a):
     return invoke_parsed(_unary_ops[code], [a], {}, None, None)
 
 
-set_operator_impl(binary_impl, unary_impl)
+set_operator_impl(binary_impl, unary_impl, reduce_impl)
 
 
 # -- storage fallback --------------------------------------------------------------------

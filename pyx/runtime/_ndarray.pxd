@@ -59,4 +59,6 @@ cdef object dense_from_numpy(object src, object ctx)
 
 ctypedef object (*binary_impl_t)(int code, object a, object b, int flags)
 ctypedef object (*unary_impl_t)(int code, object a)
-cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary) noexcept
+ctypedef object (*reduce_impl_t)(int code, object a)
+cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary,
+                            reduce_impl_t reduce) noexcept

@@ -6,6 +6,8 @@ share the chunk with a byte offset.  Sparse arrays keep their data and aux array
 views whose base is the chunk, so memory goes back to the pool only when the last
 NDArray and the last NumPy view of it are gone.
 """
+from functools import partial
+
 import numpy as np
 
 cimport cython
@@ -360,14 +362,28 @@ def ones(shape, ctx=None, dtype=None):
 
 # -- Python operators: implemented by runtime._imperative, which registers itself here ----
 
+_method_hook = None
+
+
+def _set_method_hook(fn):
+    """runtime.nd installs ``fn(name) -> nd function or None`` for NDArray methods."""
+    global _method_hook
+    _method_hook = fn
+
+
 cdef binary_impl_t _binary_impl = NULL
 cdef unary_impl_t _unary_impl = NULL
 
 
-cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary) noexcept:
-    global _binary_impl, _unary_impl
+cdef reduce_impl_t _reduce_impl = NULL
+
+
+cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary,
+                            reduce_impl_t reduce) noexcept:
+    global _binary_impl, _unary_impl, _reduce_impl
     _binary_impl = binary
     _unary_impl = unary
+    _reduce_impl = reduce
 
 
 cdef inline object _bin(int code, object a, object b, int flags):
@@ -616,10 +632,12 @@ cdef class NDArray:
         return self._storage_view(i)
 
     def _storage_view(self, int i):
-        """Zero-copy NumPy view of the data (i = -1) or aux i of a host sparse array."""
+        """Zero-copy NumPy view of the data (i = -1) or aux i of a host array (a dense
+        array's data is the array itself, view offset and shape included)."""
         cdef Chunk c = self._chunk
         if i < 0:
-            return _view(c.ptr() + self._offset, c.storage_shape, self._dtype, c)
+            shape = self._shape if self._stype == STYPE_DEFAULT else c.storage_shape
+            return _view(c.ptr() + self._offset, shape, self._dtype, c)
         return _view(c.aux_ptrs[i], c.aux_shapes[i], I64, c)
 
     def _storage_ptr(self, int i):
@@ -910,6 +928,50 @@ cdef class NDArray:
     def __hash__(self):
         return id(self) >> 4
 
+    def sum(self, *args, **kwargs):
+        """Sum over ``axis`` (all axes by default); see ``nd.sum``."""
+        cdef object res
+        if not args and not kwargs and _reduce_impl != NULL:
+            res = _reduce_impl(0, self)
+            if res is not None:
+                return res
+        return _method_hook("sum")(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        """Mean over ``axis``; see ``nd.mean``."""
+        cdef object res
+        if not args and not kwargs and _reduce_impl != NULL:
+            res = _reduce_impl(1, self)
+            if res is not None:
+                return res
+        return _method_hook("mean")(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        """Maximum over ``axis``; see ``nd.max``."""
+        cdef object res
+        if not args and not kwargs and _reduce_impl != NULL:
+            res = _reduce_impl(13, self)
+            if res is not None:
+                return res
+        return _method_hook("max")(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        """Minimum over ``axis``; see ``nd.min``."""
+        cdef object res
+        if not args and not kwargs and _reduce_impl != NULL:
+            res = _reduce_impl(14, self)
+            if res is not None:
+                return res
+        return _method_hook("min")(self, *args, **kwargs)
+
+    def __getattr__(self, name):
+        # Every registry operator is also a method (x.sum(axis=1), x.exp()), as in MXNet.
+        if _method_hook is not None and not name.startswith("__"):
+            fn = _method_hook(name)
+            if fn is not None:
+                return partial(fn, self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __iter__(self):
         if not self._shape:
             raise TypeError("iteration over a 0-d array")
@@ -954,10 +1016,13 @@ cdef class CSRNDArray(NDArray):
         return self._chunk.storage_shape[0]
 
     def asscipy(self):
-        """A ``scipy.sparse.csr_matrix`` copy."""
+        """A ``scipy.sparse.csr_matrix`` copy (float16 values become float32: SciPy has no
+        float16 sparse support)."""
         import scipy.sparse as sp
-        return sp.csr_matrix((self._storage_np(-1).copy(), self._storage_np(1).copy(),
-                              self._storage_np(0).copy()), shape=self._shape)
+        data = self._storage_np(-1)
+        data = data.astype(np.float32) if data.dtype == np.float16 else data.copy()
+        return sp.csr_matrix((data, self._storage_np(1).copy(), self._storage_np(0).copy()),
+                             shape=self._shape)
 
     def check_format(self, full_check=True):
         """Validate the layout (MXNet's rules); raises ValueError at the first defect."""

@@ -9,7 +9,7 @@ files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse` and
 import numpy as np
 
 from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, _borrow, _from_numpy,
-                              as_ctx, as_dtype, empty, full, ones, zeros)
+                              _set_method_hook, as_ctx, as_dtype, empty, full, ones, zeros)
 from runtime.nd import random, sparse
 from runtime.nd._io import load, save
 
@@ -118,6 +118,7 @@ import runtime.ops  # noqa: E402  (registers the operators)
 from runtime.nd import _ops  # noqa: E402
 
 _ops.install(globals())
+_set_method_hook(_ops.method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",

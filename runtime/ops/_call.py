@@ -28,6 +28,9 @@ def unbroadcast(g, shape):
     shape = tuple(shape)
     if g.shape == shape:
         return g
+    if 0 in shape:   # nothing to sum into; (reshape would read 0 as "keep", as MXNet)
+        from runtime._ndarray import zeros
+        return zeros(shape, ctx=g.ctx, dtype=g.dtype)
     lead = len(g.shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)

@@ -2,7 +2,11 @@
 
 ``axis`` is None (all axes), an int or a tuple; ``keepdims`` keeps reduced axes as 1;
 ``exclude=True`` reduces over every axis *not* listed (MXNet).  Reducing every axis
-gives shape (1,) as MXNet does (not a 0-d array), unless keepdims.
+gives shape (1,) as MXNet does (not a 0-d array), unless keepdims.  Results keep the
+input's dtype (MXNet; integer sums and products wrap around on overflow).
+
+Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logsumexp
+-inf, norm 0; max, min, argmax and argmin raise ``ValueError`` (no identity).
 """
 
 import numpy as np
@@ -15,57 +19,118 @@ REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
 
 
 def reduced_axes(op, attrs, ndim):
-    """The sorted tuple of axes to reduce, after ``exclude`` and negative axes."""
+    """The sorted tuple of axes to reduce, after ``exclude`` and negative axes.
+
+    A 0-d array has no axes: any valid ``axis`` (0 or -1) reduces its single value.
+    """
     axis = attrs["axis"]
     if axis is None:
         axes = tuple(range(ndim))
-        return () if attrs["exclude"] else axes
+        return () if attrs.get("exclude") else axes
     axes = tuple(normalize_axis(op, a, ndim) for a in axis)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axis {axis!r} repeats an axis")
-    if attrs["exclude"]:
+    if ndim == 0:
+        return ()
+    if attrs.get("exclude"):
         axes = tuple(a for a in range(ndim) if a not in axes)
     return tuple(sorted(axes))
 
 
-def reduced_shape(op, attrs, shape):
-    axes = reduced_axes(op, attrs, len(shape))
-    if attrs["keepdims"]:
+def _shape_after(shape, axes, keepdims):
+    if keepdims:
         return tuple(1 if i in axes else s for i, s in enumerate(shape))
     out = tuple(s for i, s in enumerate(shape) if i not in axes)
     return out if out else (1,)
 
 
-def _infer(op):
+def reduced_shape(op, attrs, shape):
+    return _shape_after(shape, reduced_axes(op, attrs, len(shape)), attrs["keepdims"])
+
+
+def _infer(op, nonempty=False):
     def infer(attrs, shapes):
-        return [reduced_shape(op, attrs, shapes[0])]
+        shape = shapes[0]
+        axes = reduced_axes(op, attrs, len(shape))
+        if nonempty and any(shape[a] == 0 for a in axes):
+            raise ValueError(f"{op}: cannot reduce over a zero-size axis (shape {shape!r}, "
+                             f"axis {attrs['axis']!r}): the reduction has no identity")
+        return [_shape_after(shape, axes, attrs["keepdims"])]
     return infer
 
 
-def _kernel(fn):
+def _float_only(op):
+    def infer(attrs, dtypes):
+        if dtypes[0].kind != "f":
+            raise TypeError(f"{op}: needs a floating-point input (got {dtypes[0]}); cast "
+                            "with astype('float32')")
+        return [dtypes[0]]
+    return infer
+
+
+def _no_bool(op):
+    def infer(attrs, dtypes):
+        if dtypes[0].kind == "b":
+            raise TypeError(f"{op}: bool input is not supported; cast with astype()")
+        return [dtypes[0]]
+    return infer
+
+
+def _kernel(fn, axes_of=None):
+    """A dense kernel computing ``fn(x, axis=axes, keepdims=True)`` into outs[0]."""
+    axes_of = axes_of or (lambda attrs, ndim: reduced_axes("", attrs, ndim))
+
     def compute(attrs, ins, outs):
         x = ins[0]
-        axes = reduced_axes("", attrs, x.ndim)
-        r = fn(x, axis=axes, keepdims=True)
+        r = fn(x, axis=axes_of(attrs, x.ndim), keepdims=True)
         outs[0][...] = r.reshape(outs[0].shape)
     return compute
 
 
-def _expand(g, x, attrs):
-    """Reshape a reduced gradient so that it broadcasts against ``x``."""
-    axes = reduced_axes("", attrs, x.ndim)
+def _expand_axes(g, x, axes):
+    """Reshape the reduced ``g`` so that it broadcasts against ``x`` (reduced axes -> 1)."""
     shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
-    return g.reshape(shape) if g.shape != shape else g
+    if g.shape == shape:
+        return g
+    if 0 not in shape:
+        return g.reshape(shape)
+    # A zero-size dimension: NDArray.reshape reads 0 as "keep" (MXNet), so insert the
+    # reduced axes one by one instead.
+    for a in axes:
+        g = F.expand_dims(g, axis=a)
+    return g
 
+
+def _expand(g, x, attrs):
+    return _expand_axes(g, x, reduced_axes("", attrs, x.ndim))
+
+
+# -- sum, mean, prod ---------------------------------------------------------------------
 
 def _sum_grad(a, i, o, g):
-    return [F.broadcast_to(_expand(g[0], i[0], a), shape=i[0].shape)]
+    return [F.broadcast_like(_expand(g[0], i[0], a), i[0])]
 
 
 def _mean_grad(a, i, o, g):
     axes = reduced_axes("mean", a, i[0].ndim)
     n = int(np.prod([i[0].shape[k] for k in axes], dtype=np.int64))
-    return [F.broadcast_to(_expand(g[0], i[0], a), shape=i[0].shape) / max(n, 1)]
+    return [F.broadcast_like(_expand(g[0], i[0], a), i[0]) / max(n, 1)]
+
+
+def _prod_grad(a, i, o, g):
+    # Exact with zeros, made of registry ops: in each reduced slice, with P the product
+    # of the nonzero entries and Z the number of zeros, d prod / d x_j is
+    #   P / x_j          when Z == 0,
+    #   P at the zero    when Z == 1 (0 elsewhere),
+    #   0                when Z >= 2.
+    x = i[0]
+    axes = reduced_axes("prod", a, x.ndim)
+    zero = x == 0                                   # 1/0 in x's dtype
+    nonzero = x + zero                              # zeros replaced by 1
+    p = _expand_axes(F.prod(nonzero, axis=axes, keepdims=True), x, axes)
+    z = _expand_axes(F.sum(zero, axis=axes, keepdims=True), x, axes)
+    ge = _expand(g[0], x, a)
+    return [(p / nonzero * (z == 0) + p * zero * (z == 1)) * ge]
 
 
 def _sum(x, axis, keepdims):
@@ -76,7 +141,191 @@ def _mean(x, axis, keepdims):
     return np.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
+def _prod(x, axis, keepdims):
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
-         compute=_kernel(_sum), gradient=_sum_grad, grad_inputs=(0,))
+         compute=_kernel(_sum), gradient=_sum_grad, grad_inputs=(0,), grad_outputs=(),
+         doc="Sum over ``axis`` (MXNet's sum); the result keeps the input dtype.")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
-         gradient=_mean_grad, grad_inputs=(0,))
+         gradient=_mean_grad, grad_inputs=(0,), grad_outputs=(),
+         doc="Mean over ``axis`` (MXNet's mean); the result keeps the input dtype.")
+register("prod", attrs=REDUCE_ATTRS, infer_shape=_infer("prod"), compute=_kernel(_prod),
+         gradient=_prod_grad, grad_inputs=(0,), grad_outputs=(),
+         doc="Product over ``axis`` (MXNet's prod); the result keeps the input dtype.\n\n"
+             "The gradient is the product of the other entries of each slice, exact also "
+             "where the input holds zeros (MXNet divides the output by the input, which "
+             "gives NaN at zeros).")
+
+
+# -- max, min ----------------------------------------------------------------------------
+
+def _extremum_grad(a, i, o, g):
+    # MXNet: the gradient goes to every position equal to the extremum (ties: all).
+    x = i[0]
+    return [F.equal(x, _expand(o[0], x, a)) * _expand(g[0], x, a)]
+
+
+for _name, _fn in (("max", np.max), ("min", np.min)):
+    register(_name, aliases=(_name + "_axis",), attrs=REDUCE_ATTRS,
+             infer_shape=_infer(_name, nonempty=True), compute=_kernel(_fn),
+             gradient=_extremum_grad, grad_inputs=(0,), grad_outputs=(0,),
+             doc=f"{_name.capitalize()}imum over ``axis`` (MXNet's {_name}).  A zero-size "
+                 "reduced axis raises ValueError.  The gradient flows to every position "
+                 "equal to the result (all tied positions, as MXNet).")
+
+
+# -- norm --------------------------------------------------------------------------------
+
+def _norm_axes(attrs, ndim):
+    axis = attrs["axis"]
+    if ndim == 0 or axis is None:
+        if axis is not None:
+            for a in axis:
+                normalize_axis("norm", a, ndim)
+        return tuple(range(ndim))
+    if len(axis) not in (1, 2):
+        raise ValueError(f"norm: axis must be an int or a 2-tuple of ints (got {axis!r})")
+    axes = tuple(normalize_axis("norm", a, ndim) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"norm: axis {axis!r} repeats an axis")
+    return tuple(sorted(axes))
+
+
+def _check_ord(attrs):
+    if attrs["ord"] not in (1, 2):
+        raise ValueError(f"norm: ord must be 1 or 2 (got {attrs['ord']})")
+
+
+def _norm_shape(attrs, shapes):
+    _check_ord(attrs)
+    shape = shapes[0]
+    return [_shape_after(shape, _norm_axes(attrs, len(shape)), attrs["keepdims"])]
+
+
+def _acc_dtype(dt):
+    """The accumulation dtype: float32 for float16, float64 for integers."""
+    if dt == np.float16:
+        return np.float32
+    return dt if dt.kind == "f" else np.float64
+
+
+def _norm(attrs, ins, outs):
+    _check_ord(attrs)
+    x = ins[0]
+    axes = _norm_axes(attrs, x.ndim)
+    a = np.abs(x.astype(_acc_dtype(x.dtype), copy=False))
+    if attrs["ord"] == 1:
+        r = np.sum(a, axis=axes, keepdims=True)
+    elif any(x.shape[k] == 0 for k in axes):
+        r = np.sum(a, axis=axes, keepdims=True)                  # zeros
+    else:
+        # Scaled by the largest magnitude (as mshadow's nrm2), so that squares of large
+        # or tiny values neither overflow nor underflow.
+        m = np.max(a, axis=axes, keepdims=True)
+        scale = np.where((m > 0) & np.isfinite(m), m, 1)
+        r = np.sqrt(np.sum(np.square(a / scale), axis=axes, keepdims=True)) * scale
+    outs[0][...] = r.reshape(outs[0].shape)
+
+
+def _norm_grad(a, i, o, g):
+    x = i[0]
+    axes = _norm_axes(a, x.ndim)
+    ge = _expand_axes(g[0], x, axes)
+    if a["ord"] == 1:
+        return [F.sign(x) * ge]
+    n = _expand_axes(o[0], x, axes)
+    # x / ||x|| * g, with 0 (not MXNet's NaN) where the norm is 0 (then x is 0 too).
+    return [x * (ge / (n + (n == 0)))]
+
+
+register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
+                        "keepdims": Attr("bool", False)},
+         infer_shape=_norm_shape, infer_type=_no_bool("norm"), compute=_norm,
+         gradient=_norm_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
+             "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
+             "then entrywise over both axes — Frobenius for ord=2 — as MXNet computes it, "
+             "not NumPy's matrix 1-norm).  The L2 norm is scaled by the largest magnitude "
+             "(no overflow); float16 accumulates in float32, integers in float64 and the "
+             "result is truncated to the input dtype.  Gradient: sign(x) * g (ord=1), "
+             "x / norm * g (ord=2), and 0 where the norm is 0 (MXNet gives NaN there).")
+
+
+# -- argmax, argmin ----------------------------------------------------------------------
+
+def _arg_axis(op, attrs, ndim):
+    """The axis searched, or None for the flattened array."""
+    axis = attrs["axis"]
+    if axis is None:
+        return None
+    axis = normalize_axis(op, axis, ndim)
+    return None if ndim == 0 else axis
+
+
+def _arg_infer(op):
+    def infer(attrs, shapes):
+        shape = shapes[0]
+        axis = _arg_axis(op, attrs, len(shape))
+        n = int(np.prod(shape, dtype=np.int64)) if axis is None else shape[axis]
+        if n == 0:
+            raise ValueError(f"{op}: cannot search a zero-size axis (shape {shape!r}, axis "
+                             f"{attrs['axis']!r}): attempt to get {op} of an empty sequence")
+        axes = tuple(range(len(shape))) if axis is None else (axis,)
+        return [_shape_after(shape, axes, attrs["keepdims"])]
+    return infer
+
+
+def _arg_kernel(op, fn):
+    def compute(attrs, ins, outs):
+        x = ins[0]
+        axis = _arg_axis(op, attrs, x.ndim)
+        n = x.size if axis is None else x.shape[axis]
+        if x.dtype.kind in "iu" and n - 1 > np.iinfo(x.dtype).max:
+            raise ValueError(f"{op}: indices up to {n - 1} do not fit in the output dtype "
+                             f"{x.dtype} (the input's, as MXNet); cast the input first")
+        r = fn(x) if axis is None else fn(x, axis=axis)
+        outs[0][...] = np.reshape(r, outs[0].shape)
+    return compute
+
+
+for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+    register(_name, attrs={"axis": Attr("axis"), "keepdims": Attr("bool", False)},
+             infer_shape=_arg_infer(_name), infer_type=_no_bool(_name),
+             compute=_arg_kernel(_name, _fn), differentiable=False,
+             doc=f"Index of the {_name[3:]}imum along ``axis`` (None: of the flattened array, "
+                 "shape (1,)); ties give the first.  As MXNet, the indices have the input's "
+                 "dtype (floats for float input; float16 holds indices exactly only up to "
+                 "2048), and the op has no gradient.")
+
+
+# -- logsumexp ---------------------------------------------------------------------------
+
+def _logsumexp(x, axis, keepdims):
+    acc = _acc_dtype(x.dtype)
+    xa = x.astype(acc, copy=False)
+    if any(x.shape[k] == 0 for k in axis):
+        return np.full_like(np.sum(xa, axis=axis, keepdims=True), -np.inf)
+    m = np.max(xa, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.sum(np.exp(xa - m), axis=axis, keepdims=True)
+        return np.log(s) + m
+
+
+def _logsumexp_grad(a, i, o, g):
+    # The softmax of x along the reduced axes, times g.
+    x = i[0]
+    return [F.exp(x - _expand(o[0], x, a)) * _expand(g[0], x, a)]
+
+
+register("logsumexp", attrs=REDUCE_ATTRS, infer_shape=_infer("logsumexp"),
+         infer_type=_float_only("logsumexp"), compute=_kernel(_logsumexp),
+         gradient=_logsumexp_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="log(sum(exp(x))) over ``axis``, computed stably (the maximum is subtracted "
+             "first).  MXNet 1.x has no such operator: values follow "
+             "scipy.special.logsumexp (-inf for an all -inf or empty slice, inf if any "
+             "entry is inf, NaN propagates), shapes follow the other reductions here "
+             "(shape (1,) for a full reduction, keepdims and exclude as for sum).  Floating "
+             "inputs only; float16 accumulates in float32.  Gradient: softmax(x) * g.")

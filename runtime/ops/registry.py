@@ -111,6 +111,9 @@ class Op:
         self.variadic = variadic
         self.num_outputs = num_outputs
         self.attrs = dict(attrs or {})
+        for k, a in self.attrs.items():   # defaults in their parsed form (e.g. a dtype)
+            if a.default is not None:
+                a.default = a.parse(name, k, a.default)
         self.infer_shape = infer_shape or _same_shape
         self.infer_type = infer_type or _same_type
         self.infer_storage = infer_storage or self._default_storage
@@ -208,11 +211,16 @@ def same_dtype(op, dtypes):
 
 
 def normalize_axis(op, axis, ndim, name="axis"):
-    """An axis in [-ndim, ndim) as a non-negative int; ValueError otherwise."""
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    """An axis in [-ndim, ndim) as a non-negative int (0 or -1 for a 0-d array);
+    ValueError otherwise."""
+    if ndim == 0:
+        if axis not in (0, -1):
+            raise ValueError(f"{op}: {name} {axis} is out of range for a 0-d array")
+        return 0
+    if not -ndim <= axis < ndim:
         raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
                          f"dimension(s)")
-    return axis % ndim if ndim else 0
+    return axis % ndim
 
 
 def attach_sparse(name, compute, stypes):

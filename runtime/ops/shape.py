@@ -2,13 +2,65 @@
 
 Results are new arrays (MXNet's operators always write an output); the zero-copy views
 are NDArray methods (``x.reshape``, ``x[a:b]``).
+
+Hidden helpers of the gradient rules are registry ops too (so that gradients of
+gradients work): ``_slice_assign`` / ``_slice_assign_scalar`` (MXNet's), ``_take_grad``
+and ``_pick_grad`` (scatter-adds of an output gradient into zeros).
 """
 
 import numpy as np
 
-from runtime.ops._call import F, unbroadcast
-from runtime.ops.registry import Attr, register
+from runtime._ndarray import as_dtype
+from runtime.ops._call import F
+from runtime.ops.registry import Attr, register, same_dtype
 
+
+def _size(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _axis_of(op, axis, ndim, name="axis"):
+    """``axis`` in [-ndim, ndim) as a non-negative int; 0-d arrays have no axis."""
+    if ndim == 0 or not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
+                         "dimension(s)")
+    return axis % ndim
+
+
+def _axes_of(op, axes, ndim, name="axis"):
+    out = tuple(_axis_of(op, a, ndim, name) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: {name} {axes!r} repeats an axis")
+    return out
+
+
+def _like(g, x):
+    """``g`` (same size as ``x``) with ``x``'s shape."""
+    if g.shape == x.shape:
+        return g
+    if 0 not in x.shape:
+        return g.reshape(x.shape)
+    return F.reshape_like(g, x)       # NDArray.reshape reads 0 as "keep" (MXNet)
+
+
+def _sum_to(g, x):
+    """Undo broadcasting: sum ``g`` down to ``x``'s shape (``x`` broadcasts to g)."""
+    shape = x.shape
+    if g.shape == shape:
+        return g
+    lead = len(g.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s != g.shape[lead + i])
+    if axes:
+        g = F.sum(g, axis=axes, keepdims=True)
+    return _like(g, x)
+
+
+def _reshape_grad(a, i, o, g):
+    return [_like(g[0], i[0])]
+
+
+# -- broadcast_to, broadcast_like --------------------------------------------------------
 
 def _broadcast_to_shape(attrs, shapes):
     src, want = shapes[0], attrs["shape"]
@@ -25,10 +77,845 @@ def _broadcast_to_shape(attrs, shapes):
     return [want]
 
 
-def _broadcast_to(attrs, ins, outs):
+def _broadcast_kernel(attrs, ins, outs):
     np.copyto(outs[0], np.broadcast_to(ins[0], outs[0].shape))
 
 
 register("broadcast_to", attrs={"shape": Attr("shape", required=True)},
-         infer_shape=_broadcast_to_shape, compute=_broadcast_to, grad_inputs=(0,),
-         gradient=lambda a, i, o, g: [unbroadcast(g[0], i[0].shape)])
+         infer_shape=_broadcast_to_shape, compute=_broadcast_kernel, grad_inputs=(0,),
+         grad_outputs=(), gradient=lambda a, i, o, g: [_sum_to(g[0], i[0])],
+         doc="Broadcast to ``shape``; 0 in ``shape`` keeps the input's dimension (MXNet).")
+
+
+def _broadcast_like_shape(attrs, shapes):
+    lhs, rhs = shapes
+    la, ra = attrs["lhs_axes"], attrs["rhs_axes"]
+    if (la is None) != (ra is None):
+        raise ValueError("broadcast_like: lhs_axes and rhs_axes must be given together")
+    if la is None:
+        ok = len(lhs) == len(rhs) and all(a in (1, b) for a, b in zip(lhs, rhs))
+        if not ok:
+            raise ValueError(f"broadcast_like: shape {lhs!r} cannot be broadcast to {rhs!r} "
+                             "(MXNet: equal numbers of dimensions, each lhs one 1 or equal)")
+        return [tuple(rhs)]
+    if len(la) != len(ra):
+        raise ValueError(f"broadcast_like: lhs_axes {la!r} and rhs_axes {ra!r} must have one "
+                         "length")
+    out = list(lhs)
+    for a, b in zip(_axes_of("broadcast_like", la, len(lhs), "lhs_axes"),
+                    _axes_of("broadcast_like", ra, len(rhs), "rhs_axes")):
+        if lhs[a] not in (1, rhs[b]):
+            raise ValueError(f"broadcast_like: dimension {a} of {lhs!r} ({lhs[a]}) cannot be "
+                             f"broadcast to dimension {b} of {rhs!r} ({rhs[b]})")
+        out[a] = rhs[b]
+    return [tuple(out)]
+
+
+register("broadcast_like", inputs=("lhs", "rhs"),
+         attrs={"lhs_axes": Attr("axes"), "rhs_axes": Attr("axes")},
+         infer_shape=_broadcast_like_shape, infer_type=lambda a, d: [d[0]],
+         compute=lambda a, ins, outs: _broadcast_kernel(a, ins[:1], outs), ignores=(1,),
+         grad_inputs=(0,), grad_outputs=(),
+         gradient=lambda a, i, o, g: [_sum_to(g[0], i[0]), None],
+         doc="Broadcast ``lhs`` to the shape of ``rhs`` (MXNet: same number of dimensions; "
+             "with lhs_axes/rhs_axes only those dimensions).  ``rhs`` gives only its shape; "
+             "the output has lhs's dtype.")
+
+
+# -- reshape family ----------------------------------------------------------------------
+
+def _mx_reshape(op, src, target):
+    """MXNet's reshape inference: 0 copies, -1 infers, -2 copies the rest, -3 merges
+    two dimensions, -4 splits one into the next two values."""
+    out, s, infer, i, n = [], 0, -1, 0, len(target)
+
+    def source(k):
+        if s + k >= len(src):
+            raise ValueError(f"{op}: shape {target!r} refers to input dimension {s + k}, "
+                             f"which {src!r} lacks")
+        return src[s + k]
+
+    while i < n:
+        p = target[i]
+        if p > 0:
+            out.append(p)
+            s += 1
+        elif p == 0:
+            out.append(source(0))
+            s += 1
+        elif p == -1:
+            if infer >= 0:
+                raise ValueError(f"{op}: shape {target!r} has more than one -1")
+            infer = len(out)
+            out.append(1)
+            s += 1
+        elif p == -2:
+            out.extend(src[s:])
+            s = len(src)
+        elif p == -3:
+            out.append(source(0) * source(1))
+            s += 2
+        elif p == -4:
+            if i + 2 >= n:
+                raise ValueError(f"{op}: -4 in shape {target!r} must be followed by two values")
+            d0, d1, d2 = source(0), target[i + 1], target[i + 2]
+            s += 1
+            i += 2
+            if d1 < -1 or d2 < -1 or d1 == 0 or d2 == 0 or d1 == d2 == -1:
+                raise ValueError(f"{op}: -4 in shape {target!r} needs two positive values "
+                                 "(one may be -1)")
+            d1 = d0 // d2 if d1 == -1 else d1
+            d2 = d0 // d1 if d2 == -1 else d2
+            if d1 * d2 != d0:
+                raise ValueError(f"{op}: -4 in shape {target!r} cannot split dimension {d0} "
+                                 f"into {d1} x {d2}")
+            out += [d1, d2]
+        else:
+            raise ValueError(f"{op}: shape {target!r} holds {p}; values must be > 0 or one "
+                             "of MXNet's 0, -1, -2, -3, -4")
+        i += 1
+    size = _size(src)
+    if infer >= 0:
+        known = _size(out)
+        if known == 0 or size % known:
+            raise ValueError(f"{op}: cannot infer -1 in {target!r} for an array of shape "
+                             f"{src!r}")
+        out[infer] = size // known
+    if _size(out) != size:
+        raise ValueError(f"{op}: cannot reshape an array of shape {src!r} ({size} elements) "
+                         f"into {tuple(out)!r} (from {target!r})")
+    return tuple(out)
+
+
+def _reshape_shape(attrs, shapes):
+    src, target = shapes[0], attrs["shape"]
+    if attrs["reverse"]:
+        return [_mx_reshape("reshape", src[::-1], target[::-1])[::-1]]
+    return [_mx_reshape("reshape", src, target)]
+
+
+def _reshape_kernel(attrs, ins, outs):
+    outs[0][...] = ins[0].reshape(outs[0].shape)
+
+
+register("reshape", aliases=("Reshape",),
+         attrs={"shape": Attr("shape", required=True), "reverse": Attr("bool", False)},
+         infer_shape=_reshape_shape, compute=_reshape_kernel, gradient=_reshape_grad,
+         grad_inputs=(0,), grad_outputs=(),
+         doc="A copy with a new shape; MXNet's special values: 0 copies the input "
+             "dimension, -1 infers one dimension, -2 copies all remaining ones, -3 merges "
+             "two, -4 splits one into the two values after it; ``reverse`` reads them from "
+             "the right.  (The zero-copy view is ``NDArray.reshape``.)")
+
+
+def _range_of(op, v, n, name):
+    """An optional begin/end index of MXNet's reshape_like in [0, n]."""
+    if v is None:
+        return None
+    w = v + n if v < 0 else v
+    if not 0 <= w <= n:
+        raise ValueError(f"{op}: {name} {v} is out of range for {n} dimension(s)")
+    return w
+
+
+def _reshape_like_shape(attrs, shapes):
+    lhs, rhs = shapes
+    lb = _range_of("reshape_like", attrs["lhs_begin"], len(lhs), "lhs_begin")
+    le = _range_of("reshape_like", attrs["lhs_end"], len(lhs), "lhs_end")
+    rb = _range_of("reshape_like", attrs["rhs_begin"], len(rhs), "rhs_begin")
+    re = _range_of("reshape_like", attrs["rhs_end"], len(rhs), "rhs_end")
+    lb, le = lb or 0, len(lhs) if le is None else le
+    rb, re = rb or 0, len(rhs) if re is None else re
+    out = lhs[:lb] + rhs[rb:re] + lhs[le:]
+    if lb > le or rb > re or _size(out) != _size(lhs):
+        raise ValueError(f"reshape_like: cannot reshape an array of shape {lhs!r} into "
+                         f"{out!r} (from {rhs!r})")
+    return [out]
+
+
+register("reshape_like", inputs=("lhs", "rhs"),
+         attrs={k: Attr("axis") for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
+         infer_shape=_reshape_like_shape, infer_type=lambda a, d: [d[0]],
+         compute=_reshape_kernel, ignores=(1,), grad_inputs=(0,), grad_outputs=(),
+         gradient=lambda a, i, o, g: [_like(g[0], i[0]), None],
+         doc="``lhs`` reshaped to the shape of ``rhs`` (MXNet; with lhs_begin/lhs_end and "
+             "rhs_begin/rhs_end, only dimensions [lhs_begin, lhs_end) of lhs are replaced "
+             "by [rhs_begin, rhs_end) of rhs).")
+
+
+def _perm(attrs, ndim):
+    axes = attrs["axes"]
+    if not axes:
+        return tuple(range(ndim))[::-1]
+    p = tuple(a % ndim if ndim and -ndim <= a < ndim else -1 for a in axes)
+    if len(p) != ndim or sorted(p) != list(range(ndim)):
+        raise ValueError(f"transpose: axes {axes!r} must be a permutation of the {ndim} "
+                         "axes")
+    return p
+
+
+def _transpose_shape(attrs, shapes):
+    return [tuple(shapes[0][k] for k in _perm(attrs, len(shapes[0])))]
+
+
+def _transpose(attrs, ins, outs):
+    outs[0][...] = np.transpose(ins[0], _perm(attrs, ins[0].ndim))
+
+
+def _transpose_grad(a, i, o, g):
+    p = _perm(a, g[0].ndim)
+    return [F.transpose(g[0], axes=tuple(int(k) for k in np.argsort(p)))]
+
+
+register("transpose", attrs={"axes": Attr("axes")}, infer_shape=_transpose_shape,
+         compute=_transpose, gradient=_transpose_grad, grad_inputs=(), grad_outputs=(),
+         doc="Permute the axes (default: reverse them), as MXNet; negative axes count "
+             "from the end.")
+
+
+def _expand_dims_shape(attrs, shapes):
+    shape, axis = shapes[0], attrs["axis"]
+    n = len(shape)
+    if not -n - 1 <= axis <= n:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for an array of {n} "
+                         "dimension(s)")
+    a = axis + n + 1 if axis < 0 else axis
+    return [shape[:a] + (1,) + shape[a:]]
+
+
+register("expand_dims", attrs={"axis": Attr("int", required=True)},
+         infer_shape=_expand_dims_shape, compute=_reshape_kernel, gradient=_reshape_grad,
+         grad_inputs=(0,), grad_outputs=(),
+         doc="Insert a dimension of size 1 at ``axis`` (in [-ndim-1, ndim]).")
+
+
+def _squeeze_shape(attrs, shapes):
+    shape, axis = shapes[0], attrs["axis"]
+    if axis is None:
+        out = tuple(s for s in shape if s != 1)
+    else:
+        axes = _axes_of("squeeze", axis, len(shape))
+        for a in axes:
+            if shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} of shape {shape!r} has size {shape[a]}, "
+                                 "not 1")
+        out = tuple(s for k, s in enumerate(shape) if k not in axes)
+    # MXNet never returns 0-d: squeezing every dimension leaves shape (1,).
+    return [out if out or not shape else (1,)]
+
+
+register("squeeze", attrs={"axis": Attr("axes")}, infer_shape=_squeeze_shape,
+         compute=_reshape_kernel, gradient=_reshape_grad, grad_inputs=(0,),
+         grad_outputs=(),
+         doc="Remove dimensions of size 1 (``axis``: all of them, or those listed, which "
+             "must have size 1).  As MXNet, squeezing every dimension gives shape (1,).")
+
+
+def _flatten_shape(attrs, shapes):
+    shape = shapes[0]
+    if not shape:
+        return [(1, 1)]
+    return [(shape[0], _size(shape[1:]))]
+
+
+register("flatten", aliases=("Flatten",), infer_shape=_flatten_shape,
+         compute=_reshape_kernel, gradient=_reshape_grad, grad_inputs=(0,),
+         grad_outputs=(),
+         doc="Collapse all dimensions but the first: (d0, d1*...*dn); 1-D (n,) gives (n, 1) "
+             "and 0-d gives (1, 1), as MXNet.")
+
+
+# -- concat, stack, split ----------------------------------------------------------------
+
+def _check_num_args(op, attrs, n):
+    if attrs["num_args"] is not None and attrs["num_args"] != n:
+        raise ValueError(f"{op}: num_args is {attrs['num_args']} but {n} arrays were given")
+
+
+def _concat_shape(attrs, shapes):
+    _check_num_args("concat", attrs, len(shapes))
+    first = shapes[0]
+    d = _axis_of("concat", attrs["dim"], len(first), "dim")
+    for s in shapes[1:]:
+        if len(s) != len(first) or any(a != b for k, (a, b) in enumerate(zip(s, first))
+                                       if k != d):
+            raise ValueError(f"concat: shapes {', '.join(map(repr, shapes))} must agree "
+                             f"except on dimension {d}")
+    return [first[:d] + (sum(s[d] for s in shapes),) + first[d + 1:]]
+
+
+def _concat(attrs, ins, outs):
+    d = attrs["dim"] % ins[0].ndim
+    outs[0][...] = np.concatenate(ins, axis=d)
+
+
+def _concat_grad(a, i, o, g):
+    # Reads only the inputs' shapes (their sizes along ``dim``), never their values; the
+    # registry cannot declare "the shapes of every variadic input", so grad_inputs is ().
+    d = a["dim"] % g[0].ndim
+    grads, off = [], 0
+    for x in i:
+        n = x.shape[d]
+        grads.append(F.slice_axis(g[0], axis=d, begin=off, end=off + n))
+        off += n
+    return grads
+
+
+_NUM_ARGS = {"num_args": Attr("int")}
+
+register("concat", aliases=("Concat",), inputs=("data",), variadic=True,
+         attrs={"dim": Attr("int", 1), **_NUM_ARGS}, infer_shape=_concat_shape,
+         infer_type=lambda a, d: [same_dtype("concat", d)], compute=_concat,
+         gradient=_concat_grad, grad_inputs=(), grad_outputs=(),
+         doc="Join arrays along ``dim`` (default 1, as MXNet); ``num_args``, if given, "
+             "must equal the number of arrays.  The gradient reads only the inputs' "
+             "shapes.")
+
+
+def _stack_shape(attrs, shapes):
+    _check_num_args("stack", attrs, len(shapes))
+    first = shapes[0]
+    for s in shapes[1:]:
+        if s != first:
+            raise ValueError(f"stack: all inputs must have one shape (got "
+                             f"{', '.join(map(repr, shapes))})")
+    n = len(first)
+    axis = attrs["axis"]
+    if not -n - 1 <= axis <= n:
+        raise ValueError(f"stack: axis {axis} is out of range for stacking arrays of {n} "
+                         "dimension(s)")
+    a = axis % (n + 1)
+    return [first[:a] + (len(shapes),) + first[a:]]
+
+
+def _stack(attrs, ins, outs):
+    outs[0][...] = np.stack(ins, axis=attrs["axis"] % (ins[0].ndim + 1))
+
+
+def _stack_grad(a, i, o, g):
+    parts = F.split(g[0], num_outputs=len(i), axis=a["axis"] % g[0].ndim, squeeze_axis=True)
+    return parts if isinstance(parts, list) else [parts]
+
+
+register("stack", inputs=("data",), variadic=True, attrs={"axis": Attr("int", 0), **_NUM_ARGS},
+         infer_shape=_stack_shape, infer_type=lambda a, d: [same_dtype("stack", d)],
+         compute=_stack, gradient=_stack_grad, grad_inputs=(), grad_outputs=(),
+         doc="Join arrays of one shape along a new axis ``axis`` (default 0).")
+
+
+def _split_shape(attrs, shapes):
+    shape, n = shapes[0], attrs["num_outputs"]
+    if n < 1:
+        raise ValueError(f"split: num_outputs must be >= 1 (got {n})")
+    a = _axis_of("split", attrs["axis"], len(shape))
+    if shape[a] % n:
+        raise ValueError(f"split: dimension {a} of shape {shape!r} ({shape[a]}) cannot be "
+                         f"split evenly into {n} outputs")
+    k = shape[a] // n
+    if attrs["squeeze_axis"]:
+        if k != 1:
+            raise ValueError(f"split: squeeze_axis needs sections of size 1, i.e. "
+                             f"num_outputs == {shape[a]} (got {n})")
+        part = shape[:a] + shape[a + 1:]
+    else:
+        part = shape[:a] + (k,) + shape[a + 1:]
+    return [part] * n
+
+
+def _split(attrs, ins, outs):
+    x = ins[0]
+    parts = np.split(x, attrs["num_outputs"], axis=attrs["axis"] % x.ndim)
+    for o, p in zip(outs, parts):
+        o[...] = p.reshape(o.shape)
+
+
+def _split_grad(a, i, o, g):
+    if a["squeeze_axis"]:
+        ndim = g[0].ndim + 1
+        return [F.stack(*g, axis=a["axis"] % ndim)]
+    return [F.concat(*g, dim=a["axis"] % g[0].ndim)]
+
+
+register("split", aliases=("SliceChannel",),
+         attrs={"num_outputs": Attr("int", required=True), "axis": Attr("int", 1),
+                "squeeze_axis": Attr("bool", False)},
+         num_outputs=lambda attrs: attrs["num_outputs"], infer_shape=_split_shape,
+         infer_type=lambda a, d: [d[0]] * a["num_outputs"], compute=_split,
+         gradient=_split_grad, grad_inputs=(), grad_outputs=(),
+         doc="Split into ``num_outputs`` equal parts along ``axis`` (default 1, as MXNet); "
+             "an uneven split raises ValueError.  ``squeeze_axis`` drops the split axis "
+             "(sections must have size 1).")
+
+
+# -- slice, slice_axis, _slice_assign ------------------------------------------------------
+
+def _index_tuple(op, name, v):
+    if v is None:
+        return ()
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v),)
+    if isinstance(v, (tuple, list)) and all(
+            e is None or (isinstance(e, (int, np.integer)) and not isinstance(e, bool))
+            for e in v):
+        return tuple(None if e is None else int(e) for e in v)
+    raise TypeError(f"{op}: {name} must be a tuple of ints or None (got {v!r})")
+
+
+def _slices(op, attrs, shape):
+    """The tuple of Python slices described by begin/end/step (MXNet's slice)."""
+    begin = _index_tuple(op, "begin", attrs["begin"])
+    end = _index_tuple(op, "end", attrs["end"])
+    step = _index_tuple(op, "step", attrs["step"])
+    if len(begin) != len(end) or (step and len(step) != len(begin)):
+        raise ValueError(f"{op}: begin {attrs['begin']!r}, end {attrs['end']!r} and step "
+                         f"{attrs['step']!r} must have one length")
+    if len(begin) > len(shape):
+        raise ValueError(f"{op}: begin {attrs['begin']!r} has more entries than the array "
+                         f"of shape {shape!r} has dimensions")
+    out = []
+    for k, (b, e) in enumerate(zip(begin, end)):
+        s = step[k] if step else None
+        if s == 0:
+            raise ValueError(f"{op}: step must not be 0 (got {attrs['step']!r})")
+        out.append(slice(b, e, s))
+    return tuple(out)
+
+
+def _sliced_shape(op, attrs, shape):
+    sl = _slices(op, attrs, shape)
+    return tuple(len(range(*s.indices(n))) for s, n in zip(sl, shape)) + shape[len(sl):]
+
+
+_SLICE_ATTRS = {"begin": Attr("any", required=True), "end": Attr("any", required=True),
+                "step": Attr("any", ())}
+
+
+def _slice_kernel(attrs, ins, outs):
+    outs[0][...] = ins[0][_slices("slice", attrs, ins[0].shape)]
+
+
+def _slice_attrs(a):
+    return {"begin": a["begin"], "end": a["end"], "step": a["step"]}
+
+
+register("slice", aliases=("crop",), attrs=_SLICE_ATTRS,
+         infer_shape=lambda a, s: [_sliced_shape("slice", a, s[0])], compute=_slice_kernel,
+         grad_inputs=(0,), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F._slice_assign(F.zeros_like(i[0]), g[0],
+                                                      **_slice_attrs(a))],
+         doc="Basic slicing: ``begin``/``end``/``step`` tuples (None entries = defaults) "
+             "for the leading dimensions, as MXNet's slice; indices are clipped as Python "
+             "slices are (MXNet >= 1.6 behaves the same), so an empty result is possible.")
+
+
+def _slice_assign_shape(attrs, shapes):
+    lhs, rhs = shapes
+    want = _sliced_shape("_slice_assign", attrs, lhs)
+    if rhs != want:
+        raise ValueError(f"_slice_assign: rhs has shape {rhs!r}, the slice of {lhs!r} has "
+                         f"{want!r}")
+    return [lhs]
+
+
+def _slice_assign(attrs, ins, outs):
+    lhs, rhs = ins
+    sl = _slices("_slice_assign", attrs, lhs.shape)
+    np.copyto(outs[0], lhs)
+    outs[0][sl] = rhs
+
+
+def _slice_assign_grad(a, i, o, g):
+    return [F._slice_assign_scalar(g[0], scalar=0.0, **_slice_attrs(a)),
+            F.slice(g[0], **_slice_attrs(a))]
+
+
+register("_slice_assign", aliases=("_crop_assign",), inputs=("lhs", "rhs"),
+         attrs=_SLICE_ATTRS, infer_shape=_slice_assign_shape,
+         infer_type=lambda a, d: [same_dtype("_slice_assign", d)], compute=_slice_assign,
+         inplace=[(0, 0)], gradient=_slice_assign_grad, grad_inputs=(), grad_outputs=(),
+         doc="``lhs`` with ``lhs[begin:end:step]`` replaced by ``rhs`` (MXNet's).")
+
+
+def _slice_assign_scalar(attrs, ins, outs):
+    x = ins[0]
+    sl = _slices("_slice_assign_scalar", attrs, x.shape)
+    np.copyto(outs[0], x)
+    outs[0][sl] = x.dtype.type(attrs["scalar"])
+
+
+def _same_shape_sliced(op):
+    def infer(attrs, shapes):
+        _sliced_shape(op, attrs, shapes[0])                 # validates
+        return [shapes[0]]
+    return infer
+
+
+register("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
+         attrs={"scalar": Attr("float", 0.0), **_SLICE_ATTRS},
+         infer_shape=_same_shape_sliced("_slice_assign_scalar"),
+         compute=_slice_assign_scalar, inplace=[(0, 0)], grad_inputs=(), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F._slice_assign_scalar(
+             g[0], scalar=0.0, **_slice_attrs(a))],
+         doc="``data`` with ``data[begin:end:step]`` set to ``scalar`` (MXNet's).")
+
+
+def _slice_axis_range(attrs, shape):
+    a = _axis_of("slice_axis", attrs["axis"], len(shape))
+    n, b, e = shape[a], attrs["begin"], attrs["end"]
+    b2 = b + n if b < 0 else b
+    e2 = n if e is None else (e + n if e < 0 else e)
+    if not 0 <= b2 <= e2 <= n:
+        raise ValueError(f"slice_axis: begin {b} and end {e} are out of range for axis {a} "
+                         f"of size {n}")
+    return a, b2, e2
+
+
+def _slice_axis_shape(attrs, shapes):
+    shape = shapes[0]
+    a, b, e = _slice_axis_range(attrs, shape)
+    return [shape[:a] + (e - b,) + shape[a + 1:]]
+
+
+def _slice_axis(attrs, ins, outs):
+    x = ins[0]
+    a, b, e = _slice_axis_range(attrs, x.shape)
+    outs[0][...] = x[(slice(None),) * a + (slice(b, e),)]
+
+
+def _slice_axis_grad(at, i, o, g):
+    x = i[0]
+    a, b, e = _slice_axis_range(at, x.shape)
+    return [F._slice_assign(F.zeros_like(x), g[0], begin=(None,) * a + (b,),
+                            end=(None,) * a + (e,))]
+
+
+register("slice_axis", attrs={"axis": Attr("int", required=True),
+                              "begin": Attr("int", required=True),
+                              "end": Attr("axis", required=True)},
+         infer_shape=_slice_axis_shape, compute=_slice_axis, gradient=_slice_axis_grad,
+         grad_inputs=(0,), grad_outputs=(),
+         doc="Elements [begin, end) along ``axis`` (``end`` None: to the end; negative "
+             "values count from the end).  As MXNet, out-of-range bounds raise "
+             "ValueError instead of being clipped; unlike MXNet, begin == end (an empty "
+             "slice) is allowed.")
+
+
+# -- take, pick, one_hot -----------------------------------------------------------------
+
+def _index_dtype(op, dt, name="indices"):
+    if dt.kind not in "iuf":
+        raise TypeError(f"{op}: {name} must be integers or floats (got {dt})")
+
+
+def _indices(op, ind, n, mode, axis):
+    """Integer positions in [0, n) from ``ind`` (MXNet truncates float indices toward
+    zero); mode 'clip', 'wrap' or 'raise' (IndexError at the first bad index)."""
+    if ind.size == 0:
+        return ind.astype(np.int64)
+    given = ind
+    if ind.dtype.kind == "f":
+        finite = np.isfinite(ind)
+        if not bool(finite.all()):
+            pos = int(np.flatnonzero(~finite)[0])
+            raise IndexError(f"{op}: index {float(ind.ravel()[pos])} at position {pos} is "
+                             "not a finite number")
+        ind = np.clip(np.trunc(ind), -2.0 ** 62, 2.0 ** 62)
+    idx = ind.astype(np.int64)
+    if n == 0:
+        raise IndexError(f"{op}: cannot index axis {axis} of size 0")
+    if mode == "clip":
+        return np.clip(idx, 0, n - 1)
+    if mode == "wrap":
+        return np.mod(idx, n)
+    bad = (idx < -n) | (idx >= n)
+    if bool(bad.any()):
+        pos = int(np.flatnonzero(bad)[0])
+        v = given.ravel()[pos]
+        v = int(v) if v == int(v) else float(v)
+        raise IndexError(f"{op}: index {v} at position {pos} is out of range for axis {axis} "
+                         f"of size {n} (mode='raise')")
+    return np.where(idx < 0, idx + n, idx)
+
+
+_MODES = ("clip", "wrap", "raise")
+
+
+def _take_shape(attrs, shapes):
+    a, ind = shapes
+    ax = _axis_of("take", attrs["axis"], len(a))
+    return [a[:ax] + ind + a[ax + 1:]]
+
+
+def _take_type(attrs, dtypes):
+    _index_dtype("take", dtypes[1])
+    return [dtypes[0]]
+
+
+def _take(attrs, ins, outs):
+    a, ind = ins
+    ax = attrs["axis"] % a.ndim
+    idx = _indices("take", ind, a.shape[ax], attrs["mode"], ax)
+    outs[0][...] = np.take(a, idx, axis=ax)
+
+
+register("take", inputs=("a", "indices"),
+         attrs={"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODES)},
+         infer_shape=_take_shape, infer_type=_take_type, compute=_take,
+         grad_inputs=(0, 1), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F._take_grad(i[1], g[0], axis=a["axis"] % i[0].ndim,
+                                                   mode=a["mode"], shape=i[0].shape), None],
+         doc="Elements of ``a`` at ``indices`` along ``axis``: shape a.shape[:axis] + "
+             "indices.shape + a.shape[axis+1:].  mode 'clip' (default, as MXNet: "
+             "negative indices clip to 0), 'wrap', or 'raise' (IndexError naming the first "
+             "bad index; negative indices count from the end, as NumPy).  Float indices are "
+             "truncated toward zero as MXNet does; non-finite ones raise IndexError.  No "
+             "gradient for ``indices``.")
+
+
+def _take_grad_shape(attrs, shapes):
+    ind, g = shapes
+    shape = attrs["shape"]
+    ax = _axis_of("_take_grad", attrs["axis"], len(shape))
+    want = shape[:ax] + ind + shape[ax + 1:]
+    if g != want:
+        raise ValueError(f"_take_grad: ograd has shape {g!r}, expected {want!r}")
+    return [shape]
+
+
+def _take_grad(attrs, ins, outs):
+    ind, g = ins
+    shape = attrs["shape"]
+    ax = attrs["axis"] % len(shape)
+    idx = _indices("_take_grad", ind, shape[ax], attrs["mode"], ax).ravel()
+    out = outs[0]
+    out[...] = 0
+    gm = g.reshape(shape[:ax] + (idx.size,) + shape[ax + 1:])
+    np.add.at(np.moveaxis(out, ax, 0), idx, np.moveaxis(gm, ax, 0))
+
+
+register("_take_grad", inputs=("indices", "ograd"),
+         attrs={"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODES),
+                "shape": Attr("shape", required=True)},
+         infer_shape=_take_grad_shape, infer_type=lambda a, d: [d[1]], compute=_take_grad,
+         grad_inputs=(0,), grad_outputs=(),
+         gradient=lambda a, i, o, g: [None, F.take(g[0], i[0], axis=a["axis"],
+                                                   mode=a["mode"])],
+         doc="Gradient of take: ``ograd`` scatter-added (np.add.at) into zeros of "
+             "``shape`` at ``indices`` along ``axis``.")
+
+
+def _pick_axis(attrs, shape, op="pick"):
+    if attrs["axis"] is None:
+        raise ValueError(f"{op}: axis=None is not supported (as MXNet); give an axis")
+    return _axis_of(op, attrs["axis"], len(shape))
+
+
+def _picked_shape(shape, ax, keepdims):
+    if keepdims:
+        return shape[:ax] + (1,) + shape[ax + 1:]
+    return (shape[:ax] + shape[ax + 1:]) or (1,)
+
+
+def _pick_shape(attrs, shapes):
+    data, index = shapes
+    ax = _pick_axis(attrs, data)
+    out = _picked_shape(data, ax, attrs["keepdims"])
+    if index != out:
+        raise ValueError(f"pick: index has shape {index!r}, expected {out!r} (data {data!r} "
+                         f"along axis {ax})")
+    return [out]
+
+
+def _pick_type(attrs, dtypes):
+    _index_dtype("pick", dtypes[1], "index")
+    return [dtypes[0]]
+
+
+def _pick_index(op, attrs, index, shape):
+    ax = _pick_axis(attrs, shape, op)
+    idx = _indices(op, index, shape[ax], attrs["mode"], ax)
+    return ax, idx.reshape(shape[:ax] + (1,) + shape[ax + 1:])
+
+
+def _pick(attrs, ins, outs):
+    data, index = ins
+    ax, idx = _pick_index("pick", attrs, index, data.shape)
+    outs[0][...] = np.take_along_axis(data, idx, axis=ax).reshape(outs[0].shape)
+
+
+register("pick", inputs=("data", "index"),
+         attrs={"axis": Attr("axis", -1), "keepdims": Attr("bool", False),
+                "mode": Attr("str", "clip", choices=("clip", "wrap"))},
+         infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick,
+         grad_inputs=(0, 1), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F._pick_grad(i[1], g[0], axis=_pick_axis(a, i[0].shape),
+                                                   mode=a["mode"], shape=i[0].shape), None],
+         doc="``data[..., index, ...]`` along ``axis`` (default -1): ``index`` has the "
+             "shape of data without that axis (with it as 1 when keepdims), as MXNet; 1-D "
+             "data gives shape (1,).  mode 'clip' (default) or 'wrap'; float indices are "
+             "truncated.  No gradient for ``index``.")
+
+
+def _pick_grad_shape(attrs, shapes):
+    index, g = shapes
+    shape = attrs["shape"]
+    ax = _axis_of("_pick_grad", attrs["axis"], len(shape))
+    if index not in (_picked_shape(shape, ax, False), _picked_shape(shape, ax, True)):
+        raise ValueError(f"_pick_grad: index has shape {index!r}, which does not match "
+                         f"{shape!r} along axis {ax}")
+    if g != index:
+        raise ValueError(f"_pick_grad: ograd has shape {g!r}, index {index!r}")
+    return [shape]
+
+
+def _pick_grad(attrs, ins, outs):
+    index, g = ins
+    shape = attrs["shape"]
+    ax, idx = _pick_index("_pick_grad", attrs, index, shape)
+    out = outs[0]
+    out[...] = 0
+    np.put_along_axis(out, idx, g.reshape(idx.shape), axis=ax)
+
+
+def _pick_grad_grad(a, i, o, g):
+    index, shape = i[0], a["shape"]
+    keepdims = len(shape) > 1 and index.ndim == len(shape)
+    return [None, F.pick(g[0], index, axis=a["axis"], keepdims=keepdims, mode=a["mode"])]
+
+
+register("_pick_grad", inputs=("index", "ograd"),
+         attrs={"axis": Attr("int", -1), "mode": Attr("str", "clip", choices=("clip", "wrap")),
+                "shape": Attr("shape", required=True)},
+         infer_shape=_pick_grad_shape, infer_type=lambda a, d: [d[1]], compute=_pick_grad,
+         gradient=_pick_grad_grad, grad_inputs=(0,), grad_outputs=(),
+         doc="Gradient of pick: ``ograd`` placed into zeros of ``shape`` at ``index`` "
+             "along ``axis``.")
+
+
+def _one_hot_shape(attrs, shapes):
+    if attrs["depth"] < 0:
+        raise ValueError(f"one_hot: depth must be >= 0 (got {attrs['depth']})")
+    return [shapes[0] + (attrs["depth"],)]
+
+
+def _one_hot_type(attrs, dtypes):
+    _index_dtype("one_hot", dtypes[0])
+    return [as_dtype(attrs["dtype"], "one_hot: dtype")]
+
+
+def _one_hot(attrs, ins, outs):
+    ind, depth, o = ins[0], attrs["depth"], outs[0]
+    res = np.full_like(o, o.dtype.type(attrs["off_value"]))
+    if depth and ind.size:
+        idx = ind.ravel()
+        if idx.dtype.kind == "f":
+            # MXNet truncates; non-finite positions become -1 (an all-off row).
+            idx = np.where(np.isfinite(idx), np.clip(np.trunc(idx), -1, depth), -1)
+        idx = idx.astype(np.int64)
+        valid = (idx >= 0) & (idx < depth)
+        res.reshape(-1, depth)[np.flatnonzero(valid), idx[valid]] = \
+            o.dtype.type(attrs["on_value"])
+    o[...] = res
+
+
+register("one_hot", inputs=("indices",),
+         attrs={"depth": Attr("int", required=True), "on_value": Attr("float", 1.0),
+                "off_value": Attr("float", 0.0), "dtype": Attr("dtype", "float32")},
+         infer_shape=_one_hot_shape, infer_type=_one_hot_type, compute=_one_hot,
+         differentiable=False,
+         doc="One-hot rows of length ``depth`` (shape indices.shape + (depth,)): "
+             "``on_value`` at each index, ``off_value`` elsewhere; indices outside "
+             "[0, depth) give an all-off row, float indices are truncated (MXNet).  No "
+             "gradient.")
+
+
+# -- tile, repeat, flip ------------------------------------------------------------------
+
+def _tile_dims(shape, reps):
+    n = max(len(shape), len(reps))
+    return (1,) * (n - len(shape)) + tuple(shape), (1,) * (n - len(reps)) + tuple(reps)
+
+
+def _tile_shape(attrs, shapes):
+    reps = attrs["reps"]
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be >= 0 (got {reps!r})")
+    xs, rs = _tile_dims(shapes[0], reps)
+    return [tuple(a * b for a, b in zip(xs, rs))]
+
+
+def _tile(attrs, ins, outs):
+    outs[0][...] = np.tile(ins[0], attrs["reps"])
+
+
+def _tile_grad(a, i, o, g):
+    x = i[0]
+    if x.size == 0 or g[0].size == 0:
+        return [F.zeros_like(x)]
+    xs, rs = _tile_dims(x.shape, a["reps"])
+    inter = tuple(v for pair in zip(rs, xs) for v in pair)     # (r0, d0, r1, d1, ...)
+    s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2)))
+    return [_like(s, x)]
+
+
+register("tile", attrs={"reps": Attr("shape", required=True)}, infer_shape=_tile_shape,
+         compute=_tile, gradient=_tile_grad, grad_inputs=(0,), grad_outputs=(),
+         doc="Repeat the whole array ``reps`` times per dimension (NumPy's tile, as MXNet: "
+             "the shorter of shape and reps is padded with leading 1s).")
+
+
+def _repeat_axis(attrs, ndim):
+    return None if attrs["axis"] is None else _axis_of("repeat", attrs["axis"], ndim)
+
+
+def _repeat_shape(attrs, shapes):
+    shape, r = shapes[0], attrs["repeats"]
+    if r < 0:
+        raise ValueError(f"repeat: repeats must be >= 0 (got {r})")
+    a = _repeat_axis(attrs, len(shape))
+    if a is None:
+        return [(_size(shape) * r,)]
+    return [shape[:a] + (shape[a] * r,) + shape[a + 1:]]
+
+
+def _repeat(attrs, ins, outs):
+    x = ins[0]
+    outs[0][...] = np.repeat(x, attrs["repeats"], axis=_repeat_axis(attrs, x.ndim))
+
+
+def _repeat_grad(at, i, o, g):
+    x, r = i[0], at["repeats"]
+    if x.size == 0 or r == 0:
+        return [F.zeros_like(x)]
+    a = _repeat_axis(at, x.ndim)
+    if a is None:
+        return [_like(F.sum(g[0].reshape((x.size, r)), axis=1), x)]
+    split = x.shape[:a] + (x.shape[a], r) + x.shape[a + 1:]
+    return [_like(F.sum(g[0].reshape(split), axis=a + 1), x)]
+
+
+register("repeat", attrs={"repeats": Attr("int", required=True), "axis": Attr("axis")},
+         infer_shape=_repeat_shape, compute=_repeat, gradient=_repeat_grad,
+         grad_inputs=(0,), grad_outputs=(),
+         doc="Repeat each element ``repeats`` times along ``axis`` (None: of the "
+             "flattened array, giving 1-D), as MXNet and NumPy.")
+
+
+def _flip_axes(attrs, ndim):
+    return _axes_of("flip", attrs["axis"], ndim)
+
+
+def _flip_shape(attrs, shapes):
+    _flip_axes(attrs, len(shapes[0]))
+    return [shapes[0]]
+
+
+def _flip(attrs, ins, outs):
+    outs[0][...] = np.flip(ins[0], axis=_flip_axes(attrs, ins[0].ndim))
+
+
+register("flip", aliases=("reverse",), attrs={"axis": Attr("axes", required=True)},
+         infer_shape=_flip_shape, compute=_flip, grad_inputs=(), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F.flip(g[0], axis=a["axis"])],
+         doc="Reverse the order of elements along ``axis`` (an int or a tuple; MXNet's "
+             "reverse).")

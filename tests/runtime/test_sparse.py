@@ -337,12 +337,10 @@ def test_csr_keeps_nan_and_inf_and_drops_negative_zero():
     np.testing.assert_array_equal(h.indices.asnumpy(), [0, 2, 1])     # 1e-45 -> 0 in f16
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="CSRNDArray.asscipy() (pyx/runtime/_ndarray.pyx) returns a float16 "
-                          "SciPy matrix, a dtype SciPy does not support: toarray() raises "
-                          "'Output dtype not compatible with inputs.'")
-def test_asscipy_of_float16_is_usable():
-    S.csr_matrix(np.eye(2, dtype=np.float16)).asscipy().toarray()
+def test_asscipy_of_float16_gives_float32():
+    m = S.csr_matrix(np.eye(2, dtype=np.float16)).asscipy()
+    assert m.dtype == np.float32
+    np.testing.assert_array_equal(m.toarray(), np.eye(2, dtype=np.float32))
 
 
 # -- row_sparse_array: every form ----------------------------------------------------------

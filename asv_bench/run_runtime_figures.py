@@ -1,0 +1,99 @@
+"""The figures of the NDArray and operator issues, measured in one process against NumPy
+and SciPy (medians of interleaved repeats, paired ratios, the peers' method from
+shared/bench/peers/anchor_util.py).  Prints a markdown table.
+
+    python asv_bench/run_runtime_figures.py        # ~2 minutes on 2 cores
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from runtime import nd
+
+QUICK = bool(os.environ.get("FIGURES_QUICK"))
+
+
+def bench(cases, env, repeat=7, min_time=0.2, pause=0.1):
+    """{name: stmt} -> {name: [seconds per run, one per repeat]}, round-robin."""
+    if QUICK:
+        repeat, min_time, pause = 3, 0.01, 0.0
+    loops, n = {}, {}
+    for name, stmt in cases.items():
+        src = ("def _loop(_n, _clock=_clock):\n    _t0 = _clock()\n    for _ in range(_n):\n"
+               f"        {stmt}\n    return _clock() - _t0\n")
+        g = dict(env, _clock=time.perf_counter)
+        exec(src, g)
+        loops[name] = g["_loop"]
+        loops[name](1)
+        n[name] = 1
+        while loops[name](n[name]) < min_time:
+            n[name] *= 2
+    times = {k: [] for k in loops}
+    for _ in range(repeat):
+        for k, f in loops.items():
+            time.sleep(pause)
+            times[k].append(f(n[k]) / n[k])
+    return times
+
+
+def row(label, times, ours, ref, target):
+    r = statistics.median(a / b for a, b in zip(times[ours], times[ref]))
+    t_o, t_r = statistics.median(times[ours]), statistics.median(times[ref])
+    unit = lambda t: f"{t * 1e9:,.0f} ns" if t < 1e-5 else f"{t * 1e3:.2f} ms"
+    print(f"| {label} | {unit(t_o)} | {unit(t_r)} | {r:.2f}x | {target} |")
+    sys.stdout.flush()
+
+
+def main():
+    print("| figure | ndrt | reference | ratio | target |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    # -- NDArray (issue 3)
+    a = np.arange(64, dtype=np.float32).reshape(16, 4)
+    x = nd.array(a)
+    big = rng.random(4 << 20, dtype=np.float32)
+    xbig = nd.array(big)
+    dense = rng.random((4096, 4096), dtype=np.float32)
+    dense[dense > 0.01] = 0
+    xdense = nd.array(dense)
+    env = dict(np=np, nd=nd, sp=sp, a=a, x=x, big=big, xbig=xbig, dense=dense, xdense=xdense,
+               f32=np.float32)
+    t = bench({"nd_zeros": "nd.zeros((1,))", "np_zeros": "np.zeros((1,), f32)",
+               "nd_slice": "x[1:3]", "np_slice": "a[1:3]",
+               "nd_reshape": "x.reshape(8, 8)", "np_reshape": "a.reshape(8, 8)",
+               "nd_asnumpy": "xbig.asnumpy()", "np_copy": "np.copy(big)"}, env)
+    row("nd.zeros((1,)) / np.zeros((1,))", t, "nd_zeros", "np_zeros", "<= 2.0x")
+    row("view x[1:3] / NumPy", t, "nd_slice", "np_slice", "<= 1.5x")
+    row("view reshape / NumPy", t, "nd_reshape", "np_reshape", "<= 1.5x")
+    row("asnumpy() 16 MiB / np.copy", t, "nd_asnumpy", "np_copy", "<= 1.2x")
+    t = bench({"nd_csr": "xdense.tostype('csr')", "sp_csr": "sp.csr_matrix(dense)"}, env,
+              repeat=5, min_time=0.3)
+    row("tostype('csr') 4096^2 1% / sp.csr_matrix", t, "nd_csr", "sp_csr", "<= 1.0x")
+    # -- operators (issue 4)
+    for n in (1, 1000):
+        p, q = (rng.random(n, dtype=np.float32) + 0.5 for _ in range(2))
+        env = dict(np=np, nd=nd, p=p, q=q, u=nd.array(p), v=nd.array(q))
+        t = bench({"nd_add": "u + v", "np_add": "p + q", "nd_exp": "nd.exp(u)",
+                   "np_exp": "np.exp(p)", "nd_sum": "u.sum()", "np_sum": "p.sum()"}, env)
+        for op in ("add", "exp", "sum"):
+            row(f"eager {op}, {n} elem / NumPy", t, f"nd_{op}", f"np_{op}", "<= 2.0x")
+    p, q = (rng.random(1_000_000, dtype=np.float32) + 0.5 for _ in range(2))
+    env = dict(np=np, nd=nd, p=p, q=q, u=nd.array(p), v=nd.array(q))
+    t = bench({"nd_add": "u + v", "np_add": "p + q", "nd_mul": "u * v", "np_mul": "p * q",
+               "nd_exp": "nd.exp(u)", "np_exp": "np.exp(p)", "nd_tanh": "nd.tanh(u)",
+               "np_tanh": "np.tanh(p)"}, env, repeat=7, min_time=0.3)
+    for op in ("add", "mul", "exp", "tanh"):
+        row(f"1M-element {op} / NumPy", t, f"nd_{op}", f"np_{op}", "<= 1.1x")
+    m1, m2 = (rng.random((1024, 1024), dtype=np.float32) for _ in range(2))
+    env = dict(np=np, nd=nd, m1=m1, m2=m2, n1=nd.array(m1), n2=nd.array(m2))
+    t = bench({"nd_dot": "nd.dot(n1, n2)", "np_dot": "np.dot(m1, m2)"}, env, repeat=7,
+              min_time=0.5, pause=0.3)
+    row("dot 1024x1024 / np.dot", t, "nd_dot", "np_dot", "<= 1.1x")
+
+
+if __name__ == "__main__":
+    main()

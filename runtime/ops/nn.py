@@ -1,0 +1,418 @@
+"""Neural-network operators: softmax, log_softmax, softmax_cross_entropy, Dropout,
+Embedding (MXNet 1.x names, defaults and semantics).
+
+Hidden helpers, used by the gradient rules so that those are made of registry ops only:
+``_label_one_hot`` (the one-hot matrix of class labels), ``_embedding_grad`` (dense
+scatter-add of head gradients into weight rows) and ``_embedding_grad_rsp`` (the same
+as a row_sparse array holding only the rows that were looked up).
+
+float16 inputs are computed in float32 and rounded once at the end (MXNet's
+accumulation type).
+"""
+
+import numpy as np
+
+from runtime import autograd
+from runtime import random as _random
+from runtime._ndarray import as_dtype
+from runtime.ops._call import F
+from runtime.ops.registry import Attr, normalize_axis, register
+
+
+def _float_input(name, what="input"):
+    def infer(attrs, dtypes):
+        if dtypes[0].kind != "f":
+            raise TypeError(f"{name}: needs a floating-point {what} (got {dtypes[0]}); cast "
+                            "with astype('float32')")
+        return [dtypes[0]]
+    return infer
+
+
+def _on_device_of(x, a):
+    """Host array ``a`` on the device of kernel array ``x`` (NumPy or CuPy)."""
+    if isinstance(x, np.ndarray):
+        return a
+    import cupy
+    return cupy.asarray(a)
+
+
+def _indices(op, a, n, what):
+    """``a`` (class labels / row indices) as int64; ValueError naming the first value
+    that is not an integer in [0, n), before anything is written."""
+    if a.dtype.kind == "f":
+        bad = ~((a >= 0) & (a < n) & (np.trunc(a) == a))     # NaN is bad too
+    else:
+        bad = (a < 0) | (a >= n)
+    if a.size and bool(bad.any()):
+        pos = int(np.flatnonzero(bad)[0])
+        where = pos if a.ndim == 1 else tuple(int(i) for i in np.unravel_index(pos, a.shape))
+        value = a.reshape(-1)[pos].item()
+        raise ValueError(f"{op}: {what} must hold integers in [0, {n}) (got {value!r} at "
+                         f"position {where!r})")
+    return a.astype(np.int64)
+
+
+def _index_type(op, what):
+    def check(dtype):
+        if dtype.kind not in "iuf":
+            raise TypeError(f"{op}: {what} must hold integer or floating-point indices "
+                            f"(got {dtype})")
+    return check
+
+
+# -- softmax, log_softmax ---------------------------------------------------------------
+
+SOFTMAX_ATTRS = {"axis": Attr("int", -1), "temperature": Attr("any", None)}
+
+
+def _temperature(op, attrs):
+    t = attrs["temperature"]
+    if t is None:
+        return 1.0
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer,
+                                                            np.floating)):
+        raise TypeError(f"{op}: temperature must be a number or None (got {t!r})")
+    if t == 0 or not np.isfinite(t):
+        raise ValueError(f"{op}: temperature must be a finite non-zero number (got {t!r})")
+    return float(t)
+
+
+def _softmax_shape(op):
+    def infer(attrs, shapes):
+        _temperature(op, attrs)
+        # A 0-d input is treated as one value along its only axis (0 or -1).
+        normalize_axis(op, attrs["axis"], max(len(shapes[0]), 1))
+        return [shapes[0]]
+    return infer
+
+
+def _softmax_kernel(log):
+    def compute(attrs, ins, outs):
+        x, out = ins[0], outs[0]
+        t = _temperature("", attrs)
+        if x.ndim == 0:
+            x, out = x.reshape(1), out.reshape(1)
+        axis = normalize_axis("", attrs["axis"], x.ndim)
+        if x.size == 0:
+            return
+        y = out if out.dtype != np.float16 else np.empty_like(x, dtype=np.float32)
+        if t == 1.0:
+            np.subtract(x, np.max(x, axis=axis, keepdims=True), out=y)
+        else:
+            np.divide(x, t, out=y)
+            np.subtract(y, np.max(y, axis=axis, keepdims=True), out=y)
+        if log:
+            s = np.sum(np.exp(y), axis=axis, keepdims=True)
+            np.subtract(y, np.log(s, out=s), out=y)
+        else:
+            np.exp(y, out=y)
+            np.divide(y, np.sum(y, axis=axis, keepdims=True), out=y)
+        if y is not out:
+            np.copyto(out, y, casting="unsafe")
+    return compute
+
+
+def _softmax_grad(attrs, inputs, outputs, out_grads):
+    y, g = outputs[0], out_grads[0]
+    if y.ndim == 0:                  # softmax of one value is the constant 1
+        return [F.zeros_like(g)]
+    gy = g * y
+    dx = gy - y * F.sum(gy, axis=attrs["axis"], keepdims=True)
+    t = _temperature("softmax", attrs)
+    return [dx if t == 1.0 else dx / t]
+
+
+def _log_softmax_grad(attrs, inputs, outputs, out_grads):
+    y, g = outputs[0], out_grads[0]
+    if y.ndim == 0:                  # log_softmax of one value is the constant 0
+        return [F.zeros_like(g)]
+    dx = g - F.exp(y) * F.sum(g, axis=attrs["axis"], keepdims=True)
+    t = _temperature("log_softmax", attrs)
+    return [dx if t == 1.0 else dx / t]
+
+
+register(
+    "softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmax"),
+    infer_type=_float_input("softmax"), compute=_softmax_kernel(False),
+    gradient=_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    doc="""``exp(x / T) / sum(exp(x / T), axis)`` along ``axis`` (default -1), computed
+stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  MXNet's
+``length``/``use_length``/``dtype`` attributes are not supported.""")
+register(
+    "log_softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("log_softmax"),
+    infer_type=_float_input("log_softmax"), compute=_softmax_kernel(True),
+    gradient=_log_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
+log(sum(exp(x / T - max)))``.""")
+
+
+# -- softmax_cross_entropy --------------------------------------------------------------
+
+def _ce_shape(op):
+    def infer(attrs, shapes):
+        ds, ls = shapes
+        if len(ds) != 2:
+            raise ValueError(f"{op}: data must be 2-D (batch, classes) (got shape {ds!r})")
+        if ls != ds[:1]:
+            raise ValueError(f"{op}: label must have shape {ds[:1]!r} for data of shape "
+                             f"{ds!r} (got {ls!r})")
+        return [(1,) if op == "softmax_cross_entropy" else ds]
+    return infer
+
+
+def _ce_type(op):
+    check = _index_type(op, "label")
+
+    def infer(attrs, dtypes):
+        check(dtypes[1])
+        return _float_input(op, "data")(attrs, dtypes)
+    return infer
+
+
+def _softmax_ce(attrs, ins, outs):
+    x, label = ins
+    n, k = x.shape
+    idx = _indices("softmax_cross_entropy", label, k, "label")
+    if n == 0:
+        outs[0][...] = 0
+        return
+    if x.dtype == np.float16:
+        x = x.astype(np.float32)
+    m = np.max(x, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
+    picked = x[_on_device_of(x, np.arange(n)), idx]
+    outs[0][...] = np.sum(lse - picked)
+
+
+def _softmax_ce_grad(attrs, inputs, outputs, out_grads):
+    x, label = inputs
+    p = F.softmax(x, axis=1)
+    return [(p - F._label_one_hot(x, label)) * out_grads[0], None]
+
+
+register(
+    "softmax_cross_entropy", inputs=("data", "label"),
+    infer_shape=_ce_shape("softmax_cross_entropy"),
+    infer_type=_ce_type("softmax_cross_entropy"), compute=_softmax_ce,
+    gradient=_softmax_ce_grad, grad_inputs=(0, 1), grad_outputs=(),
+    doc="""Cross-entropy of softmax(data) against class labels, SUMMED over the batch
+(MXNet): ``sum_i -log softmax(data)[i, label[i]]``, shape (1,).  ``data`` (n, k)
+logits, ``label`` (n,) class indices (integers, or floats holding integers); a label
+outside [0, k) raises ValueError naming it.  The gradient is ``(softmax(data) -
+one_hot(label)) * head_grad`` for data; label gets none.""")
+
+
+def _one_hot(attrs, ins, outs):
+    x, label = ins
+    n, k = x.shape
+    idx = _indices("_label_one_hot", label, k, "label")
+    out = outs[0]
+    out[...] = 0
+    out[_on_device_of(out, np.arange(n)), idx] = 1
+
+
+register(
+    "_label_one_hot", inputs=("data", "label"), infer_shape=_ce_shape("_label_one_hot"),
+    infer_type=_ce_type("_label_one_hot"), compute=_one_hot, ignores=(0,),
+    differentiable=False,
+    doc="""Hidden: the (n, k) one-hot matrix of ``label`` in ``data``'s dtype (the values
+of ``data`` are not read).  Used by the gradient of softmax_cross_entropy.""")
+
+
+# -- Dropout ----------------------------------------------------------------------------
+
+def _dropout_active(attrs):
+    return attrs["mode"] == "always" or autograd.is_training()
+
+
+def _mask_shape(attrs, shape):
+    axes = {normalize_axis("Dropout", a, len(shape), "axes") for a in attrs["axes"]}
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _dropout_shape(attrs, shapes):
+    p = attrs["p"]
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"Dropout: p must be in [0, 1) (got {p!r})")
+    _mask_shape(attrs, shapes[0])
+    # The forward decision (training or not) is part of this call's state: the gradient
+    # must use it, not whatever is_training() says when backward runs.
+    attrs["_active"] = _dropout_active(attrs) and p > 0.0
+    return [shapes[0]]
+
+
+def _dropout(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    active = attrs.get("_active")
+    if active is None:
+        active = _dropout_active(attrs) and attrs["p"] > 0.0
+    if not active:
+        np.copyto(out, x)
+        return
+    p = attrs["p"]
+    u = _random.generator().random(_mask_shape(attrs, x.shape), dtype=np.float32)
+    mask = (u >= np.float32(p)).astype(x.dtype)
+    mask *= x.dtype.type(1.0 / (1.0 - p))
+    np.multiply(x, _on_device_of(x, mask), out=out)
+
+
+def _dropout_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    active = attrs.get("_active")
+    if active is None:
+        active = _dropout_active(attrs) and attrs["p"] > 0.0
+    if not active:
+        return [g]
+    return [g * (outputs[0] != 0) * (1.0 / (1.0 - attrs["p"]))]
+
+
+register(
+    "Dropout",
+    attrs={"p": Attr("float", 0.5), "mode": Attr("str", "training",
+                                                   choices=("training", "always")),
+           "axes": Attr("axes", ()), "cudnn_off": Attr("bool", False)},
+    infer_shape=_dropout_shape, infer_type=_float_input("Dropout"), compute=_dropout,
+    gradient=_dropout_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    needs_rng=True,
+    doc="""Dropout (MXNet): in training, ``out = data * mask / (1 - p)`` with ``mask`` ~
+Bernoulli(1 - p) drawn from ``runtime.random``'s generator (``runtime.random.seed``
+makes it reproducible); otherwise the identity.  ``mode='training'`` drops only under
+``autograd.train_mode()`` (``is_training()``), ``mode='always'`` always.  ``axes``
+share one mask value along those axes (variational dropout).  ``p`` must be in [0, 1).
+``cudnn_off`` is accepted and ignored.
+
+Differences from MXNet: MXNet's Dropout has a hidden second output (the mask); here the
+op has one output and the gradient is ``head_grad * (out != 0) / (1 - p)``, so an
+element whose input is exactly 0 gets gradient 0 even where the mask kept it (its output
+is 0 either way).  Whether the op was active is decided when it runs and kept with the
+call, so backward outside ``train_mode()`` still uses the forward's mask.""")
+
+
+# -- Embedding --------------------------------------------------------------------------
+
+EMBED_ATTRS = {"input_dim": Attr("int", required=True),
+               "output_dim": Attr("int", required=True)}
+
+
+def _embed_dims(op, attrs):
+    for name in ("input_dim", "output_dim"):
+        if attrs[name] < 1:
+            raise ValueError(f"{op}: {name} must be >= 1 (got {attrs[name]})")
+    return attrs["input_dim"], attrs["output_dim"]
+
+
+def _embedding_shape(attrs, shapes):
+    n, d = _embed_dims("Embedding", attrs)
+    ds, ws = shapes
+    if ws != (n, d):
+        raise ValueError(f"Embedding: weight must have shape {(n, d)!r} (input_dim, "
+                         f"output_dim) (got {ws!r})")
+    return [ds + (d,)]
+
+
+def _embedding_type(attrs, dtypes):
+    _index_type("Embedding", "data")(dtypes[0])
+    if dtypes[1] != attrs["dtype"]:
+        raise TypeError(f"Embedding: weight has dtype {dtypes[1]} but dtype is "
+                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}'")
+    return [attrs["dtype"]]
+
+
+def _embedding(attrs, ins, outs):
+    data, w = ins
+    idx = _indices("Embedding", data, attrs["input_dim"], "data")
+    if isinstance(w, np.ndarray):
+        np.take(w, idx, axis=0, out=outs[0], mode="clip")   # validated: no clipping
+    else:
+        outs[0][...] = w[idx]
+
+
+def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
+    dims = {"input_dim": attrs["input_dim"], "output_dim": attrs["output_dim"]}
+    name = "_embedding_grad_rsp" if attrs["sparse_grad"] else "_embedding_grad"
+    return [None, getattr(F, name)(inputs[0], out_grads[0], **dims)]
+
+
+register(
+    "Embedding", inputs=("data", "weight"),
+    attrs={**EMBED_ATTRS, "dtype": Attr("dtype", as_dtype("float32")),
+           "sparse_grad": Attr("bool", False)},
+    infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
+    gradient=_embedding_grad_rule, grad_inputs=(0,), grad_outputs=(),
+    doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
+``data.shape + (output_dim,)`` and dtype ``dtype`` (which must be weight's dtype, as in
+MXNet).  ``data`` holds row indices (integers, or floats holding integers); an index
+outside [0, input_dim) raises ValueError naming the first one (MXNet leaves it
+undefined).  The weight gradient is a dense scatter-add of the head gradients, or with
+``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
+``data`` gets no gradient.""")
+
+
+def _embed_grad_shape(op):
+    def infer(attrs, shapes):
+        n, d = _embed_dims(op, attrs)
+        ds, gs = shapes
+        if gs != ds + (d,):
+            raise ValueError(f"{op}: grad must have shape {ds + (d,)!r} for data of shape "
+                             f"{ds!r} (got {gs!r})")
+        return [(n, d)]
+    return infer
+
+
+def _embed_grad_type(op):
+    check = _index_type(op, "data")
+
+    def infer(attrs, dtypes):
+        check(dtypes[0])
+        return [dtypes[1]]
+    return infer
+
+
+def _embedding_grad(attrs, ins, outs):
+    data, g = ins
+    n, d = attrs["input_dim"], attrs["output_dim"]
+    idx = _indices("_embedding_grad", data, n, "data")
+    out = outs[0]
+    out[...] = 0
+    np.add.at(out, idx.reshape(-1), g.reshape(-1, d))
+
+
+def _embedding_grad_grad(attrs, inputs, outputs, out_grads):
+    gg = out_grads[0]
+    if gg.stype != "default":
+        gg = gg.tostype("default")
+    return [None, F.Embedding(inputs[0], gg, input_dim=attrs["input_dim"],
+                              output_dim=attrs["output_dim"], dtype=gg.dtype)]
+
+
+register(
+    "_embedding_grad", inputs=("data", "grad"), attrs=EMBED_ATTRS,
+    infer_shape=_embed_grad_shape("_embedding_grad"),
+    infer_type=_embed_grad_type("_embedding_grad"), compute=_embedding_grad,
+    gradient=_embedding_grad_grad, grad_inputs=(0,), grad_outputs=(),
+    doc="""Hidden: the dense weight gradient of Embedding, ``out[data[j]] += grad[j]``
+into zeros of shape (input_dim, output_dim).""")
+
+
+def _embedding_grad_rsp(attrs, inputs):
+    from runtime.nd import sparse
+    data, g = inputs
+    n, d = attrs["input_dim"], attrs["output_dim"]
+    idx = _indices("_embedding_grad_rsp", data.asnumpy(), n, "data").reshape(-1)
+    rows, inverse = np.unique(idx, return_inverse=True)
+    values = np.zeros((rows.size, d), np.dtype(g.dtype))
+    np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))
+    return [sparse._from_parts("row_sparse", (n, d), np.dtype(g.dtype), g.ctx, values, [rows],
+                               check=False)]
+
+
+register(
+    "_embedding_grad_rsp", inputs=("data", "grad"), attrs=EMBED_ATTRS,
+    infer_shape=_embed_grad_shape("_embedding_grad_rsp"),
+    infer_type=_embed_grad_type("_embedding_grad_rsp"),
+    infer_storage=lambda attrs, stypes: (["row_sparse"], "sparse"),
+    compute_sparse=_embedding_grad_rsp, gradient=_embedding_grad_grad, grad_inputs=(0,),
+    grad_outputs=(),
+    doc="""Hidden: the weight gradient of Embedding(sparse_grad=True), a row_sparse
+(input_dim, output_dim) array whose rows are the sorted unique indices of ``data`` and
+whose values are the summed head gradients of each.""")
