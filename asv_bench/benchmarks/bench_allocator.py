@@ -14,16 +14,10 @@ can hold terabytes "reserved" at no cost; nothing ever reads or writes those buf
 """
 import functools
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-try:
-    import allocator  # noqa: F401  (installed: pip install .)
-except ImportError:  # a checkout built with `python setup.py build_ext --inplace`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from allocator import BestFitPool, HostUpstream, NaivePool, RoundPool, UnpooledPool, Upstream
 from allocator._pool import bench_alloc_free
 
