@@ -426,11 +426,21 @@ cpdef object invoke_parsed(object op, list inputs, dict attrs, object out, objec
             raise ValueError(f"{name}: all inputs must be on one context (got {ctx} and {c})")
     shapes = [(<NDArray>v)._shape for v in inputs]
     dtypes = [(<NDArray>v)._dtype for v in inputs]
-    stypes = [v.stype for v in inputs]
+    dense = True
+    for i in range(n_in):
+        if (<NDArray>inputs[i])._stype != STYPE_DEFAULT:
+            dense = False
+            break
     out_shapes = op.infer_shape(attrs, shapes)
     out_dtypes = op.infer_type(attrs, dtypes)
-    out_stypes, mode = op.infer_storage(attrs, stypes)
     n_out = len(out_shapes)
+    if dense and not op.custom_storage:
+        stypes = None
+        out_stypes = ["default"] * n_out
+        mode = "dense"
+    else:
+        stypes = [v.stype for v in inputs]
+        out_stypes, mode = op.infer_storage(attrs, stypes)
 
     outs = _outputs(op, out, n_out, out_shapes, out_dtypes, out_stypes, ctx)
     reqs = _requests(op, req, n_out, outs)

@@ -230,7 +230,9 @@ def scalar_op(name, fn, grad, reverse=False, grad_inputs=(0,), grad_outputs=(),
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
     def compute(attrs, ins, outs):
         x = ins[0]
-        s = x.dtype.type(attrs["scalar"])
+        s = attrs["scalar"]
+        if x.dtype.kind != "f":   # MXNet casts the scalar to the array's dtype
+            s = x.dtype.type(s)
         if reverse:
             fn(s, x, out=outs[0], casting="unsafe")
         else:

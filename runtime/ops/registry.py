@@ -97,6 +97,7 @@ class Op:
     __slots__ = ("name", "aliases", "inputs", "variadic", "num_outputs", "attrs",
                  "infer_shape", "infer_type", "infer_storage", "compute", "compute_sparse",
                  "sparse_stypes", "gradient", "grad_inputs", "grad_outputs", "inplace",
+                 "custom_storage",
                  "identity", "mutates", "ignores", "differentiable", "doc", "needs_rng",
                  "fast")
 
@@ -117,6 +118,9 @@ class Op:
         self.infer_shape = infer_shape or _same_shape
         self.infer_type = infer_type or _same_type
         self.infer_storage = infer_storage or self._default_storage
+        # False: dense inputs give dense outputs and the dense kernel (the invoker then
+        # skips the call)
+        self.custom_storage = infer_storage is not None
         self.compute = compute
         self.compute_sparse = compute_sparse
         self.sparse_stypes = sparse_stypes
