@@ -224,32 +224,70 @@ cdef object binary_impl(int code, object a, object b, int flags):
 
 
 @cython.final
-cdef class FastFunction:
-    """An ``nd`` function whose plain calls (arrays only, no keywords) take the direct
-    ufunc-loop road; anything else goes to ``general`` (the registry-driven function)."""
-    cdef int code
-    cdef int arity
-    cdef readonly object general
+cdef class OpFunction:
+    """The ``nd`` function of one operator: ``f(*arrays, out=None, req=None, **attrs)``.
+
+    Arrays may also come by their input names (``nd.FullyConnected(data=x, ...)``), in
+    order; binary arithmetic takes a Python number on either side (its scalar form);
+    plain calls of elementwise ops and full reductions take the direct ufunc-loop road.
+    """
+    cdef object op
+    cdef tuple names
+    cdef object scalar_ops          # (op for array <op> s, op for s <op> array) or None
+    cdef dict defaults              # parsed attributes when none are given (None: required)
+    cdef int unary_code, binary_code, reduce_code
+    cdef bint reduce_mean
     cdef readonly str __name__
     cdef readonly object __doc__
 
-    def __init__(self, int code, int arity, general):
-        self.code = code
-        self.arity = arity
-        self.general = general
-        self.__name__ = general.__name__
-        self.__doc__ = general.__doc__
+    def __init__(self, op, scalar_ops=None, int unary_code=-1, int binary_code=-1,
+                 int reduce_code=-1, bint reduce_mean=False, doc=None):
+        self.op = op
+        self.names = tuple(op.inputs)
+        self.scalar_ops = scalar_ops
+        try:
+            self.defaults = op.parse_attrs({})
+        except TypeError:
+            self.defaults = None
+        self.unary_code = unary_code
+        self.binary_code = binary_code
+        self.reduce_code = reduce_code
+        self.reduce_mean = reduce_mean
+        self.__name__ = op.name
+        self.__doc__ = doc
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, out=None, req=None, **kwargs):
         cdef object res = None
-        if not kwargs and len(args) == self.arity:
-            if self.arity == 1 and type(args[0]) is NDArray:
-                res = fast_unary(self.code, <NDArray>args[0])
-            elif self.arity == 2 and type(args[0]) is NDArray and type(args[1]) is NDArray:
-                res = fast_binary(self.code, <NDArray>args[0], <NDArray>args[1], None)
-        if res is not None:
-            return res
-        return self.general(*args, **kwargs)
+        cdef Py_ssize_t n = len(args)
+        if not kwargs and out is None and req is None:
+            if n == 1 and type(args[0]) is NDArray:
+                if self.unary_code >= 0:
+                    res = fast_unary(self.unary_code, <NDArray>args[0])
+                elif self.reduce_code >= 0:
+                    res = fast_reduce(self.reduce_code, self.reduce_mean, <NDArray>args[0])
+            elif n == 2 and self.binary_code >= 0 and type(args[0]) is NDArray \
+                    and type(args[1]) is NDArray:
+                res = fast_binary(self.binary_code, <NDArray>args[0], <NDArray>args[1], None)
+            if res is not None:
+                return res
+        arrays = list(args)
+        if kwargs:
+            for name in self.names[n:]:
+                if name not in kwargs:
+                    break
+                arrays.append(kwargs.pop(name))
+        if self.scalar_ops is not None and len(arrays) == 2:
+            if isinstance(arrays[0], NDArray) and _is_scalar(arrays[1]):
+                return invoke_parsed(self.scalar_ops[0], [arrays[0]],
+                                     {"scalar": float(arrays[1])}, out, req)
+            if isinstance(arrays[1], NDArray) and _is_scalar(arrays[0]):
+                return invoke_parsed(self.scalar_ops[1], [arrays[1]],
+                                     {"scalar": float(arrays[0])}, out, req)
+        if kwargs or self.defaults is None:
+            attrs = self.op.parse_attrs(kwargs)
+        else:
+            attrs = dict(self.defaults)
+        return invoke_parsed(self.op, arrays, attrs, out, req)
 
     def __repr__(self):
         return f"<nd function {self.__name__}>"
@@ -298,15 +336,6 @@ cdef object fast_reduce(int code, bint mean, NDArray x):
         else:
             (<double*>args[0])[0] /= size
     return out
-
-
-def reduce_all(str name, NDArray x):
-    """``name`` over every axis of dense host ``x`` into a new (1,) array, or None when
-    the short road does not apply (then the caller invokes the op)."""
-    code = _REDUCE_CODES.get(name)
-    if code is None:
-        return None
-    return fast_reduce(code, name == "mean", x)
 
 
 cdef object reduce_impl(int code, object x):

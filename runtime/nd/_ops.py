@@ -5,10 +5,7 @@
 Python scalar on either side (``nd.add(x, 2)``), as MXNet's ``nd.add`` does.
 """
 
-import numpy as np
-
-from runtime._imperative import FastFunction, invoke_parsed, reduce_all
-from runtime._ndarray import NDArray
+from runtime._imperative import OpFunction
 from runtime.ops import registry
 
 _SCALAR_FORMS = {"add": ("_plus_scalar", "_plus_scalar"),
@@ -28,56 +25,17 @@ _SCALAR_FORMS = {"add": ("_plus_scalar", "_plus_scalar"),
                  "lesser_equal": ("_lesser_equal_scalar", "_greater_equal_scalar")}
 
 
-def _is_scalar(v):
-    return isinstance(v, (int, float, np.integer, np.floating, np.bool_)) and \
-        not isinstance(v, NDArray)
-
-
 def make_function(op):
-    """The ``nd`` function of ``op``."""
-    names = op.inputs
-    scalar = _SCALAR_FORMS.get(op.name)
-
-    def fn(*args, out=None, req=None, **kwargs):
-        arrays = list(args)
-        # arrays may come by name too (nd.FullyConnected(data=x, weight=w, ...)), in
-        # order, up to the first one missing
-        for name in names[len(arrays):]:
-            if name not in kwargs:
-                break
-            arrays.append(kwargs.pop(name))
-        if scalar is not None and len(arrays) == 2:
-            if _is_scalar(arrays[1]) and isinstance(arrays[0], NDArray):
-                return invoke_parsed(registry.get(scalar[0]), [arrays[0]],
-                                     {"scalar": float(arrays[1])}, out, req)
-            if _is_scalar(arrays[0]) and isinstance(arrays[1], NDArray):
-                return invoke_parsed(registry.get(scalar[1]), [arrays[1]],
-                                     {"scalar": float(arrays[0])}, out, req)
-        return invoke_parsed(op, arrays, op.parse_attrs(kwargs), out, req)
-
-    fn.__name__ = op.name
+    """The ``nd`` function of ``op`` (see runtime._imperative.OpFunction)."""
     attrs = ", ".join(f"{k}={a.default!r}" for k, a in op.attrs.items())
-    fn.__doc__ = (f"{op.name}({', '.join(names)}{', ' + attrs if attrs else ''}, out=None)"
-                  f"\n\n{op.doc or 'Registry operator ' + repr(op.name) + '.'}")
-    if op.name in _FAST_UNARY:
-        return FastFunction(_FAST_UNARY[op.name], 1, fn)
-    if op.name in _FAST_BINARY:
-        return FastFunction(_FAST_BINARY[op.name], 2, fn)
-    if op.name in ("sum", "mean", "prod", "max", "min"):
-        return _full_reduction(op.name, fn)
-    return fn
-
-
-def _full_reduction(name, general):
-    def reduction(*args, **kwargs):
-        if len(args) == 1 and not kwargs and type(args[0]) is NDArray:
-            res = reduce_all(name, args[0])
-            if res is not None:
-                return res
-        return general(*args, **kwargs)
-    reduction.__name__ = name
-    reduction.__doc__ = general.__doc__
-    return reduction
+    doc = (f"{op.name}({', '.join(op.inputs)}{', ' + attrs if attrs else ''}, out=None)"
+           f"\n\n{op.doc or 'Registry operator ' + repr(op.name) + '.'}")
+    scalar = _SCALAR_FORMS.get(op.name)
+    scalar_ops = (registry.get(scalar[0]), registry.get(scalar[1])) if scalar else None
+    reduce_code = _FAST_REDUCE.get(op.name, -1)
+    return OpFunction(op, scalar_ops, unary_code=_FAST_UNARY.get(op.name, -1),
+                      binary_code=_FAST_BINARY.get(op.name, -1), reduce_code=reduce_code,
+                      reduce_mean=op.name == "mean", doc=doc)
 
 
 # Codes of the direct ufunc loops in runtime._imperative.
@@ -85,6 +43,7 @@ _FAST_UNARY = {"negative": 0, "abs": 1, "exp": 2, "log": 3, "sqrt": 4, "tanh": 5
                "square": 6, "sin": 7, "cos": 8}
 _FAST_BINARY = {"add": 0, "subtract": 1, "multiply": 2, "divide": 3, "mod": 4, "power": 5,
                 "maximum": 13, "minimum": 14}
+_FAST_REDUCE = {"sum": 0, "mean": 0, "prod": 2, "max": 13, "min": 14}
 
 
 def install(namespace):
