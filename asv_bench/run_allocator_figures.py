@@ -33,9 +33,13 @@ REPEAT, MIN_TIME = (3, 0.005) if QUICK else (7, 0.2)
 PAIRS_PER_CALL = 1000  # pairs per bench_alloc_free statement
 
 
-def bench(cases, scope):
+def bench(cases, scope, repeat=None, min_time=None, pause=0.0):
     """{name: stmt} -> {name: [seconds per execution, one per round]}; the statements
-    see the names in ``scope``."""
+    see the names in ``scope``.  Each statement is compiled into a loop whose count
+    doubles until one loop takes ``min_time``; the ``repeat`` rounds run every case in
+    turn (after ``pause`` seconds of sleep, for thread pools to go idle), GC off."""
+    repeat = REPEAT if repeat is None else (3 if QUICK else repeat)
+    min_time = MIN_TIME if min_time is None else (0.005 if QUICK else min_time)
     loops, n = {}, {}
     for name, stmt in cases.items():
         src = ("def _loop(_n, _clock=_clock):\n"
@@ -48,12 +52,14 @@ def bench(cases, scope):
         loops[name] = g["_loop"]
         loops[name](1)
         n[name] = 1
-        while loops[name](n[name]) < MIN_TIME:
+        while loops[name](n[name]) < min_time:
             n[name] *= 2
     times = {name: [] for name in loops}
     with gc_off():
-        for _ in range(REPEAT):
+        for _ in range(repeat):
             for name, loop in loops.items():
+                if pause and not QUICK:
+                    time.sleep(pause)
                 times[name].append(loop(n[name]) / n[name])
     return times
 

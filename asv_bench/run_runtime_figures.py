@@ -3,41 +3,19 @@ and SciPy (medians of interleaved repeats, paired ratios, the peers' method from
 shared/bench/peers/anchor_util.py).  Prints a markdown table.
 
     python asv_bench/run_runtime_figures.py        # ~2 minutes on 2 cores
+    ALLOC_FIGURES_QUICK=1 python asv_bench/run_runtime_figures.py   # smoke test
 """
-import os
 import statistics
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from runtime import nd
 
-QUICK = bool(os.environ.get("FIGURES_QUICK"))
-
-
-def bench(cases, env, repeat=7, min_time=0.2, pause=0.1):
-    """{name: stmt} -> {name: [seconds per run, one per repeat]}, round-robin."""
-    if QUICK:
-        repeat, min_time, pause = 3, 0.01, 0.0
-    loops, n = {}, {}
-    for name, stmt in cases.items():
-        src = ("def _loop(_n, _clock=_clock):\n    _t0 = _clock()\n    for _ in range(_n):\n"
-               f"        {stmt}\n    return _clock() - _t0\n")
-        g = dict(env, _clock=time.perf_counter)
-        exec(src, g)
-        loops[name] = g["_loop"]
-        loops[name](1)
-        n[name] = 1
-        while loops[name](n[name]) < min_time:
-            n[name] *= 2
-    times = {k: [] for k in loops}
-    for _ in range(repeat):
-        for k, f in loops.items():
-            time.sleep(pause)
-            times[k].append(f(n[k]) / n[k])
-    return times
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_allocator_figures import bench  # noqa: E402  (one timer for every figure)
 
 
 def row(label, times, ours, ref, target):
