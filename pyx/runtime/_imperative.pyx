@@ -133,6 +133,8 @@ cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
     t = (<cnp.dtype>a._dtype).type_num
     if t >= N_TYPES or code >= N_CODES:
         return None
+    if code == 5 and (<cnp.dtype>a._dtype).kind != "f":
+        return None   # integer power raises for negative exponents: the general path
     fn = binary_loops[code][t]
     if fn == NULL:
         return None
@@ -578,7 +580,14 @@ cdef int _run_dense(object op, dict attrs, list inputs, list outs, list shapes, 
             kernel_outs[i] = np.empty_like(views[i])
             if r != REQ_NULL:
                 post.append((i, r))
-    op.compute(attrs, ins, kernel_outs)
+    try:
+        op.compute(attrs, ins, kernel_outs)
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        if str(e).startswith(op.name + ":"):
+            raise
+        # a NumPy error from inside a kernel: say which operator it came from
+        raise type(e)(f"{op.name}: {e}") if type(e).__module__ == "builtins" else \
+            _builtin_type(e)(f"{op.name}: {e}") from None
     for i, r in post:
         if r == REQ_ADD:
             np.add(views[i], kernel_outs[i], out=views[i])
@@ -588,6 +597,14 @@ cdef int _run_dense(object op, dict attrs, list inputs, list outs, list shapes, 
         if reqs[i] != REQ_NULL:
             (<NDArray>outs[i])._chunk.bump()
     return 0
+
+
+cdef type _builtin_type(BaseException e):
+    """The first builtin exception class of ``e`` (NumPy's UFuncTypeError -> TypeError)."""
+    for cls in type(e).__mro__:
+        if cls.__module__ == "builtins":
+            return cls
+    return RuntimeError
 
 
 cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs):

@@ -1148,6 +1148,8 @@ cdef _sparse_astype(NDArray x, dtype):
 def _assign(NDArray dst, NDArray src):
     """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
     sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
+    if dst._stype != src._stype:   # never let a chunk of another layout in
+        src = src.tostype(STYPES[dst._stype])
     if dst._stype == STYPE_DEFAULT:
         dst.copyto_dense(src)
     else:

@@ -52,6 +52,18 @@ def _zero_grad(a, i, o, g):
     return [F.zeros_like(i[0])]
 
 
+def _no_bool(name):
+    def infer(attrs, dtypes):
+        if dtypes[0].kind == "b":
+            raise TypeError(f"{name}: bool input is not supported (got bool); cast with "
+                            "astype()")
+        return [dtypes[0]]
+    return infer
+
+
+NO_BOOL = {"negative", "sign", "square", "reciprocal"}
+
+
 def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
           grad_outputs=()):
     """Register an elementwise unary op whose kernel is ``fn(x, out=o)``."""
@@ -60,7 +72,8 @@ def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
     sparse = name in ZERO_PRESERVING
     return register(
         name, aliases=aliases, compute=compute,
-        infer_type=_float_only(name) if float_only else None,
+        infer_type=(_float_only(name) if float_only
+                    else _no_bool(name) if name in NO_BOOL else None),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
@@ -151,9 +164,18 @@ unary("gamma", _np(sps.gamma), lambda a, i, o, g: [g[0] * o[0] * F.digamma(i[0])
 unary("gammaln", _np(sps.gammaln), lambda a, i, o, g: [g[0] * F.digamma(i[0])],
       float_only=True)
 unary("digamma", _np(sps.psi), None, float_only=True)
+def _rounding(fn):
+    """Rounding is the identity on integers and bools (NumPy's rint refuses them)."""
+    def call(x, out):
+        if x.dtype.kind in "biu":
+            return np.copyto(out, x)
+        return fn(x, out=out)
+    return call
+
+
 for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
                    ("rint", np.rint), ("trunc", np.trunc), ("fix", np.fix)):
-    unary(_name, _fn, _zero_grad)
+    unary(_name, _rounding(_fn), _zero_grad)
 
 
 # -- binary, with NumPy broadcasting --------------------------------------------------------
@@ -231,8 +253,8 @@ def scalar_op(name, fn, grad, reverse=False, grad_inputs=(0,), grad_outputs=(),
     def compute(attrs, ins, outs):
         x = ins[0]
         s = attrs["scalar"]
-        if x.dtype.kind != "f":   # MXNet casts the scalar to the array's dtype
-            s = x.dtype.type(s)
+        if x.dtype.kind != "f":   # MXNet casts the scalar to the array's dtype (wrapping)
+            s = np.array(s).astype(x.dtype)[()]
         if reverse:
             fn(s, x, out=outs[0], casting="unsafe")
         else:
@@ -277,6 +299,11 @@ for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equ
 
 # -- where, clip, cast, copies ------------------------------------------------------------
 
+def _mask(m, like):
+    """A 0/1 mask in the dtype of ``like`` (the condition may have any dtype)."""
+    return m if m.dtype == like.dtype else F.cast(m, dtype=like.dtype)
+
+
 def _where_shape(attrs, shapes):
     return [broadcast_shapes("where", *shapes)]
 
@@ -291,8 +318,8 @@ def _where(attrs, ins, outs):
 
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
          infer_type=_where_type, grad_inputs=(0, 1, 2),
-         gradient=lambda a, i, o, g: [None, _ub(g[0] * (i[0] != 0), i[1]),
-                                      _ub(g[0] * (i[0] == 0), i[2])])
+         gradient=lambda a, i, o, g: [None, _ub(g[0] * _mask(i[0] != 0, g[0]), i[1]),
+                                      _ub(g[0] * _mask(i[0] == 0, g[0]), i[2])])
 
 
 def _clip_attrs(attrs):

@@ -355,3 +355,31 @@ def test_broadcasting_matches_numpy(data):
                                           if s == 1 and shapes.result_shape[lead + i] != 1)
         want = np.ones(shapes.result_shape, np.float32).sum(axis=axes, keepdims=True)
         np.testing.assert_array_equal(grad.asnumpy(), want.reshape(x.shape))
+
+
+def test_kernel_errors_name_the_operator():
+    a = nd.array([2], dtype="int32")
+    with pytest.raises(ValueError, match="^power: Integers to negative integer powers"):
+        nd.power(a, nd.array([-1], dtype="int32"))
+    with pytest.raises(TypeError, match="^negative: bool input is not supported"):
+        -nd.array([True], dtype="bool")
+
+
+def test_rounding_is_the_identity_on_integers():
+    x = np.array([-2, 0, 3], np.int32)
+    for name in ("rint", "round", "floor", "ceil", "trunc", "fix"):
+        assert_same(run(name, [x])[0], x)
+
+
+def test_integer_scalars_wrap_like_mxnet():
+    assert_same(nd.array([1, 2], dtype="uint8") * -2, np.array([254, 252], np.uint8))
+    assert_same(nd.array([1], dtype="int8") + 300, np.array([45], np.int8))
+
+
+def test_where_gradient_with_an_integer_condition():
+    c = nd.array([1, 0], dtype="int64")
+    x, y = nd.array([1.0, 2.0], dtype="float64"), nd.array([3.0, 4.0], dtype="float64")
+    g = nd.array([5.0, 7.0], dtype="float64")
+    gx, gy = registry.get("where").gradient({}, [c, x, y], [None], [g])[1:]
+    assert_same(gx, np.array([5.0, 0.0]))
+    assert_same(gy, np.array([0.0, 7.0]))

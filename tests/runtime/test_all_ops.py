@@ -1,0 +1,389 @@
+"""Every registered operator, generically: a sample for each (an op added without one
+fails here), the four write requests, float64 gradients of differentiable ops (and that
+a rule reads only the inputs/outputs it declares), inputs declared ``ignores``, failures
+that leave out= and the inputs unchanged, and 0-size inputs against NumPy.
+
+The inputs live in tests/runtime/op_samples.py; the per-area suites (test_elemwise.py
+...) check values against NumPy in depth.
+
+Samples with sparse storage (sparse inputs, or sparse outputs) of an op that also has
+dense samples are checked by the ``*_sparse`` tests, so that a bug of a sparse path is
+marked apart from the dense one; a sparse-only op's samples are its main ones.
+"""
+
+import functools
+import traceback
+
+import numpy as np
+import pytest
+
+import runtime.ops  # noqa: F401  (registers every operator)
+from runtime import nd
+from runtime import random as rt_random
+from runtime._imperative import invoke
+from runtime.nd import sparse
+from runtime.ops.registry import OPS
+from tests.runtime.op_samples import FAILURES, SAMPLES, ZERO_SIZE
+from tests.runtime.opcheck import check_grad, check_requests
+
+pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
+
+# Canonical operators: one entry per Op object (aliases share it), hidden helpers too.
+CANONICAL = {op.name: op for op in {id(op): op for op in OPS.values()}.values()}
+NAMES = sorted(CANONICAL)
+
+# Genuine bugs, (test, op) -> reason; strict, so a fix turns them into failures to remove.
+# Known bugs: (test, op) -> reason; each becomes a strict xfail.
+XFAIL = {}
+
+
+def _params(test, names):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[(test, n)]))
+            if (test, n) in XFAIL else n for n in names]
+
+
+def _sparse_storage(name, sample):
+    """True when the sample has sparse inputs or the op gives sparse outputs for it."""
+    if not sample.dense:
+        return True
+    op = CANONICAL[name]
+    stypes, _ = op.infer_storage(op.parse_attrs(sample.attrs), ["default"] * len(sample.arrays))
+    return any(s != "default" for s in stypes)
+
+
+def _split(name):
+    """(main samples, sparse-storage samples checked apart) of operator ``name``."""
+    samples = SAMPLES.get(name, [])
+    dense = [s for s in samples if not _sparse_storage(name, s)]
+    if not dense:                       # a sparse-only op: its samples are the main ones
+        return samples, []
+    return dense, [s for s in samples if _sparse_storage(name, s)]
+
+
+MAIN = {n: _split(n)[0] for n in NAMES}
+SPARSE = {n: _split(n)[1] for n in NAMES if _split(n)[1]}
+DIFFERENTIABLE = [n for n in NAMES if CANONICAL[n].differentiable]
+
+
+def _frees_arrays(test):
+    """Clear the frames of a failing test's traceback before pytest keeps it (as
+    sys.last_traceback): their NDArrays would otherwise count as leaked in the pool-balance
+    fixture, turning each expected failure (xfail) into an error at teardown."""
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except BaseException as e:
+            seen = e
+            while seen is not None:
+                traceback.clear_frames(seen.__traceback__)
+                seen = seen.__context__
+            raise
+    return run
+
+
+def _values(x):
+    """Dense NumPy values of an NDArray of any storage type."""
+    return (x if x.stype == "default" else x.tostype("default")).asnumpy()
+
+
+def _from_dense(dense, stype):
+    """An NDArray holding NumPy ``dense`` in storage ``stype``."""
+    if stype == "default":
+        return nd.array(dense, dtype=dense.dtype)
+    if stype == "csr":
+        return sparse.csr_matrix(dense, dtype=dense.dtype)
+    return sparse.row_sparse_array(dense, dtype=dense.dtype)
+
+
+def _filled(shape, dtype, stype, value):
+    """An out= array: ``value`` everywhere, in storage ``stype``."""
+    return _from_dense(np.full(shape, value, dtype), stype)
+
+
+def _as_list(r):
+    return r if isinstance(r, list) else [r]
+
+
+def _invoke(name, inputs, attrs, out=None, req=None):
+    return _as_list(invoke(CANONICAL[name], inputs, attrs, out, req))
+
+
+# -- coverage ------------------------------------------------------------------------------
+
+def test_every_op_has_a_sample():
+    missing = sorted(set(NAMES) - set(SAMPLES))
+    unknown = sorted(set(SAMPLES) - set(NAMES))
+    empty = sorted(n for n, s in SAMPLES.items() if not s)
+    assert not missing, (f"{len(missing)} registered operator(s) have no sample in "
+                         f"tests/runtime/op_samples.py: {', '.join(missing)}")
+    assert not unknown, ("SAMPLES keys that are not canonical operator names (aliases or "
+                         f"removed ops): {', '.join(unknown)}")
+    assert not empty, f"operators with an empty sample list: {', '.join(empty)}"
+    bad = sorted((set(FAILURES) | set(ZERO_SIZE)) - set(NAMES))
+    assert not bad, f"FAILURES/ZERO_SIZE keys that are not canonical operators: {bad}"
+
+
+def test_gradient_declarations():
+    """An op without a gradient rule declares differentiable=False; every differentiable
+    op has a grad=True sample, and no non-differentiable one has."""
+    no_rule = [n for n, op in CANONICAL.items() if op.gradient is None and op.differentiable]
+    assert not no_rule, f"differentiable without a gradient rule: {no_rule}"
+    untested = [n for n in DIFFERENTIABLE if not any(s.grad for s in MAIN[n])]
+    assert not untested, f"differentiable ops without a grad=True sample: {untested}"
+    wrong = [n for n in NAMES if not CANONICAL[n].differentiable
+             and any(s.grad for s in SAMPLES.get(n, ()))]
+    assert not wrong, f"grad=True samples of non-differentiable ops: {wrong}"
+
+
+# -- requests ------------------------------------------------------------------------------
+
+def _check_requests_nd(name, sample, reset=lambda: None):
+    """opcheck.check_requests for samples with sparse inputs or outputs, or of ops that
+    draw random numbers (``reset`` runs before each call): out= arrays take the result's
+    storage type; values are compared densely; the inputs must not change."""
+    op = CANONICAL[name]
+    attrs = sample.attrs
+
+    def call(inputs, out=None, req=None):
+        reset()
+        return _invoke(name, inputs, attrs, out, req)
+
+    ins = sample.build()
+    before = [_values(x) for x in ins]
+    ref = call(ins)
+    want = [_values(r) for r in ref]
+    n = len(ref)
+
+    def outs(fill):
+        o = [_filled(r.shape, np.dtype(r.dtype), r.stype, fill) for r in ref]
+        return o, (o if n > 1 else o[0])
+
+    o, arg = outs(7)
+    call(ins, out=arg, req="null")
+    for a, r in zip(o, ref):
+        assert a.stype == r.stype
+        np.testing.assert_array_equal(_values(a), np.full(r.shape, 7, np.dtype(r.dtype)))
+    o, arg = outs(7)
+    call(ins, out=arg, req="write")
+    for a, r, w in zip(o, ref, want):
+        assert a.stype == r.stype
+        np.testing.assert_array_equal(_values(a), w)
+    o, arg = outs(3)
+    call(ins, out=arg, req="add")
+    for a, r, w in zip(o, ref, want):
+        assert a.stype == r.stype
+        np.testing.assert_allclose(_values(a), (3 + w).astype(w.dtype), rtol=1e-6)
+    for x, b in zip(ins, before):
+        np.testing.assert_array_equal(_values(x), b)
+    for j, k in op.inplace:
+        xs = sample.build()
+        t = xs[j]
+        if (t.shape, t.dtype, t.stype) != (ref[k].shape, ref[k].dtype, ref[k].stype):
+            continue
+        call(xs, out=t if n == 1 else [t if m == k else _filled(
+            r.shape, np.dtype(r.dtype), r.stype, 0) for m, r in enumerate(ref)])
+        np.testing.assert_array_equal(_values(t), want[k])
+
+
+def _requests(name, samples):
+    assert samples
+    for sample in samples:
+        if CANONICAL[name].needs_rng:
+            g = rt_random.generator()
+            state = g.bit_generator.state
+
+            def replay():
+                g.bit_generator.state = state
+            try:
+                _check_requests_nd(name, sample, replay)
+            finally:
+                replay()
+        elif _sparse_storage(name, sample):
+            _check_requests_nd(name, sample)
+        else:
+            check_requests(name, sample.arrays, sample.attrs)
+
+
+@pytest.mark.parametrize("name", _params("requests", NAMES))
+@_frees_arrays
+def test_requests(name):
+    _requests(name, MAIN[name])
+
+
+@pytest.mark.parametrize("name", _params("requests_sparse", sorted(SPARSE)))
+@_frees_arrays
+def test_requests_sparse(name):
+    _requests(name, SPARSE[name])
+
+
+# -- gradients ------------------------------------------------------------------------------
+
+def _check_grad_nd(name, sample, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+    """opcheck.check_grad for inputs of any storage type: float inputs are taken in
+    float64 and perturbed densely, each keeping its storage type."""
+    op = CANONICAL[name]
+    rng = np.random.default_rng(seed)
+    built = sample.build()
+    stypes = [x.stype for x in built]
+    xs = [_values(x) for x in built]
+    xs = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs]
+    wrt = [i for i, x in enumerate(xs) if x.dtype.kind == "f"] if sample.wrt is None \
+        else sample.wrt
+
+    def run(arrays):
+        return _invoke(name, [_from_dense(a, s) for a, s in zip(arrays, stypes)],
+                       sample.attrs)
+
+    outs = run(xs)
+    heads = [rng.standard_normal(o.shape) for o in outs]
+    grads = op.gradient(op.parse_attrs(sample.attrs),
+                        [_from_dense(a, s) for a, s in zip(xs, stypes)], outs,
+                        [nd.array(h, dtype="float64") for h in heads])
+    for i in wrt:
+        v = rng.standard_normal(xs[i].shape)
+        g = grads[i]
+        assert g is not None, f"{name}: no gradient for input {i}"
+        assert g.shape == xs[i].shape, f"{name}: gradient {i} has shape {g.shape}"
+        analytic = float(np.sum(_values(g) * v))
+        plus, minus = list(xs), list(xs)
+        plus[i], minus[i] = xs[i] + eps * v, xs[i] - eps * v
+        numeric = sum(float(np.sum((_values(p) - _values(m)) * h)) / (2 * eps)
+                      for p, m, h in zip(run(plus), run(minus), heads))
+        assert np.isclose(analytic, numeric, rtol=rtol, atol=atol * max(1, abs(numeric))), \
+            f"{name}: gradient of input {i}: analytic {analytic} vs numeric {numeric}"
+
+
+class _Unsaved:
+    """What the tape can still tell of an input or output it did not save (one the op's
+    gradient rule does not declare in grad_inputs / grad_outputs): no values."""
+
+    def __init__(self, x):
+        self.shape, self.dtype, self.ctx, self.stype = x.shape, x.dtype, x.ctx, x.stype
+        self.ndim, self.size = len(x.shape), int(np.prod(x.shape, dtype=np.int64))
+
+
+def _check_grad_reads(name, sample):
+    """The gradient rule gives the same result when only the inputs/outputs it declares
+    (grad_inputs, grad_outputs) are real arrays: the tape saves nothing else."""
+    op = CANONICAL[name]
+    xs = sample.build()
+    outs = _invoke(name, xs, sample.attrs)
+    rng = np.random.default_rng(1)
+    heads = [nd.array(rng.standard_normal(o.shape).astype(np.dtype(o.dtype)), dtype=o.dtype)
+             for o in outs]
+    attrs = op.parse_attrs(sample.attrs)
+    full = op.gradient(attrs, xs, outs, heads)
+    part = op.gradient(attrs, [x if i in op.grad_inputs else _Unsaved(x)
+                               for i, x in enumerate(xs)],
+                       [o if k in op.grad_outputs else _Unsaved(o)
+                        for k, o in enumerate(outs)], heads)
+    assert len(full) == len(part) == len(xs), f"{name}: one gradient per input"
+    for i, (a, b) in enumerate(zip(full, part)):
+        assert (a is None) == (b is None), f"{name}: gradient {i}"
+        if a is not None:
+            np.testing.assert_array_equal(_values(a), _values(b), err_msg=f"{name}: {i}")
+
+
+def _gradients(name, samples):
+    samples = [s for s in samples if s.grad]
+    assert samples, f"{name}: differentiable but no grad=True sample"
+    for s in samples:
+        if s.dense:
+            check_grad(name, s.arrays, s.attrs, wrt=s.wrt)
+        else:
+            _check_grad_nd(name, s)
+        _check_grad_reads(name, s)
+
+
+@pytest.mark.parametrize("name", _params("gradient", DIFFERENTIABLE))
+@_frees_arrays
+def test_gradient(name):
+    _gradients(name, MAIN[name])
+
+
+@pytest.mark.parametrize("name", _params("gradient_sparse", sorted(
+    n for n in SPARSE if CANONICAL[n].differentiable and any(s.grad for s in SPARSE[n]))))
+@_frees_arrays
+def test_gradient_sparse(name):
+    _gradients(name, SPARSE[name])
+
+
+# -- declared ignored inputs ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [n for n in NAMES if CANONICAL[n].ignores])
+@_frees_arrays
+def test_ignored_inputs(name):
+    """Inputs listed in ``ignores`` give only their shape and dtype: other values, same
+    result."""
+    op = CANONICAL[name]
+    for sample in SAMPLES[name]:
+        xs = sample.build()
+        want = [_values(r) for r in _invoke(name, xs, sample.attrs)]
+        for j in op.ignores:
+            x = xs[j]
+            xs[j] = _from_dense(np.full(x.shape, 5, np.dtype(x.dtype)), x.stype)
+        got = _invoke(name, xs, sample.attrs)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(_values(g), w)
+
+
+# -- failures -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", _params("failure", sorted(FAILURES)))
+@_frees_arrays
+def test_failed_op_leaves_out_unchanged(name):
+    op = CANONICAL[name]
+    for f in FAILURES[name]:
+        ins = f.build()
+        before = [_values(x) for x in ins]
+        shape, dtype, stype = (f.out + ("default",))[:3] if f.out else (
+            ins[0].shape, np.dtype(ins[0].dtype), "default")
+        for req in [None] if f.out is False else ["write", "add"]:
+            out = None if req is None else _filled(shape, dtype, stype, 7)
+            with pytest.raises(f.exc, match=f.match):
+                _invoke(name, ins, f.attrs, out=out, req=req)
+            if out is not None:
+                assert out.stype == stype
+                np.testing.assert_array_equal(_values(out), np.full(shape, 7, dtype),
+                                              err_msg=f"{name}: out= changed by a failed call")
+            for x, b in zip(ins, before):
+                np.testing.assert_array_equal(_values(x), b,
+                                              err_msg=f"{name}: an input changed")
+        for j, _ in op.inplace:                       # the input given as out=
+            if j >= len(ins):
+                continue
+            xs = f.build()
+            with pytest.raises(f.exc, match=f.match):
+                _invoke(name, xs, f.attrs, out=xs[j])
+            for x, b in zip(xs, before):
+                np.testing.assert_array_equal(_values(x), b,
+                                              err_msg=f"{name}: an input changed in place")
+
+
+# -- zero-size inputs -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", _params("zero_size", sorted(ZERO_SIZE)))
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
+                            "ignore:invalid value encountered:RuntimeWarning")
+@_frees_arrays
+def test_zero_size(name):
+    """Results against NumPy; for differentiable ops also gradients of the inputs'
+    shapes."""
+    op = CANONICAL[name]
+    for z in ZERO_SIZE[name]:
+        ins = z.build()
+        got = _invoke(name, ins, z.attrs)
+        with np.errstate(all="ignore"):
+            want = z.expect(*[_values(x) for x in ins])
+        want = [np.asarray(w) for w in (want if isinstance(want, list) else [want])]
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, f"{name}{z.attrs}: shape {g.shape}, NumPy {w.shape}"
+            np.testing.assert_allclose(_values(g).astype(np.float64), w.astype(np.float64),
+                                       equal_nan=True, err_msg=name)
+        if op.differentiable:
+            heads = [nd.zeros(g.shape, dtype=g.dtype) for g in got]
+            grads = op.gradient(op.parse_attrs(z.attrs), ins, got, heads)
+            for x, g in zip(ins, grads):
+                assert g is None or g.shape == x.shape, f"{name}: gradient shape {g.shape}"
