@@ -11,6 +11,7 @@ cdef enum BlockState:
     RELEASED = 0     # descriptor is spare, its memory went back upstream
     CACHED = 1       # free, kept in the pool
     ALLOCATED = 2    # handed out
+    QUICK = 3        # bestfit: free, parked uncoalesced in a same-size list
 
 
 cdef struct Block:
@@ -86,6 +87,12 @@ cdef class BestFitPool(Pool):
     # (three fields, not an array: Cython constructs C++ members but not arrays of them)
     cdef cmap[pair[size_t, uintptr_t], Block*] free_small, free_medium, free_large
     cdef cmap[pair[size_t, uintptr_t], Block*]* index(self, int cls) noexcept
+    # Deferred coalescing (glibc's tcache idea): small and medium blocks freed go to a
+    # same-size list first; a hit there is one hash lookup, no split and no merge.
+    cdef unordered_map[size_t, vector[Block*]] quick
+    cdef size_t n_quick
+    cdef int flush_quick(self) except -1
+    cdef int coalesce(self, Block* b) except -1
     cdef int unlink(self, Block* b) except -1
     cdef void insert(self, Block* b) noexcept
     cdef int size_class(self, size_t rounded) noexcept

@@ -38,6 +38,7 @@ cdef size_t SMALL_SEGMENT = 2 << 20
 cdef size_t MEDIUM_SEGMENT = 20 << 20
 cdef size_t SEGMENT_ROUND = 2 << 20
 DEFAULT_MAX_SPLIT = 10 << 20
+cdef size_t QUICK_MAX = 4096     # parked blocks at most (then frees coalesce at once)
 cdef enum SizeClass:
     CLS_SMALL = 0
     CLS_MEDIUM = 1
@@ -202,7 +203,8 @@ cdef class Pool:
         return 0
 
     cdef int before_grow(self, size_t seg) except -1:
-        """Called on a miss before the pool asks the upstream for ``seg`` more bytes."""
+        """Called on a miss before the pool asks the upstream for ``seg`` more bytes;
+        returns 1 when the cache changed so that it is worth searching again."""
         return 0
 
     cdef void init_segment(self, Block* b, size_t rounded) noexcept:
@@ -249,7 +251,10 @@ cdef class Pool:
         cdef uintptr_t p
         cdef Block* b
         self.n_misses += 1
-        self.before_grow(seg)
+        if self.before_grow(seg):
+            b = self.take_cached(rounded)   # the strategy reorganised its cache
+            if b != NULL:
+                return b
         p = self.upstream_alloc(seg)
         if p == 0:
             # The ladder: give back the cache, let Python drop dead arrays, retry.
@@ -574,6 +579,13 @@ cdef class BestFitPool(Pool):
         cdef cmap[pair[size_t, uintptr_t], Block*]* idx = self.index(c)
         cdef Block* b
         cdef size_t slack
+        if self.n_quick and c != CLS_LARGE:
+            q = self.quick.find(rounded)
+            if q != self.quick.end() and not deref(q).second.empty():
+                b = deref(q).second.back()
+                deref(q).second.pop_back()
+                self.n_quick -= 1
+                return b
         it = idx.lower_bound(pair[size_t, uintptr_t](rounded, 0))
         if it == idx.end():
             return NULL
@@ -611,6 +623,28 @@ cdef class BestFitPool(Pool):
         return 0
 
     cdef int cache_block(self, Block* b) except -1:
+        if b.cls != CLS_LARGE and self.n_quick < QUICK_MAX:
+            b.state = QUICK
+            self.quick[b.size].push_back(b)
+            self.n_quick += 1
+            return 0
+        return self.coalesce(b)
+
+    cdef int flush_quick(self) except -1:
+        """Coalesce every parked block into the ordered indexes."""
+        cdef Block* b
+        if not self.n_quick:
+            return 0
+        it = self.quick.begin()
+        while it != self.quick.end():
+            for b in deref(it).second:
+                self.coalesce(b)
+            inc(it)
+        self.quick.clear()
+        self.n_quick = 0
+        return 0
+
+    cdef int coalesce(self, Block* b) except -1:
         cdef Block* p = b.prev
         cdef Block* n = b.next
         if p != NULL and p.state == CACHED:
@@ -640,8 +674,10 @@ cdef class BestFitPool(Pool):
         cdef Py_ssize_t i
         cdef int c
         cdef size_t cached = self.st_reserved.current - self.st_allocated.current
+        cdef bint flushed = self.n_quick != 0
+        self.flush_quick()
         if cached < seg:
-            return 0
+            return flushed
         for c in range(2, -1, -1):
             _pop_whole_segments(deref(self.index(c)), segs)
         # segs: whole free segments; release the largest first
@@ -655,10 +691,11 @@ cdef class BestFitPool(Pool):
             i -= 1
         for b in segs:           # the rest go back into the cache
             self.insert(b)
-        return 0
+        return 1
 
     cdef int pop_free_segments(self, vector[Block*]& out) except -1:
         cdef int c
+        self.flush_quick()
         for c in range(3):
             _pop_whole_segments(deref(self.index(c)), out)
         return 0
@@ -671,6 +708,11 @@ cdef class BestFitPool(Pool):
             idx = self.index(c)
             if not idx.empty() and deref(idx.rbegin()).first.first > best:
                 best = deref(idx.rbegin()).first.first
+        it = self.quick.begin()
+        while it != self.quick.end():
+            if not deref(it).second.empty() and deref(it).first > best:
+                best = deref(it).first
+            inc(it)
         return best
 
 

@@ -69,8 +69,7 @@ def test_bestfit_coalesces_and_releases_whole_segments():
     bufs = [pool.alloc(4096) for _ in range(4)]
     for i in (0, 2, 1, 3):                          # free out of order
         bufs[i].free()
-    assert stats(pool)["largest_free_block"] == 2 * MiB   # merged back into one block
-    pool.empty_cache()
+    pool.empty_cache()                              # coalesces, then releases the segment
     assert up.frees == [2 * MiB] and up.held == 0
     assert stats(pool)["reserved_bytes.all.current"] == 0
 
@@ -358,3 +357,20 @@ def test_free_reentered_from_a_destructor_during_an_upstream_call():
     assert s["allocation.all.current"] == 1 and s["allocated_bytes.all.current"] == 30 * MiB
     del b
     assert stats(pool)["allocation.all.current"] == 0
+
+
+def test_bestfit_parks_freed_blocks_for_same_size_hits():
+    up = FakeUpstream()
+    pool = BestFitPool(up)
+    keep = pool.alloc(3000)
+    p = pool.alloc(3000).ptr                         # freed at once: parked, not merged
+    assert pool.alloc(3000).ptr == p and len(up.allocs) == 1
+    b = pool.alloc(3000)
+    b.free()
+    with pytest.raises(ValueError, match="double free"):
+        b.free()
+    big = pool.alloc(2 * MiB - 3072)                 # a miss: parked blocks coalesce first
+    assert big.nbytes_reserved == 2 * MiB - 3072
+    del keep, big
+    pool.empty_cache()
+    assert up.held == 0
