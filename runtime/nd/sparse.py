@@ -20,7 +20,7 @@ from runtime._ndarray import (STYPES, CSRNDArray, NDArray, RowSparseNDArray, _fr
                               _new_sparse, as_ctx, as_dtype)
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",
-           "empty", "array", "cast_storage", "check_format", "retain"]
+           "empty", "array", "cast_storage", "check_format", "retain", "dot"]
 
 
 def _is_scipy_sparse(x):
@@ -411,12 +411,23 @@ def check_format(x, full_check=True):
 
 
 def retain(data, indices):
-    """The rows of row_sparse ``data`` listed in ``indices`` (other rows dropped)."""
+    """The rows of row_sparse ``data`` listed in ``indices`` (MXNet's ``sparse.retain``):
+    the ``_sparse_retain`` operator, so it records and has a gradient."""
     if not isinstance(data, RowSparseNDArray):
         raise TypeError(f"retain: data must be a row_sparse NDArray (got "
                         f"{getattr(data, 'stype', type(data).__name__)})")
-    want = _index_array(indices, "indices", "retain")
-    rows = data._storage_np(0)
-    keep = np.isin(rows, want)
-    return _from_parts("row_sparse", data.shape, np.dtype(data.dtype), data.ctx,
-                       data._storage_np(-1)[keep], [rows[keep]], check=False)
+    if not isinstance(indices, NDArray):
+        indices = _from_numpy(_index_array(indices, "indices", "retain"), data.ctx)
+    from runtime._imperative import invoke
+    from runtime.ops import registry
+    return invoke(registry.get("_sparse_retain"), [data, indices])
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, out=None):
+    """``nd.dot`` with MXNet's storage rules: dot(csr, dense) -> dense,
+    dot(csr.T, dense) -> row_sparse, dot(csr, row_sparse) -> dense,
+    dot(dense, csr.T) -> dense."""
+    from runtime._imperative import invoke
+    from runtime.ops import registry
+    return invoke(registry.get("dot"), [lhs, rhs],
+                  {"transpose_a": transpose_a, "transpose_b": transpose_b}, out)

@@ -2,7 +2,7 @@
 area) and connects the NDArray Python operators to them."""
 
 from runtime import _imperative
-from runtime.ops import elemwise, reduce, shape, linalg, nn  # noqa: F401  (registration)
+from runtime.ops import elemwise, reduce, shape, linalg, nn, sparse  # noqa: F401  (registration)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 # Python operator codes -> registry ops (codes are fixed in runtime._ndarray).

@@ -1072,3 +1072,19 @@ def test_sparse_on_gpu(make):
         assert_csr(x[1:4].copyto(rt.cpu()), sp.csr_matrix(a[1:4]))
     else:
         assert_same(x.retain([0, 2]).tostype("default"), retain_ref(a, [0, 2]))
+
+
+def test_sparse_namespace_dot_and_retain_are_the_operators():
+    import scipy.sparse as sp
+    from runtime import nd
+    m = sp.random(30, 20, density=0.1, format="csr", random_state=0, dtype=np.float32)
+    c = nd.sparse.csr_matrix(m)
+    d = np.random.default_rng(0).random((30, 4), dtype=np.float32)
+    g = nd.sparse.dot(c, nd.array(d), transpose_a=True)
+    assert g.stype == "row_sparse"
+    np.testing.assert_allclose(g.tostype("default").asnumpy(), m.T @ d, rtol=1e-5)
+    r = nd.sparse.row_sparse_array(np.eye(4, dtype=np.float32))
+    kept = nd.sparse.retain(r, [3, 1]).tostype("default").asnumpy()
+    np.testing.assert_array_equal(kept, np.diag([0, 1, 0, 1]).astype(np.float32))
+    np.testing.assert_array_equal(r.retain(nd.array([0])).tostype("default").asnumpy(),
+                                  np.diag([1, 0, 0, 0]).astype(np.float32))
