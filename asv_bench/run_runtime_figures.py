@@ -71,6 +71,22 @@ def main():
     t = bench({"nd_dot": "nd.dot(n1, n2)", "np_dot": "np.dot(m1, m2)"}, env, repeat=7,
               min_time=0.5, pause=0.3)
     row("dot 1024x1024 / np.dot", t, "nd_dot", "np_dot", "<= 1.1x")
+    # -- sparse dot (issue 4): CSR 20000^2 at 1e-3 with a 20000x64 dense operand; the
+    # embedding-style gradient: 512 rows of 20 nonzeros, transposed, times 512x64
+    n, d = 20000, 64
+    A = sp.random(n, n, density=1e-3, format="csr", dtype=np.float32, random_state=rng)
+    E = sp.random(512, n, density=1e-3, format="csr", dtype=np.float32, random_state=rng)
+    B = rng.standard_normal((n, d), dtype=np.float32)
+    G = rng.standard_normal((512, d), dtype=np.float32)
+    env = dict(nd=nd, A=A, E=E, B=B, G=G, mA=nd.sparse.csr_matrix(A),
+               mE=nd.sparse.csr_matrix(E), mB=nd.array(B), mG=nd.array(G))
+    t = bench({"nd_ab": "nd.dot(mA, mB)", "sp_ab": "A @ B",
+               "nd_atb": "nd.dot(mA, mB, transpose_a=True)", "sp_atb": "A.T @ B",
+               "nd_etg": "nd.dot(mE, mG, transpose_a=True)", "sp_etg": "E.T @ G"}, env,
+              repeat=9, min_time=0.3, pause=0.2)
+    row("dot(csr, dense) -> dense / SciPy", t, "nd_ab", "sp_ab", "<= 0.6x")
+    row("dot(csr.T, dense) -> row_sparse / SciPy", t, "nd_atb", "sp_atb", "<= 1.0x")
+    row("dot(E.T, grad) embedding-style / SciPy", t, "nd_etg", "sp_etg", "<= 1.0x")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ cimport numpy as cnp
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.slice cimport PySlice_GetIndicesEx
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t, uintptr_t
 from cpython.buffer cimport PyBUF_FORMAT
 from libc.stdlib cimport free, malloc
@@ -776,8 +777,8 @@ cdef class NDArray:
             if stop < start:
                 stop = start
             row = self._size() // n * (<cnp.dtype>self._dtype).itemsize if n else 0
-            return _wrap(NDArray, self._chunk, (stop - start,) + self._shape[1:], self._dtype,
-                         STYPE_DEFAULT, self._offset + start * row)
+            return _wrap(NDArray, self._chunk, _with_first(self._shape, stop - start),
+                         self._dtype, STYPE_DEFAULT, self._offset + start * row)
         if type(key) is int or (type(key) is not tuple and isinstance(key, np.integer)):
             if not self._shape:
                 raise IndexError("too many indices: a 0-d array cannot be indexed by an int")
@@ -1055,6 +1056,20 @@ cdef class RowSparseNDArray(NDArray):
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+cdef tuple _with_first(tuple shape, Py_ssize_t first):
+    """``(first,) + shape[1:]`` in one tuple allocation."""
+    cdef Py_ssize_t i, nd = len(shape)
+    cdef tuple t = PyTuple_New(nd)
+    cdef object v = first
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, 0, v)
+    for i in range(1, nd):
+        v = shape[i]
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(t, i, v)
+    return t
+
 
 cdef tuple _plain_reshape(tuple old, tuple args, Py_ssize_t size):
     """The common reshape: ints >= 1 (or one tuple of them) and at most one -1; else None."""
