@@ -38,7 +38,7 @@ cdef size_t SMALL_SEGMENT = 2 << 20
 cdef size_t MEDIUM_SEGMENT = 20 << 20
 cdef size_t SEGMENT_ROUND = 2 << 20
 DEFAULT_MAX_SPLIT = 10 << 20
-cdef size_t QUICK_MAX = 4096     # parked blocks at most (then frees coalesce at once)
+cdef size_t QUICK_MAX = 4096     # parked blocks at most (then they are all coalesced)
 cdef enum SizeClass:
     CLS_SMALL = 0
     CLS_MEDIUM = 1
@@ -623,7 +623,9 @@ cdef class BestFitPool(Pool):
         return 0
 
     cdef int cache_block(self, Block* b) except -1:
-        if b.cls != CLS_LARGE and self.n_quick < QUICK_MAX:
+        if b.cls != CLS_LARGE:
+            if self.n_quick >= QUICK_MAX:   # budget spent: coalesce the parked ones
+                self.flush_quick()
             b.state = QUICK
             self.quick[b.size].push_back(b)
             self.n_quick += 1
