@@ -65,7 +65,7 @@ def assert_csr(x, ref, dtype=None):
     assert x.nnz == ref.nnz
     np.testing.assert_array_equal(x.asnumpy(), ref.toarray().astype(want))
     x.check_format(full_check=True)
-    if want != np.float16:                 # SciPy cannot hold float16 (see the xfail below)
+    if want != np.float16:                 # SciPy cannot hold float16 (asscipy gives float32)
         m = x.asscipy()
         assert isinstance(m, sp.csr_matrix) and m.dtype == want
         np.testing.assert_array_equal(m.toarray(), ref.toarray().astype(want))

@@ -27,8 +27,6 @@ CSR_CONTAINERS = [sp.csr_matrix, sp.csr_array]     # scikit-learn's CSR_CONTAINE
 TOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
-HAS_DOT = "dot" in registry.OPS
-needs_dot = pytest.mark.skipif(not HAS_DOT, reason="dot is registered by runtime.ops.linalg")
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +149,6 @@ def fallback_warnings(fn):
 
 # -- dot ------------------------------------------------------------------------------------
 
-@needs_dot
 @pytest.mark.parametrize("case", sorted(CSR_CASES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_dot_csr_dense(case, dtype):
@@ -171,7 +168,6 @@ def test_dot_csr_dense(case, dtype):
                  np.tensordot(m.toarray(), b3, 1), dtype)
 
 
-@needs_dot
 @pytest.mark.parametrize("case", sorted(CSR_CASES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_dot_csr_t_dense_is_row_sparse(case, dtype):
@@ -183,7 +179,6 @@ def test_dot_csr_t_dense_is_row_sparse(case, dtype):
         assert_rsp(got, np.asarray(container(m).T @ b), used, dtype)
 
 
-@needs_dot
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_dot_embedding_gradient(dtype):
     """dot(E.T, G): a batch of one-hot-like rows, columns shared across rows (duplicated
@@ -204,7 +199,6 @@ def test_dot_embedding_gradient(dtype):
     assert_rsp(got, same.T @ g, np.unique(same.indices), dtype)
 
 
-@needs_dot
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("rows", [[], [0], [1, 4], [0, 1, 2, 3, 4, 5]], ids=str)
 def test_dot_csr_row_sparse(dtype, rows):
@@ -223,7 +217,6 @@ def test_dot_csr_row_sparse(dtype, rows):
     np.testing.assert_array_equal(got.indices.asnumpy(), np.asarray(used, np.int64))
 
 
-@needs_dot
 @pytest.mark.parametrize("case", ["0x5", "4x0", "3x4-nnz0", "7x5-empty-rows", "300x257"])
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_dot_dense_csr(case, dtype):
@@ -243,7 +236,6 @@ def test_dot_dense_csr(case, dtype):
                  a2 @ m.toarray().T, dtype)
 
 
-@needs_dot
 def test_dot_float16_and_integer_dtypes():
     m = csr_case("7x5-empty-rows", np.float32)
     b = rand_dense((5, 3), np.float32, 1.0, seed=1)
@@ -262,7 +254,6 @@ def test_dot_float16_and_integer_dtypes():
     np.testing.assert_array_equal(got.asnumpy(), mi.toarray() @ bi)
 
 
-@needs_dot
 def test_dot_storage_table():
     """MXNet's CPU storage rules of dot; other combinations fall back to dense."""
     c = S.csr_matrix(rand_dense((4, 4), np.float32, 0.5))
@@ -289,7 +280,6 @@ def test_dot_storage_table():
         close(got.asnumpy(), (xd.T if ta else xd) @ (yd.T if tb else yd), np.float32)
 
 
-@needs_dot
 def test_dot_dense_csr_needs_2d_lhs():
     c = S.csr_matrix(rand_dense((4, 3), np.float32, 0.5))
     with pytest.raises(ValueError, match=r"^dot: dot\(default, csr\) gives a csr array and "
@@ -299,7 +289,6 @@ def test_dot_dense_csr_needs_2d_lhs():
         nd.dot(nd.ones((5, 3)), c)
 
 
-@needs_dot
 def test_dot_gradients_through_sparse_kernels():
     """The rule of dot (linalg) runs the sparse kernels: d(rhs) of dot(csr, dense) is
     dot(csr.T, g), row_sparse; d(lhs) of dot(dense, csr) is dot(g, csr.T), dense."""
@@ -321,7 +310,6 @@ def test_dot_gradients_through_sparse_kernels():
     close(dx.asnumpy(), g2 @ m.toarray().T, np.float64)
 
 
-@needs_dot
 def test_dot_requests_with_out():
     m = csr_case("7x5-empty-rows", np.float32)
     b = rand_dense((5, 3), np.float32, 1.0, seed=1)
