@@ -890,8 +890,6 @@ def test_rsp_binary_fuzz(rows, name):
                     elements=_sparse_values),
        n=st.integers(1, 3), seed=st.integers(0, 2 ** 16))
 def test_dot_fuzz(a, n, seed):
-    if not HAS_DOT:
-        return
     rng = np.random.default_rng(seed)
     m = sp.csr_matrix(a)
     b = rng.standard_normal((a.shape[1], n))
