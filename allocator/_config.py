@@ -51,7 +51,7 @@ def check_param(name, value, source=None):
         try:
             value = int(value.strip(), 0)
         except ValueError:
-            pass
+            pass   # not a number: the check below reports the raw string
     var, _, ok, rule = _PARAMS[name]
     if type(value) is not int or not ok(value):
         raise ValueError(f"{source} must be {rule} (got {raw!r})")

@@ -3,7 +3,7 @@
 import os
 
 from allocator import _config, _cuda
-from allocator._device import Device, as_device
+from allocator._device import as_device
 from allocator._pool import (BestFitPool, NaivePool, RoundPool, UnpooledPool,
                              _clear_pool_cache, _set_resolver)
 from allocator._upstream import HostUpstream

@@ -40,14 +40,14 @@ def main():
         mp = cupy.cuda.MemoryPool()
         peers["cupy MemoryPool"] = lambda n: mp.malloc(n)
     except ImportError:
-        pass
+        pass   # no CuPy: its column is left out
     try:
         import torch
         if torch.cuda.is_available():
             peers["torch.empty cuda"] = lambda n: torch.empty(n, dtype=torch.uint8,
                                                               device="cuda")
     except ImportError:
-        pass
+        pass   # no PyTorch: its column is left out
     print("| case | " + " | ".join(list(pools) + list(peers)) + " |")
     print("|---|" + "---|" * (len(pools) + len(peers)))
     for size in (256, 64 << 10, 16 << 20):

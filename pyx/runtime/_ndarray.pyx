@@ -75,7 +75,7 @@ def as_dtype(dtype, str arg="dtype"):
     try:
         _dtype_cache[dtype] = d
     except TypeError:
-        pass
+        pass   # an unhashable spec: not cached
     return d
 
 

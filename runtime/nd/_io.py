@@ -120,7 +120,7 @@ def load(fname, ctx=None):
 
 
 class _Bad(Exception):
-    pass
+    """A defect of the file itself (load turns it into ValueError naming the file)."""
 
 
 def _member(zf, name):

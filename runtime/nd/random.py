@@ -3,7 +3,7 @@
 import numpy as np
 
 from runtime import random as _random
-from runtime._ndarray import NDArray, _empty, _from_numpy, as_dtype
+from runtime._ndarray import NDArray, _empty, as_dtype
 
 _FLOATS = ("float16", "float32", "float64")
 

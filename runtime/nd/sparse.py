@@ -218,20 +218,27 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
             raise ValueError(f"{op}: shape {shape!r} does not match the SciPy matrix's "
                              f"{m.shape!r}")
         return _from_parts("csr", m.shape, d, ctx, m.data.astype(d), [m.indptr, m.indices])
+    return _convert(op, arg1, "csr", shape, ctx, dtype)
+
+
+def _convert(op, arg1, stype, shape, ctx, dtype):
+    """``arg1`` (an NDArray or a dense array-like) as a ``stype`` array on ``ctx``: the
+    shared tail of csr_matrix and row_sparse_array."""
+    other = "row_sparse" if stype == "csr" else "csr"
+    ndim = 2 if stype == "csr" else -1
+    d = _default_dtype(dtype, arg1, op)
     if isinstance(arg1, NDArray):
-        d = _default_dtype(dtype, arg1, op)
-        if arg1.stype == "row_sparse":
-            raise ValueError(f"{op}: arg1 must be a dense or csr array (got row_sparse; "
+        if arg1.stype == other:
+            raise ValueError(f"{op}: arg1 must be a dense or {stype} array (got {other}; "
                              "convert with tostype('default') first)")
-        _check_ndim(op, arg1.shape, 2)
-        src = arg1 if arg1.stype == "csr" else cast_storage(arg1, "csr")
+        _check_ndim(op, arg1.shape, ndim)
+        src = arg1 if arg1.stype == stype else cast_storage(arg1, stype)
         out = src.copyto(ctx) if src is arg1 or src.ctx != ctx else src
         out = out.astype(d, copy=False)
     else:
-        d = _default_dtype(dtype, arg1, op)
         a = _dense_host(arg1, op, d)
-        _check_ndim(op, a.shape, 2)
-        out = cast_storage(_from_numpy(a, ctx), "csr")
+        _check_ndim(op, a.shape, ndim)
+        out = cast_storage(_from_numpy(a, ctx), stype)
     if shape is not None and _as_shape(shape, op) != out.shape:
         raise ValueError(f"{op}: shape {shape!r} does not match the source's {out.shape!r}")
     return out
@@ -284,23 +291,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         d = _default_dtype(dtype, data if isinstance(arg1[0], (NDArray, np.ndarray)) else None,
                            op)
         return _from_parts("row_sparse", shape, d, ctx, data.astype(d), [indices])
-    if isinstance(arg1, NDArray):
-        d = _default_dtype(dtype, arg1, op)
-        if arg1.stype == "csr":
-            raise ValueError(f"{op}: arg1 must be a dense or row_sparse array (got csr; "
-                             "convert with tostype('default') first)")
-        _check_ndim(op, arg1.shape, -1)
-        src = arg1 if arg1.stype == "row_sparse" else cast_storage(arg1, "row_sparse")
-        out = src.copyto(ctx) if src is arg1 or src.ctx != ctx else src
-        out = out.astype(d, copy=False)
-    else:
-        d = _default_dtype(dtype, arg1, op)
-        a = _dense_host(arg1, op, d)
-        _check_ndim(op, a.shape, -1)
-        out = cast_storage(_from_numpy(a, ctx), "row_sparse")
-    if shape is not None and _as_shape(shape, op) != out.shape:
-        raise ValueError(f"{op}: shape {shape!r} does not match the source's {out.shape!r}")
-    return out
+    return _convert(op, arg1, "row_sparse", shape, ctx, dtype)
 
 
 def array(source_array, ctx=None, dtype=None):

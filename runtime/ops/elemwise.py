@@ -13,7 +13,8 @@ import numpy as np
 import scipy.special as sps
 
 from runtime.ops._call import F, unbroadcast
-from runtime.ops.registry import Attr, broadcast_shapes, register, same_dtype
+from runtime.ops.registry import (Attr, broadcast_shapes, float_input, no_bool, register,
+                                   same_dtype)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -39,26 +40,8 @@ def _keep_stype(attrs, stypes):
     return [stypes[0]] if stypes[0] in ("csr", "row_sparse") else None
 
 
-def _float_only(name):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind != "f":
-            raise TypeError(f"{name}: needs a floating-point input (got {dtypes[0]}); cast "
-                            "with astype('float32')")
-        return [dtypes[0]]
-    return infer
-
-
 def _zero_grad(a, i, o, g):
     return [F.zeros_like(i[0])]
-
-
-def _no_bool(name):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind == "b":
-            raise TypeError(f"{name}: bool input is not supported (got bool); cast with "
-                            "astype()")
-        return [dtypes[0]]
-    return infer
 
 
 NO_BOOL = {"negative", "sign", "square", "reciprocal"}
@@ -72,8 +55,8 @@ def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
     sparse = name in ZERO_PRESERVING
     return register(
         name, aliases=aliases, compute=compute,
-        infer_type=(_float_only(name) if float_only
-                    else _no_bool(name) if name in NO_BOOL else None),
+        infer_type=(float_input(name) if float_only
+                    else no_bool(name) if name in NO_BOOL else None),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,

@@ -16,16 +16,7 @@ from runtime import autograd
 from runtime import random as _random
 from runtime._ndarray import as_dtype
 from runtime.ops._call import F
-from runtime.ops.registry import Attr, normalize_axis, register
-
-
-def _float_input(name, what="input"):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind != "f":
-            raise TypeError(f"{name}: needs a floating-point {what} (got {dtypes[0]}); cast "
-                            "with astype('float32')")
-        return [dtypes[0]]
-    return infer
+from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
 
 def _on_device_of(x, a):
@@ -133,14 +124,14 @@ def _log_softmax_grad(attrs, inputs, outputs, out_grads):
 
 register(
     "softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmax"),
-    infer_type=_float_input("softmax"), compute=_softmax_kernel(False),
+    infer_type=float_input("softmax"), compute=_softmax_kernel(False),
     gradient=_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``exp(x / T) / sum(exp(x / T), axis)`` along ``axis`` (default -1), computed
 stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  MXNet's
 ``length``/``use_length``/``dtype`` attributes are not supported.""")
 register(
     "log_softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("log_softmax"),
-    infer_type=_float_input("log_softmax"), compute=_softmax_kernel(True),
+    infer_type=float_input("log_softmax"), compute=_softmax_kernel(True),
     gradient=_log_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
 log(sum(exp(x / T - max)))``.""")
@@ -165,7 +156,7 @@ def _ce_type(op):
 
     def infer(attrs, dtypes):
         check(dtypes[1])
-        return _float_input(op, "data")(attrs, dtypes)
+        return float_input(op, "data")(attrs, dtypes)
     return infer
 
 
@@ -271,7 +262,7 @@ register(
     attrs={"p": Attr("float", 0.5), "mode": Attr("str", "training",
                                                    choices=("training", "always")),
            "axes": Attr("axes", ()), "cudnn_off": Attr("bool", False)},
-    infer_shape=_dropout_shape, infer_type=_float_input("Dropout"), compute=_dropout,
+    infer_shape=_dropout_shape, infer_type=float_input("Dropout"), compute=_dropout,
     gradient=_dropout_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
     needs_rng=True,
     doc="""Dropout (MXNet): in training, ``out = data * mask / (1 - p)`` with ``mask`` ~

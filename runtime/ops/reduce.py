@@ -12,7 +12,7 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 import numpy as np
 
 from runtime.ops._call import F
-from runtime.ops.registry import Attr, normalize_axis, register
+from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
 
 REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
                 "exclude": Attr("bool", False)}
@@ -56,23 +56,6 @@ def _infer(op, nonempty=False):
             raise ValueError(f"{op}: cannot reduce over a zero-size axis (shape {shape!r}, "
                              f"axis {attrs['axis']!r}): the reduction has no identity")
         return [_shape_after(shape, axes, attrs["keepdims"])]
-    return infer
-
-
-def _float_only(op):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind != "f":
-            raise TypeError(f"{op}: needs a floating-point input (got {dtypes[0]}); cast "
-                            "with astype('float32')")
-        return [dtypes[0]]
-    return infer
-
-
-def _no_bool(op):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind == "b":
-            raise TypeError(f"{op}: bool input is not supported; cast with astype()")
-        return [dtypes[0]]
     return infer
 
 
@@ -242,7 +225,7 @@ def _norm_grad(a, i, o, g):
 
 register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
                         "keepdims": Attr("bool", False)},
-         infer_shape=_norm_shape, infer_type=_no_bool("norm"), compute=_norm,
+         infer_shape=_norm_shape, infer_type=no_bool("norm"), compute=_norm,
          gradient=_norm_grad, grad_inputs=(0,), grad_outputs=(0,),
          doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
              "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
@@ -292,7 +275,7 @@ def _arg_kernel(op, fn):
 
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     register(_name, attrs={"axis": Attr("axis"), "keepdims": Attr("bool", False)},
-             infer_shape=_arg_infer(_name), infer_type=_no_bool(_name),
+             infer_shape=_arg_infer(_name), infer_type=no_bool(_name),
              compute=_arg_kernel(_name, _fn), differentiable=False,
              doc=f"Index of the {_name[3:]}imum along ``axis`` (None: of the flattened array, "
                  "shape (1,)); ties give the first.  As MXNet, the indices have the input's "
@@ -321,7 +304,7 @@ def _logsumexp_grad(a, i, o, g):
 
 
 register("logsumexp", attrs=REDUCE_ATTRS, infer_shape=_infer("logsumexp"),
-         infer_type=_float_only("logsumexp"), compute=_kernel(_logsumexp),
+         infer_type=float_input("logsumexp"), compute=_kernel(_logsumexp),
          gradient=_logsumexp_grad, grad_inputs=(0,), grad_outputs=(0,),
          doc="log(sum(exp(x))) over ``axis``, computed stably (the maximum is subtracted "
              "first).  MXNet 1.x has no such operator: values follow "

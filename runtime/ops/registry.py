@@ -214,6 +214,26 @@ def same_dtype(op, dtypes):
     return first
 
 
+def float_input(op, what="input"):
+    """An ``infer_type`` that refuses a non-floating first input and keeps its dtype."""
+    def infer(attrs, dtypes):
+        if dtypes[0].kind != "f":
+            raise TypeError(f"{op}: needs a floating-point {what} (got {dtypes[0]}); cast "
+                            "with astype('float32')")
+        return [dtypes[0]]
+    return infer
+
+
+def no_bool(op):
+    """An ``infer_type`` that refuses a bool first input and keeps its dtype."""
+    def infer(attrs, dtypes):
+        if dtypes[0].kind == "b":
+            raise TypeError(f"{op}: bool input is not supported (got bool); cast with "
+                            "astype()")
+        return [dtypes[0]]
+    return infer
+
+
 def normalize_axis(op, axis, ndim, name="axis"):
     """An axis in [-ndim, ndim) as a non-negative int (0 or -1 for a 0-d array);
     ValueError otherwise."""

@@ -32,16 +32,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackW
 CANONICAL = {op.name: op for op in {id(op): op for op in OPS.values()}.values()}
 NAMES = sorted(CANONICAL)
 
-# Genuine bugs, (test, op) -> reason; strict, so a fix turns them into failures to remove.
-# Known bugs: (test, op) -> reason; each becomes a strict xfail.
-XFAIL = {}
-
-
-def _params(test, names):
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[(test, n)]))
-            if (test, n) in XFAIL else n for n in names]
-
-
 def _sparse_storage(name, sample):
     """True when the sample has sparse inputs or the op gives sparse outputs for it."""
     if not sample.dense:
@@ -68,7 +58,7 @@ DIFFERENTIABLE = [n for n in NAMES if CANONICAL[n].differentiable]
 def _frees_arrays(test):
     """Clear the frames of a failing test's traceback before pytest keeps it (as
     sys.last_traceback): their NDArrays would otherwise count as leaked in the pool-balance
-    fixture, turning each expected failure (xfail) into an error at teardown."""
+    fixture, adding a teardown error to the real failure."""
     @functools.wraps(test)
     def run(*args, **kwargs):
         try:
@@ -205,13 +195,13 @@ def _requests(name, samples):
             check_requests(name, sample.arrays, sample.attrs)
 
 
-@pytest.mark.parametrize("name", _params("requests", NAMES))
+@pytest.mark.parametrize("name", NAMES)
 @_frees_arrays
 def test_requests(name):
     _requests(name, MAIN[name])
 
 
-@pytest.mark.parametrize("name", _params("requests_sparse", sorted(SPARSE)))
+@pytest.mark.parametrize("name", sorted(SPARSE))
 @_frees_arrays
 def test_requests_sparse(name):
     _requests(name, SPARSE[name])
@@ -296,14 +286,14 @@ def _gradients(name, samples):
         _check_grad_reads(name, s)
 
 
-@pytest.mark.parametrize("name", _params("gradient", DIFFERENTIABLE))
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
 @_frees_arrays
 def test_gradient(name):
     _gradients(name, MAIN[name])
 
 
-@pytest.mark.parametrize("name", _params("gradient_sparse", sorted(
-    n for n in SPARSE if CANONICAL[n].differentiable and any(s.grad for s in SPARSE[n]))))
+@pytest.mark.parametrize("name", sorted(
+    n for n in SPARSE if CANONICAL[n].differentiable and any(s.grad for s in SPARSE[n])))
 @_frees_arrays
 def test_gradient_sparse(name):
     _gradients(name, SPARSE[name])
@@ -330,7 +320,7 @@ def test_ignored_inputs(name):
 
 # -- failures -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", _params("failure", sorted(FAILURES)))
+@pytest.mark.parametrize("name", sorted(FAILURES))
 @_frees_arrays
 def test_failed_op_leaves_out_unchanged(name):
     op = CANONICAL[name]
@@ -363,7 +353,7 @@ def test_failed_op_leaves_out_unchanged(name):
 
 # -- zero-size inputs -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", _params("zero_size", sorted(ZERO_SIZE)))
+@pytest.mark.parametrize("name", sorted(ZERO_SIZE))
 @pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
                             "ignore:invalid value encountered:RuntimeWarning")
 @_frees_arrays

@@ -1,8 +1,6 @@
 """Elementwise operators against NumPy/SciPy: values, dtypes, broadcasting, requests,
 gradients (float64 central differences), bad input."""
 
-import math
-import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import runtime as rt
 from runtime import _imperative, nd
 from runtime.ops import registry
 from tests.runtime.conftest import assert_same

@@ -196,7 +196,7 @@ def test_the_saved_context_kind_is_restored_unless_ctx_is_given(tmp_path, sample
 
 
 def test_no_pickles_in_the_file(sample_file):
-    path, arrays = sample_file, sample_arrays()
+    path = sample_file
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         assert "__ndrt__.npy" in names and len(names) == 1 + 1 + 3 + 2
