@@ -6,11 +6,12 @@ import numpy as np
 
 import allocator
 import runtime as rt
-from runtime import nd
+from runtime import _imperative, nd
 from runtime.ops import registry
 
 
 def main():
+    print(f"fast path: {_imperative.fast_path_note()}")
     rt.random.seed(0)
     x = nd.random.normal(shape=(256, 128))
     w = nd.random.uniform(-0.1, 0.1, shape=(64, 128))

@@ -12,6 +12,7 @@ import numpy as np
 
 cimport cython
 cimport numpy as cnp
+from cpython.object cimport PyObject
 from libc.stdint cimport uintptr_t
 from libc.string cimport memcpy
 
@@ -25,7 +26,20 @@ cnp.import_array()
 cnp.import_ufunc()
 
 # NumPy's inner loops touch no Python state: callable without the GIL.
-ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+ctypedef void (*loop_t)(char**, const cnp.npy_intp*, const cnp.npy_intp*, void*) noexcept nogil
+
+# The fields of NumPy's ufunc object that the fast path reads, declared here rather than
+# taken from numpy's own .pxd: NumPy 2.5's .pxd hides them behind properties that older
+# headers cannot compile, and a Python attribute lookup would silently replace them.  The
+# C compiler takes the layout from the headers it builds with; NumPy keeps that layout for
+# every 2.x release (non-limited API), and ``_init_fast_path`` checks it at import.
+cdef extern from "numpy/ufuncobject.h":
+    ctypedef struct _UFuncFields "PyUFuncObject":
+        int nin, nout, nargs
+        void** functions
+        void** data
+        int ntypes
+        const char* types
 
 # Requests, as MXNet's OpReqType.
 cdef enum:
@@ -59,30 +73,143 @@ cdef bint _fast_enabled = True
 cdef bint _recording = False
 
 
-cdef void _find_loops(dict table, loop_t loops[N_CODES][N_TYPES],
-                      void* data[N_CODES][N_TYPES], int nargs):
-    """For each ufunc, the legacy inner loop whose operand types all equal one type."""
-    cdef cnp.ufunc uf
+cdef str _fast_note = "not set up"
+
+
+cdef int _find_loops(dict table, loop_t loops[N_CODES][N_TYPES],
+                     void* data[N_CODES][N_TYPES], int nargs) except -1:
+    """For each ufunc, the legacy inner loop whose operand types all equal one type.
+
+    The loop is chosen by the public ``ufunc.types`` strings; the C struct only gives the
+    function and data pointers, after its counts and type numbers are checked against
+    what the ufunc reports through Python.  Raises RuntimeError when they disagree.
+    """
+    cdef _UFuncFields* uf
     cdef int code, i, j, t
-    cdef bint same
     for code in range(N_CODES):
         for t in range(N_TYPES):
             loops[code][t] = NULL
             data[code][t] = NULL
     for code, f in table.items():
-        uf = f
-        for i in range(uf.ntypes):
-            t = uf.types[i * uf.nargs]
-            same = uf.nargs == nargs and t < N_TYPES
-            for j in range(uf.nargs):
-                same = same and uf.types[i * uf.nargs + j] == t
-            if same and loops[code][t] == NULL and uf.functions[i] != NULL:
+        if not isinstance(f, np.ufunc):
+            raise RuntimeError(f"{f!r} is not a NumPy ufunc")
+        uf = <_UFuncFields*><PyObject*>f
+        if uf.nargs != f.nargs or uf.nin != f.nin or uf.ntypes != f.ntypes:
+            raise RuntimeError(f"np.{f.__name__}: the C ufunc struct disagrees with the "
+                               f"ufunc's attributes (nargs {uf.nargs} vs {f.nargs})")
+        if f.nargs != nargs:
+            continue
+        for i, sig in enumerate(f.types):
+            chars = sig.replace("->", "")
+            if len(set(chars)) != 1 or np.dtype(chars[0]).kind not in "biuf":
+                continue
+            t = np.dtype(chars[0]).num
+            for j in range(nargs):
+                if uf.types[i * nargs + j] != t:
+                    raise RuntimeError(f"np.{f.__name__}: loop {i} is {sig!r} in ufunc.types "
+                                       "but not in the C ufunc struct")
+            if t < N_TYPES and loops[code][t] == NULL and uf.functions[i] != NULL:
                 loops[code][t] = <loop_t>uf.functions[i]
                 data[code][t] = uf.data[i]
+    return 0
 
 
-_find_loops(_BINARY_UFUNCS, binary_loops, binary_data, 3)
-_find_loops(_UNARY_UFUNCS, unary_loops, unary_data, 2)
+cdef object _probe_values(object dtype, int which):
+    """Small operands for the import-time probe (nonzero divisors, exact results)."""
+    if dtype.kind == "b":
+        return np.array([True, False, True, True], dtype=dtype)
+    if dtype.kind == "f":
+        v = [0.5, -1.25, 3.0, 2.0] if which == 0 else [2.0, 0.75, -1.5, 4.0]
+    else:
+        v = [1, 7, 3, 2] if which == 0 else [3, 2, 1, 1]
+    return np.array(v, dtype=dtype)
+
+
+cdef bint _probe(object f, loop_t fn, void* fdata, object dtype, int nargs, bint corrupt):
+    """Call ``fn`` on a few values and compare with NumPy's own call, bit for bit."""
+    cdef char* args[3]
+    cdef cnp.npy_intp n = 4
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.ndarray a = _probe_values(dtype, 0), b = _probe_values(dtype, 1), out
+    with np.errstate(all="ignore"):
+        ref = f(a, b) if nargs == 3 else f(a)
+    out = np.zeros(4, dtype=dtype)
+    steps[0] = steps[1] = steps[2] = dtype.itemsize
+    args[0] = <char*>cnp.PyArray_DATA(a)
+    if nargs == 3:
+        args[1] = <char*>cnp.PyArray_DATA(b)
+        args[2] = <char*>cnp.PyArray_DATA(out)
+    else:
+        args[1] = <char*>cnp.PyArray_DATA(out)
+    with np.errstate(all="ignore"):
+        fn(args, &n, steps, fdata)
+    if corrupt:
+        out[0] = ~out[0] if dtype.kind in "biu" else out[0] + 1
+    return ref.dtype == out.dtype and np.array_equal(ref, out, equal_nan=dtype.kind == "f")
+
+
+cdef int _drop_failing(dict table, loop_t loops[N_CODES][N_TYPES],
+                       void* data[N_CODES][N_TYPES], int nargs, bint corrupt,
+                       list failed) except -1:
+    cdef int code, t
+    for code, f in table.items():
+        for t in range(N_TYPES):
+            if loops[code][t] != NULL and not _probe(f, loops[code][t], data[code][t],
+                                                      np.dtype(cnp.PyArray_DescrFromType(t)),
+                                                      nargs, corrupt):
+                failed.append(f"{f.__name__}[{np.dtype(cnp.PyArray_DescrFromType(t))}]")
+                loops[code][t] = NULL
+                data[code][t] = NULL
+    return 0
+
+
+def _init_fast_path(bint _corrupt_probe=False):
+    """Find NumPy's inner loops for the fast path and check each on a probe.
+
+    Any loop whose probe differs from NumPy's result is dropped (its calls take the
+    general path); if the ufunc struct cannot be read consistently, the whole fast path
+    is off.  Never raises: the general path always works.  ``_corrupt_probe`` makes every
+    probe fail (tests use it to check the fallback).  Returns the one-line note that
+    ``fast_path_note()`` gives.
+    """
+    global _fast_note, _fast_enabled
+    cdef list failed = []
+    cdef int n_loops = 0, code, t
+    try:
+        _find_loops(_BINARY_UFUNCS, binary_loops, binary_data, 3)
+        _find_loops(_UNARY_UFUNCS, unary_loops, unary_data, 2)
+        _drop_failing(_BINARY_UFUNCS, binary_loops, binary_data, 3, _corrupt_probe, failed)
+        _drop_failing(_UNARY_UFUNCS, unary_loops, unary_data, 2, _corrupt_probe, failed)
+    except Exception as e:
+        for code in range(N_CODES):
+            for t in range(N_TYPES):
+                binary_loops[code][t] = unary_loops[code][t] = NULL
+        _fast_enabled = False
+        _fast_note = (f"off (NumPy {np.__version__}: {e}); every operator takes the "
+                      "general path")
+        return _fast_note
+    for code in range(N_CODES):
+        for t in range(N_TYPES):
+            n_loops += (binary_loops[code][t] != NULL) + (unary_loops[code][t] != NULL)
+    _fast_enabled = n_loops > 0
+    if n_loops == 0:
+        _fast_note = (f"off (NumPy {np.__version__}: no inner loop passed its probe); every "
+                      "operator takes the general path")
+    elif failed:
+        _fast_note = (f"active with {n_loops} NumPy {np.__version__} inner loops; "
+                      f"{len(failed)} failed their probe and take the general path: "
+                      + ", ".join(failed))
+    else:
+        _fast_note = f"active ({n_loops} NumPy {np.__version__} inner loops, probes passed)"
+    return _fast_note
+
+
+def fast_path_note():
+    """One line: whether elementwise ops call NumPy's inner loops directly, and why not."""
+    return _fast_note
+
+
+_init_fast_path()
 
 
 cdef list _binary_defaults = [None] * N_CODES
@@ -138,12 +265,13 @@ cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
     fn = binary_loops[code][t]
     if fn == NULL:
         return None
+    if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
+        return None
     if out is None:
-        if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
-            return None
         out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
     elif (out._stype != STYPE_DEFAULT or out._dtype is not a._dtype or not out._chunk.host
-          or (out._shape is not a._shape and out._shape != a._shape)):
+          or (out._shape is not a._shape and out._shape != a._shape)
+          or _shifted_overlap(a, out) or _shifted_overlap(b, out)):
         return None
     data = binary_data[code][t]
     n = a._size()
@@ -158,6 +286,17 @@ cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
         fn(args, &n, steps, data)
     out._chunk.bump()
     return out
+
+
+cdef inline bint _shifted_overlap(NDArray x, NDArray out):
+    """True when ``x`` and ``out`` share bytes without starting at the same one: the loop
+    would read elements it has already written (``x[1:] += x[:-1]``).  Exactly aliased
+    operands are fine for an elementwise loop."""
+    cdef Py_ssize_t nbytes
+    if x._chunk is not out._chunk or x._offset == out._offset:
+        return False
+    nbytes = x._size() * (<cnp.dtype>x._dtype).itemsize
+    return x._offset < out._offset + nbytes and out._offset < x._offset + nbytes
 
 
 cdef object fast_unary(int code, NDArray a):
