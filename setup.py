@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 DEBUG = os.environ.get("NDRT_CYTHON_DEBUG", "") not in ("", "0")
 DIRECTIVES = dict(
@@ -39,9 +39,13 @@ def extensions():
 
 
 setup(
-    packages=["allocator", "runtime"],
-    package_data={"allocator": ["*.pyi"], "runtime": ["*.pyi"]},
+    # Every subpackage (runtime.nd, runtime.ops, ...); tests/test_packaging.py checks the
+    # installed tree against the source tree.
+    packages=find_packages(include=["allocator", "allocator.*", "runtime", "runtime.*"]),
+    package_data={"allocator": ["*.pyi", "py.typed"], "runtime": ["*.pyi", "py.typed"]},
     ext_modules=cythonize(extensions(), include_path=["pyx"], compiler_directives=DIRECTIVES,
                           annotate=bool(os.environ.get("NDRT_CYTHON_ANNOTATE"))),
+    # Compile the extensions side by side in every build (pip, build, editable).
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     zip_safe=False,
 )
