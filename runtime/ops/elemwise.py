@@ -157,7 +157,7 @@ def _rounding(fn):
 
 
 for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
-                   ("rint", np.rint), ("trunc", np.trunc), ("fix", np.fix)):
+                   ("rint", np.rint), ("trunc", np.trunc), ("fix", np.trunc)):
     unary(_name, _rounding(_fn), _zero_grad)
 
 
