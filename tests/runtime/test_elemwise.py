@@ -32,7 +32,8 @@ UNARY = {
     "softrelu": (lambda x: np.log1p(np.exp(x)), (-3, 3)), "erf": (sps.erf, (-2, 2)),
     "gamma": (sps.gamma, (0.5, 4)), "gammaln": (sps.gammaln, (0.5, 4)),
     "floor": (np.floor, (-3, 3)), "ceil": (np.ceil, (-3, 3)), "round": (np.round, (-3, 3)),
-    "rint": (np.rint, (-3, 3)), "trunc": (np.trunc, (-3, 3)), "fix": (lambda v: np.sign(v) * np.floor(np.abs(v)), (-3, 3)),
+    "rint": (np.rint, (-3, 3)), "trunc": (np.trunc, (-3, 3)),
+    "fix": (lambda x: np.sign(x) * np.floor(np.abs(x)), (-3, 3)),
 }
 ZERO_GRAD = {"sign", "floor", "ceil", "round", "rint", "trunc", "fix"}
 
