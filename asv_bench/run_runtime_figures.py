@@ -51,13 +51,14 @@ def main():
     t = bench({"nd_csr": "xdense.tostype('csr')", "sp_csr": "sp.csr_matrix(dense)"}, env,
               repeat=5, min_time=0.3)
     row("tostype('csr') 4096^2 1% / sp.csr_matrix", t, "nd_csr", "sp_csr", "<= 1.0x")
-    # -- operators (issue 4)
+    # -- operators (issue 4); iadd is the in-place fast path with its overlap check
     for n in (1, 1000):
         p, q = (rng.random(n, dtype=np.float32) + 0.5 for _ in range(2))
         env = dict(np=np, nd=nd, p=p, q=q, u=nd.array(p), v=nd.array(q))
         t = bench({"nd_add": "u + v", "np_add": "p + q", "nd_exp": "nd.exp(u)",
-                   "np_exp": "np.exp(p)", "nd_sum": "u.sum()", "np_sum": "p.sum()"}, env)
-        for op in ("add", "exp", "sum"):
+                   "np_exp": "np.exp(p)", "nd_sum": "u.sum()", "np_sum": "p.sum()",
+                   "nd_iadd": "u.__iadd__(v)", "np_iadd": "p.__iadd__(q)"}, env)
+        for op in ("add", "iadd", "exp", "sum"):
             row(f"eager {op}, {n} elem / NumPy", t, f"nd_{op}", f"np_{op}", "<= 2.0x")
     p, q = (rng.random(1_000_000, dtype=np.float32) + 0.5 for _ in range(2))
     env = dict(np=np, nd=nd, p=p, q=q, u=nd.array(p), v=nd.array(q))
