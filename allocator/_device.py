@@ -4,7 +4,9 @@ import re
 
 KINDS = ("cpu", "gpu", "cpu_pinned")
 _ALIASES = {"cuda": "gpu", "pinned": "cpu_pinned"}
-_SPEC = re.compile(r"^\s*([a-z_]+)\s*(?:[:(]\s*(\d+)\s*\)?)?\s*$")
+# kind, kind(N) or kind:N; nothing else (an unclosed 'cpu(0' is a typo, not a spec).
+_SPEC = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*(\d+)\s*\)|:\s*(\d+))?\s*$")
+_FORMS = "'cpu', 'cpu(0)', 'gpu(1)', 'gpu:1', 'cpu_pinned(0)'"
 
 
 class Device:
@@ -43,8 +45,10 @@ def as_device(spec):
     """Turn a device spec into a :class:`Device`.
 
     Accepts None (the CPU), a Device, an object with ``device_type``/``device_id``
-    (an ndrt or MXNet context), a ``(kind, id)`` tuple, or a string: ``'cpu'``,
-    ``'gpu'``, ``'gpu(1)'``, ``'gpu:1'``, ``'cuda:1'``, ``'cpu_pinned'``.
+    (an ndrt or MXNet context), a ``(kind, id)`` tuple, or a string ``kind``,
+    ``kind(N)`` or ``kind:N`` (``'cpu'``, ``'gpu(1)'``, ``'cuda:1'``, ``'cpu_pinned'``;
+    ``cuda`` and ``pinned`` are aliases).  A string of another form raises ValueError,
+    anything else TypeError.
     """
     if spec is None:
         return Device("cpu", 0)
@@ -54,11 +58,11 @@ def as_device(spec):
         return Device(_ALIASES.get(spec.device_type, spec.device_type), spec.device_id)
     if isinstance(spec, tuple) and len(spec) == 2:
         return Device(_ALIASES.get(spec[0], spec[0]), spec[1])
-    if isinstance(spec, str):
-        m = _SPEC.match(spec.lower())
-        if m:
-            kind = _ALIASES.get(m.group(1), m.group(1))
-            if kind in KINDS:
-                return Device(kind, int(m.group(2) or 0))
-    raise ValueError(f"device must be 'cpu', 'gpu(N)', 'cpu_pinned', a Device or a context "
-                     f"(got {spec!r})")
+    if not isinstance(spec, str):
+        raise TypeError(f"device must be a string such as 'gpu(1)', a Device, a context or a "
+                        f"(kind, id) tuple (got {spec!r})")
+    m = _SPEC.match(spec.lower())
+    kind = _ALIASES.get(m.group(1), m.group(1)) if m else None
+    if kind not in KINDS:
+        raise ValueError(f"device must be a spec such as {_FORMS} (got {spec!r})")
+    return Device(kind, int(m.group(2) or m.group(3) or 0))

@@ -10,41 +10,36 @@ from allocator._upstream import HostUpstream
 
 _pools = {}
 _cfg = None
+_bad = {}     # {variable: message} of environment values that are not valid
 _STRATEGIES = {"naive": NaivePool, "round": RoundPool, "bestfit": BestFitPool,
                "unpooled": UnpooledPool}
 
 
 def _config_now():
-    global _cfg
+    global _cfg, _bad
     if _cfg is None:
-        _cfg = _config.from_environment()
+        _cfg, _bad = _config.from_environment()
     return _cfg
 
 
 def _make_pool(dev):
-    cfg = _config_now()
+    # The settings first: a bad one is reported as such even where the device is missing.
+    settings = _config.pool_settings(dev.kind, _config_now(), _bad)
     if dev.kind == "cpu":
         if dev.id != 0:
             raise ValueError(f"device id must be 0 for the cpu (got {dev}): there is one host pool")
         upstream = HostUpstream()
     elif dev.kind == "gpu":
         _cuda.activate(dev.id)  # fails early and clearly: no driver, no such device
-        upstream = _cuda.CudaUpstream(dev.id, cfg["reserve_percent"])
+        upstream = _cuda.CudaUpstream(dev.id, settings["reserve_percent"])
     else:
         if dev.id != 0:
             raise ValueError(f"device id must be 0 for cpu_pinned (got {dev})")
         _cuda.activate(0)
         upstream = _cuda.PinnedUpstream()
-    kind = cfg["pool_type"][dev.kind]
-    kw = {}
-    if kind == "naive":
-        kw = dict(page_size=cfg["page_size"],
-                  large_alloc_round_size=cfg["large_alloc_round_size"])
-    elif kind == "round":
-        kw = dict(page_size=cfg["page_size"], round_cutoff=cfg["round_cutoff"])
-    elif kind == "bestfit":
-        kw = dict(max_split_size=cfg["max_split_size"])
-    return _STRATEGIES[kind](upstream, dev, **kw)
+    strategy = settings["pool_type"]
+    kw = {name: settings[name] for name in _config.STRATEGY_PARAMS[strategy]}
+    return _STRATEGIES[strategy](upstream, dev, **kw)
 
 
 def get_pool(device=None):
@@ -77,42 +72,48 @@ def configure(kind=None, *, pool_type=None, page_size=None, round_cutoff=None,
         Device kind whose ``pool_type`` to set; required with ``pool_type``.
     pool_type : {'naive', 'round', 'bestfit', 'unpooled'}, optional
     page_size, round_cutoff, large_alloc_round_size, reserve_percent, max_split_size : int
-        As the environment variables of the same meaning (see README).
+        As the environment variables of the same meaning (see README); any integral
+        (``numpy.int64`` too), not bool or float.  A value given here replaces the
+        environment's, a bad one included.
 
-    Pools of the affected kinds that hold no allocation are dropped (their cache goes
-    back to the upstream) and rebuilt on next use; a pool that still holds
-    allocations cannot change, and the call raises RuntimeError without changing
-    anything.
+    A setting concerns only the pools that read it: ``pool_type`` the pools of ``kind``,
+    ``reserve_percent`` the GPU pools, the others the pools of the strategies that use
+    them (``page_size``: naive and round; ``round_cutoff``: round;
+    ``large_alloc_round_size``: naive; ``max_split_size``: bestfit).  Concerned pools
+    that hold no allocation are dropped (their cache goes back to the upstream) and
+    rebuilt on next use; when one still holds allocations the call raises RuntimeError
+    without changing anything.
 
     Returns
     -------
     dict
-        The configuration now in force.
+        The configuration now in force, as :func:`config` gives it.
     """
     cfg = _config_now()
-    new = {"pool_type": dict(cfg["pool_type"])}
-    new.update({k: v for k, v in cfg.items() if k != "pool_type"})
+    new = {**cfg, "pool_type": dict(cfg["pool_type"])}
+    bad = dict(_bad)
     if pool_type is not None:
         if kind not in _config.DEFAULT_POOL_TYPE:
             raise ValueError(f"kind must be one of {tuple(_config.DEFAULT_POOL_TYPE)} when "
                              f"pool_type is given (got {kind!r})")
         new["pool_type"][kind] = _config.check_pool_type(pool_type)
+        bad.pop(_config.TYPE_VARS[kind], None)
     elif kind is not None and kind not in _config.DEFAULT_POOL_TYPE:
         raise ValueError(f"kind must be one of {tuple(_config.DEFAULT_POOL_TYPE)} (got {kind!r})")
-    params = dict(page_size=page_size, round_cutoff=round_cutoff,
-                  large_alloc_round_size=large_alloc_round_size,
-                  reserve_percent=reserve_percent, max_split_size=max_split_size)
-    for name, value in params.items():
-        if value is not None:
-            new[name] = _config.check_param(name, value)
-    if (1 << new["round_cutoff"]) < new["page_size"]:
-        raise ValueError(f"round_cutoff must give 2**round_cutoff >= page_size="
-                         f"{new['page_size']} (got {new['round_cutoff']})")
-    changed_params = any(new[k] != cfg[k] for k in params)
-    kinds = {k for k in new["pool_type"] if new["pool_type"][k] != cfg["pool_type"][k]}
-    if changed_params:
-        kinds = set(_config.DEFAULT_POOL_TYPE)
-    affected = [d for d in _pools if d.kind in kinds]
+    given = {name: value for name, value in dict(
+        page_size=page_size, round_cutoff=round_cutoff,
+        large_alloc_round_size=large_alloc_round_size, reserve_percent=reserve_percent,
+        max_split_size=max_split_size).items() if value is not None}
+    for name, value in given.items():
+        new[name] = _config.check_param(name, value)
+        bad.pop(_config.PARAMS[name][0], None)
+    # Only pairs with a value given here: a bad environment value is its pools' to report.
+    _config.check_combinations(new, {n for n, (var, *_) in _config.PARAMS.items()
+                                     if var not in bad}, given.keys())
+    changed = {name for name in given if new[name] != cfg[name]}
+    affected = [d for d, p in _pools.items()
+                if new["pool_type"][d.kind] != cfg["pool_type"][d.kind]
+                or changed.intersection(_config.params_read(p.strategy, d.kind))]
     for d in affected:
         held = _pools[d].memory_stats()["allocated_bytes.all.current"]
         if held:
@@ -120,14 +121,21 @@ def configure(kind=None, *, pool_type=None, page_size=None, round_cutoff=None,
                                "of live allocations; free them (or configure before use)")
     for d in affected:
         _pools.pop(d).empty_cache()
-    _cfg.clear()
-    _cfg.update(new)
+    cfg.clear()
+    cfg.update(new)
+    _bad.clear()
+    _bad.update(bad)
     _clear_pool_cache()
     return config()
 
 
 def config():
-    """The configuration in force (a copy)."""
+    """The configuration in force (a copy).
+
+    Environment values are read at the first use of any pool and checked when a pool
+    that reads them is created; one that is not valid shows here as the string the
+    environment gave.
+    """
     cfg = _config_now()
     return {**cfg, "pool_type": dict(cfg["pool_type"])}
 

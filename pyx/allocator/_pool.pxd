@@ -46,7 +46,7 @@ cdef class Pool:
 
     cdef Block* malloc(self, size_t nbytes) except NULL
     cdef int free_block(self, Block* b) except -1
-    cdef Buffer buffer(self, size_t nbytes)
+    cdef Buffer buffer(self, size_t nbytes, bint owned=*)
 
     # strategy interface
     cdef size_t round_size(self, size_t nbytes) except 0
@@ -62,6 +62,7 @@ cdef class Pool:
     # shared machinery
     cdef Block* new_block(self, uintptr_t ptr, size_t size) except NULL
     cdef void recycle(self, Block* b)
+    cdef size_t segment_within_limit(self, size_t rounded) except 0
     cdef Block* alloc_miss(self, size_t nbytes, size_t rounded) except NULL
     cdef uintptr_t upstream_alloc(self, size_t nbytes) except? 0
     cdef int release_segment(self, Block* b) except -1
@@ -110,6 +111,7 @@ cdef class Buffer:
     cdef Py_ssize_t view_shape[1]
     cdef Py_ssize_t view_strides[1]
     cdef int exports
+    cdef bint owned                # held by a C-level owner: free() refused
     cpdef free(self)
 
 

@@ -9,11 +9,12 @@ on and nothing to re-initialise after ``fork()``.  (The extension does not decla
 free-threading support, so a free-threaded CPython re-enables the GIL on import.)
 """
 import gc
+import operator
 
 cimport cython
 from cpython.buffer cimport PyBUF_FORMAT
 from cython.operator cimport dereference as deref, preincrement as inc
-from libc.stdint cimport int64_t, uintptr_t
+from libc.stdint cimport SIZE_MAX, int64_t, uintptr_t
 from libc.stdlib cimport free as c_free, malloc as c_malloc
 from libcpp.pair cimport pair
 from libcpp.map cimport map as cmap
@@ -30,8 +31,8 @@ cdef size_t C_MAX_ALLOC = MAX_ALLOC
 # bestfit geometry (after PyTorch's caching allocator): 512-byte granules; requests up
 # to 1 MiB share 2 MiB segments, requests below max_split_size (10 MiB by default) share
 # 20 MiB segments; larger ones get a segment of their own, rounded to 2 MiB and never
-# split, that later serves only requests it fits within LARGE_SLACK (1/8 of the request,
-# at least 2 MiB).
+# split, that later serves only requests it fits within 1/4 of the request (at least
+# 2 MiB).
 cdef size_t MIN_BLOCK = 512
 cdef size_t SMALL_SIZE = 1 << 20
 cdef size_t SMALL_SEGMENT = 2 << 20
@@ -76,6 +77,13 @@ def _fmt_bytes(n):
         n /= 1024
 
 
+def _integer(name, value):
+    """``value`` as an int: any integral (``operator.index``); bool, float and str raise."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an integer (got {type(value).__name__} {value!r})")
+    return operator.index(value)
+
+
 cdef dict _stat_dict(str name, Stat s):
     return {f"{name}.all.current": s.current, f"{name}.all.peak": s.peak,
             f"{name}.all.allocated": s.allocated, f"{name}.all.freed": s.freed}
@@ -98,6 +106,13 @@ cdef class Pool:
     limit : int, optional
         Most bytes the pool may reserve from the upstream; 0 means no limit.
     """
+
+    def __cinit__(self, *args, **kwargs):
+        # Pool leaves the strategy interface empty: a bare one would fail on its first
+        # free, inside a Buffer's __dealloc__, where the error is lost and the block leaks.
+        if not isinstance(self, (NaivePool, BestFitPool, UnpooledPool)):
+            raise TypeError(f"{type(self).__name__} is abstract: a pool must be a NaivePool, "
+                            "RoundPool, BestFitPool or UnpooledPool (or a subclass of one)")
 
     def __init__(self, Upstream upstream not None, device=None, limit=0):
         self.upstream = upstream
@@ -170,9 +185,13 @@ cdef class Pool:
             self.release_segment(b)
         return 0
 
-    cdef Buffer buffer(self, size_t nbytes):
+    cdef Buffer buffer(self, size_t nbytes, bint owned=True):
+        """A Buffer of ``nbytes``.  An ``owned`` one is for a C-level holder (an array's
+        chunk) that frees it by dying: its free() is refused, so that nobody who reaches it
+        (through gc.get_referents, say) can hand the holder's memory to someone else."""
         cdef Buffer buf = Buffer.__new__(Buffer)
         buf.pool = self
+        buf.owned = owned
         if nbytes:
             buf.block = self.malloc(nbytes)
             buf.ptr = buf.block.ptr
@@ -246,8 +265,22 @@ cdef class Pool:
             self.n_upstream_alloc += 1
         return p
 
-    cdef Block* alloc_miss(self, size_t nbytes, size_t rounded) except NULL:
+    cdef size_t segment_within_limit(self, size_t rounded) except 0:
+        """The strategy's segment for a request of ``rounded`` bytes, shrunk to the room the
+        limit leaves when the request fits there but the usual segment does not."""
         cdef size_t seg = self.segment_size(rounded)
+        cdef size_t reserved = self.st_reserved.current
+        cdef size_t room
+        if not self.limit or seg == rounded or reserved + seg <= self.limit:
+            return seg
+        room = self.limit - reserved if self.limit > reserved else 0
+        if rounded > room:
+            return seg   # fits neither way: the ladder may make room, or it raises
+        room = room // MIN_BLOCK * MIN_BLOCK   # whole granules, never below the request
+        return room if room > rounded else rounded
+
+    cdef Block* alloc_miss(self, size_t nbytes, size_t rounded) except NULL:
+        cdef size_t seg = self.segment_within_limit(rounded)
         cdef uintptr_t p
         cdef Block* b
         self.n_misses += 1
@@ -266,6 +299,7 @@ cdef class Pool:
             b = self.take_cached(rounded)
             if b != NULL:
                 return b
+            seg = self.segment_within_limit(rounded)   # the cache gone, more room may fit
             p = self.upstream_alloc(seg)
             if p == 0:
                 self.n_ooms += 1
@@ -305,17 +339,30 @@ cdef class Pool:
         return 0
 
     def _oom_message(self, nbytes, rounded, seg):
+        # Called after the ladder: the cache already went back, so the remedy never says
+        # to empty it.
         fb = _fmt_bytes
+        allocated = self.st_allocated.current
+        cached = self.st_reserved.current - allocated
         limited = self.limit and self.st_reserved.current + seg > self.limit
-        cached = self.st_reserved.current - self.st_allocated.current
-        if limited:
-            remedy = (f"raise the limit with allocator.set_limit(..., device={str(self.device)!r}) "
-                      "or free arrays you no longer need")
-        elif cached >= seg:
-            remedy = ("the pool is fragmented: call allocator.empty_cache() between phases or "
-                      "use the 'bestfit' pool type")
+        raise_limit = f"allocator.set_limit(..., device={str(self.device)!r})"
+        if not allocated:
+            if limited:
+                remedy = (f"the limit of {fb(self.limit)} is too small for this request: "
+                          f"raise it with {raise_limit}")
+            else:
+                remedy = (f"{self.device} could not provide {fb(seg)} with nothing allocated "
+                          "from this pool: free memory held elsewhere (other pools, other "
+                          "processes) or use a device with more memory")
+                if self.upstream.kind == "gpu":
+                    remedy += " (NDRT_GPU_MEM_POOL_RESERVE keeps a share of it free)"
         else:
-            remedy = "free arrays you no longer need (del them) or make the request smaller"
+            remedy = "free arrays you no longer need (del them) or " + (
+                f"raise the limit with {raise_limit}" if limited else
+                "make the request smaller")
+            if cached:
+                remedy += (f"; the pool already emptied its cache: the {fb(cached)} still "
+                           "cached are gaps between live blocks")
         return (f"out of memory on {self.device}: tried to allocate {fb(nbytes)} "
                 f"({nbytes} bytes requested, {rounded} rounded, {seg} from the upstream); "
                 f"allocated {fb(self.st_allocated.current)}, reserved "
@@ -340,14 +387,11 @@ cdef class Pool:
         """
         cdef Py_ssize_t n
         if type(nbytes) is not int:
-            if isinstance(nbytes, bool) or not hasattr(type(nbytes), "__index__"):
-                raise TypeError(f"nbytes must be an integer (got {type(nbytes).__name__} "
-                                f"{nbytes!r})")
-            nbytes = nbytes.__index__()
+            nbytes = _integer("nbytes", nbytes)
         if nbytes < 0 or nbytes > MAX_ALLOC:
             raise ValueError(f"nbytes must be in [0, 2**50] (got {nbytes})")
         n = nbytes
-        return self.buffer(<size_t>n)
+        return self.buffer(<size_t>n, False)
 
     def free(self, Buffer buf not None):
         """Free ``buf`` now; it must come from this pool and not be freed already."""
@@ -361,12 +405,15 @@ cdef class Pool:
             self.release_cache()
 
     def set_limit(self, limit):
-        """Cap the bytes reserved from the upstream (0: no cap).  Takes effect on the next miss."""
-        if type(limit) is not int and not hasattr(type(limit), "__index__") or isinstance(limit, bool):
-            raise TypeError(f"limit must be an integer number of bytes (got {limit!r})")
-        limit = limit.__index__()
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0 bytes, 0 meaning no limit (got {limit})")
+        """Cap the bytes reserved from the upstream.  Takes effect on the next miss.
+
+        ``limit`` is any integral number of bytes in [0, 2**64 - 1]; 0 means no limit.
+        Larger values raise ValueError rather than meaning "no limit": 0 already says that.
+        """
+        limit = _integer("limit", limit)
+        if not 0 <= limit <= SIZE_MAX:
+            raise ValueError(f"limit must be >= 0 and <= 2**{8 * sizeof(size_t)} - 1 bytes, "
+                             f"0 meaning no limit (got {limit})")
         self.limit = limit
 
     def memory_stats(self):
@@ -442,7 +489,8 @@ cdef class NaivePool(Pool):
     def __init__(self, Upstream upstream not None, device=None, limit=0, *,
                  page_size=4096, large_alloc_round_size=2 << 20):
         super().__init__(upstream, device, limit)
-        _check_pow2("page_size", page_size, 64)
+        page_size = _check_pow2("page_size", page_size, 64)
+        large_alloc_round_size = _integer("large_alloc_round_size", large_alloc_round_size)
         if large_alloc_round_size <= 0 or large_alloc_round_size % page_size:
             raise ValueError(f"large_alloc_round_size must be a positive multiple of "
                              f"page_size={page_size} (got {large_alloc_round_size})")
@@ -500,7 +548,8 @@ cdef class RoundPool(NaivePool):
 
     def __init__(self, Upstream upstream not None, device=None, limit=0, *,
                  page_size=4096, round_cutoff=24):
-        if type(round_cutoff) is not int or not 12 <= round_cutoff <= 40:
+        round_cutoff = _integer("round_cutoff", round_cutoff)
+        if not 12 <= round_cutoff <= 40:
             raise ValueError(f"round_cutoff must be an integer in [12, 40] (got {round_cutoff!r})")
         if (1 << round_cutoff) < page_size:
             raise ValueError(f"2**round_cutoff must be >= page_size={page_size} "
@@ -525,7 +574,7 @@ cdef class BestFitPool(Pool):
     - requests up to 1 MiB are carved from 2 MiB segments;
     - requests below ``max_split_size`` (default 10 MiB) from 20 MiB segments;
     - larger requests get a segment of their own, never split, reused only by requests
-      it fits within 1/8 (at least 2 MiB): large blocks are not carved up.
+      it fits within 1/4 (at least 2 MiB): large blocks are not carved up.
 
     Free blocks sit in one ordered index per class keyed by (size, address), so the best
     fit is one ``lower_bound``.  On a miss, when the cache holds at least the bytes
@@ -536,8 +585,8 @@ cdef class BestFitPool(Pool):
     def __init__(self, Upstream upstream not None, device=None, limit=0, *,
                  max_split_size=DEFAULT_MAX_SPLIT):
         super().__init__(upstream, device, limit)
-        if (type(max_split_size) is not int or max_split_size <= SMALL_SIZE
-                or max_split_size > MEDIUM_SEGMENT):
+        max_split_size = _integer("max_split_size", max_split_size)
+        if max_split_size <= SMALL_SIZE or max_split_size > MEDIUM_SEGMENT:
             raise ValueError(f"max_split_size must be an integer in (1 MiB, 20 MiB] bytes "
                              f"(got {max_split_size!r})")
         self.max_split = max_split_size
@@ -753,8 +802,10 @@ cdef class UnpooledPool(Pool):
 
 
 def _check_pow2(name, value, minimum):
-    if type(value) is not int or value < minimum or value & (value - 1):
+    value = _integer(name, value)
+    if value < minimum or value & (value - 1):
         raise ValueError(f"{name} must be a power of two >= {minimum} (got {value!r})")
+    return value
 
 
 @cython.freelist(256)
@@ -773,9 +824,13 @@ cdef class Buffer:
             self.block = NULL
 
     cpdef free(self):
-        """Return the memory to the pool now.  Freeing twice raises ValueError."""
+        """Return the memory to the pool now.  Freeing twice raises ValueError, and so does
+        freeing the Buffer of an array (it goes back when the array dies)."""
         if self.pool is None:
             raise ValueError(f"double free: this buffer was already freed")
+        if self.owned:
+            raise ValueError("Buffer.free: this buffer belongs to an array and is freed when "
+                             "the array dies")
         if self.exports:
             raise BufferError(f"cannot free a buffer while {self.exports} view(s) of it exist")
         if self.block != NULL:
@@ -867,13 +922,12 @@ def _clear_pool_cache():
 
 cdef Pool pool_for(object device):
     """The pool of ``device`` (any spec allocator.as_device takes), cached per spec."""
-    pool = _pool_cache.get(device)
+    try:
+        pool = _pool_cache.get(device)
+    except TypeError:   # unhashable: never cached; the resolver says what is wrong with it
+        return <Pool>_resolver(device)
     if pool is None:
-        pool = _resolver(device)
-        try:
-            _pool_cache[device] = pool
-        except TypeError:  # unhashable spec: resolve every time
-            pass
+        pool = _pool_cache[device] = _resolver(device)
     return <Pool>pool
 
 

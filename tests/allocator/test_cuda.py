@@ -129,6 +129,16 @@ def test_reserve_percent_keeps_memory_free(fake_driver):
     assert up.alloc(2 * MiB) == 0               # would leave less than 10 MiB free
 
 
+def test_gpu_pool_is_built_from_its_own_settings(fake_driver, monkeypatch):
+    from allocator import _registry
+    for name, value in (("_pools", {}), ("_cfg", None), ("_bad", {})):
+        monkeypatch.setattr(_registry, name, value)
+    monkeypatch.setenv("NDRT_GPU_MEM_POOL_RESERVE", "10")
+    monkeypatch.setenv("NDRT_CPU_MEM_POOL_TYPE", "bogus")     # not the gpu pool's concern
+    pool = allocator.get_pool("gpu(0)")
+    assert pool.strategy == "bestfit" and pool.upstream.reserve_percent == 10
+
+
 def test_missing_driver_gives_a_clear_error(monkeypatch):
     class NoDriver:
         CUresult = CUresult

@@ -53,8 +53,11 @@ def test_alloc_accepts_device_specs_and_rejects_unknown_ones():
     for spec in (None, "cpu", "cpu(0)", "cpu:0", ("cpu", 0), allocator.Device("cpu")):
         b = allocator.alloc(16, spec)
         assert str(b.device) == "cpu(0)"
-    for bad in ("tpu", "gpu(-1)", 3, ("cpu",)):
-        with pytest.raises(ValueError, match="device"):
+    for bad in ("tpu", "gpu(-1)", "cpu(0"):
+        with pytest.raises(ValueError, match="device must be a spec"):
+            allocator.alloc(16, bad)
+    for bad in (3, ("cpu",), [1], {"cpu": 0}):      # unhashable ones too: never cached
+        with pytest.raises(TypeError, match=r"device must be a string .* \(got "):
             allocator.alloc(16, bad)
     with pytest.raises(ValueError, match="device id must be 0 for the cpu"):
         allocator.get_pool("cpu(1)")

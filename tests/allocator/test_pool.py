@@ -4,8 +4,8 @@ import gc
 
 import pytest
 
-from allocator import (BestFitPool, Buffer, NaivePool, OutOfMemoryError, RoundPool,
-                       UnpooledPool)
+from allocator import (BestFitPool, Buffer, HostUpstream, NaivePool, OutOfMemoryError, Pool,
+                       RoundPool, UnpooledPool)
 from tests.allocator.mock import FakeUpstream
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -251,6 +251,100 @@ def test_limit_caps_reserved_bytes_and_says_so():
         pool.set_limit(-1)
     with pytest.raises(TypeError, match="limit must be an integer"):
         pool.set_limit(1.5)
+    with pytest.raises(ValueError, match=r"limit must be >= 0 and <= 2\*\*64 - 1 bytes.*\(got "
+                                         r"18446744073709551616\)"):
+        pool.set_limit(2**64)
+    pool.set_limit(2**64 - 1)
+    assert pool.limit == 2**64 - 1
+
+
+@pytest.mark.parametrize("limit, nbytes, segment", [
+    (8 * MiB, 4 * MiB, 8 * MiB),               # medium: 20 MiB as usual
+    (MiB, 4 * KiB, MiB),                       # small: 2 MiB as usual
+    (13 * MiB, 12 * MiB + 1, 13 * MiB),        # large: 14 MiB as usual
+    (12 * MiB, 12 * MiB, 12 * MiB),            # the whole limit
+])
+def test_bestfit_segments_shrink_to_fit_the_limit(limit, nbytes, segment):
+    up = FakeUpstream()
+    pool = BestFitPool(up, limit=limit)
+    b = pool.alloc(nbytes)
+    assert up.allocs == [segment]
+    del b
+
+
+def test_bestfit_shrunk_segment_is_still_split():
+    up = FakeUpstream()
+    pool = BestFitPool(up, limit=8 * MiB)
+    b = pool.alloc(4 * MiB)
+    c = pool.alloc(3 * MiB)                    # from the rest of the first segment
+    assert len(up.allocs) == 1 and c.ptr == b.ptr + 4 * MiB
+    del b, c
+
+
+def test_bestfit_segment_fits_the_room_the_ladder_frees():
+    up = FakeUpstream()
+    pool = BestFitPool(up, limit=8 * MiB)
+    pool.alloc(MiB)                            # a 2 MiB small segment, cached once freed
+    b = pool.alloc(7 * MiB)                    # 6 MiB of room until the cache goes back
+    assert up.frees == [2 * MiB] and up.allocs[-1] == 8 * MiB
+    del b
+
+
+def _oom_remedy(pool, nbytes):
+    with pytest.raises(OutOfMemoryError) as ei:
+        pool.alloc(nbytes)
+    return str(ei.value).split("Remedy: ", 1)[1]
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_oom_remedy_with_nothing_allocated_says_the_limit_is_too_small(cls):
+    pool = cls(FakeUpstream(), limit=8 * MiB)
+    remedy = _oom_remedy(pool, 9 * MiB)
+    assert "limit of 8.00 MiB is too small for this request" in remedy
+    assert "allocator.set_limit" in remedy and "free arrays" not in remedy
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_oom_remedy_with_nothing_allocated_says_the_device_is_too_small(cls):
+    pool = cls(FakeUpstream(capacity=4 * MiB))
+    remedy = _oom_remedy(pool, 9 * MiB)
+    assert "cpu(0) could not provide" in remedy and "with nothing allocated" in remedy
+    assert "free arrays" not in remedy and "set_limit" not in remedy
+
+
+def test_oom_remedy_with_fragments_says_the_cache_was_already_emptied():
+    pool = BestFitPool(FakeUpstream(capacity=4 * MiB))
+    keep = pool.alloc(MiB)                     # 1 MiB of its 2 MiB segment stays cached
+    remedy = _oom_remedy(pool, 3 * MiB)
+    assert "already emptied its cache" in remedy and "empty_cache" not in remedy
+    assert "free arrays you no longer need" in remedy
+    del keep
+
+
+@pytest.mark.parametrize("cls", STRATEGIES)
+def test_oom_remedy_with_live_allocations_says_free_arrays(cls):
+    pool = cls(FakeUpstream(capacity=24 * MiB))
+    keep = pool.alloc(16 * MiB)
+    remedy = _oom_remedy(pool, 16 * MiB)
+    assert remedy.startswith("free arrays you no longer need")
+    assert "empty_cache" not in remedy
+    del keep
+
+
+@pytest.mark.parametrize("upstream", [HostUpstream, FakeUpstream])
+def test_the_abstract_pool_cannot_be_instantiated(upstream):
+    with pytest.raises(TypeError, match="Pool is abstract"):
+        Pool(upstream())
+
+    class Custom(Pool):
+        pass
+    with pytest.raises(TypeError, match="Custom is abstract"):
+        Custom(upstream())
+
+    class Tuned(RoundPool):                    # a subclass of a strategy is concrete
+        pass
+    b = Tuned(upstream()).alloc(100)
+    b.free()
 
 
 @pytest.mark.parametrize("cls", STRATEGIES)
@@ -334,6 +428,17 @@ def test_strategy_parameters_are_validated():
         BestFitPool(FakeUpstream(), max_split_size=-5)
     with pytest.raises(TypeError):
         RoundPool(None)
+
+
+@pytest.mark.parametrize("cls, name, good", [
+    (NaivePool, "page_size", 8192), (NaivePool, "large_alloc_round_size", 4 * MiB),
+    (RoundPool, "round_cutoff", 20), (BestFitPool, "max_split_size", 16 * MiB)])
+def test_strategy_parameters_take_any_integral_and_refuse_bool_and_float(cls, name, good):
+    np = pytest.importorskip("numpy")
+    cls(FakeUpstream(), **{name: np.int64(good)}).alloc(100).free()
+    for bad in (float(good), True):
+        with pytest.raises(TypeError, match=rf"{name} must be an integer \(got "):
+            cls(FakeUpstream(), **{name: bad})
 
 
 def test_free_reentered_from_a_destructor_during_an_upstream_call():

@@ -416,6 +416,33 @@ def test_memory_returns_to_the_pool_when_the_last_view_dies():
     assert allocator.memory_allocated() == start
 
 
+def _buffers_of(x):
+    return [r for r in gc.get_referents(x.chunk) if isinstance(r, allocator.Buffer)] + [
+        b for r in gc.get_referents(x.chunk) if isinstance(r, list)
+        for b in r if isinstance(b, allocator.Buffer)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nd.ones(4),
+    lambda: nd.sparse.csr_matrix(([1.0, 2.0], [0, 3], [0, 1, 2]), shape=(2, 4)),
+], ids=["dense", "csr"])
+def test_an_array_buffer_refuses_an_explicit_free(make):
+    x = make()
+    before = x.asnumpy()
+    bufs = _buffers_of(x)
+    assert len(bufs) == (1 if x.stype == "default" else 3)
+    for buf in bufs:
+        with pytest.raises(ValueError, match="Buffer.free: this buffer belongs to an array "
+                                             "and is freed when the array dies"):
+            buf.free()
+        with pytest.raises(ValueError, match="belongs to an array"):
+            allocator.get_pool().free(buf)
+        assert not buf.freed
+    y = nd.ones(4) * 7                      # would reuse a wrongly freed block
+    np.testing.assert_array_equal(x.asnumpy(), before)
+    del y
+
+
 def test_zero_size_arrays_take_no_pool_memory():
     start = allocator.memory_stats()["allocation.all.current"]
     x = nd.zeros((0, 5))
