@@ -394,6 +394,36 @@ def test_context_manager_and_current_context():
         rt.gpu(-1)
 
 
+def test_context_is_an_immutable_value():
+    x = nd.ones(3)
+    with pytest.raises(AttributeError, match="Context is immutable: 'device_id' cannot be set"):
+        x.ctx.device_id = 7                    # x.ctx is the default every array shares
+    with pytest.raises(AttributeError, match="Context is immutable"):
+        rt.cpu().device_type = "gpu"
+    with pytest.raises(AttributeError, match="Context is immutable"):
+        del rt.cpu().device_id
+    assert nd.ones(2).ctx == rt.cpu(0) and repr(nd.ones(2).ctx) == "cpu(0)"
+    assert {rt.gpu(1): "a"}[rt.Context("gpu", 1)] == "a"
+    assert rt.gpu(1) != rt.gpu(2) and rt.gpu(0) != rt.cpu(0) and rt.cpu() != "cpu(0)"
+    assert rt.Context(rt.gpu(3)) == rt.gpu(3)                  # a Context is copied
+    assert rt.gpu(np.int64(2)).device_id == 2 and type(rt.gpu(np.int64(2)).device_id) is int
+    assert pickle.loads(pickle.dumps(rt.gpu(1))) == rt.gpu(1)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    (("bogus",), ValueError, r"device_type must be one of \('cpu', 'gpu', 'cpu_pinned'\) "
+                             r"\(got 'bogus'\)"),
+    ((1,), TypeError, r"device_type must be one of .* or a Context \(got 1\)"),
+    (("gpu", -1), ValueError, r"device_id must be an integer >= 0 \(got -1\)"),
+    (("gpu", 1.0), TypeError, r"device_id must be an integer >= 0 \(got 1.0\)"),
+    (("gpu", True), TypeError, r"device_id must be an integer >= 0 \(got True\)"),
+    (("gpu", "1"), TypeError, r"device_id must be an integer >= 0 \(got '1'\)"),
+])
+def test_context_is_validated(args, exc, match):
+    with pytest.raises(exc, match=match):
+        rt.Context(*args)
+
+
 def test_context_is_thread_local():
     seen = []
     with rt.Context("cpu_pinned", 0):
