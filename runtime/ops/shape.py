@@ -15,6 +15,9 @@ from runtime.ops._call import F
 from runtime.ops.registry import Attr, register, same_dtype
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
 
@@ -873,9 +876,15 @@ def _repeat_shape(attrs, shapes):
     if r < 0:
         raise ValueError(f"repeat: repeats must be >= 0 (got {r})")
     a = _repeat_axis(attrs, len(shape))
+    n = _size(shape) if a is None else shape[a]
+    # The repeated dimension and the size must be int64s (then the allocator says whether
+    # they fit in memory); the size is the larger one unless the input is empty.
+    if max(n, _size(shape)) * r > _INT64_MAX:
+        raise ValueError(f"repeat: repeats must keep the result's size within int64 for "
+                         f"shape {shape!r} (got {r})")
     if a is None:
-        return [(_size(shape) * r,)]
-    return [shape[:a] + (shape[a] * r,) + shape[a + 1:]]
+        return [(n * r,)]
+    return [shape[:a] + (n * r,) + shape[a + 1:]]
 
 
 def _repeat(attrs, ins, outs):

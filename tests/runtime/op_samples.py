@@ -617,7 +617,13 @@ _add(FAILURES, "repeat",
      Failure([uniform((2, 3))], {"repeats": -1}, ValueError,
              r"^repeat: repeats must be >= 0 \(got -1\)"),
      Failure([uniform((2, 3))], {"repeats": 2, "axis": 2}, ValueError,
-             r"^repeat: axis 2 is out of range"))
+             r"^repeat: axis 2 is out of range"),
+     Failure([uniform((2, 3))], {"repeats": 2**62}, ValueError,
+             r"^repeat: repeats must keep the result's size within int64 for shape \(2, 3\) "
+             r"\(got 4611686018427387904\)"),
+     # an empty result whose repeated dimension alone overflows
+     Failure([zeros(0, 3)], {"repeats": 2**62, "axis": 1}, ValueError,
+             r"^repeat: repeats must keep the result's size within int64 for shape \(0, 3\)"))
 _add(ZERO_SIZE, "repeat", ZeroSize([zeros(0, 3)], {"repeats": 2, "axis": 1},
                                    lambda x: np.repeat(x, 2, axis=1)),
      ZeroSize([uniform((2, 3))], {"repeats": 0}, lambda x: np.repeat(x, 0)))
