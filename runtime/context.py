@@ -1,5 +1,6 @@
 """Contexts: where arrays live (MXNet's ``mx.cpu()``, ``mx.gpu(i)``, ``with ctx:``)."""
 
+import operator
 import threading
 
 _DEVICE_TYPES = ("cpu", "gpu", "cpu_pinned")
@@ -15,25 +16,49 @@ _local = _Local()
 class Context:
     """A device type ('cpu', 'gpu' or 'cpu_pinned') and id, usable as ``with Context(...)``.
 
+    A Context is an immutable value (equal and hashed by device type and id): every
+    array made without ``ctx=`` shares the default one, so changing it in place would
+    move them all.
+
     Parameters
     ----------
     device_type : str or Context
-        'cpu', 'gpu' or 'cpu_pinned' (or a Context to copy).
+        'cpu', 'gpu' or 'cpu_pinned', or a Context to copy (``device_id`` is then
+        ignored, as MXNet does).
     device_id : int, optional
         Ordinal of the device (0 for the CPU).
     """
 
     __slots__ = ("device_type", "device_id")
 
-    def __init__(self, device_type, device_id=0):
+    def __new__(cls, device_type, device_id=0):
         if isinstance(device_type, Context):
             device_type, device_id = device_type.device_type, device_type.device_id
+        elif not isinstance(device_type, str):
+            raise TypeError(f"device_type must be one of {_DEVICE_TYPES} or a Context "
+                            f"(got {device_type!r})")
         if device_type not in _DEVICE_TYPES:
             raise ValueError(f"device_type must be one of {_DEVICE_TYPES} (got {device_type!r})")
-        if type(device_id) is not int or device_id < 0:
+        try:                                            # ints and NumPy integers
+            index = None if isinstance(device_id, bool) else operator.index(device_id)
+        except TypeError:
+            index = None
+        if index is None:
+            raise TypeError(f"device_id must be an integer >= 0 (got {device_id!r})")
+        if index < 0:
             raise ValueError(f"device_id must be an integer >= 0 (got {device_id!r})")
-        self.device_type = device_type
-        self.device_id = device_id
+        # The one place the slots are written: __setattr__ refuses every later write.
+        self = object.__new__(cls)
+        object.__setattr__(self, "device_type", device_type)
+        object.__setattr__(self, "device_id", index)
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Context is immutable: {name!r} cannot be set (make a new "
+                             "one, e.g. gpu(1))")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Context is immutable: {name!r} cannot be deleted")
 
     def __eq__(self, other):
         return (isinstance(other, Context) and self.device_type == other.device_type

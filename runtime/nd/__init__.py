@@ -30,9 +30,12 @@ def array(source_array, ctx=None, dtype=None):
     Raises
     ------
     ValueError
-        Ragged nested sequences.
+        Ragged nested sequences; NaN for an integer dtype.
     TypeError
         Values that are not numbers, or an unsupported dtype.
+    OverflowError
+        A Python number that ``dtype`` cannot hold (300 for int8, an infinity for an
+        integer dtype), as NumPy 2.
     """
     if isinstance(source_array, NDArray):
         if source_array.stype != "default":
@@ -47,15 +50,30 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def _to_numpy(op, arg, src, dtype):
-    """``np.asarray(src, dtype)`` with ndrt's messages for ragged and non-numeric input."""
+    """``src`` as a NumPy array of ``dtype``, with ndrt's messages for ragged and
+    non-numeric input.
+
+    Python numbers are converted by NumPy one by one, as ``np.array(src, dtype)`` does
+    (and MXNet's ``nd.array``): a number an integer dtype cannot hold raises
+    OverflowError (NaN ValueError), and integers beyond int64 are accepted for a
+    floating dtype.  NumPy arrays are cast as ``astype`` casts (C casting, no checks).
+    """
     try:
         a = np.asarray(src)
     except ValueError as e:
         raise ValueError(f"{op}: {arg} must be a rectangular array-like, not a ragged "
                          f"sequence ({e})") from None
-    if a.dtype.kind not in "biuf":
+    # object: Python ints beyond (u)int64, possibly mixed with other numbers
+    numbers = a.dtype.kind in "biuf" or (a.dtype.kind == "O" and all(
+        isinstance(v, (int, float, np.integer, np.floating)) for v in a.flat))
+    if not numbers:
         raise TypeError(f"{op}: {arg} must hold numbers (got values of dtype {a.dtype})")
-    return a.astype(dtype, copy=False)
+    if a is src:
+        return a.astype(dtype, copy=False)
+    try:
+        return np.asarray(src, dtype=dtype)
+    except (OverflowError, ValueError) as e:
+        raise type(e)(f"{op}: {arg} does not fit dtype {dtype}: {e}") from None
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):

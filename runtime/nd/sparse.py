@@ -395,6 +395,9 @@ def check_format(x, full_check=True):
     The cheap check compares the aux shapes with the shape; ``full_check`` also scans
     the indices (order, range).  Raises ValueError naming the first defect.
     """
+    # a bool, as MXNet's: a truthy string such as 'maybe' is a mistake, not a request
+    if not isinstance(full_check, (bool, np.bool_)):
+        raise TypeError(f"check_format: full_check must be a bool (got {full_check!r})")
     if x.stype == "default":
         return
     parts = [x._storage_np(i) for i in range(len(x.chunk.aux_shapes))]

@@ -13,8 +13,8 @@ import numpy as np
 import scipy.special as sps
 
 from runtime.ops._call import F, unbroadcast
-from runtime.ops.registry import (Attr, broadcast_shapes, float_input, no_bool, register,
-                                   same_dtype)
+from runtime.ops.registry import (Attr, broadcast_shapes, dtype_scalar, float_input, no_bool,
+                                   register, same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -179,70 +179,116 @@ def _ub(g, x):
     return unbroadcast(g, x.shape)
 
 
-def binary(name, fn, grad, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
-           differentiable=True, sparse=None, sparse_stypes=None):
+# The dtype rules that surprise NumPy users, told in the docs of the ops they concern.
+KEEP_DTYPE = """The result keeps the inputs' dtype (MXNet's rule; NumPy would promote):
+integer results wrap around on overflow (int8 ``100 + 100`` gives -56), and on bool
+arrays ``+`` is a logical or and ``*`` a logical and."""
+
+INT_DIVIDE = """On integer dtypes the quotient is computed in float64 and cast back, truncating
+toward zero: ``7 / 2`` gives 3 and ``-7 / 2`` gives -3 (C's rule, not NumPy's floor
+``//``); int64 values beyond 2**53 lose precision.  Division by zero raises nothing: the
+float quotient (inf, -inf or NaN) goes through the platform's float-to-integer
+conversion, which on x86-64 gives INT_MIN for int32 and int64 (``5 / 0``, ``-5 / 0`` and
+``0 / 0`` are all -2147483648 in int32) and 0 for int8 and uint8; NumPy's RuntimeWarning
+(divide by zero) is the only sign."""
+
+INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); on integers
+``x % 0`` gives 0, with NumPy's RuntimeWarning."""
+
+
+def binary(name, fn, grad, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
+           differentiable=True, sparse=None, sparse_stypes=None, notes=KEEP_DTYPE):
     def compute(attrs, ins, outs):
         fn(ins[0], ins[1], out=outs[0], casting="unsafe")
     return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
                     infer_shape=_bshape(name), infer_type=_btype(name), gradient=grad,
                     grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0), (1, 0)], differentiable=differentiable,
-                    compute_sparse=sparse, sparse_stypes=sparse_stypes)
+                    compute_sparse=sparse, sparse_stypes=sparse_stypes,
+                    doc=f"``{expr}`` elementwise, with NumPy broadcasting; both inputs must "
+                        f"have one dtype.\n\n{notes}")
 
 
 binary("add", np.add, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(g[0], i[1])],
-       aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"))
+       aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
+       expr="lhs + rhs")
 binary("subtract", np.subtract, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0], i[1])],
-       aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"))
+       aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
+       expr="lhs - rhs",
+       notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
        lambda a, i, o, g: [_ub(g[0] * i[1], i[0]), _ub(g[0] * i[0], i[1])],
-       aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"))
+       aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"), expr="lhs * rhs")
 binary("divide", np.divide,
        lambda a, i, o, g: [_ub(g[0] / i[1], i[0]), _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])],
-       aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"))
+       aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
+       expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
 binary("mod", np.mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
-       aliases=("broadcast_mod", "_mod"))
+       aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
+       notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
 binary("power", np.power,
        lambda a, i, o, g: [_ub(g[0] * i[1] * i[0] ** (i[1] - 1.0), i[0]),
                            _ub(g[0] * o[0] * F.log(i[0]), i[1])],
-       aliases=("broadcast_power", "_power", "pow"), grad_outputs=(0,))
+       aliases=("broadcast_power", "_power", "pow"), grad_outputs=(0,), expr="lhs ** rhs",
+       notes=KEEP_DTYPE + "  On integers a negative exponent raises ValueError (NumPy's "
+                          "rule).")
 binary("maximum", np.maximum,
        lambda a, i, o, g: [_ub(g[0] * (i[0] >= i[1]), i[0]), _ub(g[0] * (i[0] < i[1]), i[1])],
-       aliases=("broadcast_maximum", "_maximum"))
+       aliases=("broadcast_maximum", "_maximum"), expr="maximum(lhs, rhs)")
 binary("minimum", np.minimum,
        lambda a, i, o, g: [_ub(g[0] * (i[0] <= i[1]), i[0]), _ub(g[0] * (i[0] > i[1]), i[1])],
-       aliases=("broadcast_minimum", "_minimum"))
+       aliases=("broadcast_minimum", "_minimum"), expr="minimum(lhs, rhs)")
 binary("hypot", np.hypot,
        lambda a, i, o, g: [_ub(g[0] * i[0] / o[0], i[0]), _ub(g[0] * i[1] / o[0], i[1])],
-       aliases=("broadcast_hypot", "_hypot"), grad_outputs=(0,))
+       aliases=("broadcast_hypot", "_hypot"), grad_outputs=(0,), expr="hypot(lhs, rhs)")
 
-for _name, _fn, _al in (
-        ("equal", np.equal, ("broadcast_equal", "_equal")),
-        ("not_equal", np.not_equal, ("broadcast_not_equal", "_not_equal")),
-        ("greater", np.greater, ("broadcast_greater", "_greater")),
-        ("greater_equal", np.greater_equal, ("broadcast_greater_equal", "_greater_equal")),
-        ("lesser", np.less, ("broadcast_lesser", "_lesser", "less")),
-        ("lesser_equal", np.less_equal, ("broadcast_lesser_equal", "_lesser_equal",
-                                         "less_equal"))):
-    binary(_name, _fn, None, aliases=_al, differentiable=False)
+COMPARE_DTYPE = ("The result is 1 where true and 0 elsewhere, in the inputs' dtype (MXNet; "
+                 "not bool).")
+
+for _name, _fn, _sym, _al in (
+        ("equal", np.equal, "==", ("broadcast_equal", "_equal")),
+        ("not_equal", np.not_equal, "!=", ("broadcast_not_equal", "_not_equal")),
+        ("greater", np.greater, ">", ("broadcast_greater", "_greater")),
+        ("greater_equal", np.greater_equal, ">=",
+         ("broadcast_greater_equal", "_greater_equal")),
+        ("lesser", np.less, "<", ("broadcast_lesser", "_lesser", "less")),
+        ("lesser_equal", np.less_equal, "<=", ("broadcast_lesser_equal", "_lesser_equal",
+                                               "less_equal"))):
+    binary(_name, _fn, None, aliases=_al, differentiable=False, expr=f"lhs {_sym} rhs",
+           notes=COMPARE_DTYPE)
 
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
 
-def scalar_op(name, fn, grad, reverse=False, grad_inputs=(0,), grad_outputs=(),
-              sparse=False, differentiable=True):
+SCALAR_DTYPE = """The result keeps ``data``'s dtype (MXNet), so the scalar is made a value of
+that dtype first.  It arrives as a float64 (a Python int too: ``x + 3`` runs
+``_plus_scalar(x, scalar=3.0)``), which an integer dtype truncates toward zero and then
+wraps around into its range, as MXNet's C++ cast does in practice (int8: 300 -> 44,
+uint8: -2 -> 254; for ``+``, ``-`` and ``*`` that is what wrapping integer arithmetic
+gives anyway).  On integer arrays ``x * 0.5`` therefore multiplies by 0, ``x ** 0.5``
+raises to the power 0, ``x == 2.5`` compares with 2 and int8 ``x > 300`` compares with
+44.  An integer scalar beyond 2**53 is rounded to the nearest float64 first, so int64
+``[2**53] + (2**53 + 1)`` gives ``[2**54]`` where NumPy gives 2**54 + 1 (only the scalar
+is rounded: the array's values stay exact).  A scalar that is NaN, an infinity or beyond
+int64 (``2**63 - 1`` too, which rounds to 2**63) raises ValueError before anything is
+written.  Integer results wrap around on overflow, as in the array form."""
+
+
+def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_outputs=(),
+              sparse=False, differentiable=True, notes=""):
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
     def compute(attrs, ins, outs):
         x = ins[0]
-        s = attrs["scalar"]
-        if x.dtype.kind != "f":   # MXNet casts the scalar to the array's dtype (wrapping)
-            s = np.array(s).astype(x.dtype)[()]
+        s = dtype_scalar(name, "scalar", attrs["scalar"], x.dtype, wrap=True)
         if reverse:
             fn(s, x, out=outs[0], casting="unsafe")
         else:
             fn(x, s, out=outs[0], casting="unsafe")
+    doc = f"``{expr}`` elementwise, ``scalar`` a number.\n\n{SCALAR_DTYPE}"
     return register(name, attrs={"scalar": Attr("float", required=True)}, compute=compute,
+                    infer_type=scalar_type(name, "scalar", wrap=True),
+                    doc=doc + (f"\n\n{notes}" if notes else ""),
                     gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0)], differentiable=differentiable,
                     compute_sparse=_sparse_map(compute) if sparse else None,
@@ -253,31 +299,40 @@ def _s(a):
     return a["scalar"]
 
 
-scalar_op("_plus_scalar", np.add, lambda a, i, o, g: [g[0]], grad_inputs=())
-scalar_op("_minus_scalar", np.subtract, lambda a, i, o, g: [g[0]], grad_inputs=())
-scalar_op("_rminus_scalar", np.subtract, lambda a, i, o, g: [-g[0]], reverse=True,
+scalar_op("_plus_scalar", np.add, lambda a, i, o, g: [g[0]], "data + scalar",
           grad_inputs=())
-scalar_op("_mul_scalar", np.multiply, lambda a, i, o, g: [g[0] * _s(a)], grad_inputs=(),
-          sparse=True)
-scalar_op("_div_scalar", np.divide, lambda a, i, o, g: [g[0] / _s(a)], grad_inputs=(),
-          sparse=True)
-scalar_op("_rdiv_scalar", np.divide, lambda a, i, o, g: [-g[0] * o[0] / i[0]], reverse=True,
-          grad_outputs=(0,))
-scalar_op("_mod_scalar", np.mod, lambda a, i, o, g: [g[0]], grad_inputs=())
+scalar_op("_minus_scalar", np.subtract, lambda a, i, o, g: [g[0]], "data - scalar",
+          grad_inputs=())
+scalar_op("_rminus_scalar", np.subtract, lambda a, i, o, g: [-g[0]], "scalar - data",
+          reverse=True, grad_inputs=())
+scalar_op("_mul_scalar", np.multiply, lambda a, i, o, g: [g[0] * _s(a)], "data * scalar",
+          grad_inputs=(), sparse=True)
+scalar_op("_div_scalar", np.divide, lambda a, i, o, g: [g[0] / _s(a)], "data / scalar",
+          grad_inputs=(), sparse=True, notes=INT_DIVIDE)
+scalar_op("_rdiv_scalar", np.divide, lambda a, i, o, g: [-g[0] * o[0] / i[0]],
+          "scalar / data", reverse=True, grad_outputs=(0,), notes=INT_DIVIDE)
+scalar_op("_mod_scalar", np.mod, lambda a, i, o, g: [g[0]], "data % scalar", grad_inputs=(),
+          notes=INT_MOD)
 scalar_op("_rmod_scalar", np.mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
-          reverse=True)
+          "scalar % data", reverse=True, notes=INT_MOD)
 scalar_op("_power_scalar", np.power,
-          lambda a, i, o, g: [g[0] * _s(a) * i[0] ** (_s(a) - 1.0)])
+          lambda a, i, o, g: [g[0] * _s(a) * i[0] ** (_s(a) - 1.0)], "data ** scalar")
 scalar_op("_rpower_scalar", np.power, lambda a, i, o, g: [g[0] * o[0] * math.log(_s(a))],
-          reverse=True, grad_inputs=(), grad_outputs=(0,))
-scalar_op("_maximum_scalar", np.maximum, lambda a, i, o, g: [g[0] * (i[0] >= _s(a))])
-scalar_op("_minimum_scalar", np.minimum, lambda a, i, o, g: [g[0] * (i[0] <= _s(a))])
+          "scalar ** data", reverse=True, grad_inputs=(), grad_outputs=(0,))
+scalar_op("_maximum_scalar", np.maximum, lambda a, i, o, g: [g[0] * (i[0] >= _s(a))],
+          "maximum(data, scalar)")
+scalar_op("_minimum_scalar", np.minimum, lambda a, i, o, g: [g[0] * (i[0] <= _s(a))],
+          "minimum(data, scalar)")
 scalar_op("_hypot_scalar", np.hypot, lambda a, i, o, g: [g[0] * i[0] / o[0]],
-          grad_outputs=(0,))
-for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equal),
-                   ("_greater_scalar", np.greater), ("_greater_equal_scalar", np.greater_equal),
-                   ("_lesser_scalar", np.less), ("_lesser_equal_scalar", np.less_equal)):
-    scalar_op(_name, _fn, None, differentiable=False)
+          "hypot(data, scalar)", grad_outputs=(0,))
+for _name, _fn, _sym in (("_equal_scalar", np.equal, "=="),
+                         ("_not_equal_scalar", np.not_equal, "!="),
+                         ("_greater_scalar", np.greater, ">"),
+                         ("_greater_equal_scalar", np.greater_equal, ">="),
+                         ("_lesser_scalar", np.less, "<"),
+                         ("_lesser_equal_scalar", np.less_equal, "<=")):
+    scalar_op(_name, _fn, None, f"data {_sym} scalar", differentiable=False,
+              notes=COMPARE_DTYPE)
 
 
 # -- where, clip, cast, copies ------------------------------------------------------------
@@ -305,27 +360,29 @@ register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_w
                                       _ub(g[0] * _mask(i[0] == 0, g[0]), i[2])])
 
 
-def _clip_attrs(attrs):
+def _clip_type(attrs, dtypes):
+    for name in ("a_min", "a_max"):
+        dtype_scalar("clip", name, attrs[name], dtypes[0])
     if attrs["a_min"] > attrs["a_max"]:
         raise ValueError(f"clip: a_min must be <= a_max (got a_min={attrs['a_min']}, "
                          f"a_max={attrs['a_max']})")
+    return [dtypes[0]]
 
 
 def _clip(attrs, ins, outs):
-    _clip_attrs(attrs)
     x = ins[0]
-    np.clip(x, x.dtype.type(attrs["a_min"]), x.dtype.type(attrs["a_max"]), out=outs[0])
-
-
-def _clip_infer(attrs, shapes):
-    _clip_attrs(attrs)
-    return [shapes[0]]
+    np.clip(x, dtype_scalar("clip", "a_min", attrs["a_min"], x.dtype),
+            dtype_scalar("clip", "a_max", attrs["a_max"], x.dtype), out=outs[0])
 
 
 register("clip", attrs={"a_min": Attr("float", required=True),
                         "a_max": Attr("float", required=True)},
-         compute=_clip, infer_shape=_clip_infer, inplace=[(0, 0)],
-         gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])])
+         compute=_clip, infer_type=_clip_type, inplace=[(0, 0)],
+         gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
+         doc="``data`` limited to [``a_min``, ``a_max``].  The bounds are cast to "
+             "``data``'s dtype (MXNet), truncated toward zero for integers (``a_min=2.5`` "
+             "clips at 2); a bound the dtype cannot hold (NaN, an infinity, out of range, "
+             "e.g. 1e30 for int32) raises ValueError.")
 
 
 def _cast(attrs, ins, outs):

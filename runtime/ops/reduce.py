@@ -130,13 +130,26 @@ def _prod(x, axis, keepdims):
 
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
          compute=_kernel(_sum), gradient=_sum_grad, grad_inputs=(0,), grad_outputs=(),
-         doc="Sum over ``axis`` (MXNet's sum); the result keeps the input dtype.")
+         doc="""Sum over ``axis`` (MXNet's sum).
+
+The result keeps the input dtype and is accumulated in it (MXNet), where NumPy sums bool
+and small integers in int64: an integer sum wraps around on overflow (int8 ``[100, 100]``
+gives -56) and a bool sum is a logical or, not a count (``[True, True]`` gives
+``[True]``).  Cast first (``x.astype('int64').sum()``) for NumPy's result.""")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
          gradient=_mean_grad, grad_inputs=(0,), grad_outputs=(),
-         doc="Mean over ``axis`` (MXNet's mean); the result keeps the input dtype.")
+         doc="""Mean over ``axis`` (MXNet's mean).
+
+The result keeps the input dtype (MXNet), where NumPy gives float64: on integers the sum
+is accumulated in the input dtype, wrapping around, and the quotient truncated toward
+zero, so int8 ``[100, 100, 100]`` gives 14 (300 wraps to 44, and 44 / 3 truncates to
+14) and int32 ``[1, 2]`` gives 1; a bool mean is True when any element is.  Cast to a
+float dtype first for NumPy's result.""")
 register("prod", attrs=REDUCE_ATTRS, infer_shape=_infer("prod"), compute=_kernel(_prod),
          gradient=_prod_grad, grad_inputs=(0,), grad_outputs=(),
-         doc="Product over ``axis`` (MXNet's prod); the result keeps the input dtype.\n\n"
+         doc="Product over ``axis`` (MXNet's prod); the result keeps the input dtype and is "
+             "accumulated in it (integer products wrap around on overflow; a bool product "
+             "is a logical and).\n\n"
              "The gradient is the product of the other entries of each slice, exact also "
              "where the input holds zeros (MXNet divides the output by the input, which "
              "gives NaN at zeros).")

@@ -23,6 +23,8 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   ``ignores``: inputs whose values the op never reads (only their shape/dtype).
 """
 
+import math
+
 import numpy as np
 
 from runtime._ndarray import as_dtype
@@ -230,6 +232,38 @@ def no_bool(op):
         if dtypes[0].kind == "b":
             raise TypeError(f"{op}: bool input is not supported (got bool); cast with "
                             "astype()")
+        return [dtypes[0]]
+    return infer
+
+
+def dtype_scalar(op, name, value, dtype, wrap=False):
+    """Float attribute ``value`` as a scalar of ``dtype`` (MXNet casts scalars to the
+    array's dtype); an integer dtype truncates it toward zero (2.7 -> 2).
+
+    A value an integer dtype cannot hold raises ValueError rather than going through
+    NumPy's unspecified float-to-integer cast (INT_MIN on x86-64, after a RuntimeWarning):
+    NaN, an infinity, or one out of the dtype's range.  With ``wrap`` (the arithmetic
+    scalar ops) an in-range int64 wraps around into the dtype instead, as MXNet's C++ cast
+    does in practice (int8: 300 -> 44, uint8: -2 -> 254), which is what wrapping integer
+    arithmetic gives for ``+``, ``-`` and ``*``; only a value beyond int64 is refused.
+    """
+    if dtype.kind not in "iu":
+        return dtype.type(value)
+    info = np.iinfo(np.int64 if wrap else dtype)
+    if not (math.isfinite(value) and info.min <= math.trunc(value) <= info.max):
+        rule = (f"within int64 to wrap into {dtype}" if wrap
+                else f"in [{info.min}, {info.max}] for dtype {dtype}")
+        raise ValueError(f"{op}: {name} must be finite and {rule} (got {value!r})")
+    return np.int64(math.trunc(value)).astype(dtype)
+
+
+def scalar_type(op, *names, wrap=False):
+    """An ``infer_type`` that keeps the first input's dtype and refuses scalar attributes
+    ``names`` that it cannot hold (see :func:`dtype_scalar`), so that the op fails before
+    out= is written."""
+    def infer(attrs, dtypes):
+        for name in names:
+            dtype_scalar(op, name, attrs[name], dtypes[0], wrap)
         return [dtypes[0]]
     return infer
 

@@ -12,7 +12,10 @@ import numpy as np
 
 from runtime._ndarray import as_dtype
 from runtime.ops._call import F
-from runtime.ops.registry import Attr, register, same_dtype
+from runtime.ops.registry import Attr, dtype_scalar, register, same_dtype, scalar_type
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def _size(shape):
@@ -539,8 +542,9 @@ register("_slice_assign", aliases=("_crop_assign",), inputs=("lhs", "rhs"),
 def _slice_assign_scalar(attrs, ins, outs):
     x = ins[0]
     sl = _slices("_slice_assign_scalar", attrs, x.shape)
+    value = dtype_scalar("_slice_assign_scalar", "scalar", attrs["scalar"], x.dtype)
     np.copyto(outs[0], x)
-    outs[0][sl] = x.dtype.type(attrs["scalar"])
+    outs[0][sl] = value
 
 
 def _same_shape_sliced(op):
@@ -553,10 +557,14 @@ def _same_shape_sliced(op):
 register("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
          attrs={"scalar": Attr("float", 0.0), **_SLICE_ATTRS},
          infer_shape=_same_shape_sliced("_slice_assign_scalar"),
+         infer_type=scalar_type("_slice_assign_scalar", "scalar"),
          compute=_slice_assign_scalar, inplace=[(0, 0)], grad_inputs=(), grad_outputs=(),
          gradient=lambda a, i, o, g: [F._slice_assign_scalar(
              g[0], scalar=0.0, **_slice_attrs(a))],
-         doc="``data`` with ``data[begin:end:step]`` set to ``scalar`` (MXNet's).")
+         doc="``data`` with ``data[begin:end:step]`` set to ``scalar`` (MXNet's).  The "
+             "scalar is cast to ``data``'s dtype, truncated toward zero for integers; one "
+             "the dtype cannot hold (NaN, an infinity, out of range) raises ValueError "
+             "before anything is written.")
 
 
 def _slice_axis_range(attrs, shape):
@@ -800,12 +808,15 @@ def _one_hot_shape(attrs, shapes):
 
 def _one_hot_type(attrs, dtypes):
     _index_dtype("one_hot", dtypes[0])
-    return [as_dtype(attrs["dtype"], "one_hot: dtype")]
+    dtype = as_dtype(attrs["dtype"], "one_hot: dtype")
+    for name in ("on_value", "off_value"):
+        dtype_scalar("one_hot", name, attrs[name], dtype)
+    return [dtype]
 
 
 def _one_hot(attrs, ins, outs):
     ind, depth, o = ins[0], attrs["depth"], outs[0]
-    res = np.full_like(o, o.dtype.type(attrs["off_value"]))
+    res = np.full_like(o, dtype_scalar("one_hot", "off_value", attrs["off_value"], o.dtype))
     if depth and ind.size:
         idx = ind.ravel()
         if idx.dtype.kind == "f":
@@ -814,7 +825,7 @@ def _one_hot(attrs, ins, outs):
         idx = idx.astype(np.int64)
         valid = (idx >= 0) & (idx < depth)
         res.reshape(-1, depth)[np.flatnonzero(valid), idx[valid]] = \
-            o.dtype.type(attrs["on_value"])
+            dtype_scalar("one_hot", "on_value", attrs["on_value"], o.dtype)
     o[...] = res
 
 
@@ -825,8 +836,9 @@ register("one_hot", inputs=("indices",),
          differentiable=False,
          doc="One-hot rows of length ``depth`` (shape indices.shape + (depth,)): "
              "``on_value`` at each index, ``off_value`` elsewhere; indices outside "
-             "[0, depth) give an all-off row, float indices are truncated (MXNet).  No "
-             "gradient.")
+             "[0, depth) give an all-off row, float indices are truncated (MXNet).  "
+             "``on_value`` and ``off_value`` are cast to ``dtype`` (truncated toward zero "
+             "for integers; ValueError for NaN, an infinity or out of range).  No gradient.")
 
 
 # -- tile, repeat, flip ------------------------------------------------------------------
@@ -873,9 +885,15 @@ def _repeat_shape(attrs, shapes):
     if r < 0:
         raise ValueError(f"repeat: repeats must be >= 0 (got {r})")
     a = _repeat_axis(attrs, len(shape))
+    n = _size(shape) if a is None else shape[a]
+    # The repeated dimension and the size must be int64s (then the allocator says whether
+    # they fit in memory); the size is the larger one unless the input is empty.
+    if max(n, _size(shape)) * r > _INT64_MAX:
+        raise ValueError(f"repeat: repeats must keep the result's size within int64 for "
+                         f"shape {shape!r} (got {r})")
     if a is None:
-        return [(_size(shape) * r,)]
-    return [shape[:a] + (shape[a] * r,) + shape[a + 1:]]
+        return [(n * r,)]
+    return [shape[:a] + (n * r,) + shape[a + 1:]]
 
 
 def _repeat(attrs, ins, outs):

@@ -11,7 +11,11 @@ input).
 
 ``FAILURES[name]`` lists :class:`Failure` cases: inputs or attributes that make the op
 raise once invocation has started (the test checks that out= and the inputs are left
-unchanged).  Ops that cannot fail with valid types are not listed.
+unchanged).  Ops that cannot fail with valid types are not listed.  A failure found only
+by the kernel, after out= is chosen, is the case that catches a kernel writing before it
+checks: list one wherever the op has it.  Float attributes that integer data cannot
+hold need no entry: test_all_ops.py makes them from every sample with an integer result
+(an op with a float attribute that takes integer data must have one).
 
 ``ZERO_SIZE[name]`` lists :class:`ZeroSize` cases: 0-size inputs and the NumPy result
 (``expect``) the op must reproduce (shape, and values where the result is not empty).
@@ -216,9 +220,13 @@ SCALAR_COMPARE = {"_equal_scalar": np.equal, "_not_equal_scalar": np.not_equal,
                   "_greater_scalar": np.greater, "_greater_equal_scalar": np.greater_equal,
                   "_lesser_scalar": np.less, "_lesser_equal_scalar": np.less_equal}
 
+# integer data: the scalar is cast to the array's dtype (truncated: 2.7 -> 2); the data
+# stay positive (and nonzero) where they are divisors or exponents
+_INT_X = ints(3, 1, 7, 2)
 for _name, (_x, _s, _f) in SCALAR.items():
     _add(SAMPLES, _name, Sample([_x], {"scalar": _s}),
-         Sample([_x.astype(np.float32)], {"scalar": _s}, grad=False))
+         Sample([_x.astype(np.float32)], {"scalar": _s}, grad=False),
+         Sample([_INT_X], {"scalar": 2.7}, grad=False))
 for _name, _f in SCALAR_COMPARE.items():
     _add(SAMPLES, _name, Sample([_CMP_X], {"scalar": 0.0}, grad=False),
          Sample([ints(-1, 0, 2)], {"scalar": 0}, grad=False))
@@ -253,7 +261,9 @@ _add(SAMPLES, "clip",
      Sample([ints(-3, 0, 2, 9)], {"a_min": -1, "a_max": 4}, grad=False))
 _add(FAILURES, "clip",
      Failure([uniform((2, 3))], {"a_min": 1.0, "a_max": 0.0}, ValueError,
-             r"^clip: a_min must be <= a_max \(got a_min=1.0, a_max=0.0\)"))
+             r"^clip: a_min must be <= a_max \(got a_min=1.0, a_max=0.0\)"),
+     Failure([np.array([1, 2], np.int8)], {"a_min": 0, "a_max": 300}, ValueError,
+             r"^clip: a_max must be finite and in \[-128, 127\] for dtype int8 \(got 300.0\)"))
 _add(ZERO_SIZE, "clip", ZeroSize([zeros(0, 3)], {"a_min": 0, "a_max": 1},
                                  lambda x: np.clip(x, 0, 1)))
 
@@ -512,7 +522,14 @@ _add(SAMPLES, "_slice_assign_scalar",
             grad=False))
 _add(FAILURES, "_slice_assign_scalar",
      Failure([uniform((3, 4))], {**_SL, "step": (0, 1)}, ValueError,
-             r"^_slice_assign_scalar: step must not be 0"))
+             r"^_slice_assign_scalar: step must not be 0"),
+     # the kernel copies data to out= before it writes the scalar: refused before
+     Failure([np.array([1, 2, 3], np.int32)], {"scalar": np.nan, "begin": (0,), "end": (2,)},
+             ValueError, r"^_slice_assign_scalar: scalar must be finite and in "
+             r"\[-2147483648, 2147483647\] for dtype int32 \(got nan\)"),
+     Failure([np.array([1, 2, 3], np.int8)], {"scalar": 300, "begin": (1,), "end": (None,)},
+             ValueError, r"^_slice_assign_scalar: scalar must be finite and in \[-128, 127\] "
+             r"for dtype int8 \(got 300.0\)"))
 _add(ZERO_SIZE, "_slice_assign_scalar", ZeroSize([zeros(0, 4)], {"scalar": 1.0, **_SL},
                                                  lambda x: x.copy()))
 
@@ -595,6 +612,9 @@ _add(SAMPLES, "one_hot",
             {"depth": 3, "on_value": 2.0, "off_value": -1.0, "dtype": "int32"}, grad=False))
 _add(FAILURES, "one_hot",
      Failure([ints(0, 1)], {"depth": -1}, ValueError, r"^one_hot: depth must be >= 0"),
+     Failure([ints(0, 1)], {"depth": 2, "off_value": -300, "dtype": "uint8"}, ValueError,
+             r"^one_hot: off_value must be finite and in \[0, 255\] for dtype uint8 "
+             r"\(got -300.0\)", out=((2, 2), np.uint8)),
      Failure([np.array([True])], {"depth": 2}, TypeError,
              r"^one_hot: indices must be integers or floats \(got bool\)"))
 _add(ZERO_SIZE, "one_hot", ZeroSize([np.zeros(0, I64)], {"depth": 4},
@@ -617,7 +637,13 @@ _add(FAILURES, "repeat",
      Failure([uniform((2, 3))], {"repeats": -1}, ValueError,
              r"^repeat: repeats must be >= 0 \(got -1\)"),
      Failure([uniform((2, 3))], {"repeats": 2, "axis": 2}, ValueError,
-             r"^repeat: axis 2 is out of range"))
+             r"^repeat: axis 2 is out of range"),
+     Failure([uniform((2, 3))], {"repeats": 2**62}, ValueError,
+             r"^repeat: repeats must keep the result's size within int64 for shape \(2, 3\) "
+             r"\(got 4611686018427387904\)"),
+     # an empty result whose repeated dimension alone overflows
+     Failure([zeros(0, 3)], {"repeats": 2**62, "axis": 1}, ValueError,
+             r"^repeat: repeats must keep the result's size within int64 for shape \(0, 3\)"))
 _add(ZERO_SIZE, "repeat", ZeroSize([zeros(0, 3)], {"repeats": 2, "axis": 1},
                                    lambda x: np.repeat(x, 2, axis=1)),
      ZeroSize([uniform((2, 3))], {"repeats": 0}, lambda x: np.repeat(x, 0)))

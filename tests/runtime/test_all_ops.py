@@ -1,7 +1,8 @@
 """Every registered operator, generically: a sample for each (an op added without one
 fails here), the four write requests, float64 gradients of differentiable ops (and that
 a rule reads only the inputs/outputs it declares), inputs declared ``ignores``, failures
-that leave out= and the inputs unchanged, and 0-size inputs against NumPy.
+that leave out= and the inputs unchanged (the listed ones, and for every float attribute
+a value that integer data cannot hold), and 0-size inputs against NumPy.
 
 The inputs live in tests/runtime/op_samples.py; the per-area suites (test_elemwise.py
 ...) check values against NumPy in depth.
@@ -12,6 +13,7 @@ marked apart from the dense one; a sparse-only op's samples are its main ones.
 """
 
 import functools
+import re
 import traceback
 
 import numpy as np
@@ -23,7 +25,7 @@ from runtime import random as rt_random
 from runtime._imperative import invoke
 from runtime.nd import sparse
 from runtime.ops.registry import OPS
-from tests.runtime.op_samples import FAILURES, SAMPLES, ZERO_SIZE
+from tests.runtime.op_samples import FAILURES, SAMPLES, ZERO_SIZE, Failure
 from tests.runtime.opcheck import check_grad, check_requests
 
 pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
@@ -320,35 +322,101 @@ def test_ignored_inputs(name):
 
 # -- failures -------------------------------------------------------------------------------
 
+def _check_atomic_failure(name, f):
+    """Failure ``f`` raises, leaving out= (given with write and add, and as the input of
+    each inplace pair) and the inputs unchanged: values and versions."""
+    op = CANONICAL[name]
+    ins = f.build()
+    before = [_values(x) for x in ins]
+    versions = [x.version for x in ins]
+    shape, dtype, stype = (f.out + ("default",))[:3] if f.out else (
+        ins[0].shape, np.dtype(ins[0].dtype), "default")
+    for req in [None] if f.out is False else ["write", "add"]:
+        out = None if req is None else _filled(shape, dtype, stype, 7)
+        version = None if out is None else out.version
+        with pytest.raises(f.exc, match=f.match):
+            _invoke(name, ins, f.attrs, out=out, req=req)
+        if out is not None:
+            assert out.stype == stype
+            np.testing.assert_array_equal(_values(out), np.full(shape, 7, dtype),
+                                          err_msg=f"{name}: out= changed by a failed call")
+            assert out.version == version, f"{name}: a failed call bumped out='s version"
+        for x, b, v in zip(ins, before, versions):
+            np.testing.assert_array_equal(_values(x), b, err_msg=f"{name}: an input changed")
+            assert x.version == v, f"{name}: a failed call bumped an input's version"
+    for j, _ in op.inplace:                       # the input given as out=
+        if j >= len(ins):
+            continue
+        xs = f.build()
+        with pytest.raises(f.exc, match=f.match):
+            _invoke(name, xs, f.attrs, out=xs[j])
+        for x, b in zip(xs, before):
+            np.testing.assert_array_equal(_values(x), b,
+                                          err_msg=f"{name}: an input changed in place")
+
+
 @pytest.mark.parametrize("name", sorted(FAILURES))
 @_frees_arrays
 def test_failed_op_leaves_out_unchanged(name):
-    op = CANONICAL[name]
     for f in FAILURES[name]:
-        ins = f.build()
-        before = [_values(x) for x in ins]
-        shape, dtype, stype = (f.out + ("default",))[:3] if f.out else (
-            ins[0].shape, np.dtype(ins[0].dtype), "default")
-        for req in [None] if f.out is False else ["write", "add"]:
-            out = None if req is None else _filled(shape, dtype, stype, 7)
-            with pytest.raises(f.exc, match=f.match):
-                _invoke(name, ins, f.attrs, out=out, req=req)
-            if out is not None:
-                assert out.stype == stype
-                np.testing.assert_array_equal(_values(out), np.full(shape, 7, dtype),
-                                              err_msg=f"{name}: out= changed by a failed call")
-            for x, b in zip(ins, before):
-                np.testing.assert_array_equal(_values(x), b,
-                                              err_msg=f"{name}: an input changed")
-        for j, _ in op.inplace:                       # the input given as out=
-            if j >= len(ins):
-                continue
-            xs = f.build()
-            with pytest.raises(f.exc, match=f.match):
-                _invoke(name, xs, f.attrs, out=xs[j])
-            for x, b in zip(xs, before):
-                np.testing.assert_array_equal(_values(x), b,
-                                              err_msg=f"{name}: an input changed in place")
+        _check_atomic_failure(name, f)
+
+
+# Attributes of kind 'float' are scalars that kernels cast to an array's dtype (data or
+# result).  A value no integer dtype can hold must fail before out= is written; the
+# listed failures are mostly refused by inference, so this class of kernel-time failure
+# is generated here from every sample with an integer result.
+_UNREPRESENTABLE = (float("nan"), float("-inf"), 1e30)
+
+
+def _result(name, sample):
+    """(shape, dtype) of the first output, by inference."""
+    op = CANONICAL[name]
+    attrs, xs = op.parse_attrs(sample.attrs), sample.build()
+    return (tuple(op.infer_shape(attrs, [x.shape for x in xs])[0]),
+            op.infer_type(attrs, [np.dtype(x.dtype) for x in xs])[0])
+
+
+def _scalar_attrs(name):
+    return [k for k, a in CANONICAL[name].attrs.items() if a.kind == "float"]
+
+
+def _integer_samples(name):
+    return [s for s in MAIN[name] if _result(name, s)[1].kind in "iu"]
+
+
+def _takes_integers(name):
+    """False when the op refuses integer data (its float attributes never meet them)."""
+    op = CANONICAL[name]
+    try:
+        op.infer_type(op.parse_attrs(MAIN[name][0].attrs),
+                      [np.dtype(np.int32)] * len(MAIN[name][0].arrays))
+    except TypeError:
+        return False
+    return True
+
+
+SCALAR_OPS = [n for n in NAMES if _scalar_attrs(n) and _takes_integers(n)]
+
+
+def test_scalar_attributes_meet_integers():
+    """Each op with float attributes that takes integer data has a sample with an integer
+    result, so that test_unrepresentable_scalar_leaves_out_unchanged covers it."""
+    missing = [n for n in SCALAR_OPS if not _integer_samples(n)]
+    assert SCALAR_OPS and not missing, (
+        f"ops with float attributes but no integer-result sample: {missing}")
+
+
+@pytest.mark.parametrize("name", SCALAR_OPS)
+@_frees_arrays
+def test_unrepresentable_scalar_leaves_out_unchanged(name):
+    for sample in _integer_samples(name):
+        for attr in _scalar_attrs(name):
+            for value in _UNREPRESENTABLE:
+                _check_atomic_failure(name, Failure(
+                    sample.arrays, {**sample.attrs, attr: value}, ValueError,
+                    rf"^{name}: {attr} must be finite and .*\(got {re.escape(repr(value))}\)",
+                    out=_result(name, sample)))
 
 
 # -- zero-size inputs -------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Elementwise operators against NumPy/SciPy: values, dtypes, broadcasting, requests,
 gradients (float64 central differences), bad input."""
 
+import platform
 
 import numpy as np
 import pytest
@@ -372,6 +373,67 @@ def test_rounding_is_the_identity_on_integers():
 def test_integer_scalars_wrap_like_mxnet():
     assert_same(nd.array([1, 2], dtype="uint8") * -2, np.array([254, 252], np.uint8))
     assert_same(nd.array([1], dtype="int8") + 300, np.array([45], np.int8))
+    # through int64, whatever the CPU's float-to-int8 conversion gives (0 on x86-64)
+    assert_same(nd.array([1], dtype="int8") + (3e9 + 1), np.array([2], np.int8))
+
+
+@pytest.mark.parametrize("scalar, got", [(float("nan"), "nan"), (float("inf"), "inf"),
+                                         (-1e19, r"-1e\+19"),
+                                         (2**63 - 1, r"9.223372036854776e\+18")])
+def test_integer_scalars_beyond_int64_are_refused(scalar, got):
+    """No wrap is defined beyond int64 (NumPy's cast gives INT_MIN on x86-64): refused
+    before out= is written, naming the op, the scalar and the dtype."""
+    x = nd.array([1, 2], dtype="int32")
+    out = nd.zeros(2, dtype="int32")
+    version = out.version
+    with pytest.raises(ValueError, match=r"^_plus_scalar: scalar must be finite and within "
+                                         rf"int64 to wrap into int32 \(got {got}\)"):
+        nd.add(x, scalar, out=out)
+    with pytest.raises(ValueError, match=r"^_greater_scalar: scalar must be finite"):
+        x > scalar
+    assert_same(out, np.zeros(2, np.int32))
+    assert out.version == version
+
+
+def test_clip_bounds_must_fit_an_integer_dtype():
+    x = nd.array([1, 5, 9], dtype="int32")
+    assert_same(nd.clip(x, a_min=2.5, a_max=7.9), np.array([2, 5, 7], np.int32))
+    with pytest.raises(ValueError, match=r"^clip: a_max must be finite and in "
+                                         r"\[-2147483648, 2147483647\] for dtype int32 "
+                                         r"\(got 1e\+30\)"):
+        nd.clip(x, a_min=0, a_max=1e30)
+
+
+def test_dtype_rules_told_in_the_op_docs():
+    """The results the docs of the scalar and binary ops describe (they surprise NumPy
+    users: the result keeps the dtype, the scalar is cast to it)."""
+    i64 = nd.array([2**53], dtype="int64")
+    assert_same(i64 + (2**53 + 1), np.array([2**54], np.int64))         # NumPy: 2**54 + 1
+    assert_same(nd.array([2**53 + 1], dtype="int64") + 2,                 # the array stays exact
+                np.array([2**53 + 3], np.int64))
+    x = nd.array([2, 3], dtype="int32")
+    assert_same(x * 0.5, np.array([0, 0], np.int32))
+    assert_same(x ** 0.5, np.array([1, 1], np.int32))
+    assert_same(x == 2.5, np.array([1, 0], np.int32))
+    assert_same(nd.array([40, 50], dtype="int8") > 300, np.array([0, 1], np.int8))
+    assert_same(nd.array([7, -7], dtype="int32") / 2, np.array([3, -3], np.int32))
+    assert_same(nd.array([100], dtype="int8") + nd.array([100], dtype="int8"),
+                np.array([-56], np.int8))
+    with np.errstate(divide="ignore"):
+        assert_same(nd.array([5, -5], dtype="int32") % 0, np.array([0, 0], np.int32))
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                    reason="the float-to-integer conversion of inf and NaN is the CPU's")
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                            "ignore:invalid value:RuntimeWarning")
+def test_integer_division_by_zero_on_x86_64():
+    int_min = np.iinfo(np.int32).min
+    assert_same(nd.array([5, -5, 0], dtype="int32") / 0, np.full(3, int_min, np.int32))
+    assert_same(nd.array([5, 0], dtype="int32") / nd.zeros(2, dtype="int32"),
+                np.full(2, int_min, np.int32))
+    assert_same(nd.array([5], dtype="int64") / 0, np.array([np.iinfo(np.int64).min]))
+    assert_same(nd.array([5, -5], dtype="int8") / 0, np.zeros(2, np.int8))
 
 
 def test_where_gradient_with_an_integer_condition():

@@ -70,6 +70,25 @@ def test_arange_matches_mxnet():
         nd.arange(3, repeat=0)
 
 
+def test_array_converts_python_numbers_as_numpy():
+    """Python numbers go through NumPy's own conversion (MXNet's nd.array calls
+    np.array(source, dtype)): refused when the dtype cannot hold them, accepted beyond
+    int64 for a float dtype; NumPy arrays are cast as astype casts."""
+    with pytest.raises(OverflowError, match=r"^array: source_array does not fit dtype "
+                                            r"int8: Python integer 300 out of bounds for int8"):
+        nd.array([300, -300], dtype="int8")
+    with pytest.raises(OverflowError, match="Python integer -1 out of bounds for uint8"):
+        nd.array([[1], [-1]], dtype="uint8")
+    with pytest.raises(ValueError, match="^array: .*cannot convert float NaN to integer"):
+        nd.array([1.5, float("nan")], dtype="int32")
+    with pytest.raises(OverflowError, match="^array: source_array does not fit dtype int64"):
+        nd.array([2**70], dtype="int64")
+    assert_same(nd.array([2**70]), np.array([2.0**70], np.float32))     # float32 default
+    assert_same(nd.array([[2**70, 1.5]], dtype="float64"), np.array([[2.0**70, 1.5]]))
+    assert_same(nd.array([127, -128], dtype="int8"), np.array([127, -128], np.int8))
+    assert_same(nd.array(np.array([300]), dtype="int8"), np.array([300]).astype(np.int8))
+
+
 def test_zeros_like_ones_like():
     x = nd.array([[1, 2]], dtype="int8")
     assert_same(nd.zeros_like(x), np.zeros((1, 2), np.int8))
@@ -81,6 +100,7 @@ def test_zeros_like_ones_like():
     ([["a", "b"]], TypeError, "array: source_array must hold numbers"),
     ([1 + 2j], TypeError, "must hold numbers"),
     ([None], TypeError, "must hold numbers"),
+    ([2**70, "a"], TypeError, "must hold numbers"),
 ])
 def test_array_bad_input(bad, exc, match):
     with pytest.raises(exc, match=match):
@@ -392,6 +412,36 @@ def test_context_manager_and_current_context():
         rt.Context("tpu")
     with pytest.raises(ValueError, match="device_id must be an integer >= 0"):
         rt.gpu(-1)
+
+
+def test_context_is_an_immutable_value():
+    x = nd.ones(3)
+    with pytest.raises(AttributeError, match="Context is immutable: 'device_id' cannot be set"):
+        x.ctx.device_id = 7                    # x.ctx is the default every array shares
+    with pytest.raises(AttributeError, match="Context is immutable"):
+        rt.cpu().device_type = "gpu"
+    with pytest.raises(AttributeError, match="Context is immutable"):
+        del rt.cpu().device_id
+    assert nd.ones(2).ctx == rt.cpu(0) and repr(nd.ones(2).ctx) == "cpu(0)"
+    assert {rt.gpu(1): "a"}[rt.Context("gpu", 1)] == "a"
+    assert rt.gpu(1) != rt.gpu(2) and rt.gpu(0) != rt.cpu(0) and rt.cpu() != "cpu(0)"
+    assert rt.Context(rt.gpu(3)) == rt.gpu(3)                  # a Context is copied
+    assert rt.gpu(np.int64(2)).device_id == 2 and type(rt.gpu(np.int64(2)).device_id) is int
+    assert pickle.loads(pickle.dumps(rt.gpu(1))) == rt.gpu(1)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    (("bogus",), ValueError, r"device_type must be one of \('cpu', 'gpu', 'cpu_pinned'\) "
+                             r"\(got 'bogus'\)"),
+    ((1,), TypeError, r"device_type must be one of .* or a Context \(got 1\)"),
+    (("gpu", -1), ValueError, r"device_id must be an integer >= 0 \(got -1\)"),
+    (("gpu", 1.0), TypeError, r"device_id must be an integer >= 0 \(got 1.0\)"),
+    (("gpu", True), TypeError, r"device_id must be an integer >= 0 \(got True\)"),
+    (("gpu", "1"), TypeError, r"device_id must be an integer >= 0 \(got '1'\)"),
+])
+def test_context_is_validated(args, exc, match):
+    with pytest.raises(exc, match=match):
+        rt.Context(*args)
 
 
 def test_context_is_thread_local():

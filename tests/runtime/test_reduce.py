@@ -423,3 +423,18 @@ def test_reductions_match_numpy_over_random_axes(data):
         got = run(name, [x], attrs)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_integer_and_bool_reductions_keep_the_dtype():
+    """MXNet's rule, told in the docs of sum, mean and prod (NumPy would give 2, 100.0 ...)."""
+    b = nd.array([True, True, False], dtype="bool")
+    assert_same(nd.sum(b), np.array([True]))                 # a logical or, not a count
+    assert_same(b.sum(), np.array([True]))                   # the direct ufunc-loop road
+    assert_same(nd.mean(b), np.array([True]))
+    assert_same(nd.prod(b), np.array([False]))
+    i8 = nd.array([100, 100, 100], dtype="int8")
+    assert_same(nd.sum(i8), np.array([44], np.int8))           # 300 wraps around
+    assert_same(nd.mean(i8), np.array([14], np.int8))          # 44 / 3, truncated
+    assert_same(nd.mean(i8, axis=0, keepdims=True), np.array([14], np.int8))
+    assert_same(nd.mean(nd.array([-1, -2], dtype="int32")), np.array([-1], np.int32))
+    assert_same(nd.sum(i8.astype("int64")), np.array([300]))

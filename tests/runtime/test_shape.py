@@ -384,6 +384,23 @@ def test_slice_assign_ops():
     assert_same(a, want)
 
 
+def test_slice_assign_scalar_refuses_a_scalar_the_dtype_cannot_hold_before_writing():
+    x = nd.array([1, 2, 3], dtype="int32")
+    y = nd.array([7, 7, 7], dtype="int32")
+    version = y.version
+    for f in (nd._slice_assign_scalar, nd._crop_assign_scalar):
+        for scalar, got in ((float("nan"), "nan"), (1e30, r"1e\+30"), (2**31, "2147483648.0")):
+            with pytest.raises(ValueError, match=r"^_slice_assign_scalar: scalar must be "
+                               r"finite and in \[-2147483648, 2147483647\] for dtype int32 "
+                               rf"\(got {got}\)"):
+                f(x, scalar=scalar, begin=(0,), end=(2,), out=y)
+    assert_same(y, np.array([7, 7, 7], np.int32))
+    assert y.version == version
+    # truncated toward zero, as MXNet casts
+    assert_same(nd._slice_assign_scalar(x, scalar=-2.9, begin=(0,), end=(2,)),
+                np.array([-2, -2, 3], np.int32))
+
+
 # -- take ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -660,6 +660,17 @@ def test_csr_check_format_without_full_check_skips_the_index_scan():
         y.check_format(full_check=False)
 
 
+@pytest.mark.parametrize("full_check", ["maybe", None, 1, 0.0])
+def test_check_format_full_check_must_be_a_bool(full_check):
+    x = S.csr_matrix(CSR3)
+    with pytest.raises(TypeError, match=r"^check_format: full_check must be a bool "
+                                        rf"\(got {re.escape(repr(full_check))}\)"):
+        x.check_format(full_check=full_check)
+    with pytest.raises(TypeError, match="full_check must be a bool"):
+        S.check_format(nd.zeros(2), full_check)          # checked before the stype
+    x.check_format(np.bool_(False))
+
+
 RSP_DEFECTS = [
     (1, 7, r"indices must be in \[0, nrows=5\) \(got indices\[1\]=7\)"),
     (0, -1, r"indices must be in \[0, nrows=5\) \(got indices\[0\]=-1\)"),
