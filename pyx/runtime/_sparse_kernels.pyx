@@ -47,11 +47,61 @@ cdef Py_ssize_t _serial_cutoff = SERIAL_CUTOFF
 cdef enum:
     _ANY_BLOCK = 256
 
-cdef int _num_threads = max(1, os.cpu_count() or 1)
+
+def _default_num_threads(omp_num_threads, Py_ssize_t cpus):
+    """The CPUs this process may run on (`cpus`), fewer when OMP_NUM_THREADS asks for fewer.
+
+    OMP_NUM_THREADS is read as libgomp reads it: the first entry of a comma-separated list,
+    a positive integer.  Any other value is ignored, as libgomp ignores it (libgomp prints
+    "Invalid value for environment variable OMP_NUM_THREADS" itself when it loads), so that
+    a bad environment never makes the import fail.
+    """
+    n = max(1, cpus)
+    first = (omp_num_threads or "").split(",")[0].strip()
+    if first.isascii() and first.isdigit() and int(first) > 0:
+        n = min(n, int(first))
+    return n
+
+
+def _usable_cpus():
+    """CPUs in the affinity mask (taskset, cgroup cpusets), not all those of the machine."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+cdef int _num_threads = _default_num_threads(os.environ.get("OMP_NUM_THREADS"),
+                                             _usable_cpus())
+
+
+# libgomp keeps its thread team after a parallel region, and fork() copies its bookkeeping
+# but not its threads: a child that starts a region of more than one thread waits forever
+# for threads that do not exist (a fork-based multiprocessing.Pool or data-loader worker
+# hangs).  A region of one thread never wakes the team, so the child runs the kernels on
+# one thread.  pthread_atfork rather than os.register_at_fork, so that a fork by C code is
+# covered too; the handler only stores an int, which is safe in a child of a threaded
+# process.
+cdef extern from "<pthread.h>" nogil:
+    int pthread_atfork(void (*prepare)() noexcept nogil, void (*parent)() noexcept nogil,
+                       void (*child)() noexcept nogil)
+
+
+cdef void _one_thread_after_fork() noexcept nogil:
+    global _num_threads
+    _num_threads = 1
+
+
+if pthread_atfork(NULL, NULL, _one_thread_after_fork) != 0:
+    raise MemoryError("pthread_atfork: out of memory")
 
 
 def set_num_threads(int n):
-    """Set the number of OpenMP threads the kernels use on large inputs (default: CPUs)."""
+    """Set the number of OpenMP threads the kernels use on large inputs.
+
+    The default is the number of CPUs in the process's affinity mask, or OMP_NUM_THREADS
+    when that is smaller; a child created by fork() starts at 1.  Raising it in such a child
+    is safe only if the thread that forked had never run a region of several threads.
+    """
     global _num_threads
     if n < 1:
         raise ValueError(f"n must be >= 1 (got {n})")
@@ -733,7 +783,10 @@ def set_arith_serial_cutoff(Py_ssize_t n):
 # longer than on one thread.  The products note when a thread started late, and the
 # arithmetic kernels then run on one thread for the next _backoff_calls calls before they
 # try threads again.  Results do not depend on the thread count (each output row is summed
-# by one thread, in storage order).
+# by one thread, in storage order).  The counters are process-wide and kernels run without
+# the GIL on several Python threads at once, so they are only read and written with the GIL
+# held: a region reports that it started late, and its caller backs off after the GIL is
+# back.
 cdef int _backoff_calls = 32
 cdef int _backoff_left = 0
 cdef enum:
@@ -750,6 +803,12 @@ def set_contention_backoff(int calls):
     _backoff_calls = calls
     _backoff_left = 0
     return old
+
+
+cdef void _back_off() noexcept:
+    """With the GIL: run the next _backoff_calls arithmetic calls on one thread."""
+    global _backoff_left
+    _backoff_left = _backoff_calls
 
 
 cdef int _arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept:
@@ -775,16 +834,14 @@ cdef inline void _mark_start(double* starts) noexcept nogil:
         starts[tid] = omp_get_wtime()
 
 
-cdef void _note_late_start(double t0, const double* starts, int nthreads) noexcept nogil:
-    """Back off when a thread started (or, never having started, ended) more than a
-    quarter of the region (and 0.2 ms) after it began."""
-    global _backoff_left
+cdef bint _started_late(double t0, const double* starts, int nthreads) noexcept nogil:
+    """Whether a thread started (or, never having started, ended) more than a quarter of
+    the region (and 0.2 ms) after it began."""
     cdef double t1 = omp_get_wtime(), late = 0
     cdef int i
     for i in range(min(nthreads, <int>_TRACKED_THREADS)):
         late = max(late, (t1 if starts[i] == 0 else starts[i]) - t0)
-    if late > 0.25 * (t1 - t0) and late > 2e-4:
-        _backoff_left = _backoff_calls
+    return late > 0.25 * (t1 - t0) and late > 2e-4
 
 
 cdef index_t _INDEX_MAX = 0x7fffffffffffffff
@@ -978,9 +1035,10 @@ cdef Py_ssize_t _spmm_rows(const index_t* indptr, const index_t* indices, const 
 cdef Py_ssize_t _spmm(const index_t* indptr, const index_t* indices, const floating* data,
                       Py_ssize_t rows, const index_t* rowmap, Py_ssize_t ncols,
                       const floating* dense, Py_ssize_t dense_rows, Py_ssize_t n,
-                      floating* out, int nthreads) noexcept nogil:
+                      floating* out, int nthreads, bint* late) noexcept nogil:
     """_spmm_rows over all rows: with threads, in blocks of about equal work handed out
-    dynamically (a thread that the shared machine slows down takes fewer blocks)."""
+    dynamically (a thread that the shared machine slows down takes fewer blocks).  Sets
+    *late when a thread started late."""
     cdef Py_ssize_t t, lo, hi, nbad = 0, parts
     cdef double starts[_TRACKED_THREADS]
     cdef double t0
@@ -998,7 +1056,7 @@ cdef Py_ssize_t _spmm(const index_t* indptr, const index_t* indices, const float
         hi = _balanced_row(indptr, rows, t + 1, parts)
         nbad += _spmm_rows(indptr, indices, data, lo, hi, rowmap, ncols, dense, dense_rows,
                            n, out)
-    _note_late_start(t0, starts, nthreads)
+    late[0] = _started_late(t0, starts, nthreads)
     return nbad
 
 
@@ -1012,8 +1070,12 @@ def _csr_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const floating* dv = &data[0] if data.shape[0] > 0 else NULL
     cdef const floating* db = &dense[0, 0] if dense.shape[0] > 0 and n > 0 else NULL
     cdef floating* ob = &out[0, 0] if rows > 0 and n > 0 else NULL
+    cdef bint late = False
     with nogil:
-        nbad = _spmm(&indptr[0], ix, dv, rows, rm, ncols, db, dense.shape[0], n, ob, nthreads)
+        nbad = _spmm(&indptr[0], ix, dv, rows, rm, ncols, db, dense.shape[0], n, ob, nthreads,
+                     &late)
+    if late:
+        _back_off()
     return nbad
 
 
@@ -1212,6 +1274,7 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
     cdef uint8_t* tb = &touched[0] if nused > 0 else NULL
     cdef double starts[_TRACKED_THREADS]
     cdef double t0
+    cdef bint late = False
     with nogil:
         found = _used_columns(cb, ncols, cp, co, &colptr[0], nused)
         if found != nused:
@@ -1234,7 +1297,9 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
                     chi = co[phi] if phi < nused else _INDEX_MAX
                     nbad += _csr_t_rows(&indptr[0], ix, dv, rows, rm, cp, ncols, clo, chi,
                                         plo, phi, True, db, dense.shape[0], n, ob, tb)
-            _note_late_start(t0, starts, nthreads)
+            late = _started_late(t0, starts, nthreads)
+    if late:
+        _back_off()
     return nbad
 
 

@@ -13,6 +13,12 @@ A file is a zip archive of ``.npy`` members (written by ``numpy.savez``, no pick
 Loading never runs code: members are parsed with ``numpy.lib.format``'s header reader,
 object dtypes are refused, every size is checked against the bytes present, and sparse
 arrays pass the full format check.  Anything wrong raises ValueError naming the file.
+
+Loading never inflates more than the header declares: the header member is read only up
+to a size that grows with the number of members; every member is named by one part of one
+array and read once; a member is read only after the zip's declared size, its ``.npy``
+header and the size the JSON header allows for it agree, and then with that bound (a
+deflate bomb is refused after a few kilobytes).
 """
 
 import io
@@ -22,12 +28,26 @@ import zipfile
 import numpy as np
 from numpy.lib import format as npformat
 
+from allocator import OutOfMemoryError
 from runtime._ndarray import DTYPES, STYPES, NDArray, _from_numpy, as_ctx
 from runtime.context import Context
 
 HEADER = "__ndrt__"
 VERSION = 1
 _PARTS = {"default": 1, "csr": 3, "row_sparse": 2}
+# NumPy's own limit on a .npy header; a member's magic, version, header length and header
+# fit in _NPY_PREFIX bytes.
+_NPY_HEADER_MAX = 10000
+_NPY_PREFIX = npformat.MAGIC_LEN + 4 + _NPY_HEADER_MAX
+# Bodies are read into their array this much at a time (the only copy besides the array).
+_CHUNK = 1 << 20
+_NOT_BYTES = "the header is not a byte string"
+
+
+def _header_cap(members):
+    """The most bytes of JSON header a file of `members` zip members may have: about 200
+    bytes per part plus the names, so 4 KiB per member leaves room for long names."""
+    return (1 << 20) + 4096 * members
 
 
 def save(fname, data):
@@ -65,6 +85,11 @@ def save(fname, data):
                         "device_id": x.ctx.device_id, "parts": names})
     head = json.dumps({"format": "ndrt", "version": VERSION, "container": container,
                        "arrays": entries}).encode()
+    # load refuses a longer header (it bounds what it inflates); only very long names get here
+    cap = _header_cap(len(members) + 1)
+    if len(head) > cap:
+        raise ValueError(f"save: the header must be at most {cap} bytes (got {len(head)}; "
+                         "the names are too long)")
     members[HEADER] = np.frombuffer(head, np.uint8)
     with open(fname, "wb") as f:
         np.savez(f, **members)
@@ -84,13 +109,16 @@ def load(fname, ctx=None):
     ValueError
         The file is truncated, corrupted or not an ndrt file; the message names the file
         and what is wrong.
+    MemoryError
+        The arrays do not fit in memory (the pool's OutOfMemoryError stays one); the
+        message names the file, the array and its size.
     TypeError
         ``ctx`` is not a Context.
     OSError
         The file cannot be opened (missing, a directory, no permission).
 
     The file is parsed and validated completely before any array is allocated, so that
-    errors of the target context (no GPU, out of memory) keep their own type.
+    errors of the target context (no GPU) keep their own type.
     """
     ctx = as_ctx(ctx) if ctx is not None else None
     try:
@@ -105,50 +133,105 @@ def load(fname, ctx=None):
             container, plan = _load(zf, ctx)
     except _Bad as e:
         raise ValueError(f"load: {str(fname)!r}: {e}") from None
+    except _NoMemory as e:   # the file may be fine: its arrays do not fit
+        raise _out_of_memory(fname, e.args[0], e.__cause__) from e.__cause__
     except Exception as e:   # zip, zlib, header parsing: the file is damaged
         raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
             from None
     from runtime.nd import sparse
     out = []
-    for name, stype, shape, d, where, arrays in plan:
-        if stype == "default":
-            x = _from_numpy(arrays[0], where)
-        else:       # validated by _load
-            x = sparse._from_parts(stype, shape, d, where, arrays[0], arrays[1:], check=False)
+    for i, (name, stype, shape, d, where, arrays) in enumerate(plan):
+        try:
+            if stype == "default":
+                x = _from_numpy(arrays[0], where)
+            else:       # validated by _load
+                x = sparse._from_parts(stype, shape, d, where, arrays[0], arrays[1:],
+                                       check=False)
+        except MemoryError as e:
+            raise _out_of_memory(fname, f"array {i} ({sum(a.nbytes for a in arrays)} bytes)",
+                                 e) from e
         out.append((name, x))
     return dict(out) if container == "dict" else [x for _, x in out]
+
+
+def _out_of_memory(fname, what, err):
+    """A MemoryError naming the file and what did not fit (a pool's OutOfMemoryError stays
+    one; NumPy's subclass needs arguments of its own and becomes a plain MemoryError)."""
+    kind = OutOfMemoryError if isinstance(err, OutOfMemoryError) else MemoryError
+    return kind(f"load: {str(fname)!r}: out of memory for {what}: {err}")
 
 
 class _Bad(Exception):
     """A defect of the file itself (load turns it into ValueError naming the file)."""
 
 
-def _member(zf, name):
-    """One .npy member as a NumPy array, with every size checked before reading."""
+class _NoMemory(Exception):
+    """Raised from the MemoryError of reading what args[0] describes (load turns it back
+    into a MemoryError naming the file; a MemoryError must not read as a damaged file)."""
+
+
+def _zip_entry(zf, name, limit):
+    """The ZipInfo of member `name`, refused unless its declared size can hold a .npy of at
+    most `limit` bytes of values and it is stored or deflated (whose reads are bounded:
+    bzip2 and lzma inflate a whole compressed block at once)."""
     try:
         info = zf.getinfo(name + ".npy")
     except KeyError:
         raise _Bad(f"member {name!r} is missing") from None
-    raw = zf.read(info)          # checks the CRC
-    f = io.BytesIO(raw)
-    version = npformat.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = npformat.read_array_header_1_0(f)
-    elif version == (2, 0):
-        shape, fortran, dtype = npformat.read_array_header_2_0(f)
-    else:
-        raise _Bad(f"member {name!r} has an unknown .npy version {version}")
-    if dtype.hasobject or dtype.name not in DTYPES or fortran:
-        raise _Bad(f"member {name!r} must be a C-ordered array of {', '.join(DTYPES)} "
-                   f"(got dtype {dtype}, fortran_order={fortran})")
-    count = 1
-    for s in shape:
-        count *= s
-    body = raw[f.tell():]
-    if count * dtype.itemsize != len(body):
-        raise _Bad(f"member {name!r} claims shape {shape} of {dtype} "
-                   f"({count * dtype.itemsize} bytes) but holds {len(body)} bytes")
-    return np.frombuffer(body, dtype).reshape(shape)
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise _Bad(f"member {name!r} must be stored or deflated (got compression method "
+                   f"{info.compress_type})")
+    if info.file_size > _NPY_PREFIX + limit:
+        raise _Bad(f"member {name!r} must hold at most {limit} bytes of values and a .npy "
+                   f"header (got {info.file_size} bytes)")
+    return info
+
+
+def _member(zf, info, name, limit, refuse):
+    """One .npy member as a NumPy array of at most `limit` bytes.
+
+    The .npy header is read from the first few kilobytes; `refuse(dtype)` returns why the
+    caller cannot use that dtype, or None.  The body is read only if the size the header
+    implies is within `limit` and is what the zip entry declares, and then at most that
+    many bytes, straight into the array.
+    """
+    with zf.open(info) as f:
+        prefix = f.read(min(info.file_size, _NPY_PREFIX))
+        head = io.BytesIO(prefix)
+        version = npformat.read_magic(head)
+        if version == (1, 0):
+            shape, fortran, dtype = npformat.read_array_header_1_0(head, _NPY_HEADER_MAX)
+        elif version == (2, 0):
+            shape, fortran, dtype = npformat.read_array_header_2_0(head, _NPY_HEADER_MAX)
+        else:
+            raise _Bad(f"member {name!r} has an unknown .npy version {version}")
+        if dtype.hasobject or dtype.name not in DTYPES or fortran:
+            raise _Bad(f"member {name!r} must be a C-ordered array of {', '.join(DTYPES)} "
+                       f"(got dtype {dtype}, fortran_order={fortran})")
+        why = refuse(dtype)
+        if why is not None:
+            raise _Bad(why)
+        count = 1
+        for s in shape:
+            count *= s
+        nbytes = count * dtype.itemsize
+        if nbytes > limit:
+            raise _Bad(f"member {name!r} must hold at most {limit} bytes of values (got "
+                       f"shape {shape} of {dtype}, {nbytes} bytes)")
+        start = head.tell()
+        if info.file_size - start != nbytes:
+            raise _Bad(f"member {name!r} claims shape {shape} of {dtype} ({nbytes} bytes) "
+                       f"but holds {info.file_size - start} bytes")
+        body = np.empty(nbytes, np.uint8)
+        view = memoryview(body)
+        got = len(prefix) - start
+        view[:got] = prefix[start:]
+        while got < nbytes:      # the last read reaches the end of the entry: CRC checked
+            n = f.readinto(view[got:got + _CHUNK])
+            if n == 0:
+                raise _Bad(f"member {name!r} ends after {got} of its {nbytes} bytes")
+            got += n
+    return body.view(dtype).reshape(shape)
 
 
 def _field(entry, key, kind, i):
@@ -158,10 +241,35 @@ def _field(entry, key, kind, i):
     return v
 
 
+def _part_limits(stype, shape, itemsize):
+    """The most bytes each part of an array of this header entry can hold: a csr array has
+    at most rows * cols entries, a row_sparse array at most rows stored rows."""
+    size = 1
+    for s in shape:
+        size *= s
+    if stype == "default":
+        return [size * itemsize]
+    if stype == "csr":
+        return [size * itemsize, (shape[0] + 1) * 8, size * 8]
+    return [size * itemsize, shape[0] * 8]
+
+
 def _load(zf, ctx):
-    head = _member(zf, HEADER)
-    if head.dtype != np.uint8 or head.ndim != 1:
-        raise _Bad("the header is not a byte string")
+    infos = zf.infolist()
+    seen = set()
+    for info in infos:
+        if info.filename in seen:
+            raise _Bad(f"the archive must name each member once (got {info.filename!r} "
+                       "twice)")
+        seen.add(info.filename)
+    cap = _header_cap(len(infos))
+    try:
+        head = _member(zf, _zip_entry(zf, HEADER, cap), HEADER, cap,
+                       lambda got: None if got == np.uint8 else _NOT_BYTES)
+    except MemoryError as err:
+        raise _NoMemory(f"the header (at most {cap} bytes)") from err
+    if head.ndim != 1:
+        raise _Bad(_NOT_BYTES)
     try:
         meta = json.loads(head.tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -178,7 +286,11 @@ def _load(zf, ctx):
     entries = meta.get("arrays")
     if not isinstance(entries, list):
         raise _Bad("the header has no array list")
-    out = []
+    # Every entry and the zip entry of every part are checked before any part is read, so
+    # that no member is read twice and none is read past what the header declares.
+    owner = {HEADER: "the header"}      # member -> who uses it
+    names = {}                          # dict container: name -> array index
+    checked = []
     for i, e in enumerate(entries):
         stype = _field(e, "stype", str, i)
         dtype = _field(e, "dtype", str, i)
@@ -193,26 +305,48 @@ def _load(zf, ctx):
             raise _Bad(f"array {i}: shape must hold integers in [0, 2**63) (got {list(shape)})")
         if len(parts) != _PARTS[stype] or not all(isinstance(p, str) for p in parts):
             raise _Bad(f"array {i}: a {stype} array needs {_PARTS[stype]} parts (got {parts!r})")
-        if container == "dict" and not isinstance(name, str):
-            raise _Bad(f"array {i}: dict entries need a str name (got {name!r})")
+        if stype == "csr" and len(shape) != 2:
+            raise _Bad(f"array {i}: a csr array must be 2-D (got shape {shape})")
+        if stype == "row_sparse" and len(shape) < 1:
+            raise _Bad(f"array {i}: a row_sparse array needs at least 1 dimension")
+        if container == "dict":
+            if not isinstance(name, str):
+                raise _Bad(f"array {i}: dict entries need a str name (got {name!r})")
+            if name in names:
+                raise _Bad(f"array {i}: the name must be unique (got {name!r}, the name of "
+                           f"array {names[name]})")
+            names[name] = i
+        for p in parts:
+            if p in owner:
+                raise _Bad(f"array {i}: part {p!r} must name a member no other part uses "
+                           f"(got one that {owner[p]} uses)")
+            owner[p] = f"array {i}"
         try:
             where = ctx if ctx is not None else Context(device_type, device_id)
         except ValueError as err:
             raise _Bad(f"array {i}: {err}") from None
-        arrays = [_member(zf, p) for p in parts]
         d = np.dtype(dtype)
-        if arrays[0].dtype != d:
-            raise _Bad(f"array {i}: data has dtype {arrays[0].dtype}, header says {dtype}")
+        limits = _part_limits(stype, shape, d.itemsize)
+        zinfos = [_zip_entry(zf, p, lim) for p, lim in zip(parts, limits)]
+        checked.append((name, stype, shape, d, where, parts, limits, zinfos))
+    out = []
+    for i, (name, stype, shape, d, where, parts, limits, zinfos) in enumerate(checked):
+        def data_dtype(got):
+            return None if got == d else f"array {i}: data has dtype {got}, header says {d.name}"
+
+        def index_dtype(got):
+            return None if got == np.int64 else f"array {i}: sparse indices must be int64"
+
+        refuse = [data_dtype] + [index_dtype] * (len(parts) - 1)
+        try:
+            arrays = [_member(zf, *args) for args in zip(zinfos, parts, limits, refuse)]
+        except MemoryError as err:
+            raise _NoMemory(f"array {i} ({sum(zi.file_size for zi in zinfos)} bytes)") \
+                from err
         if stype == "default":
             if arrays[0].shape != shape:
                 raise _Bad(f"array {i}: data has shape {arrays[0].shape}, header says {shape}")
         else:
-            if any(a.dtype != np.int64 for a in arrays[1:]):
-                raise _Bad(f"array {i}: sparse indices must be int64")
-            if stype == "csr" and len(shape) != 2:
-                raise _Bad(f"array {i}: a csr array must be 2-D (got shape {shape})")
-            if stype == "row_sparse" and len(shape) < 1:
-                raise _Bad(f"array {i}: a row_sparse array needs at least 1 dimension")
             from runtime.nd import sparse
             try:
                 sparse._check_parts(f"array {i}", stype, shape, arrays[0], arrays[1:],

@@ -8,13 +8,19 @@ import io
 import json
 import os
 import pickle
+import subprocess
+import sys
+import tracemalloc
+import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import allocator
 import runtime as rt
 from runtime import nd
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
@@ -476,7 +482,8 @@ HEADER_DEFECTS = [
     (_set(0, "parts", [0]), "needs 1 parts"),
     (_set(0, "parts", ["nope"]), "member 'nope' is missing"),
     (_set(1, "parts", ["1.0", "1.2", "1.1"]), "indptr[0] must be 0 (got 1)"),   # swapped
-    (_set(1, "parts", ["0.0", "1.1", "1.2"]), "data and indices must have the same length"),
+    (_set(1, "parts", ["0.0", "1.1", "1.2"]), "part '0.0' must name a member no other part "
+                                              "uses (got one that array 0 uses)"),
     (_set(0, "device_type", 0), "header field 'device_type' must be str"),
     (_set(0, "device_type", "tpu"), "device_type must be one of"),
     (_set(0, "device_id", "0"), "header field 'device_id' must be int"),
@@ -577,9 +584,208 @@ def test_duplicate_and_extra_members(tmp_path, sample_file):
     write_zip(tmp_path / "extra", members)
     for g, w in zip(nd.load(str(tmp_path / "extra")), arrays):
         assert_identical(g, w)
-    # a header that references another array's member is checked like any other
+    # a header that references a member no array of save's uses is checked like any other
+    bad = rewrite_header(tmp_path / "extra", tmp_path / "other", _set(0, "parts", ["extra"]))
+    assert "data has dtype float64, header says float32" in assert_refused(bad)
+    # ... but no member is used twice, nor the header as an array
     bad = rewrite_header(path, tmp_path / "swap", _set(0, "parts", ["2.1"]))
-    assert "data has dtype int64, header says float32" in assert_refused(bad)
+    assert_refused(bad, "array 2: part '2.1' must name a member no other part uses (got one "
+                        "that array 0 uses)")
+    bad = rewrite_header(path, tmp_path / "head", _set(0, "parts", ["__ndrt__"]))
+    assert_refused(bad, "array 0: part '__ndrt__' must name a member no other part uses (got "
+                        "one that the header uses)")
+    # nor does the archive name a member twice (zipfile would read the last)
+    members = members_of(path)
+    with zipfile.ZipFile(tmp_path / "twice", "w") as zf, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)      # zipfile: "Duplicate name"
+        for name, raw in members.items():
+            zf.writestr(name, raw)
+        zf.writestr("0.0.npy", npy_bytes(np.array([7, 8, 9], np.float32)))
+    assert_refused(tmp_path / "twice", "the archive must name each member once (got "
+                                       "'0.0.npy' twice)")
+
+
+def test_duplicate_names_in_a_dict_file_are_refused(tmp_path):
+    path = tmp_path / "dict"
+    nd.save(str(path), {"a": nd.array([1, 2]), "b": nd.array([3, 4])})
+    bad = rewrite_header(path, tmp_path / "bad", _set(1, "name", "a"))
+    assert_refused(bad, "array 1: the name must be unique (got 'a', the name of array 0)")
+
+
+def test_only_stored_or_deflated_members(tmp_path, sample_file):
+    # bzip2 and lzma inflate a whole compressed block per read, so reads cannot be bounded
+    members = members_of(sample_file)
+    for method in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+        with zipfile.ZipFile(tmp_path / "packed", "w", method) as zf:
+            for name, raw in members.items():
+                zf.writestr(name, raw)
+        assert_refused(tmp_path / "packed", "member '__ndrt__' must be stored or deflated "
+                                            f"(got compression method {method})")
+    with zipfile.ZipFile(tmp_path / "deflated", "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, raw in members.items():
+            zf.writestr(name, raw)
+    for g, w in zip(nd.load(str(tmp_path / "deflated")), sample_arrays()):
+        assert_identical(g, w)
+
+
+def test_save_refuses_a_header_load_would_refuse(tmp_path):
+    with pytest.raises(ValueError, match=r"save: the header must be at most 1056768 bytes "
+                                         r"\(got \d+; the names are too long\)"):
+        nd.save(str(tmp_path / "long"), {"x" * (1 << 21): nd.array([1])})
+    assert not (tmp_path / "long").exists()
+    nd.save(str(tmp_path / "ok"), {"x" * (1 << 19): nd.array([1])})
+    assert list(nd.load(str(tmp_path / "ok"))) == ["x" * (1 << 19)]
+
+
+# -- decompression bombs: refused before they inflate -------------------------------------------
+
+BOMB = 64 << 20     # bytes a bomb member inflates to (about 300 KiB deflated)
+
+
+def bomb_file(path, members, bombs):
+    """A deflated zip of raw members ({name: bytes}) and of bombs ({name: npy header bytes}),
+    each bomb its header followed by BOMB zero bytes, written without holding them."""
+    zero = bytes(1 << 20)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for name, raw in members.items():
+            zf.writestr(name, raw)
+        for name, head in bombs.items():
+            with zf.open(name, "w") as f:
+                f.write(head)
+                for _ in range(BOMB // len(zero)):
+                    f.write(zero)
+    return path
+
+
+def refused_cheaply(path, match):
+    """assert_refused, with the peak of Python and NumPy allocations far below BOMB."""
+    tracemalloc.start()
+    try:
+        assert_refused(path, match)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < BOMB // 16, peak
+
+
+def test_a_member_that_holds_more_than_its_npy_header_says(tmp_path, sample_file):
+    # 0.0 claims (3,) float32, 12 bytes, and holds 64 MiB more
+    members = members_of(sample_file)
+    head = members.pop("0.0.npy")[:-12]
+    bomb_file(tmp_path / "bomb", members, {"0.0.npy": head})
+    refused_cheaply(tmp_path / "bomb", f"member '0.0' must hold at most 12 bytes of values "
+                                       f"and a .npy header (got {len(head) + BOMB} bytes)")
+
+
+def test_a_header_member_that_inflates(tmp_path, sample_file):
+    members = members_of(sample_file)
+    meta = members.pop("__ndrt__.npy")
+    cap = f"member '__ndrt__' must hold at most {(1 << 20) + 7 * 4096} bytes"   # 7 members
+    # the .npy header of the JSON header claims its length, the member holds 64 MiB more
+    bomb_file(tmp_path / "bomb", members, {"__ndrt__.npy": meta})
+    refused_cheaply(tmp_path / "bomb", cap)
+    # the same, with a .npy header that claims all of it (the JSON and the zeros after it)
+    body = json.dumps(read_header(sample_file)).encode()
+    head = npy_bytes(np.zeros(len(body) + BOMB, np.uint8))[:-(len(body) + BOMB)]
+    bomb_file(tmp_path / "padded", members, {"__ndrt__.npy": head + body})
+    refused_cheaply(tmp_path / "padded", cap)
+
+
+def test_entries_that_share_a_member(tmp_path):
+    # one 64 MiB member (16 Mi float32 zeros, valid) named by 24 entries: read once per
+    # entry, that was 1.5 GiB of arrays
+    head = npy_bytes(np.zeros(BOMB // 4, np.float32))[:-BOMB]
+    entry = {"name": None, "stype": "default", "dtype": "float32", "shape": [BOMB // 4],
+             "device_type": "cpu", "device_id": 0, "parts": ["0.0"]}
+    meta = {"format": "ndrt", "version": 1, "container": "list", "arrays": [entry] * 24}
+    bomb_file(tmp_path / "shared", {"__ndrt__.npy": header_bytes(meta)}, {"0.0.npy": head})
+    refused_cheaply(tmp_path / "shared", "array 1: part '0.0' must name a member no other "
+                                         "part uses (got one that array 0 uses)")
+    # named once, it loads
+    meta["arrays"] = [entry]
+    bomb_file(tmp_path / "once", {"__ndrt__.npy": header_bytes(meta)}, {"0.0.npy": head})
+    (x,) = nd.load(str(tmp_path / "once"))
+    assert x.shape == (BOMB // 4,) and not x.asnumpy().any()
+
+
+def test_a_member_larger_than_its_sparse_array_allows(tmp_path):
+    # a 2x2 csr array holds at most 4 entries: 4 float32 values, 4 indices
+    path = tmp_path / "csr"
+    nd.save(str(path), [S.csr_matrix(np.eye(2, dtype=np.float32))])
+    members = members_of(path)
+    big = npy_bytes(np.zeros(5, np.float32))
+    members["0.0.npy"] = big
+    write_zip(tmp_path / "bad", members)
+    assert_refused(tmp_path / "bad", "member '0.0' must hold at most 16 bytes of values (got "
+                                     "shape (5,) of float32, 20 bytes)")
+
+
+# -- out of memory: reported as such, not as a damaged file ---------------------------------------
+
+def declare_size(path, member, size):
+    """Make the zip's central directory declare `size` bytes for `member`: zipfile believes
+    it until it reads the member to its end."""
+    raw = bytearray(path.read_bytes())
+    pos = raw.find(b"PK\x01\x02")
+    while pos >= 0:
+        length = int.from_bytes(raw[pos + 28:pos + 30], "little")
+        if raw[pos + 46:pos + 46 + length] == member.encode():
+            raw[pos + 24:pos + 28] = size.to_bytes(4, "little")
+            path.write_bytes(raw)
+            return
+        pos = raw.find(b"PK\x01\x02", pos + 46)
+    raise AssertionError(f"no central directory entry for {member!r}")
+
+
+OOM_CODE = """
+import os, resource, sys
+from runtime import nd
+vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1])
+limit = vm * 1024 + (512 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    nd.load(sys.argv[1])
+except MemoryError as e:
+    print(type(e).__name__, e)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS, /proc")
+def test_out_of_memory_while_reading_is_a_memory_error(tmp_path):
+    # a file that declares a 3 GiB array everywhere (JSON, .npy header, zip entry), read by
+    # a process that cannot map 3 GiB more
+    n = 3 << 30
+    path = tmp_path / "huge"
+    nd.save(str(path), [nd.array([0], dtype="uint8")])
+    members = members_of(path)
+    meta = read_header(path)
+    meta["arrays"][0]["shape"] = [n]
+    members["__ndrt__.npy"] = header_bytes(meta)
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False,
+                                             "shape": (n,)})
+    members["0.0.npy"] = head = f.getvalue()
+    write_zip(path, members)
+    declare_size(path, "0.0.npy", len(head) + n)
+    res = subprocess.run([sys.executable, "-c", OOM_CODE, str(path)], capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert res.stdout.startswith(f"MemoryError load: {str(path)!r}: out of memory for "
+                                 f"array 0 ({len(head) + n} bytes): "), res.stdout + res.stderr
+
+
+def test_out_of_memory_in_the_pool_names_the_file(tmp_path):
+    path = tmp_path / "big"
+    nd.save(str(path), [nd.zeros((4 << 20,))])        # 16 MiB of float32
+    pool = allocator.get_pool()
+    pool.empty_cache()          # the saved array's block must not serve the load
+    pool.set_limit(pool.memory_stats()["reserved_bytes.all.current"] + (1 << 20))
+    try:
+        with pytest.raises(allocator.OutOfMemoryError) as info:
+            nd.load(str(path))
+    finally:
+        pool.set_limit(0)
+    assert str(info.value).startswith(f"load: {str(path)!r}: out of memory for array 0 "
+                                      f"({16 << 20} bytes): ")
 
 
 def test_a_failed_load_leaves_nothing_allocated(tmp_path, sample_file):
