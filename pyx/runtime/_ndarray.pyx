@@ -334,8 +334,9 @@ cdef NDArray new_sparse(int stype, tuple shape, object dtype, object ctx,
 
 
 cdef object dense_from_numpy(object src, object ctx):
-    """Copy a NumPy array (of a supported dtype) into a new dense array on ``ctx``."""
-    cdef NDArray out = new_dense(src.shape, src.dtype, ctx, INIT_NONE)
+    """Copy a NumPy array into a new dense array on ``ctx``; TypeError unless its dtype
+    is supported (object arrays would put PyObject pointers in pool memory)."""
+    cdef NDArray out = new_dense(src.shape, as_dtype(src.dtype), ctx, INIT_NONE)
     if out._chunk.host:
         np.copyto(np_view(out), src, casting="unsafe")
     else:
@@ -1196,11 +1197,14 @@ cdef tuple as_shape_signed(object shape):
 
 
 def _rebuild(stype, dtype, shape, device_type, device_id, parts):
+    """Unpickle what ``NDArray.__reduce__`` gave.  A pickle comes from outside, so every
+    field is validated as ``nd.load`` validates a file before anything is allocated."""
+    from runtime.nd import _io, sparse
+    d, shape = _io.check_array("unpickle", stype, dtype, shape, parts)
     ctx = Context(device_type, device_id)
     if stype == "default":
         return dense_from_numpy(parts[0], ctx)
-    from runtime.nd import sparse
-    return sparse._from_parts(stype, tuple(shape), np.dtype(dtype), ctx, parts[0], parts[1:])
+    return sparse._from_parts(stype, shape, d, ctx, parts[0], parts[1:], check=False)
 
 
 cdef _sparse_copy(NDArray x, ctx):
