@@ -12,16 +12,20 @@ import numpy as np
 
 cimport cython
 cimport numpy as cnp
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.slice cimport PySlice_GetIndicesEx
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdint cimport int64_t, uintptr_t
+from libc.stdint cimport INT64_MAX, int64_t, uintptr_t
 from cpython.buffer cimport PyBUF_FORMAT
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from allocator._pool cimport Buffer, Pool, pool_for, pool_generation
+
+from allocator._pool import MAX_ALLOC
+from allocator.errors import OutOfMemoryError
 
 from runtime import context as _context
 from runtime.context import Context
@@ -43,6 +47,13 @@ cdef dict _dtype_cache = {}
 # NumPy needs a non-NULL, aligned data pointer even for 0-size arrays.
 cdef int64_t _EMPTY[8]
 cdef uintptr_t EMPTY_PTR = <uintptr_t>&_EMPTY[0]
+
+# Dimensions an array may have: NumPy 1's limit (NumPy 2 allows 64 but keeps 32 for its
+# legacy iterators), and the size of _view's dimension buffer.
+cdef enum:
+    MAX_NDIM = 32
+# Bytes of the largest pool block.
+cdef int64_t C_MAX_ALLOC = MAX_ALLOC
 
 cdef enum Init:
     INIT_NONE = 0
@@ -80,6 +91,8 @@ def as_dtype(dtype, str arg="dtype"):
 
 
 cdef tuple as_shape(object shape, str arg="shape"):
+    """``shape`` as a tuple of Python ints; its values are checked by shape_size when the
+    array is made."""
     cdef tuple t
     if type(shape) is tuple:
         t = <tuple>shape
@@ -94,8 +107,6 @@ cdef tuple as_shape(object shape, str arg="shape"):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{arg} must be an int or a tuple of ints (got {shape!r})")
             return as_shape(tuple(int(u) if isinstance(u, np.integer) else u for u in t), arg)
-        if <Py_ssize_t>v < 0:
-            raise ValueError(f"{arg} must contain non-negative integers (got {shape!r})")
     return t
 
 
@@ -116,13 +127,51 @@ cpdef object as_ctx(object ctx):
                     f"(got {ctx!r})")
 
 
-cdef Py_ssize_t shape_size(tuple shape) except -1:
-    cdef Py_ssize_t n = 1, v
+cpdef int64_t shape_size(tuple shape, cnp.dtype dtype=None, str what="shape",
+                         bint infer=False) except -1:
+    """The number of elements of ``shape``: the one check of every shape that an array
+    or a view is made with, so that no later product of its dimensions can overflow.
+
+    NumPy's rule: every dimension an int >= 0, and the product of the nonzero ones (times
+    the itemsize of ``dtype``) fits in int64, so (2**62, 0) is a valid uint8 shape and
+    (0, 2**62, 2**62) is not; at most MAX_NDIM dimensions.  ``infer`` skips -1 entries
+    (reshape's inferred dimension).  ``what`` names the shape in messages
+    ("reshape: shape").  Raises ValueError.
+    """
+    cdef Py_ssize_t nd = len(shape)
+    cdef int64_t n = 1, v
+    cdef int64_t itemsize = 1 if dtype is None else dtype.itemsize
+    cdef int over
+    cdef bint zero = False
+    if nd > MAX_NDIM:
+        raise ValueError(f"{what} must have at most {MAX_NDIM} dimensions (got {nd})")
     for s in shape:
-        v = s
-        if v and n > (<Py_ssize_t>1 << 50) // v:
-            raise ValueError(f"shape {shape!r} is too large: more than 2**50 elements")
-        n *= v
+        v = PyLong_AsLongLongAndOverflow(s, &over)
+        if over > 0:
+            raise ValueError(f"{what} {shape!r} is too large: its size overflows int64")
+        if over < 0 or v < 0:
+            if infer and v == -1 and over == 0:
+                continue
+            raise ValueError(f"{what} must contain non-negative integers (got {shape!r})")
+        if v == 0:
+            zero = True
+        elif n > INT64_MAX // v:
+            raise ValueError(f"{what} {shape!r} is too large: its size overflows int64")
+        else:
+            n *= v
+    if n > INT64_MAX // itemsize:
+        raise ValueError(f"{what} {shape!r} of {dtype} is too large: its size in bytes "
+                         "overflows int64")
+    return 0 if zero else n
+
+
+cdef size_t alloc_nbytes(tuple shape, object dtype) except? 0:
+    """Bytes of a pool allocation of ``shape`` and ``dtype``; a checked shape too large
+    for any pool block is out of memory (NumPy raises MemoryError there too)."""
+    cdef int64_t n = shape_size(shape, dtype) * (<cnp.dtype>dtype).itemsize
+    if n > C_MAX_ALLOC:
+        raise OutOfMemoryError(f"cannot allocate {n} bytes for shape {shape!r} of {dtype}: "
+                               f"more than a pool block can hold (2**50 bytes)")
     return n
 
 
@@ -207,7 +256,7 @@ cdef Chunk _chunk(object ctx, tuple storage_shape, object dtype, int init):
     c.ctx = ctx
     c.host = ctx is _default_ctx or ctx.device_type != "gpu"
     c.storage_shape = storage_shape
-    c.data_nbytes = shape_size(storage_shape) * (<cnp.dtype>dtype).itemsize
+    c.data_nbytes = alloc_nbytes(storage_shape, dtype)
     if init == INIT_DELAY:
         c.delay_alloc = True
     else:
@@ -219,10 +268,10 @@ cdef Chunk _chunk(object ctx, tuple storage_shape, object dtype, int init):
 
 cdef object _view(uintptr_t ptr, tuple shape, object dtype, object base):
     """A C-contiguous NumPy array over ``ptr`` kept alive by ``base``."""
-    cdef cnp.npy_intp dims[32]
+    cdef cnp.npy_intp dims[MAX_NDIM]
     cdef int nd = len(shape), i
-    if nd > 32:
-        raise ValueError(f"arrays have at most 32 dimensions (got {nd})")
+    if nd > MAX_NDIM:       # shape_size refuses such shapes; this guards the buffer
+        raise ValueError(f"arrays have at most {MAX_NDIM} dimensions (got {nd})")
     for i in range(nd):
         dims[i] = shape[i]
     Py_INCREF(dtype)  # PyArray_NewFromDescr steals it
@@ -267,13 +316,16 @@ cdef NDArray new_dense(tuple shape, object dtype, object ctx, int init):
 cdef NDArray new_sparse(int stype, tuple shape, object dtype, object ctx,
                         tuple storage_shape, list aux_shapes):
     """A sparse array whose data and aux memory is allocated but not filled."""
-    cdef Chunk c = _chunk(ctx, storage_shape, dtype, INIT_NONE)
-    cdef Pool pool = ctx_pool(ctx)
+    cdef Chunk c
+    cdef Pool pool
+    shape_size(shape, dtype)     # size, nbytes and the dense form read the logical shape
+    c = _chunk(ctx, storage_shape, dtype, INIT_NONE)
+    pool = ctx_pool(ctx)
     c.aux_shapes = aux_shapes
     c.aux_mem = []
     c.aux_ptrs = []
     for s in aux_shapes:
-        n = shape_size(s) * 8
+        n = alloc_nbytes(s, I64)
         buf = pool.buffer(n) if n else None
         c.aux_mem.append(buf)
         c.aux_ptrs.append(buf.ptr if n else EMPTY_PTR)
@@ -282,8 +334,9 @@ cdef NDArray new_sparse(int stype, tuple shape, object dtype, object ctx,
 
 
 cdef object dense_from_numpy(object src, object ctx):
-    """Copy a NumPy array (of a supported dtype) into a new dense array on ``ctx``."""
-    cdef NDArray out = new_dense(src.shape, src.dtype, ctx, INIT_NONE)
+    """Copy a NumPy array into a new dense array on ``ctx``; TypeError unless its dtype
+    is supported (object arrays would put PyObject pointers in pool memory)."""
+    cdef NDArray out = new_dense(src.shape, as_dtype(src.dtype), ctx, INIT_NONE)
     if out._chunk.host:
         np.copyto(np_view(out), src, casting="unsafe")
     else:
@@ -313,7 +366,7 @@ def _borrow(obj, uintptr_t ptr, shape, dtype, ctx):
     c.ctx = ctx
     c.host = ctx.device_type != "gpu"
     c.storage_shape = tuple(shape)
-    c.data_nbytes = shape_size(c.storage_shape) * (<cnp.dtype>dtype).itemsize
+    c.data_nbytes = shape_size(c.storage_shape, dtype) * (<cnp.dtype>dtype).itemsize
     c.borrowed = True
     c.data_mem = obj
     c.data_ptr = ptr if c.data_nbytes else EMPTY_PTR
@@ -413,6 +466,7 @@ cdef class NDArray:
     __array_priority__ = 1000.0
 
     cdef Py_ssize_t _size(self) noexcept:
+        # Unchecked: every shape passed shape_size when its array or view was made.
         cdef Py_ssize_t n = 1
         for s in self._shape:
             n *= <Py_ssize_t>s
@@ -742,7 +796,7 @@ cdef class NDArray:
         -1 = infer are supported); raises for sparse arrays."""
         cdef tuple fast
         if not kwargs and self._stype == STYPE_DEFAULT:
-            fast = _plain_reshape(self._shape, shape, self._size())
+            fast = _plain_reshape(shape, self._size(), self._dtype)
             if fast is not None:
                 return _wrap(NDArray, self._chunk, fast, self._dtype, STYPE_DEFAULT,
                              self._offset)
@@ -755,7 +809,7 @@ cdef class NDArray:
         if self._stype != STYPE_DEFAULT:
             raise TypeError(f"reshape: {self.stype} arrays cannot be reshaped; convert with "
                             "tostype('default') first")
-        new = _infer_reshape(self._shape, shape, self._size())
+        new = _infer_reshape(self._shape, shape, self._size(), self._dtype)
         return _wrap(NDArray, self._chunk, new, self._dtype, STYPE_DEFAULT, self._offset)
 
     def __getitem__(self, key):
@@ -783,7 +837,11 @@ cdef class NDArray:
             if not self._shape:
                 raise IndexError("too many indices: a 0-d array cannot be indexed by an int")
             n = self._shape[0]
-            i = key
+            try:
+                i = key
+            except OverflowError:     # beyond Py_ssize_t: out of bounds like any other
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}") \
+                    from None
             if i < 0:
                 i += n
             if not 0 <= i < n:
@@ -1071,23 +1129,24 @@ cdef tuple _with_first(tuple shape, Py_ssize_t first):
     return t
 
 
-cdef tuple _plain_reshape(tuple old, tuple args, Py_ssize_t size):
-    """The common reshape: ints >= 1 (or one tuple of them) and at most one -1; else None."""
-    cdef Py_ssize_t known = 1, v, k, n, infer = -1
+cdef tuple _plain_reshape(tuple args, Py_ssize_t size, object dtype):
+    """The common reshape: ints >= 1 (or one tuple of them) and at most one -1; else None,
+    and _infer_reshape takes over (and names what is wrong)."""
+    cdef Py_ssize_t k, n, infer = -1
+    cdef int64_t known
     cdef tuple t = args
     if len(args) == 1 and type(args[0]) is tuple:
         t = <tuple>args[0]
     n = len(t)
     for k in range(n):
-        if type(t[k]) is not int:
-            return None
         v = t[k]
+        if type(v) is not int:
+            return None
         if v == -1 and infer < 0:
             infer = k
-        elif v >= 1:
-            known *= v
-        else:
+        elif v < 1:
             return None
+    known = shape_size(t, dtype, "reshape: shape", infer >= 0)
     if infer >= 0:
         if size % known:
             return None
@@ -1095,9 +1154,10 @@ cdef tuple _plain_reshape(tuple old, tuple args, Py_ssize_t size):
     return t if known == size else None
 
 
-cdef tuple _infer_reshape(tuple old, object shape, Py_ssize_t size):
+cdef tuple _infer_reshape(tuple old, object shape, Py_ssize_t size, object dtype):
     cdef list out = []
-    cdef Py_ssize_t known = 1, infer = -1, i
+    cdef Py_ssize_t infer = -1, i
+    cdef int64_t known
     t = as_shape_signed(shape)
     for i, v in enumerate(t):
         if v == 0:
@@ -1108,14 +1168,13 @@ cdef tuple _infer_reshape(tuple old, object shape, Py_ssize_t size):
             if infer >= 0:
                 raise ValueError(f"reshape: at most one -1 is allowed (got {shape!r})")
             infer = i
-            out.append(-1)
-            continue
         elif v < 0:
             raise ValueError(f"reshape: dimensions must be >= -1 (got {shape!r}; MXNet's "
                              "-2, -3, -4 are not supported)")
-        known *= v
         out.append(v)
+    known = shape_size(tuple(out), dtype, "reshape: shape", infer >= 0)
     if infer >= 0:
+        # known == 0 is checked, not divided by: NumPy refuses to infer next to a 0 too.
         if known == 0 or size % known:
             raise ValueError(f"reshape: cannot infer -1 in {shape!r} for an array of "
                              f"{size} elements")
@@ -1138,11 +1197,14 @@ cdef tuple as_shape_signed(object shape):
 
 
 def _rebuild(stype, dtype, shape, device_type, device_id, parts):
+    """Unpickle what ``NDArray.__reduce__`` gave.  A pickle comes from outside, so every
+    field is validated as ``nd.load`` validates a file before anything is allocated."""
+    from runtime.nd import _io, sparse
+    d, shape = _io.check_array("unpickle", stype, dtype, shape, parts)
     ctx = Context(device_type, device_id)
     if stype == "default":
         return dense_from_numpy(parts[0], ctx)
-    from runtime.nd import sparse
-    return sparse._from_parts(stype, tuple(shape), np.dtype(dtype), ctx, parts[0], parts[1:])
+    return sparse._from_parts(stype, shape, d, ctx, parts[0], parts[1:], check=False)
 
 
 cdef _sparse_copy(NDArray x, ctx):

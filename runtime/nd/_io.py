@@ -19,6 +19,8 @@ to a size that grows with the number of members; every member is named by one pa
 array and read once; a member is read only after the zip's declared size, its ``.npy``
 header and the size the JSON header allows for it agree, and then with that bound (a
 deflate bomb is refused after a few kilobytes).
+
+Unpickling an NDArray runs the same per-array check (:func:`check_array`).
 """
 
 import io
@@ -29,7 +31,8 @@ import numpy as np
 from numpy.lib import format as npformat
 
 from allocator import OutOfMemoryError
-from runtime._ndarray import DTYPES, STYPES, NDArray, _from_numpy, as_ctx
+from runtime._ndarray import (DTYPES, STYPES, NDArray, _from_numpy, as_ctx, as_dtype,
+                              shape_size)
 from runtime.context import Context
 
 HEADER = "__ndrt__"
@@ -211,10 +214,10 @@ def _member(zf, info, name, limit, refuse):
         why = refuse(dtype)
         if why is not None:
             raise _Bad(why)
-        count = 1
-        for s in shape:
-            count *= s
-        nbytes = count * dtype.itemsize
+        try:
+            nbytes = shape_size(shape, dtype, f"member {name!r}: shape") * dtype.itemsize
+        except ValueError as err:
+            raise _Bad(str(err)) from None
         if nbytes > limit:
             raise _Bad(f"member {name!r} must hold at most {limit} bytes of values (got "
                        f"shape {shape} of {dtype}, {nbytes} bytes)")
@@ -301,8 +304,6 @@ def _load(zf, ctx):
         name = e.get("name")
         if stype not in STYPES or dtype not in DTYPES:
             raise _Bad(f"array {i}: unknown stype {stype!r} or dtype {dtype!r}")
-        if not all(type(s) is int and 0 <= s < 2**63 for s in shape):
-            raise _Bad(f"array {i}: shape must hold integers in [0, 2**63) (got {list(shape)})")
         if len(parts) != _PARTS[stype] or not all(isinstance(p, str) for p in parts):
             raise _Bad(f"array {i}: a {stype} array needs {_PARTS[stype]} parts (got {parts!r})")
         if stype == "csr" and len(shape) != 2:
@@ -326,13 +327,21 @@ def _load(zf, ctx):
         except ValueError as err:
             raise _Bad(f"array {i}: {err}") from None
         d = np.dtype(dtype)
+        if not all(type(s) is int for s in shape):
+            raise _Bad(f"array {i}: shape must be a tuple of ints (got {shape!r})")
+        try:
+            shape_size(shape, d, f"array {i}: shape")
+        except ValueError as err:
+            raise _Bad(str(err)) from None
         limits = _part_limits(stype, shape, d.itemsize)
         zinfos = [_zip_entry(zf, p, lim) for p, lim in zip(parts, limits)]
-        checked.append((name, stype, shape, d, where, parts, limits, zinfos))
+        checked.append((name, stype, dtype, shape, where, parts, limits, zinfos))
     out = []
-    for i, (name, stype, shape, d, where, parts, limits, zinfos) in enumerate(checked):
+    for i, (name, stype, dtype, shape, where, parts, limits, zinfos) in enumerate(checked):
         def data_dtype(got):
-            return None if got == d else f"array {i}: data has dtype {got}, header says {d.name}"
+            if got != dtype:
+                return f"array {i}: data must have dtype {dtype} (got {got})"
+            return None
 
         def index_dtype(got):
             return None if got == np.int64 else f"array {i}: sparse indices must be int64"
@@ -343,15 +352,56 @@ def _load(zf, ctx):
         except MemoryError as err:
             raise _NoMemory(f"array {i} ({sum(zi.file_size for zi in zinfos)} bytes)") \
                 from err
-        if stype == "default":
-            if arrays[0].shape != shape:
-                raise _Bad(f"array {i}: data has shape {arrays[0].shape}, header says {shape}")
-        else:
-            from runtime.nd import sparse
-            try:
-                sparse._check_parts(f"array {i}", stype, shape, arrays[0], arrays[1:],
-                                    full=True)
-            except ValueError as err:
-                raise _Bad(str(err)) from None
+        try:
+            d, shape = check_array(f"array {i}", stype, dtype, shape, arrays)
+        except (TypeError, ValueError) as err:
+            raise _Bad(str(err)) from None
         out.append((name, stype, shape, d, where, arrays))
     return container, out
+
+
+def check_array(where, stype, dtype, shape, parts):
+    """Validate one stored array, as a file holds it and as ``NDArray.__reduce__`` pickles
+    it (both come from outside); returns its NumPy dtype and shape (of Python ints).
+
+    ``stype`` is one of STYPES, ``dtype`` a str naming one of DTYPES ('float32' in files,
+    '<f4' in pickles), ``shape`` a tuple of ints whose size fits (``shape_size``),
+    ``parts`` the NumPy arrays of the stype's layout: the data of that dtype (and, dense,
+    that shape), int64 1-D indices, and sparse parts pass the full format check.  Raises
+    TypeError (a field of the wrong kind) or ValueError, naming ``where``.
+    """
+    if stype not in STYPES:
+        raise ValueError(f"{where}: stype must be one of {', '.join(STYPES)} (got {stype!r})")
+    if not isinstance(dtype, str):
+        raise TypeError(f"{where}: dtype must be a str (got {dtype!r})")
+    d = as_dtype(dtype, f"{where}: dtype")
+    if type(shape) is not tuple or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
+        raise TypeError(f"{where}: shape must be a tuple of ints (got {shape!r})")
+    shape = tuple(int(s) for s in shape)
+    shape_size(shape, d, f"{where}: shape")
+    n = _PARTS[stype]
+    if not isinstance(parts, (list, tuple)) or len(parts) != n or not all(
+            type(p) is np.ndarray for p in parts):
+        got = [type(p).__name__ for p in parts] if isinstance(parts, (list, tuple)) else \
+            type(parts).__name__
+        raise TypeError(f"{where}: parts must be {n} NumPy array(s) for a {stype} array "
+                        f"(got {got})")
+    data, aux = parts[0], list(parts[1:])
+    if data.dtype != d:
+        raise ValueError(f"{where}: data must have dtype {d} (got {data.dtype})")
+    if stype == "default":
+        if data.shape != shape:
+            raise ValueError(f"{where}: data must have shape {shape!r} (got {data.shape!r})")
+        return d, shape
+    for a in aux:
+        if a.dtype != np.int64 or a.ndim != 1:
+            raise ValueError(f"{where}: sparse indices must be int64 and 1-D (got {a.dtype} "
+                             f"of shape {a.shape!r})")
+    if stype == "csr" and len(shape) != 2:
+        raise ValueError(f"{where}: a csr array must be 2-D (got shape {shape!r})")
+    if stype == "row_sparse" and len(shape) < 1:
+        raise ValueError(f"{where}: a row_sparse array needs at least 1 dimension")
+    from runtime.nd import sparse
+    sparse._check_parts(where, stype, shape, data, aux, full=True)
+    return d, shape

@@ -17,7 +17,7 @@ import numpy as np
 
 from runtime import _sparse_kernels as K
 from runtime._ndarray import (STYPES, CSRNDArray, NDArray, RowSparseNDArray, _from_numpy,
-                              _new_sparse, as_ctx, as_dtype)
+                              _new_sparse, as_ctx, as_dtype, shape_size)
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",
            "empty", "array", "cast_storage", "check_format", "retain", "dot"]
@@ -118,15 +118,15 @@ def _check_parts(op, stype, shape, data, aux, full):
         raise ValueError(f"{op}: {msg}")
 
 
-def _as_shape(shape, op):
+def _as_shape(shape, op, dtype=None):
+    """``shape`` as a tuple of ints whose size (in bytes of ``dtype``, if given) fits."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
     if not isinstance(shape, (tuple, list)) or not all(
             isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
         raise TypeError(f"{op}: shape must be a tuple of ints (got {shape!r})")
     shape = tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape):
-        raise ValueError(f"{op}: shape must contain non-negative integers (got {shape!r})")
+    shape_size(shape, dtype, f"{op}: shape")
     return shape
 
 
@@ -306,14 +306,15 @@ def array(source_array, ctx=None, dtype=None):
 def zeros(stype, shape, ctx=None, dtype=None):
     """An all-zero sparse array: no stored values, only the aux arrays."""
     op = "sparse.zeros"
-    shape = _as_shape(shape, op)
     ctx, d = as_ctx(ctx), as_dtype(dtype, f"{op}: dtype")
+    shape = _as_shape(shape, op, d)      # before the NumPy parts below are made of it
     if stype == "csr":
         if len(shape) != 2:
             raise ValueError(f"{op}: csr arrays are 2-D (got shape {shape!r})")
+        # indptr is a zero-stride view: the pool, not a host temporary, takes its memory.
         return _from_parts("csr", shape, d, ctx, np.empty(0, d),
-                           [np.zeros(shape[0] + 1, np.int64), np.empty(0, np.int64)],
-                           check=False)
+                           [np.broadcast_to(np.int64(0), (shape[0] + 1,)),
+                            np.empty(0, np.int64)], check=False)
     if stype == "row_sparse":
         if len(shape) < 1:
             raise ValueError(f"{op}: row_sparse arrays have at least 1 dimension (got ())")
@@ -376,7 +377,7 @@ def cast_storage(x, stype):
 
 
 def _row_size(shape):
-    return int(np.prod(shape[1:], dtype=np.int64))
+    return shape_size(tuple(shape[1:]))
 
 
 def _empty_dense(x):

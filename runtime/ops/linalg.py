@@ -12,10 +12,9 @@ compose.  The sparse kernels of ``dot`` (csr / row_sparse) are attached by
 ``runtime.ops.sparse``; the declaration here is the dense one.
 """
 
-import math
-
 import numpy as np
 
+from runtime._ndarray import shape_size
 from runtime.ops._call import F, unbroadcast
 from runtime.ops.registry import Attr, register, same_dtype
 
@@ -29,7 +28,7 @@ def _flags(attrs):
 
 
 def _prod(shape):
-    return math.prod(shape)
+    return shape_size(tuple(shape))
 
 
 def _reshape(x, shape):

@@ -11,6 +11,7 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 
 import numpy as np
 
+from runtime._ndarray import shape_size
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
 
@@ -96,7 +97,7 @@ def _sum_grad(a, i, o, g):
 
 def _mean_grad(a, i, o, g):
     axes = reduced_axes("mean", a, i[0].ndim)
-    n = int(np.prod([i[0].shape[k] for k in axes], dtype=np.int64))
+    n = shape_size(tuple(i[0].shape[k] for k in axes))
     return [F.broadcast_like(_expand(g[0], i[0], a), i[0]) / max(n, 1)]
 
 
@@ -264,7 +265,7 @@ def _arg_infer(op):
     def infer(attrs, shapes):
         shape = shapes[0]
         axis = _arg_axis(op, attrs, len(shape))
-        n = int(np.prod(shape, dtype=np.int64)) if axis is None else shape[axis]
+        n = shape_size(shape) if axis is None else shape[axis]
         if n == 0:
             raise ValueError(f"{op}: cannot search a zero-size axis (shape {shape!r}, axis "
                              f"{attrs['axis']!r}): attempt to get {op} of an empty sequence")

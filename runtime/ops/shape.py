@@ -10,16 +10,12 @@ and ``_pick_grad`` (scatter-adds of an output gradient into zeros).
 
 import numpy as np
 
-from runtime._ndarray import as_dtype
+from runtime._ndarray import as_dtype, shape_size
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, dtype_scalar, register, same_dtype, scalar_type
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
-
-
-def _size(shape):
-    return int(np.prod(shape, dtype=np.int64))
 
 
 def _axis_of(op, axis, ndim, name="axis"):
@@ -150,7 +146,7 @@ def _mx_reshape(op, src, target):
             if infer >= 0:
                 raise ValueError(f"{op}: shape {target!r} has more than one -1")
             infer = len(out)
-            out.append(1)
+            out.append(-1)
             s += 1
         elif p == -2:
             out.extend(src[s:])
@@ -177,14 +173,15 @@ def _mx_reshape(op, src, target):
             raise ValueError(f"{op}: shape {target!r} holds {p}; values must be > 0 or one "
                              "of MXNet's 0, -1, -2, -3, -4")
         i += 1
-    size = _size(src)
+    size = shape_size(src)
+    known = shape_size(tuple(out), None, f"{op}: shape", infer >= 0)
     if infer >= 0:
-        known = _size(out)
+        # known == 0 is checked, not divided by: NumPy refuses to infer next to a 0 too.
         if known == 0 or size % known:
             raise ValueError(f"{op}: cannot infer -1 in {target!r} for an array of shape "
                              f"{src!r}")
         out[infer] = size // known
-    if _size(out) != size:
+    elif known != size:
         raise ValueError(f"{op}: cannot reshape an array of shape {src!r} ({size} elements) "
                          f"into {tuple(out)!r} (from {target!r})")
     return tuple(out)
@@ -230,7 +227,7 @@ def _reshape_like_shape(attrs, shapes):
     lb, le = lb or 0, len(lhs) if le is None else le
     rb, re = rb or 0, len(rhs) if re is None else re
     out = lhs[:lb] + rhs[rb:re] + lhs[le:]
-    if lb > le or rb > re or _size(out) != _size(lhs):
+    if lb > le or rb > re or shape_size(out, None, "reshape_like: shape") != shape_size(lhs):
         raise ValueError(f"reshape_like: cannot reshape an array of shape {lhs!r} into "
                          f"{out!r} (from {rhs!r})")
     return [out]
@@ -318,7 +315,7 @@ def _flatten_shape(attrs, shapes):
     shape = shapes[0]
     if not shape:
         return [(1, 1)]
-    return [(shape[0], _size(shape[1:]))]
+    return [(shape[0], shape_size(shape[1:]))]
 
 
 register("flatten", aliases=("Flatten",), infer_shape=_flatten_shape,
@@ -885,10 +882,10 @@ def _repeat_shape(attrs, shapes):
     if r < 0:
         raise ValueError(f"repeat: repeats must be >= 0 (got {r})")
     a = _repeat_axis(attrs, len(shape))
-    n = _size(shape) if a is None else shape[a]
+    n = shape_size(shape) if a is None else shape[a]
     # The repeated dimension and the size must be int64s (then the allocator says whether
     # they fit in memory); the size is the larger one unless the input is empty.
-    if max(n, _size(shape)) * r > _INT64_MAX:
+    if max(n, shape_size(shape)) * r > _INT64_MAX:
         raise ValueError(f"repeat: repeats must keep the result's size within int64 for "
                          f"shape {shape!r} (got {r})")
     if a is None:

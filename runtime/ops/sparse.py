@@ -54,7 +54,7 @@ import numpy as np
 
 from runtime import _sparse_kernels as K
 from runtime._imperative import get_storage_fallback
-from runtime._ndarray import _empty, _from_numpy, _new_sparse
+from runtime._ndarray import _empty, _from_numpy, _new_sparse, shape_size
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.ops import registry
 from runtime.ops._call import F
@@ -86,7 +86,7 @@ def _data_np(x, work):
 
 
 def _row_size(shape):
-    return int(np.prod(shape[1:], dtype=np.int64))
+    return shape_size(tuple(shape[1:]))
 
 
 def _rows2d(a, rows, shape):
@@ -236,7 +236,7 @@ def _dense_dot_csr(a, b, tb, work):
     dense @ csr.T -> dense."""
     indptr, indices, data = _csr_np(b, work)
     if tb:
-        m = int(np.prod(a.shape[:-1], dtype=np.int64))
+        m = shape_size(a.shape[:-1])
         a2 = _dense_np(a, work).reshape(m, b.shape[1])
         out = _Dense(a.shape[:-1] + (b.shape[0],), a.dtype, a.ctx, work)
         K.dense_dot_csr_t(a2, indptr, indices, data, out.view.reshape(m, b.shape[0]))

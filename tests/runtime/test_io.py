@@ -24,7 +24,7 @@ import allocator
 import runtime as rt
 from runtime import nd
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
-from tests.runtime.conftest import DTYPES, assert_same
+from tests.runtime.conftest import DTYPES, assert_same, run_isolated
 
 S = nd.sparse
 DENSE_SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 4), (3, 2, 4)]
@@ -237,6 +237,103 @@ def test_pickled_copy_is_independent():
     y = pickle.loads(pickle.dumps(x))
     y[:] = np.zeros(A.shape, np.float32)
     assert_same(x.tostype("default"), A)
+
+
+def test_unpickling_object_arrays_is_refused():
+    # Bug report 8, item 4: object arrays reached pool memory (PyObject pointers in a
+    # pool block): a segfault, from a crafted pickle too.
+    out = run_isolated("""
+import pickle
+import numpy as np
+from runtime import _ndarray, nd
+
+class Crafted:
+    def __reduce__(self):
+        return (_ndarray._rebuild, ("default", "|O", (2,), "cpu", 0,
+                                    [np.array([None, 1], dtype=object)]))
+
+for call in (lambda: _ndarray._rebuild("default", "|O", (2,), "cpu", 0,
+                                       [np.array([None, 1], dtype=object)]),
+             lambda: pickle.loads(pickle.dumps(Crafted())),
+             lambda: _ndarray._rebuild("default", "<f8", (2,), "cpu", 0,
+                                       [np.array([None, 1], dtype=object)]),
+             lambda: nd._from_numpy(np.array([None, 1], dtype=object))):
+    try:
+        x = call()
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__, e)
+    else:
+        print("accepted", x)
+""")
+    lines = out.splitlines()
+    assert lines[0] == lines[1] == ("TypeError unpickle: dtype must be one of float16, float32, "
+                                    "float64, uint8, int8, int32, int64, bool (got '|O')")
+    assert lines[2] == "ValueError unpickle: data must have dtype float64 (got object)"
+    assert lines[3] == ("TypeError dtype must be one of float16, float32, float64, uint8, int8, "
+                        "int32, int64, bool (got dtype('O'))")
+
+
+_D = np.array([1.5, 2.5], np.float32)
+_IP, _IX, _DATA = np.array([0, 1, 2]), np.array([1, 0]), np.array([1.0, 2.0], np.float32)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    (("coo", "<f4", (2,), "cpu", 0, [_D]), ValueError,
+     "^unpickle: stype must be one of default, row_sparse, csr \\(got 'coo'\\)"),
+    ((None, "<f4", (2,), "cpu", 0, [_D]), ValueError, "stype must be one of"),
+    (("default", "<i2", (2,), "cpu", 0, [_D.astype("<i2")]), TypeError,
+     "^unpickle: dtype must be one of float16, .* \\(got '<i2'\\)"),
+    (("default", np.float32, (2,), "cpu", 0, [_D]), TypeError, "dtype must be a str"),
+    (("default", "<f4", [2], "cpu", 0, [_D]), TypeError, "shape must be a tuple of ints"),
+    (("default", "<f4", (2.0,), "cpu", 0, [_D]), TypeError, "shape must be a tuple of ints"),
+    (("default", "<f4", (True,), "cpu", 0, [_D]), TypeError, "shape must be a tuple of ints"),
+    (("default", "<f4", (-2,), "cpu", 0, [_D]), ValueError,
+     "^unpickle: shape must contain non-negative integers \\(got \\(-2,\\)\\)"),
+    (("default", "<f4", (0, 2 ** 62, 2 ** 62), "cpu", 0, [_D]), ValueError,
+     "^unpickle: shape \\(0, 4611686018427387904, 4611686018427387904\\) is too large"),
+    (("default", "<f4", (1,) * 33, "cpu", 0, [_D]), ValueError,
+     "^unpickle: shape must have at most 32 dimensions \\(got 33\\)"),
+    (("default", "<f4", (5,), "cpu", 0, [_D]), ValueError,
+     "^unpickle: data must have shape \\(5,\\) \\(got \\(2,\\)\\)"),
+    (("default", "<f4", (2,), "cpu", 0, [_D, _D]), TypeError, "parts must be 1 NumPy array"),
+    (("default", "<f4", (2,), "cpu", 0, [[1.5, 2.5]]), TypeError, "got \\['list'\\]"),
+    (("default", "<f4", (2,), "cpu", 0, None), TypeError, "got NoneType"),
+    (("default", "<f4", (2,), "cpu", 0, [_D.astype(">f4")]), ValueError,
+     "data must have dtype float32 \\(got >f4\\)"),
+    (("default", "<f4", (2,), "tpu", 0, [_D]), ValueError, "device_type must be one of"),
+    (("csr", "<f4", (2, 2), "cpu", 0, [_DATA, np.array([0, 2, 2]), _IX]), ValueError,
+     "^unpickle: indices must be strictly increasing within each row"),
+    (("csr", "<f4", (2, 2), "cpu", 0, [_DATA, _IP, np.array([1, 5])]), ValueError,
+     "^unpickle: indices must be in \\[0, ncols=2\\)"),
+    (("csr", "<f4", (2, 2), "cpu", 0, [_DATA, _IP.astype(np.int32), _IX]), ValueError,
+     "sparse indices must be int64 and 1-D"),
+    (("csr", "<f4", (2, 2), "cpu", 0, [_DATA, _IP]), TypeError, "parts must be 3 NumPy"),
+    (("csr", "<f4", (2,), "cpu", 0, [_DATA, np.array([0, 2]), _IX]), ValueError,
+     "a csr array must be 2-D"),
+    (("csr", "<f4", (2 ** 62, 2 ** 62), "cpu", 0, [_DATA, _IP, _IX]), ValueError,
+     "its size overflows int64"),
+    (("row_sparse", "<f4", (3,), "cpu", 0, [_DATA, np.array([2, 0])]), ValueError,
+     "^unpickle: indices must be strictly increasing"),
+    (("row_sparse", "<f4", (3,), "cpu", 0, [_DATA, np.array([[0, 2]])]), ValueError,
+     "sparse indices must be int64 and 1-D"),
+    (("row_sparse", "<f4", (), "cpu", 0, [_DATA, np.array([0, 2])]), ValueError,
+     "needs at least 1 dimension"),
+    (("row_sparse", "<f4", (3, 4), "cpu", 0, [_DATA, np.array([0, 2])]), ValueError,
+     "data rows must have shape \\(4,\\)"),
+])
+def test_unpickling_validates_every_field(args, exc, match):
+    from runtime._ndarray import _rebuild
+    with pytest.raises(exc, match=match):
+        _rebuild(*args)
+
+
+def test_unpickling_checks_the_shape_it_is_given():
+    # the shape field used to be ignored for dense arrays
+    assert pickle.loads(pickle.dumps(nd.zeros((2, 3)))).shape == (2, 3)
+    good = nd.zeros((2, 3)).__reduce__()
+    fn, (stype, dtype, shape, dev, dev_id, parts) = good
+    with pytest.raises(ValueError, match=r"data must have shape \(3, 2\) \(got \(2, 3\)\)"):
+        fn(stype, dtype, (3, 2), dev, dev_id, parts)
 
 
 # -- bad arguments to save --------------------------------------------------------------------
@@ -461,18 +558,22 @@ HEADER_DEFECTS = [
     (_set(0, "stype", "coo"), "unknown stype 'coo'"),
     (_set(0, "dtype", ["float32"]), "header field 'dtype' must be str"),
     (_set(0, "dtype", "complex64"), "dtype 'complex64'"),
-    (_set(0, "dtype", "int32"), "data has dtype float32, header says int32"),
+    (_set(0, "dtype", "int32"), "data must have dtype int32 (got float32)"),
     (_set(0, "shape", "3"), "header field 'shape' must be list"),
-    (_set(0, "shape", [3.0]), "shape must hold integers"),
-    (_set(0, "shape", [True, 3]), "shape must hold integers"),
-    (_set(0, "shape", [-3]), "shape must hold integers"),
-    (_set(0, "shape", [2 ** 70]), "shape must hold integers"),
-    (_set(0, "shape", [4]), "data has shape (3,), header says (4,)"),
-    (_set(0, "shape", [3, 1]), "header says (3, 1)"),
+    (_set(0, "shape", [3.0]), "shape must be a tuple of ints"),
+    (_set(0, "shape", [True, 3]), "shape must be a tuple of ints"),
+    (_set(0, "shape", [-3]), "shape must contain non-negative integers (got (-3,))"),
+    (_set(0, "shape", [2 ** 70]), "its size overflows int64"),
+    (_set(0, "shape", [4]), "data must have shape (4,) (got (3,))"),
+    (_set(0, "shape", [3, 1]), "data must have shape (3, 1)"),
     (_set(1, "shape", [3]), "a csr array must be 2-D"),
     (_set(1, "shape", [4, 4]), "indptr must have rows + 1 = 5 entries"),
     (_set(1, "shape", [3, 3]), "indices must be in [0, ncols=3)"),
-    (_set(1, "shape", [3, 2 ** 64]), "shape must hold integers"),
+    (_set(1, "shape", [3, 2 ** 64]), "its size overflows int64"),
+    (_set(1, "shape", [2 ** 62, 2 ** 62]), "array 1: shape (4611686018427387904, "
+                                           "4611686018427387904) is too large"),
+    (_set(0, "shape", [0, 2 ** 62, 2 ** 62]), "is too large: its size overflows int64"),
+    (_set(0, "shape", [1] * 33), "array 0: shape must have at most 32 dimensions (got 33)"),
     (_set(2, "shape", []), "needs at least 1 dimension"),
     (_set(2, "shape", [2, 4]), "indices must be in [0, nrows=2)"),
     (_set(2, "shape", [3, 5]), "data rows must have shape (5,)"),
@@ -538,10 +639,10 @@ def test_data_member_defects(tmp_path, sample_file):
     cases = [
         ("0.0.npy", dense[:-4], "holds 8 bytes"),                        # short body
         ("0.0.npy", dense + b"\x00" * 4, "holds 16 bytes"),              # long body
-        ("0.0.npy", npy_bytes(np.array([1, 2, 3], ">f4")), "data has dtype >f4"),
-        ("0.0.npy", npy_bytes(np.array([1, 2, 3], np.float64)), "data has dtype float64"),
+        ("0.0.npy", npy_bytes(np.array([1, 2, 3], ">f4")), "(got >f4)"),
+        ("0.0.npy", npy_bytes(np.array([1, 2, 3], np.float64)), "(got float64)"),
         ("0.0.npy", npy_bytes(np.array([1, 2, 3], np.uint16)), "must be a C-ordered array"),
-        ("0.0.npy", npy_bytes(np.zeros((3, 1), np.float32)), "data has shape (3, 1)"),
+        ("0.0.npy", npy_bytes(np.zeros((3, 1), np.float32)), "(got (3, 1))"),
         ("0.0.npy", dense.replace(b"(3,)", b"(-3,)"), None),
         ("0.0.npy", dense.replace(b"(3,)", b"(3.)"), None),
         ("0.0.npy", dense.replace(b"'<f4'", b"'|O'"), None),
@@ -586,7 +687,7 @@ def test_duplicate_and_extra_members(tmp_path, sample_file):
         assert_identical(g, w)
     # a header that references a member no array of save's uses is checked like any other
     bad = rewrite_header(tmp_path / "extra", tmp_path / "other", _set(0, "parts", ["extra"]))
-    assert "data has dtype float64, header says float32" in assert_refused(bad)
+    assert "data must have dtype float32 (got float64)" in assert_refused(bad)
     # ... but no member is used twice, nor the header as an array
     bad = rewrite_header(path, tmp_path / "swap", _set(0, "parts", ["2.1"]))
     assert_refused(bad, "array 2: part '2.1' must name a member no other part uses (got one "

@@ -10,7 +10,7 @@ import pytest
 import allocator
 import runtime as rt
 from runtime import nd
-from tests.runtime.conftest import DTYPES, assert_same
+from tests.runtime.conftest import DTYPES, assert_same, run_isolated
 
 
 # -- creation --------------------------------------------------------------------------
@@ -126,6 +126,70 @@ def test_creation_bad_input(call, exc, match):
         call()
 
 
+def numpy_accepts(shape, dtype):
+    """Whether NumPy accepts ``shape`` of ``dtype`` (asked without allocating)."""
+    try:
+        np.lib.stride_tricks.as_strided(np.empty((), dtype), shape=shape,
+                                        strides=(0,) * len(shape))
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("shape, dtype, ok", [
+    ((2 ** 62, 0), "uint8", True),              # NumPy: the nonzero dimensions must fit
+    ((0, 2 ** 63 - 1), "uint8", True),
+    ((2 ** 62, 0), "float32", False),           # ... in bytes
+    ((0, 2 ** 62, 2 ** 62), "uint8", False),
+    ((2 ** 62, 2 ** 62, 0), "uint8", False),
+    ((2 ** 63,), "uint8", False),
+    ((0, 2 ** 64), "uint8", False),
+])
+def test_zero_size_shapes_follow_numpy(shape, dtype, ok):
+    assert numpy_accepts(shape, dtype) == ok
+    for make in (nd.zeros, nd.empty, nd.ones, lambda s, dtype: nd.full(s, 3, dtype=dtype)):
+        if ok:
+            x = make(shape, dtype=dtype)
+            assert x.shape == shape and x.size == 0 and x.nbytes == 0
+            assert np.asarray(x).shape == shape
+        else:
+            with pytest.raises(ValueError, match=r"^shape \(.*\) (of \w+ )?is too large: its "
+                                                 r"size (in bytes )?overflows int64$"):
+                make(shape, dtype=dtype)
+
+
+def test_at_most_32_dimensions_at_creation():
+    x = nd.zeros((1,) * 32)
+    assert x[0].shape == (1,) * 31 and x.reshape(-1).shape == (1,)
+    assert nd.zeros(1).reshape((1,) * 32).shape == (1,) * 32
+    for make in (nd.zeros, nd.empty, nd.ones, lambda s: nd.full(s, 2),
+                 lambda s: nd.array(np.zeros(s)), lambda s: nd.zeros(s, stype="row_sparse")):
+        with pytest.raises(ValueError, match=r"shape must have at most 32 dimensions "
+                                             r"\(got 33\)"):
+            make((1,) * 33)
+    with pytest.raises(ValueError, match=r"^reshape: shape must have at most 32 dimensions"):
+        nd.zeros(1).reshape((1,) * 33)
+    with pytest.raises(ValueError, match="at most 32 dimensions"):
+        nd.from_dlpack(np.zeros((1,) * 33))
+
+
+@pytest.mark.parametrize("shape, exc, match", [
+    ((2 ** 60,), MemoryError, "cannot allocate 1152921504606846976 bytes for shape"),
+    ((2 ** 20, 2 ** 31), MemoryError, "more than a pool block can hold"),
+    ((2 ** 63 - 1,), MemoryError, "more than a pool block can hold"),
+    ((2 ** 63,), ValueError, r"^shape \(9223372036854775808,\) is too large"),
+    ((2 ** 62, 3), ValueError, "its size overflows int64"),
+    ((-1,), ValueError, r"^shape must contain non-negative integers \(got \(-1,\)\)"),
+    ((3, -2 ** 70), ValueError, "must contain non-negative integers"),
+])
+def test_huge_shapes_raise_before_allocating(shape, exc, match):
+    # Huge but valid shapes are out of memory (NumPy raises MemoryError there too), even
+    # for empty(), whose memory would only be taken on first use.
+    for make in (nd.zeros, nd.empty, nd.ones):
+        with pytest.raises(exc, match=match):
+            make(shape, dtype="uint8")
+
+
 # -- properties, repr, scalars -----------------------------------------------------------
 
 def test_properties():
@@ -238,6 +302,86 @@ def test_reshape_bad_input(new, match):
     x = nd.zeros((2, 6))
     with pytest.raises((ValueError, TypeError), match=match):
         x.reshape(new)
+
+
+def test_reshape_size_overflow_is_refused():
+    # Bug report 8, item 1: the positional path multiplied as C integers, so that
+    # (4, 2**62 + 1) "had" 4 elements and the view read and wrote far out of bounds.
+    out = run_isolated("""
+from runtime import nd
+x = nd.zeros((4,), dtype="uint8")
+six = nd.zeros((6,), dtype="int8")
+for call in (lambda: x.reshape(4, 2**62 + 1), lambda: x.reshape((4, 2**62 + 1)),
+             lambda: x.reshape(shape=(4, 2**62 + 1)), lambda: x.reshape([4, 2**62 + 1]),
+             lambda: six.reshape(2, 2**63 - 1, -1), lambda: six.reshape(-1, 2**63 - 1, 2)):
+    try:
+        y = call()
+    except ValueError as e:
+        print(e)
+    else:
+        y[0][1 << 24] = 7
+        print("accepted", y.shape)
+""")
+    assert out.splitlines() == (
+        ["reshape: shape (4, 4611686018427387905) is too large: its size overflows int64"] * 4
+        + ["reshape: shape (2, 9223372036854775807, -1) is too large: its size overflows "
+           "int64",
+           "reshape: shape (-1, 9223372036854775807, 2) is too large: its size overflows "
+           "int64"])
+
+
+def test_reshape_infer_next_to_a_zero_product_is_refused():
+    # Item 2: the known dimensions wrapped around to 0 and the release build (cdivision)
+    # divided by it: SIGFPE.
+    out = run_isolated("""
+from runtime import nd
+x = nd.ones((2,))
+for shape in [(2**32, 2**32, -1), (-1, 2**32, 2**32)]:
+    for call in (lambda: x.reshape(*shape), lambda: x.reshape(shape=shape),
+                 lambda: nd.reshape(x, shape=shape)):
+        try:
+            call()
+        except ValueError as e:
+            print(e)
+""")
+    assert out.splitlines() == (
+        ["reshape: shape (4294967296, 4294967296, -1) is too large: its size overflows "
+         "int64"] * 3
+        + ["reshape: shape (-1, 4294967296, 4294967296) is too large: its size overflows "
+           "int64"] * 3)
+    # a -1 next to known dimensions multiplying to 0 cannot be inferred (NumPy: "cannot
+    # reshape array of size 0 into shape (0,newaxis)")
+    for x, new in [(nd.zeros((0, 3)), (0, -1)), (nd.zeros((2, 0)), (-1, 0))]:
+        with pytest.raises(ValueError):      # 0 copies the dimension (MXNet)
+            np.zeros(x.shape).reshape(tuple(d if d else x.shape[i] for i, d in enumerate(new)))
+        with pytest.raises(ValueError, match=r"^reshape: cannot infer -1"):
+            x.reshape(new)
+    with pytest.raises(ValueError, match=r"^reshape: cannot infer -1 in \(0, -1\)"):
+        nd.reshape(nd.zeros((0, 3)), shape=(0, -1))
+
+
+@pytest.mark.parametrize("new", [(-5, 2), (2, -2 ** 63), (2, -2 ** 70), (3, -3), (-4, 1, 6)])
+def test_reshape_negative_dimensions_are_value_errors(new):
+    x = nd.zeros((6,))
+    for call in (lambda: x.reshape(*new), lambda: x.reshape(new), lambda: x.reshape(shape=new)):
+        with pytest.raises(ValueError, match=r"^reshape: dimensions must be >= -1"):
+            call()
+
+
+def test_reshape_checks_bytes_like_numpy():
+    x = nd.zeros((2, 0), dtype="uint8")
+    assert x.reshape(2 ** 62, 0).shape == (2 ** 62, 0)         # NumPy accepts it too
+    with pytest.raises(ValueError, match=r"of float32 is too large: its size in bytes"):
+        nd.zeros((2, 0)).reshape(2 ** 62, 0)
+    with pytest.raises(ValueError):
+        np.zeros((2, 0), np.float32).reshape(2 ** 62, 0)
+
+
+@pytest.mark.parametrize("key", [2 ** 63, -2 ** 63 - 1, 2 ** 100, np.uint64(2 ** 63)])
+def test_index_beyond_int64_is_an_index_error(key):
+    with pytest.raises(IndexError, match="is out of bounds for axis 0 with size 4"):
+        nd.zeros((4, 3))[key]
+    assert nd.zeros((4, 3))[key:].shape == np.zeros((4, 3))[int(key):].shape
 
 
 def test_transpose_property():

@@ -167,6 +167,23 @@ def test_reshape_errors():
         nd.reshape(x)
 
 
+def test_reshape_size_overflow_names_the_op():
+    x = nd.zeros((4,), dtype="uint8")
+    with pytest.raises(ValueError, match=r"^reshape: shape \(4, 4611686018427387905\) is too "
+                                         r"large: its size overflows int64$"):
+        nd.reshape(x, shape=(4, 2 ** 62 + 1))
+    with pytest.raises(ValueError, match=r"^reshape: shape \(4294967296, 4294967296, -1\) is "
+                                         "too large"):
+        nd.reshape(nd.ones((2,)), shape=(2 ** 32, 2 ** 32, -1))
+    with pytest.raises(ValueError, match=r"^reshape: shape \(-1, 9223372036854775807, 2\)"):
+        nd.reshape(x, shape=(-1, 2 ** 63 - 1, 2))
+    with pytest.raises(ValueError, match=r"^reshape: shape must have at most 32 dimensions"):
+        nd.reshape(nd.zeros(1), shape=(1,) * 33)
+    with pytest.raises(ValueError, match=r"^reshape_like: shape .* too large"):
+        nd.reshape_like(nd.zeros((0, 2 ** 40)), nd.zeros((2 ** 40, 0)), lhs_begin=0, lhs_end=1,
+                        rhs_begin=0, rhs_end=1)
+
+
 def test_reshape_like():
     x, y = data((2, 3, 4)), np.zeros((6, 4), np.int32)
     assert_same(run("reshape_like", [x, y])[0], x.reshape(6, 4))

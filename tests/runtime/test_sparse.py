@@ -429,6 +429,44 @@ def test_rsp_shape_only_and_zeros():
     assert_rsp(S.zeros("row_sparse", 4), np.zeros(4, np.float32))      # an int shape
 
 
+@pytest.mark.parametrize("call, match", [
+    (lambda: S.zeros("csr", (2 ** 62, 2 ** 62)),
+     r"^sparse\.zeros: shape \(4611686018427387904, 4611686018427387904\) is too large: its "
+     r"size overflows int64$"),
+    (lambda: S.zeros("row_sparse", (2 ** 62, 2 ** 62)), r"^sparse\.zeros: shape .* too large"),
+    (lambda: S.zeros("csr", (2 ** 63 - 1, 2)), "its size overflows int64"),
+    (lambda: S.zeros("csr", (-1, 2)), r"^sparse\.zeros: shape must contain non-negative"),
+    (lambda: S.zeros("row_sparse", (1,) * 33), "at most 32 dimensions"),
+    (lambda: S.csr_matrix((2 ** 62, 2 ** 62)), r"^csr_matrix: shape .* too large"),
+    (lambda: S.row_sparse_array((2 ** 40, 2 ** 40)), r"^row_sparse_array: shape .* too large"),
+    (lambda: S.row_sparse_array((np.zeros((0, 2 ** 31)), np.zeros(0, np.int64)),
+                                shape=(2 ** 62, 2 ** 31)),
+     r"^row_sparse_array: shape \(4611686018427387904, 2147483648\) is too large"),
+    (lambda: S.csr_matrix(([], [], [0]), shape=(0, 2 ** 63)), r"^csr_matrix: shape .* too large"),
+    (lambda: S.csr_matrix(([], ([], [])), shape=(2 ** 62, 4)), r"^csr_matrix: shape .* too large"),
+])
+def test_sparse_shapes_are_size_checked(call, match):
+    # The logical shape of a sparse array is checked like a dense one: its size, nbytes
+    # and dense form must exist.
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_sparse_shapes_huge_but_valid():
+    # the dense form of (2**30, 2**30) float32 has 2**62 bytes, which int64 holds: only
+    # the stored parts take memory
+    x = S.zeros("row_sparse", (2 ** 30, 2 ** 30))
+    assert x.shape == (2 ** 30, 2 ** 30) and x.nbytes == 2 ** 62 and x.indices.shape == (0,)
+    with pytest.raises(ValueError, match="of float32 is too large: its size in bytes"):
+        S.zeros("row_sparse", (2 ** 31, 2 ** 31))
+    y = S.row_sparse_array((np.ones((1, 2 ** 10), np.float32), [2 ** 40]),
+                           shape=(2 ** 41, 2 ** 10))
+    assert y.data.shape == (1, 2 ** 10)
+    # indptr of 2**50 rows is 8 PiB: out of memory, before any host temporary is made
+    with pytest.raises(MemoryError, match="more than a pool block can hold"):
+        S.zeros("csr", (2 ** 50, 1))
+
+
 def test_rsp_shape_must_match_the_source():
     a = sample("float32", (4, 3))
     for src in (a, a.tolist(), nd.array(a), S.row_sparse_array(a)):
