@@ -101,6 +101,13 @@ def ones_like(data):
     return ones(data.shape, ctx=data.ctx, dtype=data.dtype)
 
 
+# NumPy 2.0 imports only unversioned DLPack capsules, which cannot say "read-only", and
+# marks every import read-only; unversioned producers (NumPy 2.0 itself, PyTorch) export
+# only writable memory, so there the flag carries no information.  From NumPy 2.1 on, the
+# versioned protocol carries the producer's flag and it is honoured.
+_DLPACK_KNOWS_READONLY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
 def from_dlpack(obj):
     """An NDArray sharing the memory of a DLPack producer (NumPy, PyTorch, CuPy...).
 
@@ -112,7 +119,8 @@ def from_dlpack(obj):
     if dev_type in (1, 3):                                   # kDLCPU, kDLCUDAHost
         a = np.from_dlpack(obj)
         d = as_dtype(a.dtype, "the DLPack dtype")
-        if a.flags.c_contiguous and a.flags.writeable and a.dtype.isnative:
+        if a.flags.c_contiguous and (a.flags.writeable or not _DLPACK_KNOWS_READONLY) \
+                and a.dtype.isnative:
             return _borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
         return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
     if dev_type == 2:                                        # kDLCUDA
