@@ -24,7 +24,7 @@ import allocator
 import runtime as rt
 from runtime import nd
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
-from tests.runtime.conftest import DTYPES, assert_same, run_isolated
+from tests.runtime.conftest import DTYPES, assert_same, child_env, run_isolated
 
 S = nd.sparse
 DENSE_SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 4), (3, 2, 4)]
@@ -869,7 +869,8 @@ def test_out_of_memory_while_reading_is_a_memory_error(tmp_path):
     write_zip(path, members)
     declare_size(path, "0.0.npy", len(head) + n)
     res = subprocess.run([sys.executable, "-c", OOM_CODE, str(path)], capture_output=True,
-                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+                         env=child_env())
     assert res.stdout.startswith(f"MemoryError load: {str(path)!r}: out of memory for "
                                  f"array 0 ({len(head) + n} bytes): "), res.stdout + res.stderr
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from runtime import _sparse_kernels as K
+from tests.runtime.conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -505,8 +506,8 @@ def run_isolated(code, timeout=60, env=None):
     It runs in a session of its own, so that a timeout kills the forked children that hang
     with it, and the test fails instead of hanging pytest.
     """
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=child_env(env),
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -538,6 +539,7 @@ FORK_CODE = """
 import multiprocessing, os
 import numpy as np
 from runtime import _sparse_kernels as K
+from tests.runtime.conftest import child_env
 
 K.set_num_threads(4)                    # a team of 4 even on a machine with fewer CPUs
 K.set_arith_serial_cutoff(0)
