@@ -43,6 +43,7 @@ cdef class Pool:
     cdef vector[Block*] spare
     cdef Stat st_allocated, st_reserved, st_requested, st_allocation, st_segment
     cdef int64_t n_hits, n_misses, n_retries, n_ooms, n_upstream_alloc, n_upstream_free
+    cdef int64_t window_peak      # allocated bytes' peak since mark_peak() (see there)
 
     cdef Block* malloc(self, size_t nbytes) except NULL
     cdef int free_block(self, Block* b) except -1

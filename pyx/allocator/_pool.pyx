@@ -157,6 +157,8 @@ cdef class Pool:
         b.state = ALLOCATED
         b.requested = nbytes
         stat_add(&self.st_allocated, b.size)
+        if self.st_allocated.current > self.window_peak:
+            self.window_peak = self.st_allocated.current
         stat_add(&self.st_requested, nbytes)
         stat_add(&self.st_allocation, 1)
         return b
@@ -444,6 +446,19 @@ cdef class Pool:
         _reset_peak(&self.st_requested)
         _reset_peak(&self.st_allocation)
         _reset_peak(&self.st_segment)
+
+    def mark_peak(self):
+        """Start a window for ``peak_since_mark``; returns the allocated bytes now.
+
+        A second peak that leaves the user's ``reset_peak_stats`` figures alone: the
+        backward executor reports its own peak with it.  One window at a time per pool.
+        """
+        self.window_peak = self.st_allocated.current
+        return self.window_peak
+
+    def peak_since_mark(self):
+        """The most allocated bytes since the last ``mark_peak`` (or since creation)."""
+        return max(self.window_peak, self.st_allocated.current)
 
     def memory_summary(self):
         """A human-readable table of the statistics."""

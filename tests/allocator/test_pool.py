@@ -479,3 +479,20 @@ def test_bestfit_parks_freed_blocks_for_same_size_hits():
     del keep, big
     pool.empty_cache()
     assert up.held == 0
+
+
+@pytest.mark.parametrize("pool_cls", [NaivePool, RoundPool, BestFitPool])
+def test_peak_since_mark_is_a_window_beside_the_user_peak(pool_cls):
+    pool = pool_cls(FakeUpstream())
+    a = pool.alloc(8192)
+    b = pool.alloc(8192)
+    b.free()
+    peak = pool.memory_stats()["allocated_bytes.all.peak"]
+    assert pool.mark_peak() == pool.memory_stats()["allocated_bytes.all.current"]
+    assert pool.peak_since_mark() < peak
+    c = pool.alloc(4096)
+    assert pool.peak_since_mark() == pool.memory_stats()["allocated_bytes.all.current"]
+    c.free()
+    assert pool.peak_since_mark() > pool.memory_stats()["allocated_bytes.all.current"]
+    assert pool.memory_stats()["allocated_bytes.all.peak"] == peak
+    a.free()
