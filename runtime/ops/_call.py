@@ -1,10 +1,14 @@
 """``F.<op>(*arrays, out=None, **attrs)``: call registry operators by name.
 
 Gradient rules use it, so that what they compute is itself made of registry ops (and
-recorded when higher-order gradients are asked for).
+recorded when higher-order gradients are asked for).  Beside it, the helpers that take
+a shape or an ``ArrayDesc`` where the ``*_like`` operators would need an array, so that a
+rule needing only an input's shape does not declare (and the tape does not keep) it:
+``zeros(desc)``, ``broadcast(g, shape)`` and ``unbroadcast(g, shape)``.
 """
 
 from runtime._imperative import invoke
+from runtime._ndarray import zeros as _zeros
 from runtime.ops import registry
 
 
@@ -29,11 +33,29 @@ def unbroadcast(g, shape):
     if g.shape == shape:
         return g
     if 0 in shape:   # nothing to sum into; (reshape would read 0 as "keep", as MXNet)
-        from runtime._ndarray import zeros
-        return zeros(shape, ctx=g.ctx, dtype=g.dtype)
+        return _zeros(shape, ctx=g.ctx, dtype=g.dtype)
     lead = len(g.shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
     if axes:
         g = F.sum(g, axis=axes, keepdims=True)
     return g.reshape(shape) if g.shape != shape else g
+
+
+def zeros(like, shape=None):
+    """Zeros with the dtype, storage type and context of ``like`` (an ``ArrayDesc`` or an
+    NDArray) and its shape, or ``shape``: ``F.zeros_like`` without an array to read.  A
+    constant: no gradient flows through it."""
+    return _zeros(like.shape if shape is None else shape, ctx=like.ctx, dtype=like.dtype,
+                  stype=like.stype)
+
+
+def broadcast(g, shape):
+    """``g``, whose axes are those of ``shape`` or 1, broadcast to ``shape``: the gradient
+    of a reduction (the converse of :func:`unbroadcast`)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    if 0 in shape:   # nothing to broadcast into; (broadcast_to would read 0 as "keep")
+        return zeros(g, shape)
+    return F.broadcast_to(g, shape=shape)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import scipy.special as sps
 
-from runtime.ops._call import F, unbroadcast
+from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops.registry import (Attr, broadcast_shapes, dtype_scalar, float_input, no_bool,
                                    register, same_dtype, scalar_type)
 
@@ -41,7 +41,7 @@ def _keep_stype(attrs, stypes):
 
 
 def _zero_grad(a, i, o, g):
-    return [F.zeros_like(i[0])]
+    return [zeros(i[0])]
 
 
 NO_BOOL = {"negative", "sign", "square", "reciprocal"}
@@ -100,7 +100,7 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 # name, kernel, gradient(attrs, inputs, outputs, out_grads), reads (inputs, outputs)
 unary("negative", np.negative, lambda a, i, o, g: [-g[0]], grad_inputs=())
 unary("abs", np.absolute, lambda a, i, o, g: [g[0] * F.sign(i[0])])
-unary("sign", _sign, _zero_grad)
+unary("sign", _sign, _zero_grad, grad_inputs=())
 unary("exp", np.exp, lambda a, i, o, g: [g[0] * o[0]], grad_inputs=(), grad_outputs=(0,),
       float_only=True)
 unary("expm1", np.expm1, lambda a, i, o, g: [g[0] * (o[0] + 1.0)], grad_inputs=(),
@@ -158,7 +158,7 @@ def _rounding(fn):
 
 for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
                    ("rint", np.rint), ("trunc", np.trunc), ("fix", np.trunc)):
-    unary(_name, _rounding(_fn), _zero_grad)
+    unary(_name, _rounding(_fn), _zero_grad, grad_inputs=())
 
 
 # -- binary, with NumPy broadcasting --------------------------------------------------------
@@ -211,10 +211,10 @@ def binary(name, fn, grad, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=()
 
 binary("add", np.add, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(g[0], i[1])],
        aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
-       expr="lhs + rhs")
+       grad_inputs=(), expr="lhs + rhs")
 binary("subtract", np.subtract, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0], i[1])],
        aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
-       expr="lhs - rhs",
+       grad_inputs=(), expr="lhs - rhs",
        notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
        lambda a, i, o, g: [_ub(g[0] * i[1], i[0]), _ub(g[0] * i[0], i[1])],
@@ -355,7 +355,7 @@ def _where(attrs, ins, outs):
 
 
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
-         infer_type=_where_type, grad_inputs=(0, 1, 2),
+         infer_type=_where_type, grad_inputs=(0,),
          gradient=lambda a, i, o, g: [None, _ub(g[0] * _mask(i[0] != 0, g[0]), i[1]),
                                       _ub(g[0] * _mask(i[0] == 0, g[0]), i[2])])
 
@@ -377,7 +377,7 @@ def _clip(attrs, ins, outs):
 
 register("clip", attrs={"a_min": Attr("float", required=True),
                         "a_max": Attr("float", required=True)},
-         compute=_clip, infer_type=_clip_type, inplace=[(0, 0)],
+         compute=_clip, infer_type=_clip_type, inplace=[(0, 0)], grad_inputs=(0,),
          gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
          doc="``data`` limited to [``a_min``, ``a_max``].  The bounds are cast to "
              "``data``'s dtype (MXNet), truncated toward zero for integers (``a_min=2.5`` "
@@ -390,8 +390,8 @@ def _cast(attrs, ins, outs):
 
 
 register("cast", aliases=("Cast",), attrs={"dtype": Attr("dtype", required=True)},
-         compute=_cast, infer_type=lambda a, d: [a["dtype"]], grad_inputs=(),
-         gradient=lambda a, i, o, g: [F.cast(g[0], dtype=i[0].dtype)], grad_outputs=())
+         compute=_cast, infer_type=lambda a, d: [a["dtype"]],
+         gradient=lambda a, i, o, g: [F.cast(g[0], dtype=i[0].dtype)])
 
 
 def _copy(attrs, ins, outs):
@@ -399,7 +399,7 @@ def _copy(attrs, ins, outs):
 
 
 register("copy", aliases=("identity", "_copy"), compute=_copy, inplace=[(0, 0)],
-         identity=[(0, 0)], grad_inputs=(), gradient=lambda a, i, o, g: [g[0]])
+         identity=[(0, 0)], gradient=lambda a, i, o, g: [g[0]])
 register("stop_gradient", aliases=("BlockGrad",), compute=_copy, inplace=[(0, 0)],
          identity=[(0, 0)], differentiable=False)
 
@@ -448,5 +448,5 @@ def _add_n_type(attrs, dtypes):
 
 
 register("add_n", aliases=("ElementWiseSum",), inputs=("args",), variadic=True,
-         compute=_add_n, infer_shape=_add_n_shape, infer_type=_add_n_type, grad_inputs=(),
+         compute=_add_n, infer_shape=_add_n_shape, infer_type=_add_n_type,
          inplace=[(0, 0)], gradient=lambda a, i, o, g: [g[0]] * len(i))

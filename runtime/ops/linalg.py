@@ -109,7 +109,6 @@ def _dot_grad(attrs, inputs, outputs, out_grads):
 register(
     "dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_dot_shape,
     infer_type=_same_type("dot"), compute=_dot, gradient=_dot_grad, grad_inputs=(0, 1),
-    grad_outputs=(),
     doc="""Dot product of two arrays (MXNet's ``dot``; also the ``@`` operator).
 
 - 1-D x 1-D: the inner product, with shape ``(1,)`` (MXNet; NumPy gives a 0-d array).
@@ -176,7 +175,7 @@ def _batch_dot_grad(attrs, inputs, outputs, out_grads):
 register(
     "batch_dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_batch_shape,
     infer_type=_same_type("batch_dot"), compute=_batch_dot, gradient=_batch_dot_grad,
-    grad_inputs=(0, 1), grad_outputs=(),
+    grad_inputs=(0, 1),
     doc="""Batched matrix product (MXNet's ``batch_dot``).
 
 ``lhs`` (B, n, k) and ``rhs`` (B, k, m) give (B, n, m); ``transpose_a`` /
@@ -238,7 +237,7 @@ def _matmul_grad(attrs, inputs, outputs, out_grads):
 register(
     "matmul", inputs=("lhs", "rhs"), infer_shape=_matmul_shape,
     infer_type=_same_type("matmul"), compute=_matmul, gradient=_matmul_grad,
-    grad_inputs=(0, 1), grad_outputs=(),
+    grad_inputs=(0, 1),
     doc="""Matrix product with NumPy's ``matmul`` semantics: the last two axes are the
 matrices, leading (batch) axes broadcast; a 1-D ``lhs`` gets a leading 1 and a 1-D
 ``rhs`` a trailing 1, removed from the result (so 1-D x 1-D gives a 0-d array, unlike
@@ -308,7 +307,7 @@ register(
     attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),
            "flatten": Attr("bool", True)},
     infer_shape=_fc_shape, infer_type=_same_type("FullyConnected"), compute=_fc,
-    gradient=_fc_grad, grad_inputs=(0, 1), grad_outputs=(),
+    gradient=_fc_grad, grad_inputs=(0, 1),
     doc="""Dense layer (MXNet's ``FullyConnected``): ``out = data @ weight.T + bias``.
 
 Inputs ``data``, ``weight`` (num_hidden, k) and ``bias`` (num_hidden,); with

@@ -125,14 +125,14 @@ def _log_softmax_grad(attrs, inputs, outputs, out_grads):
 register(
     "softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmax"),
     infer_type=float_input("softmax"), compute=_softmax_kernel(False),
-    gradient=_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    gradient=_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``exp(x / T) / sum(exp(x / T), axis)`` along ``axis`` (default -1), computed
 stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  MXNet's
 ``length``/``use_length``/``dtype`` attributes are not supported.""")
 register(
     "log_softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("log_softmax"),
     infer_type=float_input("log_softmax"), compute=_softmax_kernel(True),
-    gradient=_log_softmax_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    gradient=_log_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
 log(sum(exp(x / T - max)))``.""")
 
@@ -185,7 +185,7 @@ register(
     "softmax_cross_entropy", inputs=("data", "label"),
     infer_shape=_ce_shape("softmax_cross_entropy"),
     infer_type=_ce_type("softmax_cross_entropy"), compute=_softmax_ce,
-    gradient=_softmax_ce_grad, grad_inputs=(0, 1), grad_outputs=(),
+    gradient=_softmax_ce_grad, grad_inputs=(0, 1),
     doc="""Cross-entropy of softmax(data) against class labels, SUMMED over the batch
 (MXNet): ``sum_i -log softmax(data)[i, label[i]]``, shape (1,).  ``data`` (n, k)
 logits, ``label`` (n,) class indices (integers, or floats holding integers); a label
@@ -247,14 +247,23 @@ def _dropout(attrs, ins, outs):
     np.multiply(x, _on_device_of(x, mask), out=out)
 
 
-def _dropout_grad(attrs, inputs, outputs, out_grads):
-    g = out_grads[0]
+def _dropped(attrs):
+    """Whether the call dropped (its mask is then read from the output)."""
     active = attrs.get("_active")
     if active is None:
         active = _dropout_active(attrs) and attrs["p"] > 0.0
-    if not active:
+    return active
+
+
+def _dropout_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    if not _dropped(attrs):
         return [g]
     return [g * (outputs[0] != 0) * (1.0 / (1.0 - attrs["p"]))]
+
+
+def _dropout_reads(attrs, n_out):
+    return (0,) if _dropped(attrs) else ()
 
 
 register(
@@ -263,7 +272,7 @@ register(
                                                    choices=("training", "always")),
            "axes": Attr("axes", ()), "cudnn_off": Attr("bool", False)},
     infer_shape=_dropout_shape, infer_type=float_input("Dropout"), compute=_dropout,
-    gradient=_dropout_grad, grad_inputs=(), grad_outputs=(0,), inplace=[(0, 0)],
+    gradient=_dropout_grad, grad_outputs=_dropout_reads, inplace=[(0, 0)],
     needs_rng=True,
     doc="""Dropout (MXNet): in training, ``out = data * mask / (1 - p)`` with ``mask`` ~
 Bernoulli(1 - p) drawn from ``runtime.random``'s generator (``runtime.random.seed``
@@ -329,7 +338,7 @@ register(
     attrs={**EMBED_ATTRS, "dtype": Attr("dtype", as_dtype("float32")),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
-    gradient=_embedding_grad_rule, grad_inputs=(0,), grad_outputs=(),
+    gradient=_embedding_grad_rule, grad_inputs=(0,),
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
 ``data.shape + (output_dim,)`` and dtype ``dtype`` (which must be weight's dtype, as in
 MXNet).  ``data`` holds row indices (integers, or floats holding integers); an index
@@ -380,7 +389,7 @@ register(
     "_embedding_grad", inputs=("data", "grad"), attrs=EMBED_ATTRS,
     infer_shape=_embed_grad_shape("_embedding_grad"),
     infer_type=_embed_grad_type("_embedding_grad"), compute=_embedding_grad,
-    gradient=_embedding_grad_grad, grad_inputs=(0,), grad_outputs=(),
+    gradient=_embedding_grad_grad, grad_inputs=(0,),
     doc="""Hidden: the dense weight gradient of Embedding, ``out[data[j]] += grad[j]``
 into zeros of shape (input_dim, output_dim).""")
 
@@ -403,7 +412,6 @@ register(
     infer_type=_embed_grad_type("_embedding_grad_rsp"),
     infer_storage=lambda attrs, stypes: (["row_sparse"], "sparse"),
     compute_sparse=_embedding_grad_rsp, gradient=_embedding_grad_grad, grad_inputs=(0,),
-    grad_outputs=(),
     doc="""Hidden: the weight gradient of Embedding(sparse_grad=True), a row_sparse
 (input_dim, output_dim) array whose rows are the sorted unique indices of ``data`` and
 whose values are the summed head gradients of each.""")

@@ -12,7 +12,7 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 import numpy as np
 
 from runtime._ndarray import shape_size
-from runtime.ops._call import F
+from runtime.ops._call import F, broadcast
 from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
 
 REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
@@ -92,13 +92,13 @@ def _expand(g, x, attrs):
 # -- sum, mean, prod ---------------------------------------------------------------------
 
 def _sum_grad(a, i, o, g):
-    return [F.broadcast_like(_expand(g[0], i[0], a), i[0])]
+    return [broadcast(_expand(g[0], i[0], a), i[0].shape)]
 
 
 def _mean_grad(a, i, o, g):
     axes = reduced_axes("mean", a, i[0].ndim)
     n = shape_size(tuple(i[0].shape[k] for k in axes))
-    return [F.broadcast_like(_expand(g[0], i[0], a), i[0]) / max(n, 1)]
+    return [broadcast(_expand(g[0], i[0], a), i[0].shape) / max(n, 1)]
 
 
 def _prod_grad(a, i, o, g):
@@ -130,7 +130,7 @@ def _prod(x, axis, keepdims):
 
 
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
-         compute=_kernel(_sum), gradient=_sum_grad, grad_inputs=(0,), grad_outputs=(),
+         compute=_kernel(_sum), gradient=_sum_grad,
          doc="""Sum over ``axis`` (MXNet's sum).
 
 The result keeps the input dtype and is accumulated in it (MXNet), where NumPy sums bool
@@ -138,7 +138,7 @@ and small integers in int64: an integer sum wraps around on overflow (int8 ``[10
 gives -56) and a bool sum is a logical or, not a count (``[True, True]`` gives
 ``[True]``).  Cast first (``x.astype('int64').sum()``) for NumPy's result.""")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
-         gradient=_mean_grad, grad_inputs=(0,), grad_outputs=(),
+         gradient=_mean_grad,
          doc="""Mean over ``axis`` (MXNet's mean).
 
 The result keeps the input dtype (MXNet), where NumPy gives float64: on integers the sum
@@ -147,7 +147,7 @@ zero, so int8 ``[100, 100, 100]`` gives 14 (300 wraps to 44, and 44 / 3 truncate
 14) and int32 ``[1, 2]`` gives 1; a bool mean is True when any element is.  Cast to a
 float dtype first for NumPy's result.""")
 register("prod", attrs=REDUCE_ATTRS, infer_shape=_infer("prod"), compute=_kernel(_prod),
-         gradient=_prod_grad, grad_inputs=(0,), grad_outputs=(),
+         gradient=_prod_grad, grad_inputs=(0,),
          doc="Product over ``axis`` (MXNet's prod); the result keeps the input dtype and is "
              "accumulated in it (integer products wrap around on overflow; a bool product "
              "is a logical and).\n\n"
@@ -237,10 +237,14 @@ def _norm_grad(a, i, o, g):
     return [x * (ge / (n + (n == 0)))]
 
 
+def _norm_reads(attrs, n_out):
+    return (0,) if attrs["ord"] == 2 else ()       # ord=1: sign(x) * g
+
+
 register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
                         "keepdims": Attr("bool", False)},
          infer_shape=_norm_shape, infer_type=no_bool("norm"), compute=_norm,
-         gradient=_norm_grad, grad_inputs=(0,), grad_outputs=(0,),
+         gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
          doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
              "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
              "then entrywise over both axes — Frobenius for ord=2 — as MXNet computes it, "

@@ -16,8 +16,13 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
 - ``compute_sparse(attrs, inputs) -> outputs``: the sparse kernel on NDArrays;
 - ``gradient(attrs, inputs, outputs, out_grads) -> in_grads``: the gradient rule, made of
   registry ops (so gradients of gradients work); ``None`` entries mean no gradient;
-  ``grad_inputs``/``grad_outputs``: which inputs/outputs the rule reads (the tape keeps
-  only those);
+  ``grad_inputs``/``grad_outputs``: the inputs/outputs whose values the rule reads, by
+  position (default: none).  The tape keeps those arrays and a ``runtime._desc.ArrayDesc``
+  (shape, dtype, storage type, context) of every other one, which the rule receives in
+  the array's place: a rule that needs only shapes or dtypes declares nothing.  A
+  declaration is a tuple of positions, or ``f(attrs, n) -> positions`` where it depends
+  on the attributes or on the number ``n`` of inputs (variadic ops) or outputs;
+  :meth:`Op.grad_reads` resolves either;
 - ``inplace``: pairs (input, output) whose buffers may be shared, with ``identity`` pairs
   (output equals input) listed separately; ``mutates``: inputs the op writes;
   ``ignores``: inputs whose values the op never reads (only their shape/dtype).
@@ -85,6 +90,23 @@ class Attr:
         raise AssertionError(k)
 
 
+def _reads(op, what, positions, n):
+    """A grad_inputs/grad_outputs declaration: () for None, a callable as it is, else a
+    tuple of distinct positions (below ``n`` when the count is fixed)."""
+    if positions is None:
+        return ()
+    if callable(positions):
+        return positions
+    positions = tuple(positions)
+    bad = [p for p in positions
+           if not isinstance(p, int) or p < 0 or (n is not None and p >= n)]
+    if bad or len(set(positions)) != len(positions):
+        below = "" if n is None else f" below {n}"
+        raise ValueError(f"{op}: {what} must be distinct positions >= 0{below} (got "
+                         f"{positions!r})")
+    return positions
+
+
 def _same_shape(attrs, shapes):
     return [shapes[0]]
 
@@ -127,9 +149,10 @@ class Op:
         self.compute_sparse = compute_sparse
         self.sparse_stypes = sparse_stypes
         self.gradient = gradient
-        n_in = len(self.inputs)
-        self.grad_inputs = tuple(range(n_in)) if grad_inputs is None else tuple(grad_inputs)
-        self.grad_outputs = (0,) if grad_outputs is None else tuple(grad_outputs)
+        self.grad_inputs = _reads(name, "grad_inputs", grad_inputs,
+                                  None if variadic else len(self.inputs))
+        self.grad_outputs = _reads(name, "grad_outputs", grad_outputs,
+                                   num_outputs if isinstance(num_outputs, int) else None)
         self.inplace = tuple(inplace)
         self.identity = tuple(identity)
         self.mutates = tuple(mutates)
@@ -142,6 +165,13 @@ class Op:
     def n_out(self, attrs):
         n = self.num_outputs
         return n(attrs) if callable(n) else n
+
+    def grad_reads(self, attrs, n_in, n_out):
+        """(input positions, output positions) whose values the gradient rule reads for
+        parsed ``attrs`` and ``n_in`` inputs, ``n_out`` outputs: what the tape saves."""
+        ins, outs = self.grad_inputs, self.grad_outputs
+        return (tuple(ins(attrs, n_in)) if callable(ins) else ins,
+                tuple(outs(attrs, n_out)) if callable(outs) else outs)
 
     def parse_attrs(self, kwargs):
         """Validate and convert keyword attributes; unknown names raise TypeError."""

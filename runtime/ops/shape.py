@@ -11,7 +11,7 @@ and ``_pick_grad`` (scatter-adds of an output gradient into zeros).
 import numpy as np
 
 from runtime._ndarray import as_dtype, shape_size
-from runtime.ops._call import F
+from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, dtype_scalar, register, same_dtype, scalar_type
 
 
@@ -34,12 +34,13 @@ def _axes_of(op, axes, ndim, name="axis"):
 
 
 def _like(g, x):
-    """``g`` (same size as ``x``) with ``x``'s shape."""
+    """``g`` (same size as ``x``) with the shape of ``x`` (an NDArray or ArrayDesc)."""
     if g.shape == x.shape:
         return g
     if 0 not in x.shape:
         return g.reshape(x.shape)
-    return F.reshape_like(g, x)       # NDArray.reshape reads 0 as "keep" (MXNet)
+    # No elements; (NDArray.reshape would read 0 as "keep", as MXNet).
+    return zeros(g, x.shape)
 
 
 def _sum_to(g, x):
@@ -81,8 +82,8 @@ def _broadcast_kernel(attrs, ins, outs):
 
 
 register("broadcast_to", attrs={"shape": Attr("shape", required=True)},
-         infer_shape=_broadcast_to_shape, compute=_broadcast_kernel, grad_inputs=(0,),
-         grad_outputs=(), gradient=lambda a, i, o, g: [_sum_to(g[0], i[0])],
+         infer_shape=_broadcast_to_shape, compute=_broadcast_kernel,
+         gradient=lambda a, i, o, g: [_sum_to(g[0], i[0])],
          doc="Broadcast to ``shape``; 0 in ``shape`` keeps the input's dimension (MXNet).")
 
 
@@ -114,7 +115,6 @@ register("broadcast_like", inputs=("lhs", "rhs"),
          attrs={"lhs_axes": Attr("axes"), "rhs_axes": Attr("axes")},
          infer_shape=_broadcast_like_shape, infer_type=lambda a, d: [d[0]],
          compute=lambda a, ins, outs: _broadcast_kernel(a, ins[:1], outs), ignores=(1,),
-         grad_inputs=(0,), grad_outputs=(),
          gradient=lambda a, i, o, g: [_sum_to(g[0], i[0]), None],
          doc="Broadcast ``lhs`` to the shape of ``rhs`` (MXNet: same number of dimensions; "
              "with lhs_axes/rhs_axes only those dimensions).  ``rhs`` gives only its shape; "
@@ -201,7 +201,6 @@ def _reshape_kernel(attrs, ins, outs):
 register("reshape", aliases=("Reshape",),
          attrs={"shape": Attr("shape", required=True), "reverse": Attr("bool", False)},
          infer_shape=_reshape_shape, compute=_reshape_kernel, gradient=_reshape_grad,
-         grad_inputs=(0,), grad_outputs=(),
          doc="A copy with a new shape; MXNet's special values: 0 copies the input "
              "dimension, -1 infers one dimension, -2 copies all remaining ones, -3 merges "
              "two, -4 splits one into the two values after it; ``reverse`` reads them from "
@@ -236,7 +235,7 @@ def _reshape_like_shape(attrs, shapes):
 register("reshape_like", inputs=("lhs", "rhs"),
          attrs={k: Attr("axis") for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
          infer_shape=_reshape_like_shape, infer_type=lambda a, d: [d[0]],
-         compute=_reshape_kernel, ignores=(1,), grad_inputs=(0,), grad_outputs=(),
+         compute=_reshape_kernel, ignores=(1,),
          gradient=lambda a, i, o, g: [_like(g[0], i[0]), None],
          doc="``lhs`` reshaped to the shape of ``rhs`` (MXNet; with lhs_begin/lhs_end and "
              "rhs_begin/rhs_end, only dimensions [lhs_begin, lhs_end) of lhs are replaced "
@@ -268,7 +267,7 @@ def _transpose_grad(a, i, o, g):
 
 
 register("transpose", attrs={"axes": Attr("axes")}, infer_shape=_transpose_shape,
-         compute=_transpose, gradient=_transpose_grad, grad_inputs=(), grad_outputs=(),
+         compute=_transpose, gradient=_transpose_grad,
          doc="Permute the axes (default: reverse them), as MXNet; negative axes count "
              "from the end.")
 
@@ -285,7 +284,6 @@ def _expand_dims_shape(attrs, shapes):
 
 register("expand_dims", attrs={"axis": Attr("int", required=True)},
          infer_shape=_expand_dims_shape, compute=_reshape_kernel, gradient=_reshape_grad,
-         grad_inputs=(0,), grad_outputs=(),
          doc="Insert a dimension of size 1 at ``axis`` (in [-ndim-1, ndim]).")
 
 
@@ -305,8 +303,7 @@ def _squeeze_shape(attrs, shapes):
 
 
 register("squeeze", attrs={"axis": Attr("axes")}, infer_shape=_squeeze_shape,
-         compute=_reshape_kernel, gradient=_reshape_grad, grad_inputs=(0,),
-         grad_outputs=(),
+         compute=_reshape_kernel, gradient=_reshape_grad,
          doc="Remove dimensions of size 1 (``axis``: all of them, or those listed, which "
              "must have size 1).  As MXNet, squeezing every dimension gives shape (1,).")
 
@@ -319,8 +316,7 @@ def _flatten_shape(attrs, shapes):
 
 
 register("flatten", aliases=("Flatten",), infer_shape=_flatten_shape,
-         compute=_reshape_kernel, gradient=_reshape_grad, grad_inputs=(0,),
-         grad_outputs=(),
+         compute=_reshape_kernel, gradient=_reshape_grad,
          doc="Collapse all dimensions but the first: (d0, d1*...*dn); 1-D (n,) gives (n, 1) "
              "and 0-d gives (1, 1), as MXNet.")
 
@@ -350,8 +346,7 @@ def _concat(attrs, ins, outs):
 
 
 def _concat_grad(a, i, o, g):
-    # Reads only the inputs' shapes (their sizes along ``dim``), never their values; the
-    # registry cannot declare "the shapes of every variadic input", so grad_inputs is ().
+    # Reads only the inputs' shapes (their sizes along ``dim``), never their values.
     d = a["dim"] % g[0].ndim
     grads, off = [], 0
     for x in i:
@@ -366,7 +361,7 @@ _NUM_ARGS = {"num_args": Attr("int")}
 register("concat", aliases=("Concat",), inputs=("data",), variadic=True,
          attrs={"dim": Attr("int", 1), **_NUM_ARGS}, infer_shape=_concat_shape,
          infer_type=lambda a, d: [same_dtype("concat", d)], compute=_concat,
-         gradient=_concat_grad, grad_inputs=(), grad_outputs=(),
+         gradient=_concat_grad,
          doc="Join arrays along ``dim`` (default 1, as MXNet); ``num_args``, if given, "
              "must equal the number of arrays.  The gradient reads only the inputs' "
              "shapes.")
@@ -399,7 +394,7 @@ def _stack_grad(a, i, o, g):
 
 register("stack", inputs=("data",), variadic=True, attrs={"axis": Attr("int", 0), **_NUM_ARGS},
          infer_shape=_stack_shape, infer_type=lambda a, d: [same_dtype("stack", d)],
-         compute=_stack, gradient=_stack_grad, grad_inputs=(), grad_outputs=(),
+         compute=_stack, gradient=_stack_grad,
          doc="Join arrays of one shape along a new axis ``axis`` (default 0).")
 
 
@@ -441,7 +436,7 @@ register("split", aliases=("SliceChannel",),
                 "squeeze_axis": Attr("bool", False)},
          num_outputs=lambda attrs: attrs["num_outputs"], infer_shape=_split_shape,
          infer_type=lambda a, d: [d[0]] * a["num_outputs"], compute=_split,
-         gradient=_split_grad, grad_inputs=(), grad_outputs=(),
+         gradient=_split_grad,
          doc="Split into ``num_outputs`` equal parts along ``axis`` (default 1, as MXNet); "
              "an uneven split raises ValueError.  ``squeeze_axis`` drops the split axis "
              "(sections must have size 1).")
@@ -500,9 +495,7 @@ def _slice_attrs(a):
 
 register("slice", aliases=("crop",), attrs=_SLICE_ATTRS,
          infer_shape=lambda a, s: [_sliced_shape("slice", a, s[0])], compute=_slice_kernel,
-         grad_inputs=(0,), grad_outputs=(),
-         gradient=lambda a, i, o, g: [F._slice_assign(F.zeros_like(i[0]), g[0],
-                                                      **_slice_attrs(a))],
+         gradient=lambda a, i, o, g: [F._slice_assign(zeros(i[0]), g[0], **_slice_attrs(a))],
          doc="Basic slicing: ``begin``/``end``/``step`` tuples (None entries = defaults) "
              "for the leading dimensions, as MXNet's slice; indices are clipped as Python "
              "slices are (MXNet >= 1.6 behaves the same), so an empty result is possible.")
@@ -532,7 +525,7 @@ def _slice_assign_grad(a, i, o, g):
 register("_slice_assign", aliases=("_crop_assign",), inputs=("lhs", "rhs"),
          attrs=_SLICE_ATTRS, infer_shape=_slice_assign_shape,
          infer_type=lambda a, d: [same_dtype("_slice_assign", d)], compute=_slice_assign,
-         inplace=[(0, 0)], gradient=_slice_assign_grad, grad_inputs=(), grad_outputs=(),
+         inplace=[(0, 0)], gradient=_slice_assign_grad,
          doc="``lhs`` with ``lhs[begin:end:step]`` replaced by ``rhs`` (MXNet's).")
 
 
@@ -555,7 +548,7 @@ register("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
          attrs={"scalar": Attr("float", 0.0), **_SLICE_ATTRS},
          infer_shape=_same_shape_sliced("_slice_assign_scalar"),
          infer_type=scalar_type("_slice_assign_scalar", "scalar"),
-         compute=_slice_assign_scalar, inplace=[(0, 0)], grad_inputs=(), grad_outputs=(),
+         compute=_slice_assign_scalar, inplace=[(0, 0)],
          gradient=lambda a, i, o, g: [F._slice_assign_scalar(
              g[0], scalar=0.0, **_slice_attrs(a))],
          doc="``data`` with ``data[begin:end:step]`` set to ``scalar`` (MXNet's).  The "
@@ -590,7 +583,7 @@ def _slice_axis(attrs, ins, outs):
 def _slice_axis_grad(at, i, o, g):
     x = i[0]
     a, b, e = _slice_axis_range(at, x.shape)
-    return [F._slice_assign(F.zeros_like(x), g[0], begin=(None,) * a + (b,),
+    return [F._slice_assign(zeros(x), g[0], begin=(None,) * a + (b,),
                             end=(None,) * a + (e,))]
 
 
@@ -598,7 +591,6 @@ register("slice_axis", attrs={"axis": Attr("int", required=True),
                               "begin": Attr("int", required=True),
                               "end": Attr("axis", required=True)},
          infer_shape=_slice_axis_shape, compute=_slice_axis, gradient=_slice_axis_grad,
-         grad_inputs=(0,), grad_outputs=(),
          doc="Elements [begin, end) along ``axis`` (``end`` None: to the end; negative "
              "values count from the end).  As MXNet, out-of-range bounds raise "
              "ValueError instead of being clipped; unlike MXNet, begin == end (an empty "
@@ -665,8 +657,7 @@ def _take(attrs, ins, outs):
 
 register("take", inputs=("a", "indices"),
          attrs={"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODES)},
-         infer_shape=_take_shape, infer_type=_take_type, compute=_take,
-         grad_inputs=(0, 1), grad_outputs=(),
+         infer_shape=_take_shape, infer_type=_take_type, compute=_take, grad_inputs=(1,),
          gradient=lambda a, i, o, g: [F._take_grad(i[1], g[0], axis=a["axis"] % i[0].ndim,
                                                    mode=a["mode"], shape=i[0].shape), None],
          doc="Elements of ``a`` at ``indices`` along ``axis``: shape a.shape[:axis] + "
@@ -702,7 +693,7 @@ register("_take_grad", inputs=("indices", "ograd"),
          attrs={"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODES),
                 "shape": Attr("shape", required=True)},
          infer_shape=_take_grad_shape, infer_type=lambda a, d: [d[1]], compute=_take_grad,
-         grad_inputs=(0,), grad_outputs=(),
+         grad_inputs=(0,),
          gradient=lambda a, i, o, g: [None, F.take(g[0], i[0], axis=a["axis"],
                                                    mode=a["mode"])],
          doc="Gradient of take: ``ograd`` scatter-added (np.add.at) into zeros of "
@@ -751,8 +742,7 @@ def _pick(attrs, ins, outs):
 register("pick", inputs=("data", "index"),
          attrs={"axis": Attr("axis", -1), "keepdims": Attr("bool", False),
                 "mode": Attr("str", "clip", choices=("clip", "wrap"))},
-         infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick,
-         grad_inputs=(0, 1), grad_outputs=(),
+         infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick, grad_inputs=(1,),
          gradient=lambda a, i, o, g: [F._pick_grad(i[1], g[0], axis=_pick_axis(a, i[0].shape),
                                                    mode=a["mode"], shape=i[0].shape), None],
          doc="``data[..., index, ...]`` along ``axis`` (default -1): ``index`` has the "
@@ -792,7 +782,7 @@ register("_pick_grad", inputs=("index", "ograd"),
          attrs={"axis": Attr("int", -1), "mode": Attr("str", "clip", choices=("clip", "wrap")),
                 "shape": Attr("shape", required=True)},
          infer_shape=_pick_grad_shape, infer_type=lambda a, d: [d[1]], compute=_pick_grad,
-         gradient=_pick_grad_grad, grad_inputs=(0,), grad_outputs=(),
+         gradient=_pick_grad_grad, grad_inputs=(0,),
          doc="Gradient of pick: ``ograd`` placed into zeros of ``shape`` at ``index`` "
              "along ``axis``.")
 
@@ -860,7 +850,7 @@ def _tile(attrs, ins, outs):
 def _tile_grad(a, i, o, g):
     x = i[0]
     if x.size == 0 or g[0].size == 0:
-        return [F.zeros_like(x)]
+        return [zeros(x)]
     xs, rs = _tile_dims(x.shape, a["reps"])
     inter = tuple(v for pair in zip(rs, xs) for v in pair)     # (r0, d0, r1, d1, ...)
     s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2)))
@@ -868,7 +858,7 @@ def _tile_grad(a, i, o, g):
 
 
 register("tile", attrs={"reps": Attr("shape", required=True)}, infer_shape=_tile_shape,
-         compute=_tile, gradient=_tile_grad, grad_inputs=(0,), grad_outputs=(),
+         compute=_tile, gradient=_tile_grad,
          doc="Repeat the whole array ``reps`` times per dimension (NumPy's tile, as MXNet: "
              "the shorter of shape and reps is padded with leading 1s).")
 
@@ -901,7 +891,7 @@ def _repeat(attrs, ins, outs):
 def _repeat_grad(at, i, o, g):
     x, r = i[0], at["repeats"]
     if x.size == 0 or r == 0:
-        return [F.zeros_like(x)]
+        return [zeros(x)]
     a = _repeat_axis(at, x.ndim)
     if a is None:
         return [_like(F.sum(g[0].reshape((x.size, r)), axis=1), x)]
@@ -911,7 +901,6 @@ def _repeat_grad(at, i, o, g):
 
 register("repeat", attrs={"repeats": Attr("int", required=True), "axis": Attr("axis")},
          infer_shape=_repeat_shape, compute=_repeat, gradient=_repeat_grad,
-         grad_inputs=(0,), grad_outputs=(),
          doc="Repeat each element ``repeats`` times along ``axis`` (None: of the "
              "flattened array, giving 1-D), as MXNet and NumPy.")
 
@@ -930,7 +919,7 @@ def _flip(attrs, ins, outs):
 
 
 register("flip", aliases=("reverse",), attrs={"axis": Attr("axes", required=True)},
-         infer_shape=_flip_shape, compute=_flip, grad_inputs=(), grad_outputs=(),
+         infer_shape=_flip_shape, compute=_flip,
          gradient=lambda a, i, o, g: [F.flip(g[0], axis=a["axis"])],
          doc="Reverse the order of elements along ``axis`` (an int or a tuple; MXNet's "
              "reverse).")

@@ -413,7 +413,7 @@ def _copy(attrs, ins, outs):
 register(
     "cast_storage", attrs={"stype": Attr("str", required=True, choices=STYPES)},
     infer_shape=_cast_storage_shape, infer_storage=_cast_storage_storage, compute=_copy,
-    compute_sparse=_cast_storage, grad_inputs=(), gradient=lambda a, i, o, g: [g[0]],
+    compute_sparse=_cast_storage, gradient=lambda a, i, o, g: [g[0]],
     doc="""The array in storage type ``stype`` ('default', 'csr', 'row_sparse'), always a
 new array (MXNet's ``cast_storage``).  csr needs a 2-D array, row_sparse at least 1-D;
 csr <-> row_sparse raises ValueError (as in MXNet: go through 'default').  The gradient
@@ -470,7 +470,7 @@ register(
     "_sparse_retain", aliases=("retain", "sparse_retain"), inputs=("data", "indices"),
     infer_shape=lambda attrs, shapes: [shapes[0]], infer_type=_retain_type,
     infer_storage=_retain_storage, compute_sparse=_retain, gradient=_retain_grad,
-    grad_inputs=(1,), grad_outputs=(), ignores=(),
+    grad_inputs=(1,), ignores=(),
     doc="""The rows ``indices`` of the row_sparse array ``data``, as a row_sparse array
 (MXNet's ``sparse.retain``; ``_sparse_retain``).  Every requested row is stored, zero
 when ``data`` does not store it (as MXNet).  ``indices``: a dense array of integers or

@@ -1,8 +1,9 @@
 """Every registered operator, generically: a sample for each (an op added without one
 fails here), the four write requests, float64 gradients of differentiable ops (and that
-a rule reads only the inputs/outputs it declares), inputs declared ``ignores``, failures
-that leave out= and the inputs unchanged (the listed ones, and for every float attribute
-a value that integer data cannot hold), and 0-size inputs against NumPy.
+a rule reads the values of exactly the inputs/outputs it declares), inputs declared
+``ignores``, failures that leave out= and the inputs unchanged (the listed ones, and for
+every float attribute a value that integer data cannot hold), and 0-size inputs against
+NumPy.
 
 The inputs live in tests/runtime/op_samples.py; the per-area suites (test_elemwise.py
 ...) check values against NumPy in depth.
@@ -22,6 +23,7 @@ import pytest
 import runtime.ops  # noqa: F401  (registers every operator)
 from runtime import nd
 from runtime import random as rt_random
+from runtime._desc import ArrayDesc
 from runtime._imperative import invoke
 from runtime.nd import sparse
 from runtime.ops.registry import OPS
@@ -246,18 +248,49 @@ def _check_grad_nd(name, sample, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
             f"{name}: gradient of input {i}: analytic {analytic} vs numeric {numeric}"
 
 
-class _Unsaved:
-    """What the tape can still tell of an input or output it did not save (one the op's
-    gradient rule does not declare in grad_inputs / grad_outputs): no values."""
+def _described(arrays, kept):
+    """``arrays`` with an ArrayDesc in place of each one whose position is not in ``kept``
+    (what the tape passes a gradient rule)."""
+    return [x if k in kept else ArrayDesc.of(x) for k, x in enumerate(arrays)]
 
-    def __init__(self, x):
-        self.shape, self.dtype, self.ctx, self.stype = x.shape, x.dtype, x.ctx, x.stype
-        self.ndim, self.size = len(x.shape), int(np.prod(x.shape, dtype=np.int64))
+
+def _gradient_with(op, attrs, args, heads, side, k, x):
+    """The gradient rule on ``args`` (inputs, outputs) with ``x`` at position ``k`` of
+    ``args[side]``."""
+    ins, outs = list(args[0]), list(args[1])
+    (ins, outs)[side][k] = x
+    return op.gradient(attrs, ins, outs, heads)
+
+
+def _same_gradients(a, b):
+    return all((x is None) == (y is None) and (x is None or np.array_equal(
+        _values(x), _values(y), equal_nan=True)) for x, y in zip(a, b))
+
+
+def _values_ignored(op, attrs, args, heads, side, k, want):
+    """True when the gradients stay ``want`` with other values (each one value
+    everywhere, NaN among them for floats) at position ``k`` of ``args[side]``; a rule
+    that refuses the values reads them."""
+    x = args[side][k]
+    fills = (np.nan, 0.5) if np.dtype(x.dtype).kind in "fc" else (0, 1)
+    for f in fills:
+        other = _from_dense(np.full(x.shape, f, np.dtype(x.dtype)), x.stype)
+        try:
+            with np.errstate(all="ignore"):
+                got = _gradient_with(op, attrs, args, heads, side, k, other)
+        except Exception:
+            return False
+        if not _same_gradients(want, got):
+            return False
+    return True
 
 
 def _check_grad_reads(name, sample):
-    """The gradient rule gives the same result when only the inputs/outputs it declares
-    (grad_inputs, grad_outputs) are real arrays: the tape saves nothing else."""
+    """The gradient rule reads the values of exactly the inputs and outputs it declares
+    (Op.grad_reads).  With an ArrayDesc (all that the tape keeps) in place of every other
+    one it gives the same gradients; for each declared one, it fails with an ArrayDesc in
+    its place too, and gives other gradients for other values there (else it reads only a
+    shape or a dtype, through an operator such as zeros_like)."""
     op = CANONICAL[name]
     xs = sample.build()
     outs = _invoke(name, xs, sample.attrs)
@@ -265,16 +298,36 @@ def _check_grad_reads(name, sample):
     heads = [nd.array(rng.standard_normal(o.shape).astype(np.dtype(o.dtype)), dtype=o.dtype)
              for o in outs]
     attrs = op.parse_attrs(sample.attrs)
+    ins_read, outs_read = op.grad_reads(attrs, len(xs), len(outs))
+    declared = f"grad_inputs {ins_read}, grad_outputs {outs_read}"
+    assert all(k < len(xs) for k in ins_read) and all(k < len(outs) for k in outs_read), \
+        f"{name}: {declared} name positions beyond {len(xs)} inputs, {len(outs)} outputs"
     full = op.gradient(attrs, xs, outs, heads)
-    part = op.gradient(attrs, [x if i in op.grad_inputs else _Unsaved(x)
-                               for i, x in enumerate(xs)],
-                       [o if k in op.grad_outputs else _Unsaved(o)
-                        for k, o in enumerate(outs)], heads)
+    tape = (_described(xs, ins_read), _described(outs, outs_read))
+    try:
+        part = op.gradient(attrs, *tape, heads)
+    except (TypeError, AttributeError) as e:
+        raise AssertionError(f"{name}: the gradient rule reads more than it declares "
+                             f"({declared}): {type(e).__name__}: {e}") from e
     assert len(full) == len(part) == len(xs), f"{name}: one gradient per input"
     for i, (a, b) in enumerate(zip(full, part)):
         assert (a is None) == (b is None), f"{name}: gradient {i}"
         if a is not None:
             np.testing.assert_array_equal(_values(a), _values(b), err_msg=f"{name}: {i}")
+    more = f"{name}: the gradient rule declares more than it reads ({declared}, attrs " \
+           f"{sample.attrs})"
+    for side, k in [(0, k) for k in ins_read] + [(1, k) for k in outs_read]:
+        what = f"{('input', 'output')[side]} {k}"
+        try:
+            _gradient_with(op, attrs, tape, heads, side, k, ArrayDesc.of(tape[side][k]))
+        except (TypeError, AttributeError):
+            pass
+        else:
+            raise AssertionError(f"{more}: it runs without the values of {what}")
+        assert not _values_ignored(op, attrs, tape, heads, side, k, full), (
+            f"{more}: its gradients do not depend on the values of {what}, only on its "
+            "shape, dtype or storage type; take those from an ArrayDesc "
+            "(runtime.ops._call.zeros, broadcast, unbroadcast)")
 
 
 def _gradients(name, samples):
@@ -427,7 +480,7 @@ def test_unrepresentable_scalar_leaves_out_unchanged(name):
 @_frees_arrays
 def test_zero_size(name):
     """Results against NumPy; for differentiable ops also gradients of the inputs'
-    shapes."""
+    shapes (from the declared reads only, as in _check_grad_reads)."""
     op = CANONICAL[name]
     for z in ZERO_SIZE[name]:
         ins = z.build()
@@ -442,6 +495,9 @@ def test_zero_size(name):
                                        equal_nan=True, err_msg=name)
         if op.differentiable:
             heads = [nd.zeros(g.shape, dtype=g.dtype) for g in got]
-            grads = op.gradient(op.parse_attrs(z.attrs), ins, got, heads)
+            attrs = op.parse_attrs(z.attrs)
+            ins_read, outs_read = op.grad_reads(attrs, len(ins), len(got))
+            grads = op.gradient(attrs, _described(ins, ins_read), _described(got, outs_read),
+                                heads)
             for x, g in zip(ins, grads):
                 assert g is None or g.shape == x.shape, f"{name}: gradient shape {g.shape}"
