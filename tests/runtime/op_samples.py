@@ -995,6 +995,17 @@ _add(ZERO_SIZE, "dot",
      ZeroSize([_csr(zeros(0, 3)), uniform((3, 2))], {}, np.dot),
      ZeroSize([zeros(0, 4), _csr(_S)], {}, np.dot))
 
+# the storage kernels of NDArray.astype and csr row slices
+_add(SAMPLES, "cast",
+     Sample([_csr(_S)], {"dtype": "float64"}),
+     Sample([_rsp(_S)], {"dtype": "float32"}, grad=False))
+_add(SAMPLES, "slice",
+     Sample([_csr(_S)], {"begin": (1,), "end": (3,)}),
+     Sample([_csr(_S)], {"begin": (-2,), "end": (None,), "step": (1,)}),
+     Sample([_csr(_S)], {"begin": (0, 1), "end": (2, 3)}))            # fallback: columns
+_add(ZERO_SIZE, "slice", ZeroSize([_csr(zeros(0, 3))], {"begin": (0,), "end": (2,)},
+                                  lambda x: x[0:2]))
+
 # the storage fallback of ops without a sparse kernel
 _add(SAMPLES, "exp", Sample([_csr(_S)]))
 _add(SAMPLES, "transpose", Sample([_rsp(_S)]))
