@@ -5,6 +5,7 @@ recorded when higher-order gradients are asked for).
 """
 
 from runtime._imperative import invoke
+from runtime._ndarray import zeros
 from runtime.ops import registry
 
 
@@ -29,7 +30,6 @@ def unbroadcast(g, shape):
     if g.shape == shape:
         return g
     if 0 in shape:   # nothing to sum into; (reshape would read 0 as "keep", as MXNet)
-        from runtime._ndarray import zeros
         return zeros(shape, ctx=g.ctx, dtype=g.dtype)
     lead = len(g.shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
