@@ -7,14 +7,15 @@ hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
 imports of ``LAZY`` may stand, each with its reason.
 
     base      runtime.errors, runtime.context, runtime.random
-    kernels   runtime._sparse_kernels, runtime._types (NumPy and C only)
+    kernels   runtime._sparse_*, runtime._types (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
     executor  runtime._executor
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd
 
-A module that is not in ``RANKS`` fails the test until it is given its place.
+A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
+runtime.ops or runtime.nd) fails the test until it is given its place.
 """
 
 import ast
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
     "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
-    "runtime._sparse_kernels": KERNELS, "runtime._types": KERNELS,
+    "runtime._types": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,
     "runtime._imperative": INVOKER, "runtime._executor": EXECUTOR,
@@ -69,11 +70,15 @@ def _modules():
 
 
 def rank(module):
-    """The layer of ``module`` (its own entry, else its package's); None if unknown."""
-    while module:
-        if module in RANKS:
-            return RANKS[module]
-        module = module.rpartition(".")[0] if "." in module else ""
+    """The layer of ``module``: its own entry, its package's (runtime.ops.*, runtime.nd.*),
+    kernels for runtime._sparse_* (DESIGN.md); None when it has none."""
+    if module in RANKS:
+        return RANKS[module]
+    if module.startswith("runtime._sparse_"):
+        return KERNELS
+    for package in ("runtime.ops", "runtime.nd"):
+        if module.startswith(package + "."):
+            return RANKS[package]
     return None
 
 
@@ -211,6 +216,11 @@ def test_the_parsers_find_imports(tmp_path, source, expect):
     pyx = tmp_path / "m.pyx"
     pyx.write_text(source.replace("def f", "cdef object f"))
     assert _cython_imports(pyx) == expect
+
+
+def test_unknown_modules_have_no_layer():
+    assert rank("runtime._newmodule") is None and rank("runtime.newpackage.x") is None
+    assert rank("runtime._sparse_format") == KERNELS and rank("runtime.ops.x") == OPS
 
 
 def test_a_function_level_import_of_the_api_fails(tmp_path):
