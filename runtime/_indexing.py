@@ -102,8 +102,9 @@ def flat(shape, key):
     stride = 1
     for axis in range(ndim - 1, -1, -1):
         along = np.arange(shape[axis], dtype=np.int64) * stride
-        grid = np.broadcast_to(along.reshape((-1,) + (1,) * (ndim - 1 - axis)), shape)
-        part = grid[key]
+        steps = [0] * ndim
+        steps[axis] = 8
+        part = np.ndarray(shape, np.int64, along, 0, steps)[key]    # a zero-stride grid
         pos = part if pos is None else pos + part
         stride *= shape[axis]
     return np.asarray(pos, np.int64, order="C")     # (ascontiguousarray makes 0-d 1-d)
