@@ -1,6 +1,8 @@
 """Copies that involve GPU memory, through cuda-python (host <-> device, device <-> device).
 
-Host-to-host copies never come here (the array code does them with memcpy / NumPy).
+Raw memory only (pointers, byte counts, NumPy arrays): the storage layer above
+(``runtime._ndarray``) says what to copy.  Host-to-host copies never come here (the array
+code does them with memcpy / NumPy).
 Large host<->device copies go through a pinned staging buffer from the ``cpu_pinned``
 pool, which is what lets the driver use DMA at full speed.
 """
@@ -13,10 +15,6 @@ import allocator
 from allocator import _cuda
 
 STAGE_MIN = 1 << 20   # bytes; smaller copies go straight from pageable memory
-
-
-def _ptr(x):
-    return x._storage_ptr(-1)
 
 
 def _h2d(dst_ctx, dptr, hptr, n):
@@ -67,54 +65,23 @@ def memset(ctx, ptr, value, n):
     _cuda.call("cuMemsetD8", ptr, value, n)
 
 
-def from_host(out, src):
-    """Write the C-contiguous NumPy array ``src`` (out's dtype and shape) into GPU ``out``."""
-    src = np.ascontiguousarray(src, dtype=out._dtype_np)
-    copy_bytes(out.ctx, _ptr(out), _HOST, src.ctypes.data, src.nbytes)
-    out._bump()
-
-
-def to_host(x):
-    """A NumPy copy of dense GPU array ``x``."""
-    a = np.empty(x.shape, x._dtype_np)
-    copy_bytes(_HOST, a.ctypes.data, x.ctx, _ptr(x), a.nbytes)
+def to_host(ctx, ptr, shape, dtype):
+    """A NumPy copy of the C-contiguous ``shape`` x ``dtype`` values at ``ptr`` on GPU ``ctx``."""
+    a = np.empty(shape, dtype)
+    copy_bytes(_HOST, a.ctypes.data, ctx, ptr, a.nbytes)
     return a
 
 
-def storage_to_host(x, i):
-    """A NumPy copy of the data (i = -1) or aux array i of a sparse GPU array."""
-    c = x.chunk
-    shape = c.storage_shape if i < 0 else c.aux_shapes[i]
-    a = np.empty(shape, x._dtype_np if i < 0 else np.int64)
-    copy_bytes(_HOST, a.ctypes.data, x.ctx, x._storage_ptr(i), a.nbytes)
-    return a
-
-
-def storage_from_host(x, i, src):
-    """Write NumPy ``src`` into the data (i = -1) or aux array i of sparse GPU array ``x``."""
-    src = np.ascontiguousarray(src, dtype=x._dtype_np if i < 0 else np.int64)
-    copy_bytes(x.ctx, x._storage_ptr(i), _HOST, src.ctypes.data, src.nbytes)
-
-
-def copy(dst, src):
-    """Dense ``src`` into dense ``dst`` (same shape), across contexts, casting if needed."""
-    if dst._dtype_np != src._dtype_np:
-        from_host(dst, src.asnumpy().astype(dst._dtype_np))
-        return
-    copy_bytes(dst.ctx, _ptr(dst), src.ctx, _ptr(src), src.nbytes)
-
-
-def setitem(x, key, value):
-    """``x[key] = value`` on a GPU array: done on a host copy, written back whole."""
-    a = to_host(x)
-    a[key] = value
-    from_host(x, a)
+def from_host(ctx, ptr, src):
+    """Write the values of NumPy ``src`` (C order, its own dtype) to ``ptr`` on GPU ``ctx``."""
+    src = np.ascontiguousarray(src)
+    copy_bytes(ctx, ptr, _HOST, src.ctypes.data, src.nbytes)
 
 
 def cupy_view(x):
     """A CuPy array over GPU array ``x`` (zero-copy); needs the ``gpu`` extra."""
     try:
-        import cupy
+        import cupy    # optional dependency (the ``gpu`` extra): imported on first use
     except ImportError:
         raise ImportError("this needs CuPy for GPU arrays: pip install 'ndrt[gpu]'") from None
     with cupy.cuda.Device(x.ctx.device_id):

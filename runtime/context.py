@@ -3,6 +3,8 @@
 import operator
 import threading
 
+from allocator import _cuda
+
 _DEVICE_TYPES = ("cpu", "gpu", "cpu_pinned")
 
 
@@ -122,5 +124,4 @@ def current_context():
 
 def num_gpus():
     """Number of CUDA devices visible (0 without a driver)."""
-    from allocator import _cuda
     return _cuda.device_count()

@@ -16,10 +16,11 @@ from cpython.object cimport PyObject
 from libc.stdint cimport uintptr_t
 from libc.string cimport memcpy
 
-from runtime._ndarray cimport (STYPE_DEFAULT, Chunk, NDArray, new_dense, np_view,
+from runtime._ndarray cimport (STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
 
-from runtime._ndarray import _assign, as_ctx
+from runtime import _transfer
+from runtime._ndarray import as_ctx
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 
 cnp.import_array()
@@ -639,10 +640,10 @@ cpdef object invoke_parsed(object op, list inputs, dict attrs, object out, objec
                 outs[i] = results[i]
             elif reqs[i] == REQ_ADD:
                 from runtime.ops import registry
-                _assign(outs[i], invoke_parsed(registry.get("add"), [outs[i], results[i]], {},
-                                               None, None))
+                assign(outs[i], invoke_parsed(registry.get("add"), [outs[i], results[i]], {},
+                                              None, None))
             else:
-                _assign(outs[i], results[i])
+                assign(outs[i], results[i])
     for i in op.mutates:
         (<NDArray>inputs[i])._chunk.bump()
     return _result(outs, n_out)
@@ -692,7 +693,6 @@ cdef list _requests(object op, object req, Py_ssize_t n_out, list outs):
 cdef object _views(list arrays, object ctx):
     if ctx.device_type != "gpu":
         return [np_view(<NDArray>a) for a in arrays]
-    from runtime import _transfer
     return [_transfer.cupy_view(a) for a in arrays]
 
 

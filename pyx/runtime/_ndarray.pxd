@@ -38,9 +38,6 @@ cdef class NDArray:
     cdef object __weakref__
 
     cdef Py_ssize_t _size(self) noexcept
-    cdef object _np(self)
-    cdef NDArray _host_result(self, object a)
-    cdef object _dense_np(self)
     cdef int _fill(self, object val) except -1
 
 
@@ -55,6 +52,7 @@ cdef class RowSparseNDArray(NDArray):
 cdef NDArray new_dense(tuple shape, object dtype, object ctx, int init)
 cdef object np_view(NDArray x)
 cdef object dense_from_numpy(object src, object ctx)
+cdef int assign(NDArray dst, NDArray src) except -1
 
 
 ctypedef object (*binary_impl_t)(int code, object a, object b, int flags)

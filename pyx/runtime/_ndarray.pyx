@@ -5,6 +5,13 @@ share the chunk with a byte offset.  Sparse arrays keep their data and aux array
 (int64 indices, MXNet's layouts) in one chunk.  NumPy sees CPU memory zero-copy through
 views whose base is the chunk, so memory goes back to the pool only when the last
 NDArray and the last NumPy view of it are gone.
+
+This module imports only what lies below it (the allocator, ``runtime.context``,
+``runtime._transfer``, ``runtime._indexing``).  What NDArray needs from above comes
+through hooks that the higher layers register at import: the operator layer's functions
+(``set_method_hook``: ``x.exp()``, and ``T``, ``astype``, ``tostype``, indexing, which
+run registry operators so that the tape can record them), and the sparse routines of
+``runtime._storage`` (``set_storage_hooks``).
 """
 from functools import partial
 
@@ -24,9 +31,11 @@ from libc.string cimport memcpy, memset
 
 from allocator._pool cimport Buffer, Pool, pool_for, pool_generation
 
+from allocator import as_device
 from allocator._pool import MAX_ALLOC
 from allocator.errors import OutOfMemoryError
 
+from runtime import _indexing, _transfer
 from runtime import context as _context
 from runtime.context import Context
 
@@ -120,7 +129,6 @@ cpdef object as_ctx(object ctx):
     if isinstance(ctx, Context):
         return ctx
     if isinstance(ctx, str):
-        from allocator import as_device
         d = as_device(ctx)
         return Context(d.kind, d.id)
     raise TypeError(f"ctx must be a Context such as runtime.cpu() or runtime.gpu(0) "
@@ -175,7 +183,7 @@ cdef size_t alloc_nbytes(tuple shape, object dtype) except? 0:
     return n
 
 
-def _shape_str(shape):
+cdef str _shape_str(tuple shape):
     return "x".join(str(s) for s in shape) if shape else "0-d"
 
 
@@ -215,7 +223,6 @@ cdef class Chunk:
         if self.host:
             memset(<void*>self.data_ptr, 0, self.data_nbytes)
         else:
-            from runtime import _transfer
             _transfer.memset(self.ctx, self.data_ptr, 0, self.data_nbytes)
         return 0
 
@@ -340,28 +347,28 @@ cdef object dense_from_numpy(object src, object ctx):
     if out._chunk.host:
         np.copyto(np_view(out), src, casting="unsafe")
     else:
-        from runtime import _transfer
-        _transfer.from_host(out, np.ascontiguousarray(src))
+        _transfer.from_host(ctx, out._chunk.ptr(), np.asarray(src, dtype=out._dtype))
     return out
 
 
-def _empty(shape, dtype=None, ctx=None):
-    """Uninitialised dense array (internal)."""
-    return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_NONE)
-
-
-def _from_numpy(src, ctx=None):
+def from_numpy(src, ctx=None):
+    """A new dense array on ``ctx`` (default: the current context) holding a copy of the
+    NumPy array ``src`` (same shape and dtype); TypeError for an unsupported dtype."""
     return dense_from_numpy(src, as_ctx(ctx))
 
 
-def _new_sparse(stype, shape, dtype, ctx, storage_shape, aux_shapes):
-    """A sparse array with allocated, unfilled storage (internal; for constructors)."""
+def alloc_sparse(stype, shape, dtype, ctx, storage_shape, aux_shapes):
+    """A ``stype`` ('csr' or 'row_sparse') array of ``shape`` whose data (of
+    ``storage_shape``) and int64 aux arrays (of ``aux_shapes``) are allocated on ``ctx``
+    but not filled: the caller writes them (see :func:`storage_view`,
+    :func:`write_storage`) and answers for the layout."""
     return new_sparse(STYPES.index(stype), as_shape(shape), as_dtype(dtype), as_ctx(ctx),
                       tuple(storage_shape), [tuple(s) for s in aux_shapes])
 
 
-def _borrow(obj, uintptr_t ptr, shape, dtype, ctx):
-    """A dense array over foreign memory ``ptr`` that ``obj`` keeps alive (DLPack)."""
+def borrow(obj, uintptr_t ptr, shape, dtype, ctx):
+    """A dense array over foreign memory ``ptr`` (C-contiguous ``shape`` of NumPy dtype
+    ``dtype`` on Context ``ctx``) that ``obj`` keeps alive; ndrt never frees it (DLPack)."""
     cdef Chunk c = Chunk.__new__(Chunk)
     c.ctx = ctx
     c.host = ctx.device_type != "gpu"
@@ -373,24 +380,74 @@ def _borrow(obj, uintptr_t ptr, shape, dtype, ctx):
     return _wrap(NDArray, c, c.storage_shape, dtype, STYPE_DEFAULT, 0)
 
 
+# -- the parts of an array's storage ---------------------------------------------------
+# Part -1 is the data (a dense array's values, with its view offset and shape; a sparse
+# array's stored values, of the chunk's storage shape), parts 0, 1 the int64 aux arrays
+# (row_sparse: row indices; csr: indptr, column indices).
+
+cdef inline Py_ssize_t _n_aux(NDArray x):
+    return 0 if x._stype == STYPE_DEFAULT else len(x._chunk.aux_shapes)
+
+
+cdef tuple _part(NDArray x, int i):
+    """(address, shape, dtype) of part ``i`` of ``x``."""
+    cdef Chunk c = x._chunk
+    if not -1 <= i < _n_aux(x):
+        raise IndexError(f"a {STYPES[x._stype]} array has storage parts -1 to "
+                         f"{_n_aux(x) - 1} (got {i})")
+    if i < 0:
+        shape = x._shape if x._stype == STYPE_DEFAULT else c.storage_shape
+        return c.ptr() + x._offset, shape, x._dtype
+    return c.aux_ptrs[i], c.aux_shapes[i], I64
+
+
+def storage_view(NDArray x, int i):
+    """Zero-copy NumPy view of part ``i`` of host array ``x``: the data (i = -1) or aux
+    array ``i`` (TypeError for device memory)."""
+    if not x._chunk.host:
+        raise TypeError(f"a {x._chunk.ctx} array is device memory: use storage_host()")
+    ptr, shape, dtype = _part(x, i)
+    return _view(ptr, shape, dtype, x._chunk)
+
+
+def storage_host(NDArray x, int i):
+    """Host NumPy array of part ``i`` of ``x`` (see :func:`storage_view`): a zero-copy
+    view of host memory, a copy of device memory."""
+    if x._chunk.host:
+        return storage_view(x, i)
+    ptr, shape, dtype = _part(x, i)
+    return _transfer.to_host(x._chunk.ctx, ptr, shape, dtype)
+
+
+def write_storage(NDArray x, int i, src):
+    """Copy NumPy ``src`` (the part's shape) into part ``i`` of ``x``, cast unsafely to
+    the part's dtype, on any context.  No version bump: for filling new arrays."""
+    ptr, shape, dtype = _part(x, i)
+    if x._chunk.host:
+        np.copyto(_view(ptr, shape, dtype, x._chunk), src, casting="unsafe")
+    else:
+        _transfer.from_host(x._chunk.ctx, ptr,
+                            np.broadcast_to(np.asarray(src).astype(dtype, copy=False), shape))
+
+
 # -- creation ---------------------------------------------------------------------------
 
 def zeros(shape, ctx=None, dtype=None, stype=None):
     """An array of zeros (MXNet's ``nd.zeros``); float32 unless ``dtype`` is given.
 
-    ``stype='csr'`` or ``'row_sparse'`` gives an all-zero sparse array.
+    ``stype='csr'`` or ``'row_sparse'`` gives an all-zero sparse array
+    (``runtime._storage.zeros``).
     """
     if stype is not None and stype != "default":
-        from runtime.nd import sparse
-        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
+        return _hooked(_sparse_zeros, "zeros")(stype, shape, ctx=ctx, dtype=dtype)
     return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_ZERO)
 
 
 def empty(shape, ctx=None, dtype=None, stype=None):
-    """An uninitialised array; its memory is taken from the pool on first use."""
+    """An uninitialised array; its memory is taken from the pool on first use.  A sparse
+    ``stype`` gives an all-zero array, as MXNet."""
     if stype is not None and stype != "default":
-        from runtime.nd import sparse
-        return sparse.empty(stype, shape, ctx=ctx, dtype=dtype)
+        return _hooked(_sparse_zeros, "empty")(stype, shape, ctx=ctx, dtype=dtype)
     return new_dense(as_shape(shape), as_dtype(dtype), as_ctx(ctx), INIT_DELAY)
 
 
@@ -414,16 +471,47 @@ def ones(shape, ctx=None, dtype=None):
     return a
 
 
-# -- Python operators: implemented by runtime._imperative, which registers itself here ----
+# -- hooks: what NDArray calls in the layers above, which register it at import ---------
 
-_method_hook = None
+cdef object _method_hook = None
+# runtime._storage's sparse routines
+cdef object _sparse_zeros = None
+cdef object _check_format = None
+cdef object _rebuild = None
 
 
-def _set_method_hook(fn):
-    """runtime.nd installs ``fn(name) -> nd function or None`` for NDArray methods."""
+def set_method_hook(fn):
+    """The operator layer installs ``fn(name) -> nd function or None`` (runtime.nd does,
+    at import): the functions behind the methods that run operators (``x.exp()``,
+    ``x.sum(axis=1)``, ``T``, ``astype``, ``tostype``, indexing)."""
     global _method_hook
     _method_hook = fn
 
+
+def set_storage_hooks(zeros, check_format, rebuild):
+    """runtime._storage installs its sparse routines at import: ``zeros(stype, shape,
+    ctx, dtype)`` (zeros/empty of a sparse stype), ``check_format(x, full_check)`` (the
+    method) and ``rebuild(*fields)`` (what ``NDArray.__reduce__`` pickles)."""
+    global _sparse_zeros, _check_format, _rebuild
+    _sparse_zeros, _check_format, _rebuild = zeros, check_format, rebuild
+
+
+cdef object _hooked(object fn, str what):
+    """``fn``, registered by a layer above; RuntimeError naming ``what`` if it is not."""
+    if fn is None:
+        raise RuntimeError(f"{what} needs the layers above runtime._ndarray: import runtime")
+    return fn
+
+
+cdef object _nd(str name):
+    """The nd function ``name`` (any registered operator, hidden ones included)."""
+    fn = _hooked(_method_hook, f"the operator {name!r}")(name)
+    if fn is None:
+        raise RuntimeError(f"no operator {name!r} is registered")
+    return fn
+
+
+# -- Python operators: implemented by runtime._imperative, which registers itself here ----
 
 cdef binary_impl_t _binary_impl = NULL
 cdef unary_impl_t _unary_impl = NULL
@@ -472,9 +560,6 @@ cdef class NDArray:
             n *= <Py_ssize_t>s
         return n
 
-    cdef object _np(self):
-        return np_view(self)
-
     # -- properties ---------------------------------------------------------------
 
     @property
@@ -522,22 +607,16 @@ cdef class NDArray:
         return self._chunk
 
     @property
-    def _dtype_np(self):
-        return self._dtype
-
-    def _bump(self):
-        self._chunk.bump()
-
-    @property
     def nbytes(self):
         return self._size() * self._dtype.itemsize
 
     @property
     def T(self):
-        """Transpose (a copy); the array itself when ``ndim < 2``, as MXNet."""
+        """Transpose (the ``transpose`` operator: a copy); the array itself when
+        ``ndim < 2``, as MXNet."""
         if len(self._shape) < 2:
             return self
-        return self._host_result(np.ascontiguousarray(self._dense_np().T))
+        return _nd("transpose")(self)
 
     def __len__(self):
         if not self._shape:
@@ -551,8 +630,8 @@ cdef class NDArray:
         if self._stype != STYPE_DEFAULT:
             return self.tostype("default").asnumpy()
         if not self._chunk.host:
-            from runtime import _transfer
-            return _transfer.to_host(self)
+            return _transfer.to_host(self._chunk.ctx, self._chunk.ptr() + self._offset,
+                                     self._shape, self._dtype)
         return np_view(self).copy()
 
     def asscalar(self):
@@ -642,7 +721,6 @@ cdef class NDArray:
             kw["copy"] = copy
         if self._chunk.host:
             return np_view(self).__dlpack__(stream=stream, **kw)
-        from runtime import _transfer
         return _transfer.cupy_view(self).__dlpack__(stream=stream, **kw)
 
     def __dlpack_device__(self):
@@ -661,43 +739,15 @@ cdef class NDArray:
                 "version": 3}
 
     def __reduce__(self):
-        parts = [self._dense_np() if self._stype == STYPE_DEFAULT else None]
-        if self._stype != STYPE_DEFAULT:
-            parts = [self._storage_np(i) for i in range(-1, len(self._chunk.aux_shapes))]
-        return (_rebuild, (STYPES[self._stype], self._dtype.str, self._shape,
-                           self._chunk.ctx.device_type, self._chunk.ctx.device_id,
-                           [np.array(p) if not self._chunk.host else p.copy() for p in parts]))
+        # runtime._storage.rebuild validates every field (a pickle comes from outside)
+        parts = [storage_host(self, i) for i in range(-1, _n_aux(self))]
+        if self._chunk.host:        # views of pool memory: the pickle takes copies
+            parts = [p.copy() for p in parts]
+        return (_hooked(_rebuild, "pickling an NDArray"),
+                (STYPES[self._stype], self._dtype.str, self._shape,
+                 self._chunk.ctx.device_type, self._chunk.ctx.device_id, parts))
 
     # -- copies and contexts ------------------------------------------------------
-
-    cdef NDArray _host_result(self, object a):
-        return dense_from_numpy(a, self._chunk.ctx)
-
-    cdef object _dense_np(self):
-        """Host NumPy array of a dense array: a view on the CPU, a copy from a GPU."""
-        if self._chunk.host:
-            return np_view(self)
-        return self.asnumpy()
-
-    def _storage_np(self, int i):
-        """Host NumPy array of the data (i = -1) or aux array i of a sparse array."""
-        if not self._chunk.host:
-            from runtime import _transfer
-            return _transfer.storage_to_host(self, i)
-        return self._storage_view(i)
-
-    def _storage_view(self, int i):
-        """Zero-copy NumPy view of the data (i = -1) or aux i of a host array (a dense
-        array's data is the array itself, view offset and shape included)."""
-        cdef Chunk c = self._chunk
-        if i < 0:
-            shape = self._shape if self._stype == STYPE_DEFAULT else c.storage_shape
-            return _view(c.ptr() + self._offset, shape, self._dtype, c)
-        return _view(c.aux_ptrs[i], c.aux_shapes[i], I64, c)
-
-    def _storage_ptr(self, int i):
-        cdef Chunk c = self._chunk
-        return c.ptr() + self._offset if i < 0 else c.aux_ptrs[i]
 
     def copy(self):
         """A deep copy in the same context."""
@@ -721,35 +771,26 @@ cdef class NDArray:
                 src = self.copyto(dst.ctx).astype(dst.dtype, copy=False)
                 _assign_storage(dst, src)
                 return dst
-            if dst._chunk.host and self._chunk.host:
-                np.copyto(np_view(dst), np_view(self), casting="unsafe")
-            else:
-                from runtime import _transfer
-                _transfer.copy(dst, self)
+            _copy_dense(dst, self)
             dst._chunk.bump()
             return dst
         if not isinstance(other, (Context, str)):
             raise TypeError(f"copyto: other must be an NDArray or a Context (got {other!r})")
         ctx = as_ctx(other)
         if self._stype != STYPE_DEFAULT:
-            return _sparse_copy(self, ctx)
+            return _copy_sparse(self, ctx)
         dst = new_dense(self._shape, self._dtype, ctx, INIT_NONE)
         if dst._chunk.host and self._chunk.host:
             if dst._chunk.data_nbytes:
                 memcpy(<void*>dst._chunk.ptr(), <void*>(self._chunk.ptr() + self._offset),
                        dst._chunk.data_nbytes)
         else:
-            from runtime import _transfer
-            _transfer.copy(dst, self)
+            _copy_dense(dst, self)
         return dst
 
     def copyto_dense(self, NDArray src):
         """Copy dense ``src`` (same shape) into this dense array, across contexts."""
-        if self._chunk.host and src._chunk.host:
-            np.copyto(np_view(self), np_view(src), casting="unsafe")
-        else:
-            from runtime import _transfer
-            _transfer.copy(self, src)
+        _copy_dense(self, src)
         self._chunk.bump()
 
     def as_in_context(self, context):
@@ -758,25 +799,20 @@ cdef class NDArray:
         return self if ctx == self._chunk.ctx else self.copyto(ctx)
 
     def astype(self, dtype, copy=True):
-        """The values cast to ``dtype``; ``copy=False`` returns self when nothing changes."""
+        """The values cast to ``dtype`` (the ``cast`` operator; sparse arrays keep their
+        storage type); ``copy=False`` returns self when nothing changes."""
         d = as_dtype(dtype)
         if d == self._dtype and not copy:
             return self
-        if self._stype != STYPE_DEFAULT:
-            return _sparse_astype(self, d)
-        if self._chunk.host:
-            out = new_dense(self._shape, d, self._chunk.ctx, INIT_NONE)
-            np.copyto(np_view(out), np_view(self), casting="unsafe")
-            return out
-        return dense_from_numpy(self.asnumpy().astype(d), self._chunk.ctx)
+        return _nd("cast")(self, dtype=d)
 
     def tostype(self, stype):
-        """Convert the storage type ('default', 'csr', 'row_sparse'); always a new array.
+        """Convert the storage type ('default', 'csr', 'row_sparse') with the
+        ``cast_storage`` operator; always a new array.
 
         csr <-> row_sparse raises ValueError, as in MXNet.
         """
-        from runtime.nd import sparse
-        return sparse.cast_storage(self, stype)
+        return _nd("cast_storage")(self, stype=stype)
 
     def detach(self):
         """A view sharing memory with no autograd history."""
@@ -814,8 +850,9 @@ cdef class NDArray:
 
     def __getitem__(self, key):
         """``x[i]`` and ``x[a:b]`` (axis 0, step 1) are views; any other key (steps,
-        several axes, integer arrays, boolean masks) returns a copy, as NumPy's
-        advanced indexing does.  csr arrays support row slices ``x[a:b]`` (a copy)."""
+        several axes, integer arrays, boolean masks) returns a copy made by an operator
+        (``slice``; ``take`` for arrays and masks: see runtime._indexing), with NumPy's
+        semantics.  csr arrays support row slices ``x[a:b]`` (``slice``, a copy)."""
         cdef Py_ssize_t n, i, start, stop, step, row
         if self._stype == STYPE_CSR:
             return _csr_getitem(self, key)
@@ -849,48 +886,28 @@ cdef class NDArray:
             row = self._size() // n * (<cnp.dtype>self._dtype).itemsize if n else 0
             return _wrap(NDArray, self._chunk, self._shape[1:], self._dtype, STYPE_DEFAULT,
                          self._offset + i * row)
-        if isinstance(key, NDArray):
-            key = (<NDArray>key).asnumpy()
-        elif isinstance(key, tuple):
-            key = tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
-        try:
-            res = self._dense_np()[key]
-        except IndexError as e:
-            raise IndexError(f"__getitem__: {e} (key {key!r}, shape {self._shape!r})") from None
-        return self._host_result(np.ascontiguousarray(res))
+        return _getitem(self, key)
 
     def __setitem__(self, key, value):
         """Write ``value`` (scalar, NDArray or array-like, broadcast NumPy-style) into
-        ``self[key]``.  Bumps the version; a failed assignment writes nothing."""
+        ``self[key]`` with an operator (``_slice_assign``, ``_slice_assign_scalar``; for
+        arrays and masks ``_take_assign``, ``_take_assign_scalar``).  Bumps the version;
+        a failed assignment writes nothing.  Sparse arrays take ``x[:] = value``."""
         if self._stype != STYPE_DEFAULT:
             _sparse_setitem(self, key, value)
             return
-        if isinstance(value, NDArray):
-            value = (<NDArray>value)._dense_np() if (<NDArray>value)._stype == STYPE_DEFAULT \
-                else (<NDArray>value).asnumpy()
-        if isinstance(key, NDArray):
-            key = (<NDArray>key).asnumpy()
-        if not self._chunk.host:
-            from runtime import _transfer
-            _transfer.setitem(self, key, value)
-            self._chunk.bump()
-            return
-        view = np_view(self)
-        try:
-            view[key] = value
-        except (ValueError, TypeError, IndexError) as e:
-            raise type(e)(f"__setitem__: {e} (key {key!r}, shape {self._shape!r})") from None
-        self._chunk.bump()
+        _setitem(self, key, value)
 
     cdef int _fill(self, object val) except -1:
-        if self._chunk.host:
-            try:
+        try:
+            if self._chunk.host:
                 np_view(self).fill(val)
-            except (ValueError, TypeError, OverflowError) as e:
-                raise type(e)(f"fill value {val!r} does not fit dtype {self._dtype}: {e}")
-        else:
-            from runtime import _transfer
-            _transfer.setitem(self, Ellipsis, val)
+            else:
+                host = np.empty(self._shape, self._dtype)
+                host.fill(val)
+                _transfer.from_host(self._chunk.ctx, self._chunk.ptr() + self._offset, host)
+        except (ValueError, TypeError, OverflowError) as e:
+            raise type(e)(f"fill value {val!r} does not fit dtype {self._dtype}: {e}")
         self._chunk.bump()
         return 0
 
@@ -1024,8 +1041,9 @@ cdef class NDArray:
         return _method_hook("min")(self, *args, **kwargs)
 
     def __getattr__(self, name):
-        # Every registry operator is also a method (x.sum(axis=1), x.exp()), as in MXNet.
-        if _method_hook is not None and not name.startswith("__"):
+        # Every public registry operator is also a method (x.sum(axis=1), x.exp()), as in
+        # MXNet; hidden ones (_slice_assign) are not.
+        if _method_hook is not None and not name.startswith("_"):
             fn = _method_hook(name)
             if fn is not None:
                 return partial(fn, self)
@@ -1058,17 +1076,17 @@ cdef class CSRNDArray(NDArray):
     @property
     def data(self):
         """The stored values (a dense copy)."""
-        return dense_from_numpy(self._storage_np(-1), self._chunk.ctx)
+        return _copy_part(self, -1)
 
     @property
     def indices(self):
         """Column indices of the stored values (int64, a copy)."""
-        return dense_from_numpy(self._storage_np(1), self._chunk.ctx)
+        return _copy_part(self, 1)
 
     @property
     def indptr(self):
         """Row pointer (int64, a copy)."""
-        return dense_from_numpy(self._storage_np(0), self._chunk.ctx)
+        return _copy_part(self, 0)
 
     @property
     def nnz(self):
@@ -1078,15 +1096,14 @@ cdef class CSRNDArray(NDArray):
         """A ``scipy.sparse.csr_matrix`` copy (float16 values become float32: SciPy has no
         float16 sparse support)."""
         import scipy.sparse as sp
-        data = self._storage_np(-1)
+        data = storage_host(self, -1)
         data = data.astype(np.float32) if data.dtype == np.float16 else data.copy()
-        return sp.csr_matrix((data, self._storage_np(1).copy(), self._storage_np(0).copy()),
-                             shape=self._shape)
+        return sp.csr_matrix((data, storage_host(self, 1).copy(),
+                              storage_host(self, 0).copy()), shape=self._shape)
 
     def check_format(self, full_check=True):
         """Validate the layout (MXNet's rules); raises ValueError at the first defect."""
-        from runtime.nd import sparse
-        sparse.check_format(self, full_check)
+        _hooked(_check_format, "check_format")(self, full_check)
 
 
 cdef class RowSparseNDArray(NDArray):
@@ -1095,22 +1112,20 @@ cdef class RowSparseNDArray(NDArray):
     @property
     def data(self):
         """The stored rows (a dense copy)."""
-        return dense_from_numpy(self._storage_np(-1), self._chunk.ctx)
+        return _copy_part(self, -1)
 
     @property
     def indices(self):
         """Row indices of the stored rows (int64, a copy)."""
-        return dense_from_numpy(self._storage_np(0), self._chunk.ctx)
+        return _copy_part(self, 0)
 
     def check_format(self, full_check=True):
         """Validate the layout (MXNet's rules); raises ValueError at the first defect."""
-        from runtime.nd import sparse
-        sparse.check_format(self, full_check)
+        _hooked(_check_format, "check_format")(self, full_check)
 
     def retain(self, indices):
         """Keep only the rows in ``indices`` (MXNet's ``sparse.retain`` as a method)."""
-        from runtime.nd import sparse
-        return sparse.retain(self, indices)
+        return _nd("retain")(self, indices)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -1196,33 +1211,52 @@ cdef tuple as_shape_signed(object shape):
     return tuple(int(v) for v in shape)
 
 
-def _rebuild(stype, dtype, shape, device_type, device_id, parts):
-    """Unpickle what ``NDArray.__reduce__`` gave.  A pickle comes from outside, so every
-    field is validated as ``nd.load`` validates a file before anything is allocated."""
-    from runtime.nd import _io, sparse
-    d, shape = _io.check_array("unpickle", stype, dtype, shape, parts)
-    ctx = Context(device_type, device_id)
-    if stype == "default":
-        return dense_from_numpy(parts[0], ctx)
-    return sparse._from_parts(stype, shape, d, ctx, parts[0], parts[1:], check=False)
+cdef NDArray _view_as(NDArray x, tuple shape):
+    """A view of dense ``x`` with ``shape`` of the same size (no MXNet special values)."""
+    return _wrap(NDArray, x._chunk, shape, x._dtype, STYPE_DEFAULT, x._offset)
 
 
-cdef _sparse_copy(NDArray x, ctx):
-    from runtime.nd import sparse
-    return sparse._from_parts(x.stype, x._shape, x._dtype, ctx, x._storage_np(-1),
-                              [x._storage_np(i) for i in range(len(x._chunk.aux_shapes))],
-                              check=False)
+cdef NDArray _copy_part(NDArray x, int i):
+    """Part ``i`` of ``x``'s storage as a new dense array on x's context."""
+    return dense_from_numpy(storage_host(x, i), x._chunk.ctx)
 
 
-cdef _sparse_astype(NDArray x, dtype):
-    from runtime.nd import sparse
-    return sparse._from_parts(x.stype, x._shape, dtype, x._chunk.ctx,
-                              x._storage_np(-1).astype(dtype),
-                              [x._storage_np(i) for i in range(len(x._chunk.aux_shapes))],
-                              check=False)
+cdef int _copy_dense(NDArray dst, NDArray src) except -1:
+    """Dense ``src`` into dense ``dst`` (same shape) on any contexts, cast unsafely to
+    dst's dtype.  No version bump."""
+    if dst._chunk.host and src._chunk.host:
+        np.copyto(np_view(dst), np_view(src), casting="unsafe")
+    elif dst._dtype == src._dtype:
+        _transfer.copy_bytes(dst._chunk.ctx, dst._chunk.ptr() + dst._offset, src._chunk.ctx,
+                             src._chunk.ptr() + src._offset, dst._size() * dst._dtype.itemsize)
+    elif dst._chunk.host:
+        np.copyto(np_view(dst), src.asnumpy(), casting="unsafe")
+    else:
+        _transfer.from_host(dst._chunk.ctx, dst._chunk.ptr() + dst._offset,
+                            storage_host(src, -1).astype(dst._dtype))
+    return 0
 
 
-def _assign(NDArray dst, NDArray src):
+cdef NDArray _copy_sparse(NDArray x, object ctx):
+    """A copy of sparse ``x`` on ``ctx``, part by part."""
+    cdef Chunk c = x._chunk
+    cdef NDArray out = new_sparse(x._stype, x._shape, x._dtype, ctx, c.storage_shape,
+                                  list(c.aux_shapes))
+    cdef Py_ssize_t i
+    for i in range(-1, len(c.aux_shapes)):
+        dst, shape, dtype = _part(out, i)
+        src = _part(x, i)[0]
+        n = shape_size(shape) * (<cnp.dtype>dtype).itemsize
+        if n == 0:
+            continue
+        if out._chunk.host and c.host:
+            memcpy(<void*><uintptr_t>dst, <void*><uintptr_t>src, n)
+        else:
+            _transfer.copy_bytes(ctx, dst, c.ctx, src, n)
+    return out
+
+
+cdef int assign(NDArray dst, NDArray src) except -1:
     """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
     sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
     if dst._stype != src._stype:   # never let a chunk of another layout in
@@ -1231,6 +1265,7 @@ def _assign(NDArray dst, NDArray src):
         dst.copyto_dense(src)
     else:
         _assign_storage(dst, src)
+    return 0
 
 
 cdef _assign_storage(NDArray dst, NDArray src):
@@ -1244,7 +1279,6 @@ cdef _sparse_setitem(NDArray x, key, value):
     if not (isinstance(key, slice) and key == slice(None)) and key is not Ellipsis:
         raise TypeError(f"{x.stype} arrays support only full assignment x[:] = value "
                         f"(got key {key!r})")
-    from runtime.nd import sparse
     if isinstance(value, NDArray):
         src = value
     else:
@@ -1267,12 +1301,121 @@ cdef _csr_getitem(NDArray x, key):
         raise TypeError(f"csr arrays support only row slices x[a:b] (got {key!r}); convert "
                         "with tostype('default') for other indexing")
     start, stop, step = key.indices(x._shape[0])
-    if stop < start:
-        stop = start
-    indptr = x._storage_np(0)
-    lo, hi = int(indptr[start]), int(indptr[stop])
-    from runtime.nd import sparse
-    return sparse._from_parts("csr", (stop - start, x._shape[1]), x._dtype, x._chunk.ctx,
-                              x._storage_np(-1)[lo:hi],
-                              [indptr[start:stop + 1] - lo, x._storage_np(1)[lo:hi]],
-                              check=False)
+    return _nd("slice")(x, begin=(start,), end=(max(start, stop),))
+
+
+# -- indexing through operators (see runtime._indexing) ----------------------------------
+
+cdef object _index_key(object key):
+    """``key`` with its NDArrays as NumPy arrays (index arrays and masks are read on the
+    host)."""
+    if isinstance(key, NDArray):
+        return (<NDArray>key).asnumpy()
+    if isinstance(key, tuple):
+        return tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
+    return key
+
+
+cdef tuple _parse_key(NDArray x, object key, str method):
+    """(basic, flat) of ``key`` (one of them None; see runtime._indexing); IndexError
+    naming ``method``, the key and the shape."""
+    try:
+        basic = _indexing.basic(x._shape, key)
+        return basic, (_indexing.flat(x._shape, key) if basic is None else None)
+    except IndexError as e:
+        raise IndexError(f"{method}: {e} (key {key!r}, shape {x._shape!r})") from None
+
+
+cdef object _getitem(NDArray x, object key):
+    key = _index_key(key)
+    basic, flat = _parse_key(x, key, "__getitem__")
+    if basic is not None:
+        begin, end, step, sliced, shape = basic
+        out = _nd("slice")(x, begin=begin, end=end, step=step)
+        return out if shape == sliced else _view_as(out, shape)
+    return _nd("take")(_view_as(x, (x._size(),)), dense_from_numpy(flat, x._chunk.ctx),
+                       mode="raise")
+
+
+cdef bint _is_number(object v):
+    return (type(v) is float or type(v) is int or type(v) is bool
+            or isinstance(v, (np.integer, np.floating, np.bool_)))
+
+
+cdef object _setitem(NDArray x, object key, object value):
+    cdef NDArray flat_x
+    key = _index_key(key)
+    basic, flat = _parse_key(x, key, "__setitem__")
+    if basic is not None:
+        begin, end, step, sliced, shape = basic
+        attrs = {"begin": begin, "end": end, "step": step}
+    else:
+        shape = flat.shape
+        flat_x = _view_as(x, (x._size(),))
+        idx = dense_from_numpy(flat, x._chunk.ctx)
+        attrs = {"mode": "raise"}
+    if _is_number(value):
+        scalar = _as_scalar(x, key, value)
+        if type(scalar) is float:
+            if basic is not None:
+                _nd("_slice_assign_scalar")(x, scalar=scalar, out=x, **attrs)
+            else:
+                _nd("_take_assign_scalar")(flat_x, idx, scalar=scalar, out=flat_x, **attrs)
+            return
+        value = scalar           # a 0-d array: the operator's float would round it
+    rhs = _value_array(x, key, value, shape)
+    if basic is not None:
+        _nd("_slice_assign")(x, _view_as(rhs, sliced), out=x, **attrs)
+    else:
+        _nd("_take_assign")(flat_x, rhs, idx, out=flat_x, **attrs)
+
+
+cdef object _as_scalar(NDArray x, object key, object value):
+    """``value`` converted to x's dtype as NumPy's assignment converts it: a float when
+    the operators' float attribute holds it exactly, else a 0-d NumPy array."""
+    a = np.empty((), x._dtype)
+    try:
+        a[()] = value
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"__setitem__: {e} (key {key!r}, shape {x._shape!r})") from None
+    if x._dtype.kind in "iu" and not -2 ** 53 <= int(a) <= 2 ** 53:
+        return a
+    return float(a)
+
+
+cdef NDArray _value_array(NDArray x, object key, object value, tuple shape):
+    """``value`` (an NDArray or an array-like) as a dense array of x's dtype and context
+    and of ``shape``, broadcast as NumPy's assignment broadcasts."""
+    cdef NDArray v
+    if not isinstance(value, NDArray):
+        if type(value) is np.ndarray and value.dtype == x._dtype and value.shape == shape:
+            return dense_from_numpy(value, x._chunk.ctx)
+        a = np.empty(shape, x._dtype)
+        try:
+            a[...] = value
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"__setitem__: {e} (key {key!r}, shape {x._shape!r})") from None
+        return dense_from_numpy(a, x._chunk.ctx)
+    v = value
+    have = v._shape
+    while len(have) > len(shape) and have[0] == 1:    # NumPy drops leading 1s here
+        have = have[1:]
+    try:
+        if len(have) > len(shape) or np.broadcast_shapes(have, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"__setitem__: could not broadcast input array from shape "
+                         f"{v._shape!r} into shape {shape!r} (key {key!r}, shape "
+                         f"{x._shape!r})") from None
+    if 0 in shape:                  # nothing to write (broadcast_to reads 0 as "keep")
+        return new_dense(shape, x._dtype, x._chunk.ctx, INIT_NONE)
+    if v._stype != STYPE_DEFAULT:
+        v = v.tostype("default")
+    if v._chunk.ctx != x._chunk.ctx:
+        v = v.copyto(x._chunk.ctx)
+    if v._dtype != x._dtype:
+        v = v.astype(x._dtype)
+    have = (1,) * (len(shape) - len(have)) + have
+    if v._shape != have:
+        v = _view_as(v, have)
+    return v if have == shape else _nd("broadcast_to")(v, shape=shape)

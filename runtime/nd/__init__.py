@@ -8,8 +8,10 @@ files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse` and
 
 import numpy as np
 
-from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, _borrow, _from_numpy,
-                              _set_method_hook, as_ctx, as_dtype, empty, full, ones, zeros)
+from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_dtype, borrow,
+                              empty, from_numpy, full, ones, set_method_hook, zeros)
+from runtime._storage import is_scipy_sparse
+from runtime.context import Context
 from runtime.nd import random, sparse
 from runtime.nd._io import load, save
 
@@ -43,10 +45,10 @@ def array(source_array, ctx=None, dtype=None):
         d = as_dtype(dtype if dtype is not None else source_array.dtype)
         return source_array.copyto(as_ctx(ctx) if ctx is not None else source_array.ctx) \
             .astype(d, copy=False)
-    if sparse._is_scipy_sparse(source_array):
+    if is_scipy_sparse(source_array):
         return sparse.array(source_array, ctx=ctx, dtype=dtype)
     d = as_dtype(dtype)
-    return _from_numpy(_to_numpy("array", "source_array", source_array, d), ctx)
+    return from_numpy(_to_numpy("array", "source_array", source_array, d), ctx)
 
 
 def _to_numpy(op, arg, src, dtype):
@@ -88,7 +90,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     a = np.arange(start, stop, step, dtype=np.float64).astype(d)
     if repeat > 1:
         a = np.repeat(a, repeat)
-    return _from_numpy(a, ctx)
+    return from_numpy(a, ctx)
 
 
 def zeros_like(data):
@@ -114,24 +116,23 @@ def from_dlpack(obj):
     Zero-copy for C-contiguous, writable host memory of a supported dtype; other host
     memory is copied.  GPU producers need CuPy (the ``gpu`` extra).
     """
-    from runtime.context import Context
     dev_type, dev_id = obj.__dlpack_device__()
     if dev_type in (1, 3):                                   # kDLCPU, kDLCUDAHost
         a = np.from_dlpack(obj)
         d = as_dtype(a.dtype, "the DLPack dtype")
         if a.flags.c_contiguous and (a.flags.writeable or not _DLPACK_KNOWS_READONLY) \
                 and a.dtype.isnative:
-            return _borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
-        return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
+            return borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
+        return from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
     if dev_type == 2:                                        # kDLCUDA
         try:
-            import cupy
+            import cupy    # optional dependency (the gpu extra): imported on use
         except ImportError:
             raise ImportError("from_dlpack of GPU memory needs CuPy: pip install "
                               "'ndrt[gpu]'") from None
         a = cupy.ascontiguousarray(cupy.from_dlpack(obj))
         d = as_dtype(a.dtype, "the DLPack dtype")
-        return _borrow(a, a.data.ptr, a.shape, d, Context("gpu", int(dev_id)))
+        return borrow(a, a.data.ptr, a.shape, d, Context("gpu", int(dev_id)))
     raise ValueError(f"from_dlpack: device type {dev_type} is not supported (CPU, CUDA "
                      "and CUDA host memory are)")
 
@@ -144,7 +145,15 @@ import runtime.ops  # noqa: E402  (registers the operators)
 from runtime.nd import _ops  # noqa: E402
 
 _ops.install(globals())
-_set_method_hook(_ops.method)
+
+
+def _method(name):
+    """The nd function behind ``NDArray.<name>``: ``x.retain(indices)`` is
+    :func:`sparse.retain` (it takes array-like indices), the rest are operators."""
+    return sparse.retain if name == "retain" else _ops.method(name)
+
+
+set_method_hook(_method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",

@@ -20,7 +20,7 @@ array and read once; a member is read only after the zip's declared size, its ``
 header and the size the JSON header allows for it agree, and then with that bound (a
 deflate bomb is refused after a few kilobytes).
 
-Unpickling an NDArray runs the same per-array check (:func:`check_array`).
+Unpickling an NDArray runs the same per-array check (``runtime._storage.check_array``).
 """
 
 import io
@@ -31,13 +31,12 @@ import numpy as np
 from numpy.lib import format as npformat
 
 from allocator import OutOfMemoryError
-from runtime._ndarray import (DTYPES, STYPES, NDArray, _from_numpy, as_ctx, as_dtype,
-                              shape_size)
+from runtime._ndarray import DTYPES, STYPES, NDArray, as_ctx, from_numpy, shape_size, storage_host
+from runtime._storage import PARTS, check_array, from_parts
 from runtime.context import Context
 
 HEADER = "__ndrt__"
 VERSION = 1
-_PARTS = {"default": 1, "csr": 3, "row_sparse": 2}
 # NumPy's own limit on a .npy header; a member's magic, version, header length and header
 # fit in _NPY_PREFIX bytes.
 _NPY_HEADER_MAX = 10000
@@ -79,8 +78,7 @@ def save(fname, data):
         if x.stype == "default":
             parts = [x.asnumpy()]
         else:
-            parts = [x._storage_np(-1)] + [x._storage_np(j)
-                                            for j in range(len(x.chunk.aux_shapes))]
+            parts = [storage_host(x, j) for j in range(-1, len(x.chunk.aux_shapes))]
         names = [f"{i}.{j}" for j in range(len(parts))]
         members.update(zip(names, parts))
         entries.append({"name": name, "stype": x.stype, "dtype": np.dtype(x.dtype).name,
@@ -141,15 +139,13 @@ def load(fname, ctx=None):
     except Exception as e:   # zip, zlib, header parsing: the file is damaged
         raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
             from None
-    from runtime.nd import sparse
     out = []
     for i, (name, stype, shape, d, where, arrays) in enumerate(plan):
         try:
             if stype == "default":
-                x = _from_numpy(arrays[0], where)
+                x = from_numpy(arrays[0], where)
             else:       # validated by _load
-                x = sparse._from_parts(stype, shape, d, where, arrays[0], arrays[1:],
-                                       check=False)
+                x = from_parts(stype, shape, d, where, arrays[0], arrays[1:], check=False)
         except MemoryError as e:
             raise _out_of_memory(fname, f"array {i} ({sum(a.nbytes for a in arrays)} bytes)",
                                  e) from e
@@ -304,8 +300,8 @@ def _load(zf, ctx):
         name = e.get("name")
         if stype not in STYPES or dtype not in DTYPES:
             raise _Bad(f"array {i}: unknown stype {stype!r} or dtype {dtype!r}")
-        if len(parts) != _PARTS[stype] or not all(isinstance(p, str) for p in parts):
-            raise _Bad(f"array {i}: a {stype} array needs {_PARTS[stype]} parts (got {parts!r})")
+        if len(parts) != PARTS[stype] or not all(isinstance(p, str) for p in parts):
+            raise _Bad(f"array {i}: a {stype} array needs {PARTS[stype]} parts (got {parts!r})")
         if stype == "csr" and len(shape) != 2:
             raise _Bad(f"array {i}: a csr array must be 2-D (got shape {shape})")
         if stype == "row_sparse" and len(shape) < 1:
@@ -359,49 +355,3 @@ def _load(zf, ctx):
         out.append((name, stype, shape, d, where, arrays))
     return container, out
 
-
-def check_array(where, stype, dtype, shape, parts):
-    """Validate one stored array, as a file holds it and as ``NDArray.__reduce__`` pickles
-    it (both come from outside); returns its NumPy dtype and shape (of Python ints).
-
-    ``stype`` is one of STYPES, ``dtype`` a str naming one of DTYPES ('float32' in files,
-    '<f4' in pickles), ``shape`` a tuple of ints whose size fits (``shape_size``),
-    ``parts`` the NumPy arrays of the stype's layout: the data of that dtype (and, dense,
-    that shape), int64 1-D indices, and sparse parts pass the full format check.  Raises
-    TypeError (a field of the wrong kind) or ValueError, naming ``where``.
-    """
-    if stype not in STYPES:
-        raise ValueError(f"{where}: stype must be one of {', '.join(STYPES)} (got {stype!r})")
-    if not isinstance(dtype, str):
-        raise TypeError(f"{where}: dtype must be a str (got {dtype!r})")
-    d = as_dtype(dtype, f"{where}: dtype")
-    if type(shape) is not tuple or not all(
-            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
-        raise TypeError(f"{where}: shape must be a tuple of ints (got {shape!r})")
-    shape = tuple(int(s) for s in shape)
-    shape_size(shape, d, f"{where}: shape")
-    n = _PARTS[stype]
-    if not isinstance(parts, (list, tuple)) or len(parts) != n or not all(
-            type(p) is np.ndarray for p in parts):
-        got = [type(p).__name__ for p in parts] if isinstance(parts, (list, tuple)) else \
-            type(parts).__name__
-        raise TypeError(f"{where}: parts must be {n} NumPy array(s) for a {stype} array "
-                        f"(got {got})")
-    data, aux = parts[0], list(parts[1:])
-    if data.dtype != d:
-        raise ValueError(f"{where}: data must have dtype {d} (got {data.dtype})")
-    if stype == "default":
-        if data.shape != shape:
-            raise ValueError(f"{where}: data must have shape {shape!r} (got {data.shape!r})")
-        return d, shape
-    for a in aux:
-        if a.dtype != np.int64 or a.ndim != 1:
-            raise ValueError(f"{where}: sparse indices must be int64 and 1-D (got {a.dtype} "
-                             f"of shape {a.shape!r})")
-    if stype == "csr" and len(shape) != 2:
-        raise ValueError(f"{where}: a csr array must be 2-D (got shape {shape!r})")
-    if stype == "row_sparse" and len(shape) < 1:
-        raise ValueError(f"{where}: a row_sparse array needs at least 1 dimension")
-    from runtime.nd import sparse
-    sparse._check_parts(where, stype, shape, data, aux, full=True)
-    return d, shape

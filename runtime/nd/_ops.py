@@ -57,8 +57,9 @@ _METHODS = {}
 
 
 def method(name):
-    """The nd function behind ``NDArray.<name>`` (None when there is no such operator)."""
+    """The nd function of operator ``name`` behind ``NDArray`` methods (None when there is
+    no such operator; hidden ones are for NDArray's own use, never attributes)."""
     fn = _METHODS.get(name)
-    if fn is None and name in registry.OPS and not name.startswith("_"):
+    if fn is None and name in registry.OPS:
         fn = _METHODS[name] = make_function(registry.OPS[name])
     return fn

@@ -3,7 +3,7 @@
 import numpy as np
 
 from runtime import random as _random
-from runtime._ndarray import NDArray, _empty, as_dtype
+from runtime._ndarray import NDArray, as_dtype, empty, from_numpy
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -15,7 +15,7 @@ def _target(name, shape, dtype, ctx, out, default):
         return out, np.dtype(out.dtype)
     d = as_dtype(dtype if dtype is not None else default)
     shape = (1,) if shape is None else shape
-    return _empty(shape, d, ctx), d
+    return empty(shape, ctx, d), d      # checks shape and ctx; its memory is never taken
 
 
 def _check_float(name, d):
@@ -23,7 +23,11 @@ def _check_float(name, d):
         raise TypeError(f"{name}: dtype must be one of {', '.join(_FLOATS)} (got {d})")
 
 
-def _fill(out, values):
+def _fill(out, values, given):
+    """``values`` written into ``out=`` when the caller ``given`` it, else in a new array
+    (``out`` is then _target's unallocated placeholder)."""
+    if not given:
+        return from_numpy(values.astype(out.dtype, copy=False), out.ctx)
     out[...] = values
     return out
 
@@ -32,22 +36,24 @@ def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None):
     """Samples from the uniform distribution on [low, high); shape (1,) by default."""
     if not low <= high:
         raise ValueError(f"uniform: low must be <= high (got low={low}, high={high})")
+    given = out is not None
     out, d = _target("uniform", shape, dtype, ctx, out, "float32")
     _check_float("uniform", d)
     rng = _random.generator()
     v = rng.random(out.shape, dtype=np.float64 if d == np.float16 else d)
-    return _fill(out, v * (high - low) + low)
+    return _fill(out, v * (high - low) + low, given)
 
 
 def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None):
     """Samples from N(loc, scale**2); shape (1,) by default."""
     if not scale >= 0:
         raise ValueError(f"normal: scale must be >= 0 (got {scale})")
+    given = out is not None
     out, d = _target("normal", shape, dtype, ctx, out, "float32")
     _check_float("normal", d)
     rng = _random.generator()
     v = rng.standard_normal(out.shape, dtype=np.float64 if d == np.float16 else d)
-    return _fill(out, v * scale + loc)
+    return _fill(out, v * scale + loc, given)
 
 
 def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
@@ -57,13 +63,14 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
             raise TypeError(f"randint: {n} must be an integer (got {v!r})")
     if not low < high:
         raise ValueError(f"randint: low must be < high (got low={low}, high={high})")
+    given = out is not None
     out, d = _target("randint", shape, dtype, ctx, out, "int32")
     if d.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer type (got {d})")
     info = np.iinfo(d)
     if low < info.min or high - 1 > info.max:
         raise ValueError(f"randint: [low, high) = [{low}, {high}) does not fit {d}")
-    return _fill(out, _random.generator().integers(low, high, out.shape, dtype=d))
+    return _fill(out, _random.generator().integers(low, high, out.shape, dtype=d), given)
 
 
 __all__ = ["uniform", "normal", "randint"]

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import scipy.special as sps
 
+from runtime import _storage
+from runtime._ndarray import storage_host
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops.registry import (Attr, broadcast_shapes, dtype_scalar, float_input, no_bool,
                                    register, same_dtype, scalar_type)
@@ -26,13 +28,12 @@ ZERO_PRESERVING = {"abs", "sign", "square", "sqrt", "relu", "sin", "tan", "arcsi
 def _sparse_map(fn):
     """Sparse kernel of a zero-preserving op: ``fn`` on the stored values only."""
     def compute(attrs, inputs):
-        from runtime.nd import sparse
         x = inputs[0]
         data = np.empty(x.chunk.storage_shape, np.dtype(x.dtype))
-        fn(attrs, [x._storage_np(-1)], [data])
-        aux = [x._storage_np(i) for i in range(len(x.chunk.aux_shapes))]
-        return [sparse._from_parts(x.stype, x.shape, np.dtype(x.dtype), x.ctx, data, aux,
-                                   check=False)]
+        fn(attrs, [storage_host(x, -1)], [data])
+        aux = [storage_host(x, i) for i in range(len(x.chunk.aux_shapes))]
+        return [_storage.from_parts(x.stype, x.shape, np.dtype(x.dtype), x.ctx, data, aux,
+                                    check=False)]
     return compute
 
 
@@ -415,9 +416,8 @@ def _like_storage(attrs, stypes):
 
 
 def _zeros_like_sparse(attrs, inputs):
-    from runtime.nd import sparse
     x = inputs[0]
-    return [sparse.zeros(x.stype, x.shape, ctx=x.ctx, dtype=x.dtype)]
+    return [_storage.zeros(x.stype, x.shape, ctx=x.ctx, dtype=x.dtype)]
 
 
 register("zeros_like", compute=_fill(0), ignores=(0,), differentiable=False,

@@ -12,7 +12,7 @@ accumulation type).
 
 import numpy as np
 
-from runtime import autograd
+from runtime import _storage, autograd
 from runtime import random as _random
 from runtime._ndarray import as_dtype
 from runtime.ops._call import F
@@ -395,15 +395,14 @@ into zeros of shape (input_dim, output_dim).""")
 
 
 def _embedding_grad_rsp(attrs, inputs):
-    from runtime.nd import sparse
     data, g = inputs
     n, d = attrs["input_dim"], attrs["output_dim"]
     idx = _indices("_embedding_grad_rsp", data.asnumpy(), n, "data").reshape(-1)
     rows, inverse = np.unique(idx, return_inverse=True)
     values = np.zeros((rows.size, d), np.dtype(g.dtype))
     np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))
-    return [sparse._from_parts("row_sparse", (n, d), np.dtype(g.dtype), g.ctx, values, [rows],
-                               check=False)]
+    return [_storage.from_parts("row_sparse", (n, d), np.dtype(g.dtype), g.ctx, values,
+                                [rows], check=False)]
 
 
 register(

@@ -5,7 +5,9 @@ are NDArray methods (``x.reshape``, ``x[a:b]``).
 
 Hidden helpers of the gradient rules are registry ops too (so that gradients of
 gradients work): ``_slice_assign`` / ``_slice_assign_scalar`` (MXNet's), ``_take_grad``
-and ``_pick_grad`` (scatter-adds of an output gradient into zeros).
+and ``_pick_grad`` (scatter-adds of an output gradient into zeros).  NDArray indexing
+that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
+``_take_assign`` and their scalar forms (see runtime._indexing).
 """
 
 import numpy as np
@@ -698,6 +700,85 @@ register("_take_grad", inputs=("indices", "ograd"),
                                                    mode=a["mode"])],
          doc="Gradient of take: ``ograd`` scatter-added (np.add.at) into zeros of "
              "``shape`` at ``indices`` along ``axis``.")
+
+
+# -- _take_assign, _take_assign_scalar: the writing side of take (x[indices] = value) -----
+
+_TAKE_ATTRS = {"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODES)}
+
+
+def _take_assign_shape(attrs, shapes):
+    lhs, rhs, ind = shapes
+    ax = _axis_of("_take_assign", attrs["axis"], len(lhs))
+    want = lhs[:ax] + ind + lhs[ax + 1:]
+    if rhs != want:
+        raise ValueError(f"_take_assign: rhs has shape {rhs!r}, the elements it replaces in "
+                         f"{lhs!r} have {want!r}")
+    return [lhs]
+
+
+def _take_assign_type(attrs, dtypes):
+    _index_dtype("_take_assign", dtypes[2])
+    return [same_dtype("_take_assign", dtypes[:2])]
+
+
+def _put(op, attrs, out, src, ind, value):
+    """``out = src`` with the elements at ``ind`` along the axis set to ``value`` (already
+    moved so that the index dimensions lead).  The indices are checked first."""
+    ax = attrs["axis"] % src.ndim
+    idx = _indices(op, ind, src.shape[ax], attrs["mode"], ax)
+    np.copyto(out, src)
+    np.moveaxis(out, ax, 0)[idx] = value(ax)
+
+
+def _take_assign(attrs, ins, outs):
+    lhs, rhs, ind = ins
+    k = ind.ndim
+    _put("_take_assign", attrs, outs[0], lhs, ind,
+         lambda ax: np.moveaxis(rhs, tuple(range(ax, ax + k)), tuple(range(k))))
+
+
+def _take_assign_grad(a, i, o, g):
+    kw = {"axis": a["axis"], "mode": a["mode"]}
+    return [F._take_assign_scalar(g[0], i[2], scalar=0.0, **kw), F.take(g[0], i[2], **kw),
+            None]
+
+
+register("_take_assign", inputs=("lhs", "rhs", "indices"), attrs=_TAKE_ATTRS,
+         infer_shape=_take_assign_shape, infer_type=_take_assign_type, compute=_take_assign,
+         inplace=[(0, 0)], gradient=_take_assign_grad, grad_inputs=(2,), grad_outputs=(),
+         doc="``lhs`` with the elements that ``take(lhs, indices, axis, mode)`` reads "
+             "replaced by ``rhs`` (of take's result shape): NDArray's ``x[key] = value`` "
+             "for integer-array and mask keys.  Repeated indices: which value is written "
+             "is unspecified (NumPy's rule) and every copy gets the gradient.  No gradient "
+             "for ``indices``.")
+
+
+def _take_assign_scalar_shape(attrs, shapes):
+    _axis_of("_take_assign_scalar", attrs["axis"], len(shapes[0]))
+    return [shapes[0]]
+
+
+def _take_assign_scalar_type(attrs, dtypes):
+    _index_dtype("_take_assign_scalar", dtypes[1])
+    return scalar_type("_take_assign_scalar", "scalar")(attrs, dtypes)
+
+
+def _take_assign_scalar(attrs, ins, outs):
+    x, ind = ins
+    value = dtype_scalar("_take_assign_scalar", "scalar", attrs["scalar"], x.dtype)
+    _put("_take_assign_scalar", attrs, outs[0], x, ind, lambda ax: value)
+
+
+register("_take_assign_scalar", inputs=("data", "indices"),
+         attrs={"scalar": Attr("float", 0.0), **_TAKE_ATTRS},
+         infer_shape=_take_assign_scalar_shape, infer_type=_take_assign_scalar_type,
+         compute=_take_assign_scalar, inplace=[(0, 0)], grad_inputs=(1,), grad_outputs=(),
+         gradient=lambda a, i, o, g: [F._take_assign_scalar(
+             g[0], i[1], scalar=0.0, axis=a["axis"], mode=a["mode"]), None],
+         doc="``data`` with the elements that ``take(data, indices, axis, mode)`` reads set "
+             "to ``scalar`` (cast to ``data``'s dtype as ``_slice_assign_scalar`` casts "
+             "it): NDArray's ``x[key] = scalar`` for integer-array and mask keys.")
 
 
 def _pick_axis(attrs, shape, op="pick"):

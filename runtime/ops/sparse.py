@@ -19,6 +19,9 @@ operator                                   inputs                 result
 ``sum``, ``mean`` (one axis, 0 or 1)       csr                    default [2]
 ``add_n``                                  row_sparse x n         row_sparse (union of rows)
 ``cast_storage``                           any                    ``stype``
+``cast``                                   csr; row_sparse        csr; row_sparse (values
+                                                                  cast, layout kept)
+``slice`` (rows of axis 0, step 1)         csr                    csr
 ``_sparse_retain``                         row_sparse, default    row_sparse
 ``_square_sum`` (axis 0; 1)                row_sparse (2-D)       default; row_sparse if
                                                                   keepdims on axis 1
@@ -53,8 +56,10 @@ import warnings
 import numpy as np
 
 from runtime import _sparse_kernels as K
+from runtime import _storage
 from runtime._imperative import get_storage_fallback
-from runtime._ndarray import _empty, _from_numpy, _new_sparse, shape_size
+from runtime._ndarray import (alloc_sparse, empty, from_numpy, shape_size, storage_host,
+                              storage_view)
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.ops import registry
 from runtime.ops._call import F
@@ -75,13 +80,13 @@ def _on_host(x):
 
 def _dense_np(x, work):
     """Host NumPy array of dense NDArray ``x`` in dtype ``work`` (a view when possible)."""
-    a = x._storage_view(-1) if _on_host(x) else x.asnumpy()
+    a = storage_view(x, -1) if _on_host(x) else x.asnumpy()
     return a if a.dtype == work else a.astype(work)
 
 
 def _data_np(x, work):
     """Host NumPy array of the stored values of sparse ``x``, in dtype ``work``."""
-    a = x._storage_np(-1)
+    a = storage_host(x, -1)
     return a if a.dtype == work else a.astype(work)
 
 
@@ -102,15 +107,15 @@ class _Dense:
         self.shape, self.dtype, self.ctx = tuple(shape), np.dtype(dtype), ctx
         self.nd = None
         if ctx.device_type != "gpu" and self.dtype == work:
-            self.nd = _empty(self.shape, self.dtype, ctx)
-            self.view = self.nd._storage_view(-1)
+            self.nd = empty(self.shape, ctx, self.dtype)
+            self.view = storage_view(self.nd, -1)
         else:
             self.view = np.empty(self.shape, work)
 
     def done(self):
         if self.nd is not None:
             return self.nd
-        return _from_numpy(self.view.astype(self.dtype, copy=False), self.ctx)
+        return from_numpy(self.view.astype(self.dtype, copy=False), self.ctx)
 
 
 class _Sparse:
@@ -120,10 +125,10 @@ class _Sparse:
         self.stype, self.shape, self.dtype, self.ctx = stype, tuple(shape), np.dtype(dtype), ctx
         self.nd = None
         if ctx.device_type != "gpu" and self.dtype == work:
-            self.nd = _new_sparse(stype, self.shape, self.dtype, ctx, storage_shape,
-                                  aux_shapes)
-            self.data = self.nd._storage_view(-1)
-            self.aux = [self.nd._storage_view(i) for i in range(len(aux_shapes))]
+            self.nd = alloc_sparse(stype, self.shape, self.dtype, ctx, storage_shape,
+                                   aux_shapes)
+            self.data = storage_view(self.nd, -1)
+            self.aux = [storage_view(self.nd, i) for i in range(len(aux_shapes))]
         else:
             self.data = np.empty(storage_shape, work)
             self.aux = [np.empty(s, np.int64) for s in aux_shapes]
@@ -131,10 +136,9 @@ class _Sparse:
     def done(self):
         if self.nd is not None:
             return self.nd
-        from runtime.nd import sparse
-        return sparse._from_parts(self.stype, self.shape, self.dtype, self.ctx,
-                                  self.data.astype(self.dtype, copy=False), self.aux,
-                                  check=False)
+        return _storage.from_parts(self.stype, self.shape, self.dtype, self.ctx,
+                                   self.data.astype(self.dtype, copy=False), self.aux,
+                                   check=False)
 
 
 _warned = set()
@@ -161,7 +165,7 @@ def _densified(op_name, attrs, inputs, out_stypes, why):
     outs = [np.empty(tuple(s), d) for s, d in zip(shapes, dtypes)]
     op.compute(attrs, ins, outs)
     ctx = inputs[0].ctx
-    res = [_from_numpy(o, ctx) for o in outs]
+    res = [from_numpy(o, ctx) for o in outs]
     return [r if s == "default" else r.tostype(s) for r, s in zip(res, out_stypes)]
 
 
@@ -171,7 +175,7 @@ def _work(x):
 
 def _csr_np(x, work):
     """(indptr, indices, data) host arrays of csr ``x``, data in dtype ``work``."""
-    return x._storage_np(0), x._storage_np(1), _data_np(x, work)
+    return storage_host(x, 0), storage_host(x, 1), _data_np(x, work)
 
 
 def _rowmap(rows, nrows):
@@ -203,7 +207,7 @@ def _rhs_rows(b, work):
     n = _row_size(b.shape)
     if b.stype == "default":
         return _dense_np(b, work).reshape(b.shape[0], n), None
-    idx = b._storage_np(0)
+    idx = storage_host(b, 0)
     return _data_np(b, work).reshape(idx.shape[0], n), _rowmap(idx, b.shape[0])
 
 
@@ -295,7 +299,7 @@ def _csr_binary(name, a, b, work):
 
 
 def _rsp_binary(name, a, b, work):
-    ai, bi = a._storage_np(0), b._storage_np(0)
+    ai, bi = storage_host(a, 0), storage_host(b, 0)
     n = K.rsp_binary_count(name, ai, bi)
     out = _Sparse("row_sparse", a.shape, a.dtype, a.ctx, work, (n,) + a.shape[1:], [(n,)])
     K.rsp_binary(name, ai, _rows2d(_data_np(a, work), ai.shape[0], a.shape), bi,
@@ -305,7 +309,7 @@ def _rsp_binary(name, a, b, work):
 
 
 def _rsp_mul_dense(x, d, work):
-    idx = x._storage_np(0)
+    idx = storage_host(x, 0)
     n = idx.shape[0]
     out = _Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
     out.aux[0][...] = idx
@@ -371,7 +375,7 @@ def _add_n(attrs, inputs):
     work = _work(x)
     if work is None:
         return _densified("add_n", attrs, inputs, ["row_sparse"], f"dtype {np.dtype(x.dtype)}")
-    idx = [v._storage_np(0) for v in inputs]
+    idx = [storage_host(v, 0) for v in inputs]
     n = K.rsp_union_count(idx)
     out = _Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
     K.rsp_add_n(idx, [_rows2d(_data_np(v, work), i.shape[0], x.shape)
@@ -402,8 +406,7 @@ def _cast_storage_storage(attrs, stypes):
 
 
 def _cast_storage(attrs, inputs):
-    from runtime.nd import sparse
-    return [sparse.cast_storage(inputs[0], attrs["stype"])]
+    return [_storage.cast_storage(inputs[0], attrs["stype"])]
 
 
 def _copy(attrs, ins, outs):
@@ -453,8 +456,8 @@ def _retain(attrs, inputs):
     n = keep.shape[0]
     dtype = np.dtype(x.dtype)
     out = _Sparse("row_sparse", x.shape, dtype, x.ctx, dtype, (n,) + x.shape[1:], [(n,)])
-    idx = x._storage_np(0)
-    K.rsp_retain(idx, _rows2d(x._storage_np(-1), idx.shape[0], x.shape), keep, out.aux[0],
+    idx = storage_host(x, 0)
+    K.rsp_retain(idx, _rows2d(storage_host(x, -1), idx.shape[0], x.shape), keep, out.aux[0],
                  _rows2d(out.data, n, x.shape))
     return [out.done()]
 
@@ -514,7 +517,7 @@ def _square_sum_sparse(attrs, inputs):
         why = f"dtype {np.dtype(x.dtype)}" if work is None else f"{x.ndim}-D arrays"
         return _densified("_square_sum", attrs, inputs, [out_stype], why)
     axis = _square_sum_axis(attrs)
-    idx = x._storage_np(0)
+    idx = storage_host(x, 0)
     k = idx.shape[0]
     data = _data_np(x, work).reshape(k, x.shape[1])
     shape = reduced_shape("_square_sum", attrs, x.shape)
@@ -558,6 +561,40 @@ axes run the dense kernel (MXNet has no dense kernel).  Gradient ``2 * data * g`
 (row_sparse for row_sparse ``data``).""")
 
 
+# -- cast, slice: the storage kernels of NDArray.astype and csr x[a:b] ---------------------
+
+def _cast(attrs, inputs):
+    x = inputs[0]
+    aux = [storage_host(x, i) for i in range(len(x.chunk.aux_shapes))]
+    return [_storage.from_parts(x.stype, x.shape, attrs["dtype"], x.ctx, storage_host(x, -1),
+                                aux, check=False)]
+
+
+def _csr_rows(attrs):
+    """(begin, end) of a csr ``slice`` that names rows of axis 0 only, with step 1."""
+    begin, end, step = attrs["begin"], attrs["end"], attrs["step"]
+    if not (isinstance(begin, (tuple, list)) and isinstance(end, (tuple, list))
+            and len(begin) == len(end) == 1 and step in ((), (None,), (1,), None, 1)):
+        return None
+    return begin[0], end[0]
+
+
+def _csr_slice_stypes(attrs, stypes):
+    return ["csr"] if stypes[0] == "csr" and _csr_rows(attrs) is not None else None
+
+
+def _csr_slice(attrs, inputs):
+    x = inputs[0]
+    start, stop, _ = slice(*_csr_rows(attrs)).indices(x.shape[0])
+    stop = max(start, stop)
+    indptr = storage_host(x, 0)
+    lo, hi = int(indptr[start]), int(indptr[stop])
+    return [_storage.from_parts("csr", (stop - start, x.shape[1]), np.dtype(x.dtype), x.ctx,
+                                storage_host(x, -1)[lo:hi],
+                                [indptr[start:stop + 1] - lo, storage_host(x, 1)[lo:hi]],
+                                check=False)]
+
+
 # -- attach the sparse kernels of the ops declared elsewhere -------------------------------
 
 for _name in ("add", "subtract", "multiply"):
@@ -565,5 +602,7 @@ for _name in ("add", "subtract", "multiply"):
 attach_sparse("sum", _csr_reduce("sum", False), _csr_axis("sum"))
 attach_sparse("mean", _csr_reduce("mean", True), _csr_axis("mean"))
 attach_sparse("add_n", _add_n, _add_n_stypes)
+attach_sparse("cast", _cast, lambda attrs, stypes: [stypes[0]])
+attach_sparse("slice", _csr_slice, _csr_slice_stypes)
 if "dot" in registry.OPS:      # runtime.ops.linalg (imported before this module)
     attach_sparse("dot", _dot, _dot_stypes)

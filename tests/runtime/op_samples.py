@@ -578,6 +578,45 @@ _add(FAILURES, "_take_grad",
 _add(ZERO_SIZE, "_take_grad", ZeroSize([np.zeros(0, I64), zeros(0, 3)], _TG,
                                        lambda i, g: np.zeros((4, 3))))
 
+_add(SAMPLES, "_take_assign",
+     Sample([uniform((4, 3)), uniform((2, 3), seed=1), ints(3, 1)]),
+     Sample([uniform((4, 3)), uniform((4, 1, 3), seed=1), np.array([[2, 0, -2]], I64)],
+            {"axis": 1, "mode": "wrap"}),
+     Sample([uniform((4, 3)), uniform((2, 3), seed=1), np.array([0.0, 2.7])], wrt=[0, 1]),
+     Sample([ints(1, 2, 3, 4), ints(7, 8), ints(-1, 0)], {"mode": "raise"}, grad=False))
+_add(FAILURES, "_take_assign",
+     Failure([uniform((4, 3)), uniform((2, 2)), ints(0, 1)], {}, ValueError,
+             r"^_take_assign: rhs has shape \(2, 2\), the elements it replaces in \(4, 3\) "
+             r"have \(2, 3\)"),
+     Failure([uniform((4, 3)), uniform((2, 3)), np.array([True, False])], {}, TypeError,
+             r"^_take_assign: indices must be integers or floats \(got bool\)"),
+     Failure([uniform((4, 3)), uniform((2, 3)).astype(np.float32), ints(0, 1)], {}, TypeError,
+             r"^_take_assign: inputs must have one dtype"),
+     # raised by the kernel, after out= is chosen
+     Failure([uniform((4, 3)), uniform((2, 3)), ints(0, 7)], {"mode": "raise"}, IndexError,
+             r"^_take_assign: index 7 at position 1 is out of range for axis 0 of size 4"))
+_add(ZERO_SIZE, "_take_assign",
+     ZeroSize([zeros(0, 3), zeros(0, 3), np.zeros(0, I64)], {}, lambda a, b, i: a.copy()),
+     ZeroSize([uniform((4, 3)), zeros(0, 3), np.zeros(0, I64)], {}, lambda a, b, i: a.copy()))
+
+_add(SAMPLES, "_take_assign_scalar",
+     Sample([uniform((4, 3)), ints(3, 1)], {"scalar": 2.0}),
+     Sample([uniform((4, 3)), np.array([[2, 0]], I64)], {"scalar": -1.5, "axis": 1}),
+     Sample([ints(1, 2, 3, 4), ints(0, -1)], {"scalar": 9, "mode": "raise"}, grad=False))
+_add(FAILURES, "_take_assign_scalar",
+     Failure([uniform((4, 3)), np.array([True])], {}, TypeError,
+             r"^_take_assign_scalar: indices must be integers or floats \(got bool\)"),
+     Failure([uniform((4, 3)), ints(0)], {"axis": 2}, ValueError,
+             r"^_take_assign_scalar: axis 2 is out of range"),
+     Failure([np.array([1, 2, 3], np.int8), ints(0)], {"scalar": 300}, ValueError,
+             r"^_take_assign_scalar: scalar must be finite and in \[-128, 127\] for dtype "
+             r"int8 \(got 300.0\)"),
+     # raised by the kernel, after out= is chosen
+     Failure([uniform((4, 3)), ints(0, 9)], {"mode": "raise"}, IndexError,
+             r"^_take_assign_scalar: index 9 at position 1 is out of range"))
+_add(ZERO_SIZE, "_take_assign_scalar",
+     ZeroSize([zeros(0, 3), np.zeros(0, I64)], {"scalar": 1.0}, lambda x, i: x.copy()))
+
 _add(SAMPLES, "pick",
      Sample([uniform((3, 4)), ints(0, 3, 1)]),
      Sample([uniform((3, 4)), np.array([[1, 0, 5, -1]], I64)],
@@ -955,6 +994,17 @@ _add(FAILURES, "dot",
 _add(ZERO_SIZE, "dot",
      ZeroSize([_csr(zeros(0, 3)), uniform((3, 2))], {}, np.dot),
      ZeroSize([zeros(0, 4), _csr(_S)], {}, np.dot))
+
+# the storage kernels of NDArray.astype and csr row slices
+_add(SAMPLES, "cast",
+     Sample([_csr(_S)], {"dtype": "float64"}),
+     Sample([_rsp(_S)], {"dtype": "float32"}, grad=False))
+_add(SAMPLES, "slice",
+     Sample([_csr(_S)], {"begin": (1,), "end": (3,)}),
+     Sample([_csr(_S)], {"begin": (-2,), "end": (None,), "step": (1,)}),
+     Sample([_csr(_S)], {"begin": (0, 1), "end": (2, 3)}))            # fallback: columns
+_add(ZERO_SIZE, "slice", ZeroSize([_csr(zeros(0, 3))], {"begin": (0,), "end": (2,)},
+                                  lambda x: x[0:2]))
 
 # the storage fallback of ops without a sparse kernel
 _add(SAMPLES, "exp", Sample([_csr(_S)]))

@@ -245,19 +245,19 @@ def test_unpickling_object_arrays_is_refused():
     out = run_isolated("""
 import pickle
 import numpy as np
-from runtime import _ndarray, nd
+from runtime import _ndarray, _storage
 
 class Crafted:
     def __reduce__(self):
-        return (_ndarray._rebuild, ("default", "|O", (2,), "cpu", 0,
-                                    [np.array([None, 1], dtype=object)]))
+        return (_storage.rebuild, ("default", "|O", (2,), "cpu", 0,
+                                   [np.array([None, 1], dtype=object)]))
 
-for call in (lambda: _ndarray._rebuild("default", "|O", (2,), "cpu", 0,
-                                       [np.array([None, 1], dtype=object)]),
+for call in (lambda: _storage.rebuild("default", "|O", (2,), "cpu", 0,
+                                      [np.array([None, 1], dtype=object)]),
              lambda: pickle.loads(pickle.dumps(Crafted())),
-             lambda: _ndarray._rebuild("default", "<f8", (2,), "cpu", 0,
-                                       [np.array([None, 1], dtype=object)]),
-             lambda: nd._from_numpy(np.array([None, 1], dtype=object))):
+             lambda: _storage.rebuild("default", "<f8", (2,), "cpu", 0,
+                                      [np.array([None, 1], dtype=object)]),
+             lambda: _ndarray.from_numpy(np.array([None, 1], dtype=object))):
     try:
         x = call()
     except (TypeError, ValueError) as e:
@@ -322,9 +322,9 @@ _IP, _IX, _DATA = np.array([0, 1, 2]), np.array([1, 0]), np.array([1.0, 2.0], np
      "data rows must have shape \\(4,\\)"),
 ])
 def test_unpickling_validates_every_field(args, exc, match):
-    from runtime._ndarray import _rebuild
+    from runtime._storage import rebuild
     with pytest.raises(exc, match=match):
-        _rebuild(*args)
+        rebuild(*args)
 
 
 def test_unpickling_checks_the_shape_it_is_given():

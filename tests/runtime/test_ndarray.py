@@ -6,6 +6,9 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import allocator
 import runtime as rt
@@ -270,6 +273,128 @@ def test_index_with_ndarray():
     ref = np.arange(10, dtype=np.float32)
     x = nd.array(ref)
     assert_same(x[nd.array([1, 3], dtype="int64")], ref[[1, 3]])
+
+
+_MASK = np.arange(24).reshape(4, 3, 2) % 3 == 0
+KEYS = [
+    (1, 2), (slice(None), 1), slice(None, None, 2), slice(None, None, -1), (-1, -1, -1),
+    (None, 1), (Ellipsis, None, 0), (1, Ellipsis, slice(0, 1)), (slice(3, 0, -2), None),
+    (slice(5, 9),), (), Ellipsis, (0, slice(2, 2)),
+    np.array([0, 2]), [3, 0], np.array([[0, 1], [3, 3]]), (np.array([1, 2]), 0),
+    (slice(None), [2, 0], 1), ([0, 1], slice(None), [1, 0]), (Ellipsis, [1]),
+    np.array([True, False, True, False]), _MASK, (1, _MASK[0]), np.array(2)]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_indexing_matches_numpy(key):
+    ref = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    x = nd.array(ref)
+    assert_same(x[key], ref[key])
+    for value in (7, np.arange(ref[key].size, dtype=np.float32).reshape(ref[key].shape) + 50):
+        v0 = x.version
+        x[key] = value
+        ref[key] = value
+        assert_same(x, ref)
+        assert x.version == v0 + 1
+
+
+@st.composite
+def _shape_and_key(draw):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
+    keys = [hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True)]
+    if shape and all(shape):
+        keys.append(hnp.integer_array_indices(shape, result_shape=hnp.array_shapes(
+            min_dims=0, max_dims=2, max_side=3)))
+        keys.append(hnp.arrays(bool, shape[:draw(st.integers(1, len(shape)))]))
+    return shape, draw(st.one_of(keys))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_shape_and_key())
+def test_indexing_matches_numpy_fuzzed(shape_key):
+    shape, key = shape_key
+    ref = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    x = nd.array(ref, dtype="float64")
+    assert_same(x[key], ref[key])
+    x[key] = -1
+    ref[key] = -1
+    assert_same(x, ref)
+
+
+def test_indexing_keys_may_hold_ndarrays():
+    ref = np.arange(12, dtype=np.float32).reshape(4, 3)
+    x = nd.array(ref)
+    i, mask = nd.array([2, 0], dtype="int64"), nd.array([True, False, True], dtype="bool")
+    assert_same(x[i, 1:], ref[[2, 0], 1:])
+    assert_same(x[:, mask], ref[:, [True, False, True]])
+    x[i] = 0
+    ref[[2, 0]] = 0
+    assert_same(x, ref)
+
+
+def test_indexing_of_0d_and_empty_arrays():
+    z = nd.array(5.0)
+    for key in [(), Ellipsis, None, np.array(True)]:
+        assert_same(z[key], np.array(5.0, np.float32)[key])
+    e = nd.zeros((0, 3))
+    assert_same(e[:, 1], np.zeros((0,), np.float32))
+    assert_same(e[np.zeros(0, np.int64)], np.zeros((0, 3), np.float32))
+    e[:, 1] = nd.ones(1)                                   # nothing to write
+    assert e.shape == (0, 3)
+
+
+def test_non_view_indexing_runs_registry_operators():
+    """T, astype, tostype and every non-view key reach the operators through the hook
+    that runtime.nd registers (so that the tape can record them), never NumPy directly."""
+    from runtime import _ndarray
+    asked = []
+    hook = nd._method
+    _ndarray.set_method_hook(lambda name: asked.append(name) or hook(name))
+    try:
+        x = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+        x.T, x.astype("int32"), x.tostype("csr"), x[:, 1], x[[1, 0]]
+        x[0, 1] = 5
+        x[:, 0] = nd.array([1, 2], dtype="int32")
+        x[np.array([[True, False, True], [False] * 3])] = 0
+        x[[1]] = [[7, 8, 9]]
+        x[1], x[0:1], x.reshape(3, 2), x.detach()                 # views: no operator
+        x.tostype("csr")[0:1]
+    finally:
+        _ndarray.set_method_hook(hook)
+    assert asked == ["transpose", "cast", "cast_storage", "slice", "take",
+                     "_slice_assign_scalar", "cast", "_slice_assign", "_take_assign_scalar",
+                     "_take_assign", "cast_storage", "slice"]
+    assert_same(x, np.array([[0, 5, 0], [7, 8, 9]], np.float32))
+
+
+@pytest.mark.parametrize("dtype, value", [("int64", 2 ** 62 + 1), ("int64", -2 ** 63),
+                                          ("int32", 2.9), ("int8", -2.9), ("uint8", True),
+                                          ("bool", 2), ("float16", 1e-8), ("float32", np.nan)])
+def test_setitem_converts_scalars_as_numpy(dtype, value):
+    ref = np.zeros(3, dtype)
+    x = nd.array(ref, dtype=dtype)
+    x[1:] = value
+    ref[1:] = value
+    x[[0]] = value
+    ref[[0]] = value
+    assert_same(x, ref)
+
+
+def test_setitem_broadcasts_ndarray_values_as_numpy():
+    ref = np.zeros((2, 3), np.float32)
+    x = nd.array(ref)
+    x[0] = nd.array([[1, 2, 3]], dtype="int8")            # a leading 1 is dropped, cast
+    ref[0] = np.array([[1, 2, 3]])
+    x[:, 1:] = nd.array([4, 5], dtype="float64")           # broadcast over rows
+    ref[:, 1:] = np.array([4, 5])
+    x[[1]] = nd.sparse.csr_matrix(np.array([[0, 6, 0]], np.float32))
+    ref[[1]] = [[0, 6, 0]]
+    assert_same(x, ref)
+    v0 = x.version
+    with pytest.raises(ValueError, match=r"^__setitem__: could not broadcast input array "
+                                         r"from shape \(2,\) into shape \(3,\)"):
+        x[0] = nd.array([1, 2])
+    assert x.version == v0
 
 
 @pytest.mark.parametrize("key, match", [(4, "index 4 is out of bounds for axis 0 with size 4"),

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import runtime as rt
 from runtime import nd
+from runtime._ndarray import storage_view
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
 from tests.runtime.conftest import DTYPES, assert_same
 
@@ -680,7 +681,7 @@ def test_csr_check_format_names_the_rule_and_position():
         x = S.csr_matrix(CSR3)
         x.check_format(full_check=True)
         S.check_format(x)
-        x._storage_view(part)[pos] = value          # a defect written into valid storage
+        storage_view(x, part)[pos] = value          # a defect written into valid storage
         for check in (x.check_format, lambda **kw: S.check_format(x, **kw)):
             with pytest.raises(ValueError, match=r"^check_format: " + message):
                 check(full_check=True)
@@ -688,12 +689,12 @@ def test_csr_check_format_names_the_rule_and_position():
 
 def test_csr_check_format_without_full_check_skips_the_index_scan():
     x = S.csr_matrix(CSR3)
-    x._storage_view(1)[0] = 2                 # unsorted row: found only by the full check
+    storage_view(x, 1)[0] = 2                 # unsorted row: found only by the full check
     x.check_format(full_check=False)
     with pytest.raises(ValueError, match="strictly increasing"):
         x.check_format()                      # full_check defaults to True
     y = S.csr_matrix(CSR3)
-    y._storage_view(0)[0] = 1                 # the cheap check still reads indptr's ends
+    storage_view(y, 0)[0] = 1                 # the cheap check still reads indptr's ends
     with pytest.raises(ValueError, match=r"^check_format: indptr\[0\] must be 0"):
         y.check_format(full_check=False)
 
@@ -721,7 +722,7 @@ def test_rsp_check_format_names_the_rule_and_position():
     for pos, value, message in RSP_DEFECTS:
         x = S.row_sparse_array(DENSE)              # rows 0, 2, 3
         x.check_format()
-        x._storage_view(0)[pos] = value
+        storage_view(x, 0)[pos] = value
         x.check_format(full_check=False)
         with pytest.raises(ValueError, match=r"^check_format: " + message):
             x.check_format(full_check=True)
@@ -1017,7 +1018,7 @@ def test_sparse_memory_returns_to_the_pool():
     start = pool.memory_stats()["allocated_bytes.all.current"]
     xs = [S.csr_matrix(sample("float64", (64, 64), seed=i)) for i in range(4)]
     xs += [S.row_sparse_array(sample("float64", (64, 8), seed=i)) for i in range(4)]
-    views = [x._storage_view(0) for x in xs]
+    views = [storage_view(x, 0) for x in xs]
     assert pool.memory_stats()["allocated_bytes.all.current"] > start
     del xs
     gc.collect()

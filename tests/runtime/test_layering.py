@@ -1,0 +1,232 @@
+"""The import layering of the runtime (shared/DESIGN.md), read from the sources.
+
+A module imports its own layer and the layers below it, never a higher one, and never
+from inside a function: where a lower layer must call up, the higher one registers a
+hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
+``set_operator_impl``).  Inside a function only the optional or costly third-party
+imports of ``LAZY`` may stand, each with its reason.
+
+    base      runtime.errors, runtime.context, runtime.random
+    kernels   runtime._sparse_*, runtime._types (NumPy and C only)
+    storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
+    invoker   runtime._imperative
+    executor  runtime._executor
+    ops       runtime.ops.* (the registry and the operator definitions)
+    api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd
+
+A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
+runtime.ops or runtime.nd) fails the test until it is given its place.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
+RANKS = {
+    "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
+    "runtime._types": KERNELS,
+    "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
+    "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,
+    "runtime._imperative": INVOKER, "runtime._executor": EXECUTOR,
+    "runtime.ops": OPS,
+    "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
+}
+NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
+         "api"]
+
+# Third-party modules that may be imported inside a function, and why.
+LAZY = {
+    "cupy": "optional dependency (the gpu extra)",
+    "scipy.sparse": "imported on first use: it costs import time and few programs need it",
+}
+
+# Known violations that another part of issue 9 removes; each entry must still occur
+# (remove it when its fix lands).  (module, imported module, "function" or "upward")
+PENDING = {
+    ("runtime._imperative", "runtime.ops.registry", "function"):
+        "the REQ_ADD of sparse results looks up 'add' (invoker part of issue 9)",
+    ("runtime._imperative", "runtime.ops.registry", "upward"):
+        "the same import (invoker part of issue 9)",
+    ("runtime.ops.nn", "runtime.autograd", "upward"):
+        "Dropout reads the training flag, which moves into the invoker (thread-local "
+        "flags, issue 9)",
+}
+
+
+def _modules():
+    """(module name, path) of every runtime source: runtime/**.py, pyx/runtime/*.pyx|pxd."""
+    for path in sorted((ROOT / "runtime").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        yield ".".join(parts), path
+    for path in sorted((ROOT / "pyx" / "runtime").glob("*.p[yx][xd]")):
+        yield "runtime." + path.stem, path
+
+
+def rank(module):
+    """The layer of ``module``: its own entry, its package's (runtime.ops.*, runtime.nd.*),
+    kernels for runtime._sparse_* (DESIGN.md); None when it has none."""
+    if module in RANKS:
+        return RANKS[module]
+    if module.startswith("runtime._sparse_"):
+        return KERNELS
+    for package in ("runtime.ops", "runtime.nd"):
+        if module.startswith(package + "."):
+            return RANKS[package]
+    return None
+
+
+def _is_module(name):
+    parts = name.split(".")
+    base = ROOT.joinpath(*parts)
+    return (base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+            or (ROOT / "pyx").joinpath(*parts).with_suffix(".pyx").exists()
+            or (ROOT / "pyx").joinpath(*parts).with_suffix(".pxd").exists())
+
+
+def _targets(module, names):
+    """What ``from module import names`` imports: each name that is a submodule, else
+    ``module`` itself."""
+    subs = [f"{module}.{n}" for n in names if _is_module(f"{module}.{n}")]
+    return subs if len(subs) == len(names) else subs + [module]
+
+
+def _python_imports(path, module):
+    """(imported module, line, inside a function) of a Python source."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend((a.name, child.lineno, in_function) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:             # relative: from the module's package up
+                    pkg = module if path.name == "__init__.py" else module.rpartition(".")[0]
+                    for _ in range(child.level - 1):
+                        pkg = pkg.rpartition(".")[0]
+                    base = f"{pkg}.{base}" if base else pkg
+                found.extend((t, child.lineno, in_function)
+                             for t in _targets(base, [a.name for a in child.names]))
+            visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+_CY_IMPORT = re.compile(r"^(\s*)(?:from\s+([\w.]+)\s+c?import\s+(.+)|c?import\s+(.+))$")
+_CY_BLOCK = re.compile(r"^(?:async\s+def|def|cpdef|cdef|class)\b.*:\s*(#.*)?$")
+
+
+def _cython_imports(path):
+    """(imported module, line, inside a function) of a Cython source: the imports of an
+    indented block under a top-level def/cdef/cpdef/class are inside a function."""
+    found = []
+    lines = path.read_text().splitlines()
+    block = ""
+    i = 0
+    while i < len(lines):
+        line, lineno = lines[i], i + 1
+        i += 1
+        code = line.split("#", 1)[0].rstrip()
+        if not code.strip():
+            continue
+        if not code[0].isspace():
+            block = code
+        m = _CY_IMPORT.match(code)
+        if not m:
+            continue
+        while code.count("(") > code.count(")") and i < len(lines):
+            code += " " + lines[i].split("#", 1)[0].strip()
+            i += 1
+        m = _CY_IMPORT.match(code)
+        indent, base, names, plain = m.groups()
+        in_function = bool(indent) and bool(_CY_BLOCK.match(block))
+        if base:
+            names = [n.split(" as ")[0].strip() for n in names.strip("() ").split(",")]
+            found.extend((t, lineno, in_function)
+                         for t in _targets(base, [n for n in names if n]))
+        else:
+            found.extend((n.split(" as ")[0].strip(), lineno, in_function)
+                         for n in plain.split(","))
+    return found
+
+
+def _imports():
+    for module, path in _modules():
+        found = (_python_imports(path, module) if path.suffix == ".py"
+                 else _cython_imports(path))
+        for target, lineno, in_function in found:
+            yield module, path.relative_to(ROOT), target, lineno, in_function
+
+
+def _violations():
+    found = {}
+    for module, path, target, lineno, in_function in _imports():
+        where = f"{path}:{lineno}"
+        runtime = target == "runtime" or target.startswith("runtime.")
+        if in_function and (runtime or not any(
+                target == m or target.startswith(m + ".") for m in LAZY)):
+            found[(module, target, "function")] = f"{where}: {module} imports {target} " \
+                "inside a function"
+        if runtime and rank(target) is not None and rank(module) is not None \
+                and rank(target) > rank(module):
+            found[(module, target, "upward")] = (
+                f"{where}: {module} ({NAMES[rank(module)]}) imports {target} "
+                f"({NAMES[rank(target)]}), a higher layer")
+    return found
+
+
+def test_every_runtime_module_has_a_layer():
+    missing = [m for m, _ in _modules() if rank(m) is None]
+    assert not missing, f"give these modules a layer in RANKS: {missing}"
+
+
+def test_imports_go_down_and_stay_at_module_level():
+    found = _violations()
+    bad = [msg for key, msg in found.items() if key not in PENDING]
+    assert not bad, "\n".join(bad)
+
+
+def test_pending_violations_still_exist():
+    gone = [f"{key}: {why}" for key, why in PENDING.items() if key not in _violations()]
+    assert not gone, "fixed: remove from PENDING:\n" + "\n".join(gone)
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("import runtime.nd\n", [("runtime.nd", 1, False)]),
+    ("def f():\n    from runtime import _transfer, nd\n",
+     [("runtime._transfer", 2, True), ("runtime.nd", 2, True)]),
+    ("from runtime._ndarray import (as_ctx,\n    as_dtype)\n", [("runtime._ndarray", 1, False)]),
+    ("try:\n    import cupy\nexcept ImportError:\n    pass\n", [("cupy", 2, False)]),
+])
+def test_the_parsers_find_imports(tmp_path, source, expect):
+    py = tmp_path / "m.py"
+    py.write_text(source)
+    assert _python_imports(py, "runtime.m") == expect
+    pyx = tmp_path / "m.pyx"
+    pyx.write_text(source.replace("def f", "cdef object f"))
+    assert _cython_imports(pyx) == expect
+
+
+def test_unknown_modules_have_no_layer():
+    assert rank("runtime._newmodule") is None and rank("runtime.newpackage.x") is None
+    assert rank("runtime._sparse_format") == KERNELS and rank("runtime.ops.x") == OPS
+
+
+def test_a_function_level_import_of_the_api_fails(tmp_path):
+    """The check itself: what issue 9 found in _ndarray.pyx is refused."""
+    pyx = tmp_path / "m.pyx"
+    pyx.write_text("cdef class A:\n    def f(self):\n        from runtime.nd import sparse\n")
+    (target, _, in_function), = _cython_imports(pyx)
+    assert target == "runtime.nd.sparse" and in_function
+    assert rank(target) > rank("runtime._ndarray")
