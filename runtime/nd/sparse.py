@@ -15,7 +15,7 @@ casts on GPU arrays go through the host until the CuPy kernels land.
 
 import numpy as np
 
-from runtime import _sparse_kernels as K
+from runtime import _sparse_format as K
 from runtime._ndarray import (STYPES, CSRNDArray, NDArray, RowSparseNDArray, _from_numpy,
                               _new_sparse, as_ctx, as_dtype, shape_size)
 

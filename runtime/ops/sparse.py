@@ -28,7 +28,7 @@ Any other combination runs the dense kernel on dense temporaries (the invoker's 
 fallback: ``StorageFallbackWarning`` once per signature, or ``StorageFallbackError`` under
 ``set_storage_fallback('error')``); so do dtypes other than float32/float64 (float16 is
 computed in float32), and inputs whose shapes differ (broadcasting).  The kernels are
-compiled (``runtime._sparse_kernels``: OpenMP over rows, without the GIL); arrays on a GPU
+compiled (``runtime._sparse_arith``: OpenMP over rows, without the GIL); arrays on a GPU
 go through host copies until CuPy kernels land.
 
 Choices where MXNet is unspecific or inconsistent:
@@ -52,7 +52,8 @@ import warnings
 
 import numpy as np
 
-from runtime import _sparse_kernels as K
+from runtime import _sparse_arith as K
+from runtime import _sparse_format
 from runtime._imperative import get_storage_fallback
 from runtime._ndarray import _empty, _from_numpy, _new_sparse, shape_size
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
@@ -441,7 +442,7 @@ def _keep_rows(indices, nrows):
     """Sorted unique int64 row numbers in [0, nrows) of the index array ``indices``."""
     a = indices.asnumpy().reshape(-1)
     keep = a.astype(np.int64) if a.dtype.kind != "f" else np.trunc(a).astype(np.int64)
-    if K.check_rsp(keep, nrows) is not None:
+    if _sparse_format.check_rsp(keep, nrows) is not None:
         keep = np.unique(keep)
         keep = keep[(keep >= 0) & (keep < nrows)]
     return keep
@@ -530,7 +531,7 @@ def _square_sum_sparse(attrs, inputs):
     sums = np.empty((k, 1), work)
     K.square_sum(data, 1, sums.reshape(k))
     out = _Dense(shape, x.dtype, x.ctx, work)
-    K.rsp_to_dense(sums, idx, out.view.reshape(x.shape[0], 1))
+    _sparse_format.rsp_to_dense(sums, idx, out.view.reshape(x.shape[0], 1))
     return [out.done()]
 
 
