@@ -18,7 +18,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 
 from runtime._sparse_common cimport (
-    arith_threads, as_array, as_index, as_values, back_off, check_length, indptr_message,
+    arith_threads, as_array, as_index, as_values, back_off, check_indptr, check_length,
     lower_bound, raise_bad_column, rows_as_bytes)
 from runtime._types cimport floating, index_t, uint8_t
 
@@ -111,9 +111,7 @@ cdef tuple _csr_args(object indptr, object indices, object data, Py_ssize_t rows
     vals = _floats(data, prefix + "data", 1, False, like)
     check_length(ip, prefix + "indptr", rows + 1, "rows+1")
     check_length(vals, prefix + "data", idx.shape[0], "len(indices)")
-    msg = indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(prefix + msg)
+    check_indptr(ip, idx.shape[0], prefix)
     return ip, idx, vals
 
 
@@ -121,9 +119,7 @@ cdef tuple _csr_pattern(object indptr, object indices):
     """(indptr, indices) of a CSR matrix with len(indptr) - 1 rows, indptr fully checked."""
     ip = as_index(indptr, "indptr", False)
     idx = as_index(indices, "indices", False)
-    msg = indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(msg)
+    check_indptr(ip, idx.shape[0], "")
     return ip, idx
 
 
@@ -735,9 +731,7 @@ def csr_binary_fill(op, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data
     idx = as_index(indices_out, "indices_out", True)
     vals = _floats(data_out, "data_out", 1, True, a[2].dtype)
     check_length(vals, "data_out", idx.shape[0], "len(indices_out)")
-    msg = indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(msg)
+    check_indptr(ip, idx.shape[0], "")
     nthreads = arith_threads(rows, a[1].shape[0] + b[1].shape[0])
     nbad = _csr_binary_t(code, a[0], a[1], a[2], b[0], b[1], b[2], ip, idx, vals, True,
                          nthreads)

@@ -44,6 +44,9 @@ cdef enum Defect:
 # A message naming the first defect of an int64 row pointer for `nnz` entries, or None:
 # non-empty, indptr[0] == 0, non-decreasing, indptr[-1] == nnz.
 cdef str indptr_message(const index_t[::1] indptr, Py_ssize_t nnz)
+# ValueError with indptr_message's message (after `prefix`, which names the operand: "a_"),
+# if there is one.
+cdef int check_indptr(const index_t[::1] indptr, Py_ssize_t nnz, str prefix) except -1
 # IndexError naming the first column of the CSR matrix (ip, idx) outside [0, ncols), if
 # there is one; `prefix` names the operand ("a_").
 cdef int raise_bad_column(object ip, object idx, Py_ssize_t ncols, str prefix) except -1

@@ -230,7 +230,7 @@ cdef int check_length(object a, str name, Py_ssize_t n, str what) except -1:
 # The row-pointer check.  The loop returns a defect kind and where it is; Python writes the
 # message (the checks of the column and row indices are _sparse_format's).
 
-cdef Defect _check_indptr(const index_t[::1] indptr, Py_ssize_t nnz,
+cdef Defect _indptr_defect(const index_t[::1] indptr, Py_ssize_t nnz,
                           Py_ssize_t* where) noexcept nogil:
     """indptr[0] == 0, non-decreasing, indptr[-1] == nnz: then every offset is in [0, nnz]."""
     cdef Py_ssize_t n = indptr.shape[0], i
@@ -251,7 +251,7 @@ cdef str indptr_message(const index_t[::1] indptr, Py_ssize_t nnz):
     cdef Py_ssize_t where = 0
     cdef Defect d
     with nogil:
-        d = _check_indptr(indptr, nnz, &where)
+        d = _indptr_defect(indptr, nnz, &where)
     if d == INDPTR_EMPTY:
         return "indptr must have at least one element (got length 0)"
     if d == INDPTR_FIRST:
@@ -262,6 +262,13 @@ cdef str indptr_message(const index_t[::1] indptr, Py_ssize_t nnz):
     if d == INDPTR_LAST:
         return f"indptr[-1] must equal nnz={nnz} (got {indptr[indptr.shape[0] - 1]})"
     return None
+
+
+cdef int check_indptr(const index_t[::1] indptr, Py_ssize_t nnz, str prefix) except -1:
+    msg = indptr_message(indptr, nnz)
+    if msg is not None:
+        raise ValueError(prefix + msg)
+    return 0
 
 
 cdef int raise_bad_column(object ip, object idx, Py_ssize_t ncols, str prefix) except -1:

@@ -23,8 +23,8 @@ from cython.parallel cimport prange
 from libc.string cimport memcpy, memset
 
 from runtime._sparse_common cimport (
-    INDEX_ORDER, INDEX_RANGE, VALID, Defect, as_array, as_index, as_values, check_length,
-    indptr_message, lower_bound, raise_bad_column, rows_as_bytes, threads_for)
+    INDEX_ORDER, INDEX_RANGE, VALID, Defect, as_array, as_index, as_values, check_indptr,
+    check_length, indptr_message, lower_bound, raise_bad_column, rows_as_bytes, threads_for)
 from runtime._types cimport index_t, numeric, uint8_t, uint16_t
 
 __all__ = [
@@ -53,7 +53,8 @@ cdef object _mask(object a, str name, bint out):
 
 # ---------------------------------------------------------------------------------------
 # Format checks.  The loops return a defect kind and where it is; Python writes the message.
-# The row-pointer check (indptr_message) is in _sparse_common: the arithmetic uses it too.
+# The row-pointer check (indptr_message, check_indptr) is _sparse_common's: the arithmetic
+# uses it too.
 
 cdef Defect _check_csr_indices(const index_t[::1] indptr, const index_t[::1] indices,
                                index_t ncols, Py_ssize_t* where,
@@ -205,6 +206,23 @@ cdef inline bint _any_nz(const numeric* row, Py_ssize_t n, uint16_t hmask) noexc
     return False
 
 
+cdef inline Py_ssize_t _fill_capped(const numeric* row, Py_ssize_t j0, Py_ssize_t j1,
+                                    index_t* indices, numeric* data, Py_ssize_t k,
+                                    Py_ssize_t cap, uint16_t hmask) noexcept nogil:
+    """Write the column and value of each nonzero of row[j0:j1] at k, k + 1, ... while k <
+    cap; returns k advanced past all of them (which may exceed cap)."""
+    cdef Py_ssize_t j
+    cdef numeric v
+    for j in range(j0, j1):
+        v = row[j]
+        if _nz(v, hmask):
+            if k < cap:
+                indices[k] = j
+                data[k] = v
+            k += 1
+    return k
+
+
 cdef inline Py_ssize_t _fill_row(const numeric* row, Py_ssize_t n, index_t* indices,
                                  numeric* data, Py_ssize_t cap,
                                  uint16_t hmask) noexcept nogil:
@@ -227,22 +245,10 @@ cdef inline Py_ssize_t _fill_row(const numeric* row, Py_ssize_t n, index_t* indi
                         data[k] = v
                         k += _nz(v, hmask)
                 else:
-                    for j in range(j0, j0 + _BLOCK):
-                        v = row[j]
-                        if _nz(v, hmask):
-                            if k < cap:
-                                indices[k] = j
-                                data[k] = v
-                            k += 1
+                    k = _fill_capped(row, j0, j0 + _BLOCK, indices, data, k, cap, hmask)
             j0 += _BLOCK
         else:
-            for j in range(j0, n):
-                v = row[j]
-                if _nz(v, hmask):
-                    if k < cap:
-                        indices[k] = j
-                        data[k] = v
-                    k += 1
+            k = _fill_capped(row, j0, n, indices, data, k, cap, hmask)
             j0 = n
     return k
 
@@ -250,21 +256,22 @@ cdef inline Py_ssize_t _fill_row(const numeric* row, Py_ssize_t n, index_t* indi
 # ---------------------------------------------------------------------------------------
 # dense -> CSR
 
-cdef index_t _csr_count(const numeric[:, ::1] dense, index_t[::1] indptr, uint16_t hmask,
-                        int nthreads) noexcept nogil:
+def _csr_count_t(const numeric[:, ::1] dense, index_t[::1] indptr, uint16_t hmask,
+                 int nthreads):
+    """Write the row pointer of dense's nonzeros; returns nnz."""
     cdef Py_ssize_t rows = dense.shape[0], ncols = dense.shape[1], i
     cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
-    indptr[0] = 0
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        indptr[i + 1] = _count_nz(base + i * ncols, ncols, hmask)
-    for i in range(rows):
-        indptr[i + 1] += indptr[i]
+    with nogil:
+        indptr[0] = 0
+        for i in prange(rows, num_threads=nthreads, schedule="static"):
+            indptr[i + 1] = _count_nz(base + i * ncols, ncols, hmask)
+        for i in range(rows):
+            indptr[i + 1] += indptr[i]
     return indptr[rows]
 
 
-cdef Py_ssize_t _csr_fill(const numeric[:, ::1] dense, const index_t[::1] indptr,
-                          index_t[::1] indices, numeric[::1] data, uint16_t hmask,
-                          int nthreads) noexcept nogil:
+def _csr_fill_t(const numeric[:, ::1] dense, const index_t[::1] indptr,
+                index_t[::1] indices, numeric[::1] data, uint16_t hmask, int nthreads):
     """Returns the number of rows whose nonzero count differs from indptr (0 when right).
 
     indptr is valid for len(indices) entries; a row never writes past indptr[i + 1].
@@ -275,27 +282,12 @@ cdef Py_ssize_t _csr_fill(const numeric[:, ::1] dense, const index_t[::1] indptr
     cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
     cdef index_t* ibase = &indices[0] if nnz > 0 else NULL
     cdef numeric* dbase = &data[0] if nnz > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        start = indptr[i]
-        cap = indptr[i + 1] - start
-        nbad += _fill_row(base + i * ncols, ncols, ibase + start, dbase + start, cap,
-                          hmask) != cap
-    return nbad
-
-
-def _csr_count_t(const numeric[:, ::1] dense, index_t[::1] indptr, uint16_t hmask,
-                 int nthreads):
-    cdef index_t nnz
     with nogil:
-        nnz = _csr_count(dense, indptr, hmask, nthreads)
-    return nnz
-
-
-def _csr_fill_t(const numeric[:, ::1] dense, const index_t[::1] indptr,
-                index_t[::1] indices, numeric[::1] data, uint16_t hmask, int nthreads):
-    cdef Py_ssize_t nbad
-    with nogil:
-        nbad = _csr_fill(dense, indptr, indices, data, hmask, nthreads)
+        for i in prange(rows, num_threads=nthreads, schedule="static"):
+            start = indptr[i]
+            cap = indptr[i + 1] - start
+            nbad += _fill_row(base + i * ncols, ncols, ibase + start, dbase + start, cap,
+                              hmask) != cap
     return nbad
 
 
@@ -322,9 +314,7 @@ def csr_fill(dense2d, indptr, indices_out, data_out):
     nnz = indices.shape[0]
     check_length(ip, "indptr", rows + 1, "rows+1")
     check_length(data, "data_out", nnz, "nnz")
-    msg = indptr_message(ip, nnz)
-    if msg is not None:
-        raise ValueError(msg)
+    check_indptr(ip, nnz, "")
     nbad = _csr_fill_t(dense, ip, indices, data, hmask, threads_for(rows, dense.size))
     if nbad:
         raise ValueError(f"indptr must match the nonzeros of dense2d "
@@ -335,9 +325,8 @@ def csr_fill(dense2d, indptr, indices_out, data_out):
 # ---------------------------------------------------------------------------------------
 # CSR -> dense
 
-cdef Py_ssize_t _csr_to_dense(const numeric[::1] data, const index_t[::1] indices,
-                              const index_t[::1] indptr, numeric[:, ::1] out,
-                              int nthreads) noexcept nogil:
+def _csr_to_dense_t(const numeric[::1] data, const index_t[::1] indices,
+                    const index_t[::1] indptr, numeric[:, ::1] out, int nthreads):
     """Zero each row, then scatter its entries; returns how many columns were out of range.
 
     indptr is valid for len(indices) entries; out-of-range columns are skipped.
@@ -347,24 +336,17 @@ cdef Py_ssize_t _csr_to_dense(const numeric[::1] data, const index_t[::1] indice
     cdef index_t k, c
     cdef numeric* row
     cdef numeric* base = &out[0, 0] if rows > 0 and ncols > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        row = base + i * ncols
-        if ncols > 0:
-            memset(row, 0, ncols * sizeof(numeric))
-        for k in range(indptr[i], indptr[i + 1]):
-            c = indices[k]
-            if <size_t>c < <size_t>ncols:
-                row[c] = data[k]
-            else:
-                nbad += 1
-    return nbad
-
-
-def _csr_to_dense_t(const numeric[::1] data, const index_t[::1] indices,
-                    const index_t[::1] indptr, numeric[:, ::1] out, int nthreads):
-    cdef Py_ssize_t nbad
     with nogil:
-        nbad = _csr_to_dense(data, indices, indptr, out, nthreads)
+        for i in prange(rows, num_threads=nthreads, schedule="static"):
+            row = base + i * ncols
+            if ncols > 0:
+                memset(row, 0, ncols * sizeof(numeric))
+            for k in range(indptr[i], indptr[i + 1]):
+                c = indices[k]
+                if <size_t>c < <size_t>ncols:
+                    row[c] = data[k]
+                else:
+                    nbad += 1
     return nbad
 
 
@@ -383,9 +365,7 @@ def csr_to_dense(data, indices, indptr, dense2d_out):
     nnz = idx.shape[0]
     check_length(ip, "indptr", rows + 1, "rows+1")
     check_length(vals, "data", nnz, "nnz")
-    msg = indptr_message(ip, nnz)
-    if msg is not None:
-        raise ValueError(msg)
+    check_indptr(ip, nnz, "")
     if _csr_to_dense_t(vals, idx, ip, out, threads_for(rows, out.size + nnz)):
         raise_bad_column(ip, idx, ncols, "")
     return nnz
@@ -394,24 +374,18 @@ def csr_to_dense(data, indices, indptr, dense2d_out):
 # ---------------------------------------------------------------------------------------
 # dense <-> row_sparse
 
-cdef Py_ssize_t _rsp_count(const numeric[:, ::1] dense, uint8_t[::1] rowmask,
-                           uint16_t hmask, int nthreads) noexcept nogil:
+def _rsp_count_t(const numeric[:, ::1] dense, uint8_t[::1] rowmask, uint16_t hmask,
+                 int nthreads):
+    """Mark the rows of dense that hold a nonzero; returns how many."""
     cdef Py_ssize_t rows = dense.shape[0], ncols = dense.shape[1], i
     cdef Py_ssize_t n = 0
     cdef bint hit
     cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        hit = _any_nz(base + i * ncols, ncols, hmask)
-        rowmask[i] = hit
-        n += hit
-    return n
-
-
-def _rsp_count_t(const numeric[:, ::1] dense, uint8_t[::1] rowmask, uint16_t hmask,
-                 int nthreads):
-    cdef Py_ssize_t n
     with nogil:
-        n = _rsp_count(dense, rowmask, hmask, nthreads)
+        for i in prange(rows, num_threads=nthreads, schedule="static"):
+            hit = _any_nz(base + i * ncols, ncols, hmask)
+            rowmask[i] = hit
+            n += hit
     return n
 
 
@@ -426,18 +400,19 @@ cdef Py_ssize_t _rsp_select(const uint8_t[::1] rowmask, index_t[::1] indices) no
     return k
 
 
-cdef void _gather_rows(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                       uint8_t[:, ::1] dst, int nthreads) noexcept nogil:
+def _gather_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
+                   uint8_t[:, ::1] dst, int nthreads):
     """dst[k] = src[rows[k]] for every k, rows in range (byte rows)."""
     cdef Py_ssize_t rowbytes = src.shape[1], k
     if rowbytes == 0:
         return
-    for k in prange(rows.shape[0], num_threads=nthreads, schedule="static"):
-        memcpy(&dst[k, 0], &src[rows[k], 0], rowbytes)
+    with nogil:
+        for k in prange(rows.shape[0], num_threads=nthreads, schedule="static"):
+            memcpy(&dst[k, 0], &src[rows[k], 0], rowbytes)
 
 
-cdef void _scatter_rows(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                        uint8_t[:, ::1] dst, int nthreads) noexcept nogil:
+def _scatter_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
+                    uint8_t[:, ::1] dst, int nthreads):
     """dst[rows[k]] = src[k], every other row of dst zeroed; each dst row written once.
 
     rows is strictly increasing and in range.  Each thread takes an equal block of dst rows,
@@ -448,30 +423,19 @@ cdef void _scatter_rows(const uint8_t[:, ::1] src, const index_t[::1] rows,
     cdef const index_t* rp = &rows[0] if nstored > 0 else NULL
     if rowbytes == 0 or nrows == 0:
         return
-    for t in prange(nthreads, num_threads=nthreads, schedule="static"):
-        lo = nrows * t // nthreads
-        hi = nrows * (t + 1) // nthreads
-        k = lower_bound(rp, nstored, lo, 0)
-        i = lo
-        while i < hi:
-            if k < nstored and rows[k] == i:
-                memcpy(&dst[i, 0], &src[k, 0], rowbytes)
-                k = k + 1
-            else:
-                memset(&dst[i, 0], 0, rowbytes)
-            i = i + 1
-
-
-def _gather_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                   uint8_t[:, ::1] dst, int nthreads):
     with nogil:
-        _gather_rows(src, rows, dst, nthreads)
-
-
-def _scatter_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                    uint8_t[:, ::1] dst, int nthreads):
-    with nogil:
-        _scatter_rows(src, rows, dst, nthreads)
+        for t in prange(nthreads, num_threads=nthreads, schedule="static"):
+            lo = nrows * t // nthreads
+            hi = nrows * (t + 1) // nthreads
+            k = lower_bound(rp, nstored, lo, 0)
+            i = lo
+            while i < hi:
+                if k < nstored and rp[k] == i:
+                    memcpy(&dst[i, 0], &src[k, 0], rowbytes)
+                    k = k + 1
+                else:
+                    memset(&dst[i, 0], 0, rowbytes)
+                i = i + 1
 
 
 def rsp_count(dense2d, rowmask_out):
