@@ -2,7 +2,7 @@
 (with its fork handler and the arithmetic's back-off), the argument validators and the
 row-pointer check.  `_sparse_common.pxd` declares the C-level surface that _sparse_format
 (storage casts, format checks) and _sparse_arith (operator arithmetic) cimport; Python
-reads and sets the thread count here.
+reads and sets the thread count here, and takes row_size (the 2-D view of the kernels).
 """
 
 import os
@@ -10,8 +10,8 @@ import os
 import numpy as np
 
 __all__ = [
-    "ARITH_SERIAL_CUTOFF", "SERIAL_CUTOFF", "get_num_threads", "set_arith_serial_cutoff",
-    "set_contention_backoff", "set_num_threads",
+    "ARITH_SERIAL_CUTOFF", "SERIAL_CUTOFF", "get_num_threads", "row_size",
+    "set_arith_serial_cutoff", "set_contention_backoff", "set_num_threads",
 ]
 
 
@@ -157,8 +157,20 @@ cdef int arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept:
 
 
 # ---------------------------------------------------------------------------------------
-# Argument validation and conversion (with the GIL).
+# The 2-D view in which the kernels see dense arrays and row_sparse data.
 
+def row_size(tuple shape):
+    """Elements per row of the 2-D view (shape[0], row_size(shape)) in which the kernels
+    see an array of this shape (dense, or the stored rows of row_sparse data).  The shape
+    passed shape_size when its array was made, so the product fits in int64."""
+    cdef Py_ssize_t n = 1, i
+    for i in range(1, len(shape)):
+        n *= <Py_ssize_t>shape[i]
+    return n
+
+
+# ---------------------------------------------------------------------------------------
+# Argument validation and conversion (with the GIL).
 
 # dtype -> (dtype the loops see, mask for uint16 bit patterns in the zero test)
 cdef dict _KERNEL_DTYPES = {

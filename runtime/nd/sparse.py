@@ -16,6 +16,7 @@ casts on GPU arrays go through the host until the CuPy kernels land.
 import numpy as np
 
 from runtime import _sparse_format as K
+from runtime._sparse_common import row_size as _row_size
 from runtime._ndarray import (STYPES, CSRNDArray, NDArray, RowSparseNDArray, _from_numpy,
                               _new_sparse, as_ctx, as_dtype, shape_size)
 
@@ -374,10 +375,6 @@ def cast_storage(x, stype):
     K.rsp_fill(rows, mask, out._storage_view(0),
                out._storage_view(-1).reshape(k, _row_size(x.shape)))
     return out
-
-
-def _row_size(shape):
-    return shape_size(tuple(shape[1:]))
 
 
 def _empty_dense(x):

@@ -5,6 +5,7 @@ recorded when higher-order gradients are asked for).
 """
 
 from runtime._imperative import invoke
+from runtime._ndarray import zeros
 from runtime.ops import registry
 
 
@@ -24,12 +25,13 @@ F = _Functions()
 
 
 def unbroadcast(g, shape):
-    """Sum ``g`` over the axes that broadcasting added or stretched, back to ``shape``."""
+    """Undo broadcasting: sum ``g`` over the axes that broadcasting ``shape`` to
+    ``g.shape`` added or stretched, back to ``shape`` (the one helper of every gradient
+    rule of a broadcasting op)."""
     shape = tuple(shape)
     if g.shape == shape:
         return g
     if 0 in shape:   # nothing to sum into; (reshape would read 0 as "keep", as MXNet)
-        from runtime._ndarray import zeros
         return zeros(shape, ctx=g.ctx, dtype=g.dtype)
     lead = len(g.shape) - len(shape)
     axes = tuple(range(lead)) + tuple(

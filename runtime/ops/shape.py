@@ -11,23 +11,17 @@ and ``_pick_grad`` (scatter-adds of an output gradient into zeros).
 import numpy as np
 
 from runtime._ndarray import as_dtype, shape_size
-from runtime.ops._call import F
-from runtime.ops.registry import Attr, dtype_scalar, register, same_dtype, scalar_type
+from runtime.ops._call import F, unbroadcast
+from runtime.ops.registry import (Attr, dtype_scalar, normalize_axis, register, same_dtype,
+                                   scalar_type)
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
-def _axis_of(op, axis, ndim, name="axis"):
-    """``axis`` in [-ndim, ndim) as a non-negative int; 0-d arrays have no axis."""
-    if ndim == 0 or not -ndim <= axis < ndim:
-        raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
-                         "dimension(s)")
-    return axis % ndim
-
-
 def _axes_of(op, axes, ndim, name="axis"):
-    out = tuple(_axis_of(op, a, ndim, name) for a in axes)
+    """``normalize_axis`` of each axis; ValueError when one repeats."""
+    out = tuple(normalize_axis(op, a, ndim, name) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: {name} {axes!r} repeats an axis")
     return out
@@ -40,19 +34,6 @@ def _like(g, x):
     if 0 not in x.shape:
         return g.reshape(x.shape)
     return F.reshape_like(g, x)       # NDArray.reshape reads 0 as "keep" (MXNet)
-
-
-def _sum_to(g, x):
-    """Undo broadcasting: sum ``g`` down to ``x``'s shape (``x`` broadcasts to g)."""
-    shape = x.shape
-    if g.shape == shape:
-        return g
-    lead = len(g.shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s != g.shape[lead + i])
-    if axes:
-        g = F.sum(g, axis=axes, keepdims=True)
-    return _like(g, x)
 
 
 def _reshape_grad(a, i, o, g):
@@ -82,7 +63,7 @@ def _broadcast_kernel(attrs, ins, outs):
 
 register("broadcast_to", attrs={"shape": Attr("shape", required=True)},
          infer_shape=_broadcast_to_shape, compute=_broadcast_kernel, grad_inputs=(0,),
-         grad_outputs=(), gradient=lambda a, i, o, g: [_sum_to(g[0], i[0])],
+         grad_outputs=(), gradient=lambda a, i, o, g: [unbroadcast(g[0], i[0].shape)],
          doc="Broadcast to ``shape``; 0 in ``shape`` keeps the input's dimension (MXNet).")
 
 
@@ -115,7 +96,7 @@ register("broadcast_like", inputs=("lhs", "rhs"),
          infer_shape=_broadcast_like_shape, infer_type=lambda a, d: [d[0]],
          compute=lambda a, ins, outs: _broadcast_kernel(a, ins[:1], outs), ignores=(1,),
          grad_inputs=(0,), grad_outputs=(),
-         gradient=lambda a, i, o, g: [_sum_to(g[0], i[0]), None],
+         gradient=lambda a, i, o, g: [unbroadcast(g[0], i[0].shape), None],
          doc="Broadcast ``lhs`` to the shape of ``rhs`` (MXNet: same number of dimensions; "
              "with lhs_axes/rhs_axes only those dimensions).  ``rhs`` gives only its shape; "
              "the output has lhs's dtype.")
@@ -335,7 +316,7 @@ def _check_num_args(op, attrs, n):
 def _concat_shape(attrs, shapes):
     _check_num_args("concat", attrs, len(shapes))
     first = shapes[0]
-    d = _axis_of("concat", attrs["dim"], len(first), "dim")
+    d = normalize_axis("concat", attrs["dim"], len(first), "dim")
     for s in shapes[1:]:
         if len(s) != len(first) or any(a != b for k, (a, b) in enumerate(zip(s, first))
                                        if k != d):
@@ -407,7 +388,7 @@ def _split_shape(attrs, shapes):
     shape, n = shapes[0], attrs["num_outputs"]
     if n < 1:
         raise ValueError(f"split: num_outputs must be >= 1 (got {n})")
-    a = _axis_of("split", attrs["axis"], len(shape))
+    a = normalize_axis("split", attrs["axis"], len(shape))
     if shape[a] % n:
         raise ValueError(f"split: dimension {a} of shape {shape!r} ({shape[a]}) cannot be "
                          f"split evenly into {n} outputs")
@@ -565,7 +546,7 @@ register("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
 
 
 def _slice_axis_range(attrs, shape):
-    a = _axis_of("slice_axis", attrs["axis"], len(shape))
+    a = normalize_axis("slice_axis", attrs["axis"], len(shape))
     n, b, e = shape[a], attrs["begin"], attrs["end"]
     b2 = b + n if b < 0 else b
     e2 = n if e is None else (e + n if e < 0 else e)
@@ -647,7 +628,7 @@ _MODES = ("clip", "wrap", "raise")
 
 def _take_shape(attrs, shapes):
     a, ind = shapes
-    ax = _axis_of("take", attrs["axis"], len(a))
+    ax = normalize_axis("take", attrs["axis"], len(a))
     return [a[:ax] + ind + a[ax + 1:]]
 
 
@@ -680,7 +661,7 @@ register("take", inputs=("a", "indices"),
 def _take_grad_shape(attrs, shapes):
     ind, g = shapes
     shape = attrs["shape"]
-    ax = _axis_of("_take_grad", attrs["axis"], len(shape))
+    ax = normalize_axis("_take_grad", attrs["axis"], len(shape))
     want = shape[:ax] + ind + shape[ax + 1:]
     if g != want:
         raise ValueError(f"_take_grad: ograd has shape {g!r}, expected {want!r}")
@@ -712,7 +693,7 @@ register("_take_grad", inputs=("indices", "ograd"),
 def _pick_axis(attrs, shape, op="pick"):
     if attrs["axis"] is None:
         raise ValueError(f"{op}: axis=None is not supported (as MXNet); give an axis")
-    return _axis_of(op, attrs["axis"], len(shape))
+    return normalize_axis(op, attrs["axis"], len(shape))
 
 
 def _picked_shape(shape, ax, keepdims):
@@ -764,7 +745,7 @@ register("pick", inputs=("data", "index"),
 def _pick_grad_shape(attrs, shapes):
     index, g = shapes
     shape = attrs["shape"]
-    ax = _axis_of("_pick_grad", attrs["axis"], len(shape))
+    ax = normalize_axis("_pick_grad", attrs["axis"], len(shape))
     if index not in (_picked_shape(shape, ax, False), _picked_shape(shape, ax, True)):
         raise ValueError(f"_pick_grad: index has shape {index!r}, which does not match "
                          f"{shape!r} along axis {ax}")
@@ -874,7 +855,7 @@ register("tile", attrs={"reps": Attr("shape", required=True)}, infer_shape=_tile
 
 
 def _repeat_axis(attrs, ndim):
-    return None if attrs["axis"] is None else _axis_of("repeat", attrs["axis"], ndim)
+    return None if attrs["axis"] is None else normalize_axis("repeat", attrs["axis"], ndim)
 
 
 def _repeat_shape(attrs, shapes):

@@ -54,8 +54,9 @@ import numpy as np
 
 from runtime import _sparse_arith as K
 from runtime import _sparse_format
+from runtime._sparse_common import row_size as _row_size
 from runtime._imperative import get_storage_fallback
-from runtime._ndarray import _empty, _from_numpy, _new_sparse, shape_size
+from runtime._ndarray import STYPES, _empty, _from_numpy, _new_sparse, shape_size
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.ops import registry
 from runtime.ops._call import F
@@ -65,7 +66,6 @@ from runtime.ops.registry import Attr, attach_sparse, register
 # The dtype each value dtype is computed in (others take the dense kernels).
 _WORK = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.float64): np.dtype(np.float64),
          np.dtype(np.float16): np.dtype(np.float32)}
-STYPES = ("default", "csr", "row_sparse")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -84,10 +84,6 @@ def _data_np(x, work):
     """Host NumPy array of the stored values of sparse ``x``, in dtype ``work``."""
     a = x._storage_np(-1)
     return a if a.dtype == work else a.astype(work)
-
-
-def _row_size(shape):
-    return shape_size(tuple(shape[1:]))
 
 
 def _rows2d(a, rows, shape):

@@ -1,5 +1,5 @@
 """runtime._sparse_common: the one thread count of the sparse kernels (_sparse_format and
-_sparse_arith), its default, its setting, and forked children."""
+_sparse_arith), its default, its setting, and forked children; row_size."""
 
 import os
 import signal
@@ -12,6 +12,11 @@ import pytest
 from runtime import _sparse_common as C
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_row_size_is_the_row_length_of_the_kernels_2d_view():
+    assert [C.row_size(s) for s in [(5,), (0,), (4, 3), (2, 0, 7), (0, 3, 4), ()]] == \
+        [1, 1, 3, 0, 12, 1]
 
 
 def test_num_threads_setting():
