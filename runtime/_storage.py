@@ -20,7 +20,8 @@ that NDArray calls (sparse ``zeros``, ``check_format``, unpickling) with
 
 import numpy as np
 
-from runtime import _sparse_kernels as K
+from runtime import _sparse_format as K
+from runtime._sparse_common import row_size as _row_size
 from runtime._ndarray import (STYPES, NDArray, alloc_sparse, as_ctx, as_dtype, empty,
                               from_numpy, set_storage_hooks, shape_size, storage_host,
                               storage_view, write_storage)
@@ -445,10 +446,6 @@ def cast_storage(x, stype):
     K.rsp_fill(rows, mask, storage_view(out, 0),
                storage_view(out, -1).reshape(k, _row_size(x.shape)))
     return out
-
-
-def _row_size(shape):
-    return shape_size(tuple(shape[1:]))
 
 
 set_storage_hooks(zeros, check_format, rebuild)

@@ -19,16 +19,25 @@ REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
                 "exclude": Attr("bool", False)}
 
 
+def reduction_axis(op, axis, ndim):
+    """``normalize_axis`` for reductions, which in NumPy and MXNet also take axis 0 or -1
+    of a 0-d array (and reduce its single value): 0 for those."""
+    if ndim == 0 and axis in (0, -1):
+        return 0
+    return normalize_axis(op, axis, ndim)
+
+
 def reduced_axes(op, attrs, ndim):
     """The sorted tuple of axes to reduce, after ``exclude`` and negative axes.
 
-    A 0-d array has no axes: any valid ``axis`` (0 or -1) reduces its single value.
+    A 0-d array has no axes: ``axis`` 0 or -1 (see :func:`reduction_axis`) reduces its
+    single value.
     """
     axis = attrs["axis"]
     if axis is None:
         axes = tuple(range(ndim))
         return () if attrs.get("exclude") else axes
-    axes = tuple(normalize_axis(op, a, ndim) for a in axis)
+    axes = tuple(reduction_axis(op, a, ndim) for a in axis)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axis {axis!r} repeats an axis")
     if ndim == 0:
@@ -180,7 +189,7 @@ def _norm_axes(attrs, ndim):
     if ndim == 0 or axis is None:
         if axis is not None:
             for a in axis:
-                normalize_axis("norm", a, ndim)
+                reduction_axis("norm", a, ndim)
         return tuple(range(ndim))
     if len(axis) not in (1, 2):
         raise ValueError(f"norm: axis must be an int or a 2-tuple of ints (got {axis!r})")
@@ -261,7 +270,7 @@ def _arg_axis(op, attrs, ndim):
     axis = attrs["axis"]
     if axis is None:
         return None
-    axis = normalize_axis(op, axis, ndim)
+    axis = reduction_axis(op, axis, ndim)
     return None if ndim == 0 else axis
 
 

@@ -299,12 +299,12 @@ def scalar_type(op, *names, wrap=False):
 
 
 def normalize_axis(op, axis, ndim, name="axis"):
-    """An axis in [-ndim, ndim) as a non-negative int (0 or -1 for a 0-d array);
-    ValueError otherwise."""
-    if ndim == 0:
-        if axis not in (0, -1):
-            raise ValueError(f"{op}: {name} {axis} is out of range for a 0-d array")
-        return 0
+    """An axis in [-ndim, ndim) as a non-negative int; ValueError otherwise.
+
+    The one axis rule of the operators: a 0-d array has no axis (NumPy's
+    ``normalize_axis_index``).  Reductions also take axis 0 or -1 of a 0-d array, as NumPy's
+    and MXNet's do: ``ops.reduce.reduction_axis`` says so.
+    """
     if not -ndim <= axis < ndim:
         raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
                          f"dimension(s)")

@@ -13,23 +13,17 @@ that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
 import numpy as np
 
 from runtime._ndarray import as_dtype, shape_size
-from runtime.ops._call import F, zeros
-from runtime.ops.registry import Attr, dtype_scalar, register, same_dtype, scalar_type
+from runtime.ops._call import F, unbroadcast, zeros
+from runtime.ops.registry import (Attr, dtype_scalar, normalize_axis, register, same_dtype,
+                                   scalar_type)
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
-def _axis_of(op, axis, ndim, name="axis"):
-    """``axis`` in [-ndim, ndim) as a non-negative int; 0-d arrays have no axis."""
-    if ndim == 0 or not -ndim <= axis < ndim:
-        raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
-                         "dimension(s)")
-    return axis % ndim
-
-
 def _axes_of(op, axes, ndim, name="axis"):
-    out = tuple(_axis_of(op, a, ndim, name) for a in axes)
+    """``normalize_axis`` of each axis; ValueError when one repeats."""
+    out = tuple(normalize_axis(op, a, ndim, name) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: {name} {axes!r} repeats an axis")
     return out
@@ -43,19 +37,6 @@ def _like(g, x):
         return g.reshape(x.shape)
     # No elements; (NDArray.reshape would read 0 as "keep", as MXNet).
     return zeros(g, x.shape)
-
-
-def _sum_to(g, x):
-    """Undo broadcasting: sum ``g`` down to ``x``'s shape (``x`` broadcasts to g)."""
-    shape = x.shape
-    if g.shape == shape:
-        return g
-    lead = len(g.shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s != g.shape[lead + i])
-    if axes:
-        g = F.sum(g, axis=axes, keepdims=True)
-    return _like(g, x)
 
 
 def _reshape_grad(a, i, o, g):
@@ -85,7 +66,7 @@ def _broadcast_kernel(attrs, ins, outs):
 
 register("broadcast_to", attrs={"shape": Attr("shape", required=True)},
          infer_shape=_broadcast_to_shape, compute=_broadcast_kernel,
-         gradient=lambda a, i, o, g: [_sum_to(g[0], i[0])],
+         gradient=lambda a, i, o, g: [unbroadcast(g[0], i[0].shape)],
          doc="Broadcast to ``shape``; 0 in ``shape`` keeps the input's dimension (MXNet).")
 
 
@@ -117,7 +98,7 @@ register("broadcast_like", inputs=("lhs", "rhs"),
          attrs={"lhs_axes": Attr("axes"), "rhs_axes": Attr("axes")},
          infer_shape=_broadcast_like_shape, infer_type=lambda a, d: [d[0]],
          compute=lambda a, ins, outs: _broadcast_kernel(a, ins[:1], outs), ignores=(1,),
-         gradient=lambda a, i, o, g: [_sum_to(g[0], i[0]), None],
+         gradient=lambda a, i, o, g: [unbroadcast(g[0], i[0].shape), None],
          doc="Broadcast ``lhs`` to the shape of ``rhs`` (MXNet: same number of dimensions; "
              "with lhs_axes/rhs_axes only those dimensions).  ``rhs`` gives only its shape; "
              "the output has lhs's dtype.")
@@ -333,7 +314,7 @@ def _check_num_args(op, attrs, n):
 def _concat_shape(attrs, shapes):
     _check_num_args("concat", attrs, len(shapes))
     first = shapes[0]
-    d = _axis_of("concat", attrs["dim"], len(first), "dim")
+    d = normalize_axis("concat", attrs["dim"], len(first), "dim")
     for s in shapes[1:]:
         if len(s) != len(first) or any(a != b for k, (a, b) in enumerate(zip(s, first))
                                        if k != d):
@@ -404,7 +385,7 @@ def _split_shape(attrs, shapes):
     shape, n = shapes[0], attrs["num_outputs"]
     if n < 1:
         raise ValueError(f"split: num_outputs must be >= 1 (got {n})")
-    a = _axis_of("split", attrs["axis"], len(shape))
+    a = normalize_axis("split", attrs["axis"], len(shape))
     if shape[a] % n:
         raise ValueError(f"split: dimension {a} of shape {shape!r} ({shape[a]}) cannot be "
                          f"split evenly into {n} outputs")
@@ -560,7 +541,7 @@ register("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
 
 
 def _slice_axis_range(attrs, shape):
-    a = _axis_of("slice_axis", attrs["axis"], len(shape))
+    a = normalize_axis("slice_axis", attrs["axis"], len(shape))
     n, b, e = shape[a], attrs["begin"], attrs["end"]
     b2 = b + n if b < 0 else b
     e2 = n if e is None else (e + n if e < 0 else e)
@@ -641,7 +622,7 @@ _MODES = ("clip", "wrap", "raise")
 
 def _take_shape(attrs, shapes):
     a, ind = shapes
-    ax = _axis_of("take", attrs["axis"], len(a))
+    ax = normalize_axis("take", attrs["axis"], len(a))
     return [a[:ax] + ind + a[ax + 1:]]
 
 
@@ -673,7 +654,7 @@ register("take", inputs=("a", "indices"),
 def _take_grad_shape(attrs, shapes):
     ind, g = shapes
     shape = attrs["shape"]
-    ax = _axis_of("_take_grad", attrs["axis"], len(shape))
+    ax = normalize_axis("_take_grad", attrs["axis"], len(shape))
     want = shape[:ax] + ind + shape[ax + 1:]
     if g != want:
         raise ValueError(f"_take_grad: ograd has shape {g!r}, expected {want!r}")
@@ -709,7 +690,7 @@ _TAKE_ATTRS = {"axis": Attr("int", 0), "mode": Attr("str", "clip", choices=_MODE
 
 def _take_assign_shape(attrs, shapes):
     lhs, rhs, ind = shapes
-    ax = _axis_of("_take_assign", attrs["axis"], len(lhs))
+    ax = normalize_axis("_take_assign", attrs["axis"], len(lhs))
     want = lhs[:ax] + ind + lhs[ax + 1:]
     if rhs != want:
         raise ValueError(f"_take_assign: rhs has shape {rhs!r}, the elements it replaces in "
@@ -755,7 +736,7 @@ register("_take_assign", inputs=("lhs", "rhs", "indices"), attrs=_TAKE_ATTRS,
 
 
 def _take_assign_scalar_shape(attrs, shapes):
-    _axis_of("_take_assign_scalar", attrs["axis"], len(shapes[0]))
+    normalize_axis("_take_assign_scalar", attrs["axis"], len(shapes[0]))
     return [shapes[0]]
 
 
@@ -784,7 +765,7 @@ register("_take_assign_scalar", inputs=("data", "indices"),
 def _pick_axis(attrs, shape, op="pick"):
     if attrs["axis"] is None:
         raise ValueError(f"{op}: axis=None is not supported (as MXNet); give an axis")
-    return _axis_of(op, attrs["axis"], len(shape))
+    return normalize_axis(op, attrs["axis"], len(shape))
 
 
 def _picked_shape(shape, ax, keepdims):
@@ -835,7 +816,7 @@ register("pick", inputs=("data", "index"),
 def _pick_grad_shape(attrs, shapes):
     index, g = shapes
     shape = attrs["shape"]
-    ax = _axis_of("_pick_grad", attrs["axis"], len(shape))
+    ax = normalize_axis("_pick_grad", attrs["axis"], len(shape))
     if index not in (_picked_shape(shape, ax, False), _picked_shape(shape, ax, True)):
         raise ValueError(f"_pick_grad: index has shape {index!r}, which does not match "
                          f"{shape!r} along axis {ax}")
@@ -945,7 +926,7 @@ register("tile", attrs={"reps": Attr("shape", required=True)}, infer_shape=_tile
 
 
 def _repeat_axis(attrs, ndim):
-    return None if attrs["axis"] is None else _axis_of("repeat", attrs["axis"], ndim)
+    return None if attrs["axis"] is None else normalize_axis("repeat", attrs["axis"], ndim)
 
 
 def _repeat_shape(attrs, shapes):

@@ -31,7 +31,7 @@ Any other combination runs the dense kernel on dense temporaries (the invoker's 
 fallback: ``StorageFallbackWarning`` once per signature, or ``StorageFallbackError`` under
 ``set_storage_fallback('error')``); so do dtypes other than float32/float64 (float16 is
 computed in float32), and inputs whose shapes differ (broadcasting).  The kernels are
-compiled (``runtime._sparse_kernels``: OpenMP over rows, without the GIL); arrays on a GPU
+compiled (``runtime._sparse_arith``: OpenMP over rows, without the GIL); arrays on a GPU
 go through host copies until CuPy kernels land.
 
 Choices where MXNet is unspecific or inconsistent:
@@ -55,10 +55,11 @@ import warnings
 
 import numpy as np
 
-from runtime import _sparse_kernels as K
-from runtime import _storage
+from runtime import _sparse_arith as K
+from runtime import _sparse_format, _storage
+from runtime._sparse_common import row_size as _row_size
 from runtime._imperative import get_storage_fallback
-from runtime._ndarray import (alloc_sparse, empty, from_numpy, shape_size, storage_host,
+from runtime._ndarray import (STYPES, alloc_sparse, empty, from_numpy, shape_size, storage_host,
                               storage_view)
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.ops import registry
@@ -69,7 +70,6 @@ from runtime.ops.registry import Attr, attach_sparse, register
 # The dtype each value dtype is computed in (others take the dense kernels).
 _WORK = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.float64): np.dtype(np.float64),
          np.dtype(np.float16): np.dtype(np.float32)}
-STYPES = ("default", "csr", "row_sparse")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -88,10 +88,6 @@ def _data_np(x, work):
     """Host NumPy array of the stored values of sparse ``x``, in dtype ``work``."""
     a = storage_host(x, -1)
     return a if a.dtype == work else a.astype(work)
-
-
-def _row_size(shape):
-    return shape_size(tuple(shape[1:]))
 
 
 def _rows2d(a, rows, shape):
@@ -444,7 +440,7 @@ def _keep_rows(indices, nrows):
     """Sorted unique int64 row numbers in [0, nrows) of the index array ``indices``."""
     a = indices.asnumpy().reshape(-1)
     keep = a.astype(np.int64) if a.dtype.kind != "f" else np.trunc(a).astype(np.int64)
-    if K.check_rsp(keep, nrows) is not None:
+    if _sparse_format.check_rsp(keep, nrows) is not None:
         keep = np.unique(keep)
         keep = keep[(keep >= 0) & (keep < nrows)]
     return keep
@@ -533,7 +529,7 @@ def _square_sum_sparse(attrs, inputs):
     sums = np.empty((k, 1), work)
     K.square_sum(data, 1, sums.reshape(k))
     out = _Dense(shape, x.dtype, x.ctx, work)
-    K.rsp_to_dense(sums, idx, out.view.reshape(x.shape[0], 1))
+    _sparse_format.rsp_to_dense(sums, idx, out.view.reshape(x.shape[0], 1))
     return [out.done()]
 
 

@@ -901,7 +901,7 @@ _add(FAILURES, "cast_storage",
              r"^cast_storage: cannot convert csr to row_sparse directly",
              out=((4, 3), np.float64, "row_sparse")),
      Failure([uniform((2, 3))], {"stype": "coo"}, ValueError,
-             r"^cast_storage: stype must be one of 'default', 'csr', 'row_sparse'"))
+             r"^cast_storage: stype must be one of 'default', 'row_sparse', 'csr'"))
 _add(ZERO_SIZE, "cast_storage",
      ZeroSize([zeros(0, 3)], {"stype": "csr"}, lambda x: x),
      ZeroSize([zeros(0, 3)], {"stype": "row_sparse"}, lambda x: x),

@@ -175,6 +175,25 @@ def test_zero_d_input_reduces_its_value():
     assert_same(run("norm", [np.array(-2.0)])[0], np.array([2.0]))
 
 
+def test_one_axis_rule_a_zero_d_array_has_no_axis():
+    """registry.normalize_axis refuses every axis of a 0-d array (NumPy's
+    normalize_axis_index); reductions take 0 or -1 of it, as NumPy's and MXNet's do."""
+    with pytest.raises(ValueError, match=r"^op: axis 0 is out of range for an array of 0 "
+                                         r"dimension\(s\)$"):
+        registry.normalize_axis("op", 0, 0)
+    assert registry.normalize_axis("op", -1, 3) == 2
+    x = nd.array(np.float32(1.5))
+    for name in ("sum", "argmax", "norm"):
+        assert getattr(nd, name)(x, axis=-1).shape == (1,)
+        with pytest.raises(ValueError, match=f"^{name}: axis 1 is out of range for an array "
+                                             "of 0 dimension"):
+            getattr(nd, name)(x, axis=1)
+    for call in (lambda: nd.flip(x, axis=0), lambda: nd.take(x, nd.array([0]), axis=0),
+                 lambda: nd.Dropout(x, p=0.5, axes=(0,), mode="always")):
+        with pytest.raises(ValueError, match="is out of range for an array of 0 dimension"):
+            call()
+
+
 def test_zero_size_reductions_follow_numpy():
     e = np.zeros((0, 3), np.float32)
     assert_same(run("sum", [e], {"axis": 0})[0], np.zeros(3, np.float32))

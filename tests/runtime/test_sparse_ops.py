@@ -1,4 +1,4 @@
-"""Sparse kernels of the operators (runtime.ops.sparse, runtime._sparse_kernels): values
+"""Sparse kernels of the operators (runtime.ops.sparse, runtime._sparse_arith): values
 against SciPy and against the dense result, output storage types against MXNet's table,
 requests, gradients, the storage fallback, bad input."""
 
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import runtime as rt
-from runtime import _sparse_kernels as K
+from runtime import _sparse_arith as K
+from runtime import _sparse_common as C
 from runtime import nd
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
 from runtime.ops import registry
@@ -50,12 +51,12 @@ def fallback(mode):
 @pytest.fixture
 def threads():
     """Set the thread count of the kernels, with every input big enough for threads."""
-    old, old_cutoff = K.get_num_threads(), K.set_arith_serial_cutoff(0)
-    old_backoff = K.set_contention_backoff(0)        # threads even on a busy machine
-    yield K.set_num_threads
-    K.set_num_threads(old)
-    K.set_arith_serial_cutoff(old_cutoff)
-    K.set_contention_backoff(old_backoff)
+    old, old_cutoff = C.get_num_threads(), C.set_arith_serial_cutoff(0)
+    old_backoff = C.set_contention_backoff(0)        # threads even on a busy machine
+    yield C.set_num_threads
+    C.set_num_threads(old)
+    C.set_arith_serial_cutoff(old_cutoff)
+    C.set_contention_backoff(old_backoff)
 
 
 # -- data -----------------------------------------------------------------------------------
@@ -795,23 +796,6 @@ def test_threaded_ops_match_serial(threads):
     close(serial[2], m1.toarray().sum(1), np.float64)
     close(serial[4], 2 * r1 + r2, np.float64)
     close(serial[7], (r1 ** 2).sum(1), np.float64)
-
-
-def test_arith_serial_cutoff_and_backoff_settings():
-    old = K.set_arith_serial_cutoff(5)
-    try:
-        assert old == K.ARITH_SERIAL_CUTOFF and K.set_arith_serial_cutoff(7) == 5
-        with pytest.raises(ValueError, match=r"n must be >= 0 \(got -1\)"):
-            K.set_arith_serial_cutoff(-1)
-    finally:
-        K.set_arith_serial_cutoff(old)
-    old = K.set_contention_backoff(3)
-    try:
-        assert old == 32 and K.set_contention_backoff(0) == 3
-        with pytest.raises(ValueError, match=r"calls must be >= 0 \(got -2\)"):
-            K.set_contention_backoff(-2)
-    finally:
-        K.set_contention_backoff(old)
 
 
 def test_kernel_argument_errors():

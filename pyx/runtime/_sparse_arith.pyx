@@ -1,24 +1,14 @@
-"""Storage casts (dense <-> CSR, dense <-> row_sparse), format checks, and the arithmetic
-of the sparse operators (products with dense matrices, elementwise ops, sums, retain),
-compiled.
+"""The arithmetic of the sparse operators, compiled: products with dense matrices,
+elementwise ops, sums, add_n, retain, square_sum.
 
-Layouts are MXNet's.  CSR: data (nnz,), indices int64 (nnz,), indptr int64 (rows+1,), column
-indices sorted ascending within each row.  row_sparse: data (nstored, *row_shape), indices
-int64 (nstored,), row numbers strictly increasing; the kernels see dense and data arrays as
-2-D (rows, prod(row_shape)).
-
-Every kernel writes into arrays that the caller allocated (the caller owns memory in its own
-pool) and returns a count.  Each public function validates and converts its arguments, then
-hands typed memoryviews to a fused-type `cdef ... noexcept nogil` loop that runs without the
-GIL, parallel over rows with OpenMP once the input has SERIAL_CUTOFF elements or more.  No
-input makes a kernel read or write out of bounds: offsets are checked before they are used,
-and a kernel that finds its arguments inconsistent raises after the loop.
-
-float16 is handled as uint16 bit patterns, nonzero when (bits & 0x7fff) != 0, so that -0.0
-counts as zero (as `x != 0` does for float32/float64); bool is handled as uint8.
+Layouts are _sparse_format's (MXNet's).  Values are float32 or float64 (`floating`; callers
+take float16 through float32 and route other dtypes to dense kernels); retain moves bytes
+and takes every dtype.  Every kernel writes into arrays that the caller allocated and
+returns a count.  The def functions validate and convert, the cdef loops run without the
+GIL (most of them parallel over rows with OpenMP once the work reaches ARITH_SERIAL_CUTOFF:
+runtime._sparse_common holds the thread count and that cutoff), and a loop that meets an
+index it cannot use skips it, counts it, and the def function raises after.
 """
-
-import os
 
 import numpy as np
 
@@ -27,725 +17,16 @@ from openmp cimport omp_get_thread_num, omp_get_wtime
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 
-from runtime._types cimport floating, index_t, numeric, uint8_t, uint16_t
+from runtime._sparse_common cimport (
+    arith_threads, as_array, as_index, as_values, back_off, check_indptr, check_length,
+    lower_bound, raise_bad_column, rows_as_bytes)
+from runtime._types cimport floating, index_t, uint8_t
 
 __all__ = [
-    "SERIAL_CUTOFF", "check_csr", "check_rsp", "csr_count", "csr_fill", "csr_to_dense",
-    "get_num_threads", "rsp_count", "rsp_fill", "rsp_to_dense", "set_num_threads",
-    # arithmetic
     "csr_binary_count", "csr_binary_fill", "csr_column_counts", "csr_dot_dense", "csr_sum",
     "csr_t_dot_dense", "dense_dot_csr_t", "rsp_add_n", "rsp_binary", "rsp_binary_count",
     "rsp_mul_dense", "rsp_retain", "rsp_union_count", "square_sum",
-    "ARITH_SERIAL_CUTOFF", "set_arith_serial_cutoff", "set_contention_backoff",
 ]
-
-# Inputs with fewer elements than this run on one thread: starting a team costs more.
-SERIAL_CUTOFF = 65536
-cdef Py_ssize_t _serial_cutoff = SERIAL_CUTOFF
-# rsp_count tests a row for a nonzero this many elements at a time, so that the inner loop
-# vectorizes and still stops early.
-cdef enum:
-    _ANY_BLOCK = 256
-
-
-def _default_num_threads(omp_num_threads, Py_ssize_t cpus):
-    """The CPUs this process may run on (`cpus`), fewer when OMP_NUM_THREADS asks for fewer.
-
-    OMP_NUM_THREADS is read as libgomp reads it: the first entry of a comma-separated list,
-    a positive integer.  Any other value is ignored, as libgomp ignores it (libgomp prints
-    "Invalid value for environment variable OMP_NUM_THREADS" itself when it loads), so that
-    a bad environment never makes the import fail.
-    """
-    n = max(1, cpus)
-    first = (omp_num_threads or "").split(",")[0].strip()
-    if first.isascii() and first.isdigit() and int(first) > 0:
-        n = min(n, int(first))
-    return n
-
-
-def _usable_cpus():
-    """CPUs in the affinity mask (taskset, cgroup cpusets), not all those of the machine."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-cdef int _num_threads = _default_num_threads(os.environ.get("OMP_NUM_THREADS"),
-                                             _usable_cpus())
-
-
-# libgomp keeps its thread team after a parallel region, and fork() copies its bookkeeping
-# but not its threads: a child that starts a region of more than one thread waits forever
-# for threads that do not exist (a fork-based multiprocessing.Pool or data-loader worker
-# hangs).  A region of one thread never wakes the team, so the child runs the kernels on
-# one thread.  pthread_atfork rather than os.register_at_fork, so that a fork by C code is
-# covered too; the handler only stores an int, which is safe in a child of a threaded
-# process.
-cdef extern from "<pthread.h>" nogil:
-    int pthread_atfork(void (*prepare)() noexcept nogil, void (*parent)() noexcept nogil,
-                       void (*child)() noexcept nogil)
-
-
-cdef void _one_thread_after_fork() noexcept nogil:
-    global _num_threads
-    _num_threads = 1
-
-
-if pthread_atfork(NULL, NULL, _one_thread_after_fork) != 0:
-    raise MemoryError("pthread_atfork: out of memory")
-
-
-def set_num_threads(int n):
-    """Set the number of OpenMP threads the kernels use on large inputs.
-
-    The default is the number of CPUs in the process's affinity mask, or OMP_NUM_THREADS
-    when that is smaller; a child created by fork() starts at 1.  Raising it in such a child
-    is safe only if the thread that forked had never run a region of several threads.
-    """
-    global _num_threads
-    if n < 1:
-        raise ValueError(f"n must be >= 1 (got {n})")
-    _num_threads = n
-
-
-def get_num_threads():
-    """The number of OpenMP threads the kernels use on large inputs."""
-    return _num_threads
-
-
-cdef int _threads_for(Py_ssize_t rows, Py_ssize_t work) noexcept:
-    """Threads for a loop over `rows` rows touching `work` elements: small stays serial."""
-    if work < _serial_cutoff or rows < 2:
-        return 1
-    return <int>min(<Py_ssize_t>_num_threads, rows)
-
-
-# ---------------------------------------------------------------------------------------
-# Argument validation and conversion (with the GIL).
-
-# dtype -> (dtype the loops see, mask for uint16 bit patterns in the zero test)
-cdef dict _KERNEL_DTYPES = {
-    np.dtype(np.float16): (np.dtype(np.uint16), 0x7fff),
-    np.dtype(np.bool_): (np.dtype(np.uint8), 0xffff),
-    np.dtype(np.float32): (np.dtype(np.float32), 0xffff),
-    np.dtype(np.float64): (np.dtype(np.float64), 0xffff),
-    np.dtype(np.int8): (np.dtype(np.int8), 0xffff),
-    np.dtype(np.uint8): (np.dtype(np.uint8), 0xffff),
-    np.dtype(np.int16): (np.dtype(np.int16), 0xffff),
-    np.dtype(np.uint16): (np.dtype(np.uint16), 0xffff),
-    np.dtype(np.int32): (np.dtype(np.int32), 0xffff),
-    np.dtype(np.int64): (np.dtype(np.int64), 0xffff),
-}
-_DTYPE_NAMES = ", ".join(str(d) for d in _KERNEL_DTYPES)
-cdef object _INT64 = np.dtype(np.int64)
-cdef object _UINT8 = np.dtype(np.uint8)
-cdef object _BOOL = np.dtype(np.bool_)
-
-
-cdef object _array(object a, str name, int ndim, bint out):
-    """`a` itself after checking kind, ndim, contiguity (and writeability for outputs)."""
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray (got {type(a).__name__})")
-    if a.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D (got shape {a.shape!r})")
-    if not a.flags.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous (got strides {a.strides!r})")
-    if out and not a.flags.writeable:
-        raise ValueError(f"{name} must be writeable (got a read-only array)")
-    if a.size == 0:
-        # NumPy calls any empty array C-contiguous whatever its strides; memoryviews do not.
-        # Nothing is read from or written to an empty array, so a fresh one does as well.
-        a = np.empty(a.shape, a.dtype)
-    return a
-
-
-cdef object _index(object a, str name, bint out):
-    a = _array(a, name, 1, out)
-    if a.dtype != _INT64:
-        raise TypeError(f"{name} must have dtype int64 (got {a.dtype!r})")
-    return a
-
-
-cdef object _mask(object a, str name, bint out):
-    a = _array(a, name, 1, out)
-    if a.dtype == _BOOL:
-        return a.view(_UINT8)
-    if a.dtype != _UINT8:
-        raise TypeError(f"{name} must have dtype uint8 or bool (got {a.dtype!r})")
-    return a
-
-
-cdef tuple _values(object a, str name, int ndim, bint out, object like):
-    """(a viewed with the dtype the loops see, zero-test mask); `like`: required dtype."""
-    a = _array(a, name, ndim, out)
-    if like is not None and a.dtype != like:
-        raise TypeError(f"{name} must have the dtype {like!r} (got {a.dtype!r})")
-    try:
-        kernel_dtype, hmask = _KERNEL_DTYPES[a.dtype]
-    except KeyError:
-        raise NotImplementedError(
-            f"{name} must have one of the dtypes {_DTYPE_NAMES} (got {a.dtype!r})") from None
-    return a.view(kernel_dtype), hmask
-
-
-cdef object _rows_as_bytes(object a):
-    """A C-contiguous 2-D array seen as (rows, row bytes) of uint8."""
-    return a.view(_UINT8).reshape(a.shape[0], a.shape[1] * a.dtype.itemsize)
-
-
-cdef int _check_length(object a, str name, Py_ssize_t n, str what) except -1:
-    if a.shape[0] != n:
-        raise ValueError(f"{name} must have length {what}={n} (got {a.shape[0]})")
-    return 0
-
-
-# ---------------------------------------------------------------------------------------
-# Format checks.  The loops return a defect kind and where it is; Python writes the message.
-
-cdef enum Defect:
-    VALID = 0
-    INDPTR_EMPTY
-    INDPTR_FIRST
-    INDPTR_ORDER
-    INDPTR_LAST
-    INDEX_RANGE
-    INDEX_ORDER
-
-
-cdef Defect _check_indptr(const index_t[::1] indptr, Py_ssize_t nnz,
-                          Py_ssize_t* where) noexcept nogil:
-    """indptr[0] == 0, non-decreasing, indptr[-1] == nnz: then every offset is in [0, nnz]."""
-    cdef Py_ssize_t n = indptr.shape[0], i
-    if n == 0:
-        return INDPTR_EMPTY
-    if indptr[0] != 0:
-        return INDPTR_FIRST
-    for i in range(n - 1):
-        if indptr[i] > indptr[i + 1]:
-            where[0] = i
-            return INDPTR_ORDER
-    if indptr[n - 1] != nnz:
-        return INDPTR_LAST
-    return VALID
-
-
-cdef Defect _check_csr_indices(const index_t[::1] indptr, const index_t[::1] indices,
-                               index_t ncols, Py_ssize_t* where,
-                               Py_ssize_t* row) noexcept nogil:
-    """Indices in [0, ncols) and strictly increasing per row; indptr already valid."""
-    cdef Py_ssize_t r, k, lo, hi
-    cdef index_t c
-    for r in range(indptr.shape[0] - 1):
-        lo = indptr[r]
-        hi = indptr[r + 1]
-        for k in range(lo, hi):
-            c = indices[k]
-            if c < 0 or c >= ncols:
-                where[0] = k
-                row[0] = r
-                return INDEX_RANGE
-            if k > lo and c <= indices[k - 1]:
-                where[0] = k
-                row[0] = r
-                return INDEX_ORDER
-    return VALID
-
-
-cdef Defect _check_rsp_indices(const index_t[::1] indices, index_t nrows,
-                               Py_ssize_t* where) noexcept nogil:
-    cdef Py_ssize_t k
-    cdef index_t r
-    for k in range(indices.shape[0]):
-        r = indices[k]
-        if r < 0 or r >= nrows:
-            where[0] = k
-            return INDEX_RANGE
-        if k > 0 and r <= indices[k - 1]:
-            where[0] = k
-            return INDEX_ORDER
-    return VALID
-
-
-cdef str _indptr_message(const index_t[::1] indptr, Py_ssize_t nnz):
-    cdef Py_ssize_t where = 0
-    cdef Defect d
-    with nogil:
-        d = _check_indptr(indptr, nnz, &where)
-    if d == INDPTR_EMPTY:
-        return "indptr must have at least one element (got length 0)"
-    if d == INDPTR_FIRST:
-        return f"indptr[0] must be 0 (got {indptr[0]})"
-    if d == INDPTR_ORDER:
-        return (f"indptr must be non-decreasing (got indptr[{where}]={indptr[where]} > "
-                f"indptr[{where + 1}]={indptr[where + 1]})")
-    if d == INDPTR_LAST:
-        return f"indptr[-1] must equal nnz={nnz} (got {indptr[indptr.shape[0] - 1]})"
-    return None
-
-
-cdef str _csr_indices_message(const index_t[::1] indptr, const index_t[::1] indices,
-                              index_t ncols):
-    cdef Py_ssize_t where = 0, row = 0
-    cdef Defect d
-    with nogil:
-        d = _check_csr_indices(indptr, indices, ncols, &where, &row)
-    if d == INDEX_RANGE:
-        return (f"indices must be in [0, ncols={ncols}) "
-                f"(got indices[{where}]={indices[where]} in row {row})")
-    if d == INDEX_ORDER:
-        return (f"indices must be strictly increasing within each row (got "
-                f"indices[{where}]={indices[where]} <= indices[{where - 1}]="
-                f"{indices[where - 1]} in row {row})")
-    return None
-
-
-cdef str _rsp_message(const index_t[::1] indices, index_t nrows, Defect* defect=NULL):
-    cdef Py_ssize_t where = 0
-    cdef Defect d
-    with nogil:
-        d = _check_rsp_indices(indices, nrows, &where)
-    if defect != NULL:
-        defect[0] = d
-    if d == INDEX_RANGE:
-        return f"indices must be in [0, nrows={nrows}) (got indices[{where}]={indices[where]})"
-    if d == INDEX_ORDER:
-        return (f"indices must be strictly increasing (got indices[{where}]="
-                f"{indices[where]} <= indices[{where - 1}]={indices[where - 1]})")
-    return None
-
-
-cdef object _checked_index(object a, str name):
-    """Any 1-D integer array that casts safely to int64, as a C-contiguous int64 array."""
-    a = np.asarray(a)
-    if a.dtype.kind not in "iu" or not np.can_cast(a.dtype, _INT64, "safe"):
-        raise TypeError(f"{name} must have an integer dtype that casts safely to int64 "
-                        f"(got {a.dtype!r})")
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (got shape {a.shape!r})")
-    return _array(np.ascontiguousarray(a, dtype=_INT64), name, 1, False)
-
-
-def check_csr(indptr, indices, Py_ssize_t ncols):
-    """MXNet's full CSR check: a message naming the first defect, or None if valid.
-
-    Checked in order: indptr non-empty, indptr[0] == 0, indptr non-decreasing,
-    indptr[-1] == len(indices), then for each stored entry in storage order: its column in
-    [0, ncols) and greater than the previous column of its row.
-    """
-    if ncols < 0:
-        raise ValueError(f"ncols must be >= 0 (got {ncols})")
-    ip = _checked_index(indptr, "indptr")
-    idx = _checked_index(indices, "indices")
-    msg = _indptr_message(ip, idx.shape[0])
-    if msg is None:
-        msg = _csr_indices_message(ip, idx, ncols)
-    return msg
-
-
-def check_rsp(indices, Py_ssize_t nrows):
-    """row_sparse check: a message naming the first defect, or None if valid.
-
-    Each stored row number must lie in [0, nrows) and exceed the previous one.
-    """
-    if nrows < 0:
-        raise ValueError(f"nrows must be >= 0 (got {nrows})")
-    return _rsp_message(_checked_index(indices, "indices"), nrows)
-
-
-# ---------------------------------------------------------------------------------------
-# Row loops.  They take raw row pointers (derived from the memoryviews by the kernels below)
-# so that the compiler sees unit stride and no aliasing with the memoryview structs, and
-# vectorizes the zero tests.
-
-# Block of the nonzero scan: a vectorized "any nonzero?" test skips empty blocks.  32 beat
-# 16 (which GCC unrolls into scalar compares instead of vectorizing) and 64.
-cdef enum:
-    _BLOCK = 32
-
-
-cdef inline bint _nz(numeric v, uint16_t hmask) noexcept nogil:
-    if numeric is uint16_t:
-        return (v & hmask) != 0
-    else:
-        return v != 0
-
-
-cdef inline Py_ssize_t _count_nz(const numeric* row, Py_ssize_t n,
-                                 uint16_t hmask) noexcept nogil:
-    cdef Py_ssize_t j, c = 0
-    for j in range(n):
-        c += _nz(row[j], hmask)
-    return c
-
-
-cdef inline bint _block_has_nz(const numeric* block, uint16_t hmask) noexcept nogil:
-    """Whether block[:_BLOCK] holds a nonzero (an int sum: the form GCC vectorizes best)."""
-    cdef int j, c = 0
-    for j in range(_BLOCK):
-        c += _nz(block[j], hmask)
-    return c != 0
-
-
-cdef inline bint _any_nz(const numeric* row, Py_ssize_t n, uint16_t hmask) noexcept nogil:
-    """Whether row[:n] holds a nonzero, in vectorized blocks that stop at the first hit."""
-    cdef Py_ssize_t j0 = 0
-    while j0 < n:
-        if _count_nz(row + j0, min(<Py_ssize_t>_ANY_BLOCK, n - j0), hmask):
-            return True
-        j0 += _ANY_BLOCK
-    return False
-
-
-cdef inline Py_ssize_t _fill_row(const numeric* row, Py_ssize_t n, index_t* indices,
-                                 numeric* data, Py_ssize_t cap,
-                                 uint16_t hmask) noexcept nogil:
-    """Write the column and value of each nonzero of row[:n], at most `cap` of them.
-
-    Returns how many nonzeros the row holds (which may exceed cap).  Blocks without a
-    nonzero are skipped after one vectorized test; a block that fits in what is left of
-    cap is written without branches (each element written at k, k advancing on nonzeros:
-    the slots past the final k stay within cap and are overwritten or unused).
-    """
-    cdef Py_ssize_t j0 = 0, j, k = 0
-    cdef numeric v
-    while j0 < n:
-        if n - j0 >= _BLOCK:
-            if _block_has_nz(row + j0, hmask):
-                if k + _BLOCK <= cap:
-                    for j in range(j0, j0 + _BLOCK):
-                        v = row[j]
-                        indices[k] = j
-                        data[k] = v
-                        k += _nz(v, hmask)
-                else:
-                    for j in range(j0, j0 + _BLOCK):
-                        v = row[j]
-                        if _nz(v, hmask):
-                            if k < cap:
-                                indices[k] = j
-                                data[k] = v
-                            k += 1
-            j0 += _BLOCK
-        else:
-            for j in range(j0, n):
-                v = row[j]
-                if _nz(v, hmask):
-                    if k < cap:
-                        indices[k] = j
-                        data[k] = v
-                    k += 1
-            j0 = n
-    return k
-
-
-# ---------------------------------------------------------------------------------------
-# dense -> CSR
-
-cdef index_t _csr_count(const numeric[:, ::1] dense, index_t[::1] indptr, uint16_t hmask,
-                        int nthreads) noexcept nogil:
-    cdef Py_ssize_t rows = dense.shape[0], ncols = dense.shape[1], i
-    cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
-    indptr[0] = 0
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        indptr[i + 1] = _count_nz(base + i * ncols, ncols, hmask)
-    for i in range(rows):
-        indptr[i + 1] += indptr[i]
-    return indptr[rows]
-
-
-cdef Py_ssize_t _csr_fill(const numeric[:, ::1] dense, const index_t[::1] indptr,
-                          index_t[::1] indices, numeric[::1] data, uint16_t hmask,
-                          int nthreads) noexcept nogil:
-    """Returns the number of rows whose nonzero count differs from indptr (0 when right).
-
-    indptr is valid for len(indices) entries; a row never writes past indptr[i + 1].
-    """
-    cdef Py_ssize_t rows = dense.shape[0], ncols = dense.shape[1], i, nnz = indices.shape[0]
-    cdef Py_ssize_t nbad = 0
-    cdef index_t start, cap
-    cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
-    cdef index_t* ibase = &indices[0] if nnz > 0 else NULL
-    cdef numeric* dbase = &data[0] if nnz > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        start = indptr[i]
-        cap = indptr[i + 1] - start
-        nbad += _fill_row(base + i * ncols, ncols, ibase + start, dbase + start, cap,
-                          hmask) != cap
-    return nbad
-
-
-def _csr_count_t(const numeric[:, ::1] dense, index_t[::1] indptr, uint16_t hmask,
-                 int nthreads):
-    cdef index_t nnz
-    with nogil:
-        nnz = _csr_count(dense, indptr, hmask, nthreads)
-    return nnz
-
-
-def _csr_fill_t(const numeric[:, ::1] dense, const index_t[::1] indptr,
-                index_t[::1] indices, numeric[::1] data, uint16_t hmask, int nthreads):
-    cdef Py_ssize_t nbad
-    with nogil:
-        nbad = _csr_fill(dense, indptr, indices, data, hmask, nthreads)
-    return nbad
-
-
-def csr_count(dense2d, indptr_out):
-    """Fill indptr_out (int64, rows+1) with the CSR row pointer of dense2d; return nnz."""
-    dense, hmask = _values(dense2d, "dense2d", 2, False, None)
-    indptr = _index(indptr_out, "indptr_out", True)
-    rows, ncols = dense.shape
-    _check_length(indptr, "indptr_out", rows + 1, "rows+1")
-    return _csr_count_t(dense, indptr, hmask, _threads_for(rows, dense.size))
-
-
-def csr_fill(dense2d, indptr, indices_out, data_out):
-    """Write the column indices (ascending per row) and values of dense2d's nonzeros.
-
-    indptr is csr_count's row pointer; data_out has dense2d's dtype.  Returns nnz.  Raises
-    ValueError when indptr is malformed or does not match the nonzeros of dense2d.
-    """
-    dense, hmask = _values(dense2d, "dense2d", 2, False, None)
-    ip = _index(indptr, "indptr", False)
-    indices = _index(indices_out, "indices_out", True)
-    data, _ = _values(data_out, "data_out", 1, True, dense2d.dtype)
-    rows, ncols = dense.shape
-    nnz = indices.shape[0]
-    _check_length(ip, "indptr", rows + 1, "rows+1")
-    _check_length(data, "data_out", nnz, "nnz")
-    msg = _indptr_message(ip, nnz)
-    if msg is not None:
-        raise ValueError(msg)
-    nbad = _csr_fill_t(dense, ip, indices, data, hmask, _threads_for(rows, dense.size))
-    if nbad:
-        raise ValueError(f"indptr must match the nonzeros of dense2d "
-                         f"(got {nbad} rows whose count differs)")
-    return nnz
-
-
-# ---------------------------------------------------------------------------------------
-# CSR -> dense
-
-cdef Py_ssize_t _csr_to_dense(const numeric[::1] data, const index_t[::1] indices,
-                              const index_t[::1] indptr, numeric[:, ::1] out,
-                              int nthreads) noexcept nogil:
-    """Zero each row, then scatter its entries; returns how many columns were out of range.
-
-    indptr is valid for len(indices) entries; out-of-range columns are skipped.
-    """
-    cdef Py_ssize_t rows = out.shape[0], ncols = out.shape[1], i
-    cdef Py_ssize_t nbad = 0
-    cdef index_t k, c
-    cdef numeric* row
-    cdef numeric* base = &out[0, 0] if rows > 0 and ncols > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        row = base + i * ncols
-        if ncols > 0:
-            memset(row, 0, ncols * sizeof(numeric))
-        for k in range(indptr[i], indptr[i + 1]):
-            c = indices[k]
-            if <size_t>c < <size_t>ncols:
-                row[c] = data[k]
-            else:
-                nbad += 1
-    return nbad
-
-
-def _csr_to_dense_t(const numeric[::1] data, const index_t[::1] indices,
-                    const index_t[::1] indptr, numeric[:, ::1] out, int nthreads):
-    cdef Py_ssize_t nbad
-    with nogil:
-        nbad = _csr_to_dense(data, indices, indptr, out, nthreads)
-    return nbad
-
-
-def csr_to_dense(data, indices, indptr, dense2d_out):
-    """Zero dense2d_out and scatter the CSR entries into it; return nnz.
-
-    Duplicate columns are not expected (check_csr finds them): the last one wins.  Raises
-    ValueError for a malformed indptr and IndexError for a column outside [0, ncols), after
-    having written the valid entries.
-    """
-    out, _ = _values(dense2d_out, "dense2d_out", 2, True, None)
-    vals, _ = _values(data, "data", 1, False, dense2d_out.dtype)
-    idx = _index(indices, "indices", False)
-    ip = _index(indptr, "indptr", False)
-    rows, ncols = out.shape
-    nnz = idx.shape[0]
-    _check_length(ip, "indptr", rows + 1, "rows+1")
-    _check_length(vals, "data", nnz, "nnz")
-    msg = _indptr_message(ip, nnz)
-    if msg is not None:
-        raise ValueError(msg)
-    if _csr_to_dense_t(vals, idx, ip, out, _threads_for(rows, out.size + nnz)):
-        k = int(np.flatnonzero((idx < 0) | (idx >= ncols))[0])
-        row = int(np.searchsorted(ip, k, side="right")) - 1
-        raise IndexError(f"indices must be in [0, ncols={ncols}) "
-                         f"(got indices[{k}]={idx[k]} in row {row})")
-    return nnz
-
-
-# ---------------------------------------------------------------------------------------
-# dense <-> row_sparse
-
-cdef Py_ssize_t _rsp_count(const numeric[:, ::1] dense, uint8_t[::1] rowmask,
-                           uint16_t hmask, int nthreads) noexcept nogil:
-    cdef Py_ssize_t rows = dense.shape[0], ncols = dense.shape[1], i
-    cdef Py_ssize_t n = 0
-    cdef bint hit
-    cdef const numeric* base = &dense[0, 0] if rows > 0 and ncols > 0 else NULL
-    for i in prange(rows, num_threads=nthreads, schedule="static"):
-        hit = _any_nz(base + i * ncols, ncols, hmask)
-        rowmask[i] = hit
-        n += hit
-    return n
-
-
-def _rsp_count_t(const numeric[:, ::1] dense, uint8_t[::1] rowmask, uint16_t hmask,
-                 int nthreads):
-    cdef Py_ssize_t n
-    with nogil:
-        n = _rsp_count(dense, rowmask, hmask, nthreads)
-    return n
-
-
-cdef Py_ssize_t _rsp_select(const uint8_t[::1] rowmask, index_t[::1] indices) noexcept nogil:
-    """Write the numbers of the marked rows (as many as fit); return how many are marked."""
-    cdef Py_ssize_t i, k = 0, n = indices.shape[0]
-    for i in range(rowmask.shape[0]):
-        if rowmask[i]:
-            if k < n:
-                indices[k] = i
-            k += 1
-    return k
-
-
-cdef void _gather_rows(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                       uint8_t[:, ::1] dst, int nthreads) noexcept nogil:
-    """dst[k] = src[rows[k]] for every k, rows in range (byte rows)."""
-    cdef Py_ssize_t rowbytes = src.shape[1], k
-    if rowbytes == 0:
-        return
-    for k in prange(rows.shape[0], num_threads=nthreads, schedule="static"):
-        memcpy(&dst[k, 0], &src[rows[k], 0], rowbytes)
-
-
-cdef Py_ssize_t _lower_bound(const index_t[::1] a, index_t x) noexcept nogil:
-    """First position in sorted `a` whose value is >= x."""
-    cdef Py_ssize_t lo = 0, hi = a.shape[0], mid
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-cdef void _scatter_rows(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                        uint8_t[:, ::1] dst, int nthreads) noexcept nogil:
-    """dst[rows[k]] = src[k], every other row of dst zeroed; each dst row written once.
-
-    rows is strictly increasing and in range.  Each thread takes an equal block of dst rows,
-    so that clustered stored rows do not leave one thread all the zeroing.
-    """
-    cdef Py_ssize_t nrows = dst.shape[0], rowbytes = dst.shape[1], nstored = rows.shape[0]
-    cdef Py_ssize_t t, i, k, lo, hi
-    if rowbytes == 0 or nrows == 0:
-        return
-    for t in prange(nthreads, num_threads=nthreads, schedule="static"):
-        lo = nrows * t // nthreads
-        hi = nrows * (t + 1) // nthreads
-        k = _lower_bound(rows, lo)
-        i = lo
-        while i < hi:
-            if k < nstored and rows[k] == i:
-                memcpy(&dst[i, 0], &src[k, 0], rowbytes)
-                k = k + 1
-            else:
-                memset(&dst[i, 0], 0, rowbytes)
-            i = i + 1
-
-
-def _gather_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                   uint8_t[:, ::1] dst, int nthreads):
-    with nogil:
-        _gather_rows(src, rows, dst, nthreads)
-
-
-def _scatter_rows_t(const uint8_t[:, ::1] src, const index_t[::1] rows,
-                    uint8_t[:, ::1] dst, int nthreads):
-    with nogil:
-        _scatter_rows(src, rows, dst, nthreads)
-
-
-def rsp_count(dense2d, rowmask_out):
-    """Mark (uint8 1/0) the rows of dense2d that hold a nonzero; return how many.
-
-    dense2d is the dense array seen as (shape[0], prod(shape[1:])).
-    """
-    dense, hmask = _values(dense2d, "dense2d", 2, False, None)
-    mask = _mask(rowmask_out, "rowmask_out", True)
-    rows = dense.shape[0]
-    _check_length(mask, "rowmask_out", rows, "rows")
-    return _rsp_count_t(dense, mask, hmask, _threads_for(rows, dense.size))
-
-
-def rsp_fill(dense2d, rowmask, indices_out, data2d_out):
-    """Copy the rows marked in rowmask to data2d_out and their numbers to indices_out.
-
-    Returns the number of rows; indices_out and data2d_out must have exactly that length.
-    """
-    dense, _ = _values(dense2d, "dense2d", 2, False, None)
-    mask = _mask(rowmask, "rowmask", False)
-    indices = _index(indices_out, "indices_out", True)
-    data, _ = _values(data2d_out, "data2d_out", 2, True, dense2d.dtype)
-    rows, ncols = dense.shape
-    n = indices.shape[0]
-    _check_length(mask, "rowmask", rows, "rows")
-    _check_length(data, "data2d_out", n, "len(indices_out)")
-    if data.shape[1] != ncols:
-        raise ValueError(f"data2d_out must have shape {(n, ncols)!r} (got {data.shape!r})")
-    marked = _rsp_select(mask, indices)
-    if marked != n:
-        raise ValueError(f"indices_out must have length nrows={marked} "
-                         f"(the rows marked in rowmask) (got {n})")
-    _gather_rows_t(_rows_as_bytes(dense), indices, _rows_as_bytes(data),
-                   _threads_for(n, n * ncols))
-    return n
-
-
-def rsp_to_dense(data2d, indices, dense2d_out):
-    """Write data2d's rows to rows `indices` of dense2d_out and zero the others; return n.
-
-    Raises IndexError for a row number outside [0, rows) and ValueError when the row numbers
-    are not strictly increasing, before writing anything.
-    """
-    cdef Defect defect
-    out, _ = _values(dense2d_out, "dense2d_out", 2, True, None)
-    data, _ = _values(data2d, "data2d", 2, False, dense2d_out.dtype)
-    idx = _index(indices, "indices", False)
-    rows, ncols = out.shape
-    n = idx.shape[0]
-    _check_length(data, "data2d", n, "len(indices)")
-    if data.shape[1] != ncols:
-        raise ValueError(f"data2d must have shape {(n, ncols)!r} (got {data.shape!r})")
-    msg = _rsp_message(idx, rows, &defect)
-    if defect == INDEX_RANGE:
-        raise IndexError(msg)
-    if defect != VALID:
-        raise ValueError(msg)
-    _scatter_rows_t(_rows_as_bytes(data), idx, _rows_as_bytes(out),
-                    _threads_for(rows, out.size))
-    return n
-
-
-# =======================================================================================
-# Arithmetic on sparse storage: products with dense matrices, elementwise ops, sums,
-# retain.  Values are float32 or float64 (`floating`; callers take float16 through float32
-# and route other dtypes to dense kernels); retain moves bytes and takes every dtype.  The
-# def functions validate and convert, the cdef loops run without the GIL, and a loop that
-# meets an index it cannot use skips it, counts it, and the def function raises after.
 
 cdef extern from *:
     """
@@ -760,65 +41,10 @@ cdef enum:
     _PREFETCH_BYTES = 256
     _BLOCKS_PER_THREAD = 8
 
-# The arithmetic kernels stay on one thread below this much work (multiply-adds, or values
-# moved): waking a second thread costs tens of microseconds on an idle machine and up to a
-# scheduler time slice on a busy one, more than a millisecond of work saves.
-ARITH_SERIAL_CUTOFF = 1 << 21
-cdef Py_ssize_t _arith_cutoff = ARITH_SERIAL_CUTOFF
-
-
-def set_arith_serial_cutoff(Py_ssize_t n):
-    """Set the work below which the arithmetic kernels run on one thread; returns the
-    previous value (tests lower it to run the threaded paths on small inputs)."""
-    global _arith_cutoff
-    if n < 0:
-        raise ValueError(f"n must be >= 0 (got {n})")
-    old = _arith_cutoff
-    _arith_cutoff = n
-    return old
-
-
-# A thread team can only be as fast as its slowest thread: on a machine whose other cores
-# are busy, a worker may wait a scheduler time slice for a core, and the product then takes
-# longer than on one thread.  The products note when a thread started late, and the
-# arithmetic kernels then run on one thread for the next _backoff_calls calls before they
-# try threads again.  Results do not depend on the thread count (each output row is summed
-# by one thread, in storage order).  The counters are process-wide and kernels run without
-# the GIL on several Python threads at once, so they are only read and written with the GIL
-# held: a region reports that it started late, and its caller backs off after the GIL is
-# back.
-cdef int _backoff_calls = 32
-cdef int _backoff_left = 0
+# The products note when a thread of their team started late (_sparse_common then backs
+# off to one thread for a while): the start times of this many threads are tracked.
 cdef enum:
     _TRACKED_THREADS = 64
-
-
-def set_contention_backoff(int calls):
-    """Set how many calls run on one thread after a product saw a thread start late
-    (0: never back off); returns the previous value."""
-    global _backoff_calls, _backoff_left
-    if calls < 0:
-        raise ValueError(f"calls must be >= 0 (got {calls})")
-    old = _backoff_calls
-    _backoff_calls = calls
-    _backoff_left = 0
-    return old
-
-
-cdef void _back_off() noexcept:
-    """With the GIL: run the next _backoff_calls arithmetic calls on one thread."""
-    global _backoff_left
-    _backoff_left = _backoff_calls
-
-
-cdef int _arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept:
-    global _backoff_left
-    if work < _arith_cutoff or rows < 2:
-        return 1
-    if _backoff_left > 0:
-        _backoff_left -= 1
-        return 1
-    return <int>min(<Py_ssize_t>_num_threads, rows)
 
 
 cdef inline void _clear_starts(double* starts, int nthreads) noexcept nogil:
@@ -867,8 +93,8 @@ cdef int _binop_code(object op) except -1:
 
 
 cdef object _floats(object a, str name, int ndim, bint out, object like):
-    """`a` after _array's checks, of dtype float32 or float64 (`like`'s when given)."""
-    a = _array(a, name, ndim, out)
+    """`a` after as_array's checks, of dtype float32 or float64 (`like`'s when given)."""
+    a = as_array(a, name, ndim, out)
     if like is not None and a.dtype != like:
         raise TypeError(f"{name} must have the dtype {like!r} (got {a.dtype!r})")
     if a.dtype != _F32 and a.dtype != _F64:
@@ -880,73 +106,39 @@ cdef object _floats(object a, str name, int ndim, bint out, object like):
 cdef tuple _csr_args(object indptr, object indices, object data, Py_ssize_t rows, str prefix,
                      object like):
     """(indptr, indices, data) of a CSR matrix with `rows` rows, indptr fully checked."""
-    ip = _index(indptr, prefix + "indptr", False)
-    idx = _index(indices, prefix + "indices", False)
+    ip = as_index(indptr, prefix + "indptr", False)
+    idx = as_index(indices, prefix + "indices", False)
     vals = _floats(data, prefix + "data", 1, False, like)
-    _check_length(ip, prefix + "indptr", rows + 1, "rows+1")
-    _check_length(vals, prefix + "data", idx.shape[0], "len(indices)")
-    msg = _indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(prefix + msg)
+    check_length(ip, prefix + "indptr", rows + 1, "rows+1")
+    check_length(vals, prefix + "data", idx.shape[0], "len(indices)")
+    check_indptr(ip, idx.shape[0], prefix)
     return ip, idx, vals
 
 
 cdef tuple _csr_pattern(object indptr, object indices):
     """(indptr, indices) of a CSR matrix with len(indptr) - 1 rows, indptr fully checked."""
-    ip = _index(indptr, "indptr", False)
-    idx = _index(indices, "indices", False)
-    msg = _indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(msg)
+    ip = as_index(indptr, "indptr", False)
+    idx = as_index(indices, "indices", False)
+    check_indptr(ip, idx.shape[0], "")
     return ip, idx
 
 
-cdef Py_ssize_t _rows_of(object indptr) except -1:
-    """The number of rows of a CSR matrix with this row pointer."""
-    ip = _index(indptr, "indptr", False)
+cdef Py_ssize_t _rows_of(object indptr, str name, bint out) except -1:
+    """The number of rows of a CSR matrix with this row pointer (argument `name`)."""
+    ip = as_index(indptr, name, out)
     if ip.shape[0] == 0:
-        raise ValueError("indptr must have at least one element (got length 0)")
+        raise ValueError(f"{name} must have at least one element (got length 0)")
     return ip.shape[0] - 1
-
-
-cdef int _raise_bad_column(object ip, object idx, Py_ssize_t ncols, str prefix) except -1:
-    """IndexError naming the first column outside [0, ncols), if there is one."""
-    bad = np.flatnonzero((idx < 0) | (idx >= ncols))
-    if bad.size:
-        k = int(bad[0])
-        row = int(np.searchsorted(ip, k, side="right")) - 1
-        raise IndexError(f"{prefix}indices must be in [0, ncols={ncols}) "
-                         f"(got {prefix}indices[{k}]={idx[k]} in row {row})")
-    return 0
 
 
 cdef inline Py_ssize_t _balanced_row(const index_t* indptr, Py_ssize_t rows, Py_ssize_t t,
                                      Py_ssize_t parts) noexcept nogil:
     """First row of block t of `parts` blocks with about equal stored entries + rows."""
-    cdef Py_ssize_t lo = 0, hi = rows, mid, target
     if t <= 0:
         return 0
     if t >= parts:
         return rows
-    target = (<Py_ssize_t>indptr[rows] + rows) * t // parts
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if indptr[mid] + mid < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-cdef inline Py_ssize_t _lower_bound_p(const index_t* a, Py_ssize_t n, index_t x) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return lower_bound(indptr, rows, (<Py_ssize_t>indptr[rows] + rows) * t // parts, 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1075,7 +267,7 @@ def _csr_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
         nbad = _spmm(&indptr[0], ix, dv, rows, rm, ncols, db, dense.shape[0], n, ob, nthreads,
                      &late)
     if late:
-        _back_off()
+        back_off()
     return nbad
 
 
@@ -1096,11 +288,11 @@ def csr_dot_dense(indptr, indices, data, dense2d, out2d, rowmap=None):
         raise ValueError(f"dense2d must have {n} columns like out2d (got shape "
                          f"{dense.shape!r})")
     use_map = rowmap is not None
-    rm = _index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
+    rm = as_index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
     ncols = rm.shape[0] if use_map else dense.shape[0]
     work = idx.shape[0] * n + rows * n
-    if _csr_dot_dense_t(ip, idx, vals, rm, use_map, dense, out, _arith_threads(rows, work)):
-        _raise_bad_column(ip, idx, ncols, "")
+    if _csr_dot_dense_t(ip, idx, vals, rm, use_map, dense, out, arith_threads(rows, work)):
+        raise_bad_column(ip, idx, ncols, "")
         raise IndexError(f"rowmap must map the columns into [0, {dense.shape[0]}) (the rows "
                          "of dense2d) or be negative")
     return idx.shape[0]
@@ -1153,15 +345,15 @@ def csr_column_counts(indptr, indices, counts_out, rowmap=None):
     ``rowmap`` (int64, one entry per row of A) leaves out the rows i with rowmap[i] < 0.
     Raises IndexError for a column outside [0, len(counts_out)).
     """
-    counts = _index(counts_out, "counts_out", True)
+    counts = as_index(counts_out, "counts_out", True)
     ip, idx = _csr_pattern(indptr, indices)
     use_map = rowmap is not None
-    rm = _index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
+    rm = as_index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
     if use_map:
-        _check_length(rm, "rowmap", ip.shape[0] - 1, "rows")
+        check_length(rm, "rowmap", ip.shape[0] - 1, "rows")
     nused, nbad = _column_counts_t(ip, idx, rm, use_map, counts)
     if nbad:
-        _raise_bad_column(ip, idx, counts.shape[0], "")
+        raise_bad_column(ip, idx, counts.shape[0], "")
     return nused
 
 
@@ -1222,8 +414,8 @@ cdef Py_ssize_t _csr_t_rows(const index_t* indptr, const index_t* indices, const
             nbad += 1
             continue
         if search:
-            k0 += _lower_bound_p(indices + k0, k1 - k0, clo)
-            k1 = k0 + _lower_bound_p(indices + k0, k1 - k0, chi)
+            k0 += lower_bound(indices + k0, k1 - k0, clo, 0)
+            k1 = k0 + lower_bound(indices + k0, k1 - k0, chi, 0)
         drow = dense + r * n
         for k in range(k0, k1):
             if k + _PREFETCH_AHEAD < k1:
@@ -1261,7 +453,7 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
     """-1: counts do not match nused; else the number of unusable entries."""
     cdef Py_ssize_t nbad = 0, rows = indptr.shape[0] - 1, ncols = counts.shape[0]
     cdef Py_ssize_t nused = out.shape[0], n = out.shape[1], t, plo, phi, found
-    cdef int nthreads = _arith_threads(nused, indices.shape[0] * n + nused * n)
+    cdef int nthreads = arith_threads(nused, indices.shape[0] * n + nused * n)
     cdef index_t clo, chi
     cdef const index_t* rm = &rowmap[0] if use_map and rowmap.shape[0] > 0 else NULL
     cdef const index_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
@@ -1299,7 +491,7 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
                                         plo, phi, True, db, dense.shape[0], n, ob, tb)
             late = _started_late(t0, starts, nthreads)
     if late:
-        _back_off()
+        back_off()
     return nbad
 
 
@@ -1317,19 +509,19 @@ def csr_t_dot_dense(indptr, indices, data, dense2d, counts, indices_out, data2d_
     """
     out = _floats(data2d_out, "data2d_out", 2, True, None)
     dense = _floats(dense2d, "dense2d", 2, False, data2d_out.dtype)
-    cols = _index(indices_out, "indices_out", True)
-    cnt = _index(counts, "counts", False)
-    rows = _rows_of(indptr)
+    cols = as_index(indices_out, "indices_out", True)
+    cnt = as_index(counts, "counts", False)
+    rows = _rows_of(indptr, "indptr", False)
     ip, idx, vals = _csr_args(indptr, indices, data, rows, "", data2d_out.dtype)
     nused, n = out.shape
-    _check_length(cols, "indices_out", nused, "len(data2d_out)")
+    check_length(cols, "indices_out", nused, "len(data2d_out)")
     if dense.shape[1] != n:
         raise ValueError(f"dense2d must have {n} columns like data2d_out (got shape "
                          f"{dense.shape!r})")
     use_map = rowmap is not None
-    rm = _index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
+    rm = as_index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
     if use_map:
-        _check_length(rm, "rowmap", rows, "rows")
+        check_length(rm, "rowmap", rows, "rows")
         if rm.shape[0] and int(rm.max()) >= dense.shape[0]:
             raise IndexError(f"rowmap must map the rows into [0, {dense.shape[0]}) (the rows "
                              f"of dense2d) or be negative (got {int(rm.max())})")
@@ -1343,7 +535,7 @@ def csr_t_dot_dense(indptr, indices, data, dense2d, counts, indices_out, data2d_
     if nbad < 0:
         raise ValueError(f"len(indices_out)={nused} must be the number of nonzero counts")
     if nbad:
-        _raise_bad_column(ip, idx, cnt.shape[0], "")
+        raise_bad_column(ip, idx, cnt.shape[0], "")
         raise ValueError("counts must be what csr_column_counts gives for these indices "
                          "(a column with entries has count 0)")
     return nused
@@ -1415,9 +607,9 @@ def dense_dot_csr_t(dense2d, indptr, indices, data, out2d):
     ip, idx, vals = _csr_args(indptr, indices, data, r_dim, "", out2d.dtype)
     if a.shape[0] != m:
         raise ValueError(f"dense2d must have {m} rows like out2d (got shape {a.shape!r})")
-    if _dense_dot_csr_t_t(a, ip, idx, vals, out, _arith_threads(max(m, r_dim),
+    if _dense_dot_csr_t_t(a, ip, idx, vals, out, arith_threads(max(m, r_dim),
                                                               m * idx.shape[0] + m * r_dim)):
-        _raise_bad_column(ip, idx, a.shape[1], "")
+        raise_bad_column(ip, idx, a.shape[1], "")
     return idx.shape[0]
 
 
@@ -1508,18 +700,22 @@ def _csr_binary_t(int op, const index_t[::1] a_ip, const index_t[::1] a_ix,
     return nbad if fill else total
 
 
+cdef tuple _csr_operands(Py_ssize_t rows, object a_indptr, object a_indices, object a_data,
+                         object b_indptr, object b_indices, object b_data):
+    """_csr_args of both operands of A op B (`rows` rows, one dtype)."""
+    a = _csr_args(a_indptr, a_indices, a_data, rows, "a_", None)
+    return a, _csr_args(b_indptr, b_indices, b_data, rows, "b_", a[2].dtype)
+
+
 def csr_binary_count(op, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data,
                      indptr_out):
     """Row pointer of A op B ('add', 'subtract', 'multiply') for CSR A and B of one shape,
     counting the nonzero results; returns nnz.  Column indices must be sorted per row."""
     cdef int code = _binop_code(op)
-    ip = _index(indptr_out, "indptr_out", True)
-    rows = ip.shape[0] - 1
-    if rows < 0:
-        raise ValueError("indptr_out must have at least one element (got length 0)")
-    a = _csr_args(a_indptr, a_indices, a_data, rows, "a_", None)
-    b = _csr_args(b_indptr, b_indices, b_data, rows, "b_", a[2].dtype)
-    nthreads = _arith_threads(rows, a[1].shape[0] + b[1].shape[0])
+    ip = as_index(indptr_out, "indptr_out", True)
+    rows = _rows_of(ip, "indptr_out", True)
+    a, b = _csr_operands(rows, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data)
+    nthreads = arith_threads(rows, a[1].shape[0] + b[1].shape[0])
     return _csr_binary_t(code, a[0], a[1], a[2], b[0], b[1], b[2], ip, np.empty(0, np.int64),
                          np.empty(0, a[2].dtype), False, nthreads)
 
@@ -1529,19 +725,14 @@ def csr_binary_fill(op, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data
     """Write the columns and values of A op B; indptr is csr_binary_count's.  Returns nnz.
     Raises ValueError when indptr is malformed or does not match A op B."""
     cdef int code = _binop_code(op)
-    ip = _index(indptr, "indptr", False)
-    rows = ip.shape[0] - 1
-    if rows < 0:
-        raise ValueError("indptr must have at least one element (got length 0)")
-    a = _csr_args(a_indptr, a_indices, a_data, rows, "a_", None)
-    b = _csr_args(b_indptr, b_indices, b_data, rows, "b_", a[2].dtype)
-    idx = _index(indices_out, "indices_out", True)
+    ip = as_index(indptr, "indptr", False)
+    rows = _rows_of(ip, "indptr", False)
+    a, b = _csr_operands(rows, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data)
+    idx = as_index(indices_out, "indices_out", True)
     vals = _floats(data_out, "data_out", 1, True, a[2].dtype)
-    _check_length(vals, "data_out", idx.shape[0], "len(indices_out)")
-    msg = _indptr_message(ip, idx.shape[0])
-    if msg is not None:
-        raise ValueError(msg)
-    nthreads = _arith_threads(rows, a[1].shape[0] + b[1].shape[0])
+    check_length(vals, "data_out", idx.shape[0], "len(indices_out)")
+    check_indptr(ip, idx.shape[0], "")
+    nthreads = arith_threads(rows, a[1].shape[0] + b[1].shape[0])
     nbad = _csr_binary_t(code, a[0], a[1], a[2], b[0], b[1], b[2], ip, idx, vals, True,
                          nthreads)
     if nbad:
@@ -1628,7 +819,7 @@ def _rsp_binary_t(int op, const index_t[::1] a_idx, const floating[:, ::1] a_dat
     cdef const floating* ad = &a_data[0, 0] if a_data.shape[0] > 0 and w > 0 else NULL
     cdef const floating* bd = &b_data[0, 0] if b_data.shape[0] > 0 and w > 0 else NULL
     cdef floating* od = &out_data[0, 0] if n > 0 and w > 0 else NULL
-    cdef int nthreads = _arith_threads(n, n * w)
+    cdef int nthreads = arith_threads(n, n * w)
     with nogil:
         k = _rsp_merge(op != OP_MUL, ai, a_idx.shape[0], bi, b_idx.shape[0], oi, pa, pb, n)
         if k == n and w > 0:
@@ -1639,8 +830,8 @@ def _rsp_binary_t(int op, const index_t[::1] a_idx, const floating[:, ::1] a_dat
 def rsp_binary_count(op, a_indices, b_indices):
     """Number of stored rows of A op B for row_sparse A and B (sorted row indices)."""
     cdef int code = _binop_code(op)
-    cdef const index_t[::1] a = _index(a_indices, "a_indices", False)
-    cdef const index_t[::1] b = _index(b_indices, "b_indices", False)
+    cdef const index_t[::1] a = as_index(a_indices, "a_indices", False)
+    cdef const index_t[::1] b = as_index(b_indices, "b_indices", False)
     cdef const index_t* ap = &a[0] if a.shape[0] > 0 else NULL
     cdef const index_t* bp = &b[0] if b.shape[0] > 0 else NULL
     cdef Py_ssize_t n
@@ -1659,12 +850,12 @@ def rsp_binary(op, a_indices, a_data2d, b_indices, b_data2d, indices_out, data2d
     out = _floats(data2d_out, "data2d_out", 2, True, None)
     ad = _floats(a_data2d, "a_data2d", 2, False, data2d_out.dtype)
     bd = _floats(b_data2d, "b_data2d", 2, False, data2d_out.dtype)
-    ai = _index(a_indices, "a_indices", False)
-    bi = _index(b_indices, "b_indices", False)
-    oi = _index(indices_out, "indices_out", True)
-    _check_length(ad, "a_data2d", ai.shape[0], "len(a_indices)")
-    _check_length(bd, "b_data2d", bi.shape[0], "len(b_indices)")
-    _check_length(out, "data2d_out", oi.shape[0], "len(indices_out)")
+    ai = as_index(a_indices, "a_indices", False)
+    bi = as_index(b_indices, "b_indices", False)
+    oi = as_index(indices_out, "indices_out", True)
+    check_length(ad, "a_data2d", ai.shape[0], "len(a_indices)")
+    check_length(bd, "b_data2d", bi.shape[0], "len(b_indices)")
+    check_length(out, "data2d_out", oi.shape[0], "len(indices_out)")
     w = out.shape[1]
     if ad.shape[1] != w or bd.shape[1] != w:
         raise ValueError(f"a_data2d, b_data2d and data2d_out must have one row length (got "
@@ -1703,13 +894,13 @@ def rsp_mul_dense(indices, data2d, dense2d, data2d_out):
     out = _floats(data2d_out, "data2d_out", 2, True, None)
     data = _floats(data2d, "data2d", 2, False, data2d_out.dtype)
     dense = _floats(dense2d, "dense2d", 2, False, data2d_out.dtype)
-    idx = _index(indices, "indices", False)
-    _check_length(data, "data2d", idx.shape[0], "len(indices)")
-    _check_length(out, "data2d_out", idx.shape[0], "len(indices)")
+    idx = as_index(indices, "indices", False)
+    check_length(data, "data2d", idx.shape[0], "len(indices)")
+    check_length(out, "data2d_out", idx.shape[0], "len(indices)")
     if data.shape[1] != out.shape[1] or dense.shape[1] != out.shape[1]:
         raise ValueError(f"data2d, dense2d and data2d_out must have one row length (got "
                          f"{data.shape[1]}, {dense.shape[1]} and {out.shape[1]})")
-    if _rsp_mul_dense_t(idx, data, dense, out, _arith_threads(idx.shape[0], out.size)):
+    if _rsp_mul_dense_t(idx, data, dense, out, arith_threads(idx.shape[0], out.size)):
         k = int(np.flatnonzero((idx < 0) | (idx >= dense.shape[0]))[0])
         raise IndexError(f"indices must be in [0, nrows={dense.shape[0]}) "
                          f"(got indices[{k}]={idx[k]})")
@@ -1770,7 +961,7 @@ cdef Py_ssize_t _union(list arrays, index_t[::1] out) except -1:
 
 def rsp_union_count(indices_list):
     """Number of distinct rows stored by row_sparse arrays with these (sorted) indices."""
-    arrays = [_index(a, f"indices_list[{j}]", False) for j, a in enumerate(indices_list)]
+    arrays = [as_index(a, f"indices_list[{j}]", False) for j, a in enumerate(indices_list)]
     return _union(arrays, np.empty(0, np.int64))
 
 
@@ -1782,7 +973,7 @@ def _rsp_accumulate_t(const index_t[::1] out_idx, floating[:, ::1] out,
         return 0
     with nogil:
         for k in prange(n, num_threads=nthreads, schedule="static"):
-            p = _lower_bound_p(&out_idx[0], nu, idx[k])
+            p = lower_bound(&out_idx[0], nu, idx[k], 0)
             if p < nu and out_idx[p] == idx[k]:
                 for j in range(w):
                     out[p, j] += data[k, j]
@@ -1795,16 +986,16 @@ def rsp_add_n(indices_list, data2d_list, indices_out, data2d_out):
     """The sum of row_sparse arrays: indices_out gets the union of the stored rows
     (rsp_union_count of them), data2d_out their sums.  Returns the number of rows."""
     out = _floats(data2d_out, "data2d_out", 2, True, None)
-    oi = _index(indices_out, "indices_out", True)
+    oi = as_index(indices_out, "indices_out", True)
     if len(indices_list) != len(data2d_list):
         raise ValueError(f"indices_list and data2d_list must have one length (got "
                          f"{len(indices_list)} and {len(data2d_list)})")
-    idx = [_index(a, f"indices_list[{j}]", False) for j, a in enumerate(indices_list)]
+    idx = [as_index(a, f"indices_list[{j}]", False) for j, a in enumerate(indices_list)]
     data = [_floats(d, f"data2d_list[{j}]", 2, False, data2d_out.dtype)
             for j, d in enumerate(data2d_list)]
-    _check_length(out, "data2d_out", oi.shape[0], "len(indices_out)")
+    check_length(out, "data2d_out", oi.shape[0], "len(indices_out)")
     for j in range(len(idx)):
-        _check_length(data[j], f"data2d_list[{j}]", idx[j].shape[0], f"len(indices_list[{j}])")
+        check_length(data[j], f"data2d_list[{j}]", idx[j].shape[0], f"len(indices_list[{j}])")
         if data[j].shape[1] != out.shape[1]:
             raise ValueError(f"data2d_list[{j}] must have rows of length {out.shape[1]} "
                              f"(got shape {data[j].shape!r})")
@@ -1814,7 +1005,7 @@ def rsp_add_n(indices_list, data2d_list, indices_out, data2d_out):
                          f"(got {oi.shape[0]})")
     out.fill(0)
     for j in range(len(idx)):
-        if _rsp_accumulate_t(oi, out, idx[j], data[j], _arith_threads(idx[j].shape[0],
+        if _rsp_accumulate_t(oi, out, idx[j], data[j], arith_threads(idx[j].shape[0],
                                                                      data[j].size)):
             raise ValueError(f"indices_list[{j}] must be sorted")
     return n
@@ -1856,13 +1047,14 @@ def csr_sum(indptr, indices, data, int axis, out, double scale=1.0):
     res = _floats(out, "out", 1, True, None)
     if axis not in (0, 1):
         raise ValueError(f"axis must be 0 or 1 (got {axis})")
-    ip, idx, vals = _csr_args(indptr, indices, data, _rows_of(indptr), "", out.dtype)
+    ip, idx, vals = _csr_args(indptr, indices, data, _rows_of(indptr, "indptr", False), "",
+                              out.dtype)
     if axis == 1:
-        _check_length(res, "out", ip.shape[0] - 1, "rows")
+        check_length(res, "out", ip.shape[0] - 1, "rows")
     acc = np.empty(res.shape[0] if axis == 0 else 0, np.float64)
     if _csr_sum_t(ip, idx, vals, axis, scale, res, acc,
-                  _arith_threads(ip.shape[0] - 1, idx.shape[0])):
-        _raise_bad_column(ip, idx, res.shape[0], "")
+                  arith_threads(ip.shape[0] - 1, idx.shape[0])):
+        raise_bad_column(ip, idx, res.shape[0], "")
     return idx.shape[0]
 
 
@@ -1895,9 +1087,9 @@ def square_sum(data2d, int axis, out):
     a = _floats(data2d, "data2d", 2, False, out.dtype)
     if axis not in (0, 1):
         raise ValueError(f"axis must be 0 or 1 (got {axis})")
-    _check_length(res, "out", a.shape[1 - axis], "columns" if axis == 0 else "rows")
+    check_length(res, "out", a.shape[1 - axis], "columns" if axis == 0 else "rows")
     acc = np.empty(a.shape[1] if axis == 0 else 0, np.float64)
-    _square_sum_t(a, axis, res, acc, _arith_threads(a.shape[0], a.size))
+    _square_sum_t(a, axis, res, acc, arith_threads(a.shape[0], a.size))
     return a.shape[1 - axis]
 
 
@@ -1912,7 +1104,7 @@ cdef void _retain(const index_t[::1] idx, const uint8_t[:, ::1] src, const index
         out_idx[k] = keep[k]
         if rowbytes == 0:
             continue
-        p = _lower_bound_p(ib, nin, keep[k])
+        p = lower_bound(ib, nin, keep[k], 0)
         if p < nin and ib[p] == keep[k]:
             memcpy(&dst[k, 0], &src[p, 0], rowbytes)
         else:
@@ -1929,17 +1121,17 @@ def rsp_retain(indices, data2d, keep, indices_out, data2d_out):
     """Rows ``keep`` (sorted, unique) of the row_sparse array (indices, data2d): indices_out
     = keep, data2d_out[k] = the stored row keep[k], or zeros when it is not stored.  Any
     dtype.  Returns len(keep)."""
-    data, _ = _values(data2d, "data2d", 2, False, None)
-    out, _ = _values(data2d_out, "data2d_out", 2, True, data2d.dtype)
-    idx = _index(indices, "indices", False)
-    kp = _index(keep, "keep", False)
-    oi = _index(indices_out, "indices_out", True)
-    _check_length(data, "data2d", idx.shape[0], "len(indices)")
-    _check_length(oi, "indices_out", kp.shape[0], "len(keep)")
-    _check_length(out, "data2d_out", kp.shape[0], "len(keep)")
+    data, _ = as_values(data2d, "data2d", 2, False, None)
+    out, _ = as_values(data2d_out, "data2d_out", 2, True, data2d.dtype)
+    idx = as_index(indices, "indices", False)
+    kp = as_index(keep, "keep", False)
+    oi = as_index(indices_out, "indices_out", True)
+    check_length(data, "data2d", idx.shape[0], "len(indices)")
+    check_length(oi, "indices_out", kp.shape[0], "len(keep)")
+    check_length(out, "data2d_out", kp.shape[0], "len(keep)")
     if data.shape[1] != out.shape[1]:
         raise ValueError(f"data2d and data2d_out must have one row length (got "
                          f"{data.shape[1]} and {out.shape[1]})")
-    _retain_t(idx, _rows_as_bytes(data), kp, oi, _rows_as_bytes(out),
-              _arith_threads(kp.shape[0], out.size))
+    _retain_t(idx, rows_as_bytes(data), kp, oi, rows_as_bytes(out),
+              arith_threads(kp.shape[0], out.size))
     return kp.shape[0]
