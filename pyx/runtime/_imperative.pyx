@@ -51,39 +51,43 @@ cnp.import_ufunc()
 
 # -- per-thread flags ---------------------------------------------------------------------
 
+# One C thread_local array (a new thread starts with every flag off, as in MXNet); the
+# short roads read ndrt_flags[FLAG_RECORDING] without a Python call.
 cdef extern from *:
     """
-    static thread_local int ndrt_recording = 0;
-    static thread_local int ndrt_training = 0;
+    static thread_local int ndrt_flags[2] = {0, 0};
     """
-    int ndrt_recording
-    int ndrt_training
+    int ndrt_flags[2]
+
+cdef enum:
+    FLAG_RECORDING = 0
+    FLAG_TRAINING = 1
+
+
+cdef bint _swap_flag(int flag, bint on) noexcept:
+    cdef bint prev = ndrt_flags[flag] != 0
+    ndrt_flags[flag] = on
+    return prev
 
 
 def is_recording():
     """True while this thread records operations for autograd."""
-    return ndrt_recording != 0
+    return ndrt_flags[FLAG_RECORDING] != 0
 
 
 def set_recording(bint is_recording):
     """Set this thread's recording flag; returns the previous value."""
-    global ndrt_recording
-    prev = ndrt_recording != 0
-    ndrt_recording = is_recording
-    return prev
+    return _swap_flag(FLAG_RECORDING, is_recording)
 
 
 def is_training():
     """True while this thread runs operators in training mode (Dropout drops)."""
-    return ndrt_training != 0
+    return ndrt_flags[FLAG_TRAINING] != 0
 
 
 def set_training(bint train_mode):
     """Set this thread's training flag; returns the previous value."""
-    global ndrt_training
-    prev = ndrt_training != 0
-    ndrt_training = train_mode
-    return prev
+    return _swap_flag(FLAG_TRAINING, train_mode)
 
 
 # -- the direct ufunc-loop road -----------------------------------------------------------
@@ -408,25 +412,44 @@ def connect(dict ops):
     return _init_fast_path()
 
 
+cdef inline int _fast_type(_OpEntry e, NDArray x) noexcept:
+    """The NumPy type number of ``x`` when the short road of ``e`` takes it (dense host
+    memory, a dtype the op's inference keeps, a loop that passed its probe, not
+    recording), else -1."""
+    cdef int t
+    if (not _fast_enabled or ndrt_flags[FLAG_RECORDING] or x._stype != STYPE_DEFAULT
+            or not x._chunk.host):
+        return -1
+    t = (<cnp.dtype>x._dtype).type_num
+    if t >= N_TYPES or not (e.types >> t) & 1 or loops[e.slot][t] == NULL:
+        return -1
+    return t
+
+
+cdef inline void _run_loop(_OpEntry e, int t, char** args, cnp.npy_intp n,
+                           cnp.npy_intp* steps) noexcept:
+    """The loop of ``e``'s ufunc for type ``t`` on ``n`` elements (without the GIL when
+    that pays)."""
+    cdef loop_t fn = loops[e.slot][t]
+    cdef void* data = loop_data[e.slot][t]
+    if n >= NOGIL_MIN:
+        with nogil:
+            fn(args, &n, steps, data)
+    elif n:
+        fn(args, &n, steps, data)
+
+
 cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
     """``a <op> b`` through the ufunc loop, or None when the short road does not apply."""
-    cdef loop_t fn
     cdef int t
     cdef char* args[3]
-    cdef cnp.npy_intp n
     cdef cnp.npy_intp steps[3]
-    cdef void* data
-    if (e.kind != K_BINARY or not _fast_enabled or ndrt_recording
-            or a._stype != STYPE_DEFAULT or b._stype != STYPE_DEFAULT
-            or not a._chunk.host or not b._chunk.host or a._dtype is not b._dtype):
+    if e.kind != K_BINARY or a._dtype is not b._dtype:
+        return None
+    t = _fast_type(e, a)
+    if t < 0 or b._stype != STYPE_DEFAULT or not b._chunk.host:
         return None
     if a._shape is not b._shape and a._shape != b._shape:
-        return None
-    t = (<cnp.dtype>a._dtype).type_num
-    if t >= N_TYPES or not (e.types >> t) & 1:
-        return None
-    fn = loops[e.slot][t]
-    if fn == NULL:
         return None
     if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
         return None
@@ -436,17 +459,11 @@ cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
           or (out._shape is not a._shape and out._shape != a._shape)
           or _shifted_overlap(a, out) or _shifted_overlap(b, out)):
         return None
-    data = loop_data[e.slot][t]
-    n = a._size()
     steps[0] = steps[1] = steps[2] = (<cnp.dtype>a._dtype).itemsize
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(b._chunk.ptr() + b._offset)
     args[2] = <char*>(out._chunk.ptr() + out._offset)
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, data)
-    elif n:
-        fn(args, &n, steps, data)
+    _run_loop(e, t, args, a._size(), steps)
     out._chunk.bump()
     return out
 
@@ -463,31 +480,18 @@ cdef inline bint _shifted_overlap(NDArray x, NDArray out):
 
 
 cdef object fast_unary(_OpEntry e, NDArray a):
-    cdef loop_t fn
     cdef int t
     cdef char* args[2]
-    cdef cnp.npy_intp n
     cdef cnp.npy_intp steps[2]
     cdef NDArray out
-    if (e.kind != K_UNARY or not _fast_enabled or ndrt_recording
-            or a._stype != STYPE_DEFAULT or not a._chunk.host):
-        return None
-    t = (<cnp.dtype>a._dtype).type_num
-    if t >= N_TYPES or not (e.types >> t) & 1:
-        return None
-    fn = loops[e.slot][t]
-    if fn == NULL:
+    t = _fast_type(e, a) if e.kind == K_UNARY else -1
+    if t < 0:
         return None
     out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
-    n = a._size()
     steps[0] = steps[1] = (<cnp.dtype>a._dtype).itemsize
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(out._chunk.ptr() + out._offset)
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, loop_data[e.slot][t])
-    elif n:
-        fn(args, &n, steps, loop_data[e.slot][t])
+    _run_loop(e, t, args, a._size(), steps)
     return out
 
 
@@ -495,21 +499,14 @@ cdef object fast_reduce(_OpEntry e, NDArray x):
     """A full reduction with default attributes (x.sum(), nd.mean(x)): the binary ufunc
     loop run as NumPy runs a reduction (output stride 0, so NumPy's pairwise summation
     applies)."""
-    cdef loop_t fn
     cdef int t
     cdef char* args[3]
     cdef cnp.npy_intp n
     cdef cnp.npy_intp steps[3]
     cdef Py_ssize_t size = x._size(), isz
     cdef NDArray out
-    if ((e.kind != K_REDUCE and e.kind != K_MEAN) or not _fast_enabled or ndrt_recording
-            or x._stype != STYPE_DEFAULT or not x._chunk.host or size == 0):
-        return None
-    t = (<cnp.dtype>x._dtype).type_num
-    if t >= N_TYPES or not (e.types >> t) & 1:
-        return None
-    fn = loops[e.slot][t]
-    if fn == NULL:
+    t = _fast_type(e, x) if (e.kind == K_REDUCE or e.kind == K_MEAN) and size else -1
+    if t < 0:
         return None
     isz = (<cnp.dtype>x._dtype).itemsize
     out = new_dense((1,), x._dtype, x._chunk.ctx, 0)
@@ -525,11 +522,7 @@ cdef object fast_reduce(_OpEntry e, NDArray x):
     args[2] = args[0]
     steps[0] = steps[2] = 0
     steps[1] = isz
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, loop_data[e.slot][t])
-    elif n:
-        fn(args, &n, steps, loop_data[e.slot][t])
+    _run_loop(e, t, args, n, steps)
     if e.kind == K_MEAN:      # as np.mean: the float32 sum divided in float64, rounded
         if t == cnp.NPY_FLOAT32:
             (<float*>args[0])[0] = <float>(<double>(<float*>args[0])[0] / <double>size)
