@@ -288,6 +288,14 @@ cdef class _OpEntry:
     cdef object rscalar_op   # number <op> array
     cdef dict defaults       # parsed attributes when none are given (None: some required)
     cdef dict parsed         # keyword attributes (see _kwargs_key) -> parsed
+    # The op's last cached inference (an inline cache before the signature dict): its
+    # attributes (a dict this entry owns, ``defaults`` or one of ``parsed``, never
+    # modified; else a copy), the inputs' shapes and codes, the inference, and the cache
+    # generation it belongs to.
+    cdef dict memo_attrs
+    cdef tuple memo_inputs
+    cdef _Inferred memo_inf
+    cdef Py_ssize_t memo_gen
 
     cdef dict parse(self, dict kwargs):
         """``op.parse_attrs(kwargs)``, remembered for keyword values of plain types (the
@@ -550,7 +558,8 @@ cdef object binary_impl(str name, object a, object b, int flags):
         res = fast_binary(e, <NDArray>a, <NDArray>b, <NDArray>a if flags & 2 else None)
         if res is not None:
             return res
-        return _invoke(e.op, [a, b], e.defaults, a if flags & 2 else None, None, None)
+        return _invoke(e.op, [a, b], e.defaults, a if flags & 2 else None, None, None, e,
+                       True)
     if isinstance(a, NDArray) and _is_scalar(b):
         op = e.scalar_op
         x = a
@@ -573,7 +582,7 @@ cdef object unary_impl(str name, object a):
     cdef object res = fast_unary(e, <NDArray>a)
     if res is not None:
         return res
-    return _invoke(e.op, [a], e.defaults, None, None, None)
+    return _invoke(e.op, [a], e.defaults, None, None, None, e, True)
 
 
 cdef object reduce_impl(str name, object x, dict kwargs):
@@ -588,10 +597,10 @@ cdef object reduce_impl(str name, object x, dict kwargs):
         res = fast_reduce(e, <NDArray>x)
         if res is not None or e.defaults is None:
             return res
-        return _invoke(e.op, [x], e.defaults, None, None, None)
+        return _invoke(e.op, [x], e.defaults, None, None, None, e, True)
     if "out" in kwargs or "req" in kwargs or "data" in kwargs:
         return None
-    return _invoke(e.op, [x], e.parse(kwargs), None, None, None)
+    return _invoke(e.op, [x], e.parse(kwargs), None, None, None, e, True)
 
 
 set_operator_impl(binary_impl, unary_impl, reduce_impl)
@@ -649,10 +658,10 @@ cdef class OpFunction:
                 return _invoke(e.rscalar_op, [arrays[1]], {"scalar": float(arrays[0])}, out,
                                req, None)
         if kwargs:
-            return _invoke(self.op, arrays, e.parse(kwargs), out, req, None)
+            return _invoke(self.op, arrays, e.parse(kwargs), out, req, None, e, True)
         if e.defaults is None:
             return _invoke(self.op, arrays, self.op.parse_attrs(kwargs), out, req, None)
-        return _invoke(self.op, arrays, e.defaults, out, req, None)
+        return _invoke(self.op, arrays, e.defaults, out, req, None, e, True)
 
     def __repr__(self):
         return f"<nd function {self.__name__}>"
@@ -704,6 +713,7 @@ cdef dict _MODES = {"dense": MODE_DENSE, "sparse": MODE_SPARSE, "fallback": MODE
 cdef Py_ssize_t INFER_CACHE_SIZE = 4096
 cdef dict _infer_cache = {}
 cdef Py_ssize_t _hits = 0, _misses = 0
+cdef Py_ssize_t _cache_gen = 0        # bumped whenever the cache is emptied (entry memos)
 
 
 @cython.final
@@ -717,13 +727,17 @@ cdef class _Inferred:
     cdef tuple in_stypes     # names of the inputs' storage types (None: all dense)
     cdef str why             # of a fallback that the sparse kernel's check asked for
     cdef tuple mutates       # inputs the op writes
+    cdef object prepare      # the op's prepare (None: a stateless op)
 
 
 def clear_inference_cache():
-    """Forget every cached inference (and the hit and miss counts)."""
-    global _hits, _misses
+    """Forget every cached inference (and the hit and miss counts).  An op's infer_*
+    functions and its ``prepare`` are read when a signature is first seen: clear the
+    cache after replacing them."""
+    global _hits, _misses, _cache_gen
     _infer_cache.clear()
     _hits = _misses = 0
+    _cache_gen += 1
 
 
 def inference_cache_info():
@@ -732,18 +746,25 @@ def inference_cache_info():
             "max_size": INFER_CACHE_SIZE}
 
 
-cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in):
-    """One flat tuple: the op, each attribute's name and value, then each input's shape
-    and a code of its dtype and storage type."""
-    cdef Py_ssize_t n_attrs = len(attrs), i, j = 1, pos = 0
-    cdef tuple key = PyTuple_New(1 + 2 * n_attrs + 2 * n_in)
+cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEntry e):
+    """One flat tuple: the op, each attribute's name and value (or the op's entry when
+    they are its defaults), then each input's shape and a code of its dtype and storage
+    type."""
+    cdef _OpEntry defaults = e if e is not None and attrs is e.defaults else None
+    cdef Py_ssize_t n_attrs = 0 if defaults is not None else len(attrs)
+    cdef Py_ssize_t i, j = 1, pos = 0
+    cdef tuple key = PyTuple_New(1 + (1 if defaults is not None else 2 * n_attrs) + 2 * n_in)
     cdef PyObject* k
     cdef PyObject* v
     cdef NDArray x
     cdef object s, c
     Py_INCREF(op)
     PyTuple_SET_ITEM(key, 0, op)
-    while PyDict_Next(attrs, &pos, &k, &v):
+    if defaults is not None:
+        Py_INCREF(defaults)
+        PyTuple_SET_ITEM(key, 1, defaults)
+        j = 2
+    while n_attrs and PyDict_Next(attrs, &pos, &k, &v):
         Py_INCREF(<object>k)
         PyTuple_SET_ITEM(key, j, <object>k)
         Py_INCREF(<object>v)
@@ -754,8 +775,7 @@ cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in):
         s = x._shape
         Py_INCREF(s)
         PyTuple_SET_ITEM(key, j, s)
-        # NDArray dtypes are native and canonical: the type number names one.
-        c = (<cnp.dtype>x._dtype).type_num * 4 + x._stype
+        c = _code(x)
         Py_INCREF(c)
         PyTuple_SET_ITEM(key, j + 1, c)
         j += 2
@@ -789,15 +809,45 @@ cdef tuple _kwargs_key(dict kwargs):
     return key
 
 
-cdef _Inferred _infer(object op, dict attrs, list inputs, Py_ssize_t n_in):
+cdef inline int _code(NDArray x) noexcept:
+    # NDArray dtypes are native and canonical: the type number names one.
+    return (<cnp.dtype>x._dtype).type_num * 4 + x._stype
+
+
+cdef bint _memo_hit(_OpEntry e, dict attrs, list inputs, Py_ssize_t n_in) except -1:
+    """True when the op's last inference is this call's: equal attributes (the same dict
+    when the entry owns it), inputs of the same shapes and codes."""
+    cdef Py_ssize_t i
+    cdef NDArray x
+    cdef tuple m = e.memo_inputs
+    if (e.memo_inf is None or e.memo_gen != _cache_gen or len(m) != 2 * n_in
+            or (e.memo_attrs is not attrs and e.memo_attrs != attrs)):
+        return False
+    for i in range(n_in):
+        x = <NDArray>inputs[i]
+        s = m[2 * i]
+        if (x._shape is not s and x._shape != s) or <int>m[2 * i + 1] != _code(x):
+            return False
+    return True
+
+
+cdef _Inferred _infer(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEntry e,
+                      bint owned):
     """Inference of ``op`` on ``inputs``, from the cache when the signature was seen.
 
     Attribute values of typed kinds are canonical Python objects (Attr.parse), so equal
     signatures mean equal inference; ops with an 'any' attribute, and unhashable
-    attribute values, are never cached.  A failed inference raises every time."""
-    global _hits, _misses
+    attribute values, are never cached.  A failed inference raises every time.  The
+    op's entry ``e`` (None for an op registered after connect) remembers its last
+    signature, which answers without building the key; ``owned``: ``attrs`` is a dict
+    of the entry's."""
+    global _hits, _misses, _cache_gen
     cdef _Inferred inf
-    cdef tuple key = _signature(op, attrs, inputs, n_in)
+    cdef tuple key
+    if e is not None and _memo_hit(e, attrs, inputs, n_in):
+        _hits += 1
+        return e.memo_inf
+    key = _signature(op, attrs, inputs, n_in, e)
     try:
         inf = _infer_cache.get(key)
     except TypeError:          # an unhashable attribute value
@@ -805,13 +855,21 @@ cdef _Inferred _infer(object op, dict attrs, list inputs, Py_ssize_t n_in):
         inf = None
     if inf is not None:
         _hits += 1
-        return inf
-    _misses += 1
-    inf = _infer_now(op, attrs, inputs, n_in)
-    if key is not None and all(a.typed for a in op.attrs.values()):
+    else:
+        _misses += 1
+        inf = _infer_now(op, attrs, inputs, n_in)
+        if key is None or not all(a.typed for a in op.attrs.values()):
+            return inf
         if len(_infer_cache) >= INFER_CACHE_SIZE:
             _infer_cache.clear()
+            _cache_gen += 1
         _infer_cache[key] = inf
+    if e is not None:          # the inference last, so that a half-made memo never hits
+        e.memo_inf = None
+        e.memo_attrs = attrs if owned else dict(attrs)
+        e.memo_inputs = key[len(key) - 2 * n_in:]
+        e.memo_gen = _cache_gen
+        e.memo_inf = inf
     return inf
 
 
@@ -841,6 +899,7 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
     inf.shapes = tuple([tuple(s) for s in out_shapes])
     inf.dtypes = tuple(out_dtypes)
     inf.mutates = tuple(op.mutates)
+    inf.prepare = op.prepare
     inf.why = None
     if dense and not op.custom_storage:
         inf.in_stypes = None
@@ -895,25 +954,28 @@ def invoke_stateful(op, list inputs, dict attrs, out=None, req=None):
 
 
 cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
-                    list state_box):
+                    list state_box, _OpEntry e=None, bint owned=False):
     """One call: checks, inference, dispatch, write-back.  ``state_box`` receives the
-    per-call state."""
+    per-call state; ``e``: the entry of ``op`` when the caller has it; ``owned``:
+    ``attrs`` is a dict of that entry (its defaults, or one its parse cache gave)."""
     cdef Py_ssize_t i, n_in = len(inputs)
     cdef _Inferred inf
     ctx = _check_inputs(op, inputs, n_in)
-    inf = _infer(op, attrs, inputs, n_in)
+    if e is None:
+        e = _by_op.get(op)
+    inf = _infer(op, attrs, inputs, n_in, e, owned)
     outs = _outputs(op, out, inf, ctx)
     reqs = _requests(op, req, inf.n_out, outs)
-    prepare = op.prepare
-    state = None if prepare is None else prepare(attrs)
+    state = None if inf.prepare is None else inf.prepare(attrs)
     if state_box is not None:
         state_box.append(state)
-    for i in range(inf.n_out):
-        if reqs[i] != REQ_NULL:
-            break
-    else:
-        return outs[0] if inf.n_out == 1 else outs
-    _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, prepare is not None, state)
+    if req is not None:
+        for i in range(inf.n_out):
+            if reqs[i] != REQ_NULL:
+                break
+        else:
+            return outs[0] if inf.n_out == 1 else outs
+    _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, inf.prepare is not None, state)
     if inf.mutates:
         for i in inf.mutates:
             (<NDArray>inputs[i])._chunk.bump()

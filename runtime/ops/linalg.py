@@ -84,7 +84,7 @@ def _dot(attrs, ins, outs):
     a, b = ins
     out = outs[0]
     if a.ndim == 2 == b.ndim and not attrs["transpose_a"] and not attrs["transpose_b"]:
-        _np_dot(a, b, out=out)          # the plain matrix product: no views to plan
+        _np_dot(a, b, out)              # the plain matrix product: no views to plan
         return
     ta, tb = _flags(attrs)
     lview, rview, oview, _, _ = _dot_plan(attrs, a.shape, b.shape)

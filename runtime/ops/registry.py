@@ -40,7 +40,9 @@ import math
 
 import numpy as np
 
-from runtime._infer import Attr, broadcast_shapes, normalize_axis, parse_attrs
+# Attributes are declared here with Attr; the inference helpers are compiled in the
+# invoker layer and re-exported for the operator modules.
+from runtime._infer import Attr, broadcast_shapes, normalize_axis, parse_attrs  # noqa: F401
 
 OPS = {}
 

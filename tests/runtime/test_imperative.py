@@ -38,7 +38,7 @@ def cache():
     _imperative.clear_inference_cache()
 
 
-# -- the inference cache --------------------------------------------------------------------
+# -- the inference cache ----------------------------------------------------------------
 
 def test_the_same_signature_hits(cache):
     x = nd.array([1.0, 2.0, 3.0])
@@ -81,6 +81,18 @@ def test_attribute_order_and_equal_values(cache):
     _imperative.invoke(op, [x], {"keepdims": True, "axis": 1})     # parsed in one order
     _imperative.invoke(op, [x], {"axis": (1,), "keepdims": 1})     # the same, parsed
     assert cache()["misses"] == 1 and cache()["hits"] == 2
+
+
+def test_a_caller_s_attributes_changed_between_calls(cache):
+    """The op's memo of its last signature keeps a copy of attributes it does not own."""
+    op = registry.get("sum")
+    x = nd.array(np.arange(6.0).reshape(2, 3))
+    attrs = op.parse_attrs({"axis": 0})
+    assert _imperative.invoke_parsed(op, [x], attrs, None, None).shape == (3,)
+    attrs["axis"] = (1,)
+    got = _imperative.invoke_parsed(op, [x], attrs, None, None)
+    np.testing.assert_array_equal(got.asnumpy(), [3.0, 12.0])
+    assert cache()["misses"] == 2
 
 
 def test_failed_inference_raises_every_time_and_is_not_kept(cache):
@@ -154,7 +166,7 @@ def test_inference_is_pure(name):
                 op.infer_storage(attrs, stypes)) == first
 
 
-# -- per-call state -------------------------------------------------------------------------
+# -- per-call state ---------------------------------------------------------------------
 
 def test_stateful_entry_point_returns_none_for_ops_without_prepare():
     x = nd.ones((2, 2))
@@ -163,17 +175,19 @@ def test_stateful_entry_point_returns_none_for_ops_without_prepare():
     np.testing.assert_allclose(res.asnumpy(), np.e)
 
 
-def test_prepare_runs_once_per_call_even_when_nothing_is_written(monkeypatch):
+def test_prepare_runs_once_per_call_even_when_nothing_is_written(monkeypatch, request):
+    request.addfinalizer(_imperative.clear_inference_cache)   # forget the replaced prepare
     op = registry.get("Dropout")
     seen = []
     monkeypatch.setattr(op, "prepare", lambda attrs: seen.append(dict(attrs)) or False)
+    _imperative.clear_inference_cache()       # prepare is read with a new signature
     x, out = nd.ones((2, 2)), nd.zeros((2, 2))
     res, state = _imperative.invoke_stateful(op, [x], op.parse_attrs({}), out=out, req="null")
     assert state is False and len(seen) == 1
     np.testing.assert_array_equal(out.asnumpy(), 0)
 
 
-# -- one storage fallback ---------------------------------------------------------------------
+# -- one storage fallback -------------------------------------------------------------
 
 def _pool_allocations():
     return allocator.get_pool("cpu").memory_stats()["allocation.all.allocated"]
@@ -244,7 +258,7 @@ print("ok")
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
-# -- NDArray's Python operators and the ops' fields --------------------------------------------
+# -- NDArray's Python operators and the ops' fields ------------------------------------
 
 OPERATORS = [("__add__", "add"), ("__sub__", "subtract"), ("__mul__", "multiply"),
              ("__truediv__", "divide"), ("__mod__", "mod"), ("__pow__", "power"),
@@ -281,11 +295,14 @@ def test_each_python_operator_runs_its_registry_op(monkeypatch, general_path, me
                                                                     [x, y]).asnumpy())
 
 
-@pytest.mark.parametrize("expr, name", [("x + 2", "_plus_scalar"), ("2 + x", "_plus_scalar"),
-                                        ("x - 2", "_minus_scalar"), ("2 - x", "_rminus_scalar"),
-                                        ("2 / x", "_rdiv_scalar"), ("2 ** x", "_rpower_scalar"),
-                                        ("x < 2", "_lesser_scalar"), ("2 < x", "_greater_scalar"),
-                                        ("-x", "negative"), ("abs(x)", "abs")])
+SCALAR_AND_UNARY = [("x + 2", "_plus_scalar"), ("2 + x", "_plus_scalar"),
+                    ("x - 2", "_minus_scalar"), ("2 - x", "_rminus_scalar"),
+                    ("2 / x", "_rdiv_scalar"), ("2 ** x", "_rpower_scalar"),
+                    ("x < 2", "_lesser_scalar"), ("2 < x", "_greater_scalar"),
+                    ("-x", "negative"), ("abs(x)", "abs")]
+
+
+@pytest.mark.parametrize("expr, name", SCALAR_AND_UNARY)
 def test_scalar_and_unary_operators(monkeypatch, general_path, expr, name):
     calls = _spy(monkeypatch, name)
     x = nd.array([1.0, 3.0])
