@@ -61,6 +61,17 @@ def main():
                    "nd_iadd": "u.__iadd__(w)", "np_iadd": "p.__iadd__(z)"}, env)
         for op in ("add", "iadd", "exp", "sum"):
             row(f"eager {op}, {n} elem / NumPy", t, f"nd_{op}", f"np_{op}", "<= 2.0x")
+    # -- the general path (issue 9): an op with attributes, through inference (cached per
+    # signature), allocation, dispatch and write-back; the path recording will take
+    p = rng.random(1, dtype=np.float32) + 0.5
+    m = rng.random((2, 2), dtype=np.float32)
+    env = dict(np=np, nd=nd, p=p, u=nd.array(p), m=m, n=nd.array(m))
+    t = bench({"nd_mul": "u * 2.5", "np_mul": "p * 2.5", "nd_sum": "u.sum(axis=0)",
+               "np_sum": "p.sum(axis=0)", "nd_dot": "nd.dot(n, n)", "np_dot": "np.dot(m, m)"},
+              env)
+    row("general path x * 2.5, 1 elem / NumPy", t, "nd_mul", "np_mul", "<= 3.0x")
+    row("general path x.sum(axis=0), 1 elem / NumPy", t, "nd_sum", "np_sum", "<= 3.0x")
+    row("general path nd.dot 2x2 / np.dot", t, "nd_dot", "np_dot", "<= 3.0x")
     p, q = (rng.random(1_000_000, dtype=np.float32) + 0.5 for _ in range(2))
     env = dict(np=np, nd=nd, p=p, q=q, u=nd.array(p), v=nd.array(q))
     t = bench({"nd_add": "u + v", "np_add": "p + q", "nd_mul": "u * v", "np_mul": "p * q",

@@ -1,30 +1,14 @@
 """Autograd scopes (MXNet's ``mx.autograd``).
 
-This layer has the thread-local training flag that operators such as Dropout read:
-``train_mode()``, ``predict_mode()``, ``is_training()``, ``set_training()``.  Recording and
-``backward`` come with the tape.
+The per-thread flags that the invoker reads without a Python call (C ``thread_local`` in
+``runtime._imperative``; a new thread starts with both off, as in MXNet): training, which
+operators such as Dropout read (``train_mode()``, ``predict_mode()``, ``is_training()``,
+``set_training()``), and recording (``is_recording()``, ``set_recording()``), which sends
+operators down the general path.  The ``set_*`` functions return the previous value.
+Recording scopes and ``backward`` come with the tape.
 """
 
-import threading
-
-
-class _State(threading.local):
-    training = False
-
-
-_state = _State()
-
-
-def is_training():
-    """True inside ``train_mode()`` (or after ``set_training(True)``) on this thread."""
-    return _state.training
-
-
-def set_training(train_mode):
-    """Set the training flag of this thread; returns the previous value."""
-    prev = _state.training
-    _state.training = bool(train_mode)
-    return prev
+from runtime._imperative import is_recording, is_training, set_recording, set_training
 
 
 class _TrainingScope:
@@ -48,3 +32,7 @@ def train_mode():
 def predict_mode():
     """Scope in which operators run in inference mode (Dropout is the identity)."""
     return _TrainingScope(False)
+
+
+__all__ = ["is_recording", "set_recording", "is_training", "set_training", "train_mode",
+           "predict_mode"]

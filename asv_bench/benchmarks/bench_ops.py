@@ -33,6 +33,30 @@ class EagerOverhead:
         self.a.sum()
 
 
+class GeneralPath:
+    """Ops with attributes on 1 and 4 elements: the invoker's general path (checks,
+    inference cached per signature, allocation, dispatch), the one recording takes."""
+    params = [IMPLS]
+    param_names = ["impl"]
+
+    def setup(self, impl):
+        rng = np.random.default_rng(0)
+        a = rng.random(1, dtype=np.float32) + 0.5
+        m = rng.random((2, 2), dtype=np.float32)
+        self.a, self.m = (nd.array(a), nd.array(m)) if impl == "ndrt" else (a, m)
+        self.dot = nd.dot if impl == "ndrt" else np.dot
+        self.a * 2.5, self.a.sum(axis=0), self.dot(self.m, self.m)    # warm caches
+
+    def time_mul_scalar(self, impl):
+        self.a * 2.5
+
+    def time_sum_axis(self, impl):
+        self.a.sum(axis=0)
+
+    def time_dot_2x2(self, impl):
+        self.dot(self.m, self.m)
+
+
 class LargeElementwise:
     """1,000,000-element float32 ops: memory bound, the kernels are NumPy's loops."""
     params = [IMPLS]

@@ -1,9 +1,29 @@
-"""The invocation path of every operator: infer, allocate, assign requests, run, bump.
+"""The invocation path of every operator: check, infer, allocate, dispatch, write back.
 
-``invoke(op, inputs, attrs, out, req)`` runs any registered operator.  Elementwise ops on
-small dense host arrays take a shorter road: the NumPy ufunc inner loop for the dtype is
-looked up once and called directly on pool memory (``fast_binary`` / ``fast_unary``),
-which is what keeps the per-op overhead near NumPy's own.
+``invoke(op, inputs, attrs, out, req)`` runs any registered operator in four steps:
+
+1. checks (``_check_inputs``): the inputs are NDArrays on one context;
+2. inference (``_infer``): the outputs' shapes, dtypes and storage types and the
+   dispatch mode, computed by the op's pure ``infer_*`` functions once per signature
+   (op, attributes, input shapes, dtypes and storage types) and cached, as CuPy caches
+   its ufunc routines;
+3. dispatch (``_dispatch``): outputs allocated from the pool (or taken from ``out=``),
+   requests assigned, and the dense kernel, the sparse kernel or the storage fallback
+   run (``_run_dense`` turns the four requests into kernel calls);
+4. write-back (``_write_back``): sparse results put into ``out=`` under their requests,
+   and the version of every written array bumped.
+
+``invoke_stateful`` also returns the per-call state of ops that declare ``prepare``
+(MXNet's OpStatePtr), which the tape keeps per node.
+
+Elementwise ops and full reductions on dense host arrays of one dtype take a shorter
+road: the NumPy inner loop of the op's ``ufunc`` for the dtype is looked up once and
+called directly on pool memory (``fast_binary`` / ``fast_unary`` / ``fast_reduce``),
+which keeps the per-op overhead near NumPy's own.  NDArray's Python operators name their
+registry op (``x + y``: "add"); its ``ufunc`` and ``scalar_forms`` fields say the rest.
+
+The recording and training flags are per thread (C ``thread_local``), as MXNet's are;
+the short roads read the recording flag without a Python call.
 """
 import os
 import warnings
@@ -13,18 +33,66 @@ import numpy as np
 cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject
-from libc.stdint cimport uintptr_t
-from libc.string cimport memcpy
+from cpython.ref cimport Py_INCREF
+from cpython.dict cimport PyDict_Next
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memset
 
-from runtime._ndarray cimport (STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, np_view,
+from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
 
 from runtime import _transfer
-from runtime._ndarray import as_ctx
+from runtime._ndarray import DTYPES, STYPES, as_dtype
+from runtime._storage import cast_storage
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 
 cnp.import_array()
 cnp.import_ufunc()
+
+# -- per-thread flags ---------------------------------------------------------------------
+
+# One C thread_local array (a new thread starts with every flag off, as in MXNet); the
+# short roads read ndrt_flags[FLAG_RECORDING] without a Python call.
+cdef extern from *:
+    """
+    static thread_local int ndrt_flags[2] = {0, 0};
+    """
+    int ndrt_flags[2]
+
+cdef enum:
+    FLAG_RECORDING = 0
+    FLAG_TRAINING = 1
+
+
+cdef bint _swap_flag(int flag, bint on) noexcept:
+    cdef bint prev = ndrt_flags[flag] != 0
+    ndrt_flags[flag] = on
+    return prev
+
+
+def is_recording():
+    """True while this thread records operations for autograd."""
+    return ndrt_flags[FLAG_RECORDING] != 0
+
+
+def set_recording(bint is_recording):
+    """Set this thread's recording flag; returns the previous value."""
+    return _swap_flag(FLAG_RECORDING, is_recording)
+
+
+def is_training():
+    """True while this thread runs operators in training mode (Dropout drops)."""
+    return ndrt_flags[FLAG_TRAINING] != 0
+
+
+def set_training(bint train_mode):
+    """Set this thread's training flag; returns the previous value."""
+    return _swap_flag(FLAG_TRAINING, train_mode)
+
+
+# -- the direct ufunc-loop road -----------------------------------------------------------
 
 # NumPy's inner loops touch no Python state: callable without the GIL.
 ctypedef void (*loop_t)(char**, const cnp.npy_intp*, const cnp.npy_intp*, void*) noexcept nogil
@@ -50,68 +118,62 @@ cdef enum:
     REQ_ADD = 3
 _REQ_NAMES = {"null": REQ_NULL, "write": REQ_WRITE, "inplace": REQ_INPLACE, "add": REQ_ADD}
 
-# Python operator codes shared with runtime._ndarray (see set_operator_impl).
+# What the short road does with an operator.
 cdef enum:
-    N_CODES = 16
-    N_TYPES = 32
-_BINARY_UFUNCS = {0: np.add, 1: np.subtract, 2: np.multiply, 3: np.true_divide,
-                  4: np.mod, 5: np.power, 6: np.equal, 7: np.not_equal, 8: np.less,
-                  9: np.less_equal, 10: np.greater, 11: np.greater_equal,
-                  13: np.maximum, 14: np.minimum}
-_UNARY_UFUNCS = {0: np.negative, 1: np.absolute, 2: np.exp, 3: np.log, 4: np.sqrt,
-                 5: np.tanh, 6: np.square, 7: np.sin, 8: np.cos}
+    K_NONE = 0
+    K_UNARY = 1       # ufunc(x), one ufunc of nin 1
+    K_BINARY = 2      # ufunc(x, y) of equal shapes
+    K_REDUCE = 3      # a full reduction folding with a binary ufunc (sum: np.add)
+    K_MEAN = 4        # K_REDUCE over np.add, divided by the size
 
-cdef loop_t binary_loops[N_CODES][N_TYPES]
-cdef void* binary_data[N_CODES][N_TYPES]
-cdef loop_t unary_loops[N_CODES][N_TYPES]
-cdef void* unary_data[N_CODES][N_TYPES]
-# Operator objects of the registry behind each code (filled by runtime.ops).
-cdef list _binary_ops = [None] * N_CODES
-cdef list _scalar_ops = [None] * N_CODES
-cdef list _rscalar_ops = [None] * N_CODES
-cdef list _unary_ops = [None] * N_CODES
-cdef bint _fast_enabled = True
-cdef bint _recording = False
+cdef enum:
+    MAX_UFUNCS = 64   # distinct ufuncs with loops in the tables
+    N_TYPES = 32      # NumPy type numbers below this
 
+cdef loop_t loops[MAX_UFUNCS][N_TYPES]
+cdef void* loop_data[MAX_UFUNCS][N_TYPES]
+cdef list _ufuncs = []           # slot -> the ufunc whose loops are in row ``slot``
+cdef Py_ssize_t _n_probed = 0    # slots whose loops _init_fast_path has looked up
+cdef bint _fast_enabled = False
+cdef str _fast_note = "not set up (no operator registered yet)"
 
-cdef str _fast_note = "not set up"
+# Elementwise work below this size runs with the GIL held (the release costs more).
+cdef Py_ssize_t NOGIL_MIN = 1 << 15
 
 
-cdef int _find_loops(dict table, loop_t loops[N_CODES][N_TYPES],
-                     void* data[N_CODES][N_TYPES], int nargs) except -1:
-    """For each ufunc, the legacy inner loop whose operand types all equal one type.
+cdef int _find_loops(int slot, object f) except -1:
+    """For ufunc ``f``, the legacy inner loop whose operand types all equal one type.
 
     The loop is chosen by the public ``ufunc.types`` strings; the C struct only gives the
     function and data pointers, after its counts and type numbers are checked against
     what the ufunc reports through Python.  Raises RuntimeError when they disagree.
     """
     cdef _UFuncFields* uf
-    cdef int code, i, j, t
-    for code in range(N_CODES):
-        for t in range(N_TYPES):
-            loops[code][t] = NULL
-            data[code][t] = NULL
-    for code, f in table.items():
-        if not isinstance(f, np.ufunc):
-            raise RuntimeError(f"{f!r} is not a NumPy ufunc")
-        uf = <_UFuncFields*><PyObject*>f
-        if uf.nargs != f.nargs or uf.nin != f.nin or uf.ntypes != f.ntypes:
-            raise RuntimeError(f"np.{f.__name__}: the C ufunc struct disagrees with the "
-                               f"ufunc's attributes (nargs {uf.nargs} vs {f.nargs})")
-        if f.nargs != nargs:
+    cdef int i, j, t, nargs
+    for t in range(N_TYPES):
+        loops[slot][t] = NULL
+        loop_data[slot][t] = NULL
+    if not isinstance(f, np.ufunc):
+        raise RuntimeError(f"{f!r} is not a NumPy ufunc")
+    uf = <_UFuncFields*><PyObject*>f
+    if uf.nargs != f.nargs or uf.nin != f.nin or uf.ntypes != f.ntypes:
+        raise RuntimeError(f"np.{f.__name__}: the C ufunc struct disagrees with the "
+                           f"ufunc's attributes (nargs {uf.nargs} vs {f.nargs})")
+    nargs = f.nargs
+    if f.nout != 1 or nargs not in (2, 3):
+        return 0
+    for i, sig in enumerate(f.types):
+        chars = sig.replace("->", "")
+        if len(set(chars)) != 1 or np.dtype(chars[0]).kind not in "biuf":
             continue
-        for i, sig in enumerate(f.types):
-            chars = sig.replace("->", "")
-            if len(set(chars)) != 1 or np.dtype(chars[0]).kind not in "biuf":
-                continue
-            t = np.dtype(chars[0]).num
-            for j in range(nargs):
-                if uf.types[i * nargs + j] != t:
-                    raise RuntimeError(f"np.{f.__name__}: loop {i} is {sig!r} in ufunc.types "
-                                       "but not in the C ufunc struct")
-            if t < N_TYPES and loops[code][t] == NULL and uf.functions[i] != NULL:
-                loops[code][t] = <loop_t>uf.functions[i]
-                data[code][t] = uf.data[i]
+        t = np.dtype(chars[0]).num
+        for j in range(nargs):
+            if uf.types[i * nargs + j] != t:
+                raise RuntimeError(f"np.{f.__name__}: loop {i} is {sig!r} in ufunc.types "
+                                   "but not in the C ufunc struct")
+        if t < N_TYPES and loops[slot][t] == NULL and uf.functions[i] != NULL:
+            loops[slot][t] = <loop_t>uf.functions[i]
+            loop_data[slot][t] = uf.data[i]
     return 0
 
 
@@ -126,11 +188,12 @@ cdef object _probe_values(object dtype, int which):
     return np.array(v, dtype=dtype)
 
 
-cdef bint _probe(object f, loop_t fn, void* fdata, object dtype, int nargs, bint corrupt):
+cdef bint _probe(object f, loop_t fn, void* fdata, object dtype, bint corrupt):
     """Call ``fn`` on a few values and compare with NumPy's own call, bit for bit."""
     cdef char* args[3]
     cdef cnp.npy_intp n = 4
     cdef cnp.npy_intp steps[3]
+    cdef int nargs = f.nargs
     cdef cnp.ndarray a = _probe_values(dtype, 0), b = _probe_values(dtype, 1), out
     with np.errstate(all="ignore"):
         ref = f(a, b) if nargs == 3 else f(a)
@@ -149,23 +212,20 @@ cdef bint _probe(object f, loop_t fn, void* fdata, object dtype, int nargs, bint
     return ref.dtype == out.dtype and np.array_equal(ref, out, equal_nan=dtype.kind == "f")
 
 
-cdef int _drop_failing(dict table, loop_t loops[N_CODES][N_TYPES],
-                       void* data[N_CODES][N_TYPES], int nargs, bint corrupt,
-                       list failed) except -1:
-    cdef int code, t
-    for code, f in table.items():
-        for t in range(N_TYPES):
-            if loops[code][t] != NULL and not _probe(f, loops[code][t], data[code][t],
-                                                      np.dtype(cnp.PyArray_DescrFromType(t)),
-                                                      nargs, corrupt):
-                failed.append(f"{f.__name__}[{np.dtype(cnp.PyArray_DescrFromType(t))}]")
-                loops[code][t] = NULL
-                data[code][t] = NULL
+cdef int _drop_failing(int slot, object f, bint corrupt, list failed) except -1:
+    cdef int t
+    for t in range(N_TYPES):
+        if loops[slot][t] != NULL:
+            dtype = np.dtype(cnp.PyArray_DescrFromType(t))
+            if not _probe(f, loops[slot][t], loop_data[slot][t], dtype, corrupt):
+                failed.append(f"{f.__name__}[{dtype}]")
+                loops[slot][t] = NULL
+                loop_data[slot][t] = NULL
     return 0
 
 
 def _init_fast_path(bint _corrupt_probe=False):
-    """Find NumPy's inner loops for the fast path and check each on a probe.
+    """Find NumPy's inner loops of the registered ops' ufuncs, and check each on a probe.
 
     Any loop whose probe differs from NumPy's result is dropped (its calls take the
     general path); if the ufunc struct cannot be read consistently, the whole fast path
@@ -173,25 +233,25 @@ def _init_fast_path(bint _corrupt_probe=False):
     probe fail (tests use it to check the fallback).  Returns the one-line note that
     ``fast_path_note()`` gives.
     """
-    global _fast_note, _fast_enabled
+    global _fast_note, _fast_enabled, _n_probed
     cdef list failed = []
-    cdef int n_loops = 0, code, t
+    cdef int n_loops = 0, slot, t
+    _n_probed = len(_ufuncs)
     try:
-        _find_loops(_BINARY_UFUNCS, binary_loops, binary_data, 3)
-        _find_loops(_UNARY_UFUNCS, unary_loops, unary_data, 2)
-        _drop_failing(_BINARY_UFUNCS, binary_loops, binary_data, 3, _corrupt_probe, failed)
-        _drop_failing(_UNARY_UFUNCS, unary_loops, unary_data, 2, _corrupt_probe, failed)
+        for slot in range(len(_ufuncs)):
+            _find_loops(slot, _ufuncs[slot])
+            _drop_failing(slot, _ufuncs[slot], _corrupt_probe, failed)
     except Exception as e:
-        for code in range(N_CODES):
+        for slot in range(MAX_UFUNCS):
             for t in range(N_TYPES):
-                binary_loops[code][t] = unary_loops[code][t] = NULL
+                loops[slot][t] = NULL
         _fast_enabled = False
         _fast_note = (f"off (NumPy {np.__version__}: {e}); every operator takes the "
                       "general path")
         return _fast_note
-    for code in range(N_CODES):
+    for slot in range(len(_ufuncs)):
         for t in range(N_TYPES):
-            n_loops += (binary_loops[code][t] != NULL) + (unary_loops[code][t] != NULL)
+            n_loops += loops[slot][t] != NULL
     _fast_enabled = n_loops > 0
     if n_loops == 0:
         _fast_note = (f"off (NumPy {np.__version__}: no inner loop passed its probe); every "
@@ -210,61 +270,196 @@ def fast_path_note():
     return _fast_note
 
 
-_init_fast_path()
-
-
-cdef list _binary_defaults = [None] * N_CODES
-
-
-def _register_codes(binary, scalar, rscalar, unary):
-    """runtime.ops tells which registry op implements each Python operator code."""
-    for code, op in binary.items():
-        _binary_ops[code] = op
-        _binary_defaults[code] = op.parse_attrs({})
-    for code, op in scalar.items():
-        _scalar_ops[code] = op
-    for code, op in rscalar.items():
-        _rscalar_ops[code] = op
-    for code, op in unary.items():
-        _unary_ops[code] = op
-
-
 def set_fast_path(bint enabled):
     """Turn the direct ufunc-loop path off (tests compare both roads)."""
     global _fast_enabled
     _fast_enabled = enabled
 
 
-def set_recording(bint on):
-    global _recording
-    _recording = on
+# -- what the invoker knows of each operator ---------------------------------------------
+
+@cython.final
+cdef class _OpEntry:
+    """One registry operator as the short roads and the nd functions see it."""
+    cdef object op
+    cdef int kind            # K_*
+    cdef int slot            # row of its ufunc in ``loops`` (-1: none)
+    cdef bint zero_start     # a reduction that starts from its identity 0 (np.add)
+    cdef uint64_t types      # bit t: NumPy type number t passes the op's inference
+    cdef object scalar_op    # array <op> number
+    cdef object rscalar_op   # number <op> array
+    cdef dict defaults       # parsed attributes when none are given (None: some required)
+    cdef dict parsed         # keyword attributes (see _kwargs_key) -> parsed
+    # The op's last cached inference (an inline cache before the signature dict): its
+    # attributes (a dict this entry owns, ``defaults`` or one of ``parsed``, never
+    # modified; else a copy), the inputs' shapes and codes, the inference, and the cache
+    # generation it belongs to.
+    cdef dict memo_attrs
+    cdef tuple memo_inputs
+    cdef _Inferred memo_inf
+    cdef Py_ssize_t memo_gen
+
+    cdef dict parse(self, dict kwargs):
+        """``op.parse_attrs(kwargs)``, remembered for keyword values of plain types (the
+        type is part of the key: ``axis=0`` and ``axis=False`` differ).  The dict given
+        back is shared: kernels only read attributes."""
+        cdef tuple key = _kwargs_key(kwargs)
+        cdef dict attrs
+        if key is None:
+            return self.op.parse_attrs(kwargs)
+        attrs = self.parsed.get(key)
+        if attrs is None:
+            attrs = self.op.parse_attrs(kwargs)
+            if len(self.parsed) >= 64:
+                self.parsed.clear()
+            self.parsed[key] = attrs
+        return attrs
 
 
-# Elementwise work below this size runs with the GIL held (the release costs more).
-cdef Py_ssize_t NOGIL_MIN = 1 << 15
+cdef dict _by_name = {}      # registry name (and alias) -> _OpEntry
+cdef dict _by_op = {}        # Op -> _OpEntry
+cdef dict _registry = {}     # the registry's OPS, handed over by connect()
 
 
-cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
+cdef int _slot(object f) except -2:
+    cdef int i
+    for i in range(len(_ufuncs)):
+        if _ufuncs[i] is f:
+            return i
+    if len(_ufuncs) >= MAX_UFUNCS:
+        return -1
+    _ufuncs.append(f)
+    return len(_ufuncs) - 1
+
+
+cdef uint64_t _types_of(object op, dict attrs, int n_in, int kind) except? 0:
+    """The dtypes (bits by type number) for which the op's inference keeps the dtype of
+    its ``n_in`` inputs: the short road never lets in a dtype the op refuses."""
+    cdef uint64_t bits = 0
+    cdef int t
+    for name in DTYPES:
+        d = as_dtype(name)
+        t = d.num
+        if t >= N_TYPES:
+            continue
+        if kind == K_MEAN and (d.kind != "f" or d.itemsize == 2):
+            continue      # an integer mean truncates, a float16 one accumulates in float32
+        if op.ufunc is np.power and d.kind != "f":
+            continue      # an integer power raises for negative exponents
+        try:
+            out = op.infer_type(attrs, [d] * n_in)
+        except (TypeError, ValueError):
+            continue
+        if len(out) == 1 and out[0] == d:
+            bits |= (<uint64_t>1) << t
+    return bits
+
+
+cdef _OpEntry _make_entry(object op):
+    cdef _OpEntry e = _OpEntry.__new__(_OpEntry)
+    cdef int n_in = len(op.inputs)
+    e.op = op
+    e.kind = K_NONE
+    e.slot = -1
+    e.types = 0
+    e.parsed = {}
+    try:
+        e.defaults = op.parse_attrs({})
+    except TypeError:
+        e.defaults = None
+    forms = op.scalar_forms
+    if forms is not None:
+        e.scalar_op = _registry.get(forms[0])
+        e.rscalar_op = _registry.get(forms[1])
+    uf = op.ufunc
+    if uf is None or e.defaults is None or op.variadic or not isinstance(uf, np.ufunc):
+        return e
+    if uf.nin == 1 and n_in == 1:
+        e.kind = K_UNARY
+    elif uf.nin == 2 and n_in == 2:
+        e.kind = K_BINARY
+    elif uf.nin == 2 and n_in == 1:
+        # mean is the one reduction that divides after folding; the registry says it by
+        # its name only.
+        e.kind = K_MEAN if op.name == "mean" else K_REDUCE
+    else:
+        return e
+    # NumPy starts a sum from 0, which fixes where its pairwise summation splits (and
+    # makes the sum of [-0.0] 0.0); a reduction without identity starts from the first.
+    e.zero_start = uf.identity is not None and uf.identity == 0
+    e.slot = _slot(uf)
+    if e.slot < 0:
+        e.kind = K_NONE
+        return e
+    e.types = _types_of(op, e.defaults, n_in, e.kind)
+    return e
+
+
+cdef _OpEntry _entry(object op):
+    """The entry of ``op``, made on first use for an op registered after connect()."""
+    cdef _OpEntry e = _by_op.get(op)
+    if e is None:
+        e = _by_op[op] = _make_entry(op)
+        if len(_ufuncs) > _n_probed:
+            _init_fast_path()        # a ufunc new since connect(): find its loops
+    return e
+
+
+def connect(dict ops):
+    """runtime.ops hands over the registry ({name or alias: Op}) once every operator is
+    declared: NDArray's Python operators and the nd functions find their op, its ufunc
+    and its scalar forms here.  Returns the fast-path note."""
+    _registry.clear()
+    _registry.update(ops)
+    _by_op.clear()
+    _by_name.clear()
+    for name, op in ops.items():
+        e = _by_op.get(op)
+        if e is None:
+            e = _by_op[op] = _make_entry(op)
+        _by_name[name] = e
+    clear_inference_cache()
+    return _init_fast_path()
+
+
+cdef inline int _fast_type(_OpEntry e, NDArray x) noexcept:
+    """The NumPy type number of ``x`` when the short road of ``e`` takes it (dense host
+    memory, a dtype the op's inference keeps, a loop that passed its probe, not
+    recording), else -1."""
+    cdef int t
+    if (not _fast_enabled or ndrt_flags[FLAG_RECORDING] or x._stype != STYPE_DEFAULT
+            or not x._chunk.host):
+        return -1
+    t = (<cnp.dtype>x._dtype).type_num
+    if t >= N_TYPES or not (e.types >> t) & 1 or loops[e.slot][t] == NULL:
+        return -1
+    return t
+
+
+cdef inline void _run_loop(_OpEntry e, int t, char** args, cnp.npy_intp n,
+                           cnp.npy_intp* steps) noexcept:
+    """The loop of ``e``'s ufunc for type ``t`` on ``n`` elements (without the GIL when
+    that pays)."""
+    cdef loop_t fn = loops[e.slot][t]
+    cdef void* data = loop_data[e.slot][t]
+    if n >= NOGIL_MIN:
+        with nogil:
+            fn(args, &n, steps, data)
+    elif n:
+        fn(args, &n, steps, data)
+
+
+cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
     """``a <op> b`` through the ufunc loop, or None when the short road does not apply."""
-    cdef loop_t fn
     cdef int t
     cdef char* args[3]
-    cdef cnp.npy_intp n
     cdef cnp.npy_intp steps[3]
-    cdef void* data
-    if (not _fast_enabled or _recording or a._stype != STYPE_DEFAULT
-            or b._stype != STYPE_DEFAULT or not a._chunk.host or not b._chunk.host
-            or a._dtype is not b._dtype):
+    if e.kind != K_BINARY or a._dtype is not b._dtype:
+        return None
+    t = _fast_type(e, a)
+    if t < 0 or b._stype != STYPE_DEFAULT or not b._chunk.host:
         return None
     if a._shape is not b._shape and a._shape != b._shape:
-        return None
-    t = (<cnp.dtype>a._dtype).type_num
-    if t >= N_TYPES or code >= N_CODES:
-        return None
-    if code == 5 and (<cnp.dtype>a._dtype).kind != "f":
-        return None   # integer power raises for negative exponents: the general path
-    fn = binary_loops[code][t]
-    if fn == NULL:
         return None
     if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
         return None
@@ -274,17 +469,11 @@ cdef object fast_binary(int code, NDArray a, NDArray b, NDArray out):
           or (out._shape is not a._shape and out._shape != a._shape)
           or _shifted_overlap(a, out) or _shifted_overlap(b, out)):
         return None
-    data = binary_data[code][t]
-    n = a._size()
     steps[0] = steps[1] = steps[2] = (<cnp.dtype>a._dtype).itemsize
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(b._chunk.ptr() + b._offset)
     args[2] = <char*>(out._chunk.ptr() + out._offset)
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, data)
-    elif n:
-        fn(args, &n, steps, data)
+    _run_loop(e, t, args, a._size(), steps)
     out._chunk.bump()
     return out
 
@@ -300,59 +489,84 @@ cdef inline bint _shifted_overlap(NDArray x, NDArray out):
     return x._offset < out._offset + nbytes and out._offset < x._offset + nbytes
 
 
-cdef object fast_unary(int code, NDArray a):
-    cdef loop_t fn
+cdef object fast_unary(_OpEntry e, NDArray a):
     cdef int t
     cdef char* args[2]
-    cdef cnp.npy_intp n
     cdef cnp.npy_intp steps[2]
     cdef NDArray out
-    if (not _fast_enabled or _recording or a._stype != STYPE_DEFAULT or not a._chunk.host):
-        return None
-    t = (<cnp.dtype>a._dtype).type_num
-    if t >= N_TYPES:
-        return None
-    fn = unary_loops[code][t]
-    if fn == NULL:
+    t = _fast_type(e, a) if e.kind == K_UNARY else -1
+    if t < 0:
         return None
     out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
-    n = a._size()
     steps[0] = steps[1] = (<cnp.dtype>a._dtype).itemsize
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(out._chunk.ptr() + out._offset)
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, unary_data[code][t])
-    elif n:
-        fn(args, &n, steps, unary_data[code][t])
+    _run_loop(e, t, args, a._size(), steps)
     return out
 
+
+cdef object fast_reduce(_OpEntry e, NDArray x):
+    """A full reduction with default attributes (x.sum(), nd.mean(x)): the binary ufunc
+    loop run as NumPy runs a reduction (output stride 0, so NumPy's pairwise summation
+    applies)."""
+    cdef int t
+    cdef char* args[3]
+    cdef cnp.npy_intp n
+    cdef cnp.npy_intp steps[3]
+    cdef Py_ssize_t size = x._size(), isz
+    cdef NDArray out
+    t = _fast_type(e, x) if (e.kind == K_REDUCE or e.kind == K_MEAN) and size else -1
+    if t < 0:
+        return None
+    isz = (<cnp.dtype>x._dtype).itemsize
+    out = new_dense((1,), x._dtype, x._chunk.ctx, 0)
+    args[0] = <char*>out._chunk.ptr()
+    args[1] = <char*>(x._chunk.ptr() + x._offset)
+    if e.zero_start:            # zero bits are the 0 of every dtype (and False)
+        memset(args[0], 0, isz)
+        n = size
+    else:
+        memcpy(args[0], args[1], isz)
+        args[1] += isz
+        n = size - 1
+    args[2] = args[0]
+    steps[0] = steps[2] = 0
+    steps[1] = isz
+    _run_loop(e, t, args, n, steps)
+    if e.kind == K_MEAN:      # as np.mean: the float32 sum divided in float64, rounded
+        if t == cnp.NPY_FLOAT32:
+            (<float*>args[0])[0] = <float>(<double>(<float*>args[0])[0] / <double>size)
+        else:
+            (<double*>args[0])[0] /= size
+    return out
+
+
+# -- NDArray's Python operators -----------------------------------------------------------
 
 cdef bint _is_scalar(object v):
     return (type(v) is float or type(v) is int or type(v) is bool
             or isinstance(v, (np.integer, np.floating, np.bool_)))
 
 
-cdef object binary_impl(int code, object a, object b, int flags):
-    """The NDArray Python operators: ``a <op> b`` (flags: 1 reflected, 2 in place)."""
+cdef object binary_impl(str name, object a, object b, int flags):
+    """``a <op> b`` for the registry op ``name`` (flags: 1 reflected, 2 in place)."""
     cdef object res
+    cdef _OpEntry e = _by_name.get(name)
+    if e is None:
+        return NotImplemented
     if flags & 1:
         a, b = b, a
     if isinstance(a, NDArray) and isinstance(b, NDArray):
-        if code < N_CODES:
-            res = fast_binary(code, <NDArray>a, <NDArray>b, <NDArray>a if flags & 2 else None)
-            if res is not None:
-                return res
-        op = _binary_ops[code]
-        if op is None:
-            return NotImplemented
-        return invoke_parsed(op, [a, b], dict(_binary_defaults[code]), a if flags & 2 else None,
-                             None)
+        res = fast_binary(e, <NDArray>a, <NDArray>b, <NDArray>a if flags & 2 else None)
+        if res is not None:
+            return res
+        return _invoke(e.op, [a, b], e.defaults, a if flags & 2 else None, None, None, e,
+                       True)
     if isinstance(a, NDArray) and _is_scalar(b):
-        op = _scalar_ops[code]
+        op = e.scalar_op
         x = a
     elif isinstance(b, NDArray) and _is_scalar(a):
-        op = _rscalar_ops[code]
+        op = e.rscalar_op
         x, b = b, a
     else:
         # As MXNet: refuse rather than defer, or NumPy would take over an ndarray operand.
@@ -362,7 +576,36 @@ cdef object binary_impl(int code, object a, object b, int flags):
                         "convert it with nd.array()")
     if op is None:
         return NotImplemented
-    return invoke_parsed(op, [x], {"scalar": float(b)}, x if flags & 2 else None, None)
+    return _invoke(op, [x], {"scalar": float(b)}, x if flags & 2 else None, None, None)
+
+
+cdef object unary_impl(str name, object a):
+    cdef _OpEntry e = _by_name[name]
+    cdef object res = fast_unary(e, <NDArray>a)
+    if res is not None:
+        return res
+    return _invoke(e.op, [a], e.defaults, None, None, None, e, True)
+
+
+cdef object reduce_impl(str name, object x, dict kwargs):
+    """x.sum(**kwargs), x.mean(), x.max(), x.min(): without keywords on the short road
+    when it applies, with attribute keywords on the general path; None leaves the call
+    to the nd function (out=, req=, positional arguments)."""
+    cdef _OpEntry e = _by_name.get(name)
+    cdef object res
+    if e is None:
+        return None
+    if not kwargs:
+        res = fast_reduce(e, <NDArray>x)
+        if res is not None or e.defaults is None:
+            return res
+        return _invoke(e.op, [x], e.defaults, None, None, None, e, True)
+    if "out" in kwargs or "req" in kwargs or "data" in kwargs:
+        return None
+    return _invoke(e.op, [x], e.parse(kwargs), None, None, None, e, True)
+
+
+set_operator_impl(binary_impl, unary_impl, reduce_impl)
 
 
 @cython.final
@@ -370,132 +613,60 @@ cdef class OpFunction:
     """The ``nd`` function of one operator: ``f(*arrays, out=None, req=None, **attrs)``.
 
     Arrays may also come by their input names (``nd.FullyConnected(data=x, ...)``), in
-    order; binary arithmetic takes a Python number on either side (its scalar form);
-    plain calls of elementwise ops and full reductions take the direct ufunc-loop road.
+    order; binary arithmetic takes a Python number on either side (the op's scalar
+    forms); plain calls of ops with a ufunc take the direct ufunc-loop road.
     """
     cdef object op
+    cdef _OpEntry e
     cdef tuple names
-    cdef object scalar_ops          # (op for array <op> s, op for s <op> array) or None
-    cdef dict defaults              # parsed attributes when none are given (None: required)
-    cdef int unary_code, binary_code, reduce_code
-    cdef bint reduce_mean
     cdef readonly str __name__
     cdef readonly object __doc__
 
-    def __init__(self, op, scalar_ops=None, int unary_code=-1, int binary_code=-1,
-                 int reduce_code=-1, bint reduce_mean=False, doc=None):
+    def __init__(self, op, doc=None):
         self.op = op
+        self.e = _entry(op)
         self.names = tuple(op.inputs)
-        self.scalar_ops = scalar_ops
-        try:
-            self.defaults = op.parse_attrs({})
-        except TypeError:
-            self.defaults = None
-        self.unary_code = unary_code
-        self.binary_code = binary_code
-        self.reduce_code = reduce_code
-        self.reduce_mean = reduce_mean
         self.__name__ = op.name
         self.__doc__ = doc
 
-    def __call__(self, *args, out=None, req=None, **kwargs):
-        cdef object res = None
+    def __call__(self, *args, **kwargs):
+        cdef object res = None, out = None, req = None
+        cdef _OpEntry e = self.e
         cdef Py_ssize_t n = len(args)
-        if not kwargs and out is None and req is None:
+        if kwargs:
+            out = kwargs.pop("out", None)
+            req = kwargs.pop("req", None)
+        elif e.kind != K_NONE:
             if n == 1 and type(args[0]) is NDArray:
-                if self.unary_code >= 0:
-                    res = fast_unary(self.unary_code, <NDArray>args[0])
-                elif self.reduce_code >= 0:
-                    res = fast_reduce(self.reduce_code, self.reduce_mean, <NDArray>args[0])
-            elif n == 2 and self.binary_code >= 0 and type(args[0]) is NDArray \
-                    and type(args[1]) is NDArray:
-                res = fast_binary(self.binary_code, <NDArray>args[0], <NDArray>args[1], None)
+                if e.kind == K_UNARY:
+                    res = fast_unary(e, <NDArray>args[0])
+                else:
+                    res = fast_reduce(e, <NDArray>args[0])
+            elif n == 2 and type(args[0]) is NDArray and type(args[1]) is NDArray:
+                res = fast_binary(e, <NDArray>args[0], <NDArray>args[1], None)
             if res is not None:
                 return res
         arrays = list(args)
-        if kwargs:
+        if kwargs and n < len(self.names):
             for name in self.names[n:]:
                 if name not in kwargs:
                     break
                 arrays.append(kwargs.pop(name))
-        if self.scalar_ops is not None and len(arrays) == 2:
+        if e.scalar_op is not None and len(arrays) == 2:
             if isinstance(arrays[0], NDArray) and _is_scalar(arrays[1]):
-                return invoke_parsed(self.scalar_ops[0], [arrays[0]],
-                                     {"scalar": float(arrays[1])}, out, req)
+                return _invoke(e.scalar_op, [arrays[0]], {"scalar": float(arrays[1])}, out,
+                               req, None)
             if isinstance(arrays[1], NDArray) and _is_scalar(arrays[0]):
-                return invoke_parsed(self.scalar_ops[1], [arrays[1]],
-                                     {"scalar": float(arrays[0])}, out, req)
-        if kwargs or self.defaults is None:
-            attrs = self.op.parse_attrs(kwargs)
-        else:
-            attrs = dict(self.defaults)
-        return invoke_parsed(self.op, arrays, attrs, out, req)
+                return _invoke(e.rscalar_op, [arrays[1]], {"scalar": float(arrays[0])}, out,
+                               req, None)
+        if kwargs:
+            return _invoke(self.op, arrays, e.parse(kwargs), out, req, None, e, True)
+        if e.defaults is None:
+            return _invoke(self.op, arrays, self.op.parse_attrs(kwargs), out, req, None)
+        return _invoke(self.op, arrays, e.defaults, out, req, None, e, True)
 
     def __repr__(self):
         return f"<nd function {self.__name__}>"
-
-
-# Full reductions with default attributes (x.sum(), nd.mean(x)): the binary ufunc loop
-# run as NumPy runs a reduction (output stride 0, so NumPy's pairwise summation applies).
-_REDUCE_CODES = {"sum": 0, "mean": 0, "prod": 2, "max": 13, "min": 14}
-
-
-cdef object fast_reduce(int code, bint mean, NDArray x):
-    cdef loop_t fn
-    cdef int t
-    cdef char* args[3]
-    cdef cnp.npy_intp n
-    cdef cnp.npy_intp steps[3]
-    cdef Py_ssize_t size = x._size(), isz
-    cdef NDArray out
-    if (not _fast_enabled or _recording or x._stype != STYPE_DEFAULT or not x._chunk.host
-            or size == 0):
-        return None
-    t = (<cnp.dtype>x._dtype).type_num
-    if t >= N_TYPES or (mean and t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64):
-        return None
-    fn = binary_loops[code][t]
-    if fn == NULL:
-        return None
-    isz = (<cnp.dtype>x._dtype).itemsize
-    out = new_dense((1,), x._dtype, x._chunk.ctx, 0)
-    args[0] = <char*>out._chunk.ptr()
-    args[1] = <char*>(x._chunk.ptr() + x._offset)
-    memcpy(args[0], args[1], isz)
-    args[1] += isz
-    args[2] = args[0]
-    steps[0] = steps[2] = 0
-    steps[1] = isz
-    n = size - 1
-    if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, binary_data[code][t])
-    elif n:
-        fn(args, &n, steps, binary_data[code][t])
-    if mean:
-        if t == cnp.NPY_FLOAT32:
-            (<float*>args[0])[0] /= size
-        else:
-            (<double*>args[0])[0] /= size
-    return out
-
-
-cdef object reduce_impl(int code, object x):
-    """NDArray.sum()/mean()/max()/min() without arguments (codes: 0 sum, 1 mean, 13
-    max, 14 min)."""
-    if code == 1:
-        return fast_reduce(0, True, <NDArray>x)
-    return fast_reduce(code, False, <NDArray>x)
-
-
-cdef object unary_impl(int code, object a):
-    cdef object res = fast_unary(code, <NDArray>a)
-    if res is not None:
-        return res
-    return invoke_parsed(_unary_ops[code], [a], {}, None, None)
-
-
-set_operator_impl(binary_impl, unary_impl, reduce_impl)
 
 
 # -- storage fallback --------------------------------------------------------------------
@@ -531,18 +702,221 @@ def get_storage_fallback():
     return mode
 
 
-cdef _fallback_notice(op, list stypes):
-    mode = get_storage_fallback()
-    if mode == "silent":
-        return
-    what = (f"{op.name}: no kernel for storage types ({', '.join(stypes)}); the sparse "
-            "inputs are converted to dense temporaries")
-    if mode == "error":
-        raise StorageFallbackError(what + " — refused by set_storage_fallback('error')")
-    key = (op.name, tuple(stypes))
-    if key not in _warned:
-        _warned.add(key)
-        warnings.warn(what, StorageFallbackWarning, stacklevel=4)
+# -- inference, cached per signature -----------------------------------------------------
+
+cdef enum:
+    MODE_DENSE = 0
+    MODE_SPARSE = 1
+    MODE_FALLBACK = 2
+cdef dict _MODES = {"dense": MODE_DENSE, "sparse": MODE_SPARSE, "fallback": MODE_FALLBACK}
+
+# Signatures kept at most; a full cache is emptied (an attribute that takes a new value
+# every call, such as a decaying scalar, must not grow it without bound).
+cdef Py_ssize_t INFER_CACHE_SIZE = 4096
+cdef dict _infer_cache = {}
+cdef Py_ssize_t _hits = 0, _misses = 0
+cdef Py_ssize_t _cache_gen = 0        # bumped whenever the cache is emptied (entry memos)
+
+
+@cython.final
+cdef class _Inferred:
+    """What inference says of one signature (the cache's value; never modified)."""
+    cdef tuple shapes        # of the outputs (tuples of ints)
+    cdef tuple dtypes
+    cdef tuple stypes        # names
+    cdef Py_ssize_t n_out
+    cdef int mode            # MODE_*
+    cdef tuple in_stypes     # names of the inputs' storage types (None: all dense)
+    cdef str why             # of a fallback that the sparse kernel's check asked for
+    cdef tuple mutates       # inputs the op writes
+    cdef object prepare      # the op's prepare (None: a stateless op)
+
+
+def clear_inference_cache():
+    """Forget every cached inference (and the hit and miss counts).  An op's infer_*
+    functions and its ``prepare`` are read when a signature is first seen: clear the
+    cache after replacing them."""
+    global _hits, _misses, _cache_gen
+    _infer_cache.clear()
+    _hits = _misses = 0
+    _cache_gen += 1
+
+
+def inference_cache_info():
+    """{'hits', 'misses', 'size', 'max_size'} of the invoker's inference cache."""
+    return {"hits": _hits, "misses": _misses, "size": len(_infer_cache),
+            "max_size": INFER_CACHE_SIZE}
+
+
+cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEntry e):
+    """One flat tuple: the op, each attribute's name and value (or the op's entry when
+    they are its defaults), then each input's shape and a code of its dtype and storage
+    type."""
+    cdef _OpEntry defaults = e if e is not None and attrs is e.defaults else None
+    cdef Py_ssize_t n_attrs = 0 if defaults is not None else len(attrs)
+    cdef Py_ssize_t i, j = 1, pos = 0
+    cdef tuple key = PyTuple_New(1 + (1 if defaults is not None else 2 * n_attrs) + 2 * n_in)
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef NDArray x
+    cdef object s, c
+    Py_INCREF(op)
+    PyTuple_SET_ITEM(key, 0, op)
+    if defaults is not None:
+        Py_INCREF(defaults)
+        PyTuple_SET_ITEM(key, 1, defaults)
+        j = 2
+    while n_attrs and PyDict_Next(attrs, &pos, &k, &v):
+        Py_INCREF(<object>k)
+        PyTuple_SET_ITEM(key, j, <object>k)
+        Py_INCREF(<object>v)
+        PyTuple_SET_ITEM(key, j + 1, <object>v)
+        j += 2
+    for i in range(n_in):
+        x = <NDArray>inputs[i]
+        s = x._shape
+        Py_INCREF(s)
+        PyTuple_SET_ITEM(key, j, s)
+        c = _code(x)
+        Py_INCREF(c)
+        PyTuple_SET_ITEM(key, j + 1, c)
+        j += 2
+    return key
+
+
+cdef tuple _kwargs_key(dict kwargs):
+    """Keyword attributes as a key that tells their types apart (name, type, value, ...),
+    or None when a value is not of a plain type (int, float, bool, None, str, a tuple of
+    ints)."""
+    cdef Py_ssize_t j = 0, pos = 0
+    cdef tuple key = PyTuple_New(3 * len(kwargs))
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef object t
+    while PyDict_Next(kwargs, &pos, &k, &v):
+        t = type(<object>v)
+        if t is tuple:
+            for a in <tuple>v:
+                if type(a) is not int:
+                    return None
+        elif not (t is int or t is float or t is bool or t is str or <object>v is None):
+            return None
+        Py_INCREF(<object>k)
+        PyTuple_SET_ITEM(key, j, <object>k)
+        Py_INCREF(t)
+        PyTuple_SET_ITEM(key, j + 1, t)
+        Py_INCREF(<object>v)
+        PyTuple_SET_ITEM(key, j + 2, <object>v)
+        j += 3
+    return key
+
+
+cdef inline int _code(NDArray x) noexcept:
+    # NDArray dtypes are native and canonical: the type number names one.
+    return (<cnp.dtype>x._dtype).type_num * 4 + x._stype
+
+
+cdef bint _memo_hit(_OpEntry e, dict attrs, list inputs, Py_ssize_t n_in) except -1:
+    """True when the op's last inference is this call's: equal attributes (the same dict
+    when the entry owns it), inputs of the same shapes and codes."""
+    cdef Py_ssize_t i
+    cdef NDArray x
+    cdef tuple m = e.memo_inputs
+    if (e.memo_inf is None or e.memo_gen != _cache_gen or len(m) != 2 * n_in
+            or (e.memo_attrs is not attrs and e.memo_attrs != attrs)):
+        return False
+    for i in range(n_in):
+        x = <NDArray>inputs[i]
+        s = m[2 * i]
+        if (x._shape is not s and x._shape != s) or <int>m[2 * i + 1] != _code(x):
+            return False
+    return True
+
+
+cdef _Inferred _infer(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEntry e,
+                      bint owned):
+    """Inference of ``op`` on ``inputs``, from the cache when the signature was seen.
+
+    Attribute values of typed kinds are canonical Python objects (Attr.parse), so equal
+    signatures mean equal inference; ops with an 'any' attribute, and unhashable
+    attribute values, are never cached.  A failed inference raises every time.  The
+    op's entry ``e`` (None for an op registered after connect) remembers its last
+    signature, which answers without building the key; ``owned``: ``attrs`` is a dict
+    of the entry's."""
+    global _hits, _misses, _cache_gen
+    cdef _Inferred inf
+    cdef tuple key
+    if e is not None and _memo_hit(e, attrs, inputs, n_in):
+        _hits += 1
+        return e.memo_inf
+    key = _signature(op, attrs, inputs, n_in, e)
+    try:
+        inf = _infer_cache.get(key)
+    except TypeError:          # an unhashable attribute value
+        key = None
+        inf = None
+    if inf is not None:
+        _hits += 1
+    else:
+        _misses += 1
+        inf = _infer_now(op, attrs, inputs, n_in)
+        if key is None or not all(a.typed for a in op.attrs.values()):
+            return inf
+        if len(_infer_cache) >= INFER_CACHE_SIZE:
+            _infer_cache.clear()
+            _cache_gen += 1
+        _infer_cache[key] = inf
+    if e is not None:          # the inference last, so that a half-made memo never hits
+        e.memo_inf = None
+        e.memo_attrs = attrs if owned else dict(attrs)
+        e.memo_inputs = key[len(key) - 2 * n_in:]
+        e.memo_gen = _cache_gen
+        e.memo_inf = inf
+    return inf
+
+
+cdef int _check_count(object op, Py_ssize_t n_in) except -1:
+    if not op.variadic and n_in != len(op.inputs):
+        raise TypeError(f"{op.name}: takes {len(op.inputs)} array input(s) "
+                        f"({', '.join(op.inputs)}) (got {n_in})")
+    if op.variadic and n_in == 0:
+        raise TypeError(f"{op.name}: needs at least one array input")
+    return 0
+
+
+cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
+    cdef _Inferred inf = _Inferred.__new__(_Inferred)
+    cdef Py_ssize_t i
+    cdef bint dense = True
+    _check_count(op, n_in)
+    shapes = [(<NDArray>x)._shape for x in inputs]
+    dtypes = [(<NDArray>x)._dtype for x in inputs]
+    for i in range(n_in):
+        if (<NDArray>inputs[i])._stype != STYPE_DEFAULT:
+            dense = False
+            break
+    out_shapes = op.infer_shape(attrs, shapes)
+    out_dtypes = op.infer_type(attrs, dtypes)
+    inf.n_out = len(out_shapes)
+    inf.shapes = tuple([tuple(s) for s in out_shapes])
+    inf.dtypes = tuple(out_dtypes)
+    inf.mutates = tuple(op.mutates)
+    inf.prepare = op.prepare
+    inf.why = None
+    if dense and not op.custom_storage:
+        inf.in_stypes = None
+        inf.stypes = ("default",) * inf.n_out
+        inf.mode = MODE_DENSE
+        return inf
+    inf.in_stypes = tuple([STYPES[(<NDArray>x)._stype] for x in inputs])
+    out_stypes, mode = op.infer_storage(attrs, list(inf.in_stypes))
+    inf.stypes = tuple(out_stypes)
+    inf.mode = _MODES[mode]
+    if inf.mode == MODE_SPARSE and op.sparse_check is not None:
+        inf.why = op.sparse_check(attrs, shapes, dtypes)
+        if inf.why is not None:
+            inf.mode = MODE_FALLBACK
+    return inf
 
 
 # -- the general path -------------------------------------------------------------------
@@ -564,7 +938,95 @@ def invoke(op, inputs, attrs=None, out=None, req=None):
     -------
     NDArray, or a list of NDArrays for multi-output operators.
     """
-    return invoke_parsed(op, list(inputs), op.parse_attrs(attrs or {}), out, req)
+    return _invoke(op, list(inputs), op.parse_attrs(attrs or {}), out, req, None)
+
+
+cpdef object invoke_parsed(object op, list inputs, dict attrs, object out, object req):
+    """``invoke`` with attributes already validated (``op.parse_attrs``)."""
+    return _invoke(op, inputs, attrs, out, req, None)
+
+
+def invoke_stateful(op, list inputs, dict attrs, out=None, req=None):
+    """``invoke_parsed`` that also returns the call's state: ``(result, state)``, state
+    being what ``op.prepare(attrs)`` made for this call (None for ops without
+    ``prepare``).  The tape keeps it per node and hands it to the gradient rule."""
+    cdef list box = []
+    res = _invoke(op, inputs, attrs, out, req, box)
+    return res, (box[0] if box else None)
+
+
+cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
+                    list state_box, _OpEntry e=None, bint owned=False):
+    """One call: checks, inference, dispatch, write-back.  ``state_box`` receives the
+    per-call state; ``e``: the entry of ``op`` when the caller has it; ``owned``:
+    ``attrs`` is a dict of that entry (its defaults, or one its parse cache gave)."""
+    cdef Py_ssize_t i, n_in = len(inputs)
+    cdef _Inferred inf
+    ctx = _check_inputs(op, inputs, n_in)
+    if e is None:
+        e = _by_op.get(op)
+    inf = _infer(op, attrs, inputs, n_in, e, owned)
+    outs = _outputs(op, out, inf, ctx)
+    reqs = _requests(op, req, inf.n_out, outs)
+    state = None if inf.prepare is None else inf.prepare(attrs)
+    if state_box is not None:
+        state_box.append(state)
+    if req is not None:
+        for i in range(inf.n_out):
+            if reqs[i] != REQ_NULL:
+                break
+        else:
+            return outs[0] if inf.n_out == 1 else outs
+    _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, inf.prepare is not None, state)
+    if inf.mutates:
+        for i in inf.mutates:
+            (<NDArray>inputs[i])._chunk.bump()
+    return outs[0] if inf.n_out == 1 else outs
+
+
+cdef object _check_inputs(object op, list inputs, Py_ssize_t n_in):
+    """The context of the inputs: NDArrays, all on one context."""
+    cdef Py_ssize_t i
+    if n_in == 0:
+        _check_count(op, n_in)
+    for i in range(n_in):
+        if not isinstance(inputs[i], NDArray):
+            _check_count(op, n_in)
+            arg = op.inputs[i] if i < len(op.inputs) and not op.variadic else f"#{i}"
+            raise TypeError(f"{op.name}: input {arg} must be an NDArray (got "
+                            f"{type(inputs[i]).__name__})")
+    ctx = (<NDArray>inputs[0])._chunk.ctx
+    for i in range(1, n_in):
+        c = (<NDArray>inputs[i])._chunk.ctx
+        if c is not ctx and c != ctx:
+            raise ValueError(f"{op.name}: all inputs must be on one context (got {ctx} and "
+                             f"{c})")
+    return ctx
+
+
+cdef list _outputs(object op, object out, _Inferred inf, object ctx):
+    cdef NDArray x
+    if out is None:
+        return [None] * inf.n_out
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != inf.n_out:
+        raise ValueError(f"{op.name}: out must hold {inf.n_out} array(s) (got {len(outs)})")
+    for i, o in enumerate(outs):
+        if not isinstance(o, NDArray):
+            raise TypeError(f"{op.name}: out must be an NDArray (got {type(o).__name__})")
+        x = <NDArray>o
+        if x._shape != inf.shapes[i]:
+            raise ValueError(f"{op.name}: out has shape {x._shape!r}, the result has "
+                             f"{inf.shapes[i]!r}")
+        if x._dtype != inf.dtypes[i]:
+            raise TypeError(f"{op.name}: out has dtype {x._dtype}, the result has "
+                            f"{inf.dtypes[i]}")
+        if STYPES[x._stype] != inf.stypes[i]:
+            raise ValueError(f"{op.name}: out has storage type {STYPES[x._stype]!r}, the "
+                             f"result has {inf.stypes[i]!r}")
+        if x._chunk.ctx is not ctx and x._chunk.ctx != ctx:
+            raise ValueError(f"{op.name}: out is on {x._chunk.ctx}, the inputs on {ctx}")
+    return outs
 
 
 cdef int _req_code(object op, object r) except -1:
@@ -575,111 +1037,13 @@ cdef int _req_code(object op, object r) except -1:
                          f"(got {r!r})") from None
 
 
-cpdef object invoke_parsed(object op, list inputs, dict attrs, object out, object req):
-    """``invoke`` with attributes already validated."""
-    cdef Py_ssize_t i, j, n_in = len(inputs), n_out
-    cdef NDArray x, o
-    name = op.name
-    if not op.variadic and n_in != len(op.inputs):
-        raise TypeError(f"{name}: takes {len(op.inputs)} array input(s) "
-                        f"({', '.join(op.inputs)}) (got {n_in})")
-    if op.variadic and n_in == 0:
-        raise TypeError(f"{name}: needs at least one array input")
-    for i in range(n_in):
-        if not isinstance(inputs[i], NDArray):
-            arg = op.inputs[i] if i < len(op.inputs) and not op.variadic else f"#{i}"
-            raise TypeError(f"{name}: input {arg} must be an NDArray (got "
-                            f"{type(inputs[i]).__name__})")
-    ctx = (<NDArray>inputs[0])._chunk.ctx
-    for i in range(1, n_in):
-        c = (<NDArray>inputs[i])._chunk.ctx
-        if c is not ctx and c != ctx:
-            raise ValueError(f"{name}: all inputs must be on one context (got {ctx} and {c})")
-    shapes = [(<NDArray>v)._shape for v in inputs]
-    dtypes = [(<NDArray>v)._dtype for v in inputs]
-    dense = True
-    for i in range(n_in):
-        if (<NDArray>inputs[i])._stype != STYPE_DEFAULT:
-            dense = False
-            break
-    out_shapes = op.infer_shape(attrs, shapes)
-    out_dtypes = op.infer_type(attrs, dtypes)
-    n_out = len(out_shapes)
-    if dense and not op.custom_storage:
-        stypes = None
-        out_stypes = ["default"] * n_out
-        mode = "dense"
-    else:
-        stypes = [v.stype for v in inputs]
-        out_stypes, mode = op.infer_storage(attrs, stypes)
-
-    outs = _outputs(op, out, n_out, out_shapes, out_dtypes, out_stypes, ctx)
-    reqs = _requests(op, req, n_out, outs)
-    for i in range(n_out):
-        if reqs[i] != REQ_NULL:
-            break
-    else:
-        return _result(outs, n_out)
-    if mode == "dense":
-        _run_dense(op, attrs, inputs, outs, out_shapes, out_dtypes, reqs, ctx)
-    else:
-        if mode == "fallback":
-            _fallback_notice(op, stypes)
-            dense_in = [v if v.stype == "default" else v.tostype("default") for v in inputs]
-            tmp = [None] * n_out
-            _run_dense(op, attrs, dense_in, tmp, out_shapes, out_dtypes, [REQ_WRITE] * n_out, ctx)
-            results = [t if s == "default" else t.tostype(s) for t, s in zip(tmp, out_stypes)]
-        else:
-            results = op.compute_sparse(attrs, inputs)
-            if not isinstance(results, (list, tuple)):
-                results = [results]
-        for i in range(n_out):
-            if reqs[i] == REQ_NULL:
-                continue
-            if outs[i] is None:
-                outs[i] = results[i]
-            elif reqs[i] == REQ_ADD:
-                from runtime.ops import registry
-                assign(outs[i], invoke_parsed(registry.get("add"), [outs[i], results[i]], {},
-                                              None, None))
-            else:
-                assign(outs[i], results[i])
-    for i in op.mutates:
-        (<NDArray>inputs[i])._chunk.bump()
-    return _result(outs, n_out)
-
-
-cdef object _result(list outs, Py_ssize_t n_out):
-    return outs[0] if n_out == 1 else outs
-
-
-cdef list _outputs(object op, object out, Py_ssize_t n_out, list shapes, list dtypes,
-                   list stypes, object ctx):
-    if out is None:
-        return [None] * n_out
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != n_out:
-        raise ValueError(f"{op.name}: out must hold {n_out} array(s) (got {len(outs)})")
-    for i, o in enumerate(outs):
-        if not isinstance(o, NDArray):
-            raise TypeError(f"{op.name}: out must be an NDArray (got {type(o).__name__})")
-        if o.shape != tuple(shapes[i]):
-            raise ValueError(f"{op.name}: out has shape {o.shape!r}, the result has "
-                             f"{tuple(shapes[i])!r}")
-        if np.dtype(o.dtype) != dtypes[i]:
-            raise TypeError(f"{op.name}: out has dtype {np.dtype(o.dtype)}, the result has "
-                            f"{dtypes[i]}")
-        if o.stype != stypes[i]:
-            raise ValueError(f"{op.name}: out has storage type {o.stype!r}, the result has "
-                             f"{stypes[i]!r}")
-        if o.ctx != ctx:
-            raise ValueError(f"{op.name}: out is on {o.ctx}, the inputs on {ctx}")
-    return outs
+cdef list _WRITE1 = [REQ_WRITE]
 
 
 cdef list _requests(object op, object req, Py_ssize_t n_out, list outs):
+    """The request of each output (a list nobody modifies)."""
     if req is None:
-        return [REQ_WRITE] * n_out
+        return _WRITE1 if n_out == 1 else [REQ_WRITE] * n_out
     rs = list(req) if isinstance(req, (list, tuple)) else [req] * n_out
     if len(rs) != n_out:
         raise ValueError(f"{op.name}: req must hold {n_out} request(s) (got {len(rs)})")
@@ -690,48 +1054,132 @@ cdef list _requests(object op, object req, Py_ssize_t n_out, list outs):
     return codes
 
 
-cdef object _views(list arrays, object ctx):
-    if ctx.device_type != "gpu":
-        return [np_view(<NDArray>a) for a in arrays]
-    return [_transfer.cupy_view(a) for a in arrays]
+cdef int _dispatch(object op, dict attrs, list inputs, list outs, list reqs, _Inferred inf,
+                   object ctx, bint stateful, object state) except -1:
+    """Run the kernel that the mode says: dense (into ``outs`` under ``reqs``), sparse or
+    the storage fallback (results written back)."""
+    if inf.mode == MODE_DENSE:
+        return _run_dense(op, attrs, inputs, outs, inf.shapes, inf.dtypes, reqs, ctx,
+                          stateful, state)
+    if inf.mode == MODE_FALLBACK:
+        _fallback_notice(op, inf)
+        results = _run_fallback(op, attrs, inputs, inf, ctx, stateful, state)
+    else:
+        results = (op.compute_sparse(attrs, inputs, state) if stateful
+                   else op.compute_sparse(attrs, inputs))
+        if not isinstance(results, (list, tuple)):
+            results = [results]
+    return _write_back(outs, results, reqs)
 
 
-cdef int _run_dense(object op, dict attrs, list inputs, list outs, list shapes, list dtypes,
-                    list reqs, object ctx) except -1:
+cdef int _fallback_notice(object op, _Inferred inf) except -1:
+    """The storage fallback is about to run: warn once per signature, or refuse."""
+    mode = get_storage_fallback()
+    if mode == "silent":
+        return 0
+    stypes = ", ".join(inf.in_stypes)
+    what = (f"{op.name}: no kernel for storage types ({stypes})" if inf.why is None else
+            f"{op.name}: no sparse kernel for {inf.why} with storage types ({stypes})")
+    what += "; the sparse inputs are converted to dense temporaries"
+    if mode == "error":
+        raise StorageFallbackError(what + " — refused by set_storage_fallback('error')")
+    key = (op.name, inf.in_stypes, inf.why)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(what, StorageFallbackWarning, stacklevel=4)
+    return 0
+
+
+cdef list _run_fallback(object op, dict attrs, list inputs, _Inferred inf, object ctx,
+                        bint stateful, object state):
+    """The dense kernel on dense temporaries (pool memory), results cast to the inferred
+    storage types."""
+    cdef Py_ssize_t n = inf.n_out
+    # cast_storage's kernels directly: a conversion inside an operator is not an operator
+    # call of its own (nothing to record)
+    dense_in = [x if (<NDArray>x)._stype == STYPE_DEFAULT else cast_storage(x, "default")
+                for x in inputs]
+    tmp = [None] * n
+    _run_dense(op, attrs, dense_in, tmp, inf.shapes, inf.dtypes, [REQ_WRITE] * n, ctx,
+               stateful, state)
+    return [t if s == "default" else cast_storage(t, s) for t, s in zip(tmp, inf.stypes)]
+
+
+cdef int _write_back(list outs, object results, list reqs) except -1:
+    """Sparse-path results into ``outs`` under their requests."""
+    cdef Py_ssize_t i
+    for i in range(len(outs)):
+        if reqs[i] == REQ_NULL:
+            continue
+        if outs[i] is None:
+            outs[i] = results[i]
+        elif reqs[i] == REQ_ADD:
+            add = (<_OpEntry>_by_name["add"]).op
+            assign(outs[i], _invoke(add, [outs[i], results[i]], {}, None, None, None))
+        else:
+            assign(outs[i], results[i])
+    return 0
+
+
+cdef list _views(list arrays, bint host):
+    """The kernel's arrays: NumPy views of host memory, CuPy views of device memory."""
+    cdef Py_ssize_t i, n = len(arrays)
+    cdef list views
+    cdef object v
+    if not host:
+        return [_transfer.cupy_view(a) for a in arrays]
+    views = PyList_New(n)
+    for i in range(n):
+        v = np_view(<NDArray>arrays[i])
+        Py_INCREF(v)
+        PyList_SET_ITEM(views, i, v)
+    return views
+
+
+cdef int _run_dense(object op, dict attrs, list inputs, list outs, tuple shapes, tuple dtypes,
+                    list reqs, object ctx, bint stateful, object state) except -1:
     """Run the dense kernel so that each output honours its request."""
     cdef Py_ssize_t i, n_out = len(outs)
-    cdef NDArray o
-    if op.compute is None:
+    cdef int r
+    cdef list post = None
+    cdef bint host = (<NDArray>inputs[0])._chunk.host
+    compute = op.compute
+    if compute is None:
         raise NotImplementedError(f"{op.name}: no dense kernel")
-    if ctx.device_type == "gpu":
+    if not host:
         _check_cupy(op, ctx)
     for i in range(n_out):
         if outs[i] is None:
-            outs[i] = new_dense(tuple(shapes[i]), dtypes[i], ctx, 0)
-    ins = _views(inputs, ctx)
-    views = _views(outs, ctx)
-    kernel_outs = list(views)
-    post = []
+            outs[i] = new_dense(shapes[i], dtypes[i], ctx, 0)
+    ins = _views(inputs, host)
+    views = _views(outs, host)
+    kernel_outs = views
     for i in range(n_out):
-        o = outs[i]
         r = reqs[i]
-        if r == REQ_ADD or r == REQ_NULL or (r != REQ_ADD and _aliases(op, i, o, inputs)):
+        if r == REQ_ADD or r == REQ_NULL or _aliases(op, i, <NDArray>outs[i], inputs):
+            if post is None:
+                post = []
+                kernel_outs = list(views)
             kernel_outs[i] = np.empty_like(views[i])
             if r != REQ_NULL:
                 post.append((i, r))
     try:
-        op.compute(attrs, ins, kernel_outs)
+        if stateful:
+            compute(attrs, ins, kernel_outs, state)
+        else:
+            compute(attrs, ins, kernel_outs)
     except (ValueError, TypeError, ArithmeticError, IndexError) as e:
         if str(e).startswith(op.name + ":"):
             raise
         # a NumPy error from inside a kernel: say which operator it came from
         raise type(e)(f"{op.name}: {e}") if type(e).__module__ == "builtins" else \
             _builtin_type(e)(f"{op.name}: {e}") from None
-    for i, r in post:
-        if r == REQ_ADD:
-            np.add(views[i], kernel_outs[i], out=views[i])
-        else:
-            views[i][...] = kernel_outs[i]
+    if post is not None:
+        for i, r in post:
+            if r == REQ_ADD:
+                np.add(views[i], kernel_outs[i], out=views[i])
+            else:
+                views[i][...] = kernel_outs[i]
     for i in range(n_out):
         if reqs[i] != REQ_NULL:
             (<NDArray>outs[i])._chunk.bump()
@@ -746,7 +1194,7 @@ cdef type _builtin_type(BaseException e):
     return RuntimeError
 
 
-cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs):
+cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs) except -1:
     """True when output ``i`` shares memory with an input in a way the op cannot do in
     place (the kernel then writes a temporary that is copied over)."""
     cdef Py_ssize_t j
@@ -762,7 +1210,10 @@ cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs):
 
 cdef _check_cupy(object op, object ctx):
     try:
-        import cupy  # noqa: F401
+        import cupy  # noqa: F401  (optional dependency, imported when a GPU kernel runs)
     except ImportError:
         raise ImportError(f"{op.name} on {ctx} needs CuPy for its GPU kernel: pip install "
                           "'ndrt[gpu]'") from None
+
+
+

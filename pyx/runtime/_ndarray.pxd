@@ -55,8 +55,10 @@ cdef object dense_from_numpy(object src, object ctx)
 cdef int assign(NDArray dst, NDArray src) except -1
 
 
-ctypedef object (*binary_impl_t)(int code, object a, object b, int flags)
-ctypedef object (*unary_impl_t)(int code, object a)
-ctypedef object (*reduce_impl_t)(int code, object a)
+# The Python operators of NDArray, by the name of their registry operator ("add").
+ctypedef object (*binary_impl_t)(str op, object a, object b, int flags)
+ctypedef object (*unary_impl_t)(str op, object a)
+# The reductions x.sum(**kwargs) ...: None when the method must take the nd function.
+ctypedef object (*reduce_impl_t)(str op, object a, dict kwargs)
 cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary,
                             reduce_impl_t reduce) noexcept

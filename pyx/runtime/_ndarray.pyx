@@ -528,16 +528,16 @@ cdef void set_operator_impl(binary_impl_t binary, unary_impl_t unary,
     _reduce_impl = reduce
 
 
-cdef inline object _bin(int code, object a, object b, int flags):
+cdef inline object _bin(str op, object a, object b, int flags):
     if _binary_impl == NULL:
         raise RuntimeError("NDArray operators need the operator layer: import runtime")
-    return _binary_impl(code, a, b, flags)
+    return _binary_impl(op, a, b, flags)
 
 
-cdef inline object _un(int code, object a):
+cdef inline object _un(str op, object a):
     if _unary_impl == NULL:
         raise RuntimeError("NDArray operators need the operator layer: import runtime")
-    return _unary_impl(code, a)
+    return _unary_impl(op, a)
 
 
 # -- the array --------------------------------------------------------------------------
@@ -911,92 +911,92 @@ cdef class NDArray:
         self._chunk.bump()
         return 0
 
-    # -- Python operators (codes shared with runtime._imperative) -------------------
+    # -- Python operators: each names its registry operator ------------------------
     # flags: 1 reflected (other <op> self), 2 in place (self <op>= other)
 
     def __add__(self, other):
-        return _bin(0, self, other, 0)
+        return _bin("add", self, other, 0)
 
     def __radd__(self, other):
-        return _bin(0, self, other, 1)
+        return _bin("add", self, other, 1)
 
     def __iadd__(self, other):
-        return _bin(0, self, other, 2)
+        return _bin("add", self, other, 2)
 
     def __sub__(self, other):
-        return _bin(1, self, other, 0)
+        return _bin("subtract", self, other, 0)
 
     def __rsub__(self, other):
-        return _bin(1, self, other, 1)
+        return _bin("subtract", self, other, 1)
 
     def __isub__(self, other):
-        return _bin(1, self, other, 2)
+        return _bin("subtract", self, other, 2)
 
     def __mul__(self, other):
-        return _bin(2, self, other, 0)
+        return _bin("multiply", self, other, 0)
 
     def __rmul__(self, other):
-        return _bin(2, self, other, 1)
+        return _bin("multiply", self, other, 1)
 
     def __imul__(self, other):
-        return _bin(2, self, other, 2)
+        return _bin("multiply", self, other, 2)
 
     def __truediv__(self, other):
-        return _bin(3, self, other, 0)
+        return _bin("divide", self, other, 0)
 
     def __rtruediv__(self, other):
-        return _bin(3, self, other, 1)
+        return _bin("divide", self, other, 1)
 
     def __itruediv__(self, other):
-        return _bin(3, self, other, 2)
+        return _bin("divide", self, other, 2)
 
     def __mod__(self, other):
-        return _bin(4, self, other, 0)
+        return _bin("mod", self, other, 0)
 
     def __rmod__(self, other):
-        return _bin(4, self, other, 1)
+        return _bin("mod", self, other, 1)
 
     def __imod__(self, other):
-        return _bin(4, self, other, 2)
+        return _bin("mod", self, other, 2)
 
     def __pow__(self, other, mod=None):
-        return _bin(5, self, other, 0)
+        return _bin("power", self, other, 0)
 
     def __rpow__(self, other, mod=None):
-        return _bin(5, self, other, 1)
+        return _bin("power", self, other, 1)
 
     def __ipow__(self, other):
-        return _bin(5, self, other, 2)
+        return _bin("power", self, other, 2)
 
     def __eq__(self, other):
-        return _bin(6, self, other, 0)
+        return _bin("equal", self, other, 0)
 
     def __ne__(self, other):
-        return _bin(7, self, other, 0)
+        return _bin("not_equal", self, other, 0)
 
     def __lt__(self, other):
-        return _bin(8, self, other, 0)
+        return _bin("lesser", self, other, 0)
 
     def __le__(self, other):
-        return _bin(9, self, other, 0)
+        return _bin("lesser_equal", self, other, 0)
 
     def __gt__(self, other):
-        return _bin(10, self, other, 0)
+        return _bin("greater", self, other, 0)
 
     def __ge__(self, other):
-        return _bin(11, self, other, 0)
+        return _bin("greater_equal", self, other, 0)
 
     def __matmul__(self, other):
-        return _bin(12, self, other, 0)
+        return _bin("dot", self, other, 0)
 
     def __rmatmul__(self, other):
-        return _bin(12, self, other, 1)
+        return _bin("dot", self, other, 1)
 
     def __neg__(self):
-        return _un(0, self)
+        return _un("negative", self)
 
     def __abs__(self):
-        return _un(1, self)
+        return _un("abs", self)
 
     def __pos__(self):
         return self
@@ -1007,8 +1007,8 @@ cdef class NDArray:
     def sum(self, *args, **kwargs):
         """Sum over ``axis`` (all axes by default); see ``nd.sum``."""
         cdef object res
-        if not args and not kwargs and _reduce_impl != NULL:
-            res = _reduce_impl(0, self)
+        if not args and _reduce_impl != NULL:
+            res = _reduce_impl("sum", self, kwargs)
             if res is not None:
                 return res
         return _method_hook("sum")(self, *args, **kwargs)
@@ -1016,8 +1016,8 @@ cdef class NDArray:
     def mean(self, *args, **kwargs):
         """Mean over ``axis``; see ``nd.mean``."""
         cdef object res
-        if not args and not kwargs and _reduce_impl != NULL:
-            res = _reduce_impl(1, self)
+        if not args and _reduce_impl != NULL:
+            res = _reduce_impl("mean", self, kwargs)
             if res is not None:
                 return res
         return _method_hook("mean")(self, *args, **kwargs)
@@ -1025,8 +1025,8 @@ cdef class NDArray:
     def max(self, *args, **kwargs):
         """Maximum over ``axis``; see ``nd.max``."""
         cdef object res
-        if not args and not kwargs and _reduce_impl != NULL:
-            res = _reduce_impl(13, self)
+        if not args and _reduce_impl != NULL:
+            res = _reduce_impl("max", self, kwargs)
             if res is not None:
                 return res
         return _method_hook("max")(self, *args, **kwargs)
@@ -1034,8 +1034,8 @@ cdef class NDArray:
     def min(self, *args, **kwargs):
         """Minimum over ``axis``; see ``nd.min``."""
         cdef object res
-        if not args and not kwargs and _reduce_impl != NULL:
-            res = _reduce_impl(14, self)
+        if not args and _reduce_impl != NULL:
+            res = _reduce_impl("min", self, kwargs)
             if res is not None:
                 return res
         return _method_hook("min")(self, *args, **kwargs)

@@ -61,7 +61,8 @@ def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
-        inplace=[(0, 0)], differentiable=grad is not None)
+        inplace=[(0, 0)], differentiable=grad is not None,
+        ufunc=fn if isinstance(fn, np.ufunc) else None)
 
 
 def _np(f, **kw):
@@ -197,67 +198,79 @@ INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``)
 ``x % 0`` gives 0, with NumPy's RuntimeWarning."""
 
 
-def binary(name, fn, grad, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
-           differentiable=True, sparse=None, sparse_stypes=None, notes=KEEP_DTYPE):
+def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
+           differentiable=True, notes=KEEP_DTYPE):
+    """Register a binary op whose kernel is the ufunc ``fn``; ``scalar``: the names of its
+    forms ``array <op> number`` and ``number <op> array``."""
     def compute(attrs, ins, outs):
         fn(ins[0], ins[1], out=outs[0], casting="unsafe")
     return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
                     infer_shape=_bshape(name), infer_type=_btype(name), gradient=grad,
                     grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0), (1, 0)], differentiable=differentiable,
-                    compute_sparse=sparse, sparse_stypes=sparse_stypes,
+                    ufunc=fn, scalar_forms=scalar,
                     doc=f"``{expr}`` elementwise, with NumPy broadcasting; both inputs must "
                         f"have one dtype.\n\n{notes}")
 
 
 binary("add", np.add, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(g[0], i[1])],
+       ("_plus_scalar", "_plus_scalar"),
        aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
        grad_inputs=(), expr="lhs + rhs")
 binary("subtract", np.subtract, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0], i[1])],
+       ("_minus_scalar", "_rminus_scalar"),
        aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
        notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
        lambda a, i, o, g: [_ub(g[0] * i[1], i[0]), _ub(g[0] * i[0], i[1])],
+       ("_mul_scalar", "_mul_scalar"),
        aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"), expr="lhs * rhs")
 binary("divide", np.divide,
        lambda a, i, o, g: [_ub(g[0] / i[1], i[0]), _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])],
+       ("_div_scalar", "_rdiv_scalar"),
        aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
        expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
 binary("mod", np.mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
+       ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
 binary("power", np.power,
        lambda a, i, o, g: [_ub(g[0] * i[1] * i[0] ** (i[1] - 1.0), i[0]),
                            _ub(g[0] * o[0] * F.log(i[0]), i[1])],
+       ("_power_scalar", "_rpower_scalar"),
        aliases=("broadcast_power", "_power", "pow"), grad_outputs=(0,), expr="lhs ** rhs",
        notes=KEEP_DTYPE + "  On integers a negative exponent raises ValueError (NumPy's "
                           "rule).")
 binary("maximum", np.maximum,
        lambda a, i, o, g: [_ub(g[0] * (i[0] >= i[1]), i[0]), _ub(g[0] * (i[0] < i[1]), i[1])],
+       ("_maximum_scalar", "_maximum_scalar"),
        aliases=("broadcast_maximum", "_maximum"), expr="maximum(lhs, rhs)")
 binary("minimum", np.minimum,
        lambda a, i, o, g: [_ub(g[0] * (i[0] <= i[1]), i[0]), _ub(g[0] * (i[0] > i[1]), i[1])],
+       ("_minimum_scalar", "_minimum_scalar"),
        aliases=("broadcast_minimum", "_minimum"), expr="minimum(lhs, rhs)")
 binary("hypot", np.hypot,
        lambda a, i, o, g: [_ub(g[0] * i[0] / o[0], i[0]), _ub(g[0] * i[1] / o[0], i[1])],
+       ("_hypot_scalar", "_hypot_scalar"),
        aliases=("broadcast_hypot", "_hypot"), grad_outputs=(0,), expr="hypot(lhs, rhs)")
 
 COMPARE_DTYPE = ("The result is 1 where true and 0 elsewhere, in the inputs' dtype (MXNet; "
                  "not bool).")
 
-for _name, _fn, _sym, _al in (
-        ("equal", np.equal, "==", ("broadcast_equal", "_equal")),
-        ("not_equal", np.not_equal, "!=", ("broadcast_not_equal", "_not_equal")),
-        ("greater", np.greater, ">", ("broadcast_greater", "_greater")),
-        ("greater_equal", np.greater_equal, ">=",
+# number <op> array flips the comparison: 2 < x is x > 2.
+for _name, _fn, _sym, _rev, _al in (
+        ("equal", np.equal, "==", "equal", ("broadcast_equal", "_equal")),
+        ("not_equal", np.not_equal, "!=", "not_equal", ("broadcast_not_equal", "_not_equal")),
+        ("greater", np.greater, ">", "lesser", ("broadcast_greater", "_greater")),
+        ("greater_equal", np.greater_equal, ">=", "lesser_equal",
          ("broadcast_greater_equal", "_greater_equal")),
-        ("lesser", np.less, "<", ("broadcast_lesser", "_lesser", "less")),
-        ("lesser_equal", np.less_equal, "<=", ("broadcast_lesser_equal", "_lesser_equal",
-                                               "less_equal"))):
-    binary(_name, _fn, None, aliases=_al, differentiable=False, expr=f"lhs {_sym} rhs",
-           notes=COMPARE_DTYPE)
+        ("lesser", np.less, "<", "greater", ("broadcast_lesser", "_lesser", "less")),
+        ("lesser_equal", np.less_equal, "<=", "greater_equal",
+         ("broadcast_lesser_equal", "_lesser_equal", "less_equal"))):
+    binary(_name, _fn, None, (f"_{_name}_scalar", f"_{_rev}_scalar"), aliases=_al,
+           differentiable=False, expr=f"lhs {_sym} rhs", notes=COMPARE_DTYPE)
 
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
@@ -281,7 +294,11 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
     def compute(attrs, ins, outs):
         x = ins[0]
-        s = dtype_scalar(name, "scalar", attrs["scalar"], x.dtype, wrap=True)
+        s = attrs["scalar"]
+        # NumPy casts a Python float to a floating array's dtype itself (NEP 50), as
+        # dtype_scalar would; integer dtypes need dtype_scalar's truncation and checks.
+        if type(s) is not float or x.dtype.kind != "f":
+            s = dtype_scalar(name, "scalar", s, x.dtype, wrap=True)
         if reverse:
             fn(s, x, out=outs[0], casting="unsafe")
         else:
@@ -400,9 +417,9 @@ def _copy(attrs, ins, outs):
 
 
 register("copy", aliases=("identity", "_copy"), compute=_copy, inplace=[(0, 0)],
-         identity=[(0, 0)], gradient=lambda a, i, o, g: [g[0]])
+         gradient=lambda a, i, o, g: [g[0]])
 register("stop_gradient", aliases=("BlockGrad",), compute=_copy, inplace=[(0, 0)],
-         identity=[(0, 0)], differentiable=False)
+         differentiable=False)
 
 
 def _fill(value):

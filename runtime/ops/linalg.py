@@ -22,9 +22,12 @@ _FLAGS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False)
 
 
 def _flags(attrs):
-    # ``x @ y`` reaches the op with an empty attribute dict (the Python operator path
-    # does not parse attributes), so read the flags with their defaults.
-    return bool(attrs.get("transpose_a", False)), bool(attrs.get("transpose_b", False))
+    # The sparse kernels may see an attribute dict without the flags (callers of
+    # invoke_parsed): read them with their defaults.
+    return attrs.get("transpose_a", False), attrs.get("transpose_b", False)
+
+
+_np_dot = np.dot     # the plain 2-D product's kernel, bound once (per-call overhead)
 
 
 def _prod(shape):
@@ -80,6 +83,9 @@ def _dot_shape(attrs, shapes):
 def _dot(attrs, ins, outs):
     a, b = ins
     out = outs[0]
+    if a.ndim == 2 == b.ndim and not attrs["transpose_a"] and not attrs["transpose_b"]:
+        _np_dot(a, b, out)              # the plain matrix product: no views to plan
+        return
     ta, tb = _flags(attrs)
     lview, rview, oview, _, _ = _dot_plan(attrs, a.shape, b.shape)
     a2, b2 = a.reshape(lview), b.reshape(rview)

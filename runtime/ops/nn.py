@@ -12,8 +12,9 @@ accumulation type).
 
 import numpy as np
 
-from runtime import _storage, autograd
+from runtime import _storage
 from runtime import random as _random
+from runtime._imperative import is_training
 from runtime._ndarray import as_dtype
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
@@ -212,8 +213,11 @@ of ``data`` are not read).  Used by the gradient of softmax_cross_entropy.""")
 
 # -- Dropout ----------------------------------------------------------------------------
 
-def _dropout_active(attrs):
-    return attrs["mode"] == "always" or autograd.is_training()
+def _dropout_prepare(attrs):
+    """The per-call state: whether this call drops (``mode='always'``, or training on
+    this thread, with ``p > 0``).  The gradient uses the forward's decision, not whatever
+    ``is_training()`` says when backward runs."""
+    return (attrs["mode"] == "always" or is_training()) and attrs["p"] > 0.0
 
 
 def _mask_shape(attrs, shape):
@@ -226,17 +230,11 @@ def _dropout_shape(attrs, shapes):
     if not 0.0 <= p < 1.0:
         raise ValueError(f"Dropout: p must be in [0, 1) (got {p!r})")
     _mask_shape(attrs, shapes[0])
-    # The forward decision (training or not) is part of this call's state: the gradient
-    # must use it, not whatever is_training() says when backward runs.
-    attrs["_active"] = _dropout_active(attrs) and p > 0.0
     return [shapes[0]]
 
 
-def _dropout(attrs, ins, outs):
+def _dropout(attrs, ins, outs, active):
     x, out = ins[0], outs[0]
-    active = attrs.get("_active")
-    if active is None:
-        active = _dropout_active(attrs) and attrs["p"] > 0.0
     if not active:
         np.copyto(out, x)
         return
@@ -247,23 +245,22 @@ def _dropout(attrs, ins, outs):
     np.multiply(x, _on_device_of(x, mask), out=out)
 
 
-def _dropped(attrs):
-    """Whether the call dropped (its mask is then read from the output)."""
-    active = attrs.get("_active")
-    if active is None:
-        active = _dropout_active(attrs) and attrs["p"] > 0.0
-    return active
-
-
-def _dropout_grad(attrs, inputs, outputs, out_grads):
+def _dropout_grad(attrs, inputs, outputs, out_grads, active=None):
     g = out_grads[0]
-    if not _dropped(attrs):
+    if active is None:     # called without the forward's state: decide as a call now would
+        active = _dropout_prepare(attrs)
+    if not active:
         return [g]
     return [g * (outputs[0] != 0) * (1.0 / (1.0 - attrs["p"]))]
 
 
 def _dropout_reads(attrs, n_out):
-    return (0,) if _dropped(attrs) else ()
+    # the output (which holds the mask) only when the call dropped: the tape passes the
+    # forward's state as attrs["_state"]
+    active = attrs.get("_state")
+    if active is None:
+        active = _dropout_prepare(attrs)
+    return (0,) if active else ()
 
 
 register(
@@ -272,8 +269,8 @@ register(
                                                    choices=("training", "always")),
            "axes": Attr("axes", ()), "cudnn_off": Attr("bool", False)},
     infer_shape=_dropout_shape, infer_type=float_input("Dropout"), compute=_dropout,
-    gradient=_dropout_grad, grad_outputs=_dropout_reads, inplace=[(0, 0)],
-    needs_rng=True,
+    prepare=_dropout_prepare, gradient=_dropout_grad, grad_outputs=_dropout_reads,
+    inplace=[(0, 0)], needs_rng=True,
     doc="""Dropout (MXNet): in training, ``out = data * mask / (1 - p)`` with ``mask`` ~
 Bernoulli(1 - p) drawn from ``runtime.random``'s generator (``runtime.random.seed``
 makes it reproducible); otherwise the identity.  ``mode='training'`` drops only under
@@ -284,8 +281,9 @@ share one mask value along those axes (variational dropout).  ``p`` must be in [
 Differences from MXNet: MXNet's Dropout has a hidden second output (the mask); here the
 op has one output and the gradient is ``head_grad * (out != 0) / (1 - p)``, so an
 element whose input is exactly 0 gets gradient 0 even where the mask kept it (its output
-is 0 either way).  Whether the op was active is decided when it runs and kept with the
-call, so backward outside ``train_mode()`` still uses the forward's mask.""")
+is 0 either way).  Whether the op was active is decided when it runs and kept as the
+call's state (``prepare``), so backward outside ``train_mode()`` still uses the
+forward's mask.""")
 
 
 # -- Embedding --------------------------------------------------------------------------

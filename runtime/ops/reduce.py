@@ -11,6 +11,7 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 
 import numpy as np
 
+from runtime._infer import reduced_axes as _reduced_axes
 from runtime._ndarray import shape_size
 from runtime.ops._call import F, broadcast
 from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
@@ -33,18 +34,7 @@ def reduced_axes(op, attrs, ndim):
     A 0-d array has no axes: ``axis`` 0 or -1 (see :func:`reduction_axis`) reduces its
     single value.
     """
-    axis = attrs["axis"]
-    if axis is None:
-        axes = tuple(range(ndim))
-        return () if attrs.get("exclude") else axes
-    axes = tuple(reduction_axis(op, a, ndim) for a in axis)
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"{op}: axis {axis!r} repeats an axis")
-    if ndim == 0:
-        return ()
-    if attrs.get("exclude"):
-        axes = tuple(a for a in range(ndim) if a not in axes)
-    return tuple(sorted(axes))
+    return _reduced_axes(op, attrs["axis"], attrs.get("exclude", False), ndim)
 
 
 def _shape_after(shape, axes, keepdims):
@@ -77,6 +67,31 @@ def _kernel(fn, axes_of=None):
         x = ins[0]
         r = fn(x, axis=axes_of(attrs, x.ndim), keepdims=True)
         outs[0][...] = r.reshape(outs[0].shape)
+    return compute
+
+
+def _fold(uf, fn):
+    """The dense kernel of a reduction that folds with ufunc ``uf`` (``np.sum`` is
+    ``np.add.reduce``): written straight into outs[0].  ``fn`` (``_kernel``) serves
+    arrays other than NumPy's (CuPy)."""
+    other = _kernel(fn)
+    reduce, ndarray = uf.reduce, np.ndarray
+
+    def compute(attrs, ins, outs):
+        x = ins[0]
+        if type(x) is not ndarray:
+            return other(attrs, ins, outs)
+        out, ndim = outs[0], x.ndim
+        axes = _reduced_axes("", attrs["axis"], attrs["exclude"], ndim)
+        # reduce(x, axis, dtype, out, keepdims): out has the kept shape when it has x's
+        # rank, NumPy's shape when it has the rank left; else every axis is reduced and
+        # MXNet's (1,) is NumPy's ().
+        if attrs["keepdims"] or out.ndim == ndim:
+            reduce(x, axes, x.dtype, out, True)
+        elif out.ndim == ndim - len(axes):
+            reduce(x, axes, x.dtype, out, False)
+        else:
+            reduce(x, axes, x.dtype, out.reshape(()), False)
     return compute
 
 
@@ -139,7 +154,7 @@ def _prod(x, axis, keepdims):
 
 
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
-         compute=_kernel(_sum), gradient=_sum_grad,
+         compute=_fold(np.add, _sum), gradient=_sum_grad, ufunc=np.add,
          doc="""Sum over ``axis`` (MXNet's sum).
 
 The result keeps the input dtype and is accumulated in it (MXNet), where NumPy sums bool
@@ -147,7 +162,7 @@ and small integers in int64: an integer sum wraps around on overflow (int8 ``[10
 gives -56) and a bool sum is a logical or, not a count (``[True, True]`` gives
 ``[True]``).  Cast first (``x.astype('int64').sum()``) for NumPy's result.""")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
-         gradient=_mean_grad,
+         gradient=_mean_grad, ufunc=np.add,
          doc="""Mean over ``axis`` (MXNet's mean).
 
 The result keeps the input dtype (MXNet), where NumPy gives float64: on integers the sum
@@ -155,8 +170,9 @@ is accumulated in the input dtype, wrapping around, and the quotient truncated t
 zero, so int8 ``[100, 100, 100]`` gives 14 (300 wraps to 44, and 44 / 3 truncates to
 14) and int32 ``[1, 2]`` gives 1; a bool mean is True when any element is.  Cast to a
 float dtype first for NumPy's result.""")
-register("prod", attrs=REDUCE_ATTRS, infer_shape=_infer("prod"), compute=_kernel(_prod),
-         gradient=_prod_grad, grad_inputs=(0,),
+register("prod", attrs=REDUCE_ATTRS, infer_shape=_infer("prod"),
+         compute=_fold(np.multiply, _prod), gradient=_prod_grad, grad_inputs=(0,),
+         ufunc=np.multiply,
          doc="Product over ``axis`` (MXNet's prod); the result keeps the input dtype and is "
              "accumulated in it (integer products wrap around on overflow; a bool product "
              "is a logical and).\n\n"
@@ -173,10 +189,10 @@ def _extremum_grad(a, i, o, g):
     return [F.equal(x, _expand(o[0], x, a)) * _expand(g[0], x, a)]
 
 
-for _name, _fn in (("max", np.max), ("min", np.min)):
+for _name, _fn, _uf in (("max", np.max, np.maximum), ("min", np.min, np.minimum)):
     register(_name, aliases=(_name + "_axis",), attrs=REDUCE_ATTRS,
-             infer_shape=_infer(_name, nonempty=True), compute=_kernel(_fn),
-             gradient=_extremum_grad, grad_inputs=(0,), grad_outputs=(0,),
+             infer_shape=_infer(_name, nonempty=True), compute=_fold(_uf, _fn),
+             gradient=_extremum_grad, grad_inputs=(0,), grad_outputs=(0,), ufunc=_uf,
              doc=f"{_name.capitalize()}imum over ``axis`` (MXNet's {_name}).  A zero-size "
                  "reduced axis raises ValueError.  The gradient flows to every position "
                  "equal to the result (all tied positions, as MXNet).")

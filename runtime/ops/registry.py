@@ -14,6 +14,19 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   (CuPy) arrays ``outs``; the invoker turns the four requests (null, write, inplace,
   add) into calls of it, so a kernel only ever writes;
 - ``compute_sparse(attrs, inputs) -> outputs``: the sparse kernel on NDArrays;
+  ``sparse_check(attrs, in_shapes, in_dtypes) -> None or why``: shapes or dtypes that
+  the sparse kernel does not take although their storage types are its own (the invoker
+  then falls back, saying ``why``: "dtype int32");
+- ``prepare(attrs) -> state``: per-call state (MXNet's ``OpStatePtr``), made once per
+  call by the invoker (``invoke_stateful`` returns it, the tape keeps it per node) and
+  passed to ``compute``/``compute_sparse`` and ``gradient`` as one more argument
+  (``state``); Dropout keeps there whether the call dropped.  Inference is pure: the
+  same attributes, shapes, dtypes and storage types always give the same result (the
+  invoker caches it), and no kernel or rule writes into ``attrs``;
+- ``ufunc``: the NumPy ufunc an elementwise op applies, or the binary ufunc a reduction
+  folds with (``sum``: ``np.add``); calls of one dtype then take the invoker's direct
+  inner-loop road.  ``scalar_forms``: the names of the ops for ``array <op> number`` and
+  ``number <op> array`` (``add``: ``_plus_scalar`` twice);
 - ``gradient(attrs, inputs, outputs, out_grads) -> in_grads``: the gradient rule, made of
   registry ops (so gradients of gradients work); ``None`` entries mean no gradient;
   ``grad_inputs``/``grad_outputs``: the inputs/outputs whose values the rule reads, by
@@ -23,8 +36,8 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   declaration is a tuple of positions, or ``f(attrs, n) -> positions`` where it depends
   on the attributes or on the number ``n`` of inputs (variadic ops) or outputs;
   :meth:`Op.grad_reads` resolves either;
-- ``inplace``: pairs (input, output) whose buffers may be shared, with ``identity`` pairs
-  (output equals input) listed separately; ``mutates``: inputs the op writes;
+- ``inplace``: pairs (input, output) whose buffers may be shared; ``mutates``: inputs the
+  op writes;
   ``ignores``: inputs whose values the op never reads (only their shape/dtype).
 """
 
@@ -32,62 +45,11 @@ import math
 
 import numpy as np
 
-from runtime._ndarray import as_dtype
+# Attributes are declared here with Attr; the inference helpers are compiled in the
+# invoker layer and re-exported for the operator modules.
+from runtime._infer import Attr, broadcast_shapes, normalize_axis, parse_attrs  # noqa: F401
 
 OPS = {}
-
-
-class Attr:
-    """One operator attribute: its default and how to check and convert a value.
-
-    kind: 'int', 'float', 'bool', 'axis' (int or None), 'axes' (int, tuple of ints or
-    None), 'shape' (tuple of ints), 'str' (with ``choices``), 'dtype', 'any'.
-    """
-
-    __slots__ = ("kind", "default", "choices", "required")
-
-    def __init__(self, kind, default=None, choices=None, required=False):
-        self.kind, self.default, self.choices, self.required = kind, default, choices, required
-
-    def parse(self, op, name, v):
-        k = self.kind
-        if k == "any":
-            return v
-        if k == "float":
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise TypeError(f"{op}: {name} must be a number (got {v!r})")
-            return float(v)
-        if k == "int":
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{op}: {name} must be an integer (got {v!r})")
-            return int(v)
-        if k == "bool":
-            if not isinstance(v, (bool, np.bool_, int)) or v not in (0, 1):
-                raise TypeError(f"{op}: {name} must be a bool (got {v!r})")
-            return bool(v)
-        if k == "axis":
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{op}: {name} must be an integer or None (got {v!r})")
-            return int(v)
-        if k in ("axes", "shape"):
-            if v is None and k == "axes":
-                return None
-            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-                return (int(v),)
-            if isinstance(v, (tuple, list)) and all(
-                    isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in v):
-                return tuple(int(a) for a in v)
-            raise TypeError(f"{op}: {name} must be an int or a tuple of ints (got {v!r})")
-        if k == "str":
-            if v not in self.choices:
-                raise ValueError(f"{op}: {name} must be one of {', '.join(map(repr, self.choices))} "
-                                 f"(got {v!r})")
-            return v
-        if k == "dtype":
-            return as_dtype(v, f"{op}: {name}")
-        raise AssertionError(k)
 
 
 def _reads(op, what, positions, n):
@@ -122,14 +84,15 @@ class Op:
                  "infer_shape", "infer_type", "infer_storage", "compute", "compute_sparse",
                  "sparse_stypes", "gradient", "grad_inputs", "grad_outputs", "inplace",
                  "custom_storage",
-                 "identity", "mutates", "ignores", "differentiable", "doc", "needs_rng",
-                 "fast")
+                 "mutates", "ignores", "differentiable", "doc", "needs_rng",
+                 "sparse_check", "prepare", "ufunc", "scalar_forms")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
                  sparse_stypes=None, gradient=None, grad_inputs=None, grad_outputs=None,
-                 inplace=(), identity=(), mutates=(), ignores=(), aliases=(),
-                 variadic=False, differentiable=True, doc="", needs_rng=False, fast=None):
+                 inplace=(), mutates=(), ignores=(), aliases=(),
+                 variadic=False, differentiable=True, doc="", needs_rng=False,
+                 sparse_check=None, prepare=None, ufunc=None, scalar_forms=None):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -154,13 +117,15 @@ class Op:
         self.grad_outputs = _reads(name, "grad_outputs", grad_outputs,
                                    num_outputs if isinstance(num_outputs, int) else None)
         self.inplace = tuple(inplace)
-        self.identity = tuple(identity)
         self.mutates = tuple(mutates)
         self.ignores = tuple(ignores)
         self.differentiable = differentiable and gradient is not None
         self.doc = doc
         self.needs_rng = needs_rng
-        self.fast = fast
+        self.sparse_check = sparse_check
+        self.prepare = prepare
+        self.ufunc = ufunc
+        self.scalar_forms = None if scalar_forms is None else tuple(scalar_forms)
 
     def n_out(self, attrs):
         n = self.num_outputs
@@ -174,21 +139,9 @@ class Op:
                 tuple(outs(attrs, n_out)) if callable(outs) else outs)
 
     def parse_attrs(self, kwargs):
-        """Validate and convert keyword attributes; unknown names raise TypeError."""
-        attrs = {}
-        spec = self.attrs
-        for k, v in kwargs.items():
-            a = spec.get(k)
-            if a is None:
-                known = ", ".join(spec) or "none"
-                raise TypeError(f"{self.name}: unknown attribute {k!r} (attributes: {known})")
-            attrs[k] = a.parse(self.name, k, v)
-        for k, a in spec.items():
-            if k not in attrs:
-                if a.required:
-                    raise TypeError(f"{self.name}: attribute {k!r} is required")
-                attrs[k] = a.default
-        return attrs
+        """Validate and convert keyword attributes (defaults filled in, in declaration
+        order); unknown names raise TypeError."""
+        return parse_attrs(self.name, self.attrs, kwargs)
 
     def _default_storage(self, attrs, stypes):
         n = self.n_out(attrs)
@@ -226,15 +179,6 @@ def get(name):
 
 
 # -- shared inference helpers ----------------------------------------------------------
-
-def broadcast_shapes(op, *shapes):
-    """NumPy broadcasting of ``shapes``; ValueError naming the op and the shapes."""
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(f"{op}: shapes {', '.join(map(repr, shapes))} are not "
-                         "broadcastable") from None
-
 
 def same_dtype(op, dtypes):
     """All inputs must share one dtype (MXNet's rule for binary ops)."""
@@ -298,28 +242,19 @@ def scalar_type(op, *names, wrap=False):
     return infer
 
 
-def normalize_axis(op, axis, ndim, name="axis"):
-    """An axis in [-ndim, ndim) as a non-negative int; ValueError otherwise.
-
-    The one axis rule of the operators: a 0-d array has no axis (NumPy's
-    ``normalize_axis_index``).  Reductions also take axis 0 or -1 of a 0-d array, as NumPy's
-    and MXNet's do: ``ops.reduce.reduction_axis`` says so.
-    """
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{op}: {name} {axis} is out of range for an array of {ndim} "
-                         f"dimension(s)")
-    return axis % ndim
-
-
-def attach_sparse(name, compute, stypes):
+def attach_sparse(name, compute, stypes, check=None):
     """Declare the sparse kernel of operator ``name`` (registered by its dense module).
 
     ``stypes(attrs, in_stypes)`` returns the output storage types when the kernel takes
-    these inputs, else None (then the invoker falls back to dense).  Sparse kernels live
-    beside each other in ``runtime.ops.sparse``, the dense declarations in their area.
+    these inputs, else None (then the invoker falls back to dense); ``check(attrs,
+    in_shapes, in_dtypes)`` says why the kernel does not take inputs of those storage
+    types after all (their dtype, their shapes), or None (see ``Op.sparse_check``).
+    Sparse kernels live beside each other in ``runtime.ops.sparse``, the dense
+    declarations in their area.
     """
     op = get(name)
     if op.compute_sparse is not None:
         raise ValueError(f"operator {name!r} already has a sparse kernel")
     op.compute_sparse = compute
     op.sparse_stypes = stypes
+    op.sparse_check = check

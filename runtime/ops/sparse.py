@@ -30,8 +30,9 @@ operator                                   inputs                 result
 Any other combination runs the dense kernel on dense temporaries (the invoker's storage
 fallback: ``StorageFallbackWarning`` once per signature, or ``StorageFallbackError`` under
 ``set_storage_fallback('error')``); so do dtypes other than float32/float64 (float16 is
-computed in float32), and inputs whose shapes differ (broadcasting).  The kernels are
-compiled (``runtime._sparse_arith``: OpenMP over rows, without the GIL); arrays on a GPU
+computed in float32), and inputs whose shapes differ (broadcasting), which each kernel
+declares with its ``sparse_check`` so that the invoker decides before it runs.  The kernels
+are compiled (``runtime._sparse_arith``: OpenMP over rows, without the GIL); arrays on a GPU
 go through host copies until CuPy kernels land.
 
 Choices where MXNet is unspecific or inconsistent:
@@ -51,17 +52,13 @@ Choices where MXNet is unspecific or inconsistent:
   indices outside ``[0, data.shape[0])`` are ignored (MXNet reads out of bounds).
 """
 
-import warnings
-
 import numpy as np
 
 from runtime import _sparse_arith as K
 from runtime import _sparse_format, _storage
 from runtime._sparse_common import row_size as _row_size
-from runtime._imperative import get_storage_fallback
 from runtime._ndarray import (STYPES, alloc_sparse, empty, from_numpy, shape_size, storage_host,
                               storage_view)
-from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.ops import registry
 from runtime.ops._call import F
 from runtime.ops.reduce import REDUCE_ATTRS, reduced_axes, reduced_shape
@@ -137,32 +134,10 @@ class _Sparse:
                                    check=False)
 
 
-_warned = set()
-
-
-def _densified(op_name, attrs, inputs, out_stypes, why):
-    """The dense kernel of ``op_name`` on dense copies of ``inputs``, results cast to
-    ``out_stypes``: the storage fallback, for inputs that the storage types alone let in
-    but the sparse kernel does not take (``why``: their dtype or shapes)."""
-    stypes = tuple(x.stype for x in inputs)
-    mode = get_storage_fallback()
-    what = (f"{op_name}: no sparse kernel for {why} with storage types ({', '.join(stypes)});"
-            " the sparse inputs are converted to dense temporaries")
-    if mode == "error":
-        raise StorageFallbackError(what + " — refused by set_storage_fallback('error')")
-    key = (op_name, stypes, why)
-    if mode == "warn" and key not in _warned:
-        _warned.add(key)
-        warnings.warn(what, StorageFallbackWarning, stacklevel=5)
-    op = registry.get(op_name)
-    ins = [x.asnumpy() for x in inputs]
-    shapes = op.infer_shape(attrs, [x.shape for x in ins])
-    dtypes = op.infer_type(attrs, [x.dtype for x in ins])
-    outs = [np.empty(tuple(s), d) for s, d in zip(shapes, dtypes)]
-    op.compute(attrs, ins, outs)
-    ctx = inputs[0].ctx
-    res = [from_numpy(o, ctx) for o in outs]
-    return [r if s == "default" else r.tostype(s) for r, s in zip(res, out_stypes)]
+def _dtype_check(attrs, shapes, dtypes):
+    """The sparse kernels compute in float32 or float64 (float16 in float32); other dtypes
+    take the invoker's storage fallback."""
+    return None if dtypes[0] in _WORK else f"dtype {dtypes[0]}"
 
 
 def _work(x):
@@ -263,9 +238,6 @@ def _dot(attrs, inputs):
     a, b = inputs
     ta, tb = _flags(attrs)
     work = _work(a)
-    if work is None:
-        return _densified("dot", attrs, inputs, _dot_stypes(attrs, [a.stype, b.stype]),
-                          f"dtype {np.dtype(a.dtype)}")
     if a.stype == "csr":
         return [_csr_t_dot(a, b, work) if ta else _csr_dot(a, b, work)]
     return [_dense_dot_csr(a, b, tb, work)]
@@ -315,24 +287,25 @@ def _rsp_mul_dense(x, d, work):
     return out.done()
 
 
+def _binary_check(attrs, shapes, dtypes):
+    if shapes[0] != shapes[1]:
+        return "broadcasting"
+    return _dtype_check(attrs, shapes, dtypes)
+
+
 def _binary(name):
     stypes = _binary_stypes(name)
 
     def compute(attrs, inputs):
         a, b = inputs
-        out_stypes = stypes(attrs, [a.stype, b.stype])
-        if a.shape != b.shape:
-            return _densified(name, attrs, inputs, out_stypes, "broadcasting")
         work = _work(a)
-        if work is None:
-            return _densified(name, attrs, inputs, out_stypes, f"dtype {np.dtype(a.dtype)}")
         if a.stype == b.stype == "csr":
             return [_csr_binary(name, a, b, work)]
         if a.stype == b.stype == "row_sparse":
             return [_rsp_binary(name, a, b, work)]
         x, d = (a, b) if a.stype == "row_sparse" else (b, a)
         return [_rsp_mul_dense(x, d, work)]
-    return compute, stypes
+    return compute, stypes, _binary_check
 
 
 # -- sum, mean of csr ---------------------------------------------------------------------
@@ -349,8 +322,6 @@ def _csr_reduce(op, mean):
     def compute(attrs, inputs):
         x = inputs[0]
         work = _work(x)
-        if work is None:
-            return _densified(op, attrs, inputs, ["default"], f"dtype {np.dtype(x.dtype)}")
         (axis,) = reduced_axes(op, attrs, 2)
         n = x.shape[axis]
         scale = (1.0 / n if n else float("nan")) if mean else 1.0
@@ -369,8 +340,6 @@ def _add_n_stypes(attrs, st):
 def _add_n(attrs, inputs):
     x = inputs[0]
     work = _work(x)
-    if work is None:
-        return _densified("add_n", attrs, inputs, ["row_sparse"], f"dtype {np.dtype(x.dtype)}")
     idx = [storage_host(v, 0) for v in inputs]
     n = K.rsp_union_count(idx)
     out = _Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
@@ -505,13 +474,15 @@ def _square_sum_dense(attrs, ins, outs):
     outs[0][...] = r.reshape(outs[0].shape)
 
 
+def _square_sum_check(attrs, shapes, dtypes):
+    if len(shapes[0]) != 2:
+        return f"{len(shapes[0])}-D arrays"
+    return _dtype_check(attrs, shapes, dtypes)
+
+
 def _square_sum_sparse(attrs, inputs):
     x = inputs[0]
-    out_stype = _square_sum_stypes(attrs, ["row_sparse"])[0]
     work = _work(x)
-    if x.ndim != 2 or work is None:
-        why = f"dtype {np.dtype(x.dtype)}" if work is None else f"{x.ndim}-D arrays"
-        return _densified("_square_sum", attrs, inputs, [out_stype], why)
     axis = _square_sum_axis(attrs)
     idx = storage_host(x, 0)
     k = idx.shape[0]
@@ -548,7 +519,8 @@ register(
     "_square_sum", aliases=("square_sum",), attrs=REDUCE_ATTRS,
     infer_shape=lambda attrs, shapes: [reduced_shape("_square_sum", attrs, shapes[0])],
     compute=_square_sum_dense, compute_sparse=_square_sum_sparse,
-    sparse_stypes=_square_sum_stypes, gradient=_square_sum_grad, grad_inputs=(0,),
+    sparse_stypes=_square_sum_stypes, sparse_check=_square_sum_check,
+    gradient=_square_sum_grad, grad_inputs=(0,),
     doc="""``sum(square(data), axis, keepdims, exclude)`` in one op (MXNet's
 ``_square_sum``), for row_sparse ``data`` whose gradient stays row_sparse.  For a 2-D
 row_sparse array: axis 0 gives a dense result, axis 1 a dense one, or a row_sparse one
@@ -595,10 +567,10 @@ def _csr_slice(attrs, inputs):
 
 for _name in ("add", "subtract", "multiply"):
     attach_sparse(_name, *_binary(_name))
-attach_sparse("sum", _csr_reduce("sum", False), _csr_axis("sum"))
-attach_sparse("mean", _csr_reduce("mean", True), _csr_axis("mean"))
-attach_sparse("add_n", _add_n, _add_n_stypes)
+attach_sparse("sum", _csr_reduce("sum", False), _csr_axis("sum"), _dtype_check)
+attach_sparse("mean", _csr_reduce("mean", True), _csr_axis("mean"), _dtype_check)
+attach_sparse("add_n", _add_n, _add_n_stypes, _dtype_check)
 attach_sparse("cast", _cast, lambda attrs, stypes: [stypes[0]])
 attach_sparse("slice", _csr_slice, _csr_slice_stypes)
 if "dot" in registry.OPS:      # runtime.ops.linalg (imported before this module)
-    attach_sparse("dot", _dot, _dot_stypes)
+    attach_sparse("dot", _dot, _dot_stypes, _dtype_check)

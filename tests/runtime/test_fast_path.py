@@ -88,3 +88,20 @@ def test_out_overlapping_an_input_matches_numpy():
     np.add(ref[:-1], ref[:-1], out=ref[1:])
     np.testing.assert_array_equal(x.asnumpy(), ref)
 
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 9, 129, 8193, 100_000])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_full_reductions_match_numpy_bit_for_bit(n, dtype):
+    """A sum starts from 0 as NumPy's does (the pairwise split, and [-0.0] sums to 0.0);
+    a float32 mean divides in float64 as np.mean does."""
+    a = (np.random.default_rng(n).random(n) * 3 - 1).astype(dtype)
+    x = nd.array(a, dtype=dtype)
+    got = {f: getattr(nd, f)(x).asnumpy()[0] for f in ("sum", "prod", "max", "min", "mean")}
+    assert got["sum"] == np.sum(a, dtype=dtype)
+    assert got["prod"] == np.prod(a, dtype=dtype)
+    assert got["max"] == a.max() and got["min"] == a.min()
+    if dtype != "float16":
+        assert got["mean"] == np.mean(a, dtype=dtype)
+    assert str(nd.array(np.array([-0.0], dtype), dtype=dtype).sum().asnumpy()[0]) == "0.0"

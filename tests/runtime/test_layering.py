@@ -31,6 +31,7 @@ RANKS = {
     "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
     "runtime._types": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
+    "runtime._infer": STORAGE_HIGH,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,
     "runtime._imperative": INVOKER, "runtime._executor": EXECUTOR,
     "runtime.ops": OPS,
@@ -47,15 +48,7 @@ LAZY = {
 
 # Known violations that another part of issue 9 removes; each entry must still occur
 # (remove it when its fix lands).  (module, imported module, "function" or "upward")
-PENDING = {
-    ("runtime._imperative", "runtime.ops.registry", "function"):
-        "the REQ_ADD of sparse results looks up 'add' (invoker part of issue 9)",
-    ("runtime._imperative", "runtime.ops.registry", "upward"):
-        "the same import (invoker part of issue 9)",
-    ("runtime.ops.nn", "runtime.autograd", "upward"):
-        "Dropout reads the training flag, which moves into the invoker (thread-local "
-        "flags, issue 9)",
-}
+PENDING = {}
 
 
 def _modules():

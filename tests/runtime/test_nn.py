@@ -7,9 +7,9 @@ import pytest
 import scipy.special as sps
 
 import runtime as rt
-from runtime import autograd, nd
+from runtime import _imperative, autograd, nd
 from runtime import random as rt_random
-from runtime._imperative import invoke_parsed
+from runtime._imperative import invoke_stateful
 from runtime.ops import registry
 from tests.runtime.opcheck import check_grad, check_requests, run
 
@@ -232,19 +232,37 @@ def test_dropout_gradient(fixed_masks, mode):
 
 
 def test_dropout_gradient_uses_the_forward_decision():
+    """The call's state (``prepare``) holds the decision; the gradient takes it."""
     op = registry.get("Dropout")
     x = nd.array(sample((20, 20), lo=0.5, hi=2.0), dtype="float64")
     attrs = op.parse_attrs({"p": 0.5})
     with autograd.train_mode():
-        out = invoke_parsed(op, [x], attrs, None, None)
+        out, state = invoke_stateful(op, [x], attrs)
+    assert state is True
+    assert attrs == op.parse_attrs({"p": 0.5})           # inference wrote nothing there
     g = nd.ones(x.shape, dtype="float64")
-    (dx,) = op.gradient(attrs, [x], [out], [g])         # backward outside train_mode
+    (dx,) = op.gradient(attrs, [x], [out], [g], state)   # backward outside train_mode
     np.testing.assert_array_equal(dx.asnumpy(), (out.asnumpy() != 0) * 2.0)
-    attrs = op.parse_attrs({"p": 0.5})
-    out = invoke_parsed(op, [x], attrs, None, None)      # predict mode: identity
+    out, state = invoke_stateful(op, [x], attrs)         # predict mode: identity
+    assert state is False
     with autograd.train_mode():
-        (dx,) = op.gradient(attrs, [x], [out], [g])
+        (dx,) = op.gradient(attrs, [x], [out], [g], state)
     np.testing.assert_array_equal(dx.asnumpy(), np.ones((20, 20)))
+
+
+def test_dropout_state_is_made_once_per_call(monkeypatch, request):
+    request.addfinalizer(_imperative.clear_inference_cache)   # forget the replaced prepare
+    op = registry.get("Dropout")
+    calls = []
+    prepare = op.prepare
+    monkeypatch.setattr(op, "prepare", lambda attrs: calls.append(1) or prepare(attrs))
+    _imperative.clear_inference_cache()       # prepare is read with a new signature
+    x = nd.ones((3, 4))
+    with autograd.train_mode():
+        for _ in range(3):
+            nd.Dropout(x, p=0.5)
+    assert len(calls) == 3
+    assert invoke_stateful(registry.get("relu"), [x], {})[1] is None   # no prepare
 
 
 def test_dropout_requests(fixed_masks):
