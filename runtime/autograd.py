@@ -1,38 +1,265 @@
-"""Autograd scopes (MXNet's ``mx.autograd``).
+"""Autograd (MXNet's ``mx.autograd``): recording scopes, backward, grad and Function.
 
-The per-thread flags that the invoker reads without a Python call (C ``thread_local`` in
-``runtime._imperative``; a new thread starts with both off, as in MXNet): training, which
-operators such as Dropout read (``train_mode()``, ``predict_mode()``, ``is_training()``,
-``set_training()``), and recording (``is_recording()``, ``set_recording()``), which sends
-operators down the general path.  The ``set_*`` functions return the previous value.
-Recording scopes and ``backward`` come with the tape.
+The flags are per thread (C ``thread_local`` in ``runtime._imperative``; a new thread
+starts with both off, as in MXNet): recording, which puts every operator whose inputs are
+on the tape on it, and training, which operators such as Dropout read.  The ``set_*``
+functions return the previous value.
+
+Inside ``record()``, an operator call whose inputs include an array on the tape (a
+variable marked by ``attach_grad``/``mark_variables``, or the result of a recorded call)
+is recorded with only what its gradient rule reads (``runtime._tape``); ``backward`` and
+``grad`` run the compiled executor (``runtime._executor``) over those records.
+
+Writes and the tape: writing into an array on the tape while recording (``x[:] = v``,
+``out=x``, ``x += y``) raises before anything is written; writing outside ``record()``
+into an array that a recorded operator saved makes the next backward raise, naming the
+operator.  Writes through a NumPy view of an NDArray (``np.asarray(x)[...] = v``) bypass
+the version counter and cannot be seen: do not write through views of recorded arrays.
 """
 
+from runtime import _executor, _tape
 from runtime._imperative import is_recording, is_training, set_recording, set_training
+from runtime._ndarray import NDArray, set_autograd_hooks, zeros
 
 
-class _TrainingScope:
-    def __init__(self, on):
-        self._on = on
-        self._prev = None
+class _RecordingStateScope:
+    """Sets the recording and/or training flags for a ``with`` block (None: unchanged)."""
+
+    def __init__(self, is_record, train_mode):
+        self._enter_is_record = is_record
+        self._enter_train_mode = train_mode
+        self._prev_is_record = None
+        self._prev_train_mode = None
 
     def __enter__(self):
-        self._prev = set_training(self._on)
+        if self._enter_is_record is not None:
+            self._prev_is_record = set_recording(self._enter_is_record)
+        if self._enter_train_mode is not None:
+            self._prev_train_mode = set_training(self._enter_train_mode)
         return self
 
     def __exit__(self, *exc):
-        set_training(self._prev)
+        if self._enter_is_record is not None:
+            set_recording(self._prev_is_record)
+        if self._enter_train_mode is not None:
+            set_training(self._prev_train_mode)
+
+
+def record(train_mode=True):
+    """Scope that records operators for ``backward`` (training mode unless told)."""
+    return _RecordingStateScope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Scope inside ``record()`` in which nothing is recorded (prediction mode unless
+    told)."""
+    return _RecordingStateScope(False, train_mode)
 
 
 def train_mode():
-    """Scope in which operators run in training mode (Dropout drops)."""
-    return _TrainingScope(True)
+    """Scope in which operators run in training mode (Dropout drops); recording unchanged."""
+    return _RecordingStateScope(None, True)
 
 
 def predict_mode():
-    """Scope in which operators run in inference mode (Dropout is the identity)."""
-    return _TrainingScope(False)
+    """Scope in which operators run in inference mode; recording unchanged."""
+    return _RecordingStateScope(None, False)
 
 
-__all__ = ["is_recording", "set_recording", "is_training", "set_training", "train_mode",
-           "predict_mode"]
+def _as_list(value, name):
+    if isinstance(value, NDArray):
+        return [value], True
+    if isinstance(value, (list, tuple)) and all(isinstance(v, NDArray) for v in value):
+        return list(value), False
+    raise TypeError(f"{name} must be an NDArray or a list of NDArrays (got "
+                    f"{type(value).__name__})")
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables: their gradients go to ``gradients`` by ``grad_reqs``
+    ('write', 'add' or 'null'; one for all or one each), as MXNet's ``mark_variables``."""
+    variables, _ = _as_list(variables, "variables")
+    gradients, _ = _as_list(gradients, "gradients")
+    if len(variables) != len(gradients):
+        raise ValueError(f"mark_variables: gradients must hold one array per variable "
+                         f"(got {len(gradients)} for {len(variables)})")
+    reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
+    if len(reqs) != len(variables):
+        raise ValueError(f"mark_variables: grad_reqs must hold one request per variable "
+                         f"(got {len(reqs)} for {len(variables)})")
+    for i, (x, g, r) in enumerate(zip(variables, gradients, reqs)):
+        if g.shape != x.shape:
+            raise ValueError(f"mark_variables: gradient {i} must have the variable's shape "
+                             f"{x.shape!r} (got {g.shape!r})")
+        _tape.mark_variable(x, g, r)
+
+
+def _heads(heads, head_grads):
+    heads, _ = _as_list(heads, "heads")
+    if head_grads is None:
+        return heads, None
+    if isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise ValueError(f"backward: head_grads must hold one entry per head (got "
+                         f"{len(head_grads)} for {len(heads)})")
+    for i, g in enumerate(head_grads):
+        if g is not None and not isinstance(g, NDArray):
+            raise TypeError(f"backward: head_grads[{i}] must be an NDArray or None (got "
+                            f"{type(g).__name__})")
+    return heads, head_grads
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of ``heads`` with respect to every variable and write them
+    into the variables' ``.grad`` by their ``grad_req``.
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+        Outputs recorded inside ``record()``.
+    head_grads : NDArray or list of (NDArray or None), optional
+        Gradients of the heads (ones where None).
+    retain_graph : bool
+        Keep the saved values so that the same graph can be differentiated again;
+        without it the tape is consumed and a second backward raises.
+    train_mode : bool
+        Whether the gradient rules run in training mode.
+    """
+    heads, head_grads = _heads(heads, head_grads)
+    prev_rec, prev_train = set_recording(False), set_training(train_mode)
+    try:
+        finals = _executor.run(heads, head_grads, None, bool(retain_graph), False)
+        _executor.write_grads(finals)
+    finally:
+        set_recording(prev_rec)
+        set_training(prev_train)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """The gradients of ``heads`` with respect to ``variables``, as new arrays (``.grad``
+    is left alone): one array for one variable, a list for a list.
+
+    ``create_graph=True`` records the gradient computation, so that the results can be
+    differentiated again (higher-order gradients); ``retain_graph`` defaults to it.
+    """
+    heads, head_grads = _heads(heads, head_grads)
+    variables, single = _as_list(variables, "variables")
+    if retain_graph is None:
+        retain_graph = create_graph
+    prev_rec, prev_train = set_recording(bool(create_graph)), set_training(train_mode)
+    try:
+        finals = _executor.run(heads, head_grads, variables, bool(retain_graph),
+                               bool(create_graph))
+    finally:
+        set_recording(prev_rec)
+        set_training(prev_train)
+    given = {id(g) for g in head_grads or () if g is not None}
+    out = []
+    for v in variables:
+        g = finals[v._entry.node.seq][1]
+        if g is None:
+            g = zeros(v.shape, ctx=v.ctx, dtype=v.dtype)
+        elif id(g) in given:       # a head was the variable: never hand back the user's array
+            g = g.copy()
+        out.append(g)
+    return out[0] if single else out
+
+
+def last_backward_stats():
+    """What the last ``backward``/``grad`` did: ``nodes`` (gradient rules run), ``entries``
+    (gradient buffers formed), ``requests`` ({'null', 'write', 'inplace', 'add'}: gradients
+    skipped, first contributions, accumulations done in place, accumulations),
+    ``buffers_allocated`` (gradient buffers the rules made), ``buffers_reused`` (pool
+    allocations served from memory released earlier in the pass), ``planned_bytes`` (peak
+    bytes of live dense gradient buffers, releasing each after its last reader),
+    ``unplanned_bytes`` (the bytes of every gradient buffer made, what a pass that kept
+    them all would hold) and ``peak_bytes`` (peak pool allocation during the pass)."""
+    return _executor.last_stats()
+
+
+class _FunctionOp:
+    """What the tape keeps of one call of a ``Function``."""
+
+    __slots__ = ("fn", "name")
+    differentiable = True
+    grad_reads = None
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = type(fn).__name__
+
+    def release(self):
+        self.fn._saved = ()
+
+    def gradient(self, attrs, ins, outs, ograds):
+        res = self.fn.backward(*ograds)
+        res, _ = _as_list(res, f"{self.name}.backward's result")
+        if len(res) != len(ins):
+            raise ValueError(f"{self.name}.backward must return one gradient per input "
+                             f"(got {len(res)} for {len(ins)})")
+        return res
+
+
+class Function:
+    """A custom operator with its own gradient (MXNet's ``autograd.Function``).
+
+    Subclass it, define ``forward(self, *inputs)`` and ``backward(self, *output_grads)``
+    (one gradient per input), keep what backward needs with ``save_for_backward`` and read
+    it back from ``saved_tensors``; then call an instance on NDArrays.  Unlike MXNet's, a
+    Function honours its variables' ``grad_req='add'``.
+
+    >>> class Sigmoid(Function):
+    ...     def forward(self, x):
+    ...         y = 1 / (1 + nd.exp(-x))
+    ...         self.save_for_backward(y)
+    ...         return y
+    ...     def backward(self, dy):
+    ...         y, = self.saved_tensors
+    ...         return dy * y * (1 - y)
+    """
+
+    def __init__(self):
+        self._saved = ()
+
+    def save_for_backward(self, *args):
+        self._saved = args
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+    def forward(self, *inputs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+    def backward(self, *output_grads):
+        raise NotImplementedError(f"{type(self).__name__} must define backward")
+
+    def __call__(self, *inputs):
+        ins, _ = _as_list(list(inputs), f"{type(self).__name__}'s inputs")
+        with _RecordingStateScope(False, None):
+            outputs = self.forward(*ins)
+        outs, single = _as_list(outputs, f"{type(self).__name__}.forward's result")
+        # an output that is an input would take over the input's place on the tape
+        outs = [o.detach() if any(o is x for x in ins) else o for o in outs]
+        if is_recording():
+            _tape.record_call(_FunctionOp(self), {}, None, ins, outs)
+            # an output kept for backward must not hold its own entry (a cycle through
+            # this Function): keep a detached alias of it
+            self._saved = tuple(a.detach() if any(a is o for o in outs) else a
+                                for a in self._saved)
+        return outs[0] if single else outs
+
+
+def _attach_grad(x, grad_req="write", stype=None):
+    grad = zeros(x.shape, ctx=x.ctx, dtype=x.dtype, stype=stype or x.stype)
+    _tape.mark_variable(x, grad, grad_req)
+
+
+set_autograd_hooks(_attach_grad, _tape.variable_node, backward, is_recording)
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "mark_variables", "backward", "grad",
+           "last_backward_stats", "Function"]

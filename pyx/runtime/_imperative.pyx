@@ -42,6 +42,7 @@ from libc.string cimport memcpy, memset
 
 from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
+from runtime._tape cimport on_tape, record
 
 from runtime import _transfer
 from runtime._ndarray import DTYPES, STYPES, as_dtype
@@ -464,7 +465,15 @@ cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
     if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
         return None
     if out is None:
-        out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
+        # an out-grad that backward donated (its last reader): write the result into it
+        if a._donated:
+            a._donated = False
+            out = a
+        elif b._donated:
+            b._donated = False
+            out = b
+        else:
+            out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
     elif (out._stype != STYPE_DEFAULT or out._dtype is not a._dtype or not out._chunk.host
           or (out._shape is not a._shape and out._shape != a._shape)
           or _shifted_overlap(a, out) or _shifted_overlap(b, out)):
@@ -497,7 +506,12 @@ cdef object fast_unary(_OpEntry e, NDArray a):
     t = _fast_type(e, a) if e.kind == K_UNARY else -1
     if t < 0:
         return None
-    out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
+    if a._donated:             # see fast_binary
+        a._donated = False
+        out = a
+        a._chunk.bump()
+    else:
+        out = new_dense(a._shape, a._dtype, a._chunk.ctx, 0)
     steps[0] = steps[1] = (<cnp.dtype>a._dtype).itemsize
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(out._chunk.ptr() + out._offset)
@@ -968,6 +982,8 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
     inf = _infer(op, attrs, inputs, n_in, e, owned)
     outs = _outputs(op, out, inf, ctx)
     reqs = _requests(op, req, inf.n_out, outs)
+    if ndrt_flags[FLAG_RECORDING] and (out is not None or inf.mutates):
+        _refuse_tape_writes(op, outs, inputs, inf.mutates)
     state = None if inf.prepare is None else inf.prepare(attrs)
     if state_box is not None:
         state_box.append(state)
@@ -981,7 +997,24 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
     if inf.mutates:
         for i in inf.mutates:
             (<NDArray>inputs[i])._chunk.bump()
+    if ndrt_flags[FLAG_RECORDING] and on_tape(inputs):
+        record(op, attrs, state, inputs, outs)
     return outs[0] if inf.n_out == 1 else outs
+
+
+cdef int _refuse_tape_writes(object op, list outs, list inputs, tuple mutates) except -1:
+    """While recording, an operator must not write into an array on the tape (out=, an
+    in-place operator, setitem, or an input it mutates): the gradients recorded from its
+    old values would be wrong.  Raised before anything is written, as MXNet does."""
+    cdef Py_ssize_t i
+    targets = [o for o in outs if o is not None] + [inputs[i] for i in mutates]
+    for o in targets:
+        if (<NDArray>o)._entry is not None:
+            raise RuntimeError(
+                f"{op.name}: cannot write into an array on the autograd tape while recording "
+                f"(shape {o.shape!r}): the gradients recorded from its old values would be "
+                "wrong; write outside autograd.record(), or into a copy")
+    return 0
 
 
 cdef object _check_inputs(object op, list inputs, Py_ssize_t n_in):

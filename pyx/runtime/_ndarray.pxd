@@ -35,6 +35,7 @@ cdef class NDArray:
     cdef object _dtype             # numpy dtype instance
     cdef int _stype
     cdef public object _entry      # autograd tape entry (None when not recorded)
+    cdef public bint _donated      # backward: the next elementwise op may write into it
     cdef object __weakref__
 
     cdef Py_ssize_t _size(self) noexcept

@@ -496,6 +496,28 @@ def set_storage_hooks(zeros, check_format, rebuild):
     _sparse_zeros, _check_format, _rebuild = zeros, check_format, rebuild
 
 
+# runtime.autograd's routines behind attach_grad, grad, backward, and the recording flag
+# (views of an array on the tape are made by operators while recording, so that they are
+# recorded too)
+cdef object _attach_grad = None
+cdef object _variable_node = None
+cdef object _backward = None
+cdef object _is_recording = None
+
+
+def set_autograd_hooks(attach_grad, variable_node, backward, is_recording):
+    """runtime.autograd installs at import: ``attach_grad(x, grad_req, stype)``,
+    ``variable_node(x)`` (the tape node of a variable, or None), ``backward(heads,
+    head_grads, retain_graph, train_mode)`` and ``is_recording()``."""
+    global _attach_grad, _variable_node, _backward, _is_recording
+    _attach_grad, _variable_node, _backward = attach_grad, variable_node, backward
+    _is_recording = is_recording
+
+
+cdef inline bint _recording_now() except -1:
+    return _is_recording is not None and _is_recording()
+
+
 cdef object _hooked(object fn, str what):
     """``fn``, registered by a layer above; RuntimeError naming ``what`` if it is not."""
     if fn is None:
@@ -814,6 +836,31 @@ cdef class NDArray:
         """
         return _nd("cast_storage")(self, stype=stype)
 
+    # -- autograd (runtime.autograd) ------------------------------------------------
+
+    def attach_grad(self, grad_req="write", stype=None):
+        """Make this array a variable of autograd: ``backward`` writes its gradient into
+        ``self.grad`` ('write'), adds it there ('add') or skips it ('null').  ``stype``
+        is the gradient's storage type (this array's unless given), as in MXNet."""
+        _hooked(_attach_grad, "attach_grad")(self, grad_req, stype)
+
+    @property
+    def grad(self):
+        """The gradient buffer of a variable (``attach_grad``), None otherwise."""
+        node = _hooked(_variable_node, "grad")(self)
+        return None if node is None else node.grad
+
+    @property
+    def grad_req(self):
+        """'write', 'add' or 'null' for a variable, 'null' otherwise."""
+        node = _hooked(_variable_node, "grad_req")(self)
+        return "null" if node is None else ("null", "write", None, "add")[node.grad_req]
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Compute the gradients of this array with respect to the variables
+        (``autograd.backward([self], [out_grad])``)."""
+        _hooked(_backward, "backward")([self], [out_grad], retain_graph, train_mode)
+
     def detach(self):
         """A view sharing memory with no autograd history."""
         return _wrap(type(self), self._chunk, self._shape, self._dtype, self._stype,
@@ -834,6 +881,8 @@ cdef class NDArray:
         if not kwargs and self._stype == STYPE_DEFAULT:
             fast = _plain_reshape(shape, self._size(), self._dtype)
             if fast is not None:
+                if self._entry is not None and _recording_now():
+                    return _nd("reshape")(self, shape=fast)
                 return _wrap(NDArray, self._chunk, fast, self._dtype, STYPE_DEFAULT,
                              self._offset)
         if kwargs:
@@ -846,6 +895,8 @@ cdef class NDArray:
             raise TypeError(f"reshape: {self.stype} arrays cannot be reshaped; convert with "
                             "tostype('default') first")
         new = _infer_reshape(self._shape, shape, self._size(), self._dtype)
+        if self._entry is not None and _recording_now():
+            return _nd("reshape")(self, shape=new)     # an operator, so that it is recorded
         return _wrap(NDArray, self._chunk, new, self._dtype, STYPE_DEFAULT, self._offset)
 
     def __getitem__(self, key):
@@ -861,6 +912,8 @@ cdef class NDArray:
                 return self
             raise TypeError(f"row_sparse arrays support only x[:] (got {key!r}); convert "
                             "with tostype('default') to index")
+        if self._entry is not None and _recording_now():
+            return _getitem(self, key)       # an operator (a copy), so that it is recorded
         if type(key) is slice and self._shape and ((<slice>key).step is None
                                                     or (<slice>key).step == 1):
             n = self._shape[0]
@@ -1332,9 +1385,16 @@ cdef object _getitem(NDArray x, object key):
     if basic is not None:
         begin, end, step, sliced, shape = basic
         out = _nd("slice")(x, begin=begin, end=end, step=step)
-        return out if shape == sliced else _view_as(out, shape)
-    return _nd("take")(_view_as(x, (x._size(),)), dense_from_numpy(flat, x._chunk.ctx),
+        return out if shape == sliced else _reshaped(out, shape)
+    return _nd("take")(_reshaped(x, (x._size(),)), dense_from_numpy(flat, x._chunk.ctx),
                        mode="raise")
+
+
+cdef object _reshaped(NDArray x, tuple shape):
+    """``_view_as``, or the ``reshape`` operator while recording an array on the tape."""
+    if x._entry is not None and _recording_now():
+        return _nd("reshape")(x, shape=shape)
+    return _view_as(x, shape)
 
 
 cdef bint _is_number(object v):

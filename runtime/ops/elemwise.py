@@ -61,7 +61,7 @@ def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
-        inplace=[(0, 0)], differentiable=grad is not None,
+        inplace=[(0, 0)], grad_donates=grad is not None,
         ufunc=fn if isinstance(fn, np.ufunc) else None)
 
 

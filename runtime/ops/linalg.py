@@ -92,24 +92,30 @@ def _dot(attrs, ins, outs):
     np.dot(a2.T if ta else a2, b2.T if tb else b2, out=out.reshape(oview))
 
 
-def _dot_grad(attrs, inputs, outputs, out_grads):
+def _dot_grad(attrs, inputs, outputs, out_grads, needs=(True, True)):
+    # ``needs`` (from the backward executor): which inputs want a gradient; the others
+    # get None and their product is never computed (the request null).
     x, y = inputs
     g = out_grads[0]
     ta, tb = _flags(attrs)
     lview, rview, oview, _, k = _dot_plan(attrs, x.shape, y.shape)
     if g.size == 0 or k == 0:
-        return [F.zeros_like(x), F.zeros_like(y)]
+        return [F.zeros_like(x) if needs[0] else None, F.zeros_like(y) if needs[1] else None]
     a, b, g2 = _reshape(x, lview), _reshape(y, rview), _reshape(g, oview)
     if not ta and not tb:        # out = a b
-        da, db = F.dot(g2, b, transpose_b=True), F.dot(a, g2, transpose_a=True)
+        da = lambda: F.dot(g2, b, transpose_b=True)
+        db = lambda: F.dot(a, g2, transpose_a=True)
     elif ta and not tb:          # out = a.T b
-        da, db = F.dot(b, g2, transpose_b=True), F.dot(a, g2)
+        da = lambda: F.dot(b, g2, transpose_b=True)
+        db = lambda: F.dot(a, g2)
     elif tb and not ta:          # out = a b.T
-        da, db = F.dot(g2, b), F.dot(g2, a, transpose_a=True)
+        da = lambda: F.dot(g2, b)
+        db = lambda: F.dot(g2, a, transpose_a=True)
     else:                        # out = a.T b.T
-        da = F.dot(b, g2, transpose_a=True, transpose_b=True)
-        db = F.dot(g2, a, transpose_a=True, transpose_b=True)
-    return [_reshape(da, x.shape), _reshape(db, y.shape)]
+        da = lambda: F.dot(b, g2, transpose_a=True, transpose_b=True)
+        db = lambda: F.dot(g2, a, transpose_a=True, transpose_b=True)
+    return [_reshape(da(), x.shape) if needs[0] else None,
+            _reshape(db(), y.shape) if needs[1] else None]
 
 
 register(
@@ -291,21 +297,26 @@ def _fc(attrs, ins, outs):
         np.add(out, ins[2], out=out)
 
 
-def _fc_grad(attrs, inputs, outputs, out_grads):
+def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
+    # ``needs``: as in _dot_grad (an unneeded gradient is None and never computed)
     x, w = inputs[0], inputs[1]
     g = out_grads[0]
     nh = attrs["num_hidden"]
     batch, k = _fc_plan(attrs, [x.shape, w.shape] + ([] if attrs["no_bias"] else [(nh,)]))
     m = _prod(batch)
+    dx = dw = None
     if m == 0 or k == 0:
-        dx, dw = F.zeros_like(x), F.zeros_like(w)
+        dx = F.zeros_like(x) if needs[0] else None
+        dw = F.zeros_like(w) if needs[1] else None
     else:
         g2 = _reshape(g, (m, nh))
-        dx = _reshape(F.dot(g2, w), x.shape)
-        dw = F.dot(g2, _reshape(x, (m, k)), transpose_a=True)
+        if needs[0]:
+            dx = _reshape(F.dot(g2, w), x.shape)
+        if needs[1]:
+            dw = F.dot(g2, _reshape(x, (m, k)), transpose_a=True)
     if attrs["no_bias"]:
         return [dx, dw]
-    return [dx, dw, F.sum(g, axis=tuple(range(g.ndim - 1)))]
+    return [dx, dw, F.sum(g, axis=tuple(range(g.ndim - 1))) if needs[2] else None]
 
 
 register(

@@ -84,7 +84,8 @@ class Op:
                  "infer_shape", "infer_type", "infer_storage", "compute", "compute_sparse",
                  "sparse_stypes", "gradient", "grad_inputs", "grad_outputs", "inplace",
                  "custom_storage",
-                 "mutates", "ignores", "differentiable", "doc", "needs_rng",
+                 "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
+                 "doc", "needs_rng",
                  "sparse_check", "prepare", "ufunc", "scalar_forms")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
@@ -92,7 +93,8 @@ class Op:
                  sparse_stypes=None, gradient=None, grad_inputs=None, grad_outputs=None,
                  inplace=(), mutates=(), ignores=(), aliases=(),
                  variadic=False, differentiable=True, doc="", needs_rng=False,
-                 sparse_check=None, prepare=None, ufunc=None, scalar_forms=None):
+                 sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
+                 grad_donates=False):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -120,6 +122,14 @@ class Op:
         self.mutates = tuple(mutates)
         self.ignores = tuple(ignores)
         self.differentiable = differentiable and gradient is not None
+        # declared differentiable=False: piecewise constant in its inputs (comparisons,
+        # argmax, one_hot, stop_gradient): its gradient is zero, so the tape does not record
+        # it.  An op that merely lacks a rule (digamma) is recorded and backward through it
+        # raises.
+        self.stops_gradient = not differentiable
+        # the rule reads its out-grad once, in an elementwise op: backward may let that op
+        # write into the out-grad's buffer when nothing else reads it (request inplace)
+        self.grad_donates = grad_donates
         self.doc = doc
         self.needs_rng = needs_rng
         self.sparse_check = sparse_check

@@ -33,7 +33,7 @@ RANKS = {
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
     "runtime._infer": STORAGE_HIGH,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,
-    "runtime._imperative": INVOKER, "runtime._executor": EXECUTOR,
+    "runtime._imperative": INVOKER, "runtime._tape": INVOKER, "runtime._executor": EXECUTOR,
     "runtime.ops": OPS,
     "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
 }

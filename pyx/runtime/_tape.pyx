@@ -1,0 +1,171 @@
+"""The autograd tape: what a recorded operator call keeps for its gradient.
+
+An array on the tape carries an :class:`Entry` (``NDArray._entry``): the :class:`Node`
+that produced it and its output position.  A variable (``attach_grad``) is a node
+without an operator that holds the gradient buffer and its request.  An operator node
+keeps, as MXNet's ``Imperative::RecordOp`` does, the description (``ArrayDesc``) of every
+input and output and the values of only those that its gradient rule reads
+(``Op.grad_reads``, MXNet's ``GetBackwardDependency``): detached aliases of their
+memory, with the chunk's write version at that moment, so that a later write makes
+backward refuse instead of computing a wrong gradient.  Aliases carry no entry, so a node
+never holds a cycle back to itself; everything else (inputs' values, attributes' copies)
+is dropped at once.
+
+Nodes are numbered as they are made: an input's node always has a smaller number, so the
+reverse creation order is a topological order of the backward graph.
+"""
+
+from runtime._ndarray cimport NDArray
+
+from runtime._desc import ArrayDesc
+
+cdef Py_ssize_t _next_seq = 0
+
+# grad_req codes (MXNet's OpReqType numbering)
+GRAD_REQS = {"null": 0, "write": 1, "add": 3}
+
+
+cdef class Entry:
+    """Where an array on the tape comes from: ``node`` and its output ``index``."""
+
+    def __cinit__(self, Node node, Py_ssize_t index):
+        self.node = node
+        self.index = index
+
+    def __repr__(self):
+        return f"<Entry {self.index} of {self.node!r}>"
+
+
+cdef class Node:
+    """One recorded operator call, or one variable (``op`` None)."""
+
+    def __cinit__(self):
+        global _next_seq
+        self.seq = _next_seq
+        _next_seq += 1
+
+    @property
+    def name(self):
+        if self.op is None:
+            return "variable"
+        return getattr(self.op, "name", type(self.op).__name__)
+
+    cdef int release(self) except -1:
+        """Drop the saved values (backward without retain_graph), a Function's too."""
+        self.saved_in = self.saved_out = None
+        self.consumed = True
+        release = getattr(self.op, "release", None)
+        if release is not None:
+            release()
+        return 0
+
+    def saved(self, bint outputs, Py_ssize_t i, bint with_entry):
+        """The saved value of input/output ``i`` (an NDArray sharing the saved memory), or
+        its ArrayDesc when the rule does not read it.  Raises RuntimeError when the array
+        was written after it was saved.  ``with_entry``: the alias is on the tape (the
+        input's entry, or this node's output), for gradients of gradients."""
+        cdef list vals = self.saved_out if outputs else self.saved_in
+        cdef NDArray a
+        if vals is None:
+            raise RuntimeError(_freed_message(self))
+        if vals[i] is None:
+            return (self.out_descs if outputs else self.in_descs)[i]
+        a = vals[i]
+        ver = (self.versions_out if outputs else self.versions_in)[i]
+        if a._chunk.version != ver:
+            what = "output" if outputs else "input"
+            raise RuntimeError(
+                f"backward: {self.name}'s {what} {i} (shape {a.shape!r}) was written after "
+                f"{self.name} saved it for its gradient (version {a._chunk.version}, saved "
+                f"at {ver}); do not write into arrays that a recorded operator read, or "
+                "record again after writing")
+        if with_entry:
+            a = a.detach()
+            a._entry = Entry(self, i) if outputs else self.inputs[i]
+        return a
+
+    def __repr__(self):
+        return f"<Node {self.seq} {self.name}>"
+
+
+def _freed_message(Node node):
+    return (f"backward: the graph of {node.name} was already consumed by a backward pass; "
+            "to differentiate the same graph twice, pass retain_graph=True to the first "
+            "backward")
+
+
+cdef bint on_tape(list inputs) noexcept:
+    cdef object x
+    for x in inputs:
+        if (<NDArray>x)._entry is not None:
+            return True
+    return False
+
+
+cdef list _save(list arrays, tuple which, list versions):
+    cdef list out = [None] * len(arrays)
+    cdef NDArray a
+    for i in which:
+        a = arrays[i]
+        out[i] = a.detach()
+        versions[i] = a._chunk.version
+    return out
+
+
+cdef int record(object op, dict attrs, object state, list inputs, list outputs) except -1:
+    """Put one operator call on the tape when an input is on it (else nothing)."""
+    cdef Node node
+    cdef Py_ssize_t i, n_in = len(inputs), n_out = len(outputs)
+    if not on_tape(inputs) or getattr(op, "stops_gradient", False):
+        return 0
+    node = Node.__new__(Node)
+    node.op = op
+    node.attrs = attrs
+    node.state = state
+    node.inputs = [(<NDArray>x)._entry for x in inputs]
+    node.in_descs = [ArrayDesc.of(x) for x in inputs]
+    node.out_descs = [ArrayDesc.of(x) for x in outputs]
+    reads_in, reads_out = _reads(op, attrs, state, n_in, n_out)
+    node.versions_in = [0] * n_in
+    node.versions_out = [0] * n_out
+    node.saved_in = _save(inputs, reads_in, node.versions_in)
+    node.saved_out = _save(outputs, reads_out, node.versions_out)
+    for i in range(n_out):
+        (<NDArray>outputs[i])._entry = Entry(node, i)
+    return 0
+
+
+cdef _reads(object op, dict attrs, object state, Py_ssize_t n_in, Py_ssize_t n_out):
+    reads = getattr(op, "grad_reads", None)
+    if reads is None:
+        return (), ()
+    return reads(attrs if state is None else dict(attrs, _state=state), n_in, n_out)
+
+
+def record_call(op, dict attrs, state, list inputs, list outputs):
+    """Python entry of :func:`record` (autograd.Function and the invoker's callers)."""
+    record(op, attrs, state, inputs, outputs)
+
+
+def mark_variable(NDArray x, NDArray grad, str grad_req):
+    """Make ``x`` a variable whose gradient goes to ``grad`` with ``grad_req``."""
+    cdef Node node
+    if grad_req not in GRAD_REQS:
+        raise ValueError(f"grad_req must be one of {', '.join(GRAD_REQS)} (got {grad_req!r})")
+    node = Node.__new__(Node)
+    node.op = None
+    node.attrs = {}
+    node.inputs = []
+    node.in_descs = []
+    node.out_descs = [ArrayDesc.of(x)]
+    node.grad = grad
+    node.grad_req = GRAD_REQS[grad_req]
+    x._entry = Entry(node, 0)
+
+
+def variable_node(NDArray x):
+    """The variable node of ``x``, or None when ``x`` is not a variable."""
+    e = x._entry
+    if e is None or (<Entry>e).node.op is not None:
+        return None
+    return (<Entry>e).node
