@@ -602,9 +602,9 @@ cdef object unary_impl(str name, object a):
 
 
 cdef object reduce_impl(str name, object x, dict kwargs):
-    """x.sum(**kwargs), x.mean(), x.max(), x.min(): without keywords on the short road
-    when it applies, with attribute keywords on the general path; None leaves the call
-    to the nd function (out=, req=, positional arguments)."""
+    """x.sum / mean / max / min(**kwargs): without keywords on the short road when it
+    applies, with attribute keywords on the general path; None leaves the call to the
+    nd function (out=, req=, positional arguments)."""
     cdef _OpEntry e = _by_name.get(name)
     cdef object res
     if e is None:

@@ -289,6 +289,9 @@ int64 (``2**63 - 1`` too, which rounds to 2**63) raises ValueError before anythi
 written.  Integer results wrap around on overflow, as in the array form."""
 
 
+_ndarray = np.ndarray
+
+
 def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_outputs=(),
               sparse=False, differentiable=True, notes=""):
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
@@ -296,8 +299,9 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
         x = ins[0]
         s = attrs["scalar"]
         # NumPy casts a Python float to a floating array's dtype itself (NEP 50), as
-        # dtype_scalar would; integer dtypes need dtype_scalar's truncation and checks.
-        if type(s) is not float or x.dtype.kind != "f":
+        # dtype_scalar would; integer dtypes need dtype_scalar's truncation and checks,
+        # and CuPy arrays get the scalar of their dtype.
+        if type(s) is not float or type(x) is not _ndarray or x.dtype.kind != "f":
             s = dtype_scalar(name, "scalar", s, x.dtype, wrap=True)
         if reverse:
             fn(s, x, out=outs[0], casting="unsafe")
