@@ -22,10 +22,7 @@ cdef class ArrayDesc:
     and hash equal.
     """
 
-    cdef readonly tuple shape
-    cdef readonly object dtype
-    cdef readonly str stype
-    cdef readonly object ctx
+    # fields in _desc.pxd (the tape makes descriptions at C level)
 
     def __init__(self, shape, dtype, str stype, ctx):
         self.shape = tuple(shape)

@@ -425,11 +425,10 @@ def connect(dict ops):
 
 cdef inline int _fast_type(_OpEntry e, NDArray x) noexcept:
     """The NumPy type number of ``x`` when the short road of ``e`` takes it (dense host
-    memory, a dtype the op's inference keeps, a loop that passed its probe, not
-    recording), else -1."""
+    memory, a dtype the op's inference keeps, a loop that passed its probe), else -1.
+    While recording, the short roads record their call too (``_record_fast``)."""
     cdef int t
-    if (not _fast_enabled or ndrt_flags[FLAG_RECORDING] or x._stype != STYPE_DEFAULT
-            or not x._chunk.host):
+    if not _fast_enabled or x._stype != STYPE_DEFAULT or not x._chunk.host:
         return -1
     t = (<cnp.dtype>x._dtype).type_num
     if t >= N_TYPES or not (e.types >> t) & 1 or loops[e.slot][t] == NULL:
@@ -464,6 +463,8 @@ cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
         return None
     if a._chunk.ctx is not b._chunk.ctx and a._chunk.ctx != b._chunk.ctx:
         return None
+    if out is not None and ndrt_flags[FLAG_RECORDING]:
+        return None            # the general path checks writes into the tape first
     if out is None:
         # an out-grad that backward donated (its last reader): write the result into it
         if a._donated:
@@ -484,7 +485,15 @@ cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):
     args[2] = <char*>(out._chunk.ptr() + out._offset)
     _run_loop(e, t, args, a._size(), steps)
     out._chunk.bump()
+    if ndrt_flags[FLAG_RECORDING] and (a._entry is not None or b._entry is not None):
+        _record_fast(e, [a, b], out)
     return out
+
+
+cdef int _record_fast(_OpEntry e, list inputs, NDArray out) except -1:
+    """Put a short-road call on the tape, as the general path would have."""
+    record(e.op, e.defaults, None, inputs, [out])
+    return 0
 
 
 cdef inline bint _shifted_overlap(NDArray x, NDArray out):
@@ -516,6 +525,8 @@ cdef object fast_unary(_OpEntry e, NDArray a):
     args[0] = <char*>(a._chunk.ptr() + a._offset)
     args[1] = <char*>(out._chunk.ptr() + out._offset)
     _run_loop(e, t, args, a._size(), steps)
+    if ndrt_flags[FLAG_RECORDING] and a._entry is not None:
+        _record_fast(e, [a], out)
     return out
 
 
@@ -552,6 +563,8 @@ cdef object fast_reduce(_OpEntry e, NDArray x):
             (<float*>args[0])[0] = <float>(<double>(<float*>args[0])[0] / <double>size)
         else:
             (<double*>args[0])[0] /= size
+    if ndrt_flags[FLAG_RECORDING] and x._entry is not None:
+        _record_fast(e, [x], out)
     return out
 
 

@@ -15,9 +15,10 @@ Nodes are numbered as they are made: an input's node always has a smaller number
 reverse creation order is a topological order of the backward graph.
 """
 
+from runtime._desc cimport ArrayDesc
 from runtime._ndarray cimport NDArray
 
-from runtime._desc import ArrayDesc
+cdef tuple _STYPES = ("default", "row_sparse", "csr")   # by NDArray._stype
 
 cdef Py_ssize_t _next_seq = 0
 
@@ -102,6 +103,38 @@ cdef bint on_tape(list inputs) noexcept:
     return False
 
 
+cdef ArrayDesc _desc(NDArray x):
+    cdef ArrayDesc d = ArrayDesc.__new__(ArrayDesc)
+    d.shape = x._shape
+    d.dtype = x.dtype
+    d.stype = _STYPES[x._stype]
+    d.ctx = x._chunk.ctx
+    return d
+
+
+cdef Entry _entry(Node node, Py_ssize_t index):
+    cdef Entry e = Entry.__new__(Entry, node, index)
+    return e
+
+
+# registry op -> (stops_gradient, grad_reads: (inputs, outputs), or None when they depend
+# on the attributes): read once per op, not per call
+cdef dict _op_info = {}
+
+
+cdef tuple _info(object op):
+    cdef tuple info = _op_info.get(op)
+    if info is None:
+        ins = getattr(op, "grad_inputs", ())
+        outs = getattr(op, "grad_outputs", ())
+        static = None if callable(ins) or callable(outs) or not hasattr(op, "grad_reads") \
+            else (tuple(ins), tuple(outs))
+        info = (bool(getattr(op, "stops_gradient", False)), static)
+        if getattr(op, "grad_reads", None) is not None:
+            _op_info[op] = info     # registry ops only: a Function's op is one per call
+    return info
+
+
 cdef list _save(list arrays, tuple which, list versions):
     cdef list out = [None] * len(arrays)
     cdef NDArray a
@@ -116,22 +149,28 @@ cdef int record(object op, dict attrs, object state, list inputs, list outputs) 
     """Put one operator call on the tape when an input is on it (else nothing)."""
     cdef Node node
     cdef Py_ssize_t i, n_in = len(inputs), n_out = len(outputs)
-    if not on_tape(inputs) or getattr(op, "stops_gradient", False):
+    if not on_tape(inputs):
+        return 0
+    info = _info(op)
+    if info[0]:
         return 0
     node = Node.__new__(Node)
     node.op = op
     node.attrs = attrs
     node.state = state
     node.inputs = [(<NDArray>x)._entry for x in inputs]
-    node.in_descs = [ArrayDesc.of(x) for x in inputs]
-    node.out_descs = [ArrayDesc.of(x) for x in outputs]
-    reads_in, reads_out = _reads(op, attrs, state, n_in, n_out)
+    node.in_descs = [_desc(<NDArray>x) for x in inputs]
+    node.out_descs = [_desc(<NDArray>x) for x in outputs]
+    if info[1] is not None:
+        reads_in, reads_out = info[1]
+    else:
+        reads_in, reads_out = _reads(op, attrs, state, n_in, n_out)
     node.versions_in = [0] * n_in
     node.versions_out = [0] * n_out
     node.saved_in = _save(inputs, reads_in, node.versions_in)
     node.saved_out = _save(outputs, reads_out, node.versions_out)
     for i in range(n_out):
-        (<NDArray>outputs[i])._entry = Entry(node, i)
+        (<NDArray>outputs[i])._entry = _entry(node, i)
     return 0
 
 
@@ -157,7 +196,7 @@ def mark_variable(NDArray x, NDArray grad, str grad_req):
     node.attrs = {}
     node.inputs = []
     node.in_descs = []
-    node.out_descs = [ArrayDesc.of(x)]
+    node.out_descs = [_desc(x)]
     node.grad = grad
     node.grad_req = GRAD_REQS[grad_req]
     x._entry = Entry(node, 0)
