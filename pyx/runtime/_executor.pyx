@@ -253,9 +253,26 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
     return {n.seq: (n, results.get(n.seq)) for n in nodes if n.op is None and needs[n.seq]}
 
 
+# op -> (donates, differentiable, gradient rule, rule takes ``needs``), read once per op
+cdef dict _op_rules = {}
+
+
+cdef tuple _rule_of(object op):
+    cdef tuple info = _op_rules.get(op)
+    if info is None:
+        rule = getattr(op, "gradient", None)
+        info = (bool(getattr(op, "grad_donates", False)),
+                bool(getattr(op, "differentiable", True)) and rule is not None,
+                rule, rule is not None and _rule_takes_needs(rule))
+        if getattr(op, "grad_reads", None) is not None:   # registry ops, not Functions
+            _op_rules[op] = info
+    return info
+
+
 cdef int _run_node(_Run r, Node n, dict needs) except -1:
     cdef Py_ssize_t j, n_out = len(n.out_descs), n_in = len(n.inputs)
-    cdef bint donates = getattr(n.op, "grad_donates", False)
+    cdef tuple info = _rule_of(n.op)
+    cdef bint donates = info[0]
     cdef list ograds = [r.take((n.seq, j), donates) for j in range(n_out)]
     cdef list mask
     cdef NDArray g
@@ -268,17 +285,17 @@ cdef int _run_node(_Run r, Node n, dict needs) except -1:
                               dtype=n.out_descs[j].dtype, stype=n.out_descs[j].stype)
     if not any_grad:
         return 0
-    if not getattr(n.op, "differentiable", True) or getattr(n.op, "gradient", None) is None:
+    if not info[1]:
         raise RuntimeError(f"backward: {n.name} is not differentiable (it has no gradient "
                            "rule), and a gradient must flow through it here")
     mask = [x is not None and needs[(<Entry>x).node.seq] for x in n.inputs]
-    ins = [n.saved(False, j, r.create_graph) for j in range(n_in)]
-    outs = [n.saved(True, j, r.create_graph) for j in range(n_out)]
-    rule = n.op.gradient
+    ins = [n.value(False, j, r.create_graph) for j in range(n_in)]
+    outs = [n.value(True, j, r.create_graph) for j in range(n_out)]
+    rule = info[2]
     # a stateful op's rule takes the forward's state (Op.prepare) after the out-grads
     args = (n.attrs, ins, outs, ograds) if n.state is None else \
         (n.attrs, ins, outs, ograds, n.state)
-    if _rule_takes_needs(rule):
+    if info[3]:
         in_grads = rule(*args, needs=mask)
     else:
         in_grads = rule(*args)
@@ -292,14 +309,15 @@ cdef int _run_node(_Run r, Node n, dict needs) except -1:
     if len(in_grads) != n_in:
         raise RuntimeError(f"backward: the gradient rule of {n.name} returned "
                            f"{len(in_grads)} gradients for {n_in} inputs")
-    seen = set()
     shared = set()
-    for j in range(n_in):
-        if mask[j] and in_grads[j] is not None:
-            c = id((<NDArray>in_grads[j])._chunk)
-            if c in seen:
-                shared.add(c)
-            seen.add(c)
+    if n_in > 1:
+        seen = set()
+        for j in range(n_in):
+            if mask[j] and in_grads[j] is not None:
+                c = id((<NDArray>in_grads[j])._chunk)
+                if c in seen:
+                    shared.add(c)
+                seen.add(c)
     for j in range(n_in):
         if not mask[j]:
             r.n_null += 1          # a gradient nobody reads: not formed (or dropped)

@@ -19,6 +19,7 @@ cdef class Node:
     cdef public int grad_req
 
     cdef int release(self) except -1
+    cdef object value(self, bint outputs, Py_ssize_t i, bint with_entry)
 
 
 cdef class Entry:

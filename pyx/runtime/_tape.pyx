@@ -61,6 +61,10 @@ cdef class Node:
         return 0
 
     def saved(self, bint outputs, Py_ssize_t i, bint with_entry):
+        """See :meth:`value`."""
+        return self.value(outputs, i, with_entry)
+
+    cdef object value(self, bint outputs, Py_ssize_t i, bint with_entry):
         """The saved value of input/output ``i`` (an NDArray sharing the saved memory), or
         its ArrayDesc when the rule does not read it.  Raises RuntimeError when the array
         was written after it was saved.  ``with_entry``: the alias is on the tape (the

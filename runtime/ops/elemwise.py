@@ -181,6 +181,15 @@ def _ub(g, x):
     return unbroadcast(g, x.shape)
 
 
+def _binary_grad(left, right):
+    """The rule ``[left(a, i, o, g), right(a, i, o, g)]``, skipping the side that the
+    backward executor says no one needs (``needs``: the request null)."""
+    def rule(a, i, o, g, needs=(True, True)):
+        return [left(a, i, o, g) if needs[0] else None,
+                right(a, i, o, g) if needs[1] else None]
+    return rule
+
+
 # The dtype rules that surprise NumPy users, told in the docs of the ops they concern.
 KEEP_DTYPE = """The result keeps the inputs' dtype (MXNet's rule; NumPy would promote):
 integer results wrap around on overflow (int8 ``100 + 100`` gives -56), and on bool
@@ -213,21 +222,25 @@ def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_ou
                         f"have one dtype.\n\n{notes}")
 
 
-binary("add", np.add, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(g[0], i[1])],
+binary("add", np.add, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
+                                   lambda a, i, o, g: _ub(g[0], i[1])),
        ("_plus_scalar", "_plus_scalar"),
        aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
        grad_inputs=(), expr="lhs + rhs")
-binary("subtract", np.subtract, lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0], i[1])],
+binary("subtract", np.subtract, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
+                                             lambda a, i, o, g: _ub(-g[0], i[1])),
        ("_minus_scalar", "_rminus_scalar"),
        aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
        notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
-       lambda a, i, o, g: [_ub(g[0] * i[1], i[0]), _ub(g[0] * i[0], i[1])],
+       _binary_grad(lambda a, i, o, g: _ub(g[0] * i[1], i[0]),
+                    lambda a, i, o, g: _ub(g[0] * i[0], i[1])),
        ("_mul_scalar", "_mul_scalar"),
        aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"), expr="lhs * rhs")
 binary("divide", np.divide,
-       lambda a, i, o, g: [_ub(g[0] / i[1], i[0]), _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])],
+       _binary_grad(lambda a, i, o, g: _ub(g[0] / i[1], i[0]),
+                    lambda a, i, o, g: _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])),
        ("_div_scalar", "_rdiv_scalar"),
        aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
        expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
