@@ -81,3 +81,34 @@ def test_imports_come_from_site_packages():
     for name in PACKAGES:
         root = _installed_root(name)
         assert root.parent in site, f"{name} imported from {root}, not from {site}"
+
+
+def _stub_names(path):
+    """Top-level names a .pyi declares (functions, classes, variables)."""
+    import ast
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_every_extension_has_a_stub_that_matches_it():
+    pyx = _source_tree() / "pyx"
+    for src in pyx.rglob("*.pyx"):
+        name = ".".join(src.relative_to(pyx).with_suffix("").parts)
+        mod = importlib.import_module(name)
+        stub = Path(mod.__file__).parent / (name.rsplit(".", 1)[1] + ".pyi")
+        assert stub.is_file(), f"{name} has no .pyi stub"
+        declared = _stub_names(stub)
+        missing = sorted(n for n in declared if not hasattr(mod, n))
+        assert not missing, f"{stub.name} declares names {name} lacks: {missing}"
+        public = {n for n, v in vars(mod).items()
+                  if not n.startswith("_") and callable(v)
+                  and getattr(v, "__module__", name) == name}
+        undeclared = sorted(public - declared)
+        assert not undeclared, f"{stub.name} does not declare {undeclared}"
