@@ -530,6 +530,9 @@ cdef object fast_unary(_OpEntry e, NDArray a):
     return out
 
 
+cdef Py_ssize_t REDUCE_FAST_MAX = 8192
+
+
 cdef object fast_reduce(_OpEntry e, NDArray x):
     """A full reduction with default attributes (x.sum(), nd.mean(x)): the binary ufunc
     loop run as NumPy runs a reduction (output stride 0, so NumPy's pairwise summation
@@ -540,7 +543,11 @@ cdef object fast_reduce(_OpEntry e, NDArray x):
     cdef cnp.npy_intp steps[3]
     cdef Py_ssize_t size = x._size(), isz
     cdef NDArray out
-    t = _fast_type(e, x) if (e.kind == K_REDUCE or e.kind == K_MEAN) and size else -1
+    # Above NumPy's buffer size (8192 elements) some NumPy versions (2.0) reduce in
+    # buffered chunks, which rounds differently from one pairwise loop: ufunc.reduce then
+    # (the general path), whose overhead no longer matters at that size.
+    t = _fast_type(e, x) if ((e.kind == K_REDUCE or e.kind == K_MEAN) and 0 < size
+                             and size <= REDUCE_FAST_MAX) else -1
     if t < 0:
         return None
     isz = (<cnp.dtype>x._dtype).itemsize
