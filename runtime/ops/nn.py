@@ -15,7 +15,7 @@ import numpy as np
 from runtime import _storage
 from runtime import random as _random
 from runtime._imperative import is_training
-from runtime._ndarray import as_dtype
+from runtime._ndarray import as_dtype, from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
@@ -213,11 +213,25 @@ of ``data`` are not read).  Used by the gradient of softmax_cross_entropy.""")
 
 # -- Dropout ----------------------------------------------------------------------------
 
+class _DropoutState:
+    """The per-call state (``prepare``): whether this call drops, and the scaled mask it
+    drew (set by the kernel), which the gradient multiplies by.  Truthy when it drops."""
+
+    __slots__ = ("active", "mask")
+
+    def __init__(self, active):
+        self.active = active
+        self.mask = None
+
+    def __bool__(self):
+        return self.active
+
+
 def _dropout_prepare(attrs):
-    """The per-call state: whether this call drops (``mode='always'``, or training on
-    this thread, with ``p > 0``).  The gradient uses the forward's decision, not whatever
+    """Whether this call drops (``mode='always'``, or training on this thread, with
+    ``p > 0``).  The gradient uses the forward's decision and mask, not whatever
     ``is_training()`` says when backward runs."""
-    return (attrs["mode"] == "always" or is_training()) and attrs["p"] > 0.0
+    return _DropoutState((attrs["mode"] == "always" or is_training()) and attrs["p"] > 0.0)
 
 
 def _mask_shape(attrs, shape):
@@ -233,34 +247,39 @@ def _dropout_shape(attrs, shapes):
     return [shapes[0]]
 
 
-def _dropout(attrs, ins, outs, active):
+def _dropout(attrs, ins, outs, state):
     x, out = ins[0], outs[0]
-    if not active:
+    if not state:
         np.copyto(out, x)
         return
     p = attrs["p"]
     u = _random.generator().random(_mask_shape(attrs, x.shape), dtype=np.float32)
     mask = (u >= np.float32(p)).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - p))
+    state.mask = mask
     np.multiply(x, _on_device_of(x, mask), out=out)
 
 
-def _dropout_grad(attrs, inputs, outputs, out_grads, active=None):
+def _dropout_grad(attrs, inputs, outputs, out_grads, state=None):
     g = out_grads[0]
-    if active is None:     # called without the forward's state: decide as a call now would
-        active = _dropout_prepare(attrs)
-    if not active:
+    if state is None:      # called without the forward's state: decide as a call now would
+        state = _dropout_prepare(attrs)
+    if not state:
         return [g]
+    if state.mask is not None:    # the forward's own mask (right where data was 0 too)
+        return [g * from_numpy(state.mask, g.ctx)]
+    # a rule called without its forward (the operator suites): the mask from the output,
+    # which is right wherever the input was not 0
     return [g * (outputs[0] != 0) * (1.0 / (1.0 - attrs["p"]))]
 
 
 def _dropout_reads(attrs, n_out):
-    # the output (which holds the mask) only when the call dropped: the tape passes the
-    # forward's state as attrs["_state"]
-    active = attrs.get("_state")
-    if active is None:
-        active = _dropout_prepare(attrs)
-    return (0,) if active else ()
+    # the tape passes the forward's state as attrs["_state"]: its mask makes the output
+    # unneeded; without it (the operator suites) the output holds the mask
+    state = attrs.get("_state")
+    if state is None:
+        state = _dropout_prepare(attrs)
+    return (0,) if state and state.mask is None else ()
 
 
 register(
@@ -279,11 +298,11 @@ share one mask value along those axes (variational dropout).  ``p`` must be in [
 ``cudnn_off`` is accepted and ignored.
 
 Differences from MXNet: MXNet's Dropout has a hidden second output (the mask); here the
-op has one output and the gradient is ``head_grad * (out != 0) / (1 - p)``, so an
-element whose input is exactly 0 gets gradient 0 even where the mask kept it (its output
-is 0 either way).  Whether the op was active is decided when it runs and kept as the
-call's state (``prepare``), so backward outside ``train_mode()`` still uses the
-forward's mask.""")
+op has one output, and the mask is kept in the call's state (``prepare``) with the
+decision whether the op was active: the tape hands both to the gradient,
+``head_grad * mask / (1 - p)`` (right where the input is 0 too), so backward outside
+``train_mode()`` still uses the forward's mask.  Called without its forward's state (the
+operator suites), the rule takes the mask from the output, ``out != 0``.""")
 
 
 # -- Embedding --------------------------------------------------------------------------

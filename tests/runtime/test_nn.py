@@ -238,16 +238,30 @@ def test_dropout_gradient_uses_the_forward_decision():
     attrs = op.parse_attrs({"p": 0.5})
     with autograd.train_mode():
         out, state = invoke_stateful(op, [x], attrs)
-    assert state is True
+    assert state and state.mask is not None
     assert attrs == op.parse_attrs({"p": 0.5})           # inference wrote nothing there
     g = nd.ones(x.shape, dtype="float64")
     (dx,) = op.gradient(attrs, [x], [out], [g], state)   # backward outside train_mode
     np.testing.assert_array_equal(dx.asnumpy(), (out.asnumpy() != 0) * 2.0)
     out, state = invoke_stateful(op, [x], attrs)         # predict mode: identity
-    assert state is False
+    assert not state
     with autograd.train_mode():
         (dx,) = op.gradient(attrs, [x], [out], [g], state)
     np.testing.assert_array_equal(dx.asnumpy(), np.ones((20, 20)))
+
+
+def test_dropout_gradient_through_the_tape_uses_the_mask_where_data_is_zero():
+    # the output is 0 wherever data is 0, so only the forward's own mask gives the gradient
+    x = nd.array(np.zeros((40, 50)), dtype="float64")
+    x.attach_grad()
+    rt.random.seed(7)
+    with autograd.record():
+        y = nd.Dropout(x, p=0.5)
+    y.backward()
+    rt.random.seed(7)          # the same draw as the forward
+    u = rt_random.generator().random((40, 50), dtype=np.float32)
+    np.testing.assert_array_equal(x.grad.asnumpy(), (u >= np.float32(0.5)) * 2.0)
+    assert 0.4 < (x.grad.asnumpy() != 0).mean() < 0.6
 
 
 def test_dropout_state_is_made_once_per_call(monkeypatch, request):
