@@ -21,6 +21,7 @@ PACKAGES = {"allocator": allocator, "runtime": runtime}
 def _source_tree():
     env = os.environ.get("NDRT_SOURCE_TREE")
     if env:
+        assert (Path(env) / "pyx").is_dir(), f"NDRT_SOURCE_TREE={env} holds no pyx/"
         return Path(env)
     here = Path(__file__).resolve().parents[1]
     if (here / "setup.py").is_file() and (here / "pyx").is_dir():

@@ -13,9 +13,7 @@ dense samples are checked by the ``*_sparse`` tests, so that a bug of a sparse p
 marked apart from the dense one; a sparse-only op's samples are its main ones.
 """
 
-import functools
 import re
-import traceback
 
 import numpy as np
 import pytest
@@ -25,10 +23,12 @@ from runtime import nd
 from runtime import random as rt_random
 from runtime._desc import ArrayDesc
 from runtime._imperative import invoke
-from runtime.nd import sparse
 from runtime.ops.registry import OPS
 from tests.runtime.op_samples import FAILURES, SAMPLES, ZERO_SIZE, Failure
 from tests.runtime.opcheck import check_grad, check_requests
+from tests.runtime.conftest import dense_values as _values
+from tests.runtime.conftest import frees_arrays as _frees_arrays
+from tests.runtime.conftest import from_dense as _from_dense
 
 pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
@@ -59,35 +59,10 @@ SPARSE = {n: _split(n)[1] for n in NAMES if _split(n)[1]}
 DIFFERENTIABLE = [n for n in NAMES if CANONICAL[n].differentiable]
 
 
-def _frees_arrays(test):
-    """Clear the frames of a failing test's traceback before pytest keeps it (as
-    sys.last_traceback): their NDArrays would otherwise count as leaked in the pool-balance
-    fixture, adding a teardown error to the real failure."""
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except BaseException as e:
-            seen = e
-            while seen is not None:
-                traceback.clear_frames(seen.__traceback__)
-                seen = seen.__context__
-            raise
-    return run
 
 
-def _values(x):
-    """Dense NumPy values of an NDArray of any storage type."""
-    return (x if x.stype == "default" else x.tostype("default")).asnumpy()
 
 
-def _from_dense(dense, stype):
-    """An NDArray holding NumPy ``dense`` in storage ``stype``."""
-    if stype == "default":
-        return nd.array(dense, dtype=dense.dtype)
-    if stype == "csr":
-        return sparse.csr_matrix(dense, dtype=dense.dtype)
-    return sparse.row_sparse_array(dense, dtype=dense.dtype)
 
 
 def _filled(shape, dtype, stype, value):

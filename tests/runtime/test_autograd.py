@@ -47,7 +47,6 @@ import functools
 import gc
 import math
 import threading
-import traceback
 import types
 
 import numpy as np
@@ -59,6 +58,7 @@ import allocator
 import runtime as rt
 from runtime import autograd, nd
 from runtime.nd import sparse
+from tests.runtime.conftest import free_failing_tests
 
 pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
@@ -1536,25 +1536,4 @@ def test_the_tape_works_unchanged_on_gpu_arrays():
 
 # -- failing tests leave no arrays behind --------------------------------------------------
 
-def _frees_arrays(test):
-    """Clear the frames of a failing test's traceback (and an AttributeError's ``obj``)
-    before pytest keeps it: their NDArrays would otherwise count as leaked in the
-    pool-balance fixture and add a teardown error to the real failure."""
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except BaseException as e:
-            seen = e
-            while seen is not None:
-                traceback.clear_frames(seen.__traceback__)
-                if isinstance(seen, AttributeError):
-                    seen.obj = None
-                seen = seen.__context__
-            raise
-    return run
-
-
-for _name, _fn in list(globals().items()):
-    if _name.startswith("test_") and callable(_fn):
-        globals()[_name] = _frees_arrays(_fn)
+free_failing_tests(globals())

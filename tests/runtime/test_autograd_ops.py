@@ -24,17 +24,17 @@ tape's gradient of the gradient (``grad(create_graph=True)`` then ``backward``) 
 float64 central differences of the first-order gradient.
 """
 
-import functools
-import traceback
 
 import numpy as np
 import pytest
 
 from runtime import autograd, nd
 from runtime._imperative import invoke
-from runtime.nd import sparse
 from runtime.ops import OPS
 from tests.runtime.op_samples import SAMPLES
+from tests.runtime.conftest import dense_values as _values
+from tests.runtime.conftest import free_failing_tests
+from tests.runtime.conftest import from_dense as _from_dense
 
 pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
@@ -45,18 +45,8 @@ DIFFERENTIABLE = sorted(n for n, op in CANONICAL.items() if op.differentiable)
 
 # -- samples -------------------------------------------------------------------------------
 
-def _values(x):
-    """Dense NumPy values of an NDArray of any storage type."""
-    return (x if x.stype == "default" else x.tostype("default")).asnumpy()
 
 
-def _from_dense(values, stype):
-    """NumPy ``values`` as an NDArray of storage type ``stype`` (dtype kept)."""
-    if stype == "default":
-        return nd.array(values, dtype=values.dtype)
-    if stype == "csr":
-        return sparse.csr_matrix(values, dtype=values.dtype)
-    return sparse.row_sparse_array(values, dtype=values.dtype)
 
 
 def _as_list(r):
@@ -172,8 +162,7 @@ def check_tape_grad(name, sample, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 def test_tape_gradient(name):
     main, _ = SPLIT[name]
-    if not main:
-        pytest.skip(f"{name}: no grad=True sample with a floating input in op_samples.py")
+    assert main, f"{name}: no grad=True sample with a floating input in op_samples.py"
     for sample in main:
         check_tape_grad(name, sample)
 
@@ -269,25 +258,4 @@ def test_tape_second_order(name):
 
 # -- failing tests leave no arrays behind --------------------------------------------------
 
-def _frees_arrays(test):
-    """Clear the frames of a failing test's traceback (and an AttributeError's ``obj``)
-    before pytest keeps it: their NDArrays would otherwise count as leaked in the
-    pool-balance fixture and add a teardown error to the real failure."""
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except BaseException as e:
-            seen = e
-            while seen is not None:
-                traceback.clear_frames(seen.__traceback__)
-                if isinstance(seen, AttributeError):
-                    seen.obj = None
-                seen = seen.__context__
-            raise
-    return run
-
-
-for _name, _fn in list(globals().items()):
-    if _name.startswith("test_") and callable(_fn):
-        globals()[_name] = _frees_arrays(_fn)
+free_failing_tests(globals())

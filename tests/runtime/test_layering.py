@@ -29,6 +29,10 @@ import pytest
 # wheel legs name (they run a copy of tests/ outside the tree).
 ROOT = Path(os.environ.get("NDRT_SOURCE_TREE") or Path(__file__).resolve().parents[2])
 if not (ROOT / "pyx" / "runtime").is_dir():
+    # A named tree that is not there is an error (.ci/run names one); a copy of tests/
+    # run without one has nothing to parse.
+    if os.environ.get("NDRT_SOURCE_TREE"):
+        raise RuntimeError(f"NDRT_SOURCE_TREE={ROOT} holds no pyx/runtime")
     pytest.skip(f"no source tree at {ROOT} (set NDRT_SOURCE_TREE)", allow_module_level=True)
 
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
