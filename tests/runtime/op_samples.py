@@ -21,10 +21,14 @@ hold need no entry: test_all_ops.py makes them from every sample with an integer
 (``expect``) the op must reproduce (shape, and values where the result is not empty).
 
 An operator added to the registry without an entry here fails
-``test_every_op_has_a_sample``.
+``test_every_op_has_a_sample``.  Areas added later keep their entries in a module of
+their own beside this one, ``op_samples_<area>.py``, which imports ``_add``, the tables
+and the data helpers from here; every such module is loaded at the end of this one.
 """
 
+import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -1009,3 +1013,8 @@ _add(ZERO_SIZE, "slice", ZeroSize([_csr(zeros(0, 3))], {"begin": (0,), "end": (2
 # the storage fallback of ops without a sparse kernel
 _add(SAMPLES, "exp", Sample([_csr(_S)]))
 _add(SAMPLES, "transpose", Sample([_rsp(_S)]))
+
+
+# -- the areas kept in modules of their own ----------------------------------------------------
+for _path in sorted(Path(__file__).parent.glob("op_samples_*.py")):
+    importlib.import_module(f"{__package__}.{_path.stem}")

@@ -45,6 +45,7 @@ RANKS = {
     "runtime._imperative": INVOKER, "runtime._tape": INVOKER, "runtime._executor": EXECUTOR,
     "runtime.ops": OPS,
     "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
+    "runtime.nn": API, "runtime.optim": API, "runtime.io": API, "runtime.jobs": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]
@@ -78,7 +79,8 @@ def rank(module):
         return RANKS[module]
     if module.startswith("runtime._sparse_"):
         return KERNELS
-    for package in ("runtime.ops", "runtime.nd"):
+    for package in ("runtime.ops", "runtime.nd", "runtime.nn", "runtime.optim", "runtime.io",
+                    "runtime.jobs"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None
