@@ -21,6 +21,10 @@ header and the size the JSON header allows for it agree, and then with that boun
 deflate bomb is refused after a few kilobytes).
 
 Unpickling an NDArray runs the same per-array check (``runtime._storage.check_array``).
+
+MXNet's binary files (``mx.nd.save`` output, ``.params`` checkpoints) are read too, found by
+their magic number, and written with ``save(..., format='mxnet')``; see
+:mod:`runtime.nd._mxnet_format`.
 """
 
 import io
@@ -34,6 +38,7 @@ from allocator import OutOfMemoryError
 from runtime._ndarray import DTYPES, STYPES, NDArray, as_ctx, from_numpy, shape_size, storage_host
 from runtime._storage import PARTS, check_array, from_parts
 from runtime.context import Context
+from runtime.nd import _mxnet_format
 
 HEADER = "__ndrt__"
 VERSION = 1
@@ -52,12 +57,23 @@ def _header_cap(members):
     return (1 << 20) + 4096 * members
 
 
-def save(fname, data):
+def save(fname, data, format="ndrt"):
     """Save a list or a str-keyed dict of NDArrays (dense or sparse) to ``fname``.
 
     The file name is used as given (no suffix is added).  Arrays keep their storage
     type, dtype, shape and context.
+
+    Parameters
+    ----------
+    fname : str or path
+    data : NDArray, list of NDArray or dict of str to NDArray
+    format : {'ndrt', 'mxnet'}
+        ``'ndrt'``: ndrt's own ``.npz``-based file; ``'mxnet'``: MXNet's binary layout
+        (what ``mx.nd.save`` writes and ``mx.nd.load`` reads: dense, row_sparse and csr
+        arrays of every ndrt dtype, names and contexts kept).  :func:`load` reads both.
     """
+    if format not in ("ndrt", "mxnet"):
+        raise ValueError(f"save: format must be 'ndrt' or 'mxnet' (got {format!r})")
     if isinstance(data, NDArray):
         data = [data]
     if isinstance(data, dict):
@@ -75,6 +91,11 @@ def save(fname, data):
         if not isinstance(x, NDArray):
             raise TypeError(f"save: every value must be an NDArray (got "
                             f"{type(x).__name__} at {name if name is not None else i!r})")
+    if format == "mxnet":
+        with open(fname, "wb") as f:
+            _mxnet_format.write(f, items)
+        return
+    for i, (name, x) in enumerate(items):
         if x.stype == "default":
             parts = [x.asnumpy()]
         else:
@@ -97,7 +118,9 @@ def save(fname, data):
 
 
 def load(fname, ctx=None):
-    """Load what :func:`save` wrote: a list or a dict of NDArrays.
+    """Load what :func:`save` wrote, or an MXNet file (``mx.nd.save`` output, ``.params``
+    checkpoints; found by its magic number): a list or a dict of NDArrays (MXNet files with
+    names give a dict, as ``mx.nd.load``).
 
     Parameters
     ----------
@@ -108,8 +131,8 @@ def load(fname, ctx=None):
     Raises
     ------
     ValueError
-        The file is truncated, corrupted or not an ndrt file; the message names the file
-        and what is wrong.
+        The file is truncated, corrupted or neither an ndrt nor an MXNet file; the message
+        names the file and what is wrong.
     MemoryError
         The arrays do not fit in memory (the pool's OutOfMemoryError stays one); the
         message names the file, the array and its size.
@@ -122,23 +145,18 @@ def load(fname, ctx=None):
     errors of the target context (no GPU) keep their own type.
     """
     ctx = as_ctx(ctx) if ctx is not None else None
-    try:
-        zf = zipfile.ZipFile(fname)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except Exception as e:
-        raise ValueError(f"load: {str(fname)!r} is not an ndrt file (not a readable zip "
-                         f"archive: {e})") from None
-    try:
-        with zf:
-            container, plan = _load(zf, ctx)
-    except _Bad as e:
-        raise ValueError(f"load: {str(fname)!r}: {e}") from None
-    except _NoMemory as e:   # the file may be fine: its arrays do not fit
-        raise _out_of_memory(fname, e.args[0], e.__cause__) from e.__cause__
-    except Exception as e:   # zip, zlib, header parsing: the file is damaged
-        raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
-            from None
+    with open(fname, "rb") as f:
+        mxnet = _mxnet_format.is_mxnet_file(f.read(8))
+        if mxnet:
+            f.seek(0)
+            try:
+                container, plan = _mxnet_format.read(f, ctx)
+            except _mxnet_format.Bad as e:
+                raise ValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
+            except MemoryError as e:
+                raise _out_of_memory(fname, "its arrays", e) from e
+    if not mxnet:
+        container, plan = _load_ndrt(fname, ctx)
     out = []
     for i, (name, stype, shape, d, where, arrays) in enumerate(plan):
         try:
@@ -151,6 +169,25 @@ def load(fname, ctx=None):
                                  e) from e
         out.append((name, x))
     return dict(out) if container == "dict" else [x for _, x in out]
+
+
+def _load_ndrt(fname, ctx):
+    """(container, plan) of an ndrt file, validated; ValueError naming the file."""
+    try:
+        zf = zipfile.ZipFile(fname)
+    except Exception as e:
+        raise ValueError(f"load: {str(fname)!r} is not an ndrt or MXNet file (not a readable "
+                         f"zip archive nor MXNet's magic: {e})") from None
+    try:
+        with zf:
+            return _load(zf, ctx)
+    except _Bad as e:
+        raise ValueError(f"load: {str(fname)!r}: {e}") from None
+    except _NoMemory as e:   # the file may be fine: its arrays do not fit
+        raise _out_of_memory(fname, e.args[0], e.__cause__) from e.__cause__
+    except Exception as e:   # zip, zlib, header parsing: the file is damaged
+        raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
+            from None
 
 
 def _out_of_memory(fname, what, err):

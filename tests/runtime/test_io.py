@@ -508,9 +508,9 @@ def test_random_bytes_are_refused(raw):
 
 def test_not_ndrt_files(tmp_path):
     (tmp_path / "empty").write_bytes(b"")
-    assert_refused(tmp_path / "empty", "not an ndrt file")
+    assert_refused(tmp_path / "empty", "not an ndrt or MXNet file")
     (tmp_path / "random").write_bytes(np.random.default_rng(0).bytes(4096))
-    assert_refused(tmp_path / "random", "not an ndrt file")
+    assert_refused(tmp_path / "random", "not an ndrt or MXNet file")
     (tmp_path / "text").write_text("weights = [1, 2, 3]\n")
     assert_refused(tmp_path / "text")
     np.savez(tmp_path / "plain.npz", a=np.zeros(3), b=np.ones((2, 2)))   # numpy's own npz
