@@ -2,8 +2,8 @@
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`zeros_like`, :func:`ones_like`; interop: :func:`from_dlpack`;
-files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse` and
-:mod:`runtime.nd.random`.
+files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse`,
+:mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
 import numpy as np
@@ -142,7 +142,7 @@ def waitall():
 
 
 import runtime.ops  # noqa: E402  (registers the operators)
-from runtime.nd import _ops  # noqa: E402
+from runtime.nd import _ops, linalg  # noqa: E402
 
 _ops.install(globals())
 
@@ -158,4 +158,4 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "zeros_like", "ones_like", "from_dlpack", "save", "load",
-           "waitall", "random", "sparse"]
+           "waitall", "random", "sparse", "linalg"]
