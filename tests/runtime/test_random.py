@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime import nd
+from runtime import autograd, nd
 
 
 def test_seed_makes_draws_reproducible():
@@ -70,3 +70,98 @@ def test_ctx_is_honoured():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# -- randn, exponential, gamma, poisson, negative_binomial, shuffle, multinomial ----------------
+
+N = 200_000
+
+
+@pytest.mark.parametrize("draw, mean, var", [
+    (lambda: nd.random.randn(400, 500, loc=1.0, scale=2.0), 1.0, 4.0),
+    (lambda: nd.random.exponential(2.0, shape=(N,)), 2.0, 4.0),
+    (lambda: nd.random.gamma(3.0, 0.5, shape=(N,)), 1.5, 0.75),
+    (lambda: nd.random.poisson(4.0, shape=(N,)), 4.0, 4.0),
+    (lambda: nd.random.negative_binomial(3, 0.4, shape=(N,)), 4.5, 11.25),
+])
+def test_distribution_moments(draw, mean, var):
+    rt.random.seed(3)
+    x = draw()
+    assert x.dtype == np.float32 and x.size == N
+    v = x.asnumpy().astype(np.float64)
+    # 6 standard errors of the mean; the variance within 3 %
+    assert abs(v.mean() - mean) < 6 * np.sqrt(var / N)
+    assert abs(v.var() / var - 1) < 0.03
+    rt.random.seed(3)
+    np.testing.assert_array_equal(draw().asnumpy(), x.asnumpy())
+
+
+def test_defaults_and_ndarray_parameters():
+    assert nd.random.exponential().shape == (1,)
+    assert nd.random.randn().shape == (1,)
+    lam = nd.array([1.0, 50.0], dtype="float64")
+    x = nd.random.poisson(lam, shape=(2000,))
+    assert x.shape == (2, 2000) and x.dtype == np.float64
+    np.testing.assert_allclose(x.asnumpy().mean(axis=1), [1.0, 50.0], rtol=0.05)
+    g = nd.random.gamma(nd.array([1.0, 4.0]), nd.array([2.0, 0.5]), shape=3)
+    assert g.shape == (2, 3)
+    out = nd.zeros((4,), dtype="float64")
+    assert nd.random.exponential(1.0, shape=(4,), out=out) is out
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: nd.random.exponential(0.0), ValueError, r"exponential: scale must be > 0 \(got 0.0\)"),
+    (lambda: nd.random.gamma(-1.0), ValueError, r"gamma: alpha must be > 0"),
+    (lambda: nd.random.poisson(nd.array([1.0, -2.0])), ValueError, r"poisson: lam must be >= 0 \(got -2.0\)"),
+    (lambda: nd.random.negative_binomial(2, 1.5), ValueError, r"p must be in \(0, 1\]"),
+    (lambda: nd.random.gamma(nd.ones((2,)), nd.ones((3,))), ValueError, "share one shape"),
+    (lambda: nd.random.poisson("3"), TypeError, "lam must be a number or an NDArray"),
+    (lambda: nd.random.exponential(dtype="int32"), TypeError, "dtype must be one of"),
+    (lambda: nd.random.shuffle(nd.array(3.0).reshape(())), ValueError, "at least 1 dimension"),
+    (lambda: nd.random.multinomial(nd.array([0.5, 0.6])), ValueError, "sum to 1"),
+    (lambda: nd.random.multinomial(nd.array([-0.5, 1.5])), ValueError, "non-negative"),
+    (lambda: nd.random.multinomial(nd.array([0.5, 0.5]), dtype="float32"), TypeError, "integer"),
+])
+def test_bad_parameters(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_shuffle_permutes_rows_only():
+    rt.random.seed(1)
+    a = np.arange(40, dtype=np.float32).reshape(10, 4)
+    x = nd.array(a)
+    y = nd.random.shuffle(x)
+    np.testing.assert_array_equal(x.asnumpy(), a)                      # input kept
+    got = y.asnumpy()
+    assert sorted(map(tuple, got)) == sorted(map(tuple, a))           # rows intact
+    assert not np.array_equal(got, a)
+    assert nd.random.shuffle(x, out=x) is x
+    assert sorted(map(tuple, x.asnumpy())) == sorted(map(tuple, a))
+
+
+def test_multinomial_frequencies_and_shapes():
+    rt.random.seed(5)
+    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.0, 0.5]], np.float32)
+    s = nd.random.multinomial(nd.array(p), shape=(50_000,))
+    assert s.shape == (2, 50_000) and s.dtype == np.int32
+    freq = np.stack([np.bincount(r, minlength=3) for r in s.asnumpy()]) / 50_000
+    np.testing.assert_allclose(freq, p, atol=0.01)
+    assert freq[1, 1] == 0                                            # p = 0 never drawn
+    one = nd.random.multinomial(nd.array([0.0, 1.0]))
+    assert one.shape == (1,)
+    assert int(one.asnumpy().reshape(-1)[0]) == 1
+
+
+def test_multinomial_log_prob_is_differentiable():
+    rt.random.seed(2)
+    p = nd.array([[0.2, 0.3, 0.5]], dtype="float64")
+    p.attach_grad()
+    with autograd.record():
+        s, logp = nd.random.multinomial(p, shape=(6,), get_prob=True)
+        total = logp.sum()
+    total.backward()
+    picks = s.asnumpy()[0]
+    np.testing.assert_allclose(logp.asnumpy()[0], np.log(p.asnumpy()[0][picks]))
+    want = np.bincount(picks, minlength=3) / p.asnumpy()[0]      # d/dp sum log p[s]
+    np.testing.assert_allclose(p.grad.asnumpy()[0], want)
