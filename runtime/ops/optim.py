@@ -39,21 +39,26 @@ _LAZY = {"lazy_update": Attr("bool", True)}
 
 # -- attribute, shape, dtype and storage checks ----------------------------------------------
 
-def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
-    """Attribute ``name`` must be finite, and in the range given ([lo, hi) or (lo, hi))."""
-    v = attrs[name]
+def check_number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """ValueError unless float ``v`` is finite and in the range given: [lo, hi), or from
+    ``lo`` (excluded when ``lo_open``).  runtime.optim checks its arguments with it too."""
     ok = math.isfinite(v)
     if ok and lo is not None:
         ok = v > lo if lo_open else v >= lo
     if ok and hi is not None:
         ok = v < hi
     if not ok:
-        rule = "finite"
         if lo is not None and hi is not None:
             rule = f"in [{lo}, {hi})"
         elif lo is not None:
             rule = f"finite and {'>' if lo_open else '>='} {lo}"
-        raise ValueError(f"{op}: {name} must be {rule} (got {v!r})")
+        else:
+            rule = "finite"
+        raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+
+
+def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
+    check_number(op, name, attrs[name], lo, lo_open, hi)
 
 
 def _check_common(op, attrs):
