@@ -17,10 +17,10 @@ with OpenMP once the work reaches runtime._sparse_common's ARITH_SERIAL_CUTOFF.
 import numpy as np
 
 from cython.parallel cimport prange
-from libc.math cimport sqrt
+from libc.math cimport INFINITY, sqrt, sqrtf
 
 from runtime._sparse_common cimport arith_threads, as_array, as_index, lower_bound
-from runtime._types cimport floating, index_t
+from runtime._types cimport float32_t, floating, index_t
 
 __all__ = ["adagrad_update", "adam_update", "sgd_update"]
 
@@ -86,27 +86,45 @@ cdef inline index_t _grad_row(const index_t[::1] rows, Py_ssize_t k, Py_ssize_t 
 
 
 cdef inline floating _clipped(floating g, floating clip) noexcept nogil:
-    if clip >= 0:
-        if g > clip:
-            return clip
-        if g < -clip:
-            return -clip
-    return g
+    """``g`` in [-clip, clip]; NaN stays NaN (selects, which vectorise)."""
+    g = clip if g > clip else g
+    return -clip if g < -clip else g
+
+
+cdef inline floating _root(floating x) noexcept nogil:
+    if floating is float32_t:
+        return sqrtf(x)
+    else:
+        return sqrt(x)
 
 
 # -- SGD ----------------------------------------------------------------------------------
+
+# The row loops keep every branch outside the loop over values (no gradient: a row that a
+# standard update visits without one; no momentum), so that they vectorise; no clipping is
+# clipping to an infinite bound.
 
 cdef inline void _sgd_row(floating* w, const floating* g, floating* m, Py_ssize_t d,
                           floating lr, floating wd, floating rescale, floating clip,
                           floating momentum) noexcept nogil:
     cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = _clipped(rescale * g[c], clip) if g != NULL else 0
+    cdef floating decay = 1 - lr * wd, lwd = lr * wd
+    if clip < 0:      # no clipping: an infinite bound
+        clip = <floating>INFINITY
+    if g == NULL:
         if m == NULL:
-            w[c] = (1 - lr * wd) * w[c] - lr * gr
+            for c in range(d):
+                w[c] = decay * w[c]
         else:
-            m[c] = momentum * m[c] - lr * wd * w[c] - lr * gr
+            for c in range(d):
+                m[c] = momentum * m[c] - lwd * w[c]
+                w[c] = w[c] + m[c]
+    elif m == NULL:
+        for c in range(d):
+            w[c] = decay * w[c] - lr * _clipped(rescale * g[c], clip)
+    else:
+        for c in range(d):
+            m[c] = momentum * m[c] - lwd * w[c] - lr * _clipped(rescale * g[c], clip)
             w[c] = w[c] + m[c]
 
 
@@ -156,13 +174,21 @@ cdef inline void _adam_row(floating* w, const floating* g, floating* mean, float
                            floating eps, floating wd, floating rescale,
                            floating clip) noexcept nogil:
     cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = (rescale * g[c] if g != NULL else 0) + wd * w[c]
-        gr = _clipped(gr, clip)
-        mean[c] = beta1 * mean[c] + (1 - beta1) * gr
-        var[c] = beta2 * var[c] + (1 - beta2) * gr * gr
-        w[c] = w[c] - lr * mean[c] / (<floating>sqrt(var[c]) + eps)
+    cdef floating gr, b1 = 1 - beta1, b2 = 1 - beta2
+    if clip < 0:      # no clipping: an infinite bound (min/max then keep every value)
+        clip = <floating>INFINITY
+    if g == NULL:
+        for c in range(d):
+            gr = _clipped(wd * w[c], clip)
+            mean[c] = beta1 * mean[c] + b1 * gr
+            var[c] = beta2 * var[c] + b2 * gr * gr
+            w[c] = w[c] - lr * mean[c] / (_root(var[c]) + eps)
+    else:
+        for c in range(d):
+            gr = _clipped(rescale * g[c] + wd * w[c], clip)
+            mean[c] = beta1 * mean[c] + b1 * gr
+            var[c] = beta2 * var[c] + b2 * gr * gr
+            w[c] = w[c] - lr * mean[c] / (_root(var[c]) + eps)
 
 
 def _adam(floating[:, ::1] w, const floating[:, ::1] g, const index_t[::1] rows,
@@ -210,11 +236,17 @@ cdef inline void _adagrad_row(floating* w, const floating* g, floating* h, Py_ss
                               floating lr, floating eps, floating wd, floating rescale,
                               floating clip) noexcept nogil:
     cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = _clipped(rescale * g[c], clip) if g != NULL else 0
-        h[c] = h[c] + gr * gr
-        w[c] = w[c] - lr * (gr / (<floating>sqrt(h[c]) + eps) + wd * w[c])
+    cdef floating gr, lwd = lr * wd
+    if clip < 0:      # no clipping: an infinite bound
+        clip = <floating>INFINITY
+    if g == NULL:     # a zero gradient: only the weight decay
+        for c in range(d):
+            w[c] = w[c] - lwd * w[c]
+    else:
+        for c in range(d):
+            gr = _clipped(rescale * g[c], clip)
+            h[c] = h[c] + gr * gr
+            w[c] = w[c] - lr * gr / (_root(h[c]) + eps) - lwd * w[c]
 
 
 def _adagrad(floating[:, ::1] w, const floating[:, ::1] g, const index_t[::1] rows,
