@@ -236,6 +236,48 @@ def test_threaded_kernels_match_the_serial_ones(name):
             np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("clip", [-1.0, 0.4])
+def test_device_formulas_match_the_host_kernels(name, clip):
+    """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
+    they give the host kernel's results (the GPU suite runs them on CuPy)."""
+    from runtime.ops import optim as ops_optim
+    from runtime.ops.registry import get
+    op = get(name)
+    attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
+    device = {"sgd_update": ops_optim._sgd_device, "sgd_mom_update": ops_optim._sgd_device,
+              "adam_update": ops_optim._adam_device,
+              "adagrad_update": ops_optim._adagrad_device}[name]
+    w0, s0 = _initial(name, (4, 5), F64, seed=11)
+    g = np.random.default_rng(12).standard_normal((4, 5))
+    w, states, out = w0.copy(), [s.copy() for s in s0], np.empty_like(w0)
+    device(w, g, states, out, attrs)
+    want, want_states = ref_update(name, w0, g, s0, attrs)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(w, w0)
+    for s, r in zip(states, want_states):
+        np.testing.assert_allclose(s, r, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("clip", [-1.0, 0.4])
+def test_nan_gradients_propagate(name, clip):
+    """A NaN gradient gives a NaN weight whether or not it is clipped (as NumPy's
+    clip); the other values are updated normally."""
+    w0, s0 = _initial(name, (2, 3), F32, seed=13)
+    g = np.ones((2, 3), F32)
+    g[1, 2] = np.nan
+    w, states = nd.array(w0), [nd.array(s) for s in s0]
+    attrs = {**ATTRS[name], "clip_gradient": clip}
+    getattr(nd, name)(w, nd.array(g), *states, out=w, **attrs)
+    got = w.asnumpy()
+    assert np.isnan(got[1, 2])
+    want, _ = ref_update(name, w0.astype(F64), g.astype(F64), [s.astype(F64) for s in s0],
+                         attrs)
+    np.testing.assert_allclose(np.delete(got.ravel(), 5), np.delete(want.ravel(), 5),
+                               rtol=2e-5, atol=2e-6)
+
+
 def test_adagrad_is_in_nd_sparse_under_mxnets_name():
     w, h = nd.ones((4, 2)), nd.zeros((4, 2))
     g = nd.sparse.row_sparse_array(np.array([[0, 0], [2, 2], [0, 0], [0, 0]], F32))
