@@ -278,6 +278,36 @@ def test_nan_gradients_propagate(name, clip):
                                rtol=2e-5, atol=2e-6)
 
 
+@pytest.mark.parametrize("rows, g_shape, exc, match", [
+    (np.array([2, 1]), (2, 2), ValueError, r"rows must be sorted and unique \(got 1 after 2 "
+                                           r"at position 1\)"),
+    (np.array([0, 4]), (2, 2), IndexError, r"rows must lie in \[0, 4\) \(got 0 \.\. 4\)"),
+    (np.array([0, 1], np.int32), (2, 2), TypeError, r"rows must be a 1-D int64 array"),
+    (np.array([0, 1]), (3, 2), ValueError, r"grad must hold 2 rows of the weight's row "
+                                           r"shape \(2,\) \(got shape \(3, 2\)\)"),
+    (None, (2, 2), ValueError, r"a dense grad must have the weight's shape \(4, 2\)"),
+])
+def test_kernel_checks_change_nothing(rows, g_shape, exc, match):
+    """runtime._sparse_optim checks every argument before it writes (the operators'
+    inference refuses most of these first; rows come from a checked row_sparse array)."""
+    from runtime import _sparse_optim as K
+    w, out = np.ones((4, 2), F32), np.full((4, 2), 7, F32)
+    m = np.zeros((4, 2), F32)
+    with pytest.raises(exc, match="^sgd_update: " + match):
+        K.sgd_update(out, w, np.ones(g_shape, F32), rows, m, 0.1, 0.0, 1.0, -1.0, 0.9, True)
+    np.testing.assert_array_equal(out, 7)
+    np.testing.assert_array_equal(w, 1)
+    np.testing.assert_array_equal(m, 0)
+    with pytest.raises(ValueError, match=r"^adam_update: out must be C-contiguous"):
+        K.adam_update(np.ones((2, 4), F32).T, w, w, None, m, m, 0.1, 0.9, 0.9, 1e-8, 0.0,
+                      1.0, -1.0, True)
+    with pytest.raises(ValueError, match=r"^adagrad_update: history must be writeable"):
+        ro = np.zeros((4, 2), F32)
+        ro.flags.writeable = False
+        K.adagrad_update(w, w, w, None, ro, 0.1, 1e-7, 0.0, 1.0, -1.0, True)
+    np.testing.assert_array_equal(w, 1)
+
+
 def test_adagrad_is_in_nd_sparse_under_mxnets_name():
     w, h = nd.ones((4, 2)), nd.zeros((4, 2))
     g = nd.sparse.row_sparse_array(np.array([[0, 0], [2, 2], [0, 0], [0, 0]], F32))
