@@ -95,7 +95,7 @@ def numpy_lazy_update(name, w, rows, g, states, tmp):
 
 
 class _Update:
-    params = (OPS, ["ndrt", "numpy"])
+    params = [OPS, ["ndrt", "numpy"]]
     param_names = ["op", "impl"]
     sparse = False
 
