@@ -166,7 +166,7 @@ class NDArrayIter(DataIter):
         yields a shorter last batch.
     seed : int, optional
         Shuffle with ``numpy.random.default_rng(seed)``, own to this iterator; None
-        draws from ``runtime.random``'s generator (``nd.random.seed`` makes it
+        draws from ``runtime.random``'s generator (``runtime.random.seed`` makes it
         reproducible).
     data_name, label_name : str
         The names of a single data / label array.

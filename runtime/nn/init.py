@@ -9,8 +9,8 @@ writes the array in place.  As in MXNet, a global initialiser (the one passed to
 always applies its rule.
 
 Random initialisers draw from ``runtime.random``'s generator on the host, in float64,
-then round once into the array's dtype: ``nd.random.seed(s)`` (``runtime.random.seed``)
-makes initialisation reproducible.
+then round once into the array's dtype: ``runtime.random.seed(s)`` (MXNet's
+``mx.random.seed``) makes initialisation reproducible.
 """
 
 import math

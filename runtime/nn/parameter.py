@@ -358,9 +358,11 @@ class ParameterDict(dict):
     def select(self, pattern):
         """The parameters whose names match the regular expression ``pattern`` (from
         the start, as ``re.match``), in order."""
+        if not isinstance(pattern, str):
+            raise TypeError(f"select must be a str (a regular expression) (got {pattern!r})")
         try:
             regex = re.compile(pattern)
-        except (re.error, TypeError) as e:
+        except re.error as e:
             raise ValueError(f"select must be a regular expression (got {pattern!r}: "
                              f"{e})") from None
         out = ParameterDict(self.prefix)
