@@ -83,15 +83,22 @@ def test_softmax_ce_weights():
 def test_softmax_ce_gradient():
     y = a64([2, 0, 1, 1])
     check_grad(lambda p: L.SoftmaxCrossEntropyLoss()(p, y), rand((4, 3), 5))
+    y3 = a64([[2, 0], [1, 1]])            # classes on axis 1 of 3-D pred: the composition
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss(axis=1)(p, y3), rand((2, 3, 2), 19))
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss(from_logits=True)(p, y), rand((4, 3), 20))
     q = a64(np.random.default_rng(6).dirichlet(np.ones(3), 4))
     check_grad(lambda p: L.SoftmaxCrossEntropyLoss(sparse_label=False)(p, q), rand((4, 3), 7))
 
 
 def test_softmax_ce_bad_labels():
     x = nd.zeros((2, 3))
-    with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: label must hold class "
-                                         r"indices in \[0, 3\) \(got 3.0 at \(1,\)\)"):
+    # the fused op (2-D pred, classes on axis 1) and the composition name the value
+    with pytest.raises(ValueError, match=r"_softmax_ce_loss: label must hold integers in "
+                                         r"\[0, 3\) \(got 3.0 at position 1\)"):
         L.SoftmaxCrossEntropyLoss()(x, nd.array([0, 3]))
+    with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: label must hold class "
+                                         r"indices in \[0, 3\) \(got -1.0 at \(1, 0\)\)"):
+        L.SoftmaxCrossEntropyLoss(axis=1)(nd.zeros((2, 3, 1)), nd.array([[0], [-1]]))
     with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: label must have shape "
                                          r"\(2,\) for pred of shape \(2, 3\)"):
         L.SoftmaxCrossEntropyLoss()(x, nd.array([0, 1, 2]))
