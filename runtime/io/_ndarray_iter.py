@@ -12,7 +12,8 @@ What copies (and what does not):
 - Unshuffled dense batches that lie inside the data are views (``x[a:b]``, no copy);
   a CSR batch is a row slice (``x[a:b]``, which copies the rows' entries).
 - Shuffled batches, the padded last batch and a batch that rolls over an epoch are
-  gathered: ``take`` for dense sources, SciPy row indexing for CSR (a copy).
+  gathered (one copy): NumPy's ``take`` into a new array that the batch borrows for
+  dense sources on the host (``nd.take`` on a GPU), SciPy row indexing for CSR.
 """
 
 from collections import namedtuple
@@ -98,7 +99,7 @@ def _source(who, name, v):
             raise TypeError(f"{who}: {name} must be dense or csr (got a row_sparse array)")
         if v.ndim < 1:
             raise ValueError(f"{who}: {name} must have at least 1 dimension (got shape ())")
-        return v, (v.asscipy() if v.stype == "csr" else None)
+        return v, _host(v)
     if _is_scipy_sparse(v):
         m = v.tocsr()
         if m.ndim != 2:
@@ -108,10 +109,20 @@ def _source(who, name, v):
         if v.ndim < 1:
             raise ValueError(f"{who}: {name} must have at least 1 dimension (got shape ())")
         if v.dtype == np.float32 and v.flags.c_contiguous and v.flags.writeable:
-            return nd.borrow(v, v.ctypes.data, v.shape, v.dtype, cpu()), None
-        return nd.array(v, dtype=np.float32), None
+            arr = nd.borrow(v, v.ctypes.data, v.shape, v.dtype, cpu())
+        else:
+            arr = nd.array(v, dtype=np.float32)
+        return arr, _host(arr)
     raise TypeError(f"{who}: {name} must be a NumPy array, an NDArray or a SciPy CSR matrix "
                     f"(got {type(v).__name__})")
+
+
+def _host(arr):
+    """What batches are gathered from: a SciPy CSR matrix for csr, the zero-copy NumPy
+    view of a dense host array, None for a dense array on a GPU (gathered by ``take``)."""
+    if arr.stype == "csr":
+        return arr.asscipy()
+    return None if arr.ctx.device_type == "gpu" else np.asarray(arr)
 
 
 def _sources(who, data, default_name, allow_empty):
@@ -205,6 +216,10 @@ class NDArrayIter(DataIter):
             raise ValueError(f"{who}: data must hold at least one sample (got 0)")
         self.shuffle = bool(shuffle)
         self.last_batch_handle = last_batch_handle
+        self._provide_data = [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype)
+                              for k, v, _ in self.data]
+        self._provide_label = [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype)
+                               for k, v, _ in self.label]
         self._rng = None if seed is None else np.random.default_rng(seed)
         self._leftover = np.empty(0, np.int64)
         self._new_epoch()
@@ -247,36 +262,38 @@ class NDArrayIter(DataIter):
         return self._cursor < self._end()
 
     def next(self):
-        if not self.iter_next():
-            raise StopIteration
         start = self._cursor
-        stop = min(start + self.batch_size, self._seq.size)
-        self._cursor += self.batch_size
+        if start >= self._end():
+            raise StopIteration
+        bs, seq = self.batch_size, self._seq
+        stop = min(start + bs, seq.size)
+        self._cursor = start + bs
         pad = 0
-        rows = None
-        if stop - start < self.batch_size and self.last_batch_handle == "pad":
-            pad = self.batch_size - (stop - start)
-            rows = np.concatenate([self._seq[start:stop],
-                                   self._seq[np.arange(pad) % self._seq.size]])
-        elif not self.shuffle and start >= self._lead:
-            span = (start - self._lead, stop - self._lead)   # contiguous rows: views
+        if not self.shuffle and start >= self._lead and (
+                stop - start == bs or self.last_batch_handle != "pad"):
+            a, b = start - self._lead, stop - self._lead      # contiguous rows: views
+            data = [arr[a:b] for _, arr, _ in self.data]
+            label = [arr[a:b] for _, arr, _ in self.label]
+            index = seq[start:stop]
         else:
-            rows = self._seq[start:stop]
-        index = rows if rows is not None else np.arange(*span, dtype=np.int64)
-        data = [self._take(arr, host, rows, span if rows is None else None)
-                for _, arr, host in self.data]
-        label = [self._take(arr, host, rows, span if rows is None else None)
-                 for _, arr, host in self.label]
-        return DataBatch(data, label, pad=pad, index=index, provide_data=self.provide_data,
-                         provide_label=self.provide_label)
+            index = seq[start:stop]
+            if stop - start < bs and self.last_batch_handle == "pad":
+                pad = bs - (stop - start)
+                index = np.concatenate([index, seq[np.arange(pad) % seq.size]])
+            data = [self._gather(arr, host, index) for _, arr, host in self.data]
+            label = [self._gather(arr, host, index) for _, arr, host in self.label]
+        return DataBatch(data, label, pad, index, None, self._provide_data,
+                         self._provide_label)
 
     @staticmethod
-    def _take(arr, host, rows, span):
-        if span is not None:
-            return arr[span[0]:span[1]]
-        if host is not None:          # csr: SciPy row indexing
+    def _gather(arr, host, rows):
+        if host is None:              # dense on a GPU
+            return nd.take(arr, nd.array(rows, ctx=arr.ctx, dtype=np.int64), axis=0)
+        if arr.stype == "csr":        # SciPy row indexing
             return nd.sparse.array(host[rows], ctx=arr.ctx, dtype=arr.dtype)
-        return nd.take(arr, nd.array(rows, ctx=arr.ctx, dtype=np.int64), axis=0)
+        # NumPy's gather into a new array, which the batch borrows (one copy, no pool)
+        values = np.take(host, rows, axis=0)
+        return nd.borrow(values, values.ctypes.data, values.shape, values.dtype, arr.ctx)
 
     def getpad(self):
         """The padding of the batch that ``next()`` would return."""
@@ -287,13 +304,13 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype)
-                for k, v, _ in self.data]
+        """``[DataDesc(name, (batch_size,) + shape[1:], dtype)]`` of the data arrays."""
+        return list(self._provide_data)
 
     @property
     def provide_label(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype)
-                for k, v, _ in self.label]
+        """The same for the label arrays (empty without labels)."""
+        return list(self._provide_label)
 
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]
