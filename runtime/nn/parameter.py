@@ -326,7 +326,11 @@ class ParameterDict(dict):
                 if nd.as_dtype(value) != param.dtype:
                     raise ValueError(f"Parameter {full!r} exists with dtype "
                                      f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
-            elif getattr(param, key, value) != value:
+            elif key == "init":
+                if value is not None and param.init != _init.create(value):
+                    raise ValueError(f"Parameter {full!r} exists with init={param.init!r}, "
+                                     f"not {value!r}")
+            elif value is not None and getattr(param, key, value) != value:
                 raise ValueError(f"Parameter {full!r} exists with {key}="
                                  f"{getattr(param, key)!r}, not {value!r}")
         return param

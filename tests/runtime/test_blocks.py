@@ -217,6 +217,20 @@ def test_custom_block_registers_children_and_parameters():
         net.collect_params(select=5)
 
 
+def test_shared_parameters():
+    a = nn.Dense(3, in_units=2)
+    a.initialize()
+    b = nn.Dense(3, params=a.collect_params())        # Gluon's sharing
+    assert b.weight is a.weight and b.bias is a.bias
+    np.testing.assert_array_equal(b(nd.ones((1, 2))).asnumpy(), a(nd.ones((1, 2))).asnumpy())
+    with pytest.raises(ValueError, match=r"Parameter 'dense\d+_weight' exists with shape "
+                                         r"\(3, 2\), which does not match shape \(4, 0\)"):
+        nn.Dense(4, params=a.collect_params())
+    with pytest.raises(ValueError, match=r"Parameter 'dense\d+_weight' exists with "
+                                         r"init=None, not 'ones'"):
+        nn.Dense(3, params=a.collect_params(), weight_initializer="ones")
+
+
 def test_collect_params_select_bad_regex():
     with pytest.raises(ValueError, match=r"select must be a regular expression \(got '\('"):
         nn.Dense(2).collect_params("(")
