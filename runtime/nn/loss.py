@@ -53,6 +53,9 @@ class Loss(Block):
                              f"loss of shape {loss.shape!r} (got {self._batch_axis})")
         if loss.ndim == 1:          # nothing to average over
             return loss
+        axis = self._batch_axis % loss.ndim
+        if loss.size == loss.shape[axis]:      # (n, 1): the mean is a reshape
+            return loss.reshape((loss.shape[axis],))
         return nd.mean(loss, axis=self._batch_axis, exclude=True)
 
     def __repr__(self):

@@ -48,13 +48,15 @@ def _ce_types(op, with_ograd):
     return infer
 
 
-def _softmax_rows(x):
-    """(shifted logits, row sums of their exp): the stable pieces of softmax."""
-    if x.dtype == np.float16:
-        x = x.astype(np.float32)
-    z = x - x.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return z, e, e.sum(axis=1)
+def _softmax_cols(x):
+    """(shifted logits, their exp, its column sums) of ``x.T`` as a C-contiguous (k, n)
+    copy: the stable pieces of softmax by row of ``x``.  The reductions then run across
+    rows of k contiguous vectors, not along n rows of k values (NumPy's ``max(axis=1)``
+    of a (256, 10) float32 array costs 30 times more than that of its transpose)."""
+    xt = x.T.astype(np.float32 if x.dtype == np.float16 else x.dtype, order="C")
+    xt -= xt.max(axis=0)
+    e = np.exp(xt)
+    return xt, e, e.sum(axis=0)
 
 
 def _softmax_ce(attrs, ins, outs):
@@ -63,9 +65,8 @@ def _softmax_ce(attrs, ins, outs):
     idx = _indices("_softmax_ce_loss", label, k, "label")
     if n == 0:
         return
-    z, _, s = _softmax_rows(x)
-    rows = _on_device_of(x, np.arange(n))
-    outs[0][...] = np.log(s) - z[rows, idx]
+    z, _, s = _softmax_cols(x)
+    outs[0][...] = np.log(s) - z[idx, _on_device_of(x, np.arange(n))]
 
 
 def _softmax_ce_grad_kernel(attrs, ins, outs):
@@ -74,11 +75,11 @@ def _softmax_ce_grad_kernel(attrs, ins, outs):
     idx = _indices("_softmax_ce_loss_grad", label, k, "label")
     if n == 0:
         return
-    _, e, s = _softmax_rows(x)
-    e /= s[:, None]
-    e[_on_device_of(x, np.arange(n)), idx] -= 1
-    e *= g[:, None]
-    outs[0][...] = e
+    _, e, s = _softmax_cols(x)
+    e /= s
+    e[idx, _on_device_of(x, np.arange(n))] -= 1
+    e *= g
+    outs[0][...] = e.T
 
 
 def _softmax_ce_rule(attrs, inputs, outputs, out_grads):
