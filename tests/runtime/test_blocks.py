@@ -429,6 +429,19 @@ def test_initializer_statistics():
     assert init.create("xavier") == init.Xavier() and isinstance(init.create("ones"), init.One)
 
 
+def test_custom_initializer_as_mxnet():
+    class Arange(init.Initializer):
+        def _init_weight(self, name, arr):        # MXNet's hook: fill arr in place
+            arr[:] = np.arange(arr.size, dtype=np.float64).reshape(arr.shape)
+
+    layer = nn.Dense(2, in_units=3)
+    layer.initialize(Arange())
+    np.testing.assert_array_equal(layer.weight.data().asnumpy(), np.arange(6.0).reshape(2, 3))
+    assert not layer.bias.data().asnumpy().any()
+    with pytest.raises(NotImplementedError, match=r"Initializer: no rule to initialise 'w'"):
+        nn.Parameter("w", shape=(2,)).initialize(init.Initializer())
+
+
 def test_initializer_reproducible_with_seed():
     def make():
         net = _mlp()
