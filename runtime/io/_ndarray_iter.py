@@ -13,14 +13,14 @@ What copies (and what does not):
   a CSR batch is a row slice (``x[a:b]``, which copies the rows' entries).
 - Shuffled batches, the padded last batch and a batch that rolls over an epoch are
   gathered (one copy): NumPy's ``take`` into a new array that the batch borrows for
-  dense sources on the host (``nd.take`` on a GPU), SciPy row indexing for CSR.
+  dense sources on the host (``nd.take`` on a GPU), a vectorised row gather for CSR.
 """
 
 from collections import namedtuple
 
 import numpy as np
 
-from runtime import nd
+from runtime import _storage, nd
 from runtime import random as _random
 from runtime.context import cpu
 
@@ -104,7 +104,8 @@ def _source(who, name, v):
         m = v.tocsr()
         if m.ndim != 2:
             raise ValueError(f"{who}: {name} must be 2-D (got shape {m.shape!r})")
-        return nd.sparse.array(m, dtype=np.float32), m.astype(np.float32, copy=False)
+        arr = nd.sparse.array(m, dtype=np.float32)
+        return arr, _host(arr)
     if isinstance(v, np.ndarray):
         if v.ndim < 1:
             raise ValueError(f"{who}: {name} must have at least 1 dimension (got shape ())")
@@ -118,11 +119,29 @@ def _source(who, name, v):
 
 
 def _host(arr):
-    """What batches are gathered from: a SciPy CSR matrix for csr, the zero-copy NumPy
-    view of a dense host array, None for a dense array on a GPU (gathered by ``take``)."""
-    if arr.stype == "csr":
-        return arr.asscipy()
-    return None if arr.ctx.device_type == "gpu" else np.asarray(arr)
+    """What batches are gathered from: (data, indptr, indices) of csr on the host (views
+    of the storage; copies for a GPU array), the zero-copy NumPy view of a dense host
+    array, None for a dense array on a GPU (gathered by ``take``)."""
+    if arr.ctx.device_type == "gpu":
+        return None if arr.stype != "csr" else tuple(
+            part.asnumpy() for part in (arr.data, arr.indptr, arr.indices))
+    if arr.stype == "csr":      # zero-copy views of the storage parts (int64 indices)
+        return tuple(np.asarray(part) for part in (arr.data, arr.indptr, arr.indices))
+    return np.asarray(arr)
+
+
+def _csr_rows(arr, host, rows):
+    """Rows ``rows`` of the csr ``arr`` as a new CSRNDArray: the entries gathered on the
+    host in one vectorised pass and copied once into the pool (the source was checked
+    when it was made, so its rows need no new check)."""
+    data, indptr, indices = host
+    starts = indptr[rows]
+    counts = indptr[rows + 1] - starts
+    ptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    pos = np.repeat(starts - ptr[:-1], counts) + np.arange(ptr[-1])
+    return _storage.from_parts("csr", (rows.size, arr.shape[1]), arr.dtype, arr.ctx,
+                               data[pos], [ptr, indices[pos]], check=False)
 
 
 def _sources(who, data, default_name, allow_empty):
@@ -289,8 +308,8 @@ class NDArrayIter(DataIter):
     def _gather(arr, host, rows):
         if host is None:              # dense on a GPU
             return nd.take(arr, nd.array(rows, ctx=arr.ctx, dtype=np.int64), axis=0)
-        if arr.stype == "csr":        # SciPy row indexing
-            return nd.sparse.array(host[rows], ctx=arr.ctx, dtype=arr.dtype)
+        if arr.stype == "csr":
+            return _csr_rows(arr, host, rows)
         # NumPy's gather into a new array, which the batch borrows (one copy, no pool)
         values = np.take(host, rows, axis=0)
         return nd.borrow(values, values.ctypes.data, values.shape, values.dtype, arr.ctx)
