@@ -135,6 +135,12 @@ def test_csr_ndarray_source_is_used_as_is():
     got = [b.data[0] for b in it]
     assert [g.dtype for g in got] == [np.float64, np.float64]
     np.testing.assert_array_equal(got[1].asscipy().toarray(), np.eye(5)[2:4])
+    values = np.zeros((6, 4))
+    values[[1, 4], [2, 0]] = [3.0, -1.0]          # rows 0, 2, 3, 5 empty
+    c = nd.sparse.csr_matrix(values, dtype="float64")
+    for b in NDArrayIter(c, batch_size=4, shuffle=True, seed=5, last_batch_handle="pad"):
+        assert b.data[0].dtype == np.float64 and b.data[0].stype == "csr"
+        np.testing.assert_array_equal(b.data[0].asscipy().toarray(), values[b.index])
 
 
 def test_views_and_copies():
