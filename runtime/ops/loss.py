@@ -7,7 +7,9 @@ with the numerically stable formulas:
 - ``_softmax_ce_loss_grad(data, label, ograd)``: its gradient,
   ``(softmax(data) - one_hot(label)) * ograd[:, None]``;
 - ``_sigmoid_bce_loss(data, label)``: ``max(x, 0) - x * z + log(1 + exp(-|x|))``
-  elementwise, evaluated as ``logaddexp(0, x) - x * z``.
+  elementwise, evaluated as ``logaddexp(0, x) - x * z``;
+- ``_sigmoid_bce_loss_grad(data, label, ograd)``: its data gradient,
+  ``(sigmoid(data) - label) * ograd``.
 
 float16 is computed in float32 and rounded once at the end (MXNet's accumulation type).
 """
@@ -149,7 +151,7 @@ def _bce(attrs, ins, outs):
 def _bce_rule(attrs, inputs, outputs, out_grads, needs=(True, True)):
     x, z = inputs
     g = out_grads[0]
-    return [(F.sigmoid(x) - z) * g if needs[0] else None,
+    return [F._sigmoid_bce_loss_grad(x, z, g) if needs[0] else None,
             -(x * g) if needs[1] else None]
 
 
@@ -159,5 +161,51 @@ register(
     doc="""Hidden (``nn.loss.SigmoidBinaryCrossEntropyLoss``): elementwise binary
 cross-entropy of sigmoid(data) against ``label``, ``max(x, 0) - x * z + log(1 +
 exp(-|x|))`` (evaluated as ``logaddexp(0, x) - x * z``: no overflow for any x).
-``label`` has data's shape and dtype.  Gradients: ``(sigmoid(x) - z) * g`` for data,
-``-x * g`` for label.""")
+``label`` has data's shape and dtype.  Gradients: ``_sigmoid_bce_loss_grad`` (``(sigmoid(x)
+- z) * g``) for data, ``-x * g`` for label.""")
+
+
+def _bce_grad_shape(attrs, shapes):
+    for name, shape in zip(("label", "ograd"), shapes[1:]):
+        if shape != shapes[0]:
+            raise ValueError(f"_sigmoid_bce_loss_grad: {name} must have data's shape "
+                             f"{shapes[0]!r} (got {shape!r})")
+    return [shapes[0]]
+
+
+def _bce_grad_type(attrs, dtypes):
+    out = float_input("_sigmoid_bce_loss_grad", "data")(attrs, dtypes)
+    for name, dtype in zip(("label", "ograd"), dtypes[1:]):
+        if dtype != dtypes[0]:
+            raise TypeError(f"_sigmoid_bce_loss_grad: {name} must have data's dtype "
+                            f"{dtypes[0]} (got {dtype}); cast with astype()")
+    return out
+
+
+def _bce_grad(attrs, ins, outs):
+    x, z, g = ins
+    if x.dtype == np.float16:
+        x, z, g = (a.astype(np.float32) for a in (x, z, g))
+    s = np.logaddexp(x.dtype.type(0), -x)     # sigmoid(x) = exp(-log(1 + exp(-x)))
+    np.negative(s, out=s)
+    np.exp(s, out=s)
+    s -= z
+    s *= g
+    outs[0][...] = s
+
+
+def _bce_grad_rule(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
+    x, z, g = inputs
+    h = out_grads[0]
+    s = F.sigmoid(x)
+    return [h * g * s * (1.0 - s) if needs[0] else None,
+            -(h * g) if needs[1] else None,
+            h * (s - z) if needs[2] else None]
+
+
+register(
+    "_sigmoid_bce_loss_grad", inputs=("data", "label", "ograd"),
+    infer_shape=_bce_grad_shape, infer_type=_bce_grad_type, compute=_bce_grad,
+    gradient=_bce_grad_rule, grad_inputs=(0, 1, 2),
+    doc="""Hidden: the data gradient of ``_sigmoid_bce_loss``, ``(sigmoid(data) -
+label) * ograd`` in one pass.""")

@@ -62,3 +62,18 @@ _add(FAILURES, "_sigmoid_bce_loss",
              r"^_sigmoid_bce_loss: needs a floating-point data"))
 _add(ZERO_SIZE, "_sigmoid_bce_loss",
      ZeroSize([zeros(0, 3), zeros(0, 3)], {}, lambda x, z: x * 0))
+
+_add(SAMPLES, "_sigmoid_bce_loss_grad",
+     Sample([uniform((3, 4)), np.random.default_rng(4).uniform(0, 1, (3, 4)),
+             uniform((3, 4), seed=5)]),
+     Sample([np.array([1e4, -1e4, 0.0], np.float32), np.array([0.0, 1.0, 0.5], np.float32),
+             np.ones(3, np.float32)], grad=False),
+     Sample([uniform((2,), dtype=np.float16), np.ones(2, np.float16),
+             np.ones(2, np.float16)], grad=False))
+_add(FAILURES, "_sigmoid_bce_loss_grad",
+     Failure([uniform((3,)), uniform((3,)), uniform((2,))], {}, ValueError,
+             r"^_sigmoid_bce_loss_grad: ograd must have data's shape \(3,\) \(got \(2,\)\)"),
+     Failure([uniform((3,)), uniform((3,), dtype=np.float32), uniform((3,))], {}, TypeError,
+             r"^_sigmoid_bce_loss_grad: label must have data's dtype float64"))
+_add(ZERO_SIZE, "_sigmoid_bce_loss_grad",
+     ZeroSize([zeros(0, 3), zeros(0, 3), zeros(0, 3)], {}, lambda x, z, g: x * 0))
