@@ -588,7 +588,9 @@ def _pool_shape(attrs, shapes):
 
 
 def _pool_fill(kind, dtype):
-    return -np.inf if kind == "max" else 0
+    """The padding of max pooling is the dtype's lowest finite value, MXNet's initial
+    maximum: a window of padding only (possible with 'full') gives it, as MXNet does."""
+    return np.finfo(dtype).min if kind == "max" else 0
 
 
 def _pool_forward(plan, x, out):
@@ -613,7 +615,8 @@ def _pool_forward(plan, x, out):
     for k in offs[1:]:
         xp.add(acc, win[lead + k], out=acc)
     if kind == "avg":
-        acc /= plan.counts(x.shape[2:], xp, x.dtype)
+        with np.errstate(invalid="ignore"):    # 0 / 0 where a window is all padding
+            acc /= plan.counts(x.shape[2:], xp, x.dtype)
     elif kind == "lp" and plan.p == 2:
         xp.sqrt(acc, out=acc)
     elif kind == "lp" and plan.p == 3:
@@ -624,7 +627,7 @@ def _argmax_offsets(plan, x):
     """(padded windows view of x, index into plan.offsets() of each window's first
     maximum) (MXNet's max pooling: the first maximum in row-major window order)."""
     xp = _xp(x)
-    xpad = _padded(x, plan.pad, -np.inf, plan.extra)
+    xpad = _padded(x, plan.pad, _pool_fill("max", x.dtype), plan.extra)
     win = plan.windows(xpad)
     offs = plan.offsets()
     lead = (slice(None),) * (2 + plan.nd)
@@ -650,7 +653,8 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         win = plan.windows(buf)
         lead = (slice(None),) * (2 + plan.nd)
         if plan.kind == "avg":
-            g = g / plan.counts(x_shape[2:], xp, dtype)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                g = g / plan.counts(x_shape[2:], xp, dtype)
         for i, k in enumerate(plan.offsets()):
             view = win[lead + k]
             if plan.kind == "max":
