@@ -667,10 +667,13 @@ def _argmax_offsets(plan, x):
     offs = plan.offsets()
     lead = (slice(None),) * (2 + plan.nd)
     best = win[lead + offs[0]].copy()
-    arg = xp.zeros(best.shape, np.intp)
+    n = len(offs)
+    arg = xp.zeros(best.shape, np.uint8 if n <= 255 else np.int16 if n <= 32767 else np.int32)
+    m = xp.empty(best.shape, bool)
+    v = xp.empty_like(best)
     for i, k in enumerate(offs[1:], 1):
-        v = win[lead + k]
-        m = v > best
+        v[...] = win[lead + k]         # one strided copy; the three passes then run dense
+        xp.greater(v, best, out=m)
         xp.copyto(arg, i, where=m)
         xp.maximum(best, v, out=best)
     return arg
@@ -690,10 +693,15 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         if plan.kind == "avg":
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / plan.counts(x_shape[2:], xp, dtype)
+        if plan.kind == "max":
+            m, part = xp.empty(g.shape, bool), xp.empty(g.shape, dtype)
         for i, k in enumerate(plan.offsets()):
             view = win[lead + k]
             if plan.kind == "max":
-                view += xp.where(arg == i, g, 0)
+                xp.equal(arg, i, out=m)
+                part[...] = 0                  # (not g * m: an infinite g would give NaN)
+                xp.copyto(part, g, where=m)
+                view += part
             else:
                 view += g
     out[...] = buf[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(plan.pad, x_shape[2:]))]
