@@ -159,8 +159,10 @@ def _check_weight(op, shapes, want, attrs, nf):
         raise ValueError(f"{op}: bias must have shape {(nf,)!r} (got {shapes[2]!r})")
 
 
-def _conv_plan(attrs, shapes):
-    op = "Convolution"
+def _layer_plan(op, attrs, shapes, weight_shape):
+    """(plan, num_filter, data shape) of a Convolution or Deconvolution after checking
+    the inputs; ``weight_shape(channels, num_filter, group)`` gives the weight's leading
+    two axes."""
     _check_inputs(op, attrs, shapes)
     plan = _ConvPlan(op, attrs)
     nf = attrs["num_filter"]
@@ -169,22 +171,20 @@ def _conv_plan(attrs, shapes):
     ds = shapes[0]
     _data_dims(op, ds, plan.nd)
     _check_groups(op, plan, ds[1], nf)
-    _check_weight(op, shapes, (nf, ds[1] // plan.group) + plan.kernel, attrs, nf)
+    _check_weight(op, shapes, weight_shape(ds[1], nf, plan.group) + plan.kernel, attrs, nf)
+    return plan, nf, ds
+
+
+def _conv_plan(attrs, shapes):
+    op = "Convolution"
+    plan, nf, ds = _layer_plan(op, attrs, shapes, lambda c, nf, g: (nf, c // g))
     return plan, (ds[0], nf) + plan.out_spatial(op, ds[2:])
 
 
 def _deconv_plan(attrs, shapes):
     """(plan with the effective pad, adj, output shape) of a Deconvolution."""
     op = "Deconvolution"
-    _check_inputs(op, attrs, shapes)
-    plan = _ConvPlan(op, attrs)
-    nf = attrs["num_filter"]
-    if nf < 1:
-        raise ValueError(f"{op}: num_filter must be >= 1 (got {nf})")
-    ds = shapes[0]
-    _data_dims(op, ds, plan.nd)
-    _check_groups(op, plan, ds[1], nf)
-    _check_weight(op, shapes, (ds[1], nf // plan.group) + plan.kernel, attrs, nf)
+    plan, nf, ds = _layer_plan(op, attrs, shapes, lambda c, nf, g: (c, nf // g))
     adj = _tuple(op, attrs, "adj", plan.nd, 0, 0)
     target = _tuple(op, attrs, "target_shape", plan.nd, 0, 0)
     full = tuple(t * (s - 1) + plan.dk(i) if s else 0
