@@ -267,28 +267,39 @@ def _group_grad(gy, i, m, j, fg, length):
     return xp.ascontiguousarray(part.transpose(1, 0, 2)).reshape(fg, m * length)
 
 
+def _sizes(plan, channels, filters, o_sp):
+    """(channels per group, filters per group, output positions, kernel positions)."""
+    g = plan.group
+    return channels // g, filters // g, _prod(o_sp), _prod(plan.kernel)
+
+
+def _column_chunks(plan, n, cg, o_sp, dtype, xp):
+    """(start, count, columns) per chunk of samples: ``columns`` (cg, *K, count, *O) is
+    a buffer reused from chunk to chunk."""
+    col = None
+    per_sample = cg * _prod(plan.kernel) * _prod(o_sp) * np.dtype(dtype).itemsize
+    for i, m in _chunks(n, per_sample):
+        if col is None or col.shape[plan.nd + 1] != m:
+            col = xp.empty((cg,) + plan.kernel + (m,) + o_sp, dtype)
+        yield i, m, col
+
+
 def _conv_forward(plan, x, w, out):
     """out (N, F, *O) = the convolution of x (N, C, *S) with w (F, C/g, *K)."""
     xp = _xp(x)
-    n, c = x.shape[:2]
-    f, g = w.shape[0], plan.group
-    cg, fg = c // g, f // g
     o_sp = out.shape[2:]
-    length, kk = _prod(o_sp), _prod(plan.kernel)
+    cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
     if out.size == 0:
         return
     if cg * kk == 0:
         out[...] = 0
         return
     win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
-    wm = xp.ascontiguousarray(w).reshape(g, fg, cg * kk)
+    wm = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
     order = _to_samples_last(plan.nd)
-    col = None
-    for i, m in _chunks(n, cg * kk * length * x.itemsize):
-        if col is None or col.shape[plan.nd + 1] != m:
-            col = xp.empty((cg,) + plan.kernel + (m,) + o_sp, x.dtype)
-            res = xp.empty((fg, m) + o_sp, out.dtype)
-        for j in range(g):
+    for i, m, col in _column_chunks(plan, x.shape[0], cg, o_sp, x.dtype, xp):
+        res = xp.empty((fg, m) + o_sp, out.dtype)
+        for j in range(plan.group):
             col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
             xp.matmul(wm[j], col.reshape(cg * kk, m * length), out=res.reshape(fg, m * length))
             out[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
@@ -298,25 +309,19 @@ def _conv_data_grad(plan, gy, w, out):
     """out (N, C, *S) = the transposed convolution (col2im) of gy (N, F, *O) with
     w (F, C/g, *K): the data gradient of a convolution, and Deconvolution's forward."""
     xp = _xp(gy)
-    n, c = out.shape[:2]
-    f, g = w.shape[0], plan.group
-    cg, fg = c // g, f // g
     o_sp = gy.shape[2:]
-    length, kk = _prod(o_sp), _prod(plan.kernel)
+    cg, fg, length, kk = _sizes(plan, out.shape[1], w.shape[0], o_sp)
     if out.size == 0:
         return
     padded = xp.zeros(out.shape[:2] + tuple(s + 2 * p for s, p in
                                             zip(out.shape[2:], plan.pad)), out.dtype)
     if gy.size:
         win = _windows(padded, plan.kernel, plan.stride, plan.dilate, o_sp)
-        wt = xp.ascontiguousarray(w).reshape(g, fg, cg * kk).transpose(0, 2, 1)
+        wt = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk).transpose(0, 2, 1)
         offsets = list(itertools.product(*(range(k) for k in plan.kernel)))
         order = _to_samples_last(plan.nd)
-        col = None
-        for i, m in _chunks(n, cg * kk * length * out.itemsize):
-            if col is None or col.shape[plan.nd + 1] != m:
-                col = xp.empty((cg,) + plan.kernel + (m,) + o_sp, out.dtype)
-            for j in range(g):
+        for i, m, col in _column_chunks(plan, out.shape[0], cg, o_sp, out.dtype, xp):
+            for j in range(plan.group):
                 xp.matmul(wt[j], _group_grad(gy, i, m, j, fg, length),
                           out=col.reshape(cg * kk, m * length))
                 # col2im: the columns (cg, *K, m, *O) added through the windows
@@ -332,26 +337,20 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     """out (F, C/g, *K) = the weight gradient of the convolution of x (N, C, *S) that
     gave gy (N, F, *O)."""
     xp = _xp(x)
-    n, c = x.shape[:2]
-    f, g = gy.shape[1], plan.group
-    cg, fg = c // g, f // g
     o_sp = gy.shape[2:]
-    length, kk = _prod(o_sp), _prod(plan.kernel)
-    acc = xp.zeros((g, fg, cg * kk), out.dtype)
-    if n and length and cg * kk:
+    cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
+    acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
+    if x.shape[0] and length and cg * kk:
         win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
         order = _to_samples_last(plan.nd)
         part = xp.empty((cg * kk, fg), out.dtype)
-        col = None
-        for i, m in _chunks(n, cg * kk * length * x.itemsize):
-            if col is None or col.shape[plan.nd + 1] != m:
-                col = xp.empty((cg,) + plan.kernel + (m,) + o_sp, x.dtype)
-                cm = col.reshape(cg * kk, m * length)
-            for j in range(g):
+        for i, m, col in _column_chunks(plan, x.shape[0], cg, o_sp, x.dtype, xp):
+            for j in range(plan.group):
                 col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
                 # (columns @ grad.T).T: OpenBLAS runs this form of the long-inner GEMM
                 # several times faster than grad @ columns.T
-                xp.matmul(cm, _group_grad(gy, i, m, j, fg, length).T, out=part)
+                xp.matmul(col.reshape(cg * kk, m * length),
+                          _group_grad(gy, i, m, j, fg, length).T, out=part)
                 acc[j] += part.T
     out[...] = acc.reshape(out.shape)
 
