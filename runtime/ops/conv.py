@@ -284,16 +284,31 @@ def _column_chunks(plan, n, cg, o_sp, dtype, xp):
         yield i, m, col
 
 
+# Forward convolutions with at least this many channels per group take the channel-last
+# columns (contiguous runs of channels to copy, and the faster GEMM orientation).
+CHANNEL_LAST_MIN = 16
+
+
 def _conv_forward(plan, x, w, out):
     """out (N, F, *O) = the convolution of x (N, C, *S) with w (F, C/g, *K)."""
-    xp = _xp(x)
     o_sp = out.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
     if out.size == 0:
         return
     if cg * kk == 0:
         out[...] = 0
-        return
+    elif cg >= CHANNEL_LAST_MIN:
+        _conv_forward_channel_last(plan, x, w, out)
+    else:
+        _conv_forward_channel_first(plan, x, w, out)
+
+
+def _conv_forward_channel_first(plan, x, w, out):
+    """Columns (cg, *K, m, *O) copied from the windows of x (runs of output positions),
+    one GEMM ``w @ columns`` per chunk and group."""
+    xp = _xp(x)
+    o_sp = out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
     win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
     wm = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
     order = _to_samples_last(plan.nd)
@@ -303,6 +318,38 @@ def _conv_forward(plan, x, w, out):
             col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
             xp.matmul(wm[j], col.reshape(cg * kk, m * length), out=res.reshape(fg, m * length))
             out[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
+
+
+def _conv_forward_channel_last(plan, x, w, out):
+    """x copied once to channel-last (N, *P, C) with its padding; columns (m, *O, *K, cg)
+    (runs of channels), one GEMM ``columns @ w`` per chunk and group, whose (m, *O, fg)
+    result is written back channel-first."""
+    xp = _xp(x)
+    n, c = x.shape[:2]
+    nd, o_sp = plan.nd, out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    spatial = x.shape[2:]
+    xh = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(spatial, plan.pad)) + (c,), x.dtype)
+    inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
+    xh[(slice(None),) + inner] = xp.moveaxis(x, 1, -1)
+    st = xh.strides
+    win = _as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
+                      (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
+                      + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
+    # weight (F, cg, *K) -> per group (*K, cg, fg), the columns' order
+    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
+    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
+    wk = wk.reshape(plan.group, kk * cg, fg)
+    col = None
+    for i, m in _chunks(n, cg * kk * length * x.itemsize):
+        if col is None or col.shape[0] != m:
+            col = xp.empty((m,) + o_sp + plan.kernel + (cg,), x.dtype)
+            res = xp.empty((m,) + o_sp + (fg,), out.dtype)
+        for j in range(plan.group):
+            col[...] = win[..., j * cg:(j + 1) * cg][i:i + m]
+            xp.matmul(col.reshape(m * length, kk * cg), wk[j],
+                      out=res.reshape(m * length, fg))
+            out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
 
 
 def _conv_data_grad(plan, gy, w, out):
