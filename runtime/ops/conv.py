@@ -705,24 +705,44 @@ def _pool_forward(plan, x, out):
 
 
 def _argmax_offsets(plan, x):
-    """(padded windows view of x, index into plan.offsets() of each window's first
-    maximum) (MXNet's max pooling: the first maximum in row-major window order)."""
+    """The index into plan.offsets() of each max-pooling window's first maximum (MXNet:
+    the first maximum in row-major window order): the maximum, then one pass per offset
+    from the last to the first marking where the window equals it."""
     xp = _xp(x)
     xpad = _padded(x, plan.pad, _pool_fill("max", x.dtype), plan.extra)
     win = plan.windows(xpad)
     offs = plan.offsets()
     lead = (slice(None),) * (2 + plan.nd)
     best = win[lead + offs[0]].copy()
+    for k in offs[1:]:
+        xp.maximum(best, win[lead + k], out=best)
     n = len(offs)
     arg = xp.zeros(best.shape, np.uint8 if n <= 255 else np.int16 if n <= 32767 else np.int32)
     m = xp.empty(best.shape, bool)
-    v = xp.empty_like(best)
-    for i, k in enumerate(offs[1:], 1):
-        v[...] = win[lead + k]         # one strided copy; the three passes then run dense
-        xp.greater(v, best, out=m)
+    for i in range(n - 1, -1, -1):
+        xp.equal(win[lead + offs[i]], best, out=m)
         xp.copyto(arg, i, where=m)
-        xp.maximum(best, v, out=best)
     return arg
+
+
+def _max_scatter(plan, g, x_shape, arg):
+    """The max-pooling gradient in the padded layout (float64): each head gradient added
+    at its window's maximum, by one bincount over flat positions."""
+    xp = _xp(g)
+    n, c = x_shape[:2]
+    padded = tuple(s + 2 * p + e for s, p, e in zip(x_shape[2:], plan.pad, plan.extra))
+    steps = [_prod(padded[i + 1:]) for i in range(plan.nd)]     # element strides
+    size = _prod(padded)
+    base = (xp.arange(n * c, dtype=np.int64) * size).reshape((n, c) + (1,) * plan.nd)
+    for i, (o, t) in enumerate(zip(plan.out, plan.stride)):
+        shape = [1] * (2 + plan.nd)
+        shape[2 + i] = o
+        base = base + (xp.arange(o, dtype=np.int64) * (t * steps[i])).reshape(shape)
+    delta = xp.asarray(np.array([sum(k[i] * steps[i] for i in range(plan.nd))
+                                 for k in plan.offsets()], np.int64))
+    flat = (base + delta[arg]).reshape(-1)
+    return xp.bincount(flat, weights=g.reshape(-1), minlength=n * c * size).reshape(
+        (n, c) + padded)
 
 
 def _pool_backward(plan, g, x_shape, dtype, arg, out):
@@ -730,6 +750,13 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
     (max: ``arg`` from :func:`_argmax_offsets`; sum and avg: x is not read)."""
     xp = _xp(g)
     if out.size == 0:
+        return
+    crop = (Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(plan.pad, x_shape[2:]))
+    if plan.kind == "max":
+        if g.size:
+            out[...] = _max_scatter(plan, g, x_shape, arg)[crop]
+        else:
+            out[...] = 0
         return
     buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
                                        zip(x_shape[2:], plan.pad, plan.extra)), dtype)
@@ -739,18 +766,9 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         if plan.kind == "avg":
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / plan.counts(x_shape[2:], xp, dtype)
-        if plan.kind == "max":
-            m, part = xp.empty(g.shape, bool), xp.empty(g.shape, dtype)
-        for i, k in enumerate(plan.offsets()):
-            view = win[lead + k]
-            if plan.kind == "max":
-                xp.equal(arg, i, out=m)
-                part[...] = 0                  # (not g * m: an infinite g would give NaN)
-                xp.copyto(part, g, where=m)
-                view += part
-            else:
-                view += g
-    out[...] = buf[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(plan.pad, x_shape[2:]))]
+        for k in plan.offsets():
+            win[lead + k] += g
+    out[...] = buf[crop]
 
 
 def _pool(attrs, ins, outs):
