@@ -402,6 +402,20 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     out[...] = acc.reshape(out.shape)
 
 
+def _float32_accumulation(compute):
+    """``compute`` run on float32 copies of float16 inputs, its result rounded once into
+    the float16 outputs (MXNet's accumulation type; NumPy's float16 GEMMs are slow and
+    round at every step)."""
+    def run(attrs, ins, outs):
+        if ins[0].dtype != np.float16:
+            return compute(attrs, ins, outs)
+        wide = [o.astype(np.float32) for o in outs]
+        compute(attrs, [a.astype(np.float32) for a in ins], wide)
+        for o, w in zip(outs, wide):
+            o[...] = w
+    return run
+
+
 def _bias(out, b):
     if b is not None and out.size:
         out += b.reshape((-1,) + (1,) * (out.ndim - 2))
@@ -425,6 +439,7 @@ def _same_float_type(op):
     return infer
 
 
+@_float32_accumulation
 def _conv(attrs, ins, outs):
     x, w = ins[0], ins[1]
     plan, _ = _conv_plan(attrs, [a.shape for a in ins])
@@ -487,6 +502,7 @@ def _deconv_shape(attrs, shapes):
     return [_deconv_plan(attrs, shapes)[2]]
 
 
+@_float32_accumulation
 def _deconv(attrs, ins, outs):
     x, w = ins[0], ins[1]
     plan, _, _ = _deconv_plan(attrs, [a.shape for a in ins])
@@ -548,6 +564,7 @@ def _wgrad_plan(attrs, shapes):
     return plan, (gs[1], ds[1] // plan.group) + plan.kernel
 
 
+@_float32_accumulation
 def _wgrad(attrs, ins, outs):
     plan, _ = _wgrad_plan(attrs, [a.shape for a in ins])
     _conv_weight_grad_kernel(plan, ins[0], ins[1], outs[0])
@@ -771,6 +788,7 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
     out[...] = buf[crop]
 
 
+@_float32_accumulation
 def _pool(attrs, ins, outs):
     plan = _pool_plan(attrs, ins[0].shape)
     out = _contiguous_target(outs[0])
@@ -871,6 +889,7 @@ def _bpool_type(attrs, dtypes):
     return [dtypes[0]]
 
 
+@_float32_accumulation
 def _bpool(attrs, ins, outs):
     g = ins[0]
     plan = _bpool_plan(attrs, [a.shape for a in ins])

@@ -163,6 +163,26 @@ def test_convolution_matches_nested_loops(shape, nf, kernel, stride, pad, dilate
           dtype)
 
 
+@pytest.mark.parametrize("op", ["Convolution", "Deconvolution", "Pooling"])
+def test_float16_accumulates_in_float32(op):
+    x, w = sample((2, 16, 6, 5)), sample((16, 16, 3, 3), seed=1) * 0.1
+    if op == "Pooling":
+        kw = dict(kernel=(3, 3), pool_type="avg", pad=(1, 1))
+        want = ref_pool(x.astype(np.float16).astype(np.float64), (3, 3), (1, 1), (1, 1), "avg")
+        args = [x]
+    else:
+        kw = dict(kernel=(3, 3), num_filter=16, no_bias=True)
+        xs, ws = (a.astype(np.float16).astype(np.float64) for a in (x, w))
+        want = (ref_conv(xs, ws, None, (1, 1), (0, 0), (1, 1), 1) if op == "Convolution"
+                else ref_deconv(xs, ws, None, (1, 1), (0, 0), (1, 1), 1, (8, 7)))
+        args = [x, w]
+    y = getattr(nd, op)(*(nd.array(a, dtype="float16") for a in args), **kw)
+    assert y.dtype == np.float16
+    # one rounding of the float32 result: within float16's half-ulp of the exact value
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=2 ** -11,
+                               atol=2 ** -14)
+
+
 def test_convolution_matches_scipy_correlate():
     x, w, b = sample((1, 2, 9, 8)), sample((3, 2, 4, 3), seed=1), sample((3,), seed=2)
     y = nd.Convolution(arr(x), arr(w), arr(b), kernel=(4, 3), num_filter=3).asnumpy()
