@@ -853,7 +853,10 @@ None counts the padding, as MXNet), 'sum', 'lp' (``(sum x ** p) ** (1 / p)`` wit
 ``p_value`` 1, 2 or 3, as MXNet: no absolute value).  ``stride`` defaults to 1 and
 ``pad`` to 0 (MXNet's operator defaults; Gluon's layers pass stride=kernel).
 ``pooling_convention`` 'valid' gives ``(S + 2 * pad - kernel) // stride + 1`` positions,
-'full' rounds up (windows may reach past the padding; those positions are ignored).
+'full' rounds up (windows may reach past the padding; those positions are ignored; a
+window of padding only gives the dtype's lowest value for max and, without
+count_include_pad, NaN for avg, as MXNet).  MXNet's 'same' (1-D max pooling only) is not
+supported.
 ``global_pool=True`` pools each whole spatial extent (kernel, stride and pad ignored).
 Gradients: max sends each head gradient to the window's first maximum (MXNet); avg and
 sum spread it; lp is ``x ** (p - 1) * y ** (1 - p)`` times the spread.  ``cudnn_off`` is
