@@ -5,7 +5,7 @@ forms."""
 
 from runtime import _executor, _imperative
 from runtime.ops import (  # noqa: F401  (registration)
-    elemwise, reduce, shape, linalg, la, nn, sparse, optim, loss)
+    elemwise, reduce, shape, linalg, la, nn, sparse, optim, loss, conv)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

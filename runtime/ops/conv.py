@@ -1,0 +1,1110 @@
+"""CNN operators: Convolution, Deconvolution, Pooling, UpSampling (MXNet 1.x names,
+signatures, defaults and semantics; channel-first layouts NCW, NCHW, NCDHW).
+
+Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
+
+- Convolution: im2col over a strided view of the (padded) input, one copy of the columns
+  of one sample and group at a time, then one GEMM (``matmul``) per sample and group that
+  writes straight into the output; the bias is added once at the end.
+- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution):
+  one GEMM per sample and group gives the columns, which are added back through the same
+  strided view (col2im, one strided ``+=`` per kernel offset).
+- Pooling: one elementwise pass per kernel offset over strided views of the input padded
+  with -inf (max) or 0 (sum, avg, lp).
+
+Hidden helpers, so that every gradient rule is made of registry ops (and null requests
+skip work: when only the weight needs a gradient, the data gradient is not computed):
+``_conv_weight_grad`` (the weight gradient of Convolution and Deconvolution),
+``_backward_Pooling`` (the data gradient of max, avg and sum pooling; lp builds on its
+sum form) and ``_pooling_max_pick`` (the values at the windows' argmax, the adjoint of
+max pooling's gradient).
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from runtime.ops._call import F, zeros
+from runtime.ops.registry import Attr, float_input, register
+
+_LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+_CHANNEL_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+_CUDNN_TUNE = (None, "off", "limited_workspace", "fastest")
+
+
+def _xp(a):
+    """The array module of kernel array ``a`` (NumPy or CuPy)."""
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def _as_strided(a, shape, strides):
+    if isinstance(a, np.ndarray):
+        return np.lib.stride_tricks.as_strided(a, shape, strides)
+    import cupy
+    return cupy.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _prod(t):
+    return math.prod(t)
+
+
+# -- attribute plans --------------------------------------------------------------------
+
+def _check_layout(op, attrs, nd):
+    layout = attrs["layout"]
+    if layout is not None and layout != _CHANNEL_FIRST[nd]:
+        if len(layout) != nd + 2:
+            raise ValueError(f"{op}: layout {layout!r} does not fit {nd} spatial axes "
+                             f"(want {_CHANNEL_FIRST[nd]!r})")
+        raise NotImplementedError(f"{op}: layout {layout!r} is not supported (the "
+                                  f"channel-first layouts NCW, NCHW, NCDHW are)")
+
+
+def _tuple(op, attrs, name, nd, default, least):
+    v = attrs[name]
+    if not v:
+        return (default,) * nd
+    if len(v) != nd:
+        raise ValueError(f"{op}: {name} must have {nd} entries, one per spatial axis of the "
+                         f"{nd}-D kernel (got {name}={v!r})")
+    if any(x < least for x in v):
+        rule = "positive" if least == 1 else "non-negative"
+        raise ValueError(f"{op}: {name} must be {rule} (got {name}={v!r})")
+    return tuple(v)
+
+
+def _data_dims(op, shape, nd, what="data"):
+    if len(shape) != nd + 2:
+        raise ValueError(f"{op}: {what} must have {nd + 2} dimensions (batch, channel and "
+                         f"{nd} spatial) for a {nd}-D kernel (got shape {shape!r})")
+
+
+class _ConvPlan:
+    """The normalised geometry of a convolution (or of the convolution a Deconvolution
+    transposes): kernel, stride, dilate, pad, groups."""
+
+    __slots__ = ("nd", "kernel", "stride", "dilate", "pad", "group")
+
+    def __init__(self, op, attrs):
+        kernel = attrs["kernel"]
+        nd = len(kernel)
+        if not 1 <= nd <= 3:
+            raise ValueError(f"{op}: kernel must have 1, 2 or 3 entries (got "
+                             f"kernel={kernel!r})")
+        if any(k < 1 for k in kernel):
+            raise ValueError(f"{op}: kernel must be positive (got kernel={kernel!r})")
+        _check_layout(op, attrs, nd)
+        self.nd, self.kernel = nd, tuple(kernel)
+        self.stride = _tuple(op, attrs, "stride", nd, 1, 1)
+        self.dilate = _tuple(op, attrs, "dilate", nd, 1, 1)
+        self.pad = _tuple(op, attrs, "pad", nd, 0, 0)
+        self.group = attrs["num_group"]
+        if self.group < 1:
+            raise ValueError(f"{op}: num_group must be >= 1 (got {self.group})")
+
+    def dk(self, i):
+        """The dilated kernel size along spatial axis ``i``."""
+        return self.dilate[i] * (self.kernel[i] - 1) + 1
+
+    def out_spatial(self, op, spatial):
+        out = []
+        for i, s in enumerate(spatial):
+            span = s + 2 * self.pad[i]
+            if self.dk(i) > span:
+                raise ValueError(
+                    f"{op}: the dilated kernel ({self.dk(i)}) is larger than the padded input "
+                    f"({span}) along spatial axis {i} (kernel={self.kernel!r}, "
+                    f"dilate={self.dilate!r}, pad={self.pad!r}, spatial shape "
+                    f"{tuple(spatial)!r})")
+            out.append((span - self.dk(i)) // self.stride[i] + 1)
+        return tuple(out)
+
+    def adj(self, spatial):
+        """The ``adj`` of the transposed convolution that gives back ``spatial``."""
+        return tuple((s + 2 * p - self.dk(i)) % t
+                     for i, (s, p, t) in enumerate(zip(spatial, self.pad, self.stride)))
+
+    def attrs(self, **extra):
+        """Explicit attributes of this geometry for the F.<op> calls of the rules."""
+        return dict(kernel=self.kernel, stride=self.stride, dilate=self.dilate, pad=self.pad,
+                    num_group=self.group, **extra)
+
+
+def _check_inputs(op, attrs, shapes):
+    want = 2 if attrs["no_bias"] else 3
+    if len(shapes) != want:
+        names = "data, weight" if want == 2 else "data, weight, bias"
+        raise TypeError(f"{op}: takes {want} array inputs ({names}) with "
+                        f"no_bias={attrs['no_bias']} (got {len(shapes)})")
+
+
+def _check_groups(op, plan, channels, nf, what="num_filter"):
+    g = plan.group
+    if channels % g:
+        raise ValueError(f"{op}: the {channels} input channels are not divisible by "
+                         f"num_group={g}")
+    if nf % g:
+        raise ValueError(f"{op}: {what}={nf} is not divisible by num_group={g}")
+
+
+def _check_weight(op, shapes, want, attrs, nf):
+    if shapes[1] != want:
+        raise ValueError(f"{op}: weight must have shape {want!r} for data of shape "
+                         f"{shapes[0]!r} (got {shapes[1]!r})")
+    if not attrs["no_bias"] and shapes[2] != (nf,):
+        raise ValueError(f"{op}: bias must have shape {(nf,)!r} (got {shapes[2]!r})")
+
+
+def _layer_plan(op, attrs, shapes, weight_shape):
+    """(plan, num_filter, data shape) of a Convolution or Deconvolution after checking
+    the inputs; ``weight_shape(channels, num_filter, group)`` gives the weight's leading
+    two axes."""
+    _check_inputs(op, attrs, shapes)
+    plan = _ConvPlan(op, attrs)
+    nf = attrs["num_filter"]
+    if nf < 1:
+        raise ValueError(f"{op}: num_filter must be >= 1 (got {nf})")
+    ds = shapes[0]
+    _data_dims(op, ds, plan.nd)
+    _check_groups(op, plan, ds[1], nf)
+    _check_weight(op, shapes, weight_shape(ds[1], nf, plan.group) + plan.kernel, attrs, nf)
+    return plan, nf, ds
+
+
+def _conv_plan(attrs, shapes):
+    op = "Convolution"
+    plan, nf, ds = _layer_plan(op, attrs, shapes, lambda c, nf, g: (nf, c // g))
+    return plan, (ds[0], nf) + plan.out_spatial(op, ds[2:])
+
+
+def _deconv_plan(attrs, shapes):
+    """(plan with the effective pad, adj, output shape) of a Deconvolution."""
+    op = "Deconvolution"
+    plan, nf, ds = _layer_plan(op, attrs, shapes, lambda c, nf, g: (c, nf // g))
+    adj = _tuple(op, attrs, "adj", plan.nd, 0, 0)
+    target = _tuple(op, attrs, "target_shape", plan.nd, 0, 0)
+    full = tuple(t * (s - 1) + plan.dk(i) if s else 0
+                 for i, (s, t) in enumerate(zip(ds[2:], plan.stride)))
+    if any(target):
+        pad, adj = [], []
+        for i, (f, t) in enumerate(zip(full, target)):
+            if t > f:
+                raise ValueError(f"{op}: target_shape {target!r} is larger than the full "
+                                 f"output {full!r} along spatial axis {i}")
+            pad.append((f - t + 1) // 2)
+            adj.append((f - t) % 2)
+        plan.pad, adj = tuple(pad), tuple(adj)
+    for i, (a, t) in enumerate(zip(adj, plan.stride)):
+        if a >= t:
+            raise ValueError(f"{op}: adj must be smaller than stride (got adj={adj!r}, "
+                             f"stride={plan.stride!r})")
+    out = []
+    for i, (f, p, a) in enumerate(zip(full, plan.pad, adj)):
+        o = f - 2 * p + a
+        if ds[2 + i] and o < 1:
+            raise ValueError(f"{op}: pad {plan.pad!r} leaves no output along spatial axis "
+                             f"{i} (full output {full!r}, adj {adj!r})")
+        out.append(max(o, 0))
+    return plan, adj, (ds[0], nf) + tuple(out)
+
+
+# -- kernels ----------------------------------------------------------------------------
+
+def _padded(x, pad, fill=0, extra=None):
+    """``x`` (N, C, *S) padded by ``pad`` on both sides of each spatial axis (and by
+    ``extra`` more at the high end), filled with ``fill``; ``x`` itself without padding."""
+    extra = extra or (0,) * len(pad)
+    if not any(pad) and not any(extra):
+        return x
+    xp = _xp(x)
+    shape = x.shape[:2] + tuple(s + 2 * p + e for s, p, e in zip(x.shape[2:], pad, extra))
+    out = xp.full(shape, fill, x.dtype)
+    out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(pad, x.shape[2:]))] = x
+    return out
+
+
+def _windows(a, kernel, stride, dilate, out_spatial, kernel_first=True):
+    """A strided view of ``a`` (N, C, *P): (N, C, *K, *O) (or (N, C, *O, *K))."""
+    st = a.strides[2:]
+    ks = tuple(s * d for s, d in zip(st, dilate))
+    os_ = tuple(s * t for s, t in zip(st, stride))
+    if kernel_first:
+        return _as_strided(a, a.shape[:2] + tuple(kernel) + tuple(out_spatial),
+                           a.strides[:2] + ks + os_)
+    return _as_strided(a, a.shape[:2] + tuple(out_spatial) + tuple(kernel),
+                       a.strides[:2] + os_ + ks)
+
+
+def _contiguous_target(out):
+    xp = _xp(out)
+    return out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
+
+
+# Samples are taken in chunks whose columns fill about this many bytes: one GEMM per chunk
+# and group (GEMMs over several samples run 2-3x faster than one per sample).
+COL_BYTES = 64 << 20
+
+
+def _chunks(n, per_sample):
+    """(start, count) of the sample chunks for columns of ``per_sample`` bytes each."""
+    nb = max(1, min(n, COL_BYTES // max(per_sample, 1)))
+    return [(i, min(nb, n - i)) for i in range(0, n, nb)]
+
+
+def _to_samples_last(nd):
+    """Axes that move a (m, c, *K, *O) window view to (c, *K, m, *O)."""
+    return (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
+
+
+def _group_grad(gy, i, m, j, fg, length):
+    """The head gradient of samples i:i+m and group j as a contiguous (fg, m * L)."""
+    xp = _xp(gy)
+    part = gy[i:i + m, j * fg:(j + 1) * fg].reshape(m, fg, length)
+    return xp.ascontiguousarray(part.transpose(1, 0, 2)).reshape(fg, m * length)
+
+
+def _sizes(plan, channels, filters, o_sp):
+    """(channels per group, filters per group, output positions, kernel positions)."""
+    g = plan.group
+    return channels // g, filters // g, _prod(o_sp), _prod(plan.kernel)
+
+
+def _column_chunks(plan, n, cg, o_sp, dtype, xp):
+    """(start, count, columns) per chunk of samples: ``columns`` (cg, *K, count, *O) is
+    a buffer reused from chunk to chunk."""
+    col = None
+    per_sample = cg * _prod(plan.kernel) * _prod(o_sp) * np.dtype(dtype).itemsize
+    for i, m in _chunks(n, per_sample):
+        if col is None or col.shape[plan.nd + 1] != m:
+            col = xp.empty((cg,) + plan.kernel + (m,) + o_sp, dtype)
+        yield i, m, col
+
+
+# Forward convolutions with at least this many channels per group take the channel-last
+# columns (contiguous runs of channels to copy, and the faster GEMM orientation).
+CHANNEL_LAST_MIN = 16
+
+
+def _conv_forward(plan, x, w, out):
+    """out (N, F, *O) = the convolution of x (N, C, *S) with w (F, C/g, *K)."""
+    o_sp = out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
+    if out.size == 0:
+        return
+    if cg * kk == 0:
+        out[...] = 0
+    elif cg >= CHANNEL_LAST_MIN:
+        _conv_forward_channel_last(plan, x, w, out)
+    else:
+        _conv_forward_channel_first(plan, x, w, out)
+
+
+def _conv_forward_channel_first(plan, x, w, out):
+    """Columns (cg, *K, m, *O) copied from the windows of x (runs of output positions),
+    one GEMM ``w @ columns`` per chunk and group."""
+    xp = _xp(x)
+    o_sp = out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
+    win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
+    wm = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
+    order = _to_samples_last(plan.nd)
+    for i, m, col in _column_chunks(plan, x.shape[0], cg, o_sp, x.dtype, xp):
+        res = xp.empty((fg, m) + o_sp, out.dtype)
+        for j in range(plan.group):
+            col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
+            xp.matmul(wm[j], col.reshape(cg * kk, m * length), out=res.reshape(fg, m * length))
+            out[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
+
+
+def _conv_forward_channel_last(plan, x, w, out):
+    """x copied once to channel-last (N, *P, C) with its padding; columns (m, *O, *K, cg)
+    (runs of channels), one GEMM ``columns @ w`` per chunk and group, whose (m, *O, fg)
+    result is written back channel-first."""
+    xp = _xp(x)
+    n, c = x.shape[:2]
+    nd, o_sp = plan.nd, out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    spatial = x.shape[2:]
+    xh = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(spatial, plan.pad)) + (c,), x.dtype)
+    inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
+    xh[(slice(None),) + inner] = xp.moveaxis(x, 1, -1)
+    st = xh.strides
+    win = _as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
+                      (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
+                      + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
+    # weight (F, cg, *K) -> per group (*K, cg, fg), the columns' order
+    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
+    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
+    wk = wk.reshape(plan.group, kk * cg, fg)
+    col = None
+    for i, m in _chunks(n, cg * kk * length * x.itemsize):
+        if col is None or col.shape[0] != m:
+            col = xp.empty((m,) + o_sp + plan.kernel + (cg,), x.dtype)
+            res = xp.empty((m,) + o_sp + (fg,), out.dtype)
+        for j in range(plan.group):
+            col[...] = win[..., j * cg:(j + 1) * cg][i:i + m]
+            xp.matmul(col.reshape(m * length, kk * cg), wk[j],
+                      out=res.reshape(m * length, fg))
+            out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
+
+
+def _conv_data_grad(plan, gy, w, out):
+    """out (N, C, *S) = the transposed convolution (col2im) of gy (N, F, *O) with
+    w (F, C/g, *K): the data gradient of a convolution, and Deconvolution's forward."""
+    xp = _xp(gy)
+    o_sp = gy.shape[2:]
+    cg, fg, length, kk = _sizes(plan, out.shape[1], w.shape[0], o_sp)
+    if out.size == 0:
+        return
+    padded = xp.zeros(out.shape[:2] + tuple(s + 2 * p for s, p in
+                                            zip(out.shape[2:], plan.pad)), out.dtype)
+    if gy.size:
+        win = _windows(padded, plan.kernel, plan.stride, plan.dilate, o_sp)
+        wt = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk).transpose(0, 2, 1)
+        offsets = list(itertools.product(*(range(k) for k in plan.kernel)))
+        order = _to_samples_last(plan.nd)
+        for i, m, col in _column_chunks(plan, out.shape[0], cg, o_sp, out.dtype, xp):
+            for j in range(plan.group):
+                xp.matmul(wt[j], _group_grad(gy, i, m, j, fg, length),
+                          out=col.reshape(cg * kk, m * length))
+                # col2im: the columns (cg, *K, m, *O) added through the windows
+                view = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
+                for k in offsets:
+                    idx = (slice(None),) + k
+                    view[idx] += col[idx]
+    out[...] = padded[(Ellipsis,) + tuple(slice(p, p + s)
+                                          for p, s in zip(plan.pad, out.shape[2:]))]
+
+
+def _conv_weight_grad_kernel(plan, x, gy, out):
+    """out (F, C/g, *K) = the weight gradient of the convolution of x (N, C, *S) that
+    gave gy (N, F, *O)."""
+    xp = _xp(x)
+    o_sp = gy.shape[2:]
+    cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
+    acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
+    if x.shape[0] and length and cg * kk:
+        win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
+        order = _to_samples_last(plan.nd)
+        part = xp.empty((cg * kk, fg), out.dtype)
+        for i, m, col in _column_chunks(plan, x.shape[0], cg, o_sp, x.dtype, xp):
+            for j in range(plan.group):
+                col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
+                # (columns @ grad.T).T: OpenBLAS runs this form of the long-inner GEMM
+                # several times faster than grad @ columns.T
+                xp.matmul(col.reshape(cg * kk, m * length),
+                          _group_grad(gy, i, m, j, fg, length).T, out=part)
+                acc[j] += part.T
+    out[...] = acc.reshape(out.shape)
+
+
+def _float32_accumulation(compute):
+    """``compute`` run on float32 copies of float16 inputs, its result rounded once into
+    the float16 outputs (MXNet's accumulation type; NumPy's float16 GEMMs are slow and
+    round at every step)."""
+    def run(attrs, ins, outs):
+        if ins[0].dtype != np.float16:
+            return compute(attrs, ins, outs)
+        wide = [o.astype(np.float32) for o in outs]
+        compute(attrs, [a.astype(np.float32) for a in ins], wide)
+        for o, w in zip(outs, wide):
+            o[...] = w
+    return run
+
+
+def _bias(out, b):
+    if b is not None and out.size:
+        out += b.reshape((-1,) + (1,) * (out.ndim - 2))
+
+
+# -- Convolution ------------------------------------------------------------------------
+
+def _conv_shape(attrs, shapes):
+    return [_conv_plan(attrs, shapes)[1]]
+
+
+def _same_float_type(op):
+    check = float_input(op, "data")
+
+    def infer(attrs, dtypes):
+        check(attrs, dtypes)
+        for name, d in zip(("weight", "bias"), dtypes[1:]):
+            if d != dtypes[0]:
+                raise TypeError(f"{op}: {name} must have data's dtype {dtypes[0]} (got {d})")
+        return [dtypes[0]]
+    return infer
+
+
+@_float32_accumulation
+def _conv(attrs, ins, outs):
+    x, w = ins[0], ins[1]
+    plan, _ = _conv_plan(attrs, [a.shape for a in ins])
+    out = _contiguous_target(outs[0])
+    _conv_forward(plan, x, w, out)
+    _bias(out, None if attrs["no_bias"] else ins[2])
+    if out is not outs[0]:
+        outs[0][...] = out
+
+
+def _spatial_axes(nd):
+    return (0,) + tuple(range(2, nd + 2))
+
+
+def _conv_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
+    x, w = inputs[0], inputs[1]
+    g = out_grads[0]
+    plan, _ = _conv_plan(attrs, [x.shape, w.shape] + ([] if attrs["no_bias"]
+                                                      else [(attrs["num_filter"],)]))
+    dx = dw = None
+    if needs[0]:
+        dx = zeros(x) if x.size == 0 else F.Deconvolution(
+            g, w, **plan.attrs(adj=plan.adj(x.shape[2:]), num_filter=x.shape[1],
+                               no_bias=True))
+    if needs[1]:
+        dw = F._conv_weight_grad(x, g, **plan.attrs())
+    if attrs["no_bias"]:
+        return [dx, dw]
+    return [dx, dw, F.sum(g, axis=_spatial_axes(plan.nd)) if needs[2] else None]
+
+
+_COMMON = {"kernel": Attr("shape", required=True), "stride": Attr("shape", ()),
+           "dilate": Attr("shape", ()), "pad": Attr("shape", ())}
+_CUDNN = {"cudnn_tune": Attr("str", None, choices=_CUDNN_TUNE),
+          "cudnn_off": Attr("bool", False),
+          "layout": Attr("str", None, choices=_LAYOUTS)}
+
+register(
+    "Convolution", inputs=("data", "weight", "bias"), variadic=True,
+    attrs={**_COMMON, "num_filter": Attr("int", required=True),
+           "num_group": Attr("int", 1), "workspace": Attr("int", 1024),
+           "no_bias": Attr("bool", False), **_CUDNN},
+    infer_shape=_conv_shape, infer_type=_same_float_type("Convolution"), compute=_conv,
+    gradient=_conv_grad, grad_inputs=(0, 1),
+    doc="""Convolution over 1, 2 or 3 spatial axes (MXNet's ``Convolution``; layouts NCW,
+NCHW, NCDHW): ``data`` (N, C, *S), ``weight`` (num_filter, C / num_group, *kernel),
+``bias`` (num_filter,) (absent with ``no_bias=True``).  ``stride`` and ``dilate``
+default to 1, ``pad`` (zeros on both sides) to 0; the output has
+``(S + 2 * pad - dilate * (kernel - 1) - 1) // stride + 1`` positions per spatial axis.
+``num_group`` splits the channels into groups convolved apart.  ``workspace``,
+``cudnn_tune`` and ``cudnn_off`` are accepted and ignored; a channel-last ``layout`` is
+refused (NotImplementedError).  The data gradient is a Deconvolution of the head gradient
+with the same weight; the weight gradient is ``_conv_weight_grad``; each is computed only
+when requested.""")
+
+
+# -- Deconvolution ----------------------------------------------------------------------
+
+def _deconv_shape(attrs, shapes):
+    return [_deconv_plan(attrs, shapes)[2]]
+
+
+@_float32_accumulation
+def _deconv(attrs, ins, outs):
+    x, w = ins[0], ins[1]
+    plan, _, _ = _deconv_plan(attrs, [a.shape for a in ins])
+    out = _contiguous_target(outs[0])
+    _conv_data_grad(plan, x, w, out)
+    _bias(out, None if attrs["no_bias"] else ins[2])
+    if out is not outs[0]:
+        outs[0][...] = out
+
+
+def _deconv_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
+    x, w = inputs[0], inputs[1]
+    g = out_grads[0]
+    nf = attrs["num_filter"]
+    plan, _, _ = _deconv_plan(attrs, [x.shape, w.shape] + ([] if attrs["no_bias"]
+                                                           else [(nf,)]))
+    dx = dw = None
+    if needs[0]:
+        dx = zeros(x) if x.size == 0 else F.Convolution(
+            g, w, **plan.attrs(num_filter=x.shape[1], no_bias=True))
+    if needs[1]:
+        dw = F._conv_weight_grad(g, x, **plan.attrs())
+    if attrs["no_bias"]:
+        return [dx, dw]
+    return [dx, dw, F.sum(g, axis=_spatial_axes(plan.nd)) if needs[2] else None]
+
+
+register(
+    "Deconvolution", inputs=("data", "weight", "bias"), variadic=True,
+    attrs={**_COMMON, "adj": Attr("shape", ()), "target_shape": Attr("shape", ()),
+           "num_filter": Attr("int", required=True), "num_group": Attr("int", 1),
+           "workspace": Attr("int", 512), "no_bias": Attr("bool", True), **_CUDNN},
+    infer_shape=_deconv_shape, infer_type=_same_float_type("Deconvolution"),
+    compute=_deconv, gradient=_deconv_grad, grad_inputs=(0, 1),
+    doc="""Transposed convolution (MXNet's ``Deconvolution``), the data gradient of a
+Convolution with the same geometry: ``data`` (N, C, *S), ``weight`` (C, num_filter /
+num_group, *kernel), ``bias`` (num_filter,) only with ``no_bias=False`` (the default is
+True, as MXNet's).  The output has ``stride * (S - 1) + dilate * (kernel - 1) + 1 -
+2 * pad + adj`` positions per spatial axis; ``adj`` must be smaller than ``stride``.  A
+non-zero ``target_shape`` sets the output size instead: pad and adj are then derived
+from it as MXNet does (``pad = (full - target + 1) // 2``, ``adj = (full - target) %
+2``).  The data gradient is a Convolution of the head gradient; the weight gradient is
+``_conv_weight_grad``.""")
+
+
+# -- _conv_weight_grad ------------------------------------------------------------------
+
+def _wgrad_plan(attrs, shapes):
+    op = "_conv_weight_grad"
+    plan = _ConvPlan(op, attrs)
+    ds, gs = shapes
+    _data_dims(op, ds, plan.nd)
+    _data_dims(op, gs, plan.nd, "grad")
+    _check_groups(op, plan, ds[1], gs[1], "grad's channel count")
+    want = ds[:1] + (gs[1],) + plan.out_spatial(op, ds[2:])
+    if gs != want:
+        raise ValueError(f"{op}: grad must have shape {want!r} for data of shape {ds!r} "
+                         f"(got {gs!r})")
+    return plan, (gs[1], ds[1] // plan.group) + plan.kernel
+
+
+@_float32_accumulation
+def _wgrad(attrs, ins, outs):
+    plan, _ = _wgrad_plan(attrs, [a.shape for a in ins])
+    _conv_weight_grad_kernel(plan, ins[0], ins[1], outs[0])
+
+
+def _wgrad_grad(attrs, inputs, outputs, out_grads):
+    x, gy = inputs
+    h = out_grads[0]
+    plan, _ = _wgrad_plan(attrs, [x.shape, gy.shape])
+    dx = zeros(x) if x.size == 0 else F.Deconvolution(
+        gy, h, **plan.attrs(adj=plan.adj(x.shape[2:]), num_filter=x.shape[1], no_bias=True))
+    dg = zeros(gy) if gy.size == 0 else F.Convolution(
+        x, h, **plan.attrs(num_filter=gy.shape[1], no_bias=True))
+    return [dx, dg]
+
+
+register(
+    "_conv_weight_grad", inputs=("data", "grad"),
+    attrs={**{k: _COMMON[k] for k in ("kernel", "stride", "dilate", "pad")},
+           "num_group": Attr("int", 1), "layout": Attr("str", None, choices=_LAYOUTS)},
+    infer_shape=lambda attrs, shapes: [_wgrad_plan(attrs, shapes)[1]],
+    infer_type=_same_float_type("_conv_weight_grad"), compute=_wgrad,
+    gradient=_wgrad_grad, grad_inputs=(0, 1),
+    doc="""Hidden: the weight gradient (F, C / num_group, *kernel) of the convolution of
+``data`` (N, C, *S) whose head gradient is ``grad`` (N, F, *O): one GEMM per sample and
+group over the im2col columns.  Also Deconvolution's weight gradient (the roles of its
+data and head gradient swapped).""")
+
+
+# -- Pooling ----------------------------------------------------------------------------
+
+_POOL_TYPES = ("avg", "lp", "max", "sum")
+
+
+class _PoolPlan:
+    __slots__ = ("nd", "kernel", "stride", "pad", "out", "extra", "kind", "p",
+                 "include_pad")
+
+    def __init__(self, op, attrs, shape):
+        kind = attrs["pool_type"]
+        if len(shape) < 3 or len(shape) > 5:
+            raise ValueError(f"{op}: data must have 3, 4 or 5 dimensions (batch, channel and "
+                             f"1 to 3 spatial) (got shape {shape!r})")
+        nd = len(shape) - 2
+        _check_layout(op, attrs, nd)
+        spatial = shape[2:]
+        if attrs["global_pool"]:
+            if not all(spatial):
+                raise ValueError(f"{op}: global pooling needs non-empty spatial axes (got "
+                                 f"shape {shape!r})")
+            kernel, stride, pad = tuple(spatial), (1,) * nd, (0,) * nd
+        else:
+            kernel = attrs["kernel"]
+            if not kernel:
+                raise ValueError(f"{op}: kernel must be given unless global_pool=True "
+                                 f"(got kernel=())")
+            if len(kernel) != nd:
+                raise ValueError(f"{op}: kernel must have {nd} entries for data of shape "
+                                 f"{shape!r} (got kernel={kernel!r})")
+            if any(k < 1 for k in kernel):
+                raise ValueError(f"{op}: kernel must be positive (got kernel={kernel!r})")
+            stride = _tuple(op, attrs, "stride", nd, 1, 1)
+            pad = _tuple(op, attrs, "pad", nd, 0, 0)
+        full = attrs["pooling_convention"] == "full" and not attrs["global_pool"]
+        out, extra = [], []
+        for i, (s, k, t, p) in enumerate(zip(spatial, kernel, stride, pad)):
+            span = s + 2 * p
+            if k > span:
+                raise ValueError(f"{op}: kernel {kernel!r} is larger than the padded input "
+                                 f"along spatial axis {i} (spatial shape {tuple(spatial)!r}, "
+                                 f"pad {pad!r})")
+            o = 1 + (-(-(span - k) // t) if full else (span - k) // t)
+            out.append(o)
+            extra.append(max((o - 1) * t + k - span, 0))   # 'full': windows past the pad
+        if kind == "lp" and attrs["p_value"] not in (1, 2, 3):
+            raise ValueError(f"{op}: p_value must be 1, 2 or 3 for pool_type='lp' (got "
+                             f"p_value={attrs['p_value']!r})")
+        self.nd, self.kernel, self.stride, self.pad = nd, tuple(kernel), stride, pad
+        self.out, self.extra, self.kind, self.p = tuple(out), tuple(extra), kind, attrs["p_value"]
+        cip = attrs["count_include_pad"]
+        self.include_pad = True if cip is None else cip
+
+    def offsets(self):
+        return list(itertools.product(*(range(k) for k in self.kernel)))
+
+    def windows(self, a):
+        """(N, C, *O, *K) view of ``a`` padded (or of the padded gradient buffer)."""
+        return _windows(a, self.kernel, self.stride, (1,) * self.nd, self.out, False)
+
+    def counts(self, spatial, xp, dtype):
+        """avg's divisor per output position, MXNet's rule: the window clipped to the
+        padded input (to the input itself without count_include_pad)."""
+        total = None
+        for i, (s, k, t, p, o) in enumerate(zip(spatial, self.kernel, self.stride, self.pad,
+                                                self.out)):
+            start = np.arange(o) * t - p
+            end = np.minimum(start + k, s + p)
+            if self.include_pad:
+                size = end - start
+            else:
+                size = np.minimum(end, s) - np.maximum(start, 0)
+            shape = [1] * self.nd
+            shape[i] = o
+            size = size.reshape(shape)
+            total = size if total is None else total * size
+        return xp.asarray(total.astype(dtype))
+
+    def pad_spec(self):
+        return self.pad, self.extra
+
+
+def _pool_plan(attrs, shape):
+    return _PoolPlan("Pooling", attrs, shape)
+
+
+def _pool_shape(attrs, shapes):
+    plan = _pool_plan(attrs, shapes[0])
+    return [shapes[0][:2] + plan.out]
+
+
+def _pool_fill(kind, dtype):
+    """The padding of max pooling is the dtype's lowest finite value, MXNet's initial
+    maximum: a window of padding only (possible with 'full') gives it, as MXNet does."""
+    return np.finfo(dtype).min if kind == "max" else 0
+
+
+def _pool_forward(plan, x, out):
+    xp = _xp(x)
+    if out.size == 0:
+        return
+    kind = plan.kind
+    xpad = _padded(x, plan.pad, _pool_fill(kind, x.dtype), plan.extra)
+    win = plan.windows(xpad)
+    offs = plan.offsets()
+    lead = (slice(None),) * (2 + plan.nd)
+    acc = out
+    if kind == "max":
+        acc[...] = win[lead + offs[0]]
+        for k in offs[1:]:
+            xp.maximum(acc, win[lead + k], out=acc)
+        return
+    if kind == "lp" and plan.p != 1:
+        xpad = xpad * xpad if plan.p == 2 else xpad * xpad * xpad
+        win = plan.windows(xpad)
+    acc[...] = win[lead + offs[0]]
+    for k in offs[1:]:
+        xp.add(acc, win[lead + k], out=acc)
+    if kind == "avg":
+        with np.errstate(invalid="ignore"):    # 0 / 0 where a window is all padding
+            acc /= plan.counts(x.shape[2:], xp, x.dtype)
+    elif kind == "lp" and plan.p == 2:
+        xp.sqrt(acc, out=acc)
+    elif kind == "lp" and plan.p == 3:
+        xp.cbrt(acc, out=acc)
+
+
+def _argmax_offsets(plan, x):
+    """The index into plan.offsets() of each max-pooling window's first maximum (MXNet:
+    the first maximum in row-major window order): the maximum, then one pass per offset
+    from the last to the first marking where the window equals it."""
+    xp = _xp(x)
+    xpad = _padded(x, plan.pad, _pool_fill("max", x.dtype), plan.extra)
+    win = plan.windows(xpad)
+    offs = plan.offsets()
+    lead = (slice(None),) * (2 + plan.nd)
+    best = win[lead + offs[0]].copy()
+    for k in offs[1:]:
+        xp.maximum(best, win[lead + k], out=best)
+    n = len(offs)
+    arg = xp.zeros(best.shape, np.uint8 if n <= 255 else np.int16 if n <= 32767 else np.int32)
+    m = xp.empty(best.shape, bool)
+    for i in range(n - 1, -1, -1):
+        xp.equal(win[lead + offs[i]], best, out=m)
+        xp.copyto(arg, i, where=m)
+    return arg
+
+
+def _max_scatter(plan, g, x_shape, arg):
+    """The max-pooling gradient in the padded layout (float64): each head gradient added
+    at its window's maximum, by one bincount over flat positions."""
+    xp = _xp(g)
+    n, c = x_shape[:2]
+    padded = tuple(s + 2 * p + e for s, p, e in zip(x_shape[2:], plan.pad, plan.extra))
+    steps = [_prod(padded[i + 1:]) for i in range(plan.nd)]     # element strides
+    size = _prod(padded)
+    base = (xp.arange(n * c, dtype=np.int64) * size).reshape((n, c) + (1,) * plan.nd)
+    for i, (o, t) in enumerate(zip(plan.out, plan.stride)):
+        shape = [1] * (2 + plan.nd)
+        shape[2 + i] = o
+        base = base + (xp.arange(o, dtype=np.int64) * (t * steps[i])).reshape(shape)
+    delta = xp.asarray(np.array([sum(k[i] * steps[i] for i in range(plan.nd))
+                                 for k in plan.offsets()], np.int64))
+    flat = (base + delta[arg]).reshape(-1)
+    return xp.bincount(flat, weights=g.reshape(-1), minlength=n * c * size).reshape(
+        (n, c) + padded)
+
+
+def _pool_backward(plan, g, x_shape, dtype, arg, out):
+    """out (the data's shape) = the data gradient of Pooling for head gradient ``g``
+    (max: ``arg`` from :func:`_argmax_offsets`; sum and avg: x is not read)."""
+    xp = _xp(g)
+    if out.size == 0:
+        return
+    crop = (Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(plan.pad, x_shape[2:]))
+    if plan.kind == "max":
+        if g.size:
+            out[...] = _max_scatter(plan, g, x_shape, arg)[crop]
+        else:
+            out[...] = 0
+        return
+    buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
+                                       zip(x_shape[2:], plan.pad, plan.extra)), dtype)
+    if g.size:
+        win = plan.windows(buf)
+        lead = (slice(None),) * (2 + plan.nd)
+        if plan.kind == "avg":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                g = g / plan.counts(x_shape[2:], xp, dtype)
+        for k in plan.offsets():
+            win[lead + k] += g
+    out[...] = buf[crop]
+
+
+@_float32_accumulation
+def _pool(attrs, ins, outs):
+    plan = _pool_plan(attrs, ins[0].shape)
+    out = _contiguous_target(outs[0])
+    _pool_forward(plan, ins[0], out)
+    if out is not outs[0]:
+        outs[0][...] = out
+
+
+def _pool_attrs(attrs):
+    """Pooling's attributes of ``attrs`` for an F.<op> call (None ones left to default)."""
+    return {k: attrs[k] for k in _POOL_ATTRS if attrs[k] is not None}
+
+
+def _pool_grad(attrs, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    kind = attrs["pool_type"]
+    back = {**_pool_attrs(attrs), "data_shape": x.shape}
+    if kind == "max":
+        return [F._backward_Pooling(g, x, **back)]
+    if kind in ("avg", "sum"):
+        return [F._backward_Pooling(g, **back)]
+    p = attrs["p_value"]
+    y = outputs[0]
+    back["pool_type"] = "sum"
+    if p == 1:
+        return [F._backward_Pooling(g, **back)]
+    if p == 2:
+        return [x * F._backward_Pooling(g / y, **back)]
+    return [x * x * F._backward_Pooling(g / (y * y), **back)]
+
+
+def _pool_reads_in(attrs, n):
+    kind = attrs["pool_type"]
+    return (0,) if kind == "max" or (kind == "lp" and attrs["p_value"] != 1) else ()
+
+
+def _pool_reads_out(attrs, n):
+    return (0,) if attrs["pool_type"] == "lp" and attrs["p_value"] != 1 else ()
+
+
+_POOL_ATTRS = {
+    "kernel": Attr("shape", ()),
+    "pool_type": Attr("str", "max", choices=_POOL_TYPES),
+    "global_pool": Attr("bool", False),
+    "cudnn_off": Attr("bool", False),
+    "pooling_convention": Attr("str", "valid", choices=("full", "valid")),
+    "stride": Attr("shape", ()),
+    "pad": Attr("shape", ()),
+    "p_value": Attr("int", None),
+    "count_include_pad": Attr("bool", None),
+    "layout": Attr("str", None, choices=_LAYOUTS),
+}
+
+register(
+    "Pooling", attrs=_POOL_ATTRS, infer_shape=_pool_shape, infer_type=float_input("Pooling"),
+    compute=_pool, gradient=_pool_grad, grad_inputs=_pool_reads_in,
+    grad_outputs=_pool_reads_out,
+    doc="""Pooling over 1, 2 or 3 spatial axes (MXNet's ``Pooling``; layouts NCW, NCHW,
+NCDHW).  ``pool_type``: 'max' (padding never wins), 'avg' (divided by the window clipped
+to the padded input, or to the input itself with ``count_include_pad=False``; the default
+None counts the padding, as MXNet), 'sum', 'lp' (``(sum x ** p) ** (1 / p)`` with
+``p_value`` 1, 2 or 3, as MXNet: no absolute value).  ``stride`` defaults to 1 and
+``pad`` to 0 (MXNet's operator defaults; Gluon's layers pass stride=kernel).
+``pooling_convention`` 'valid' gives ``(S + 2 * pad - kernel) // stride + 1`` positions,
+'full' rounds up (windows may reach past the padding; those positions are ignored; a
+window of padding only gives the dtype's lowest value for max and, without
+count_include_pad, NaN for avg, as MXNet).  MXNet's 'same' (1-D max pooling only) is not
+supported.
+``global_pool=True`` pools each whole spatial extent (kernel, stride and pad ignored).
+Gradients: max sends each head gradient to the window's first maximum (MXNet); avg and
+sum spread it; lp is ``x ** (p - 1) * y ** (1 - p)`` times the spread.  ``cudnn_off`` is
+ignored; a channel-last ``layout`` is refused (NotImplementedError).""")
+
+
+def _bpool_plan(attrs, shapes):
+    op = "_backward_Pooling"
+    kind, ds = attrs["pool_type"], attrs["data_shape"]
+    if kind == "lp":
+        raise ValueError(f"{op}: pool_type must be 'max', 'avg' or 'sum' (got 'lp')")
+    want = 2 if kind == "max" else 1
+    if len(shapes) != want:
+        names = "grad, data" if want == 2 else "grad"
+        raise TypeError(f"{op}: takes {want} array input(s) ({names}) with "
+                        f"pool_type={kind!r} (got {len(shapes)})")
+    if kind == "max" and shapes[1] != ds:
+        raise ValueError(f"{op}: data must have shape data_shape={ds!r} (got "
+                         f"{shapes[1]!r})")
+    plan = _PoolPlan(op, attrs, ds)
+    want_g = ds[:2] + plan.out
+    if shapes[0] != want_g:
+        raise ValueError(f"{op}: grad must have shape {want_g!r} for data_shape={ds!r} "
+                         f"(got {shapes[0]!r})")
+    return plan
+
+
+def _bpool_type(attrs, dtypes):
+    float_input("_backward_Pooling", "grad")(attrs, dtypes)
+    if len(dtypes) > 1 and dtypes[1] != dtypes[0]:
+        raise TypeError(f"_backward_Pooling: data must have grad's dtype {dtypes[0]} (got "
+                        f"{dtypes[1]})")
+    return [dtypes[0]]
+
+
+@_float32_accumulation
+def _bpool(attrs, ins, outs):
+    g = ins[0]
+    plan = _bpool_plan(attrs, [a.shape for a in ins])
+    shape = attrs["data_shape"]
+    arg = _argmax_offsets(plan, ins[1]) if plan.kind == "max" and g.size else None
+    _pool_backward(plan, g, shape, outs[0].dtype, arg, outs[0])
+
+
+def _bpool_grad(attrs, inputs, outputs, out_grads):
+    h = out_grads[0]
+    pool = _pool_attrs(attrs)
+    if attrs["pool_type"] == "max":
+        return [F._pooling_max_pick(inputs[1], h, **pool), None]
+    return [F.Pooling(h, **pool)]
+
+
+register(
+    "_backward_Pooling", inputs=("grad", "data"), variadic=True,
+    attrs={**_POOL_ATTRS, "data_shape": Attr("shape", required=True)},
+    infer_shape=lambda attrs, shapes: [_bpool_plan(attrs, shapes) and attrs["data_shape"]],
+    infer_type=_bpool_type, compute=_bpool, gradient=_bpool_grad,
+    grad_inputs=lambda attrs, n: (1,) if attrs["pool_type"] == "max" else (),
+    doc="""Hidden: the data gradient (shape ``data_shape``) of Pooling (pool_type max, avg
+or sum) for head gradient ``grad``.  Only max takes ``data`` (each head gradient goes to
+its window's first maximum); avg and sum take ``grad`` alone.  Linear in ``grad``: its
+gradient is Pooling (avg, sum) or ``_pooling_max_pick`` (max); ``data`` gets none
+(max's choice is piecewise constant in it).""")
+
+
+def _pick_shape(attrs, shapes):
+    op = "_pooling_max_pick"
+    ds, vs = shapes
+    if attrs["pool_type"] != "max":
+        raise ValueError(f"{op}: pool_type must be 'max' (got {attrs['pool_type']!r})")
+    if vs != ds:
+        raise ValueError(f"{op}: values must have data's shape {ds!r} (got {vs!r})")
+    plan = _PoolPlan(op, attrs, ds)
+    return [ds[:2] + plan.out]
+
+
+def _pick(attrs, ins, outs):
+    x, v = ins
+    plan = _PoolPlan("_pooling_max_pick", attrs, x.shape)
+    out = outs[0]
+    if out.size == 0:
+        return
+    arg = _argmax_offsets(plan, x)
+    win = plan.windows(_padded(v, plan.pad, 0, plan.extra))
+    lead = (slice(None),) * (2 + plan.nd)
+    xp = _xp(x)
+    for i, k in enumerate(plan.offsets()):
+        if i == 0:
+            out[...] = win[lead + k]
+        else:
+            xp.copyto(out, win[lead + k], where=arg == i)
+
+
+def _pick_grad(attrs, inputs, outputs, out_grads):
+    x, v = inputs
+    return [None, F._backward_Pooling(out_grads[0], x, data_shape=x.shape,
+                                      **_pool_attrs(attrs))]
+
+
+register(
+    "_pooling_max_pick", inputs=("data", "values"), attrs=_POOL_ATTRS,
+    infer_shape=_pick_shape,
+    infer_type=lambda attrs, dtypes: _bpool_type(attrs, dtypes[::-1]), compute=_pick,
+    gradient=_pick_grad, grad_inputs=(0,),
+    doc="""Hidden: ``values`` (data's shape) read at the position of each max-pooling
+window's first maximum of ``data``: the adjoint of max pooling's gradient.""")
+
+
+# -- UpSampling -------------------------------------------------------------------------
+
+def _up_plan(attrs, shapes):
+    """(output shape, per-input scale factor) of UpSampling."""
+    op = "UpSampling"
+    n = len(shapes)
+    if attrs["num_args"] is not None and attrs["num_args"] != n:
+        raise ValueError(f"{op}: num_args is {attrs['num_args']} but {n} arrays were given")
+    s = attrs["scale"]
+    if s < 1:
+        raise ValueError(f"{op}: scale must be >= 1 (got {s})")
+    for i, sh in enumerate(shapes):
+        if len(sh) != 4:
+            raise ValueError(f"{op}: input {i} must have 4 dimensions (N, C, H, W) (got "
+                             f"shape {sh!r})")
+    if attrs["sample_type"] == "bilinear":
+        if n != 2:
+            raise ValueError(f"{op}: sample_type='bilinear' takes 2 array inputs (data, "
+                             f"weight) (got {n})")
+        ds, ws = shapes
+        want = (ds[1], 1, 2 * s - s % 2, 2 * s - s % 2)
+        if ws != want:
+            raise ValueError(f"{op}: weight must have shape {want!r} for data of shape "
+                             f"{ds!r} and scale={s} (got {ws!r})")
+        return (ds[0], ds[1], ds[2] * s, ds[3] * s), None
+    first = shapes[0]
+    oh, ow = first[2] * s, first[3] * s
+    factors = []
+    for i, sh in enumerate(shapes):
+        if sh[0] != first[0]:
+            raise ValueError(f"{op}: input {i} has batch size {sh[0]}, input 0 has "
+                             f"{first[0]}")
+        if not sh[2] or not sh[3] or oh % sh[2] or ow % sh[3] or oh // sh[2] != ow // sh[3]:
+            raise ValueError(f"{op}: input {i} of shape {sh!r} cannot be scaled to the "
+                             f"output size {(oh, ow)!r} by one integer factor")
+        factors.append(oh // sh[2])
+    if attrs["multi_input_mode"] == "sum":
+        for i, sh in enumerate(shapes):
+            if sh[1] != first[1]:
+                raise ValueError(f"{op}: multi_input_mode='sum' needs one channel count "
+                                 f"(input {i} has {sh[1]}, input 0 has {first[1]})")
+        c = first[1]
+    else:
+        c = sum(sh[1] for sh in shapes)
+    return (first[0], c, oh, ow), factors
+
+
+def _bilinear_attrs(s, c):
+    return dict(kernel=(2 * s - s % 2,) * 2, stride=(s, s), pad=((s - 1 + 1) // 2,) * 2,
+                num_filter=c, num_group=c, no_bias=True)
+
+
+def _up_shape(attrs, shapes):
+    return [_up_plan(attrs, shapes)[0]]
+
+
+def _up_type(attrs, dtypes):
+    float_input("UpSampling", "data")(attrs, dtypes)
+    for i, d in enumerate(dtypes[1:], 1):
+        if d != dtypes[0]:
+            raise TypeError(f"UpSampling: input {i} must have input 0's dtype {dtypes[0]} "
+                            f"(got {d})")
+    return [dtypes[0]]
+
+
+def _up(attrs, ins, outs):
+    shape, factors = _up_plan(attrs, [a.shape for a in ins])
+    out = outs[0]
+    if factors is None:
+        s = attrs["scale"]
+        kw = _bilinear_attrs(s, ins[0].shape[1])
+        plan, _, _ = _deconv_plan({**kw, "dilate": (), "adj": (), "target_shape": (),
+                                   "layout": None}, [ins[0].shape, ins[1].shape])
+        target = _contiguous_target(out)
+        _conv_data_grad(plan, ins[0], ins[1], target)
+        if target is not out:
+            out[...] = target
+        return
+    if out.size == 0:
+        return
+    n, _, oh, ow = shape
+    summed = attrs["multi_input_mode"] == "sum"
+    c0 = 0
+    for x, f in zip(ins, factors):
+        c, h, w = x.shape[1:]
+        dst = out if summed else out[:, c0:c0 + c]
+        view = dst.reshape(n, c, h, f, w, f) if dst.flags.c_contiguous else None
+        src = x[:, :, :, None, :, None]
+        if view is None:
+            xp = _xp(x)
+            up = xp.broadcast_to(src, (n, c, h, f, w, f)).reshape(n, c, oh, ow)
+            if summed and c0:
+                dst += up
+            else:
+                dst[...] = up
+        elif summed and c0:
+            view += src
+        else:
+            view[...] = src
+        c0 += c
+
+
+def _up_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    shapes = [x.shape for x in inputs]
+    _, factors = _up_plan(attrs, shapes)
+    if factors is None:
+        kw = _bilinear_attrs(attrs["scale"], shapes[0][1])
+        return _deconv_grad({**kw, "dilate": (), "adj": (), "target_shape": (),
+                             "layout": None}, inputs, outputs, out_grads)
+    summed = attrs["multi_input_mode"] == "sum"
+    grads, c0 = [], 0
+    for sh, f in zip(shapes, factors):
+        n, c, h, w = sh
+        part = g if summed else F.slice_axis(g, axis=1, begin=c0, end=c0 + c)
+        if 0 in sh:
+            grads.append(zeros(inputs[0], sh))
+        elif f == 1:
+            grads.append(part)
+        else:
+            grads.append(F.sum(part.reshape((n, c, h, f, w, f)), axis=(3, 5)))
+        c0 += c
+    return grads
+
+
+register(
+    "UpSampling", inputs=("data",), variadic=True,
+    attrs={"scale": Attr("int", required=True), "num_filter": Attr("int", 0),
+           "sample_type": Attr("str", "nearest", choices=("bilinear", "nearest")),
+           "multi_input_mode": Attr("str", "concat", choices=("concat", "sum")),
+           "num_args": Attr("int"), "workspace": Attr("int", 512)},
+    infer_shape=_up_shape, infer_type=_up_type, compute=_up, gradient=_up_grad,
+    grad_inputs=lambda attrs, n: (0, 1) if attrs["sample_type"] == "bilinear" else (),
+    doc="""Upsampling of (N, C, H, W) arrays by ``scale`` (MXNet's ``UpSampling``).
+'nearest' repeats each value in a scale x scale block; with several inputs the output
+has input 0's spatial size times ``scale`` and each input is repeated by the integer
+factor that reaches it, then the results are concatenated along the channels
+(``multi_input_mode='concat'``) or added (``'sum'``, one channel count).  'bilinear'
+takes (data, weight) and is MXNet's depthwise Deconvolution with kernel ``2 * scale -
+scale % 2``, stride ``scale`` and pad ``ceil((scale - 1) / 2)``; weight has shape (C, 1,
+k, k) (initialise it with a bilinear filter).  ``num_args`` if given must equal the
+number of arrays; ``num_filter`` and ``workspace`` are accepted and ignored.
+``sample_type`` defaults to 'nearest' (MXNet requires it).""")

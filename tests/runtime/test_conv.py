@@ -1,0 +1,446 @@
+"""CNN operators against independent references: Convolution and Deconvolution against
+direct nested-loop sums on tiny inputs (and scipy.signal.correlate), Pooling against a
+nested-loop transcription of MXNet's window rules (padding, 'full' convention,
+count_include_pad, first-maximum gradient), UpSampling against np.repeat; that the
+convolution's gradient requests skip what is not needed; bad input."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.signal
+
+from runtime import autograd, nd
+from runtime.ops import registry
+from tests.runtime.conftest import free_failing_tests
+
+TOL = {"float32": 2e-5, "float64": 1e-12}
+
+
+def sample(shape, dtype="float64", seed=0):
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, shape).astype(dtype)
+
+
+def arr(a):
+    return nd.array(a, dtype=a.dtype)
+
+
+def close(got, want, dtype="float64"):
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert np.dtype(got.dtype) == np.dtype(dtype)
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), want, rtol=TOL[dtype] * 10,
+                               atol=TOL[dtype] * 10)
+
+
+# -- references ---------------------------------------------------------------------------
+
+def ref_conv(x, w, b, stride, pad, dilate, group):
+    n, c = x.shape[:2]
+    f, nd_ = w.shape[0], x.ndim - 2
+    k = w.shape[2:]
+    out_sp = [(x.shape[2 + i] + 2 * pad[i] - dilate[i] * (k[i] - 1) - 1) // stride[i] + 1
+              for i in range(nd_)]
+    out = np.zeros((n, f) + tuple(out_sp))
+    cg, fg = c // group, f // group
+    for i, o, ko in itertools.product(range(n), itertools.product(*map(range, out_sp)),
+                                      itertools.product(*map(range, k))):
+        pos = [o[d] * stride[d] + ko[d] * dilate[d] - pad[d] for d in range(nd_)]
+        if not all(0 <= p < x.shape[2 + d] for d, p in enumerate(pos)):
+            continue
+        for ff in range(f):
+            j = ff // fg
+            for cc in range(cg):
+                out[(i, ff) + o] += x[(i, j * cg + cc) + tuple(pos)] * w[(ff, cc) + ko]
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * nd_)
+    return out
+
+
+def ref_deconv(x, w, b, stride, pad, dilate, group, out_sp):
+    """Direct scatter: every input value times the kernel, placed at o * stride +
+    k * dilate - pad (positions outside the output dropped)."""
+    n, c = x.shape[:2]
+    fg, nd_ = w.shape[1], x.ndim - 2
+    k = w.shape[2:]
+    out = np.zeros((n, fg * group) + tuple(out_sp))
+    cg = c // group
+    for i, cc, o, ko in itertools.product(range(n), range(c),
+                                          itertools.product(*map(range, x.shape[2:])),
+                                          itertools.product(*map(range, k))):
+        pos = tuple(o[d] * stride[d] + ko[d] * dilate[d] - pad[d] for d in range(nd_))
+        if not all(0 <= p < out_sp[d] for d, p in enumerate(pos)):
+            continue
+        j = cc // cg
+        for ff in range(fg):
+            out[(i, j * fg + ff) + pos] += x[(i, cc) + o] * w[(cc, ff) + ko]
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * nd_)
+    return out
+
+
+def ref_pool(x, kernel, stride, pad, kind, full=False, include_pad=True, p=2,
+             dtype="float64"):
+    """MXNet's pooling loops (pool.h), position by position (``dtype``: the data's, whose
+    lowest value max pooling starts from)."""
+    nd_ = x.ndim - 2
+    sp = x.shape[2:]
+    out_sp = []
+    for s, k, t, q in zip(sp, kernel, stride, pad):
+        r = s + 2 * q - k
+        out_sp.append(1 + (-(-r // t) if full else r // t))
+    out = np.zeros(x.shape[:2] + tuple(out_sp))
+    for o in itertools.product(*map(range, out_sp)):
+        start = [o[d] * stride[d] - pad[d] for d in range(nd_)]
+        end = [min(start[d] + kernel[d], sp[d] + pad[d]) for d in range(nd_)]
+        size = np.prod([e - s for s, e in zip(start, end)])
+        lo = [max(s, 0) for s in start]
+        hi = [min(e, sp[d]) for d, e in enumerate(end)]
+        if not include_pad:   # 0 for a window of padding only ('full'): NaN, as MXNet
+            size = np.prod([h - l for l, h in zip(lo, hi)]) or np.nan
+        window = x[(Ellipsis,) + tuple(slice(l, h) for l, h in zip(lo, hi))]
+        window = window.reshape(x.shape[:2] + (-1,))
+        if kind == "max":     # MXNet starts from the lowest finite value
+            v = window.max(axis=-1, initial=np.finfo(dtype).min)
+        elif kind == "avg":
+            v = window.sum(axis=-1) / size
+        elif kind == "sum":
+            v = window.sum(axis=-1)
+        else:
+            v = np.sum(window ** p, axis=-1) ** (1.0 / p)
+        out[(Ellipsis,) + o] = v
+    return out
+
+
+def ref_max_pool_grad(x, g, kernel, stride, pad):
+    """Each head gradient to the first maximum of its window (row-major order); a window
+    of padding only sends nothing (MXNet's max index stays -1)."""
+    nd_ = x.ndim - 2
+    dx = np.zeros_like(x)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*map(range, g.shape[2:])):
+            best, where = -np.inf, None
+            lo = [o[d] * stride[d] - pad[d] for d in range(nd_)]
+            for ko in itertools.product(*map(range, kernel)):
+                pos = tuple(lo[d] + ko[d] for d in range(nd_))
+                if all(0 <= p < x.shape[2 + d] for d, p in enumerate(pos)):
+                    if x[(n, c) + pos] > best:
+                        best, where = x[(n, c) + pos], pos
+            if where is not None:
+                dx[(n, c) + where] += g[(n, c) + o]
+    return dx
+
+
+# -- Convolution --------------------------------------------------------------------------
+
+CONV_CASES = [
+    # data shape, num_filter, kernel, stride, pad, dilate, group
+    ((2, 3, 7), 4, (3,), (1,), (0,), (1,), 1),
+    ((2, 4, 9), 6, (3,), (2,), (2,), (2,), 2),
+    ((2, 3, 6, 5), 4, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((1, 4, 7, 8), 4, (3, 2), (2, 3), (1, 0), (2, 1), 4),      # depthwise
+    ((2, 2, 5, 5), 3, (1, 1), (2, 2), (0, 0), (1, 1), 1),
+    ((1, 2, 4, 5, 4), 2, (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2), 2),
+    # 16 channels per group and more: the channel-last forward
+    ((2, 16, 6), 3, (3,), (1,), (1,), (1,), 1),
+    ((1, 32, 5, 4), 4, (3, 2), (2, 1), (1, 1), (1, 2), 2),
+    ((1, 16, 3, 4, 3), 2, (2, 2, 2), (1, 2, 1), (0, 1, 1), (1, 1, 2), 1),
+]
+
+
+@pytest.mark.parametrize("shape, nf, kernel, stride, pad, dilate, group", CONV_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("no_bias", [False, True])
+def test_convolution_matches_nested_loops(shape, nf, kernel, stride, pad, dilate, group,
+                                          dtype, no_bias):
+    x = sample(shape, dtype)
+    w = sample((nf, shape[1] // group) + kernel, dtype, seed=1)
+    b = None if no_bias else sample((nf,), dtype, seed=2)
+    args = [arr(x), arr(w)] + ([] if no_bias else [arr(b)])
+    y = nd.Convolution(*args, kernel=kernel, stride=stride, pad=pad, dilate=dilate,
+                       num_filter=nf, num_group=group, no_bias=no_bias)
+    close(y, ref_conv(x.astype(np.float64), w.astype(np.float64),
+                      None if no_bias else b.astype(np.float64), stride, pad, dilate, group),
+          dtype)
+
+
+@pytest.mark.parametrize("op", ["Convolution", "Deconvolution", "Pooling"])
+def test_float16_accumulates_in_float32(op):
+    x, w = sample((2, 16, 6, 5)), sample((16, 16, 3, 3), seed=1) * 0.1
+    if op == "Pooling":
+        kw = dict(kernel=(3, 3), pool_type="avg", pad=(1, 1))
+        want = ref_pool(x.astype(np.float16).astype(np.float64), (3, 3), (1, 1), (1, 1), "avg")
+        args = [x]
+    else:
+        kw = dict(kernel=(3, 3), num_filter=16, no_bias=True)
+        xs, ws = (a.astype(np.float16).astype(np.float64) for a in (x, w))
+        want = (ref_conv(xs, ws, None, (1, 1), (0, 0), (1, 1), 1) if op == "Convolution"
+                else ref_deconv(xs, ws, None, (1, 1), (0, 0), (1, 1), 1, (8, 7)))
+        args = [x, w]
+    y = getattr(nd, op)(*(nd.array(a, dtype="float16") for a in args), **kw)
+    assert y.dtype == np.float16
+    # one rounding of the float32 result: within float16's half-ulp of the exact value
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=2 ** -11,
+                               atol=2 ** -14)
+
+
+def test_convolution_matches_scipy_correlate():
+    x, w, b = sample((1, 2, 9, 8)), sample((3, 2, 4, 3), seed=1), sample((3,), seed=2)
+    y = nd.Convolution(arr(x), arr(w), arr(b), kernel=(4, 3), num_filter=3).asnumpy()
+    for f in range(3):
+        want = scipy.signal.correlate(x[0], w[f], mode="valid")[0] + b[f]
+        np.testing.assert_allclose(y[0, f], want, rtol=1e-12, atol=1e-12)
+
+
+def test_convolution_defaults_and_out():
+    x, w = sample((2, 3, 5, 5), "float32"), sample((4, 3, 3, 3), "float32", seed=1)
+    b = np.zeros(4, np.float32)
+    y = nd.Convolution(arr(x), arr(w), arr(b), kernel=(3, 3), num_filter=4)   # MXNet defaults
+    assert y.shape == (2, 4, 3, 3)
+    out = nd.zeros((2, 4, 3, 3))
+    nd.Convolution(arr(x), arr(w), arr(b), kernel=(3, 3), num_filter=4, out=out,
+                   workspace=512, cudnn_tune="fastest", cudnn_off=True, layout="NCHW")
+    np.testing.assert_array_equal(out.asnumpy(), y.asnumpy())
+
+
+def test_convolution_only_weight_gradient_skips_the_data_gradient(monkeypatch, request):
+    op = registry.get("Deconvolution")
+    calls = []
+    compute = op.compute
+    monkeypatch.setattr(op, "compute", lambda *a: calls.append(1) or compute(*a))
+    x, w, b = arr(sample((2, 3, 5, 5))), arr(sample((4, 3, 3, 3), seed=1)), arr(sample((4,)))
+    w.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(x, w, b, kernel=(3, 3), num_filter=4, pad=(1, 1))
+    y.backward()
+    assert not calls                                       # no data gradient computed
+    assert w.grad.shape == (4, 3, 3, 3)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(x, w, b, kernel=(3, 3), num_filter=4, pad=(1, 1))
+    y.backward()
+    assert calls
+
+
+def test_convolution_gradient_through_the_tape():
+    # sum(conv(x, w)): dw[f, c, k] = sum of the x values under kernel offset k
+    x, w = sample((2, 3, 6, 5)), sample((2, 3, 3, 2), seed=1)
+    xa, wa = arr(x), arr(w)
+    xa.attach_grad()
+    wa.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(xa, wa, kernel=(3, 2), num_filter=2, stride=(2, 1), no_bias=True)
+    y.backward()
+    oh, ow = y.shape[2:]
+    want = np.zeros((3, 3, 2))
+    for kh, kw in itertools.product(range(3), range(2)):
+        want[:, kh, kw] = x[:, :, kh:kh + 2 * oh:2, kw:kw + ow].sum(axis=(0, 2, 3))
+    np.testing.assert_allclose(wa.grad.asnumpy(), np.broadcast_to(want, (2, 3, 3, 2)),
+                               rtol=1e-12)
+    dx = np.zeros_like(x)                     # the adjoint: deconvolution of ones
+    for kh, kw in itertools.product(range(3), range(2)):
+        dx[:, :, kh:kh + 2 * oh:2, kw:kw + ow] += w[:, :, kh, kw].sum(axis=0)[None, :, None,
+                                                                             None]
+    np.testing.assert_allclose(xa.grad.asnumpy(), dx, rtol=1e-12)
+
+
+# -- Deconvolution ------------------------------------------------------------------------
+
+DECONV_CASES = [
+    # data shape, num_filter, kernel, stride, pad, dilate, group, adj
+    ((2, 3, 4), 2, (3,), (2,), (1,), (1,), 1, (1,)),
+    ((1, 4, 3, 3), 6, (3, 2), (2, 1), (1, 0), (1, 2), 2, (1, 0)),
+    ((2, 2, 3, 2), 3, (2, 2), (1, 1), (0, 0), (1, 1), 1, (0, 0)),
+    ((1, 2, 2, 3, 2), 2, (2, 2, 3), (2, 1, 2), (0, 1, 1), (1, 1, 1), 2, (1, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("shape, nf, kernel, stride, pad, dilate, group, adj", DECONV_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_deconvolution_matches_direct_scatter(shape, nf, kernel, stride, pad, dilate, group,
+                                              adj, dtype):
+    x = sample(shape, dtype)
+    w = sample((shape[1], nf // group) + kernel, dtype, seed=1)
+    b = sample((nf,), dtype, seed=2)
+    y = nd.Deconvolution(arr(x), arr(w), arr(b), kernel=kernel, stride=stride, pad=pad,
+                         dilate=dilate, adj=adj, num_filter=nf, num_group=group,
+                         no_bias=False)
+    out_sp = tuple(t * (s - 1) + d * (k - 1) + 1 - 2 * p + a for s, t, d, k, p, a in
+                   zip(shape[2:], stride, dilate, kernel, pad, adj))
+    close(y, ref_deconv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                        stride, pad, dilate, group, out_sp), dtype)
+
+
+def test_deconvolution_target_shape_and_default_no_bias():
+    x, w = sample((1, 2, 4, 4)), sample((2, 3, 3, 3), seed=1)
+    # full output 2 * 3 + 3 = 9; target 8: pad (9 - 8 + 1) // 2 = 1, adj (9 - 8) % 2 = 1
+    y = nd.Deconvolution(arr(x), arr(w), kernel=(3, 3), stride=(2, 2), num_filter=3,
+                         target_shape=(8, 8))
+    assert y.shape == (1, 3, 8, 8)
+    close(y, ref_deconv(x, w, None, (2, 2), (1, 1), (1, 1), 1, (8, 8)))
+    with pytest.raises(TypeError, match=r"^Deconvolution: takes 2 array inputs"):
+        nd.Deconvolution(arr(x), arr(w), arr(sample((3,))), kernel=(3, 3), num_filter=3)
+
+
+def test_deconvolution_is_the_adjoint_of_convolution():
+    x, w = sample((2, 4, 7, 6)), sample((6, 2, 3, 3), seed=1)
+    kw = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 0), dilate=(1, 2), num_group=2,
+              no_bias=True)
+    y = nd.Convolution(arr(x), arr(w), num_filter=6, **kw)
+    r = sample(y.shape, seed=3)
+    back = nd.Deconvolution(arr(r), arr(w), num_filter=4, adj=(0, 1), **kw)
+    assert back.shape == x.shape
+    np.testing.assert_allclose(np.vdot(y.asnumpy(), r), np.vdot(x, back.asnumpy()),
+                               rtol=1e-12)
+
+
+# -- Pooling ------------------------------------------------------------------------------
+
+POOL_CASES = [
+    # shape, kernel, stride, pad, full
+    ((2, 3, 7, 6), (2, 2), (2, 2), (0, 0), False),
+    ((2, 3, 7, 6), (3, 3), (2, 2), (1, 1), False),
+    ((2, 3, 7, 6), (3, 2), (2, 3), (1, 1), True),
+    ((1, 2, 8), (3,), (3,), (1,), True),
+    ((1, 2, 5, 4, 6), (2, 3, 2), (2, 1, 2), (1, 1, 0), False),
+    ((1, 2, 5, 4, 6), (2, 2, 3), (2, 2, 2), (0, 1, 1), True),
+]
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad, full", POOL_CASES)
+@pytest.mark.parametrize("kind", ["max", "avg", "sum", "lp1", "lp2", "lp3", "avg_nopad"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pooling_matches_mxnet_window_rules(shape, kernel, stride, pad, full, kind, dtype):
+    x = sample(shape, dtype)
+    if kind.startswith("lp"):
+        x = np.abs(x) + 0.1
+    attrs = dict(kernel=kernel, stride=stride, pad=pad,
+                 pooling_convention="full" if full else "valid")
+    p = 2
+    if kind.startswith("lp"):
+        p = int(kind[2])
+        attrs.update(pool_type="lp", p_value=p)
+    elif kind == "avg_nopad":
+        attrs.update(pool_type="avg", count_include_pad=False)
+    else:
+        attrs.update(pool_type=kind)
+    y = nd.Pooling(arr(x), **attrs)
+    want = ref_pool(x.astype(np.float64), kernel, stride, pad,
+                    "lp" if kind.startswith("lp") else kind.split("_")[0], full,
+                    kind != "avg_nopad", p, dtype)
+    close(y, want, dtype)
+
+
+def test_pooling_defaults_and_global():
+    x = sample((2, 3, 5, 4))
+    y = nd.Pooling(arr(x), kernel=(2, 2))                  # max, stride 1, pad 0, valid
+    close(y, ref_pool(x, (2, 2), (1, 1), (0, 0), "max"))
+    for kind, fn in (("max", np.max), ("avg", np.mean), ("sum", np.sum)):
+        g = nd.Pooling(arr(x), pool_type=kind, global_pool=True, kernel=(1, 1),
+                       stride=(3, 3), pad=(1, 1))
+        close(g, fn(x, axis=(2, 3), keepdims=True))
+
+
+def test_max_pooling_gradient_goes_to_the_first_maximum():
+    x = np.array([[[[1.0, 3.0, 3.0, 0.0],
+                    [3.0, 2.0, 1.0, 3.0],
+                    [0.0, 0.0, 5.0, 5.0]]]])
+    xa = arr(x)
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(xa, kernel=(2, 2), stride=(1, 1), pad=(1, 1))
+    g = sample(y.shape, seed=4)
+    y.backward(arr(g))
+    np.testing.assert_array_equal(xa.grad.asnumpy(),
+                                  ref_max_pool_grad(x, g, (2, 2), (1, 1), (1, 1)))
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad, full", POOL_CASES)
+def test_max_pooling_gradient_matches_reference(shape, kernel, stride, pad, full):
+    x = np.round(sample(shape) * 3)              # ties everywhere
+    xa = arr(x)
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pad=pad,
+                       pooling_convention="full" if full else "valid")
+    g = sample(y.shape, seed=4)
+    y.backward(arr(g))
+    want = ref_max_pool_grad(x, g, kernel, stride, pad)
+    np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-12, atol=1e-15)
+
+
+def test_avg_pooling_gradient_is_the_adjoint():
+    x = sample((2, 2, 7, 6))
+    kw = dict(kernel=(3, 2), stride=(2, 3), pad=(1, 1), pool_type="avg",
+              pooling_convention="full", count_include_pad=False)
+    xa = arr(x)
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(xa, **kw)
+    r = sample(y.shape, seed=5)
+    y.backward(arr(r))
+    np.testing.assert_allclose(np.vdot(y.asnumpy(), r), np.vdot(x, xa.grad.asnumpy()),
+                               rtol=1e-12)
+
+
+# -- UpSampling ---------------------------------------------------------------------------
+
+def test_upsampling_nearest():
+    x = sample((2, 3, 2, 4), "float32")
+    y = nd.UpSampling(arr(x), scale=3, sample_type="nearest")
+    np.testing.assert_array_equal(y.asnumpy(), x.repeat(3, axis=2).repeat(3, axis=3))
+    a, b = sample((1, 2, 2, 2)), sample((1, 3, 4, 4), seed=1)
+    y = nd.UpSampling(arr(a), arr(b), scale=2, sample_type="nearest", num_args=2)
+    want = np.concatenate([a.repeat(2, 2).repeat(2, 3), b], axis=1)
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    c = sample((1, 2, 1, 1), seed=2)
+    y = nd.UpSampling(arr(a), arr(c), scale=3, multi_input_mode="sum")
+    np.testing.assert_allclose(y.asnumpy(), a.repeat(3, 2).repeat(3, 3) +
+                               c.repeat(6, 2).repeat(6, 3), rtol=1e-12)
+
+
+def test_upsampling_nearest_gradient_sums_blocks():
+    a, b = sample((1, 2, 2, 2)), sample((1, 3, 4, 4), seed=1)
+    aa, ba = arr(a), arr(b)
+    aa.attach_grad()
+    ba.attach_grad()
+    with autograd.record():
+        y = nd.UpSampling(aa, ba, scale=2)
+    g = sample(y.shape, seed=3)
+    y.backward(arr(g))
+    np.testing.assert_allclose(aa.grad.asnumpy(),
+                               g[:, :2].reshape(1, 2, 2, 2, 2, 2).sum(axis=(3, 5)),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(ba.grad.asnumpy(), g[:, 2:])
+
+
+def test_upsampling_bilinear_is_a_depthwise_deconvolution():
+    x = sample((1, 2, 3, 2))
+    s = 2
+    f = np.array([0.25, 0.75, 0.75, 0.25])       # MXNet's bilinear filter for scale 2
+    w = np.broadcast_to(np.outer(f, f), (2, 1, 4, 4)).copy()
+    y = nd.UpSampling(arr(x), arr(w), scale=s, sample_type="bilinear", num_filter=2)
+    assert y.shape == (1, 2, 6, 4)
+    want = ref_deconv(x, w, None, (2, 2), (1, 1), (1, 1), 2, (6, 4))
+    close(y, want)
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+def test_bad_input_leaves_out_unchanged():
+    x, w = arr(sample((1, 3, 4, 4))), arr(sample((2, 3, 5, 5)))
+    out = nd.ones((1, 2, 1, 1))
+    with pytest.raises(ValueError, match=r"^Convolution: the dilated kernel \(5\) is larger "
+                                         r"than the padded input \(4\)"):
+        nd.Convolution(x, w, kernel=(5, 5), num_filter=2, no_bias=True, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), 1)
+    with pytest.raises(ValueError, match=r"^Pooling: pooling_convention must be one of"):
+        nd.Pooling(x, kernel=(2, 2), pooling_convention="same")
+    with pytest.raises(ValueError, match=r"^Convolution: kernel must have 1, 2 or 3 entries"):
+        nd.Convolution(x, w, kernel=(), num_filter=2, no_bias=True)
+    with pytest.raises(TypeError, match=r"^Convolution: attribute 'num_filter' is required"):
+        nd.Convolution(x, w, kernel=(5, 5), no_bias=True)
+    with pytest.raises(ValueError, match=r"^Convolution: layout 'NCW' does not fit 2 spatial"):
+        nd.Convolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True, layout="NCW")
+
+
+free_failing_tests(globals())
