@@ -1,0 +1,291 @@
+"""The operators of runtime/ops/sort.py and runtime/ops/index.py, and nd.eye/nd.linspace,
+against MXNet's documented examples and NumPy references.  (Requests, gradients, failures
+and zero-size inputs of every op are checked by test_all_ops.py from
+op_samples_misc.py.)"""
+
+import numpy as np
+import pytest
+
+from runtime import autograd, nd
+from tests.runtime.conftest import assert_same, free_failing_tests
+
+DOC_X = np.array([[0.3, 0.2, 0.4], [0.1, 0.3, 0.2]], np.float32)
+
+
+def _a(x, dtype=None):
+    x = np.asarray(x)
+    return nd.array(x, dtype=dtype or x.dtype)
+
+
+# -- topk, sort, argsort ------------------------------------------------------------------
+
+def test_topk_documented_examples():
+    x = _a(DOC_X)
+    assert_same(nd.topk(x), np.array([[2.0], [1.0]], np.float32))
+    assert_same(nd.topk(x, ret_typ="value", k=2), np.array([[0.4, 0.3], [0.3, 0.2]],
+                                                            np.float32))
+    assert_same(nd.topk(x, ret_typ="value", k=2, is_ascend=1),
+                np.array([[0.2, 0.3], [0.1, 0.2]], np.float32))
+    assert_same(nd.topk(x, axis=0, ret_typ="value", k=2),
+                np.array([[0.3, 0.3, 0.4], [0.1, 0.2, 0.2]], np.float32))
+    v, i = nd.topk(x, ret_typ="both", k=2)
+    assert_same(v, np.array([[0.4, 0.3], [0.3, 0.2]], np.float32))
+    assert_same(i, np.array([[2.0, 0.0], [1.0, 2.0]], np.float32))
+    assert_same(nd.topk(x, ret_typ="mask", k=2), np.array([[1, 0, 1], [0, 1, 1]], np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "int8"])
+@pytest.mark.parametrize("ascend", [False, True])
+def test_topk_and_sort_against_numpy(dtype, ascend):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 6, (4, 7)).astype(dtype)        # many ties: stability shows
+    key = x.astype(np.float64) if ascend else -x.astype(np.float64)
+    order = np.argsort(key, axis=1, kind="stable")
+    got = nd.topk(_a(x), k=3, ret_typ="both", is_ascend=ascend, dtype="int64")
+    assert_same(got[0], np.take_along_axis(x, order[:, :3], axis=1))
+    assert_same(got[1], order[:, :3])
+    assert_same(nd.sort(_a(x), is_ascend=ascend), np.take_along_axis(x, order, axis=1))
+    assert_same(nd.argsort(_a(x), is_ascend=ascend), order.astype(np.float32))
+    flat = np.argsort(key.reshape(-1), kind="stable")
+    assert_same(nd.sort(_a(x), axis=None, is_ascend=ascend), x.reshape(-1)[flat])
+    assert_same(nd.topk(_a(x), axis=None, k=4, is_ascend=ascend, dtype="int32"),
+                flat[:4].astype(np.int32))
+
+
+def test_sort_extreme_integers_descending():
+    x = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max, -1], np.int64)
+    assert_same(nd.sort(_a(x), is_ascend=False), np.sort(x)[::-1])
+    u = np.array([0, 255, 7], np.uint8)
+    assert_same(nd.sort(_a(u), is_ascend=False), np.array([255, 7, 0], np.uint8))
+
+
+def test_topk_k_below_one_sorts_the_axis():
+    x = np.random.default_rng(1).uniform(size=(3, 5))
+    assert_same(nd.topk(_a(x), k=0, ret_typ="value"), -np.sort(-x, axis=1))
+
+
+def test_topk_and_sort_backward_through_the_tape():
+    x = np.random.default_rng(2).uniform(size=(3, 5))
+    w = np.random.default_rng(3).uniform(size=(3, 2))
+    a = _a(x)
+    a.attach_grad()
+    with autograd.record():
+        y = (nd.topk(a, k=2, ret_typ="value") * _a(w)).sum()
+    y.backward()
+    want = np.zeros_like(x)
+    idx = np.argsort(-x, axis=1)[:, :2]
+    np.put_along_axis(want, idx, w, axis=1)
+    np.testing.assert_allclose(a.grad.asnumpy(), want)
+    with autograd.record():
+        y = (nd.sort(a, axis=0) * _a(x)).sum()
+    y.backward()
+    want = np.zeros_like(x)
+    np.put_along_axis(want, np.argsort(x, axis=0), x, axis=0)
+    np.testing.assert_allclose(a.grad.asnumpy(), want)
+
+
+def test_argmax_channel_documented_example():
+    assert_same(nd.argmax_channel(_a(np.arange(6.0, dtype=np.float32).reshape(2, 3))),
+                np.array([2.0, 2.0], np.float32))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_nansum_nanprod_against_numpy(axis):
+    x = np.random.default_rng(4).uniform(0.5, 1.5, (3, 4))
+    x[0, 1] = x[2, 2] = np.nan
+    for f, ref in ((nd.nansum, np.nansum), (nd.nanprod, np.nanprod)):
+        got = f(_a(x), axis=axis)
+        want = np.asarray(ref(x, axis=axis)).reshape(got.shape)
+        np.testing.assert_allclose(got.asnumpy(), want)
+        got = f(_a(x), axis=axis, keepdims=True)
+        np.testing.assert_allclose(got.asnumpy(), ref(x, axis=axis, keepdims=True))
+
+
+# -- gather_nd, scatter_nd, batch_take ------------------------------------------------------
+
+def test_gather_nd_documented_examples():
+    i = np.array([[1, 1, 0], [0, 1, 0]])
+    assert_same(nd.gather_nd(_a([[0.0, 1], [2, 3]], "float32"), _a(i, "float32")),
+                np.array([2, 3, 0], np.float32))
+    data = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.float32)
+    assert_same(nd.gather_nd(_a(data), _a([[0, 1], [1, 0]], "int64")),
+                np.array([[3, 4], [5, 6]], np.float32))
+
+
+def test_scatter_nd_documented_examples():
+    assert_same(nd.scatter_nd(_a([2.0, 3, 0], "float32"), _a([[1, 1, 0], [0, 1, 0]], "int64"),
+                              shape=(2, 2)),
+                np.array([[0, 0], [2, 3]], np.float32))
+    data = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.float32)
+    want = np.zeros((2, 2, 2, 2), np.float32)
+    want[0, 1], want[1, 1] = data[0], data[1]
+    assert_same(nd.scatter_nd(_a(data), _a([[0, 1], [1, 1]], "int64"), shape=(2, 2, 2, 2)),
+                want)
+
+
+def test_gather_nd_negative_and_bad_indices():
+    x = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-1, 0], [2, -4]])
+    assert_same(nd.gather_nd(_a(x), _a(i)), x[(i[0], i[1])])
+    with pytest.raises(IndexError, match=r"^gather_nd: index 4 at position 0 is out of range "
+                                         r"for axis 1 of size 4"):
+        nd.gather_nd(_a(x), _a([[0], [4]]))
+
+
+def test_gather_nd_gradient_adds_repeated_positions():
+    x = _a(np.arange(6.0).reshape(3, 2))
+    x.attach_grad()
+    with autograd.record():
+        y = nd.gather_nd(x, _a([[0, 2, 0]], "int64")).sum()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[2, 2], [0, 0], [1, 1]])
+
+
+def test_batch_take_documented_example_and_clipping():
+    x = _a(np.array([[1.0, 2], [3, 4], [5, 6]], np.float32))
+    assert_same(nd.batch_take(x, _a([0, 1, 0], "int64")), np.array([1, 4, 5], np.float32))
+    assert_same(nd.batch_take(x, _a([-3, 7, 1], "int64")), np.array([1, 4, 6], np.float32))
+
+
+# -- slice_like, broadcast_axis, swapaxes, moveaxis -------------------------------------------
+
+def test_slice_like_documented_examples():
+    x = np.arange(1.0, 13.0, dtype=np.float32).reshape(3, 4)
+    y = _a(np.zeros((2, 3), np.float32))
+    assert_same(nd.slice_like(_a(x), y), x[:2, :3])
+    assert_same(nd.slice_like(_a(x), y, axes=(0, 1)), x[:2, :3])
+    assert_same(nd.slice_like(_a(x), y, axes=(0,)), x[:2])
+    assert_same(nd.slice_like(_a(x), y, axes=(-1,)), x[:, :3])
+
+
+def test_broadcast_axis_documented_examples():
+    x = np.array([[[1.0], [2.0]]], np.float32)
+    assert_same(nd.broadcast_axis(_a(x), axis=2, size=3), np.broadcast_to(x, (1, 2, 3)))
+    assert_same(nd.broadcast_axes(_a(x), axis=(0, 2), size=(2, 3)),
+                np.broadcast_to(x, (2, 2, 3)))
+
+
+def test_swapaxes_and_moveaxis_against_numpy():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    assert_same(nd.swapaxes(_a(x), dim1=0, dim2=2), np.swapaxes(x, 0, 2))
+    assert_same(nd.SwapAxis(_a(x), dim1=1, dim2=-1), np.swapaxes(x, 1, -1))
+    for src, dst in ((0, -1), ((0, 1), (2, 0)), ((2, 0), (0, 1))):
+        assert_same(nd.moveaxis(_a(x), source=src, destination=dst), np.moveaxis(x, src, dst))
+
+
+# -- pad -------------------------------------------------------------------------------------
+
+_PAD_X = np.array([[[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]],
+                   [[[11, 12, 13], [14, 15, 16]], [[17, 18, 19], [20, 21, 22]]]], np.float32)
+
+
+def test_pad_documented_examples():
+    pw = (0, 0, 0, 0, 1, 1, 1, 1)
+    edge = nd.pad(_a(_PAD_X), mode="edge", pad_width=pw)
+    np.testing.assert_array_equal(edge.asnumpy()[0, 0], [[1, 1, 2, 3, 3], [1, 1, 2, 3, 3],
+                                                          [4, 4, 5, 6, 6], [4, 4, 5, 6, 6]])
+    assert_same(edge, np.pad(_PAD_X, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="edge"))
+    const = nd.pad(_a(_PAD_X), mode="constant", constant_value=0, pad_width=pw)
+    np.testing.assert_array_equal(const.asnumpy()[1, 1], [[0, 0, 0, 0, 0], [0, 17, 18, 19, 0],
+                                                          [0, 20, 21, 22, 0], [0, 0, 0, 0, 0]])
+    assert_same(nd.Pad(_a(_PAD_X), mode="reflect", pad_width=(0, 0, 0, 0, 1, 1, 2, 2)),
+                np.pad(_PAD_X, [(0, 0), (0, 0), (1, 1), (2, 2)], mode="reflect"))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad_5d_and_its_adjoint(mode):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(1, 2, 3, 4, 3))
+    pairs = [(0, 0), (0, 0), (2, 1), (0, 3), (1, 2)]
+    pw = tuple(v for p in pairs for v in p)
+    y = nd.pad(_a(x), mode=mode, pad_width=pw, constant_value=0.0)
+    assert_same(y, np.pad(x, pairs, mode=mode))
+    # <pad(x), g> == <x, pad_grad(g)>: the gradient is pad's adjoint
+    g = rng.uniform(size=y.shape)
+    back = nd._pad_grad(_a(g), mode=mode, pad_width=pw).asnumpy()
+    np.testing.assert_allclose(np.sum(y.asnumpy() * g), np.sum(x * back))
+
+
+def test_pad_integer_constant_is_cast():
+    x = np.arange(4, dtype=np.int32).reshape(1, 1, 2, 2)
+    y = nd.pad(_a(x), pad_width=(0, 0, 0, 0, 1, 0, 0, 1), constant_value=-2.7)
+    assert_same(y, np.pad(x, [(0, 0), (0, 0), (1, 0), (0, 1)], constant_values=-2))
+
+
+# -- split_v2, diag, shape_array, size_array, logical ops ---------------------------------------
+
+def test_split_v2_documented_examples_and_numpy():
+    x = np.array([[[1], [2]], [[3], [4]], [[5], [6]]], np.float32)
+    y = nd.split_v2(_a(x), axis=1, indices_or_sections=2)
+    for got, want in zip(y, np.split(x, 2, axis=1)):
+        assert_same(got, want)
+    z = nd.split_v2(_a(x), axis=0, indices_or_sections=3, squeeze_axis=1)
+    assert [p.shape for p in z] == [(2, 1)] * 3
+    for got, want in zip(z, np.split(x, 3, axis=0)):
+        assert_same(got, want[0])
+    x = np.arange(20.0).reshape(4, 5)
+    parts = nd.split_v2(_a(x), indices_or_sections=(1, 1, 4), axis=1)
+    for got, want in zip(parts, np.split(x, [1, 1, 4], axis=1)):
+        assert_same(got, want)
+
+
+def test_diag_documented_examples():
+    m = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    assert_same(nd.diag(_a(m)), np.array([1, 5], np.float32))
+    assert_same(nd.diag(_a(m), k=1), np.array([2, 6], np.float32))
+    assert_same(nd.diag(_a(m), k=-1), np.array([4], np.float32))
+    v = np.array([1, 2, 3], np.float32)
+    assert_same(nd.diag(_a(v)), np.diag(v))
+    assert_same(nd.diag(_a(v), k=1), np.diag(v, 1))
+    assert_same(nd.diag(_a(v), k=-1), np.diag(v, -1))
+    t = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.float32)
+    assert_same(nd.diag(_a(t)), np.array([[1, 7], [2, 8]], np.float32))
+    assert_same(nd.diag(_a(t), k=1), np.array([[3], [4]], np.float32))
+    assert_same(nd.diag(_a(t), axis1=-2, axis2=-1), np.array([[1, 4], [5, 8]], np.float32))
+
+
+def test_shape_and_size_array():
+    x = _a(np.zeros((2, 4), np.float32))
+    assert_same(nd.shape_array(x), np.array([2, 4], np.int64))
+    assert_same(nd.size_array(x), np.array([8], np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8"])
+def test_logical_ops_against_numpy(dtype):
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 3, (3, 4)).astype(dtype)
+    b = rng.integers(0, 3, (1, 4)).astype(dtype)
+    for name in ("and", "or", "xor"):
+        f = getattr(np, f"logical_{name}")
+        assert_same(getattr(nd, f"logical_{name}")(_a(a), _a(b)), f(a, b).astype(dtype))
+        assert_same(getattr(nd, f"broadcast_logical_{name}")(_a(a), _a(b)),
+                    f(a, b).astype(dtype))
+    assert_same(nd.logical_not(_a(a)), np.logical_not(a).astype(dtype))
+    # MXNet's documented example
+    assert_same(nd.logical_not(_a([-2.0, 0, 1], "float32")), np.array([0, 1, 0], np.float32))
+
+
+# -- eye, linspace ------------------------------------------------------------------------------
+
+def test_eye_and_linspace_against_numpy():
+    assert_same(nd.eye(3), np.eye(3, dtype=np.float32))
+    assert_same(nd.eye(2, 4, 1, dtype="int32"), np.eye(2, 4, 1, dtype=np.int32))
+    assert_same(nd.eye(3, k=-2, dtype="float64"), np.eye(3, k=-2))
+    assert_same(nd.linspace(0, 1, 5), np.linspace(0, 1, 5).astype(np.float32))
+    assert_same(nd.linspace(2, -3, 4, endpoint=False, dtype="float64"),
+                np.linspace(2, -3, 4, endpoint=False))
+    assert_same(nd.linspace(0, 1, 0), np.zeros(0, np.float32))
+
+
+def test_eye_and_linspace_refuse_bad_arguments():
+    with pytest.raises(ValueError, match=r"^eye: N must be >= 0 \(got -1\)"):
+        nd.eye(-1)
+    with pytest.raises(TypeError, match=r"^eye: M must be an integer \(got 2.5\)"):
+        nd.eye(2, 2.5)
+    with pytest.raises(ValueError, match=r"^linspace: num must be >= 0 \(got -2\)"):
+        nd.linspace(0, 1, -2)
+    with pytest.raises(ValueError, match=r"^linspace: stop must be finite \(got inf\)"):
+        nd.linspace(0, float("inf"), 3)
+
+
+free_failing_tests(globals())
