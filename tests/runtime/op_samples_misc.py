@@ -4,7 +4,8 @@ runtime/ops/index.py (see op_samples.py for the tables' meaning)."""
 import numpy as np
 
 from tests.runtime.op_samples import (FAILURES, I64, SAMPLES, ZERO_SIZE, Failure, Sample,
-                                      ZeroSize, _add, ints, positive, uniform, zeros)
+                                      ZeroSize, _add, _csr, _rsp, _sparse_input, ints,
+                                      positive, uniform, zeros)
 
 _X = uniform((3, 4), seed=21)            # distinct values: no ties in sorts
 _X3 = uniform((2, 3, 4), seed=22)
@@ -323,3 +324,13 @@ for _name in ("and", "or", "xor"):
                                   lambda a, b, f=getattr(np, f"logical_{_name}"): f(a, b)))
 _add(SAMPLES, "logical_not", Sample([_LA], grad=False), Sample([ints(0, 3, -1)], grad=False))
 _add(ZERO_SIZE, "logical_not", ZeroSize([zeros(0, 3)], {}, np.logical_not))
+
+
+# -- the sparse kernel of norm (runtime/ops/sparse_norm.py) -----------------------------------
+
+_SN = _sparse_input((4, 3), 27)
+_add(SAMPLES, "norm",
+     Sample([_csr(_SN)]),
+     Sample([_rsp(_SN)], {"ord": 1, "keepdims": True}),
+     Sample([_csr(_SN)], {"axis": 1}))                      # fallback: an axis
+_add(ZERO_SIZE, "norm", ZeroSize([_csr(zeros(0, 3))], {}, lambda x: np.zeros(1)))

@@ -6,7 +6,13 @@ op_samples_misc.py.)"""
 import numpy as np
 import pytest
 
+import scipy.sparse
+import scipy.sparse.linalg
+
 from runtime import autograd, nd
+from runtime.errors import StorageFallbackWarning
+from runtime.nd import sparse
+from runtime.ops.elemwise import ZERO_PRESERVING
 from tests.runtime.conftest import assert_same, free_failing_tests
 
 DOC_X = np.array([[0.3, 0.2, 0.4], [0.1, 0.3, 0.2]], np.float32)
@@ -286,6 +292,111 @@ def test_eye_and_linspace_refuse_bad_arguments():
         nd.linspace(0, 1, -2)
     with pytest.raises(ValueError, match=r"^linspace: stop must be finite \(got inf\)"):
         nd.linspace(0, float("inf"), 3)
+
+
+# -- nd.sparse: MXNet's namespace, against SciPy ---------------------------------------------------
+
+pytestmark = pytest.mark.filterwarnings("error::runtime.errors.StorageFallbackWarning")
+
+
+def _sp(seed, shape=(5, 4), lo=-0.9, hi=0.9):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(lo, hi, shape)
+    a[rng.random(shape) < 0.5] = 0.0
+    a[1] = 0.0
+    return a
+
+
+def _csr(a):
+    return sparse.csr_matrix(a)
+
+
+def _rsp(a):
+    return sparse.row_sparse_array(a)
+
+
+def _dense(x):
+    return x.tostype("default").asnumpy()
+
+
+_SCIPY_METHODS = {"arcsin", "arcsinh", "arctan", "arctanh", "ceil", "expm1", "floor",
+                  "log1p", "rint", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc"}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_PRESERVING))
+def test_sparse_unary_keeps_storage(name):
+    a = np.abs(_sp(1))              # in every op's domain (sqrt too)
+    ref = scipy.sparse.csr_matrix(a)
+    want = getattr(ref, name)().toarray() if name in _SCIPY_METHODS else \
+        getattr(nd, name)(nd.array(a, dtype="float64")).asnumpy()
+    for make, stype in ((_csr, "csr"), (_rsp, "row_sparse")):
+        got = getattr(sparse, name)(make(a))
+        assert got.stype == stype, (name, got.stype)
+        np.testing.assert_allclose(_dense(got), want, rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("make,stype", [(_csr, "csr"), (_rsp, "row_sparse")])
+def test_sparse_arithmetic_against_scipy(make, stype):
+    a, b = _sp(2), _sp(3)
+    sa, sb = scipy.sparse.csr_matrix(a), scipy.sparse.csr_matrix(b)
+    for fn, ew, want in ((sparse.add, sparse.elemwise_add, sa + sb),
+                         (sparse.subtract, sparse.elemwise_sub, sa - sb),
+                         (sparse.multiply, sparse.elemwise_mul, sa.multiply(sb))):
+        for f in (fn, ew):
+            got = f(make(a), make(b))
+            assert got.stype == stype
+            np.testing.assert_allclose(_dense(got), want.toarray())
+    for fn, want in ((sparse.multiply, sa * 2.5), (sparse.divide, sa / 2.5)):
+        got = fn(make(a), 2.5)
+        assert got.stype == stype
+        np.testing.assert_allclose(_dense(got), want.toarray())
+    got = sparse.add_n(make(a), make(b), make(a)) if stype == "row_sparse" else None
+    if got is not None:
+        assert got.stype == stype
+        np.testing.assert_allclose(_dense(got), (sa + sb + sa).toarray())
+
+
+def test_sparse_elemwise_needs_one_shape():
+    with pytest.raises(ValueError, match=r"^elemwise_add: lhs and rhs must have one shape "
+                                         r"\(got \(5, 4\) and \(1, 4\)\)"):
+        sparse.elemwise_add(_csr(_sp(1)), nd.ones((1, 4), dtype="float64"))
+    with pytest.raises(TypeError, match=r"^elemwise_mul: rhs must be an NDArray"):
+        sparse.elemwise_mul(_csr(_sp(1)), 2)
+
+
+def test_sparse_reductions_against_scipy():
+    a = _sp(4)
+    s = scipy.sparse.csr_matrix(a)
+    np.testing.assert_allclose(sparse.sum(_csr(a), axis=0).asnumpy(), np.asarray(s.sum(0))[0])
+    np.testing.assert_allclose(sparse.mean(_csr(a), axis=1).asnumpy(),
+                               np.asarray(s.mean(1))[:, 0])
+    for make in (_csr, _rsp):
+        n = sparse.norm(make(a))
+        assert n.stype == "default" and n.shape == (1,)
+        np.testing.assert_allclose(n.asnumpy(), [scipy.sparse.linalg.norm(s)])
+        n1 = sparse.norm(make(a), ord=1, keepdims=True)
+        assert n1.shape == (1, 1)
+        np.testing.assert_allclose(n1.asnumpy(), [[np.abs(s.data).sum()]])
+
+
+def test_sparse_zeros_like_where_and_embedding():
+    a = _sp(5)
+    z = sparse.zeros_like(_csr(a))
+    assert z.stype == "csr" and z.asscipy().nnz == 0 and z.shape == a.shape
+    assert sparse.zeros_like(_rsp(a)).stype == "row_sparse"
+    x, y = nd.array(_sp(6), dtype="float64"), nd.array(_sp(7), dtype="float64")
+    with pytest.warns(StorageFallbackWarning):
+        w = sparse.where(_csr(a), x, y)
+    np.testing.assert_array_equal(w.asnumpy(), np.where(a != 0, x.asnumpy(), y.asnumpy()))
+    weight = nd.array(np.arange(12.0).reshape(4, 3))
+    weight.attach_grad(stype="row_sparse")
+    with autograd.record():
+        e = sparse.Embedding(nd.array([[3, 1]]), weight, input_dim=4, output_dim=3,
+                             sparse_grad=True)
+    e.backward()
+    assert weight.grad.stype == "row_sparse"
+    np.testing.assert_array_equal(weight.grad.indices.asnumpy(), [1, 3])
+    np.testing.assert_array_equal(_dense(weight.grad), [[0] * 3, [1] * 3, [0] * 3, [1] * 3])
 
 
 free_failing_tests(globals())
