@@ -2,8 +2,8 @@
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`; interop: :func:`from_dlpack`;
-files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse` and
-:mod:`runtime.nd.random`.
+files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse`,
+:mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
 import numpy as np
@@ -12,7 +12,7 @@ from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_
                               empty, from_numpy, full, ones, set_method_hook, zeros)
 from runtime._storage import is_scipy_sparse
 from runtime.context import Context
-from runtime.nd import random, sparse
+from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace
 from runtime.nd._io import load, save
 
@@ -159,4 +159,4 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack", "save", "load",
-           "waitall", "random", "sparse"]
+           "waitall", "random", "sparse", "linalg"]

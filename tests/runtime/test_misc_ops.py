@@ -14,6 +14,8 @@ from runtime.errors import StorageFallbackWarning
 from runtime.nd import sparse
 from runtime.ops.elemwise import ZERO_PRESERVING
 from tests.runtime.conftest import assert_same, free_failing_tests
+from tests.runtime.op_samples import SAMPLES
+from tests.runtime.test_autograd_ops import check_tape_second_order
 
 DOC_X = np.array([[0.3, 0.2, 0.4], [0.1, 0.3, 0.2]], np.float32)
 
@@ -292,6 +294,96 @@ def test_eye_and_linspace_refuse_bad_arguments():
         nd.linspace(0, 1, -2)
     with pytest.raises(ValueError, match=r"^linspace: stop must be finite \(got inf\)"):
         nd.linspace(0, float("inf"), 3)
+
+
+# -- nd.linalg -------------------------------------------------------------------------------------
+
+def _f64(x):
+    return nd.array(np.asarray(x, np.float64), dtype="float64")
+
+
+def test_linalg_documented_examples():
+    la = nd.linalg
+    one = np.ones((2, 2))
+    np.testing.assert_allclose(la.gemm(_f64(one), _f64(np.ones((3, 2))), _f64(np.ones((2, 3))),
+                                       transpose_b=True, alpha=2.0, beta=10.0).asnumpy(),
+                               np.full((2, 3), 14.0))
+    np.testing.assert_allclose(la.gemm2(_f64(one), _f64(np.ones((3, 2))), transpose_b=True,
+                                        alpha=2.0).asnumpy(), np.full((2, 3), 4.0))
+    np.testing.assert_allclose(la.potrf(_f64([[4.0, 1.0], [1.0, 4.25]])).asnumpy(),
+                               [[2.0, 0.0], [0.5, 2.0]])
+    np.testing.assert_allclose(la.potri(_f64([[2.0, 0.0], [0.5, 2.0]])).asnumpy(),
+                               [[0.265625, -0.0625], [-0.0625, 0.25]])
+    tri = _f64([[1.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_allclose(la.trsm(tri, _f64([[1.0] * 3, [2.0] * 3]), alpha=0.5).asnumpy(),
+                               np.full((2, 3), 0.5))
+    np.testing.assert_allclose(la.trmm(tri, _f64(np.ones((2, 3))), alpha=2.0).asnumpy(),
+                               [[2.0] * 3, [4.0] * 3])
+    np.testing.assert_allclose(la.syrk(_f64(np.eye(2)), alpha=2.0).asnumpy(), 2 * np.eye(2))
+    np.testing.assert_allclose(la.sumlogdiag(_f64([[1.0, 1.0], [1.0, 7.0]])).asnumpy(),
+                               [np.log(7.0)])
+    a = _f64([[1.0, 4.0], [2.0, 3.0]])
+    np.testing.assert_allclose(la.inverse(a).asnumpy(), [[-0.6, 0.8], [0.4, -0.2]])
+    np.testing.assert_allclose(la.det(a).asnumpy(), [-5.0])
+    sign, logabs = la.slogdet(_f64([[2.0, 3.0], [1.0, 4.0]]))
+    np.testing.assert_allclose(sign.asnumpy(), [1.0])
+    np.testing.assert_allclose(logabs.asnumpy(), [np.log(5.0)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linalg_batched_against_numpy(dtype):
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(2, 3, 4, 4)).astype(dtype)
+    b = rng.normal(size=(2, 3, 4, 5)).astype(dtype)
+    spd = (a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)).astype(dtype)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10}
+    la = nd.linalg
+    L = la.potrf(_a(spd))
+    assert L.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(L.asnumpy(), np.linalg.cholesky(spd), **tol)
+    np.testing.assert_allclose(la.potri(L).asnumpy(), np.linalg.inv(spd), **tol)
+    low = np.tril(a) + 4 * np.eye(4, dtype=dtype)
+    np.testing.assert_allclose(la.trsm(_a(a + 4 * np.eye(4, dtype=dtype)), _a(b)).asnumpy(),
+                               np.linalg.solve(low, b), **tol)
+    up = np.triu(a) + 4 * np.eye(4, dtype=dtype)
+    np.testing.assert_allclose(
+        la.trmm(_a(a + 4 * np.eye(4, dtype=dtype)), _a(np.swapaxes(b, -1, -2)),
+                rightside=True, lower=False, transpose=True).asnumpy(),
+        np.swapaxes(b, -1, -2) @ np.swapaxes(up, -1, -2), **tol)
+    np.testing.assert_allclose(la.syrk(_a(b), transpose=True).asnumpy(),
+                               np.swapaxes(b, -1, -2) @ b, **tol)
+    np.testing.assert_allclose(la.inverse(_a(spd)).asnumpy(), np.linalg.inv(spd), **tol)
+    np.testing.assert_allclose(la.det(_a(a)).asnumpy(), np.linalg.det(a), **tol)
+    sign, logabs = la.slogdet(_a(a))
+    np.testing.assert_allclose(sign.asnumpy(), np.linalg.slogdet(a)[0])
+    np.testing.assert_allclose(logabs.asnumpy(), np.linalg.slogdet(a)[1], **tol)
+    np.testing.assert_allclose(la.sumlogdiag(_a(spd)).asnumpy(),
+                               np.log(np.diagonal(spd, axis1=-2, axis2=-1)).sum(-1), **tol)
+    # rows on axis 1: swapaxes, gemm2, swapaxes (MXNet's definition)
+    x, y = rng.normal(size=(3, 2, 4, 6)).astype(dtype), rng.normal(size=(5, 2, 4, 6))
+    y = y.astype(dtype)
+    got = la.gemm2(_a(x), _a(y), transpose_b=True, axis=0).asnumpy()
+    want = np.swapaxes(np.swapaxes(x, 0, 2) @ np.swapaxes(np.swapaxes(y, 0, 2), -1, -2), 0, 2)
+    np.testing.assert_allclose(got, want, **tol)
+
+
+def test_linalg_refuses_other_dtypes():
+    with pytest.raises(TypeError, match=r"^_linalg_inverse: inputs must be float32 or float64, "
+                                        r"as MXNet's linalg operators \(got float16\)"):
+        nd.linalg.inverse(nd.ones((2, 2), dtype="float16"))
+
+
+@pytest.mark.parametrize("name", ["_linalg_potrf", "_linalg_potri", "_linalg_trsm",
+                                  "_linalg_inverse", "_linalg_det", "_linalg_slogdet",
+                                  "_linalg_sumlogdiag", "_linalg_syrk", "_linalg_gemm2",
+                                  "nanprod"])
+def test_second_order_through_the_tape(name):
+    # as prod's, nanprod's rule is exact at zeros to first order only
+    samples = [s for s in SAMPLES[name] if s.grad and s.dense
+               and not (name == "nanprod" and any(np.any(a == 0) for a in s.arrays))]
+    assert samples
+    for sample in samples:
+        check_tape_second_order(name, sample)
 
 
 # -- nd.sparse: MXNet's namespace, against SciPy ---------------------------------------------------
