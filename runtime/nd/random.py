@@ -1,9 +1,12 @@
-"""Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator."""
+"""Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator:
+uniform, normal, randn, randint, exponential, gamma, poisson, negative_binomial,
+multinomial and shuffle."""
 
 import numpy as np
 
 from runtime import random as _random
 from runtime._ndarray import NDArray, as_dtype, empty, from_numpy
+from runtime.ops._call import F
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -73,4 +76,173 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
     return _fill(out, _random.generator().integers(low, high, out.shape, dtype=d), given)
 
 
-__all__ = ["uniform", "normal", "randint"]
+def randn(*shape, loc=0.0, scale=1.0, dtype=None, ctx=None, out=None):
+    """Samples from N(loc, scale**2) of shape ``shape``, given as separate integers
+    (MXNet's ``randn(2, 3)``); shape (1,) without any."""
+    return normal(loc, scale, shape or None, dtype, ctx, out)
+
+
+def _params(name, given, checks):
+    """The distribution parameters ``given`` ({name: value}) as float64 NumPy arrays, and
+    the shape they add in front of the samples' (MXNet's ``sample_*`` operators: with
+    NDArray parameters, all of one shape, each element parametrises ``shape`` draws)."""
+    arrays = {k: v for k, v in given.items() if isinstance(v, NDArray)}
+    if arrays and len(arrays) != len(given):
+        raise TypeError(f"{name}: parameters must be all numbers or all NDArrays (got "
+                        f"{', '.join(f'{k}={type(v).__name__}' for k, v in given.items())})")
+    shapes = {v.shape for v in arrays.values()}
+    if len(shapes) > 1:
+        raise ValueError(f"{name}: NDArray parameters must have one shape (got "
+                         f"{', '.join(f'{k} {v.shape!r}' for k, v in arrays.items())})")
+    values, lead = {}, (shapes.pop() if shapes else ())
+    for k, v in given.items():
+        if isinstance(v, NDArray):
+            a = v.asnumpy().astype(np.float64)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}: {k} must be a number or an NDArray (got {v!r})")
+        else:
+            a = np.float64(v)
+        rule, ok = checks[k]
+        if not bool(np.all(ok(a))):
+            bad = a if a.ndim == 0 else a[~ok(a)].ravel()[0]
+            raise ValueError(f"{name}: {k} must be {rule} (got {float(bad)!r})")
+        values[k] = a
+    return values, lead, (next(iter(arrays.values())) if arrays else None)
+
+
+def _draw(name, given, checks, sample, shape, dtype, ctx, out, floats=True):
+    """Draws ``sample(rng, **params, size)`` into a new array or ``out``; the dtype is
+    ``dtype``, else the NDArray parameters', else float32."""
+    values, lead, like = _params(name, given, checks)
+    if shape is None:       # as many draws as out= holds, else one (per parameter)
+        tail = tuple(out.shape[len(lead):]) if isinstance(out, NDArray) else \
+            (() if like is not None else (1,))
+    else:
+        tail = (shape,) if isinstance(shape, int) else tuple(shape)
+    if dtype is None and like is not None and np.dtype(like.dtype).kind == "f":
+        dtype = like.dtype
+    given_out = out is not None
+    if ctx is None and like is not None:
+        ctx = like.ctx
+    out, d = _target(name, lead + tail, dtype, ctx, out, "float32")
+    if floats:
+        _check_float(name, d)
+    if out.shape != lead + tail:
+        raise ValueError(f"{name}: out has shape {out.shape!r}, the samples {lead + tail!r}")
+    size = lead + tail
+    params = {k: v.reshape(v.shape + (1,) * len(tail)) for k, v in values.items()}
+    v = sample(_random.generator(), size=size, **params)
+    return _fill(out, np.asarray(v), given_out)
+
+
+_POSITIVE = ("> 0", lambda a: a > 0)
+_NONNEG = (">= 0", lambda a: a >= 0)
+
+
+def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from the exponential distribution with mean ``scale`` (1 / lambda), as
+    MXNet's; ``scale`` may be an NDArray (then one draw per element, or ``shape`` draws
+    each: shape scale.shape + shape)."""
+    return _draw("exponential", {"scale": scale}, {"scale": _POSITIVE},
+                 lambda g, size, scale: g.exponential(scale, size), shape, dtype, ctx, out)
+
+
+def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from the gamma distribution of shape ``alpha`` and scale ``beta`` (mean
+    alpha * beta), as MXNet's; parameters may be NDArrays of one shape."""
+    return _draw("gamma", {"alpha": alpha, "beta": beta},
+                 {"alpha": _POSITIVE, "beta": _POSITIVE},
+                 lambda g, size, alpha, beta: g.gamma(alpha, beta, size), shape, dtype, ctx,
+                 out)
+
+
+def poisson(lam=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from the Poisson distribution of mean ``lam`` (float32 by default, as
+    MXNet; integer dtypes too); ``lam`` may be an NDArray."""
+    return _draw("poisson", {"lam": lam}, {"lam": _NONNEG},
+                 lambda g, size, lam: g.poisson(lam, size), shape, dtype, ctx, out,
+                 floats=False)
+
+
+def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None):
+    """Samples from the negative binomial distribution: the number of failures before
+    ``k`` successes of probability ``p`` (MXNet's; float32 by default, integer dtypes
+    too); parameters may be NDArrays of one shape."""
+    return _draw("negative_binomial", {"k": k, "p": p},
+                 {"k": _POSITIVE, "p": ("in (0, 1]", lambda a: (a > 0) & (a <= 1))},
+                 lambda g, size, k, p: g.negative_binomial(k, p, size), shape, dtype, ctx,
+                 out, floats=False)
+
+
+def shuffle(data):
+    """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
+    shuffle)."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"shuffle: data must be an NDArray (got {type(data).__name__})")
+    if data.stype != "default":
+        raise NotImplementedError(f"shuffle: data must be dense (got {data.stype}); "
+                                  "convert with tostype('default')")
+    if not data.shape:
+        raise ValueError("shuffle: data must have at least one dimension (got shape ())")
+    x = data.asnumpy()
+    return from_numpy(x[_random.generator().permutation(x.shape[0])], data.ctx)
+
+
+_MULTINOMIAL_DTYPES = ("float16", "float32", "float64", "int32", "uint8")
+
+
+def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
+    """Category indices drawn from the distributions in the last axis of ``data``
+    (probabilities: non-negative, summing to 1), as MXNet's: shape data.shape[:-1] +
+    ``shape``, ``dtype`` int32 by default.  With ``get_prob`` also the log-probability
+    of each draw, [samples, log_prob], computed with registry operators so that it
+    records (MXNet's way of differentiating through the draw)."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"multinomial: data must be an NDArray (got {type(data).__name__})")
+    d = as_dtype(dtype)
+    if d.name not in _MULTINOMIAL_DTYPES:
+        raise TypeError(f"multinomial: dtype must be one of {', '.join(_MULTINOMIAL_DTYPES)} "
+                        f"(got {d})")
+    if not data.shape or data.shape[-1] == 0:
+        raise ValueError(f"multinomial: data must hold distributions along a non-empty last "
+                         f"axis (got shape {data.shape!r})")
+    k = data.shape[-1]
+    if k - 1 > {"float16": 2048, "uint8": 255}.get(d.name, 2 ** 24):
+        raise ValueError(f"multinomial: dtype {d} cannot hold the category indices up to "
+                         f"{k - 1}")
+    tail = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    p = data.asnumpy().astype(np.float64)
+    if not bool(np.all(p >= 0)):
+        raise ValueError("multinomial: data must hold probabilities >= 0 (got "
+                         f"{float(p[~(p >= 0)].ravel()[0])!r})")
+    total = p.sum(-1)
+    if not np.allclose(total, 1.0, rtol=0, atol=1e-4 if data.dtype != np.float64 else 1e-8):
+        bad = total[~np.isclose(total, 1.0, rtol=0, atol=1e-4)].ravel()
+        raise ValueError(f"multinomial: each distribution in data must sum to 1 (got "
+                         f"{float(bad[0]) if bad.size else float(total.ravel()[0])!r})")
+    lead = data.shape[:-1]
+    cdf = np.cumsum(p, -1) / total[..., None]
+    cdf = cdf.reshape(lead + (1,) * len(tail) + (k,))
+    u = _random.generator().random(lead + tail)
+    idx = np.minimum(np.sum(cdf <= u[..., None], axis=-1), k - 1)
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise TypeError(f"multinomial: out must be an NDArray (got {type(out).__name__})")
+        if out.shape != lead + tail:
+            raise ValueError(f"multinomial: out has shape {out.shape!r}, the samples "
+                             f"{lead + tail!r}")
+        out[...] = idx.astype(np.dtype(out.dtype))
+        samples = out
+    else:
+        samples = from_numpy(idx.astype(d), data.ctx)
+    if not get_prob:
+        return samples
+    dist = data.reshape(lead + (1,) * len(tail) + (k,)) if tail else data
+    if tail:
+        dist = F.broadcast_to(dist, shape=lead + tail + (k,))
+    picks = from_numpy(idx.astype(np.dtype(data.dtype)), data.ctx)
+    return [samples, F.log(F.pick(dist, picks, axis=-1))]
+
+
+__all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poisson",
+           "negative_binomial", "shuffle", "multinomial"]

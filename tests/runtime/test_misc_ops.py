@@ -8,8 +8,10 @@ import pytest
 
 import scipy.sparse
 import scipy.sparse.linalg
+import scipy.stats
 
 from runtime import autograd, nd
+from runtime import random as rt_random
 from runtime.errors import StorageFallbackWarning
 from runtime.nd import sparse
 from runtime.ops.elemwise import ZERO_PRESERVING
@@ -384,6 +386,114 @@ def test_second_order_through_the_tape(name):
     assert samples
     for sample in samples:
         check_tape_second_order(name, sample)
+
+
+# -- nd.random: the distributions beside uniform and normal --------------------------------------
+
+_N = 20000
+
+
+def _ks(sample, cdf):
+    """Kolmogorov-Smirnov p-value of ``sample`` against ``cdf`` (continuous)."""
+    return scipy.stats.kstest(sample, cdf).pvalue
+
+
+def test_random_continuous_distributions_against_scipy():
+    rt_random.seed(11)
+    x = nd.random.exponential(2.5, shape=(_N,), dtype="float64").asnumpy()
+    assert _ks(x, scipy.stats.expon(scale=2.5).cdf) > 1e-3
+    x = nd.random.gamma(1.7, 0.6, shape=(_N,), dtype="float64").asnumpy()
+    assert _ks(x, scipy.stats.gamma(1.7, scale=0.6).cdf) > 1e-3
+    x = nd.random.randn(_N, loc=1.0, scale=2.0, dtype="float64").asnumpy()
+    assert _ks(x, scipy.stats.norm(1.0, 2.0).cdf) > 1e-3
+    assert nd.random.randn(2, 3).shape == (2, 3) and nd.random.randn().shape == (1,)
+    assert nd.random.exponential().dtype == np.float32
+
+
+def test_random_discrete_distributions_against_scipy():
+    rt_random.seed(12)
+    for draw, dist in ((nd.random.poisson(3.5, shape=(_N,)), scipy.stats.poisson(3.5)),
+                       (nd.random.negative_binomial(3, 0.4, shape=(_N,), dtype="int32"),
+                        scipy.stats.nbinom(3, 0.4))):
+        x = draw.asnumpy().astype(np.int64)
+        values, counts = np.unique(x, return_counts=True)
+        keep = dist.pmf(values) * _N > 20                 # cells with enough mass
+        chi2 = np.sum((counts[keep] - _N * dist.pmf(values[keep])) ** 2
+                      / (_N * dist.pmf(values[keep])))
+        assert scipy.stats.chi2(keep.sum()).sf(chi2) > 1e-3, (draw.dtype, chi2)
+    assert nd.random.poisson(2.0).dtype == np.float32
+
+
+def test_random_ndarray_parameters_and_seeding():
+    scale = nd.array([1.0, 100.0])
+    x = nd.random.exponential(scale, shape=(4000,))
+    assert x.shape == (2, 4000) and x.dtype == np.float32
+    means = x.asnumpy().mean(axis=1)
+    np.testing.assert_allclose(means, [1.0, 100.0], rtol=0.1)
+    assert nd.random.gamma(nd.array([1.0, 2.0]), nd.array([3.0, 4.0])).shape == (2,)
+    rt_random.seed(5)
+    a = nd.random.poisson(4.0, shape=(5,)).asnumpy()
+    rt_random.seed(5)
+    np.testing.assert_array_equal(nd.random.poisson(4.0, shape=(5,)).asnumpy(), a)
+    out = nd.zeros((3,))
+    assert nd.random.gamma(2.0, out=out) is out and bool((out.asnumpy() > 0).all())
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: nd.random.exponential(-1.0), ValueError,
+     r"^exponential: scale must be > 0 \(got -1.0\)"),
+    (lambda: nd.random.gamma(1.0, nd.array([1.0])), TypeError,
+     r"^gamma: parameters must be all numbers or all NDArrays"),
+    (lambda: nd.random.gamma(nd.array([1.0]), nd.array([1.0, 2.0])), ValueError,
+     r"^gamma: NDArray parameters must have one shape"),
+    (lambda: nd.random.negative_binomial(2, 1.5), ValueError,
+     r"^negative_binomial: p must be in \(0, 1\] \(got 1.5\)"),
+    (lambda: nd.random.poisson(nd.array([1.0, -2.0])), ValueError,
+     r"^poisson: lam must be >= 0 \(got -2.0\)"),
+    (lambda: nd.random.exponential(1.0, dtype="int32"), TypeError,
+     r"^exponential: dtype must be one of"),
+    (lambda: nd.random.multinomial(nd.array([0.5, 0.6])), ValueError,
+     r"^multinomial: each distribution in data must sum to 1"),
+    (lambda: nd.random.multinomial(nd.array([1.5, -0.5])), ValueError,
+     r"^multinomial: data must hold probabilities >= 0 \(got -0.5\)"),
+    (lambda: nd.random.multinomial(nd.array([1.0]), dtype="int8"), TypeError,
+     r"^multinomial: dtype must be one of"),
+    (lambda: nd.random.shuffle(nd.array(np.float32(1.0)).reshape(())), ValueError,
+     r"^shuffle: data must have at least one dimension"),
+])
+def test_random_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_multinomial_frequencies_shapes_and_log_prob_gradient():
+    rt_random.seed(13)
+    p = np.array([[0.2, 0.5, 0.3], [0.7, 0.0, 0.3]])
+    draws = nd.random.multinomial(nd.array(p), shape=_N)
+    assert draws.shape == (2, _N) and draws.dtype == np.int32
+    for row, probs in zip(draws.asnumpy(), p):
+        freq = np.bincount(row, minlength=3) / _N
+        np.testing.assert_allclose(freq, probs, atol=0.015)
+    assert nd.random.multinomial(nd.array(p)).shape == (2,)
+    data = nd.array(p, dtype="float64")
+    data.attach_grad()
+    with autograd.record():
+        s, logp = nd.random.multinomial(data, shape=(4,), get_prob=True)
+    logp.backward()
+    idx = s.asnumpy()
+    np.testing.assert_allclose(logp.asnumpy(), np.log(np.take_along_axis(p, idx, axis=1)))
+    want = np.zeros_like(p)
+    for r in range(2):
+        np.add.at(want[r], idx[r], 1.0 / p[r, idx[r]])
+    np.testing.assert_allclose(data.grad.asnumpy(), want)
+
+
+def test_shuffle_permutes_rows():
+    rt_random.seed(14)
+    x = np.arange(40.0).reshape(10, 4)
+    y = nd.random.shuffle(nd.array(x)).asnumpy()
+    assert not np.array_equal(x, y)
+    np.testing.assert_array_equal(y[np.argsort(y[:, 0])], x)
 
 
 # -- nd.sparse: MXNet's namespace, against SciPy ---------------------------------------------------
