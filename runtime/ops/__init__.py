@@ -5,7 +5,7 @@ forms."""
 
 from runtime import _executor, _imperative
 from runtime.ops import elemwise, reduce, shape, linalg, nn, sparse  # noqa: F401  (registration)
-from runtime.ops import index, linalg_la, sort, sparse_norm  # noqa: F401  (sort uses index)
+from runtime.ops import index, linalg_la, sort, sparse_extra  # noqa: F401  (sort uses index)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

@@ -102,7 +102,7 @@ def _topk_type(attrs, dtypes):
 def _topk_indices(attrs, x):
     axis, n, k = _topk_k(attrs, x.shape)
     order = _order(x, axis, attrs["is_ascend"])
-    return axis, order[..., :k] if axis is None else np.take(order, np.arange(k), axis=axis)
+    return axis, order[(slice(None),) * (0 if axis is None else axis) + (slice(0, k),)]
 
 
 def _topk(attrs, ins, outs):
@@ -112,7 +112,7 @@ def _topk(attrs, ins, outs):
     src = x.reshape(-1) if axis is None else x
     ax = 0 if axis is None else axis
     if ret == "mask":
-        mask = np.zeros(src.shape, x.dtype)
+        mask = np.zeros_like(src)
         np.put_along_axis(mask, idx, 1, axis=ax)
         outs[0][...] = mask.reshape(outs[0].shape)
         return

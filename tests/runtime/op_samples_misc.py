@@ -3,6 +3,7 @@ runtime/ops/index.py (see op_samples.py for the tables' meaning)."""
 
 import numpy as np
 
+from runtime.nd import sparse
 from tests.runtime.op_samples import (FAILURES, I64, SAMPLES, ZERO_SIZE, Failure, Sample,
                                       ZeroSize, _add, _csr, _rsp, _sparse_input, ints,
                                       positive, uniform, zeros)
@@ -327,7 +328,7 @@ _add(SAMPLES, "logical_not", Sample([_LA], grad=False), Sample([ints(0, 3, -1)],
 _add(ZERO_SIZE, "logical_not", ZeroSize([zeros(0, 3)], {}, np.logical_not))
 
 
-# -- the sparse kernel of norm (runtime/ops/sparse_norm.py) -----------------------------------
+# -- the sparse kernels of norm and where (runtime/ops/sparse_extra.py) --------------------------
 
 _SN = _sparse_input((4, 3), 27)
 _add(SAMPLES, "norm",
@@ -458,3 +459,14 @@ _add(SAMPLES, "_linalg_sumlogdiag",
 _add(FAILURES, "_linalg_sumlogdiag",
      Failure([uniform((2, 3))], {}, ValueError, r"^_linalg_sumlogdiag: A must hold square"))
 _add(ZERO_SIZE, "_linalg_sumlogdiag", ZeroSize([zeros(0, 2, 2)], {}, lambda a: np.zeros(0)))
+
+_SW = _SN.copy()
+_SW[2, 1] = 0.0
+_add(SAMPLES, "where",
+     # a stored zero in the condition selects y
+     Sample([lambda: sparse.csr_matrix(
+         (np.array([0.0, 1.0, -2.0]), np.array([0, 1, 2]), np.array([0, 0, 2, 3, 3])),
+         shape=(4, 3)), uniform((4, 3), seed=28), uniform((4, 3), seed=29)], wrt=[1, 2]),
+     Sample([_csr(_SW), uniform((4, 3), seed=28), uniform((1, 3), seed=29)], wrt=[1, 2]))
+_add(ZERO_SIZE, "where", ZeroSize([_csr(zeros(0, 3)), zeros(0, 3), zeros(0, 3)], {},
+                                  lambda c, x, y: np.where(c != 0, x, y)))

@@ -587,9 +587,12 @@ def test_sparse_zeros_like_where_and_embedding():
     assert z.stype == "csr" and z.asscipy().nnz == 0 and z.shape == a.shape
     assert sparse.zeros_like(_rsp(a)).stype == "row_sparse"
     x, y = nd.array(_sp(6), dtype="float64"), nd.array(_sp(7), dtype="float64")
-    with pytest.warns(StorageFallbackWarning):
-        w = sparse.where(_csr(a), x, y)
+    w = sparse.where(_csr(a), x, y)                  # a kernel of its own: no fallback
+    assert w.stype == "default"
     np.testing.assert_array_equal(w.asnumpy(), np.where(a != 0, x.asnumpy(), y.asnumpy()))
+    with pytest.warns(StorageFallbackWarning):       # broadcasting: the dense kernel
+        w = sparse.where(_csr(a), x, nd.array(_sp(8)[:1], dtype="float64"))
+    np.testing.assert_array_equal(w.asnumpy(), np.where(a != 0, x.asnumpy(), _sp(8)[:1]))
     weight = nd.array(np.arange(12.0).reshape(4, 3))
     weight.attach_grad(stype="row_sparse")
     with autograd.record():
