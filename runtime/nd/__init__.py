@@ -1,9 +1,9 @@
 """``runtime.nd``: the NDArray API (MXNet's ``mx.nd``).
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
-:func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`; interop: :func:`from_dlpack`;
-files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse`,
-:mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
+:func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
+interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`; submodules
+:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
 import numpy as np
@@ -158,5 +158,5 @@ set_method_hook(_method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
-           "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack", "save", "load",
-           "waitall", "random", "sparse", "linalg"]
+           "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
+           "save", "load", "waitall", "random", "sparse", "linalg"]

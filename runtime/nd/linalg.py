@@ -1,13 +1,26 @@
-"""Linear algebra on batches of matrices (MXNet's ``mx.nd.linalg``): ``gemm``, ``gemm2``,
-``potrf``, ``potri``, ``trsm``, ``trmm``, ``syrk``, ``inverse``, ``det``, ``slogdet``,
-``sumlogdiag``, the registry operators ``_linalg_<name>`` (runtime.ops.linalg_la documents
-them)."""
+"""Linear algebra on batches of matrices (MXNet's ``mx.nd.linalg``): the registry
+operators ``_linalg_<name>`` (runtime.ops.linalg_la documents them) under MXNet's short
+names."""
 
 from runtime.nd._ops import make_function
 from runtime.ops import registry
 
+
+def _op(name):
+    return make_function(registry.get(f"_linalg_{name}"))
+
+
+gemm = _op("gemm")
+gemm2 = _op("gemm2")
+potrf = _op("potrf")
+potri = _op("potri")
+trsm = _op("trsm")
+trmm = _op("trmm")
+syrk = _op("syrk")
+inverse = _op("inverse")
+det = _op("det")
+slogdet = _op("slogdet")
+sumlogdiag = _op("sumlogdiag")
+
 __all__ = ["gemm", "gemm2", "potrf", "potri", "trsm", "trmm", "syrk", "inverse", "det",
            "slogdet", "sumlogdiag"]
-
-for _name in __all__:
-    globals()[_name] = make_function(registry.get(f"_linalg_{_name}"))

@@ -14,7 +14,7 @@ from runtime._ndarray import shape_size
 from runtime.ops._call import F, zeros
 from runtime.ops.elemwise import binary
 from runtime.ops.registry import Attr, dtype_scalar, normalize_axis, register, scalar_type
-from runtime.ops.shape import _axes_of, _index_dtype, _indices, _like
+from runtime.ops.shape import _axes_of, _index_dtype, _indices
 
 
 # -- gather_nd, scatter_nd, _backward_gather_nd ---------------------------------------------
