@@ -112,9 +112,9 @@ register("_backward_gather_nd", inputs=("data", "indices"), attrs=_SHAPE,
 
 def _batch_take_shape(attrs, shapes):
     a, ind = shapes
-    if len(a) != 2 or a[0] != shape_size(ind):
-        raise ValueError(f"batch_take: a must be 2-D with one row per index (got a {a!r}, "
-                         f"indices {ind!r})")
+    if len(a) < 2 or a[0] != shape_size(ind):
+        raise ValueError(f"batch_take: a must have at least 2 dimensions and one row per "
+                         f"index (got a {a!r}, indices {ind!r})")
     return [ind]
 
 
@@ -125,31 +125,36 @@ def _batch_take_type(attrs, dtypes):
 
 def _batch_take(attrs, ins, outs):
     a, ind = ins
-    n, m = a.shape
+    n = a.shape[0]
     if n == 0:
         return
-    if m == 0:
+    rows = a.reshape(n, -1)                       # MXNet: M = a.size / a.shape[0]
+    if rows.shape[1] == 0:
         raise IndexError("batch_take: cannot take from rows of size 0 (a has shape "
                          f"{a.shape!r})")
-    idx = _indices("batch_take", ind.reshape(-1), m, "clip", 1)
-    outs[0][...] = a[np.arange(n), idx].reshape(outs[0].shape)
+    idx = _indices("batch_take", ind.reshape(-1), rows.shape[1], "clip", 1)
+    outs[0][...] = rows[np.arange(n), idx].reshape(outs[0].shape)
 
 
 def _batch_take_grad(at, i, o, g):
     a, ind = i
     n = a.shape[0]
-    if n == 0:
+    if n == 0 or a.size == 0:
         return [zeros(a), None]
-    return [F._pick_grad(ind.reshape((n,)), g[0].reshape((n,)), axis=1, mode="clip",
-                         shape=a.shape), None]
+    rows = (n, a.size // n)
+    grad = F._pick_grad(ind.reshape((n,)), g[0].reshape((n,)), axis=1, mode="clip",
+                        shape=rows)
+    return [grad.reshape(a.shape) if rows != a.shape else grad, None]
 
 
 register("batch_take", inputs=("a", "indices"), infer_shape=_batch_take_shape,
          infer_type=_batch_take_type, compute=_batch_take, grad_inputs=(1,),
          gradient=_batch_take_grad,
-         doc="output[i] = a[i, indices[i]] (MXNet's batch_take): ``a`` is 2-D with one row "
-             "per index, the output has the indices' shape; indices are clipped to the "
-             "row (MXNet), floats truncated.  No gradient for ``indices``.")
+         doc="output[i] = a[i, indices[i]] (MXNet's batch_take): ``a`` has one row per "
+             "index (dimensions after the first are flattened into the row), the output "
+             "has the indices' shape; indices are clipped to the row (MXNet), floats "
+             "truncated.  MXNet has no gradient; here ``a`` gets the output gradient at "
+             "the taken positions (``indices`` none).")
 
 
 # -- slice_like --------------------------------------------------------------------------------

@@ -153,11 +153,14 @@ _add(ZERO_SIZE, "_backward_gather_nd",
 _add(SAMPLES, "batch_take",
      Sample([uniform((3, 2)), ints(0, 1, 0)]),
      Sample([uniform((4, 3)), np.array([[5, -1], [1, 2]], I64)]),        # clipped
-     Sample([uniform((2, 3)), np.array([2.7, 0.0])], wrt=[0]))
+     Sample([uniform((2, 3)), np.array([2.7, 0.0])], wrt=[0]),
+     Sample([uniform((2, 2, 3)), ints(5, 1)]))                           # rows of 6
 _add(FAILURES, "batch_take",
      Failure([uniform((3, 2)), ints(0, 1)], {}, ValueError,
-             r"^batch_take: a must be 2-D with one row per index \(got a \(3, 2\), indices "
-             r"\(2,\)\)"),
+             r"^batch_take: a must have at least 2 dimensions and one row per index \(got "
+             r"a \(3, 2\), indices \(2,\)\)"),
+     Failure([uniform((3,)), ints(0, 1, 2)], {}, ValueError,
+             r"^batch_take: a must have at least 2 dimensions"),
      Failure([uniform((3, 2)), np.array([True, False, True])], {}, TypeError,
              r"^batch_take: indices must be integers or floats"))
 _add(ZERO_SIZE, "batch_take", ZeroSize([zeros(0, 3), np.zeros(0, I64)], {},

@@ -155,6 +155,9 @@ def test_batch_take_documented_example_and_clipping():
     x = _a(np.array([[1.0, 2], [3, 4], [5, 6]], np.float32))
     assert_same(nd.batch_take(x, _a([0, 1, 0], "int64")), np.array([1, 4, 5], np.float32))
     assert_same(nd.batch_take(x, _a([-3, 7, 1], "int64")), np.array([1, 4, 6], np.float32))
+    # more dimensions: each row flattened (MXNet's M = a.size / a.shape[0])
+    a = np.arange(12.0).reshape(2, 3, 2)
+    assert_same(nd.batch_take(_a(a), _a([[4], [5]], "int64")), np.array([[4.0], [11.0]]))
 
 
 # -- slice_like, broadcast_axis, swapaxes, moveaxis -------------------------------------------
