@@ -473,3 +473,8 @@ _add(SAMPLES, "where",
      Sample([_csr(_SW), uniform((4, 3), seed=28), uniform((1, 3), seed=29)], wrt=[1, 2]))
 _add(ZERO_SIZE, "where", ZeroSize([_csr(zeros(0, 3)), zeros(0, 3), zeros(0, 3)], {},
                                   lambda c, x, y: np.where(c != 0, x, y)))
+
+# multiply of csr and dense keeps csr (runtime/ops/sparse.py)
+_add(SAMPLES, "multiply",
+     Sample([_csr(_SN), uniform((4, 3), seed=30)]),
+     Sample([uniform((4, 3), seed=30), _csr(_SN)]))

