@@ -34,7 +34,10 @@ def _nd_index(op, ind, shape):
     """The tuple of integer arrays that ``ind`` (M, ...) selects in an array of ``shape``:
     float indices truncated, negative ones counted from the end, others out of range
     raise IndexError."""
-    return tuple(_indices(op, ind[k], shape[k], "raise", k) for k in range(ind.shape[0]))
+    try:
+        return tuple(_indices(op, ind[k], shape[k], "raise", k) for k in range(ind.shape[0]))
+    except IndexError as e:            # take's message names its mode; these have none
+        raise IndexError(str(e).replace(" (mode='raise')", "")) from None
 
 
 def _nd_type(op):
