@@ -1,9 +1,9 @@
 """``runtime.nd``: the NDArray API (MXNet's ``mx.nd``).
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
-:func:`arange`, :func:`zeros_like`, :func:`ones_like`; interop: :func:`from_dlpack`;
-files: :func:`save`, :func:`load`; submodules :mod:`runtime.nd.sparse`,
-:mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
+:func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
+interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`; submodules
+:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
 import numpy as np
@@ -12,7 +12,8 @@ from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_
                               empty, from_numpy, full, ones, set_method_hook, zeros)
 from runtime._storage import is_scipy_sparse
 from runtime.context import Context
-from runtime.nd import random, sparse
+from runtime.nd import linalg, random, sparse
+from runtime.nd._creation import eye, linspace
 from runtime.nd._io import load, save
 
 
@@ -157,5 +158,5 @@ set_method_hook(_method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
-           "full", "arange", "zeros_like", "ones_like", "from_dlpack", "save", "load",
-           "waitall", "random", "sparse", "linalg"]
+           "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
+           "save", "load", "waitall", "random", "sparse", "linalg"]

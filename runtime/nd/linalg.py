@@ -1,19 +1,26 @@
-"""``runtime.nd.linalg``: MXNet's ``mx.nd.linalg`` namespace (``gemm``, ``gemm2``, ``potrf``,
-``potri``, ``trmm``, ``trsm``, ``syrk``, ``sumlogdiag``, ``inverse``, ``det``, ``slogdet``).
+"""Linear algebra on batches of matrices (MXNet's ``mx.nd.linalg``): the registry
+operators ``_linalg_<name>`` (runtime.ops.linalg_la documents them) under MXNet's short
+names."""
 
-Each name is the registry operator ``_linalg_<name>`` (see ``runtime/ops/la.py``), also
-reachable as ``nd.linalg_<name>``; calls, ``out=`` and recording are those of every nd
-function.
-"""
-
-import runtime.ops  # noqa: F401  (registers the operators)
 from runtime.nd._ops import make_function
 from runtime.ops import registry
 
-NAMES = ("gemm", "gemm2", "potrf", "potri", "trmm", "trsm", "syrk", "sumlogdiag", "inverse",
-         "det", "slogdet")
 
-for _name in NAMES:
-    globals()[_name] = make_function(registry.get("_linalg_" + _name))
+def _op(name):
+    return make_function(registry.get(f"_linalg_{name}"))
 
-__all__ = list(NAMES)
+
+gemm = _op("gemm")
+gemm2 = _op("gemm2")
+potrf = _op("potrf")
+potri = _op("potri")
+trsm = _op("trsm")
+trmm = _op("trmm")
+syrk = _op("syrk")
+inverse = _op("inverse")
+det = _op("det")
+slogdet = _op("slogdet")
+sumlogdiag = _op("sumlogdiag")
+
+__all__ = ["gemm", "gemm2", "potrf", "potri", "trsm", "trmm", "syrk", "inverse", "det",
+           "slogdet", "sumlogdiag"]

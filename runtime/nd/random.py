@@ -1,4 +1,6 @@
-"""Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator."""
+"""Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator:
+uniform, normal, randn, randint, exponential, gamma, poisson, negative_binomial,
+multinomial and shuffle."""
 
 import numpy as np
 
@@ -75,178 +77,171 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
 
 
 def randn(*shape, loc=0.0, scale=1.0, dtype=None, ctx=None, out=None):
-    """Samples from N(loc, scale**2) of the given shape (MXNet's ``randn(*shape,
-    **kwargs)``): ``randn(2, 3)`` is ``normal(loc, scale, shape=(2, 3))``; shape (1,) when
-    none is given."""
-    return normal(loc, scale, shape=shape or None, dtype=dtype, ctx=ctx, out=out)
+    """Samples from N(loc, scale**2) of shape ``shape``, given as separate integers
+    (MXNet's ``randn(2, 3)``); shape (1,) without any."""
+    return normal(loc, scale, shape or None, dtype, ctx, out)
 
 
-# -- distributions with parameters: numbers, or NDArrays of per-element parameters ---------------
-
-def _param_values(name, params):
-    """The parameters as NumPy arrays of one shape: (batch shape, [arrays]).  NDArray
-    parameters must share a shape (MXNet's ``_sample_*``); numbers broadcast to it."""
-    shapes = {p.shape for p in params.values() if isinstance(p, NDArray)}
+def _params(name, given, checks):
+    """The distribution parameters ``given`` ({name: value}) as float64 NumPy arrays, and
+    the shape they add in front of the samples' (MXNet's ``sample_*`` operators: with
+    NDArray parameters, all of one shape, each element parametrises ``shape`` draws)."""
+    arrays = {k: v for k, v in given.items() if isinstance(v, NDArray)}
+    if arrays and len(arrays) != len(given):
+        raise TypeError(f"{name}: parameters must be all numbers or all NDArrays (got "
+                        f"{', '.join(f'{k}={type(v).__name__}' for k, v in given.items())})")
+    shapes = {v.shape for v in arrays.values()}
     if len(shapes) > 1:
-        raise ValueError(f"{name}: NDArray parameters must share one shape (got "
-                         + ", ".join(f"{k} {v.shape}" for k, v in params.items()
-                                     if isinstance(v, NDArray)) + ")")
-    batch = shapes.pop() if shapes else ()
-    values = {}
-    for k, v in params.items():
+        raise ValueError(f"{name}: NDArray parameters must have one shape (got "
+                         f"{', '.join(f'{k} {v.shape!r}' for k, v in arrays.items())})")
+    values, lead = {}, (shapes.pop() if shapes else ())
+    for k, v in given.items():
         if isinstance(v, NDArray):
-            values[k] = v.asnumpy().astype(np.float64)
-        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+            a = v.asnumpy().astype(np.float64)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name}: {k} must be a number or an NDArray (got {v!r})")
         else:
-            values[k] = np.float64(v)
-    return batch, values
+            a = np.float64(v)
+        rule, ok = checks[k]
+        if not bool(np.all(ok(a))):
+            bad = a if a.ndim == 0 else a[~ok(a)].ravel()[0]
+            raise ValueError(f"{name}: {k} must be {rule} (got {float(bad)!r})")
+        values[k] = a
+    return values, lead, (next(iter(arrays.values())) if arrays else None)
 
 
-def _draw(name, params, rules, shape, dtype, ctx, out, sample):
-    """Check ``params`` against ``rules`` ({name: (test, text)}), then fill an array of
-    shape ``batch + shape`` (``batch``: the NDArray parameters' shape; shape (1,) when both
-    are empty, as MXNet) with ``sample(rng, values, size)``; the default dtype is float32,
-    or the NDArray parameters' dtype."""
-    batch, values = _param_values(name, params)
-    for k, (test, text) in rules.items():
-        bad = ~test(values[k])
-        if np.any(bad):
-            got = float(values[k][bad].flat[0] if np.ndim(values[k]) else values[k])
-            raise ValueError(f"{name}: {k} must be {text} (got {got!r})")
-    shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
-    full = batch + shape
-    default = next((p.dtype for p in params.values() if isinstance(p, NDArray)), "float32")
-    given = out is not None
-    out, d = _target(name, full or (1,), dtype, ctx, out, default)
-    _check_float(name, d)
-    if given and out.shape != (full or (1,)):
-        raise ValueError(f"{name}: out must have shape {full or (1,)} (got {out.shape})")
-    # parameters of batch shape broadcast over the trailing sample axes
-    expand = {k: np.reshape(v, np.shape(v) + (1,) * len(shape)) for k, v in values.items()}
-    v = sample(_random.generator(), expand, full or (1,))
-    return _fill(out, np.asarray(v), given)
+def _draw(name, given, checks, sample, shape, dtype, ctx, out, floats=True):
+    """Draws ``sample(rng, **params, size)`` into a new array or ``out``; the dtype is
+    ``dtype``, else the NDArray parameters', else float32."""
+    values, lead, like = _params(name, given, checks)
+    if shape is None:       # as many draws as out= holds, else one (per parameter)
+        tail = tuple(out.shape[len(lead):]) if isinstance(out, NDArray) else \
+            (() if like is not None else (1,))
+    else:
+        tail = (shape,) if isinstance(shape, int) else tuple(shape)
+    if dtype is None and like is not None and np.dtype(like.dtype).kind == "f":
+        dtype = like.dtype
+    given_out = out is not None
+    if ctx is None and like is not None:
+        ctx = like.ctx
+    out, d = _target(name, lead + tail, dtype, ctx, out, "float32")
+    if floats:
+        _check_float(name, d)
+    if out.shape != lead + tail:
+        raise ValueError(f"{name}: out has shape {out.shape!r}, the samples {lead + tail!r}")
+    size = lead + tail
+    params = {k: v.reshape(v.shape + (1,) * len(tail)) for k, v in values.items()}
+    v = sample(_random.generator(), size=size, **params)
+    return _fill(out, np.asarray(v), given_out)
 
 
-def _positive(v):
-    return v > 0
-
-
-def _nonnegative(v):
-    return v >= 0
+_POSITIVE = ("> 0", lambda a: a > 0)
+_NONNEG = (">= 0", lambda a: a >= 0)
 
 
 def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None):
-    """Samples from the exponential distribution with mean ``scale`` (``1 / lambda``).
-
-    ``scale`` is a number or an NDArray of per-element scales (the result then has shape
-    ``scale.shape + shape``, MXNet's ``_sample_exponential``)."""
-    return _draw("exponential", {"scale": scale}, {"scale": (_positive, "> 0")}, shape,
-                 dtype, ctx, out, lambda rng, p, size: rng.exponential(p["scale"], size))
+    """Samples from the exponential distribution with mean ``scale`` (1 / lambda), as
+    MXNet's; ``scale`` may be an NDArray (then one draw per element, or ``shape`` draws
+    each: shape scale.shape + shape)."""
+    return _draw("exponential", {"scale": scale}, {"scale": _POSITIVE},
+                 lambda g, size, scale: g.exponential(scale, size), shape, dtype, ctx, out)
 
 
 def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None):
-    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` (mean
-    ``alpha * beta``); NDArray parameters as :func:`exponential`."""
+    """Samples from the gamma distribution of shape ``alpha`` and scale ``beta`` (mean
+    alpha * beta), as MXNet's; parameters may be NDArrays of one shape."""
     return _draw("gamma", {"alpha": alpha, "beta": beta},
-                 {"alpha": (_positive, "> 0"), "beta": (_positive, "> 0")}, shape, dtype,
-                 ctx, out, lambda rng, p, size: rng.gamma(p["alpha"], p["beta"], size))
+                 {"alpha": _POSITIVE, "beta": _POSITIVE},
+                 lambda g, size, alpha, beta: g.gamma(alpha, beta, size), shape, dtype, ctx,
+                 out)
 
 
 def poisson(lam=1.0, shape=None, dtype=None, ctx=None, out=None):
-    """Samples from the Poisson distribution with rate ``lam``, as floats (MXNet's dtype
-    is float32 by default); NDArray parameters as :func:`exponential`."""
-    return _draw("poisson", {"lam": lam}, {"lam": (_nonnegative, ">= 0")}, shape, dtype, ctx,
-                 out, lambda rng, p, size: rng.poisson(p["lam"], size))
+    """Samples from the Poisson distribution of mean ``lam`` (float32 by default, as
+    MXNet; integer dtypes too); ``lam`` may be an NDArray."""
+    return _draw("poisson", {"lam": lam}, {"lam": _NONNEG},
+                 lambda g, size, lam: g.poisson(lam, size), shape, dtype, ctx, out,
+                 floats=False)
 
 
 def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None):
-    """Samples from the negative binomial distribution: the failures before the ``k``-th
-    success, each trial succeeding with probability ``p`` (mean ``k (1 - p) / p``), as
-    floats; NDArray parameters as :func:`exponential`."""
+    """Samples from the negative binomial distribution: the number of failures before
+    ``k`` successes of probability ``p`` (MXNet's; float32 by default, integer dtypes
+    too); parameters may be NDArrays of one shape."""
     return _draw("negative_binomial", {"k": k, "p": p},
-                 {"k": (_positive, "> 0"), "p": (lambda v: (v > 0) & (v <= 1), "in (0, 1]")},
-                 shape, dtype, ctx, out,
-                 lambda rng, q, size: rng.negative_binomial(q["k"], q["p"], size))
+                 {"k": _POSITIVE, "p": ("in (0, 1]", lambda a: (a > 0) & (a <= 1))},
+                 lambda g, size, k, p: g.negative_binomial(k, p, size), shape, dtype, ctx,
+                 out, floats=False)
 
 
-def shuffle(data, out=None):
-    """A copy of ``data`` with its first axis randomly permuted (MXNet's ``shuffle``);
-    ``out=`` may be ``data`` itself."""
+def shuffle(data):
+    """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
+    shuffle)."""
     if not isinstance(data, NDArray):
         raise TypeError(f"shuffle: data must be an NDArray (got {type(data).__name__})")
     if data.stype != "default":
-        raise TypeError(f"shuffle: data must be dense (got {data.stype})")
-    if data.ndim == 0:
-        raise ValueError("shuffle: data must have at least 1 dimension (got shape ())")
-    perm = _random.generator().permutation(data.shape[0])
-    values = data.asnumpy()[perm]
-    if out is None:
-        return from_numpy(values, data.ctx)
-    if not isinstance(out, NDArray) or out.shape != data.shape or out.dtype != data.dtype:
-        raise ValueError(f"shuffle: out must be an NDArray of shape {data.shape} and dtype "
-                         f"{data.dtype}")
-    out[...] = values
-    return out
+        raise NotImplementedError(f"shuffle: data must be dense (got {data.stype}); "
+                                  "convert with tostype('default')")
+    if not data.shape:
+        raise ValueError("shuffle: data must have at least one dimension (got shape ())")
+    x = data.asnumpy()
+    return from_numpy(x[_random.generator().permutation(x.shape[0])], data.ctx)
+
+
+_MULTINOMIAL_DTYPES = ("float16", "float32", "float64", "int32", "uint8")
 
 
 def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
-    """Samples category indices from the distributions in the last axis of ``data``
-    (MXNet's ``sample_multinomial``).
-
-    Parameters
-    ----------
-    data : NDArray
-        Probabilities, shape ``(..., k)``; each row must be non-negative and sum to 1
-        (within 1e-5 relative, as rows of float32 probabilities do).
-    shape : int or tuple, optional
-        Samples per distribution: the result has shape ``data.shape[:-1] + shape`` ((1,)
-        for 1-D data without ``shape``, as MXNet).
-    get_prob : bool
-        Also return the log-probability of each sample, ``log(data[..., sample])``, made of
-        registry operators so that it is differentiable (REINFORCE-style gradients reach
-        ``data`` when it is recorded).
-    dtype : str
-        The samples' dtype (int32 by default, as MXNet).
-    """
+    """Category indices drawn from the distributions in the last axis of ``data``
+    (probabilities: non-negative, summing to 1), as MXNet's: shape data.shape[:-1] +
+    ``shape``, ``dtype`` int32 by default.  With ``get_prob`` also the log-probability
+    of each draw, [samples, log_prob], computed with registry operators so that it
+    records (MXNet's way of differentiating through the draw)."""
     if not isinstance(data, NDArray):
         raise TypeError(f"multinomial: data must be an NDArray (got {type(data).__name__})")
-    if data.ndim < 1 or data.shape[-1] < 1:
-        raise ValueError(f"multinomial: data must have a non-empty last axis (got shape "
-                         f"{data.shape})")
     d = as_dtype(dtype)
-    if d.kind not in "iu":
-        raise TypeError(f"multinomial: dtype must be an integer type (got {d})")
-    shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    if d.name not in _MULTINOMIAL_DTYPES:
+        raise TypeError(f"multinomial: dtype must be one of {', '.join(_MULTINOMIAL_DTYPES)} "
+                        f"(got {d})")
+    if not data.shape or data.shape[-1] == 0:
+        raise ValueError(f"multinomial: data must hold distributions along a non-empty last "
+                         f"axis (got shape {data.shape!r})")
+    k = data.shape[-1]
+    if k - 1 > {"float16": 2048, "uint8": 255}.get(d.name, 2 ** 24):
+        raise ValueError(f"multinomial: dtype {d} cannot hold the category indices up to "
+                         f"{k - 1}")
+    tail = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
     p = data.asnumpy().astype(np.float64)
-    total = p.sum(axis=-1)
-    if np.any(p < 0) or not np.all(np.isfinite(p)) or np.any(np.abs(total - 1) > 1e-5):
-        raise ValueError("multinomial: every row of data must be non-negative and sum to 1 "
-                         f"(got row sums in [{total.min()}, {total.max()}])")
-    rows = p.reshape(-1, p.shape[-1])
-    n = int(np.prod(shape)) if shape else 1
-    cdf = np.cumsum(rows, axis=1)
-    cdf /= cdf[:, -1:]
-    u = _random.generator().random((rows.shape[0], n))
-    picks = np.minimum((u[:, :, None] >= cdf[:, None, :]).sum(axis=2), p.shape[-1] - 1)
-    samples = picks.reshape(data.shape[:-1] + shape or (1,))   # 1-D data, no shape: (1,)
-    result = from_numpy(samples.astype(d), data.ctx)
+    if not bool(np.all(p >= 0)):
+        raise ValueError("multinomial: data must hold probabilities >= 0 (got "
+                         f"{float(p[~(p >= 0)].ravel()[0])!r})")
+    total = p.sum(-1)
+    if not np.allclose(total, 1.0, rtol=0, atol=1e-4 if data.dtype != np.float64 else 1e-8):
+        bad = total[~np.isclose(total, 1.0, rtol=0, atol=1e-4)].ravel()
+        raise ValueError(f"multinomial: each distribution in data must sum to 1 (got "
+                         f"{float(bad[0]) if bad.size else float(total.ravel()[0])!r})")
+    lead = data.shape[:-1]
+    cdf = np.cumsum(p, -1) / total[..., None]
+    cdf = cdf.reshape(lead + (1,) * len(tail) + (k,))
+    u = _random.generator().random(lead + tail)
+    idx = np.minimum(np.sum(cdf <= u[..., None], axis=-1), k - 1)
     if out is not None:
-        out[...] = result
-        result = out
+        if not isinstance(out, NDArray):
+            raise TypeError(f"multinomial: out must be an NDArray (got {type(out).__name__})")
+        if out.shape != lead + tail:
+            raise ValueError(f"multinomial: out has shape {out.shape!r}, the samples "
+                             f"{lead + tail!r}")
+        out[...] = idx.astype(np.dtype(out.dtype))
+        samples = out
+    else:
+        samples = from_numpy(idx.astype(d), data.ctx)
     if not get_prob:
-        return result
-    return result, _log_prob(data, result, shape)
-
-
-def _log_prob(data, samples, shape):
-    """``log(data[..., samples])`` from registry operators (recorded with ``data``)."""
-    probs = data
-    if shape:
-        lead = data.shape[:-1]
-        probs = F.reshape(data, shape=lead + (1,) * len(shape) + data.shape[-1:])
-        probs = F.broadcast_to(probs, shape=lead + shape + data.shape[-1:])
-    return F.log(F.pick(probs, samples.astype(data.dtype), axis=-1))
+        return samples
+    dist = data.reshape(lead + (1,) * len(tail) + (k,)) if tail else data
+    if tail:
+        dist = F.broadcast_to(dist, shape=lead + tail + (k,))
+    picks = from_numpy(idx.astype(np.dtype(data.dtype)), data.ctx)
+    return [samples, F.log(F.pick(dist, picks, axis=-1))]
 
 
 __all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poisson",

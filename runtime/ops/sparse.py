@@ -15,6 +15,7 @@ operator                                   inputs                 result
 ``add``, ``subtract``                      row_sparse x2          row_sparse (union of rows)
 ``multiply``                               row_sparse x2          row_sparse (intersection)
 ``multiply``                               row_sparse, default    row_sparse (and reversed)
+``multiply``                               csr, default           csr (and reversed)
 ``add``, ``subtract``, ``multiply``        csr x2 (one shape)     csr
 ``sum``, ``mean`` (one axis, 0 or 1)       csr                    default [2]
 ``add_n``                                  row_sparse x n         row_sparse (union of rows)
@@ -42,6 +43,8 @@ Choices where MXNet is unspecific or inconsistent:
   ``multiply`` of row_sparse arrays stores the intersection of the rows (MXNet stores the
   union, with zero rows): the values only differ where a row stored on one side holds
   inf or nan, which an unstored row (exact zeros) turns into nan in a dense product.
+  ``multiply`` of csr and dense keeps the csr structure (MXNet does), so an inf or nan of
+  the dense side at an unstored position does not appear either.
 - [1] MXNet infers csr for ``dot(default, csr, transpose_b=True)`` unless
   ``forward_stype='default'``, and then falls back; ndrt runs the dense-output kernel.
 - [2] MXNet falls back (with the same dense result) for ``keepdims`` or ``exclude``;
@@ -252,6 +255,8 @@ def _binary_stypes(name):
             return [lhs]
         if name == "multiply" and {lhs, rhs} == {"row_sparse", "default"}:
             return ["row_sparse"]
+        if name == "multiply" and {lhs, rhs} == {"csr", "default"}:
+            return ["csr"]
         return None
     return stypes
 
@@ -287,6 +292,19 @@ def _rsp_mul_dense(x, d, work):
     return out.done()
 
 
+def _csr_mul_dense(x, d, work):
+    """csr ``x`` times dense ``d`` of one shape: x's structure, each stored value times
+    the dense value at its position (MXNet's elemwise_mul(csr, default) = csr)."""
+    indptr, indices, data = _csr_np(x, work)
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+    nnz = data.shape[0]
+    out = _Sparse("csr", x.shape, x.dtype, x.ctx, work, (nnz,), [(x.shape[0] + 1,), (nnz,)])
+    out.aux[0][...] = indptr
+    out.aux[1][...] = indices
+    np.multiply(data, _dense_np(d, work)[rows, indices], out=out.data)
+    return out.done()
+
+
 def _binary_check(attrs, shapes, dtypes):
     if shapes[0] != shapes[1]:
         return "broadcasting"
@@ -303,7 +321,9 @@ def _binary(name):
             return [_csr_binary(name, a, b, work)]
         if a.stype == b.stype == "row_sparse":
             return [_rsp_binary(name, a, b, work)]
-        x, d = (a, b) if a.stype == "row_sparse" else (b, a)
+        x, d = (a, b) if a.stype != "default" else (b, a)
+        if x.stype == "csr":
+            return [_csr_mul_dense(x, d, work)]
         return [_rsp_mul_dense(x, d, work)]
     return compute, stypes, _binary_check
 

@@ -414,7 +414,8 @@ def test_binary_storage_table_and_fallbacks():
              ("multiply", "default", "row_sparse"): "row_sparse",
              ("add", "default", "csr"): "default",
              ("subtract", "row_sparse", "default"): "default",
-             ("multiply", "csr", "default"): "default", ("add", "csr", "row_sparse"): "default"}
+             ("multiply", "csr", "default"): "csr", ("multiply", "default", "csr"): "csr",
+             ("subtract", "csr", "default"): "default", ("add", "csr", "row_sparse"): "default"}
     arrays = {"csr": c, "row_sparse": r, "default": d}
     for (name, s1, s2), want in table.items():
         x, y = arrays[s1], arrays[s2]
