@@ -174,9 +174,9 @@ def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None):
                  out, floats=False)
 
 
-def shuffle(data):
+def shuffle(data, out=None):
     """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
-    shuffle)."""
+    shuffle); ``out=`` may be ``data`` itself."""
     if not isinstance(data, NDArray):
         raise TypeError(f"shuffle: data must be an NDArray (got {type(data).__name__})")
     if data.stype != "default":
@@ -185,7 +185,14 @@ def shuffle(data):
     if not data.shape:
         raise ValueError("shuffle: data must have at least one dimension (got shape ())")
     x = data.asnumpy()
-    return from_numpy(x[_random.generator().permutation(x.shape[0])], data.ctx)
+    rows = x[_random.generator().permutation(x.shape[0])]
+    if out is None:
+        return from_numpy(rows, data.ctx)
+    if not isinstance(out, NDArray) or out.shape != data.shape or out.dtype != data.dtype:
+        raise ValueError(f"shuffle: out must be an NDArray of shape {data.shape} and dtype "
+                         f"{np.dtype(data.dtype).name}")
+    out[...] = rows
+    return out
 
 
 _MULTINOMIAL_DTYPES = ("float16", "float32", "float64", "int32", "uint8")
@@ -194,7 +201,8 @@ _MULTINOMIAL_DTYPES = ("float16", "float32", "float64", "int32", "uint8")
 def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
     """Category indices drawn from the distributions in the last axis of ``data``
     (probabilities: non-negative, summing to 1), as MXNet's: shape data.shape[:-1] +
-    ``shape``, ``dtype`` int32 by default.  With ``get_prob`` also the log-probability
+    ``shape`` ((1,) for one distribution without ``shape``), ``dtype`` int32 by default.
+    With ``get_prob`` also the log-probability
     of each draw, [samples, log_prob], computed with registry operators so that it
     records (MXNet's way of differentiating through the draw)."""
     if not isinstance(data, NDArray):
@@ -225,12 +233,14 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
     cdf = cdf.reshape(lead + (1,) * len(tail) + (k,))
     u = _random.generator().random(lead + tail)
     idx = np.minimum(np.sum(cdf <= u[..., None], axis=-1), k - 1)
+    if not lead + tail:         # one distribution, one draw: shape (1,), as MXNet
+        idx = idx.reshape(1)
     if out is not None:
         if not isinstance(out, NDArray):
             raise TypeError(f"multinomial: out must be an NDArray (got {type(out).__name__})")
-        if out.shape != lead + tail:
+        if out.shape != idx.shape:
             raise ValueError(f"multinomial: out has shape {out.shape!r}, the samples "
-                             f"{lead + tail!r}")
+                             f"{idx.shape!r}")
         out[...] = idx.astype(np.dtype(out.dtype))
         samples = out
     else:

@@ -19,7 +19,7 @@ derivative along symmetric perturbations.
 
 import numpy as np
 
-from runtime._ndarray import from_numpy
+from runtime._ndarray import NDArray, from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, normalize_axis, register
 
@@ -190,15 +190,35 @@ def _square_shape(op):
 
 
 def _potrf(attrs, ins, outs):
-    a = ins[0]
+    # lower=False: U of A = U^T U from A's upper triangle, the transpose of L for A^T
+    a = ins[0] if attrs["lower"] else _t(ins[0])
     low = np.tril(a)
     try:
-        outs[0][...] = np.linalg.cholesky(low + _t(np.tril(a, -1)))
+        f = np.linalg.cholesky(low + _t(np.tril(a, -1)))
     except np.linalg.LinAlgError:
         raise ValueError("_linalg_potrf: A must be symmetric positive definite (the "
                          "Cholesky factorization of a matrix of the batch failed)") from None
+    outs[0][...] = f if attrs["lower"] else _t(f)
 
 
+def _swap(x):
+    """The transpose of an NDArray's matrices; an ArrayDesc (a square input the rule only
+    sees described) as it is."""
+    return F.swapaxes(x, dim1=-1, dim2=-2) if isinstance(x, NDArray) else x
+
+
+def _upper_by_transpose(rule):
+    """The rule of a ``lower`` op for ``lower=False``: the op on transposed inputs gives the
+    transposed outputs, so the gradient is the transposed gradient of the transposes."""
+    def wrapped(a, i, o, g):
+        if a["lower"]:
+            return rule(a, i, o, g)
+        return [_swap(d) for d in rule(a, [_swap(x) for x in i], [_swap(x) for x in o],
+                                       [_swap(x) for x in g])]
+    return wrapped
+
+
+@_upper_by_transpose
 def _potrf_grad(a, i, o, g):
     L, G = o[0], g[0]
     phi = F._linalg_gemm2(L, G, transpose_a=True) * _mask(L, True, 0.5)
@@ -211,10 +231,11 @@ def _potrf_grad(a, i, o, g):
 
 
 register("_linalg_potrf", aliases=("linalg_potrf",), inputs=("A",),
-         infer_shape=_square_shape("_linalg_potrf"), infer_type=_float_type("_linalg_potrf"),
+         attrs={"lower": Attr("bool", True)}, infer_shape=_square_shape("_linalg_potrf"), infer_type=_float_type("_linalg_potrf"),
          compute=_potrf, gradient=_potrf_grad, grad_outputs=(0,),
          doc="The lower Cholesky factor L (A = L @ L.T) of each symmetric positive definite "
-             "matrix (MXNet's linalg.potrf), read from A's lower triangle.  A matrix that "
+             "matrix (MXNet's linalg.potrf), read from A's lower triangle; lower=False: the "
+             "upper factor U (A = U.T @ U), read from the upper triangle.  A matrix that "
              "is not positive definite raises ValueError.")
 
 
@@ -226,10 +247,12 @@ def _tri_inverse(op, x, lower=True):
 
 
 def _potri(attrs, ins, outs):
-    inv = _tri_inverse("_linalg_potri", ins[0])
+    # lower=False: (U^T U)^-1 from U, which is (L L^T)^-1 for L = U^T
+    inv = _tri_inverse("_linalg_potri", ins[0] if attrs["lower"] else _t(ins[0]))
     outs[0][...] = np.matmul(_t(inv), inv)
 
 
+@_upper_by_transpose
 def _potri_grad(a, i, o, g):
     mask, M, G = _mask(i[0], True), o[0], g[0]
     L = i[0] * mask                                  # the factor: A's lower triangle
@@ -239,11 +262,12 @@ def _potri_grad(a, i, o, g):
 
 
 register("_linalg_potri", aliases=("linalg_potri",), inputs=("A",),
-         infer_shape=_square_shape("_linalg_potri"), infer_type=_float_type("_linalg_potri"),
+         attrs={"lower": Attr("bool", True)}, infer_shape=_square_shape("_linalg_potri"), infer_type=_float_type("_linalg_potri"),
          compute=_potri, gradient=_potri_grad, grad_inputs=(0,), grad_outputs=(0,),
          doc="(L @ L.T)^-1 from each lower triangular Cholesky factor L (MXNet's "
              "linalg.potri: the inverse of the matrix potrf factored), read from A's lower "
-             "triangle.  A singular factor raises ValueError.")
+             "triangle; lower=False: (U.T @ U)^-1 from the upper triangle.  A singular "
+             "factor raises ValueError.")
 
 
 # -- trsm, trmm ---------------------------------------------------------------------------------

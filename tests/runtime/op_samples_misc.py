@@ -385,7 +385,8 @@ _add(ZERO_SIZE, "_linalg_gemm", ZeroSize([zeros(2, 0), zeros(0, 3), uniform((2, 
                                          {}, lambda a, b, c: c))
 
 _add(SAMPLES, "_linalg_potrf",
-     Sample([_spd(3, 36)]), Sample([_spd(2, 37, (2,))]))
+     Sample([_spd(3, 36)]), Sample([_spd(2, 37, (2,))]),
+     Sample([_spd(3, 40)], {"lower": False}))
 _add(FAILURES, "_linalg_potrf",
      Failure([-np.eye(3)], {}, ValueError, r"^_linalg_potrf: A must be symmetric positive "
                                            r"definite"),
@@ -397,7 +398,8 @@ _add(ZERO_SIZE, "_linalg_potrf", ZeroSize([zeros(0, 3, 3)], {}, lambda a: a.copy
      ZeroSize([zeros(0, 0)], {}, lambda a: a.copy()))
 
 _add(SAMPLES, "_linalg_potri",
-     Sample([_lower(3, 38)]), Sample([_lower(2, 39, (2,))]))
+     Sample([_lower(3, 38)]), Sample([_lower(2, 39, (2,))]),
+     Sample([np.swapaxes(_lower(3, 41), -1, -2)], {"lower": False}))
 _add(FAILURES, "_linalg_potri",
      Failure([np.zeros((2, 2))], {}, ValueError, r"^_linalg_potri: A must be non-singular"))
 _add(ZERO_SIZE, "_linalg_potri", ZeroSize([zeros(0, 2, 2)], {}, lambda a: a.copy()))
