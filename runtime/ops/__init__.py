@@ -5,6 +5,7 @@ forms."""
 
 from runtime import _executor, _imperative
 from runtime.ops import elemwise, reduce, shape, linalg, nn, sparse  # noqa: F401  (registration)
+from runtime.ops import norm, activation, output  # noqa: F401  (registration)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)
