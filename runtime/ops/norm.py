@@ -15,6 +15,7 @@ others are made of registry ops.
 
 import numpy as np
 
+from runtime import _norm_kernels as _k
 from runtime._imperative import is_training
 from runtime._ndarray import from_numpy, shape_size
 from runtime.ops._call import F, zeros
@@ -130,6 +131,12 @@ def _bn_view(a, acc, pre, c, post):
     return v if v.dtype == acc else v.astype(acc)
 
 
+def _fused(*arrays):
+    """True when the compiled kernels take these kernel arrays: host float32/float64."""
+    return all(type(a) is np.ndarray and a.dtype in (np.float32, np.float64)
+               and a.flags.c_contiguous for a in arrays)
+
+
 def _batchnorm(attrs, ins, outs, state):
     x, gamma, beta, mm, mv = ins
     axis = normalize_axis("BatchNorm", attrs["axis"], x.ndim)
@@ -140,25 +147,38 @@ def _batchnorm(attrs, ins, outs, state):
     if state.training and m == 0 and c > 0:
         raise ValueError(f"BatchNorm: training needs at least one value per channel (got "
                          f"data of shape {x.shape!r})")
-    xv = _bn_view(x, acc, pre, c, post)
     out = outs[0]
-    yv = out.reshape(pre, c, post) if out.dtype == acc else np.empty(xv.shape, acc)
     w = np.ones_like(gamma) if attrs["fix_gamma"] else gamma
-    if state.training:
-        mean = xv.sum(axis=2).sum(axis=0) / acc.type(m)
-        np.subtract(xv, mean[:, None], out=yv)
-        var = np.einsum("pcq,pcq->c", yv, yv) / acc.type(m)
-        invstd = _inv_std(var, eps)
-        np.multiply(yv, (invstd * w)[:, None], out=yv)
-        np.add(yv, beta[:, None], out=yv)
-    else:
-        mean, var = mm.copy(), mv
-        invstd = _inv_std(mv, eps)
+    if _fused(x, out) and x.dtype == acc:
+        xv, yv = x.reshape(pre, c, post), out.reshape(pre, c, post)
+        if state.training:
+            mean64, var64 = np.zeros(c), np.zeros(c)
+            _k.channel_moments(xv, mean64, var64)
+            mean, var = mean64.astype(acc), var64.astype(acc)
+            invstd = _inv_std(var64, eps).astype(acc)
+        else:
+            mean, var = mm.copy(), mv
+            invstd = _inv_std(mv, eps)
         a = invstd * w
-        np.multiply(xv, a[:, None], out=yv)
-        np.add(yv, (beta - mean * a)[:, None], out=yv)
-    if out.dtype != acc:
-        out[...] = yv.reshape(out.shape)
+        _k.channel_affine(xv, a, beta - mean * a, yv)
+    else:
+        xv = _bn_view(x, acc, pre, c, post)
+        yv = out.reshape(pre, c, post) if out.dtype == acc else np.empty(xv.shape, acc)
+        if state.training:
+            mean = xv.sum(axis=2).sum(axis=0) / acc.type(m)
+            np.subtract(xv, mean[:, None], out=yv)
+            var = np.einsum("pcq,pcq->c", yv, yv) / acc.type(m)
+            invstd = _inv_std(var, eps)
+            np.multiply(yv, (invstd * w)[:, None], out=yv)
+            np.add(yv, beta[:, None], out=yv)
+        else:
+            mean, var = mm.copy(), mv
+            invstd = _inv_std(mv, eps)
+            a = invstd * w
+            np.multiply(xv, a[:, None], out=yv)
+            np.add(yv, (beta - mean * a)[:, None], out=yv)
+        if out.dtype != acc:
+            out[...] = yv.reshape(out.shape)
     if attrs["output_mean_var"]:
         outs[1][...] = mean
         outs[2][...] = invstd
@@ -305,10 +325,18 @@ def _bn_backward(attrs, ins, outs):
     pre, c, post = _bn_split(x.shape, axis)
     m = pre * post
     acc = mean.dtype
-    gv, xv = _bn_view(g, acc, pre, c, post), _bn_view(x, acc, pre, c, post)
     w = ins[4] if len(ins) == 5 else np.ones_like(mean)
-    sum_g = gv.sum(axis=2).sum(axis=0)
-    dot = np.einsum("pcq,pcq->c", gv, xv) - mean * sum_g      # sum(g * (x - mean))
+    out = outs[0]
+    fused = _fused(g, x, out) and x.dtype == acc
+    if fused:
+        gv, xv = g.reshape(pre, c, post), x.reshape(pre, c, post)
+        sum_g, sum_gx = np.zeros(c), np.zeros(c)
+        _k.channel_dot(gv, xv, sum_g, sum_gx)
+        dot = sum_gx - mean * sum_g                         # sum(g * (x - mean)), double
+    else:
+        gv, xv = _bn_view(g, acc, pre, c, post), _bn_view(x, acc, pre, c, post)
+        sum_g = gv.sum(axis=2).sum(axis=0)
+        dot = np.einsum("pcq,pcq->c", gv, xv) - mean * sum_g
     outs[1][...] = dot * invstd
     outs[2][...] = sum_g
     if m == 0:
@@ -316,9 +344,13 @@ def _bn_backward(attrs, ins, outs):
     # dx = (g - sum_g / m - (x - mean) * k) * invstd * w, k = dot * invstd^2 / m,
     # as dx = g * a + x * b + d per channel
     a = invstd * w
-    b = -dot * invstd * invstd / acc.type(m) * a
-    d = -(sum_g / acc.type(m)) * a - mean * b
-    out = outs[0]
+    b = -dot * invstd * invstd / m * a
+    d = -(sum_g / m) * a - mean * b
+    if fused:
+        _k.channel_affine2(xv, b.astype(acc), gv, a.astype(acc), d.astype(acc),
+                           out.reshape(pre, c, post))
+        return
+    a, b, d = a.astype(acc), b.astype(acc), d.astype(acc)
     dv = out.reshape(pre, c, post) if out.dtype == acc else np.empty(xv.shape, acc)
     np.multiply(xv, b[:, None], out=dv)
     np.add(dv, d[:, None], out=dv)

@@ -437,3 +437,34 @@ def test_smooth_l1(sigma):
 
 
 free_failing_tests(globals())
+
+
+def test_batchnorm_threaded_kernels_match_serial():
+    """The compiled kernels give the same results on several threads (one channel per
+    thread for the sums, rows shared for the affine passes) as on one."""
+    from runtime import _sparse_common
+    x, head = sample((6, 5, 7), 1, dtype="float32"), sample((6, 5, 7), 2, dtype="float32")
+    gamma, beta = sample((5,), 3, 0.5, 2.0, "float32"), sample((5,), 4, dtype="float32")
+    results = []
+    threads = _sparse_common.get_num_threads()
+    old = _sparse_common.set_arith_serial_cutoff(0)
+    try:
+        for n in (1, 2):
+            _sparse_common.set_num_threads(n)
+            xv, gv, bv = arr(x), arr(gamma), arr(beta)
+            for v in (xv, gv, bv):
+                v.attach_grad()
+            mm, mv = nd.zeros((5,)), nd.ones((5,))
+            with autograd.record():
+                y = nd.BatchNorm(xv, gv, bv, mm, mv, fix_gamma=False)
+            y.backward(arr(head))
+            results.append([a.asnumpy() for a in (y, xv.grad, gv.grad, bv.grad, mm, mv)])
+    finally:
+        _sparse_common.set_arith_serial_cutoff(old)
+        _sparse_common.set_num_threads(threads)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    x64 = x.astype(np.float64)
+    mean, var = batch_stats(x64, 1)
+    np.testing.assert_allclose(results[0][0], bn_ref(x64, gamma, beta, mean, var, 1e-3, 1),
+                               rtol=1e-5, atol=1e-5)
