@@ -14,38 +14,44 @@ from runtime._sparse_common cimport arith_threads
 from runtime._types cimport floating
 
 
-cdef inline void _channel_sums(const floating* a, const floating* b, Py_ssize_t pre,
-                               Py_ssize_t c, Py_ssize_t post, Py_ssize_t ch,
-                               double* sa, double* sab) noexcept nogil:
-    """sum(a) and sum(a * b) over channel ``ch`` (b NULL: sum(a * a))."""
-    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0, u, v
-    cdef Py_ssize_t p, q, n4 = post - post % 4
+cdef inline void _channel_sums(const floating* a, const floating* b, double shift,
+                               Py_ssize_t pre, Py_ssize_t c, Py_ssize_t post,
+                               Py_ssize_t ch, double* sa, double* sab) noexcept nogil:
+    """Over channel ``ch``: with ``b``, sum(a) and sum(a * (b - shift)); without (NULL),
+    sum(a - shift) and sum((a - shift) ** 2).  The shift keeps the sums of products free
+    of cancellation when the values sit far from 0."""
+    cdef double s0 = 0, s1 = 0, q0 = 0, q1 = 0, u0, u1, v0, v1
+    cdef Py_ssize_t p, q, n2 = post - post % 2
     cdef const floating* ra
     cdef const floating* rb
+    cdef bint two = b != NULL
+    cdef double ashift = 0.0 if two else shift
     for p in range(pre):
         ra = a + (p * c + ch) * post
-        rb = (b + (p * c + ch) * post) if b != NULL else ra
-        for q in range(0, n4, 4):
-            s0 += ra[q]
-            s1 += ra[q + 1]
-            s2 += ra[q + 2]
-            s3 += ra[q + 3]
-            q0 += <double>ra[q] * rb[q]
-            q1 += <double>ra[q + 1] * rb[q + 1]
-            q2 += <double>ra[q + 2] * rb[q + 2]
-            q3 += <double>ra[q + 3] * rb[q + 3]
-        for q in range(n4, post):
-            s0 += ra[q]
-            q0 += <double>ra[q] * rb[q]
-    sa[0] = (s0 + s1) + (s2 + s3)
-    sab[0] = (q0 + q1) + (q2 + q3)
+        rb = (b + (p * c + ch) * post) if two else ra
+        for q in range(0, n2, 2):
+            u0 = ra[q] - ashift
+            u1 = ra[q + 1] - ashift
+            v0 = rb[q] - shift
+            v1 = rb[q + 1] - shift
+            s0 += u0
+            s1 += u1
+            q0 += u0 * v0
+            q1 += u1 * v1
+        for q in range(n2, post):
+            u0 = ra[q] - ashift
+            s0 += u0
+            q0 += u0 * (rb[q] - shift)
+    sa[0] = s0 + s1
+    sab[0] = q0 + q1
 
 
 def channel_moments(floating[:, :, ::1] x, double[::1] mean, double[::1] var):
     """Per channel of x (pre, C, post): the mean and the biased variance, into ``mean``
-    and ``var`` (double, length C).  One pass (sum and sum of squares in double)."""
+    and ``var`` (double, length C).  One pass: sums of x - k and (x - k) ** 2 in double,
+    k the channel's first value."""
     cdef Py_ssize_t pre = x.shape[0], c = x.shape[1], post = x.shape[2], ch
-    cdef double m = <double>(pre * post), mu
+    cdef double m = <double>(pre * post), k, d
     cdef int nt = arith_threads(c, pre * c * post)
     if mean.shape[0] != c or var.shape[0] != c:
         raise ValueError(f"mean and var must have length {c}")
@@ -53,26 +59,27 @@ def channel_moments(floating[:, :, ::1] x, double[::1] mean, double[::1] var):
         return
     with nogil:
         for ch in prange(c, num_threads=nt, schedule="static"):
-            _channel_sums(&x[0, 0, 0], <const floating*>NULL, pre, c, post, ch, &mean[ch],
-                          &var[ch])
-            mu = mean[ch] / m
-            mean[ch] = mu
-            var[ch] = max(var[ch] / m - mu * mu, 0.0)
+            k = x[0, ch, 0]
+            _channel_sums(&x[0, 0, 0], <const floating*>NULL, k, pre, c, post, ch,
+                          &mean[ch], &var[ch])
+            d = mean[ch] / m
+            mean[ch] = k + d
+            var[ch] = max(var[ch] / m - d * d, 0.0)
 
 
-def channel_dot(floating[:, :, ::1] g, floating[:, :, ::1] x, double[::1] sum_g,
-                double[::1] sum_gx):
-    """Per channel: sum(g) and sum(g * x), into ``sum_g`` and ``sum_gx``."""
+def channel_dot(floating[:, :, ::1] g, floating[:, :, ::1] x, double[::1] mean,
+                double[::1] sum_g, double[::1] dot):
+    """Per channel: sum(g) and sum(g * (x - mean)), into ``sum_g`` and ``dot``."""
     cdef Py_ssize_t pre = x.shape[0], c = x.shape[1], post = x.shape[2], ch
     cdef int nt = arith_threads(c, 2 * pre * c * post)
     if g.shape[0] != pre or g.shape[1] != c or g.shape[2] != post:
         raise ValueError("g and x must have one shape")
-    if sum_g.shape[0] != c or sum_gx.shape[0] != c:
-        raise ValueError(f"sum_g and sum_gx must have length {c}")
+    if mean.shape[0] != c or sum_g.shape[0] != c or dot.shape[0] != c:
+        raise ValueError(f"mean, sum_g and dot must have length {c}")
     with nogil:
         for ch in prange(c, num_threads=nt, schedule="static"):
-            _channel_sums(&g[0, 0, 0], &x[0, 0, 0], pre, c, post, ch, &sum_g[ch],
-                          &sum_gx[ch])
+            _channel_sums(&g[0, 0, 0], &x[0, 0, 0], mean[ch], pre, c, post, ch,
+                          &sum_g[ch], &dot[ch])
 
 
 def channel_affine(floating[:, :, ::1] x, floating[::1] a, floating[::1] b,

@@ -330,9 +330,8 @@ def _bn_backward(attrs, ins, outs):
     fused = _fused(g, x, out) and x.dtype == acc
     if fused:
         gv, xv = g.reshape(pre, c, post), x.reshape(pre, c, post)
-        sum_g, sum_gx = np.zeros(c), np.zeros(c)
-        _k.channel_dot(gv, xv, sum_g, sum_gx)
-        dot = sum_gx - mean * sum_g                         # sum(g * (x - mean)), double
+        sum_g, dot = np.zeros(c), np.zeros(c)              # dot: sum(g * (x - mean))
+        _k.channel_dot(gv, xv, mean.astype(np.float64), sum_g, dot)
     else:
         gv, xv = _bn_view(g, acc, pre, c, post), _bn_view(x, acc, pre, c, post)
         sum_g = gv.sum(axis=2).sum(axis=0)

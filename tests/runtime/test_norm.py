@@ -468,3 +468,26 @@ def test_batchnorm_threaded_kernels_match_serial():
     mean, var = batch_stats(x64, 1)
     np.testing.assert_allclose(results[0][0], bn_ref(x64, gamma, beta, mean, var, 1e-3, 1),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_batchnorm_statistics_far_from_zero():
+    """Data centred far from 0 (1e6 + N(0, 1)): the one-pass moments and the backward's
+    sums are shifted, so nothing cancels."""
+    x = 1e6 + sample((8, 3, 5), 1)
+    head = sample((8, 3, 5), 2)
+    xv = arr(x)
+    xv.attach_grad()
+    mm, mv = nd.zeros((3,), dtype="float64"), nd.ones((3,), dtype="float64")
+    ones, zero = nd.ones((3,), dtype="float64"), nd.zeros((3,), dtype="float64")
+    with autograd.record():
+        y, mean, invstd = nd.BatchNorm(xv, ones, zero, mm, mv, output_mean_var=True)
+    y.backward(arr(head))
+    m, v = batch_stats(x, 1)
+    np.testing.assert_allclose(mean.asnumpy(), m, rtol=1e-15)
+    np.testing.assert_allclose(invstd.asnumpy(), 1 / np.sqrt(v + 1e-3), rtol=1e-9)
+    xc = x - m.reshape(1, 3, 1)
+    r = (1 / np.sqrt(v + 1e-3)).reshape(1, 3, 1)
+    xhat = xc * r
+    dx = r * (head - head.mean(axis=(0, 2), keepdims=True)
+              - xhat * (head * xhat).mean(axis=(0, 2), keepdims=True))
+    np.testing.assert_allclose(xv.grad.asnumpy(), dx, rtol=1e-7, atol=1e-9)
