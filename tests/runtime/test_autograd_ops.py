@@ -213,6 +213,13 @@ SECOND_ORDER = {
     # the bias gradient is a sum of the head gradient: a constant
     "FullyConnected": lambda s: s.attrs.get("no_bias", False),
     "softmax": _ALL, "log_softmax": _ALL, "softmax_cross_entropy": _ALL,
+    # normalisation and activation layers (LeakyReLU: the act_types with a curved
+    # negative side; left out: BatchNorm, LayerNorm, InstanceNorm and GroupNorm, whose
+    # beta gradient is a sum of the head gradient, a constant)
+    "L2Normalization": _ALL, "smooth_l1": _ALL,
+    "Activation": lambda s: s.attrs["act_type"] in ("sigmoid", "tanh", "softrelu",
+                                                    "softsign"),
+    "LeakyReLU": lambda s: s.attrs.get("act_type") in ("elu", "selu", "gelu", "prelu"),
 }
 
 
