@@ -8,6 +8,8 @@ from the label; the label gets no gradient.  SoftmaxOutput with ``out_grad=True`
 multiplies by the head gradient.
 """
 
+import math
+
 import numpy as np
 import scipy.special as sps
 
@@ -49,7 +51,7 @@ def _so_plan(op, attrs, ds, ls):
             raise ValueError(f"{op}: data must have at least 2 dimensions (batch, classes, "
                              f"...) with multi_output=True (got shape {ds!r})")
         view = (ds[0], ds[1], shape_size(ds[2:]))
-        want = [ds[:1] + ds[2:], (ds[0], shape_size(ds[2:]))]
+        want = [ds[:1] + ds[2:], (ds[0], shape_size(ds[2:])), ds[:1] + (1,) + ds[2:]]
     elif attrs["preserve_shape"]:
         view = (shape_size(ds[:-1]), ds[-1], 1)
         want = [ds[:-1]]
@@ -110,12 +112,15 @@ label (batch, d1, ...) or (batch, d1 * ...)); the last axis with ``preserve_shap
 (label data.shape[:-1]).  A label of data's own shape holds class probabilities.
 
 Backward, ignoring the head gradient (unless ``out_grad=True``, which multiplies by it):
-``(out - one_hot(label)) * grad_scale``; ``smooth_alpha`` smooths the target to ``1 -
-alpha`` on the label and ``alpha / (classes - 1)`` elsewhere; with ``use_ignore`` the
-positions whose label equals ``ignore_label`` get 0; ``normalization`` 'null' (none),
-'batch' (divide by the batch size) or 'valid' (by the number of labels not ignored, at
-least 1).  A class label outside [0, classes) (other than an ignored one) raises
-ValueError in the backward.  The label gets no gradient.""")
+``(out - one_hot(label)) * grad_scale / count``; ``smooth_alpha`` smooths the target to
+``1 - alpha`` on the label and ``alpha / (classes - 1)`` elsewhere; with ``use_ignore``
+the positions whose label equals ``ignore_label`` get 0.  ``count`` is MXNet's:
+``normalization`` 'null' 1, 'batch' the batch size (the rows of the softmax), 'valid' the
+number of labels not equal to ``ignore_label`` (at least 1; counted with or without
+use_ignore); with ``multi_output`` 'null' and 'batch' also divide by the positions per
+example (d1 * ...).  Probability labels give ``(out - label) * grad_scale``, not
+normalised (MXNet).  A class label outside [0, classes) (other than an ignored one)
+raises ValueError in the backward.  The label gets no gradient.""")
 
 
 def _so_backward_shape(attrs, shapes):
@@ -139,12 +144,10 @@ def _so_backward(attrs, ins, outs):
     alpha = attrs["smooth_alpha"]
     if soft:
         target = label.reshape(view).astype(acc)
-        keep = None
-        valid = n * cols
     else:
         lab = label.reshape(n, cols)
-        keep = ((lab != lab.dtype.type(attrs["ignore_label"])) if attrs["use_ignore"]
-                else np.ones(lab.shape, bool))
+        ignored = np.trunc(lab) == math.trunc(attrs["ignore_label"])
+        keep = ~ignored if attrs["use_ignore"] else np.ones(lab.shape, bool)
         bad = keep & ~((lab >= 0) & (lab < k) & (np.trunc(lab) == lab))
         if bad.any():
             pos = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -155,16 +158,21 @@ def _so_backward(attrs, ins, outs):
         if alpha > 0 and k > 1:
             target += alpha / (k - 1)
         np.put_along_axis(target, idx[:, None, :], 1.0 - alpha if k > 1 else 1.0, axis=1)
-        valid = int(keep.sum()) if attrs["use_ignore"] else n * cols
     grad = p - target
-    if keep is not None and attrs["use_ignore"]:
-        grad *= keep[:, None, :]
-    norm = attrs["normalization"]
-    scale = attrs["grad_scale"]
-    if norm == "batch":
-        scale /= max(y.shape[0], 1)
-    elif norm == "valid":
-        scale /= max(valid, 1)
+    if not soft:
+        if attrs["use_ignore"]:
+            grad *= keep[:, None, :]
+        # MXNet's scale: the batch or the labels not equal to ignore_label (counted with
+        # or without use_ignore), and with multi_output also the positions per example
+        # (except for 'valid')
+        norm = attrs["normalization"]
+        count = {"null": 1, "batch": n,
+                 "valid": max(n * cols - int(ignored.sum()), 1)}[norm]
+        if attrs["multi_output"] and norm != "valid":
+            count *= cols
+        scale = attrs["grad_scale"] / count
+    else:
+        scale = attrs["grad_scale"]
     grad *= acc.type(scale)
     if len(ins) == 3:
         grad *= ins[2].reshape(view)

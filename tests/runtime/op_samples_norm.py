@@ -183,21 +183,25 @@ def _softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _so_ref(axis_view, scale=1.0, alpha=0.0, ignore=None, norm="null", out_grad=False):
-    """SoftmaxOutput's documented gradient; ``axis_view(x, label)`` gives the data as
-    (rows, classes, cols) and the label as (rows, cols)."""
+def _so_ref(axis_view, scale=1.0, alpha=0.0, use_ignore=False, ignore_label=-1.0,
+            norm="null", out_grad=False, multi=False):
+    """SoftmaxOutput's gradient as MXNet computes it; ``axis_view(x, label)`` gives the
+    data as (rows, classes, cols) and the label as (rows, cols)."""
     def ref(inputs, heads):
         x, label = inputs
         p, lab = axis_view(x, label)
         p = _softmax(p, 1)
-        k = p.shape[1]
+        rows, k, cols = p.shape
         target = np.full(p.shape, alpha / (k - 1) if alpha else 0.0)
-        keep = np.ones(lab.shape, bool) if ignore is None else lab != ignore
+        ignored = lab == ignore_label
+        keep = ~ignored if use_ignore else np.ones(lab.shape, bool)
         for r, c in zip(*np.nonzero(keep)):
             target[r, int(lab[r, c]), c] = 1.0 - alpha
         grad = (p - target) * keep[:, None, :]
-        s = scale / {"null": 1, "batch": x.shape[0], "valid": max(keep.sum(), 1)}[norm]
-        grad = (grad * s).reshape(x.shape)
+        count = {"null": 1, "batch": rows, "valid": max(lab.size - ignored.sum(), 1)}[norm]
+        if multi and norm != "valid":
+            count *= cols
+        grad = (grad * scale / count).reshape(x.shape)
         if out_grad:
             grad = grad * heads[0]
         return [grad, None]
@@ -222,16 +226,26 @@ _add(SAMPLES, "SoftmaxOutput",
      Sample([uniform((4, 3, 1), seed=1), _L], {"grad_scale": 2.0, "normalization": "batch"},
             wrt=[0], grad_ref=_so_ref(_flat, 2.0, norm="batch")),
      Sample([uniform((2, 3, 4), seed=2), np.array([[0, 1, 2, 1], [2, 2, 0, 1.0]])],
-            {"multi_output": True}, wrt=[0], grad_ref=_so_ref(_multi)),
+            {"multi_output": True}, wrt=[0], grad_ref=_so_ref(_multi, multi=True)),
+     Sample([uniform((2, 3, 2, 2), seed=8), np.array([[[0, 1], [2, 1]], [[2, 2], [0, 1.0]]])],
+            {"multi_output": True, "normalization": "batch"}, wrt=[0],
+            grad_ref=_so_ref(_multi, norm="batch", multi=True)),
+     Sample([uniform((2, 3, 4), seed=9), np.array([[0, 1, -1, 1], [2, 2, 0, 1.0]])],
+            {"multi_output": True, "normalization": "valid", "use_ignore": True}, wrt=[0],
+            grad_ref=_so_ref(_multi, use_ignore=True, norm="valid", multi=True)),
      Sample([uniform((2, 4, 3), seed=3), np.array([[0, 1, 2, 1], [2, 2, 0, 1.0]])],
             {"preserve_shape": True, "smooth_alpha": 0.1}, wrt=[0],
             grad_ref=_so_ref(_last, alpha=0.1)),
      Sample([uniform((4, 3), seed=4), np.array([0.0, -1.0, 1.0, -1.0])],
             {"use_ignore": True, "normalization": "valid"}, wrt=[0],
-            grad_ref=_so_ref(_flat, ignore=-1.0, norm="valid")),
+            grad_ref=_so_ref(_flat, use_ignore=True, norm="valid")),
+     # 'valid' counts the labels equal to ignore_label without use_ignore too (MXNet)
+     Sample([uniform((4, 3), seed=10), np.array([0.0, 2.0, 1.0, 2.0])],
+            {"normalization": "valid", "ignore_label": 2.0}, wrt=[0],
+            grad_ref=_so_ref(_flat, ignore_label=2.0, norm="valid")),
      Sample([uniform((4, 3), seed=5), np.array([0, 2, 1, 2], np.int64)],
             {"use_ignore": True, "ignore_label": 2, "out_grad": True}, wrt=[0],
-            grad_ref=_so_ref(_flat, ignore=2.0, out_grad=True)),
+            grad_ref=_so_ref(_flat, use_ignore=True, ignore_label=2.0, out_grad=True)),
      Sample([uniform((4, 3), seed=6), _L], wrt=[0],
             grad_ref=_so_ref(_flat)),
      Sample([uniform((4, 3), dtype=F32), _L.astype(F32)], grad=False))
@@ -244,7 +258,9 @@ def _soft_label_ref(inputs, heads):
 
 _add(SAMPLES, "SoftmaxOutput",
      Sample([uniform((2, 3), seed=7), _softmax(uniform((2, 3), seed=8), 1)], wrt=[0],
-            grad_ref=_soft_label_ref))
+            grad_ref=_soft_label_ref),
+     Sample([uniform((2, 3), seed=7), _softmax(uniform((2, 3), seed=8), 1)],
+            {"normalization": "batch"}, wrt=[0], grad_ref=_soft_label_ref))
 _add(FAILURES, "SoftmaxOutput",
      Failure([uniform((4, 3)), np.zeros(3)], {}, ValueError,
              r"^SoftmaxOutput: label must have shape \(4,\) or \(4, 3\) for data of shape "
