@@ -192,10 +192,11 @@ register(
 def _reg_shape(op):
     def infer(attrs, shapes):
         ds, ls = tuple(shapes[0]), tuple(shapes[1])
-        if ls != ds and not (len(ds) == 2 and ds[1] == 1 and ls == ds[:1]):
-            also = f" or {ds[:1]!r}" if len(ds) == 2 and ds[1] == 1 else ""
-            raise ValueError(f"{op}: label must have shape {ds!r}{also} for data of shape "
-                             f"{ds!r} (got {ls!r})")
+        if not ds:
+            raise ValueError(f"{op}: data must have at least 1 dimension (got shape ())")
+        if not ls or ls[0] != ds[0] or shape_size(ls) != shape_size(ds):
+            raise ValueError(f"{op}: label must have {ds[0]} rows and {shape_size(ds)} "
+                             f"values, as data of shape {ds!r} (got {ls!r})")
         return [ds]
     return infer
 
@@ -236,7 +237,8 @@ for _name, _fn, _kind, _what in (
         gradient=_reg_grad(_kind), grad_inputs=(1,), grad_outputs=(0,), ignores=(1,),
         doc=f"""MXNet's ``{_name}``: {_what}, where num_output is the label's size per
 example (``label.size / label.shape[0]``).  The head gradient is ignored and the label
-gets none (MXNet).  label has data's shape, or (n,) for data (n, 1).""")
+gets none (MXNet).  label has data's first dimension and size (MXNet: data's shape, or
+(n,) for data (n, 1), or any such reshape).""")
 
 
 # -- MakeLoss ----------------------------------------------------------------------------

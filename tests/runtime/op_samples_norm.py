@@ -300,11 +300,15 @@ for _name, _kind in (("LinearRegressionOutput", "linear"),
                 grad_ref=_reg_ref(_kind)),
          Sample([uniform((3, 1), seed=2), uniform((3,), seed=3)], {"grad_scale": 3.0},
                 wrt=[0], grad_ref=_reg_ref(_kind, 3.0)),
+         Sample([uniform((2, 4), seed=4), uniform((2, 2, 2), seed=5)], wrt=[0],
+                grad_ref=_reg_ref(_kind)),
          Sample([uniform((3, 2), dtype=F32), uniform((3, 2), seed=1, dtype=F32)], grad=False))
-    _add(FAILURES, _name, Failure(
-        [uniform((3, 2)), uniform((3,))], {}, ValueError,
-        rf"^{_name}: label must have shape \(3, 2\) for data of shape \(3, 2\) \(got "
-        r"\(3,\)\)"))
+    _add(FAILURES, _name,
+         Failure([uniform((3, 2)), uniform((3,))], {}, ValueError,
+                 rf"^{_name}: label must have 3 rows and 6 values, as data of shape "
+                 r"\(3, 2\) \(got \(3,\)\)"),
+         Failure([uniform((3, 2)), uniform((2, 3))], {}, ValueError,
+                 rf"^{_name}: label must have 3 rows"))
     _add(ZERO_SIZE, _name, ZeroSize(
         [zeros(0, 2), zeros(0, 2)], {},
         (lambda x, l: 1 / (1 + np.exp(-x))) if _kind == "logistic" else (lambda x, l: x)))
