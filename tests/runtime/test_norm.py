@@ -491,3 +491,26 @@ def test_batchnorm_statistics_far_from_zero():
     dx = r * (head - head.mean(axis=(0, 2), keepdims=True)
               - xhat * (head * xhat).mean(axis=(0, 2), keepdims=True))
     np.testing.assert_allclose(xv.grad.asnumpy(), dx, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_float16_gradients(training):
+    """float16 data (float32 parameters) through the NumPy kernels: the gradients in
+    training and inference against the float64 ones."""
+    x = sample((6, 3, 4), 1, dtype="float16")
+    head = sample((6, 3, 4), 2, dtype="float16")
+    params = [sample((3,), 3, 0.5, 2.0), sample((3,), 4), sample((3,), 5),
+              sample((3,), 6, 0.5, 2.0)]
+    grads = {}
+    for dt, pdt in (("float16", "float32"), ("float64", "float64")):
+        xv = arr(x.astype(dt))
+        ps = [arr(p.astype(pdt)) for p in params]
+        for v in [xv] + ps[:2]:
+            v.attach_grad()
+        with autograd.record(train_mode=training):
+            y = nd.BatchNorm(xv, *ps, fix_gamma=False)
+        y.backward(arr(head.astype(dt)))
+        assert xv.grad.dtype == np.dtype(dt) and ps[0].grad.dtype == np.dtype(pdt)
+        grads[dt] = [v.grad.asnumpy().astype(np.float64) for v in [xv] + ps[:2]]
+    for a, b in zip(grads["float16"], grads["float64"]):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2 * np.abs(b).max())
