@@ -19,8 +19,9 @@ DIRECTIVES = dict(
     cdivision=not DEBUG,
     embedsignature=True,
 )
-# Modules whose kernels use OpenMP prange.
-OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._norm_kernels"}
+# Modules whose kernels use OpenMP prange (_sparse_common: its .pxd holds OpenMP helpers).
+OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_common",
+          "runtime._norm_kernels"}
 
 
 def extensions():

@@ -5,12 +5,17 @@ and the data twice and writes once (NumPy needs five and six passes).
 Every array is C-contiguous and seen as (pre, C, post), the channel axis in the middle;
 float32 or float64 (float16 data goes through NumPy in float32).  Sums run in double, one
 channel per thread (results do not depend on the thread count); the affine passes share
-the rows (pre * C) among the threads of ``arith_threads``.
+the rows (pre * C) among the threads of ``arith_threads``.  A region whose thread started
+late (a busy machine) sends the next calls to one thread for a while (``back_off``, as
+the sparse products do).
 """
 
 from cython.parallel cimport prange
 
-from runtime._sparse_common cimport arith_threads
+from openmp cimport omp_get_wtime
+
+from runtime._sparse_common cimport (TRACKED_THREADS, arith_threads, back_off, clear_starts,
+                                     mark_start, started_late)
 from runtime._types cimport floating
 
 
@@ -51,20 +56,28 @@ def channel_moments(floating[:, :, ::1] x, double[::1] mean, double[::1] var):
     and ``var`` (double, length C).  One pass: sums of x - k and (x - k) ** 2 in double,
     k the channel's first value."""
     cdef Py_ssize_t pre = x.shape[0], c = x.shape[1], post = x.shape[2], ch
-    cdef double m = <double>(pre * post), k, d
+    cdef double m = <double>(pre * post), k, d, t0
     cdef int nt = arith_threads(c, pre * c * post)
+    cdef double starts[TRACKED_THREADS]
+    cdef bint late
     if mean.shape[0] != c or var.shape[0] != c:
         raise ValueError(f"mean and var must have length {c}")
     if m == 0:
         return
     with nogil:
-        for ch in prange(c, num_threads=nt, schedule="static"):
+        clear_starts(starts, nt)
+        t0 = omp_get_wtime()
+        for ch in prange(c, num_threads=nt, schedule="dynamic"):
+            mark_start(starts)
             k = x[0, ch, 0]
             _channel_sums(&x[0, 0, 0], <const floating*>NULL, k, pre, c, post, ch,
                           &mean[ch], &var[ch])
             d = mean[ch] / m
             mean[ch] = k + d
             var[ch] = max(var[ch] / m - d * d, 0.0)
+        late = nt > 1 and started_late(t0, starts, nt)
+    if late:
+        back_off()
 
 
 def channel_dot(floating[:, :, ::1] g, floating[:, :, ::1] x, double[::1] mean,
@@ -72,14 +85,23 @@ def channel_dot(floating[:, :, ::1] g, floating[:, :, ::1] x, double[::1] mean,
     """Per channel: sum(g) and sum(g * (x - mean)), into ``sum_g`` and ``dot``."""
     cdef Py_ssize_t pre = x.shape[0], c = x.shape[1], post = x.shape[2], ch
     cdef int nt = arith_threads(c, 2 * pre * c * post)
+    cdef double starts[TRACKED_THREADS]
+    cdef double t0
+    cdef bint late
     if g.shape[0] != pre or g.shape[1] != c or g.shape[2] != post:
         raise ValueError("g and x must have one shape")
     if mean.shape[0] != c or sum_g.shape[0] != c or dot.shape[0] != c:
         raise ValueError(f"mean, sum_g and dot must have length {c}")
     with nogil:
-        for ch in prange(c, num_threads=nt, schedule="static"):
+        clear_starts(starts, nt)
+        t0 = omp_get_wtime()
+        for ch in prange(c, num_threads=nt, schedule="dynamic"):
+            mark_start(starts)
             _channel_sums(&g[0, 0, 0], &x[0, 0, 0], mean[ch], pre, c, post, ch,
                           &sum_g[ch], &dot[ch])
+        late = nt > 1 and started_late(t0, starts, nt)
+    if late:
+        back_off()
 
 
 def channel_affine(floating[:, :, ::1] x, floating[::1] a, floating[::1] b,
@@ -103,6 +125,9 @@ cdef int _affine(floating[:, :, ::1] x, floating[::1] a, floating[:, :, ::1] g,
     cdef const floating* xi
     cdef const floating* gi
     cdef int nt = arith_threads(pre * c, (3 if two else 2) * pre * c * post)
+    cdef double starts[TRACKED_THREADS]
+    cdef double t0
+    cdef bint late
     if (out.shape[0] != pre or out.shape[1] != c or out.shape[2] != post
             or g.shape[0] != pre or g.shape[1] != c or g.shape[2] != post):
         raise ValueError(f"channel_affine: arrays must have shape {(pre, c, post)!r}")
@@ -111,7 +136,10 @@ cdef int _affine(floating[:, :, ::1] x, floating[::1] a, floating[:, :, ::1] g,
     if pre * c * post == 0:
         return 0
     with nogil:
-        for r in prange(pre * c, num_threads=nt, schedule="static"):
+        clear_starts(starts, nt)
+        t0 = omp_get_wtime()
+        for r in prange(pre * c, num_threads=nt, schedule="dynamic"):
+            mark_start(starts)
             ch = r % c
             av = a[ch]
             bv = b[ch]
@@ -125,4 +153,7 @@ cdef int _affine(floating[:, :, ::1] x, floating[::1] a, floating[:, :, ::1] g,
             else:
                 for q in range(post):
                     o[q] = xi[q] * av + bv
+        late = nt > 1 and started_late(t0, starts, nt)
+    if late:
+        back_off()
     return 0
