@@ -514,3 +514,28 @@ def test_batchnorm_float16_gradients(training):
         grads[dt] = [v.grad.asnumpy().astype(np.float64) for v in [xv] + ps[:2]]
     for a, b in zip(grads["float16"], grads["float64"]):
         np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2 * np.abs(b).max())
+
+
+def test_batchnorm_updates_moving_statistics_marked_without_gradient():
+    """Moving statistics marked as variables with grad_req='null' (a training layer's aux
+    states) are updated while recording; a recorded node that saved their old value is
+    caught by the version check at backward."""
+    x0 = sample((4, 3), 1)
+    mm, mv = nd.zeros((3,), dtype="float64"), nd.ones((3,), dtype="float64")
+    for a in (mm, mv):
+        a.attach_grad(grad_req="null")
+    x = arr(x0)
+    x.attach_grad()
+    gamma, beta = arr(sample((3,), 2, 0.5, 2.0)), arr(sample((3,), 3))
+    with autograd.record():
+        y = nd.BatchNorm(x, gamma, beta, mm, mv, fix_gamma=False, momentum=0.5)
+    y.backward()
+    np.testing.assert_allclose(mm.asnumpy(), 0.5 * x0.mean(axis=0), rtol=1e-12)
+    w = arr(sample((3,), 4))
+    w.attach_grad()
+    with autograd.record():
+        z = (w * mm).sum()                       # saves mm's old value
+        nd.BatchNorm(x, gamma, beta, mm, mv)
+    with pytest.raises(RuntimeError, match=r"^backward: multiply's input 1 \(shape \(3,\)\) "
+                                           r"was written after multiply saved it"):
+        z.backward()
