@@ -520,8 +520,7 @@ def _gn_shape(attrs, shapes):
         raise ValueError(f"GroupNorm: gamma and beta must have one shape (got "
                          f"{tuple(shapes[1])!r}, {tuple(shapes[2])!r})")
     if attrs["output_mean_var"]:
-        moments = gs[:2] + (1,) * (len(gs) - 2)
-        return [ds, moments, moments]
+        return [ds, gs[:2], gs[:2]]
     return [ds]
 
 
@@ -540,8 +539,8 @@ def _groupnorm(attrs, ins, outs):
     ps = _gn_param_shape(gamma, gs)
     outs[0][...] = (xhat * gamma.reshape(ps) + beta.reshape(ps)).reshape(x.shape)
     if attrs["output_mean_var"]:
-        outs[1][...] = mean
-        outs[2][...] = std
+        outs[1][...] = mean.reshape(gs[:2])
+        outs[2][...] = std.reshape(gs[:2])
 
 
 def _gn_grad(attrs, inputs, outputs, out_grads):
@@ -572,8 +571,8 @@ channel, ...) split into ``num_groups`` groups, each (example, group) normalised
 channels and the remaining axes, ``out = (data - mean) / sqrt(var + eps) * gamma +
 beta``.  gamma and beta have shape (channel,) (per channel, as the paper and MXNet 2) or
 (num_groups,) (per group, as MXNet 1.x).  ``output_mean_var=True`` adds the mean and the
-standard deviation ``sqrt(var + eps)``, of shape (batch, num_groups, 1, ...) (their
-gradients are blocked, as in MXNet).""")
+standard deviation ``sqrt(var + eps)``, of shape (batch, num_groups) (their gradients are
+blocked, as in MXNet).  Data of 2 dimensions are taken too (MXNet asks for 3 or more).""")
 
 
 # -- L2Normalization ---------------------------------------------------------------------
