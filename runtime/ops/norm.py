@@ -583,10 +583,9 @@ def _l2_axes(op, mode, ndim):
             raise ValueError(f"{op}: data must have at least 1 dimension for "
                              "mode='instance' (got shape ())")
         return tuple(range(1, ndim))
-    need = 2 if mode == "channel" else 3
-    if ndim < need:
-        raise ValueError(f"{op}: data must have at least {need} dimensions for "
-                         f"mode={mode!r} (got {ndim})")
+    if ndim < 3:
+        raise ValueError(f"{op}: data must have at least 3 dimensions for mode={mode!r} "
+                         f"(got {ndim})")
     return (1,) if mode == "channel" else tuple(range(2, ndim))
 
 

@@ -130,6 +130,9 @@ _add(FAILURES, "L2Normalization",
      Failure([uniform((2, 3))], {"mode": "spatial"}, ValueError,
              r"^L2Normalization: data must have at least 3 dimensions for "
              r"mode='spatial' \(got 2\)"),
+     Failure([uniform((2, 3))], {"mode": "channel"}, ValueError,
+             r"^L2Normalization: data must have at least 3 dimensions for "
+             r"mode='channel' \(got 2\)"),
      Failure([uniform((2, 3))], {"mode": "all"}, ValueError,
              r"^L2Normalization: mode must be one of"))
 _add(ZERO_SIZE, "L2Normalization", ZeroSize([zeros(0, 3)], {}, lambda x: x))
