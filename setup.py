@@ -19,8 +19,9 @@ DIRECTIVES = dict(
     cdivision=not DEBUG,
     embedsignature=True,
 )
-# Modules whose kernels use OpenMP prange.
-OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_optim"}
+# Modules whose kernels use OpenMP prange (_sparse_common: its .pxd holds OpenMP helpers).
+OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_common",
+          "runtime._norm_kernels", "runtime._sparse_optim"}
 # Modules whose loops call sqrt and never read errno: without errno, sqrt vectorises.
 NO_MATH_ERRNO = {"runtime._sparse_optim"}
 

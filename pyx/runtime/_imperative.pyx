@@ -42,7 +42,7 @@ from libc.string cimport memcpy, memset
 
 from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
-from runtime._tape cimport on_tape, record
+from runtime._tape cimport Entry, on_tape, record
 
 from runtime import _transfer
 from runtime._ndarray import DTYPES, STYPES, as_dtype
@@ -1025,9 +1025,15 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
 cdef int _refuse_tape_writes(object op, list outs, list inputs, tuple mutates) except -1:
     """While recording, an operator must not write into an array on the tape (out=, an
     in-place operator, setitem, or an input it mutates): the gradients recorded from its
-    old values would be wrong.  Raised before anything is written, as MXNet does."""
+    old values would be wrong.  Raised before anything is written, as MXNet does.
+
+    An input that the op mutates may be a variable with grad_req 'null' (MXNet's aux
+    states: BatchNorm's moving statistics, marked by a training layer): no gradient
+    flows into it, and a node that saved its old value finds the new version at backward
+    (the version check), so the write is allowed."""
     cdef Py_ssize_t i
-    targets = [o for o in outs if o is not None] + [inputs[i] for i in mutates]
+    targets = [o for o in outs if o is not None] + [
+        inputs[i] for i in mutates if not _null_variable(<NDArray>inputs[i])]
     for o in targets:
         if (<NDArray>o)._entry is not None:
             raise RuntimeError(
@@ -1035,6 +1041,12 @@ cdef int _refuse_tape_writes(object op, list outs, list inputs, tuple mutates) e
                 f"(shape {o.shape!r}): the gradients recorded from its old values would be "
                 "wrong; write outside autograd.record(), or into a copy")
     return 0
+
+
+cdef bint _null_variable(NDArray x) noexcept:
+    """True when ``x`` is a variable whose gradient is not wanted (grad_req 'null')."""
+    cdef Entry e = <Entry>x._entry if x._entry is not None else None
+    return e is not None and e.node.op is None and e.node.grad_req == 0
 
 
 cdef object _check_inputs(object op, list inputs, Py_ssize_t n_in):

@@ -13,13 +13,14 @@ index it cannot use skips it, counts it, and the def function raises after.
 import numpy as np
 
 from cython.parallel cimport prange
-from openmp cimport omp_get_thread_num, omp_get_wtime
+from openmp cimport omp_get_wtime
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 
 from runtime._sparse_common cimport (
-    arith_threads, as_array, as_index, as_values, back_off, check_indptr, check_length,
-    lower_bound, raise_bad_column, rows_as_bytes)
+    TRACKED_THREADS, arith_threads, as_array, as_index, as_values, back_off, check_indptr,
+    check_length, clear_starts, lower_bound, mark_start, raise_bad_column, rows_as_bytes,
+    started_late)
 from runtime._types cimport floating, index_t, uint8_t
 
 __all__ = [
@@ -40,35 +41,6 @@ cdef enum:
     _PREFETCH_AHEAD = 8
     _PREFETCH_BYTES = 256
     _BLOCKS_PER_THREAD = 8
-
-# The products note when a thread of their team started late (_sparse_common then backs
-# off to one thread for a while): the start times of this many threads are tracked.
-cdef enum:
-    _TRACKED_THREADS = 64
-
-
-cdef inline void _clear_starts(double* starts, int nthreads) noexcept nogil:
-    cdef int i
-    for i in range(min(nthreads, <int>_TRACKED_THREADS)):
-        starts[i] = 0
-
-
-cdef inline void _mark_start(double* starts) noexcept nogil:
-    """Record when the calling thread began its first block of the parallel region."""
-    cdef int tid = omp_get_thread_num()
-    if tid < _TRACKED_THREADS and starts[tid] == 0:
-        starts[tid] = omp_get_wtime()
-
-
-cdef bint _started_late(double t0, const double* starts, int nthreads) noexcept nogil:
-    """Whether a thread started (or, never having started, ended) more than a quarter of
-    the region (and 0.2 ms) after it began."""
-    cdef double t1 = omp_get_wtime(), late = 0
-    cdef int i
-    for i in range(min(nthreads, <int>_TRACKED_THREADS)):
-        late = max(late, (t1 if starts[i] == 0 else starts[i]) - t0)
-    return late > 0.25 * (t1 - t0) and late > 2e-4
-
 
 cdef index_t _INDEX_MAX = 0x7fffffffffffffff
 cdef index_t _INDEX_MIN = -_INDEX_MAX - 1
@@ -232,7 +204,7 @@ cdef Py_ssize_t _spmm(const index_t* indptr, const index_t* indices, const float
     dynamically (a thread that the shared machine slows down takes fewer blocks).  Sets
     *late when a thread started late."""
     cdef Py_ssize_t t, lo, hi, nbad = 0, parts
-    cdef double starts[_TRACKED_THREADS]
+    cdef double starts[TRACKED_THREADS]
     cdef double t0
     if rows == 0 or n == 0:
         return 0
@@ -240,15 +212,15 @@ cdef Py_ssize_t _spmm(const index_t* indptr, const index_t* indices, const float
         return _spmm_rows(indptr, indices, data, 0, rows, rowmap, ncols, dense, dense_rows,
                           n, out)
     parts = min(rows, <Py_ssize_t>nthreads * _BLOCKS_PER_THREAD)
-    _clear_starts(starts, nthreads)
+    clear_starts(starts, nthreads)
     t0 = omp_get_wtime()
     for t in prange(parts, num_threads=nthreads, schedule="dynamic"):
-        _mark_start(starts)
+        mark_start(starts)
         lo = _balanced_row(indptr, rows, t, parts)
         hi = _balanced_row(indptr, rows, t + 1, parts)
         nbad += _spmm_rows(indptr, indices, data, lo, hi, rowmap, ncols, dense, dense_rows,
                            n, out)
-    late[0] = _started_late(t0, starts, nthreads)
+    late[0] = started_late(t0, starts, nthreads)
     return nbad
 
 
@@ -464,7 +436,7 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const floating* db = &dense[0, 0] if dense.shape[0] > 0 and n > 0 else NULL
     cdef floating* ob = &out[0, 0] if nused > 0 and n > 0 else NULL
     cdef uint8_t* tb = &touched[0] if nused > 0 else NULL
-    cdef double starts[_TRACKED_THREADS]
+    cdef double starts[TRACKED_THREADS]
     cdef double t0
     cdef bint late = False
     with nogil:
@@ -478,10 +450,10 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
             # Each thread owns a block of result rows (of about equal entries) and picks
             # the entries of its columns out of every row of A.  The column ranges tile
             # all of int64, so that every entry, used column or not, is seen once.
-            _clear_starts(starts, nthreads)
+            clear_starts(starts, nthreads)
             t0 = omp_get_wtime()
             for t in prange(nthreads, num_threads=nthreads, schedule="static"):
-                _mark_start(starts)
+                mark_start(starts)
                 plo = _balanced_row(&colptr[0], nused, t, nthreads)
                 phi = _balanced_row(&colptr[0], nused, t + 1, nthreads)
                 if plo < phi:
@@ -489,7 +461,7 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
                     chi = co[phi] if phi < nused else _INDEX_MAX
                     nbad += _csr_t_rows(&indptr[0], ix, dv, rows, rm, cp, ncols, clo, chi,
                                         plo, phi, True, db, dense.shape[0], n, ob, tb)
-            late = _started_late(t0, starts, nthreads)
+            late = started_late(t0, starts, nthreads)
     if late:
         back_off()
     return nbad

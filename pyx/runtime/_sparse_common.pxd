@@ -1,6 +1,8 @@
 """What the sparse kernel modules (_sparse_format, _sparse_arith) share: the thread count,
 argument validators, the row-pointer check and the binary search."""
 
+from openmp cimport omp_get_thread_num, omp_get_wtime
+
 from runtime._types cimport index_t
 
 
@@ -14,6 +16,35 @@ cdef int arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept
 # With the GIL, after a parallel region in which a thread started late: the next arithmetic
 # calls run on one thread.
 cdef void back_off() noexcept
+
+# A parallel region notes when a thread of its team started late (the caller then backs
+# off, with the GIL): clear_starts before the region, mark_start in each iteration,
+# started_late after it.  The start times of this many threads are tracked.
+cdef enum:
+    TRACKED_THREADS = 64
+
+
+cdef inline void clear_starts(double* starts, int nthreads) noexcept nogil:
+    cdef int i
+    for i in range(min(nthreads, <int>TRACKED_THREADS)):
+        starts[i] = 0
+
+
+cdef inline void mark_start(double* starts) noexcept nogil:
+    """Record when the calling thread began its first block of the parallel region."""
+    cdef int tid = omp_get_thread_num()
+    if tid < TRACKED_THREADS and starts[tid] == 0:
+        starts[tid] = omp_get_wtime()
+
+
+cdef inline bint started_late(double t0, const double* starts, int nthreads) noexcept nogil:
+    """Whether a thread started (or, never having started, ended) more than a quarter of
+    the region (and 0.2 ms) after it began."""
+    cdef double t1 = omp_get_wtime(), late = 0
+    cdef int i
+    for i in range(min(nthreads, <int>TRACKED_THREADS)):
+        late = max(late, (t1 if starts[i] == 0 else starts[i]) - t0)
+    return late > 0.25 * (t1 - t0) and late > 2e-4
 
 
 # -- argument validation and conversion (with the GIL) ------------------------------------

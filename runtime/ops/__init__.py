@@ -4,9 +4,8 @@ area) and hands the registry to the invoker, which connects NDArray's Python ope
 forms."""
 
 from runtime import _executor, _imperative
-from runtime.ops import (  # noqa: F401  (registration; sort uses index)
-    elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort, optim,
-    loss, conv)
+from runtime.ops import (  # noqa: F401  (registration)
+    elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort, optim, loss, conv, norm, activation, output)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

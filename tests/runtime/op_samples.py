@@ -7,7 +7,12 @@ differences hold), integer index arrays where the op takes indices, broadcasting
 binary ops.  An ``arrays`` entry may be a callable returning an NDArray (sparse inputs
 built with ``runtime.nd.sparse``).  ``grad=True`` samples are checked with
 ``opcheck.check_grad`` (in float64) on the inputs ``wrt`` (default: every floating
-input).
+input).  ``grad_ref`` serves operators whose gradient is not the derivative of their
+forward (MXNet's output layers, SoftmaxOutput and the regression outputs, whose backward
+ignores the head gradient and uses the label): ``grad_ref(inputs, heads)`` takes the
+inputs and the head gradients as float64 NumPy arrays and returns the gradient the op
+documents for each input (None where it gives none), which the generic suites compare
+with the rule's and the tape's instead of central differences.
 
 ``FAILURES[name]`` lists :class:`Failure` cases: inputs or attributes that make the op
 raise once invocation has started (the test checks that out= and the inputs are left
@@ -45,6 +50,7 @@ class Sample:
     attrs: dict = field(default_factory=dict)
     grad: bool = True
     wrt: list | None = None
+    grad_ref: Callable[..., Any] | None = None
 
     @property
     def dense(self):

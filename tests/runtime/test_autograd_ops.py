@@ -5,7 +5,9 @@ tests/runtime/op_samples.py is run under ``autograd.record()`` with ``attach_gra
 its floating inputs (taken in float64; integer inputs such as indices stay constants),
 then ``autograd.backward`` with a random head gradient; ``x.grad`` is compared with
 float64 central differences of ``sum(head * f(x))`` along random directions (Chainer's
-gradient_check; tests/runtime/opcheck.py does the same for the bare gradient rules).
+gradient_check; tests/runtime/opcheck.py does the same for the bare gradient rules), or,
+for a sample with ``grad_ref`` (an output layer whose documented gradient ignores the
+head gradient), with that reference.
 Each check runs with ``grad_req='write'`` (two backward passes: the second overwrites)
 and ``grad_req='add'`` (two passes: twice the gradient).
 
@@ -142,6 +144,15 @@ def check_tape_grad(name, sample, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
     heads = [rng.standard_normal(o.shape) for o in outs]
     write = tape_grads(name, case, heads, "write", rounds=2)
     add = tape_grads(name, case, heads, "add", rounds=2)
+    if sample.grad_ref is not None:            # a documented gradient, not a derivative
+        want = sample.grad_ref(case.values, heads)
+        for i, g, g2 in zip(case.wrt, write, add):
+            np.testing.assert_allclose(
+                g, want[i], rtol=1e-10, atol=1e-12,
+                err_msg=f"{name}{sample.attrs}: gradient of input {i} through the tape")
+            np.testing.assert_allclose(g2, 2 * want[i], rtol=1e-10, atol=1e-12,
+                                       err_msg=f"{name}{sample.attrs}: grad_req='add'")
+        return
     for i, g, g2 in zip(case.wrt, write, add):
         v = rng.standard_normal(case.values[i].shape)
         analytic = float(np.sum(g * v))
@@ -202,6 +213,13 @@ SECOND_ORDER = {
     # the bias gradient is a sum of the head gradient: a constant
     "FullyConnected": lambda s: s.attrs.get("no_bias", False),
     "softmax": _ALL, "log_softmax": _ALL, "softmax_cross_entropy": _ALL,
+    # normalisation and activation layers (LeakyReLU: the act_types with a curved
+    # negative side; left out: BatchNorm, LayerNorm, InstanceNorm and GroupNorm, whose
+    # beta gradient is a sum of the head gradient, a constant)
+    "L2Normalization": _ALL, "smooth_l1": _ALL,
+    "Activation": lambda s: s.attrs["act_type"] in ("sigmoid", "tanh", "softrelu",
+                                                    "softsign"),
+    "LeakyReLU": lambda s: s.attrs.get("act_type") in ("elu", "selu", "gelu", "prelu"),
 }
 
 
