@@ -1,0 +1,174 @@
+"""Layers (Gluon's ``nn``): ``Dense``, ``Embedding``, ``Dropout``, ``Activation``,
+``Flatten``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
+``Dropout``, ``relu`` ...), so autograd records it."""
+
+import math
+
+import numpy as np
+
+from runtime import nd
+from runtime.nn.block import Block
+
+ACTIVATIONS = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
+
+
+def _positive_int(layer, name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{layer}: {name} must be an integer >= {minimum} (got {value!r})")
+    return int(value)
+
+
+def _activation(layer, act):
+    if act is not None and act not in ACTIVATIONS:
+        raise ValueError(f"{layer}: activation must be one of {ACTIVATIONS} or None (got "
+                         f"{act!r})")
+    return act
+
+
+def _apply_activation(act, x):
+    if act == "softsign":         # x / (1 + |x|)
+        return x / (nd.abs(x) + 1.0)
+    return getattr(nd, act)(x)
+
+
+class Activation(Block):
+    """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'``
+    (``log(1 + exp(x))``) or ``'softsign'`` (``x / (1 + |x|)``)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        if activation is None:
+            raise ValueError(f"Activation: activation must be one of {ACTIVATIONS} (got None)")
+        self._act_type = _activation("Activation", activation)
+
+    def forward(self, x):
+        return _apply_activation(self._act_type, x)
+
+    def __repr__(self):
+        return f"Activation({self._act_type})"
+
+
+class Dense(Block):
+    """A fully connected layer: ``activation(dot(x, weight.T) + bias)`` (the
+    ``FullyConnected`` operator).
+
+    Parameters
+    ----------
+    units : int
+        Output size; ``weight`` has shape (units, in_units), ``bias`` (units,).
+    activation : str, optional
+        As :class:`Activation`; None is the identity.
+    use_bias : bool
+    flatten : bool
+        True: the input is reshaped to (batch, -1) first; False: the layer applies to
+        the last axis.
+    dtype : str or numpy dtype
+    weight_initializer, bias_initializer : Initializer or str
+        The parameters' own initialisers (None: the one given to ``initialize``;
+        the bias is zeros by default).
+    in_units : int
+        Input size; 0 infers it on the first call.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
+                 weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
+        super().__init__(**kwargs)
+        self._units = _positive_int("Dense", "units", units)
+        self._in_units = _positive_int("Dense", "in_units", in_units, minimum=0)
+        self._act = _activation("Dense", activation)
+        self._flatten = bool(flatten)
+        self._use_bias = bool(use_bias)
+        self.weight = self.params.get("weight", shape=(self._units, self._in_units),
+                                      dtype=dtype, init=weight_initializer,
+                                      allow_deferred_init=True)
+        if self._use_bias:
+            self.bias = self.params.get("bias", shape=(self._units,), dtype=dtype,
+                                        init=bias_initializer, allow_deferred_init=True)
+        else:
+            self.bias = None
+
+    def forward(self, x):
+        if self.weight.shape[1] == 0:
+            if x.ndim < 1:
+                raise ValueError(f"Dense: input must have at least 1 dimension (got shape "
+                                 f"{x.shape!r})")
+            in_units = math.prod(x.shape[1:]) if self._flatten else x.shape[-1]
+            if in_units == 0:
+                raise ValueError(f"Dense: cannot infer in_units from input of shape "
+                                 f"{x.shape!r}")
+            self.weight.shape = (self._units, in_units)
+            self.weight._finish_deferred_init()
+        args = [x, self.weight.data()]
+        if self._use_bias:
+            self.bias._finish_deferred_init()
+            args.append(self.bias.data())
+        out = nd.FullyConnected(*args, num_hidden=self._units, no_bias=not self._use_bias,
+                                flatten=self._flatten)
+        return out if self._act is None else _apply_activation(self._act, out)
+
+    def __repr__(self):
+        shape = self.weight.shape
+        return (f"Dense({shape[1] if shape[1] else None} -> {self._units}, "
+                f"{'linear' if self._act is None else self._act})")
+
+
+class Embedding(Block):
+    """Maps indices to rows of a (input_dim, output_dim) weight (the ``Embedding``
+    operator).  ``sparse_grad=True`` gives the weight a row_sparse gradient holding only
+    the rows looked up."""
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
+        self._input_dim = _positive_int("Embedding", "input_dim", input_dim)
+        self._output_dim = _positive_int("Embedding", "output_dim", output_dim)
+        self._dtype = nd.as_dtype(dtype)
+        self._sparse_grad = bool(sparse_grad)
+        self.weight = self.params.get(
+            "weight", shape=(self._input_dim, self._output_dim), dtype=dtype,
+            init=weight_initializer, allow_deferred_init=True,
+            grad_stype="row_sparse" if self._sparse_grad else "default")
+
+    def forward(self, x):
+        return nd.Embedding(x, self.weight.data(), input_dim=self._input_dim,
+                            output_dim=self._output_dim, dtype=self._dtype,
+                            sparse_grad=self._sparse_grad)
+
+    def __repr__(self):
+        return f"Embedding({self._input_dim} -> {self._output_dim}, {np.dtype(self._dtype)})"
+
+
+class Dropout(Block):
+    """Zeroes each value with probability ``rate`` and scales the rest by 1 / (1 - rate)
+    under ``autograd.record()`` (training mode); the identity otherwise.  ``axes``
+    share one mask value along those axes."""
+
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer,
+                                                           np.floating)) \
+                or not 0.0 <= rate < 1.0:
+            raise ValueError(f"Dropout: rate must be a number in [0, 1) (got {rate!r})")
+        self._rate = float(rate)
+        self._axes = tuple(axes)
+
+    def forward(self, x):
+        if self._rate == 0.0:
+            return x
+        return nd.Dropout(x, p=self._rate, axes=self._axes)
+
+    def __repr__(self):
+        return f"Dropout(p = {self._rate}, axes={self._axes})"
+
+
+class Flatten(Block):
+    """Reshapes the input to (batch, -1)."""
+
+    def forward(self, x):
+        return nd.flatten(x)
+
+    def __repr__(self):
+        return "Flatten"
+
+
+__all__ = ["Dense", "Embedding", "Dropout", "Activation", "Flatten"]

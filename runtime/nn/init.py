@@ -1,0 +1,179 @@
+"""Initialisers (MXNet's ``mx.init``): ``Uniform``, ``Normal``, ``Xavier``, ``Zero``,
+``One``, ``Constant``, and :func:`create` (an initialiser from a name or an instance).
+
+An initialiser is called with a parameter's name and its array, ``init(name, arr)``, and
+writes the array in place.  As in MXNet, a global initialiser (the one passed to
+``Block.initialize``) fills only weights by its own rule: a name ending in ``bias``,
+``beta``, ``running_mean`` or ``moving_mean`` gets zeros, ``gamma``, ``running_var`` or
+``moving_var`` ones.  A parameter's own initialiser (``Dense(weight_initializer=...)``)
+always applies its rule.
+
+Random initialisers draw from ``runtime.random``'s generator on the host, in float64,
+then round once into the array's dtype: ``nd.random.seed(s)`` (``runtime.random.seed``)
+makes initialisation reproducible.
+"""
+
+import math
+
+import numpy as np
+
+from runtime import random as _random
+
+_ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
+_ONE_SUFFIXES = ("gamma", "running_var", "moving_var")
+
+
+class Initializer:
+    """Base class: subclasses define ``_init_weight(name, shape) -> NumPy values``."""
+
+    def __call__(self, name, arr, own=False):
+        """Fill NDArray ``arr`` in place.  ``own``: this is the parameter's own
+        initialiser, so the name-based rule for biases and scales does not apply."""
+        if not own and name.endswith(_ZERO_SUFFIXES):
+            values = np.zeros(arr.shape)
+        elif not own and name.endswith(_ONE_SUFFIXES):
+            values = np.ones(arr.shape)
+        else:
+            values = self._init_weight(name, tuple(arr.shape))
+        arr[:] = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
+
+    def _init_weight(self, name, shape):
+        raise NotImplementedError(f"{type(self).__name__}: no rule to initialise {name!r}")
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items())
+        return f"{type(self).__name__}({args})"
+
+    def _kwargs(self):
+        return {}
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._kwargs() == other._kwargs()
+
+    def __hash__(self):
+        return hash((type(self), tuple(self._kwargs().items())))
+
+
+def _number(cls, name, value, positive=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or (positive and value < 0):
+        rule = "a finite number >= 0" if positive else "a finite number"
+        raise ValueError(f"{cls}: {name} must be {rule} (got {value!r})")
+    return float(value)
+
+
+class Uniform(Initializer):
+    """Values drawn uniformly from [-scale, scale] (MXNet's default, scale=0.07)."""
+
+    def __init__(self, scale=0.07):
+        self.scale = _number("Uniform", "scale", scale, positive=True)
+
+    def _init_weight(self, name, shape):
+        return _random.generator().uniform(-self.scale, self.scale, shape)
+
+    def _kwargs(self):
+        return {"scale": self.scale}
+
+
+class Normal(Initializer):
+    """Values drawn from a normal distribution with mean 0 and deviation ``sigma``."""
+
+    def __init__(self, sigma=0.01):
+        self.sigma = _number("Normal", "sigma", sigma, positive=True)
+
+    def _init_weight(self, name, shape):
+        return _random.generator().normal(0.0, self.sigma, shape)
+
+    def _kwargs(self):
+        return {"sigma": self.sigma}
+
+
+class Xavier(Initializer):
+    """Glorot's rule (MXNet's ``Xavier``): with ``fan_in = shape[1] * prod(shape[2:])``
+    and ``fan_out = shape[0] * prod(shape[2:])``, the factor is ``fan_in``, ``fan_out``
+    or their mean (``factor_type`` 'in', 'out', 'avg') and the scale
+    ``sqrt(magnitude / factor)``; values are uniform in [-scale, scale]
+    (``rnd_type='uniform'``) or normal with deviation scale (``'gaussian'``).  The array
+    must have at least 2 dimensions."""
+
+    def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3):
+        if rnd_type not in ("uniform", "gaussian"):
+            raise ValueError(f"Xavier: rnd_type must be 'uniform' or 'gaussian' (got "
+                             f"{rnd_type!r})")
+        if factor_type not in ("avg", "in", "out"):
+            raise ValueError(f"Xavier: factor_type must be 'avg', 'in' or 'out' (got "
+                             f"{factor_type!r})")
+        self.rnd_type = rnd_type
+        self.factor_type = factor_type
+        self.magnitude = _number("Xavier", "magnitude", magnitude, positive=True)
+
+    def _init_weight(self, name, shape):
+        if len(shape) < 2:
+            raise ValueError(f"Xavier: the array must have at least 2 dimensions to "
+                             f"initialise {name!r} (got shape {shape!r})")
+        hw = math.prod(shape[2:])
+        fan_in, fan_out = shape[1] * hw, shape[0] * hw
+        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[
+            self.factor_type]
+        if factor == 0:
+            return np.zeros(shape)
+        scale = math.sqrt(self.magnitude / factor)
+        rng = _random.generator()
+        if self.rnd_type == "uniform":
+            return rng.uniform(-scale, scale, shape)
+        return rng.normal(0.0, scale, shape)
+
+    def _kwargs(self):
+        return {"rnd_type": self.rnd_type, "factor_type": self.factor_type,
+                "magnitude": self.magnitude}
+
+
+class Constant(Initializer):
+    """Every value ``value``."""
+
+    def __init__(self, value):
+        self.value = _number("Constant", "value", value)
+
+    def _init_weight(self, name, shape):
+        return np.full(shape, self.value)
+
+    def _kwargs(self):
+        return {"value": self.value}
+
+
+class Zero(Constant):
+    """Zeros."""
+
+    def __init__(self):
+        super().__init__(0.0)
+
+    def _kwargs(self):
+        return {}
+
+
+class One(Constant):
+    """Ones."""
+
+    def __init__(self):
+        super().__init__(1.0)
+
+    def _kwargs(self):
+        return {}
+
+
+_NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Uniform,
+          "normal": Normal, "xavier": Xavier}
+
+
+def create(init, what="init"):
+    """An initialiser from ``init``: an :class:`Initializer` as it is, or MXNet's name of
+    one ('zeros', 'ones', 'uniform', 'normal', 'xavier'; case-insensitive)."""
+    if isinstance(init, Initializer):
+        return init
+    if isinstance(init, str) and init.lower() in _NAMES:
+        return _NAMES[init.lower()]()
+    raise ValueError(f"{what} must be an Initializer or one of {sorted(_NAMES)} (got "
+                     f"{init!r})")
+
+
+__all__ = ["Initializer", "Uniform", "Normal", "Xavier", "Constant", "Zero", "One", "create"]

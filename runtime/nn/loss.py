@@ -1,0 +1,170 @@
+"""Losses (Gluon's ``gluon.loss``): ``SoftmaxCrossEntropyLoss`` (alias
+``SoftmaxCELoss``), ``L2Loss``, ``L1Loss``, ``SigmoidBinaryCrossEntropyLoss`` (alias
+``SigmoidBCELoss``).
+
+Each is a block called as ``loss(pred, label, sample_weight=None)`` that returns one
+loss per sample: the elementwise loss times ``weight`` and ``sample_weight``
+(broadcast), averaged over every axis but ``batch_axis`` (0), as Gluon.  They are made of
+registry operators (``log_softmax``, ``pick``, ``softrelu`` ...), so autograd
+differentiates them; the formulas are the numerically stable ones (no overflow for
+logits of any size).
+"""
+
+import numpy as np
+
+from runtime import nd
+from runtime.nn.block import Block
+
+
+def _reshape_like(loss, label, pred):
+    if label.shape == pred.shape:
+        return label
+    if label.size != pred.size:
+        raise ValueError(f"{loss}: label must have the shape of pred {pred.shape!r} (or as "
+                         f"many values) (got shape {label.shape!r})")
+    return label.reshape(pred.shape)
+
+
+class Loss(Block):
+    """Base of the losses: ``weight`` (a number or None) scales the loss,
+    ``batch_axis`` is the axis kept in the result."""
+
+    def __init__(self, weight, batch_axis, **kwargs):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if weight is not None and (isinstance(weight, bool) or not isinstance(
+                weight, (int, float, np.integer, np.floating))):
+            raise TypeError(f"{name}: weight must be a number or None (got {weight!r})")
+        if isinstance(batch_axis, bool) or not isinstance(batch_axis, (int, np.integer)):
+            raise TypeError(f"{name}: batch_axis must be an int (got {batch_axis!r})")
+        self._weight = None if weight is None else float(weight)
+        self._batch_axis = int(batch_axis)
+
+    def _finish(self, loss, weight, sample_weight):
+        """Gluon's ``_apply_weighting`` then the mean over the non-batch axes."""
+        if sample_weight is not None:
+            loss = loss * sample_weight
+        if weight is not None:
+            loss = loss * weight
+        if loss.ndim == 0 or not -loss.ndim <= self._batch_axis < loss.ndim:
+            raise ValueError(f"{type(self).__name__}: batch_axis must be an axis of the "
+                             f"loss of shape {loss.shape!r} (got {self._batch_axis})")
+        return nd.mean(loss, axis=self._batch_axis, exclude=True)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})"
+
+
+class SoftmaxCrossEntropyLoss(Loss):
+    """``-log softmax(pred, axis)[label]`` per sample (``sparse_label=True``: ``label``
+    holds class indices, shape ``pred.shape`` without ``axis``), or ``-sum(label *
+    log softmax(pred), axis)`` with ``sparse_label=False`` (``label`` has pred's shape).
+    ``from_logits=True``: ``pred`` already holds log-probabilities.
+
+    Computed as ``log_softmax`` (max subtracted first) then ``pick``: no overflow for
+    large logits.  A class index outside [0, classes) raises ValueError naming it
+    (Gluon's ``pick`` would clip it silently).
+    """
+
+    def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
+                 batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"SoftmaxCrossEntropyLoss: axis must be an int (got {axis!r})")
+        self._axis = int(axis)
+        self._sparse_label = bool(sparse_label)
+        self._from_logits = bool(from_logits)
+
+    def forward(self, pred, label, sample_weight=None):
+        if not -pred.ndim <= self._axis < pred.ndim:
+            raise ValueError(f"SoftmaxCrossEntropyLoss: axis must be in [{-pred.ndim}, "
+                             f"{pred.ndim}) for pred of shape {pred.shape!r} (got "
+                             f"{self._axis})")
+        if not self._from_logits:
+            pred = nd.log_softmax(pred, axis=self._axis)
+        if self._sparse_label:
+            axis = self._axis % pred.ndim
+            want = pred.shape[:axis] + pred.shape[axis + 1:]
+            if label.shape != want and label.shape != want[:axis] + (1,) + want[axis:]:
+                raise ValueError(f"SoftmaxCrossEntropyLoss: label must have shape {want!r} "
+                                 f"for pred of shape {pred.shape!r} and axis {self._axis} "
+                                 f"(got {label.shape!r})")
+            values = label.asnumpy()
+            k = pred.shape[axis]
+            bad = ~((values >= 0) & (values < k) & (np.trunc(values) == values))
+            if bad.any():
+                pos = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise ValueError(f"SoftmaxCrossEntropyLoss: label must hold class indices "
+                                 f"in [0, {k}) (got {values[pos].item()!r} at {pos!r})")
+            kept = pred.shape[:axis] + (1,) + pred.shape[axis + 1:]
+            loss = -nd.pick(pred, label.reshape(kept), axis=self._axis, keepdims=True)
+        else:
+            label = _reshape_like("SoftmaxCrossEntropyLoss", label, pred)
+            loss = -nd.sum(pred * label, axis=self._axis, keepdims=True)
+        return self._finish(loss, self._weight, sample_weight)
+
+
+SoftmaxCELoss = SoftmaxCrossEntropyLoss
+
+
+class L2Loss(Loss):
+    """``weight / 2 * (label - pred) ** 2``, averaged over the non-batch axes."""
+
+    def __init__(self, weight=1.0, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+
+    def forward(self, pred, label, sample_weight=None):
+        label = _reshape_like("L2Loss", label, pred)
+        loss = nd.square(label - pred)
+        return self._finish(loss, None if self._weight is None else self._weight / 2.0,
+                            sample_weight)
+
+
+class L1Loss(Loss):
+    """``weight * |label - pred|``, averaged over the non-batch axes."""
+
+    def __init__(self, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+
+    def forward(self, pred, label, sample_weight=None):
+        label = _reshape_like("L1Loss", label, pred)
+        return self._finish(nd.abs(label - pred), self._weight, sample_weight)
+
+
+class SigmoidBinaryCrossEntropyLoss(Loss):
+    """Binary cross-entropy of ``sigmoid(pred)`` against ``label`` in [0, 1].
+
+    ``from_sigmoid=False`` (default): ``pred`` holds logits and the loss is
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))``, computed as ``softrelu(x) - x * z``
+    (``softrelu`` is ``np.logaddexp(0, x)``, which evaluates exactly that stable form,
+    and whose gradient ``sigmoid(x)`` is right at x = 0 too).  With ``pos_weight``
+    (broadcast to pred) the positive term is weighted: ``(1 - z) * x + (1 + (pw - 1) *
+    z) * softrelu(-x)``.  ``from_sigmoid=True``: ``pred`` holds probabilities and the
+    loss is ``-(z * log(p + 1e-12) + (1 - z) * log(1 - p + 1e-12))`` (Gluon).
+    """
+
+    def __init__(self, from_sigmoid=False, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._from_sigmoid = bool(from_sigmoid)
+
+    def forward(self, pred, label, sample_weight=None, pos_weight=None):
+        z = _reshape_like("SigmoidBinaryCrossEntropyLoss", label, pred)
+        if not self._from_sigmoid:
+            if pos_weight is None:
+                loss = nd.softrelu(pred) - pred * z
+            else:
+                log_weight = (pos_weight - 1.0) * z + 1.0
+                loss = pred - pred * z + log_weight * nd.softrelu(-pred)
+        else:
+            eps = 1e-12
+            pos = nd.log(pred + eps) * z
+            if pos_weight is not None:
+                pos = pos * pos_weight
+            loss = -(pos + nd.log(1.0 - pred + eps) * (1.0 - z))
+        return self._finish(loss, self._weight, sample_weight)
+
+
+SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
+
+__all__ = ["Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss",
+           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss"]

@@ -1,0 +1,373 @@
+"""``Parameter`` and ``ParameterDict`` (Gluon's, imperative only, one context).
+
+A parameter's shape may hold 0 for a dimension not known until the block's first call
+(Dense's ``in_units``): ``initialize`` then only remembers the initialiser, and the block
+completes the shape and fills the array when it first sees its input (deferred
+initialisation, as Gluon).  The array is an autograd variable (``attach_grad`` with the
+parameter's ``grad_req`` and ``grad_stype``) unless ``grad_req='null'``.
+"""
+
+import re
+
+import numpy as np
+
+from runtime import autograd, nd
+from runtime.context import Context, current_context
+from runtime.nn import init as _init
+
+GRAD_REQS = ("write", "add", "null")
+STYPES = ("default", "row_sparse", "csr")
+
+
+class DeferredInitializationError(RuntimeError):
+    """The parameter's shape is not known yet: call the block on data first."""
+
+
+def _ctx(ctx, who):
+    if ctx is None:
+        return current_context()
+    if isinstance(ctx, (list, tuple)):
+        if len(ctx) != 1:
+            raise NotImplementedError(f"{who}: ndrt keeps a parameter on one context (got "
+                                      f"ctx={ctx!r})")
+        ctx = ctx[0]
+    if not isinstance(ctx, Context):
+        raise TypeError(f"{who}: ctx must be a Context (got {ctx!r})")
+    return ctx
+
+
+def _shape(shape, who):
+    if shape is None:
+        return None
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{who}: shape must be an int or a tuple of ints (got "
+                        f"{shape!r})") from None
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
+               for s in shape):
+        raise ValueError(f"{who}: shape must hold integers >= 0, 0 meaning unknown (got "
+                         f"{shape!r})")
+    return tuple(int(s) for s in shape)
+
+
+def _known(shape):
+    return shape is not None and all(s > 0 for s in shape)
+
+
+def _compatible(shape, other):
+    """Whether the (possibly partly unknown) ``shape`` admits the known ``other``."""
+    return shape is None or (len(shape) == len(other)
+                             and all(s in (0, o) for s, o in zip(shape, other)))
+
+
+class Parameter:
+    """A weight of a block (Gluon's ``Parameter``).
+
+    Parameters
+    ----------
+    name : str
+        Full name (Gluon's, with the block's prefix: ``dense0_weight``).
+    grad_req : {'write', 'add', 'null'}
+        How backward writes the gradient ('null': no gradient).
+    shape : int or tuple of int, optional
+        0 in a dimension means unknown until the block's first call.
+    dtype : str or numpy dtype
+        float32 by default.
+    lr_mult, wd_mult : float
+        Multipliers of the learning rate and weight decay, read by optimizers.
+    init : Initializer or str, optional
+        This parameter's own initialiser; it wins over the one passed to
+        :meth:`initialize` as ``default_init`` (and over a block's global one).
+    allow_deferred_init : bool
+        Let :meth:`initialize` wait for an unknown shape (blocks set it).
+    differentiable : bool
+        False makes ``grad_req`` 'null' whatever is asked.
+    stype, grad_stype : {'default', 'row_sparse', 'csr'}
+        Storage types of the data and of the gradient (Embedding with
+        ``sparse_grad=True`` has a row_sparse gradient).
+    """
+
+    def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
+                 wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
+                 stype="default", grad_stype="default"):
+        if not isinstance(name, str):
+            raise TypeError(f"Parameter: name must be a str (got {name!r})")
+        self.name = name
+        who = f"Parameter {name!r}"
+        self._shape = _shape(shape, who)
+        self.dtype = nd.as_dtype(dtype)
+        self.lr_mult = float(lr_mult)
+        self.wd_mult = float(wd_mult)
+        self.init = None if init is None else _init.create(init, f"{who}: init")
+        self.allow_deferred_init = bool(allow_deferred_init)
+        self._differentiable = bool(differentiable)
+        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
+            if value not in STYPES:
+                raise ValueError(f"{who}: {what} must be one of {STYPES} (got {value!r})")
+        self._stype = stype
+        self._grad_stype = grad_stype
+        self._grad_req = None
+        self.grad_req = grad_req
+        self._data = None
+        self._ctx = None
+        self._deferred = None      # (initializer, own) waiting for the shape
+
+    def __repr__(self):
+        return (f"Parameter {self.name} (shape={self._shape}, dtype={np.dtype(self.dtype)}"
+                f"{'' if self._stype == 'default' else ', stype=' + self._stype})")
+
+    # -- attributes ----------------------------------------------------------------------
+    @property
+    def shape(self):
+        """The shape (0 where still unknown), or None when never given."""
+        return self._shape
+
+    @shape.setter
+    def shape(self, new):
+        new = _shape(new, f"Parameter {self.name!r}")
+        if self._shape is not None and not _compatible(self._shape, new):
+            raise ValueError(f"Parameter {self.name!r}: shape {new!r} does not match its "
+                             f"shape {self._shape!r} (0 means unknown)")
+        if self._data is not None and new != self._data.shape:
+            raise ValueError(f"Parameter {self.name!r}: cannot change the shape of an "
+                             f"initialised parameter from {self._data.shape!r} to {new!r}")
+        self._shape = new
+
+    @property
+    def stype(self):
+        return self._stype
+
+    @property
+    def grad_stype(self):
+        return self._grad_stype
+
+    @property
+    def grad_req(self):
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req not in GRAD_REQS:
+            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of {GRAD_REQS} "
+                             f"(got {req!r})")
+        if not self._differentiable:
+            req = "null"
+        if req == self._grad_req:
+            return
+        self._grad_req = req
+        if getattr(self, "_data", None) is not None:
+            self._attach()
+
+    # -- initialisation ------------------------------------------------------------------
+    def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):
+        """Create and fill the array on ``ctx`` (default: the current context).
+
+        The initialiser is ``init`` if given, else this parameter's own ``init``, else
+        ``default_init`` (``Uniform()``), as Gluon.  An initialised parameter is left
+        alone unless ``force_reinit``.  With a shape still unknown and
+        ``allow_deferred_init``, the fill waits for the block's first call; without it,
+        that is an error naming the parameter.
+        """
+        if self._data is not None and not force_reinit:
+            return
+        ctx = _ctx(ctx, f"Parameter {self.name!r}")
+        if init is not None:
+            chosen, own = _init.create(init, f"Parameter {self.name!r}: init"), True
+        elif self.init is not None:
+            chosen, own = self.init, True
+        else:
+            chosen = _init.create(default_init if default_init is not None
+                                  else _init.Uniform(), f"Parameter {self.name!r}: init")
+            own = False
+        self._ctx = ctx
+        if not _known(self._shape):
+            if not self.allow_deferred_init:
+                raise ValueError(f"Parameter {self.name!r}: cannot initialise with unknown "
+                                 f"shape {self._shape!r} (give every dimension)")
+            self._data = None
+            self._deferred = (chosen, own)
+            return
+        self._fill(chosen, own)
+
+    def _fill(self, chosen, own):
+        with autograd.pause():
+            data = nd.zeros(self._shape, ctx=self._ctx, dtype=self.dtype)
+            chosen(self.name, data, own=own)
+            if self._stype != "default":
+                data = data.tostype(self._stype)
+        self._data = data
+        self._deferred = None
+        self._attach()
+
+    def _finish_deferred_init(self):
+        """Fill the array now that the block has set the whole shape."""
+        if self._data is None and self._deferred is not None and _known(self._shape):
+            self._fill(*self._deferred)
+
+    def _attach(self):
+        if self._grad_req != "null":
+            self._data.attach_grad(self._grad_req, stype=self._grad_stype)
+        else:        # a fresh handle on the same memory, no longer a variable
+            self._data = self._data.detach()
+
+    def _check_initialized(self):
+        if self._data is not None:
+            return
+        if self._deferred is not None:
+            raise DeferredInitializationError(
+                f"Parameter {self.name!r} has not been initialised yet because its shape "
+                f"{self._shape!r} is unknown: call the block on data first")
+        raise RuntimeError(f"Parameter {self.name!r} has not been initialised: call "
+                           f".initialize() (or the block's initialize()) first")
+
+    # -- data and gradient ---------------------------------------------------------------
+    def data(self, ctx=None):
+        """The array (an autograd variable unless grad_req is 'null')."""
+        self._check_initialized()
+        if ctx is not None and _ctx(ctx, f"Parameter {self.name!r}") != self._ctx:
+            raise ValueError(f"Parameter {self.name!r} lives on {self._ctx}, not on {ctx}")
+        return self._data
+
+    def list_data(self):
+        return [self.data()]
+
+    def grad(self, ctx=None):
+        """The gradient buffer (``grad_stype`` storage)."""
+        data = self.data(ctx)
+        if self._grad_req == "null":
+            raise RuntimeError(f"Parameter {self.name!r} has no gradient because its "
+                               f"grad_req is 'null'")
+        return data.grad
+
+    def list_grad(self):
+        return [self.grad()]
+
+    def list_ctx(self):
+        self._check_initialized()
+        return [self._ctx]
+
+    def set_data(self, data):
+        """Write ``data`` (an NDArray or array-like of this parameter's shape) into the
+        array; before initialisation, make it the parameter's value (Gluon)."""
+        if not isinstance(data, nd.NDArray):
+            data = nd.array(data, dtype=self.dtype)
+        if self._data is None:
+            self.shape = data.shape
+            self._ctx = self._ctx or data.ctx
+            with autograd.pause():
+                value = data.copyto(self._ctx).astype(self.dtype, copy=False)
+                if value is data:
+                    value = data.copy()
+                if self._stype != "default":
+                    value = value.tostype(self._stype)
+            self._data = value
+            self._deferred = None
+            self._attach()
+            return
+        if data.shape != self._data.shape:
+            raise ValueError(f"Parameter {self.name!r}: set_data needs shape "
+                             f"{self._data.shape!r} (got {data.shape!r})")
+        with autograd.pause():
+            if self._stype == "default":
+                self._data[:] = data.tostype("default") if data.stype != "default" else data
+            else:
+                value = data.astype(self.dtype, copy=False).tostype(self._stype)
+                self._data = value.copyto(self._ctx) if value.ctx != self._ctx else value
+                self._attach()
+
+    def zero_grad(self):
+        """Set the gradient to 0 (a row_sparse gradient becomes empty)."""
+        if self._data is None or self._grad_req == "null":
+            return
+        g = self._data.grad
+        g[:] = 0
+
+    def var(self):
+        raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
+
+
+class ParameterDict(dict):
+    """An ordered ``{name: Parameter}`` with Gluon's helpers.  ``prefix`` is prepended
+    by :meth:`get` to the names it creates."""
+
+    def __init__(self, prefix=""):
+        super().__init__()
+        self.prefix = prefix
+
+    def __repr__(self):
+        body = "\n".join(f"  {p!r}" for p in self.values())
+        return f"ParameterDict {self.prefix!r} (\n{body}\n)"
+
+    def get(self, name, **kwargs):
+        """The parameter ``prefix + name``, created with ``kwargs`` when absent; an
+        existing one must agree with the ``kwargs`` given (shape by known dimensions)."""
+        full = self.prefix + name
+        param = super().get(full)
+        if param is None:
+            param = Parameter(full, **kwargs)
+            self[full] = param
+            return param
+        for key, value in kwargs.items():
+            if key == "shape":
+                value = _shape(value, f"Parameter {full!r}")
+                if param.shape is not None and value is not None and \
+                        len(param.shape) == len(value):
+                    merged = tuple(max(a, b) for a, b in zip(param.shape, value))
+                    if _compatible(param.shape, merged) and _compatible(value, merged):
+                        param.shape = merged
+                        continue
+                if value != param.shape:
+                    raise ValueError(f"Parameter {full!r} exists with shape {param.shape!r}, "
+                                     f"which does not match shape {value!r}")
+            elif key == "dtype":
+                if nd.as_dtype(value) != param.dtype:
+                    raise ValueError(f"Parameter {full!r} exists with dtype "
+                                     f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
+            elif getattr(param, key, value) != value:
+                raise ValueError(f"Parameter {full!r} exists with {key}="
+                                 f"{getattr(param, key)!r}, not {value!r}")
+        return param
+
+    def update(self, other):
+        for name, param in other.items():
+            if name in self and self[name] is not param:
+                raise ValueError(f"ParameterDict: two different parameters are named "
+                                 f"{name!r}")
+            self[name] = param
+
+    def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
+        """Initialise every parameter: ``init`` (default ``Uniform()``) is the default
+        initialiser, which a parameter's own ``init`` overrides (Gluon)."""
+        default = _init.create(init if init is not None else _init.Uniform())
+        for param in self.values():
+            param.initialize(None, ctx, default, force_reinit=force_reinit)
+
+    def zero_grad(self):
+        """Set every gradient to 0."""
+        for param in self.values():
+            param.zero_grad()
+
+    def setattr(self, name, value):
+        """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) of every parameter."""
+        for param in self.values():
+            setattr(param, name, value)
+
+    def select(self, pattern):
+        """The parameters whose names match the regular expression ``pattern`` (from
+        the start, as ``re.match``), in order."""
+        try:
+            regex = re.compile(pattern)
+        except (re.error, TypeError) as e:
+            raise ValueError(f"select must be a regular expression (got {pattern!r}: "
+                             f"{e})") from None
+        out = ParameterDict(self.prefix)
+        for name, param in self.items():
+            if regex.match(name):
+                out[name] = param
+        return out
+
+
+__all__ = ["Parameter", "ParameterDict", "DeferredInitializationError"]
