@@ -20,7 +20,7 @@ DIRECTIVES = dict(
     embedsignature=True,
 )
 # Modules whose kernels use OpenMP prange.
-OPENMP = {"runtime._sparse_arith", "runtime._sparse_format"}
+OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_optim"}
 
 
 def build_info():

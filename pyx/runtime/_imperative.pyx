@@ -1126,6 +1126,11 @@ cdef int _dispatch(object op, dict attrs, list inputs, list outs, list reqs, _In
     if inf.mode == MODE_FALLBACK:
         _fallback_notice(op, inf)
         results = _run_fallback(op, attrs, inputs, inf, ctx, stateful, state)
+    elif op.sparse_out:       # the kernel may write into out= (see registry.Op)
+        given = [o if r == REQ_WRITE or r == REQ_INPLACE else None
+                 for o, r in zip(outs, reqs)]
+        results = (op.compute_sparse(attrs, inputs, given, state) if stateful
+                   else op.compute_sparse(attrs, inputs, given))
     else:
         results = (op.compute_sparse(attrs, inputs, state) if stateful
                    else op.compute_sparse(attrs, inputs))
@@ -1178,6 +1183,8 @@ cdef int _write_back(list outs, object results, list reqs) except -1:
             continue
         if outs[i] is None:
             outs[i] = results[i]
+        elif results[i] is outs[i]:     # written in place by a sparse_out kernel
+            (<NDArray>outs[i])._chunk.bump()
         elif reqs[i] == REQ_ADD:
             add = (<_OpEntry>_by_name["add"]).op
             assign(outs[i], _invoke(add, [outs[i], results[i]], {}, None, None, None))

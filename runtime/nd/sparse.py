@@ -2,17 +2,23 @@
 
 The constructors, layouts and format checks live in the storage layer
 (``runtime._storage``, which documents the layouts); this module is their public face,
-with the operators that act on sparse arrays: ``cast_storage``, ``retain``, ``dot``.
+with the operators that act on sparse arrays: ``cast_storage``, ``retain``, ``dot``, and
+MXNet's sparse optimizer update ``adagrad_update``.
 """
 
 from runtime._imperative import invoke
 from runtime._ndarray import CSRNDArray, NDArray, RowSparseNDArray, from_numpy
 from runtime._storage import (array, check_format, csr_matrix, index_array, row_sparse_array,
                               zeros)
+from runtime.nd._ops import make_function
 from runtime.ops import registry
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",
-           "empty", "array", "cast_storage", "check_format", "retain", "dot"]
+           "empty", "array", "cast_storage", "check_format", "retain", "dot", "adagrad_update"]
+
+# MXNet's nd.sparse.adagrad_update(weight, grad, history, lr, epsilon=1e-07, wd=0,
+# rescale_grad=1, clip_gradient=-1, out=None): the adagrad_update operator
+adagrad_update = make_function(registry.get("adagrad_update"))
 
 
 def empty(stype, shape, ctx=None, dtype=None):

@@ -13,7 +13,11 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
 - ``compute(attrs, ins, outs)``: the dense kernel, writing into the host (NumPy) or device
   (CuPy) arrays ``outs``; the invoker turns the four requests (null, write, inplace,
   add) into calls of it, so a kernel only ever writes;
-- ``compute_sparse(attrs, inputs) -> outputs``: the sparse kernel on NDArrays;
+- ``compute_sparse(attrs, inputs) -> outputs``: the sparse kernel on NDArrays; with
+  ``sparse_out=True`` it is called ``compute_sparse(attrs, inputs, outs)``, ``outs``
+  holding the out= arrays of requests write/inplace (None elsewhere), and may write into
+  them and return them (the invoker then only bumps their version): an optimizer's lazy
+  update of a row_sparse gradient writes the rows it touches into ``out=weight``;
   ``sparse_check(attrs, in_shapes, in_dtypes) -> None or why``: shapes or dtypes that
   the sparse kernel does not take although their storage types are its own (the invoker
   then falls back, saying ``why``: "dtype int32");
@@ -86,7 +90,7 @@ class Op:
                  "custom_storage",
                  "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
                  "doc", "needs_rng",
-                 "sparse_check", "prepare", "ufunc", "scalar_forms")
+                 "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
@@ -94,7 +98,7 @@ class Op:
                  inplace=(), mutates=(), ignores=(), aliases=(),
                  variadic=False, differentiable=True, doc="", needs_rng=False,
                  sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
-                 grad_donates=False):
+                 grad_donates=False, sparse_out=False):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -112,6 +116,7 @@ class Op:
         self.custom_storage = infer_storage is not None
         self.compute = compute
         self.compute_sparse = compute_sparse
+        self.sparse_out = sparse_out
         self.sparse_stypes = sparse_stypes
         self.gradient = gradient
         self.grad_inputs = _reads(name, "grad_inputs", grad_inputs,

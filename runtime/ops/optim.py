@@ -1,0 +1,326 @@
+"""Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
+``sgd_mom_update``, ``adam_update`` and ``adagrad_update`` (MXNet's
+``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``).
+
+Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
+states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
+which updates the weight in place (``inplace`` (0, 0)).  Without ``out=`` the result is
+a new array and the weight is left alone, but the states are still updated, as in
+MXNet.  The gradient is dense or row_sparse (weight and states dense).  For a row_sparse
+gradient with ``lazy_update=True`` (adagrad_update: always) only the rows present in the
+gradient are touched, in the weight and in the states (MXNet's lazy update); with
+``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
+(MXNet's standard update, equal to the dense update of the densified gradient).
+``clip_gradient`` < 0 means no clipping.
+
+Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
+dense and row_sparse gradients alike); device arrays take NumPy-style formulas in CuPy.
+Values are float32 or float64.  Bad attributes, shapes, dtypes or storage types raise
+during inference, before anything is written.  The updates are not differentiable (the
+tape does not record them; recording refuses them on arrays that are on the tape).
+"""
+
+import math
+
+import numpy as np
+
+from runtime import _sparse_optim as K
+from runtime._ndarray import empty as _empty
+from runtime._ndarray import storage_view
+from runtime.ops.registry import Attr, register
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+# Attributes shared by every update, in MXNet's order after the op's own.
+_COMMON = {"wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
+           "clip_gradient": Attr("float", -1.0)}
+_LAZY = {"lazy_update": Attr("bool", True)}
+
+
+# -- attribute, shape, dtype and storage checks ----------------------------------------------
+
+def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
+    """Attribute ``name`` must be finite, and in the range given ([lo, hi) or (lo, hi))."""
+    v = attrs[name]
+    ok = math.isfinite(v)
+    if ok and lo is not None:
+        ok = v > lo if lo_open else v >= lo
+    if ok and hi is not None:
+        ok = v < hi
+    if not ok:
+        rule = "finite"
+        if lo is not None and hi is not None:
+            rule = f"in [{lo}, {hi})"
+        elif lo is not None:
+            rule = f"finite and {'>' if lo_open else '>='} {lo}"
+        raise ValueError(f"{op}: {name} must be {rule} (got {v!r})")
+
+
+def _check_common(op, attrs):
+    _finite(op, attrs, "lr", lo=0)
+    _finite(op, attrs, "wd")
+    _finite(op, attrs, "rescale_grad")
+    if math.isnan(attrs["clip_gradient"]):
+        raise ValueError(f"{op}: clip_gradient must be a number, < 0 for no clipping (got "
+                         f"{attrs['clip_gradient']!r})")
+
+
+def _shapes(op, states, check):
+    """infer_shape: the attributes pass ``check``; grad and each state have the weight's
+    shape."""
+    names = ("grad",) + states
+
+    def infer(attrs, shapes):
+        _check_common(op, attrs)
+        check(op, attrs)
+        w = shapes[0]
+        for name, s in zip(names, shapes[1:]):
+            if s != w:
+                raise ValueError(f"{op}: {name} must have the weight's shape {w!r} (got "
+                                 f"{s!r})")
+        return [w]
+    return infer
+
+
+def _types(op, states):
+    names = ("grad",) + states
+
+    def infer(attrs, dtypes):
+        w = dtypes[0]
+        if w not in _FLOATS:
+            raise TypeError(f"{op}: weight must be float32 or float64 (got {w})")
+        for name, d in zip(names, dtypes[1:]):
+            if d != w:
+                raise TypeError(f"{op}: {name} must have the weight's dtype {w} (got {d})")
+        return [w]
+    return infer
+
+
+def _storage(op, states):
+    names = ("weight", "grad") + states
+
+    def infer(attrs, stypes):
+        for name, s in zip(names, stypes):
+            if name != "grad" and s != "default":
+                raise NotImplementedError(f"{op}: {name} must have storage type 'default' "
+                                          f"(got {s!r})")
+        if stypes[1] == "default":
+            return ["default"], "dense"
+        if stypes[1] != "row_sparse":
+            raise NotImplementedError(f"{op}: grad must have storage type 'default' or "
+                                      f"'row_sparse' (got {stypes[1]!r})")
+        return ["default"], "sparse"
+    return infer
+
+
+def _no_check(op, attrs):
+    pass
+
+
+def _check_momentum(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _check_adam(op, attrs):
+    _finite(op, attrs, "beta1", lo=0, hi=1)
+    _finite(op, attrs, "beta2", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+
+
+def _check_adagrad(op, attrs):
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+def _rows2d(a):
+    """``a`` seen as (rows, row size): what the kernels loop over (0-d: one value)."""
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    return a.reshape(a.shape[0], math.prod(a.shape[1:]))
+
+
+def _flat2d(a):
+    """A dense update touches every element alike: rows of at least 64 values, so that
+    the inner loop is long (a bias of n values is one row, not n)."""
+    return a.reshape(1, a.size) if a.ndim < 2 or a.size < 64 * a.shape[0] else _rows2d(a)
+
+
+def _address(a):
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def _into(w, o):
+    """Make output ``o`` hold weight ``w`` unless it is ``w`` (the in-place call)."""
+    if o.size and _address(o) != _address(w):
+        o[...] = w
+
+
+def _dense(update, device):
+    """The dense kernel: the host runs ``update(out2d, grad2d, None, states2d, attrs,
+    lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
+    def compute(attrs, ins, outs):
+        w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
+        if not isinstance(w, np.ndarray):
+            device(w, g, states, o, attrs)
+            return
+        _into(w, o)
+        update(_flat2d(o), _flat2d(g), None, [_flat2d(s) for s in states], attrs, False)
+    return compute
+
+
+def _sparse(op, update, lazy_attr):
+    """The kernel of a row_sparse gradient: the rows of the weight that it updates are
+    written into ``out=weight`` itself, else into a copy of the weight."""
+    def compute(attrs, inputs, outs):
+        w, g, states = inputs[0], inputs[1], inputs[2:]
+        if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
+            raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "
+                                      f"(got {w.context}); use a dense gradient")
+        o = outs[0]
+        if o is None:
+            o = _empty(w.shape, ctx=w.context, dtype=w.dtype)
+        wv, ov = storage_view(w, -1), storage_view(o, -1)
+        _into(wv, ov)
+        update(_rows2d(ov), _rows2d(storage_view(g, -1)), storage_view(g, 0),
+               [_rows2d(storage_view(s, -1)) for s in states], attrs,
+               attrs[lazy_attr] if lazy_attr else True)
+        return [o]
+    return compute
+
+
+def _xp(a):
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def _scaled(g, attrs, extra=None):
+    """clip(rescale_grad * g (+ extra)) as a new array (device formulas)."""
+    xp = _xp(g)
+    r = g * g.dtype.type(attrs["rescale_grad"])
+    if extra is not None:
+        r += extra
+    c = attrs["clip_gradient"]
+    if c >= 0:
+        xp.clip(r, -c, c, out=r)
+    return r
+
+
+# sgd_update / sgd_mom_update
+
+def _sgd_host(o, g, rows, states, attrs, lazy):
+    K.sgd_update(o, g, rows, states[0] if states else None, attrs["lr"], attrs["wd"],
+                 attrs["rescale_grad"], attrs["clip_gradient"], attrs.get("momentum", 0.0),
+                 lazy)
+
+
+def _sgd_device(w, g, states, o, attrs):
+    t = w.dtype.type
+    lr, wd = t(attrs["lr"]), t(attrs["wd"])
+    step = _scaled(g, attrs)
+    if not states:
+        o[...] = (1 - lr * wd) * w - lr * step
+        return
+    mom = states[0]
+    mom *= t(attrs["momentum"])
+    mom -= lr * wd * w + lr * step
+    o[...] = w + mom
+
+
+register(
+    "sgd_update", inputs=("weight", "grad"),
+    attrs={"lr": Attr("float", required=True), **_COMMON, **_LAZY},
+    infer_shape=_shapes("sgd_update", (), _no_check),
+    infer_type=_types("sgd_update", ()), infer_storage=_storage("sgd_update", ()),
+    compute=_dense(_sgd_host, _sgd_device),
+    compute_sparse=_sparse("sgd_update", _sgd_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), differentiable=False,
+    doc="""SGD (MXNet's sgd_update): weight = (1 - lr wd) weight - lr clip(rescale_grad
+grad, clip_gradient).  A row_sparse grad with lazy_update updates only its rows.""")
+
+register(
+    "sgd_mom_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": Attr("float", required=True), "momentum": Attr("float", 0.0), **_COMMON,
+           **_LAZY},
+    infer_shape=_shapes("sgd_mom_update", ("mom",), _check_momentum),
+    infer_type=_types("sgd_mom_update", ("mom",)),
+    infer_storage=_storage("sgd_mom_update", ("mom",)),
+    compute=_dense(_sgd_host, _sgd_device),
+    compute_sparse=_sparse("sgd_mom_update", _sgd_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""SGD with momentum (MXNet's sgd_mom_update): mom = momentum mom - lr wd weight
+- lr clip(rescale_grad grad, clip_gradient); weight += mom.  ``mom`` is updated in place;
+a row_sparse grad with lazy_update updates only its rows of weight and mom.""")
+
+
+# adam_update
+
+def _adam_host(o, g, rows, states, attrs, lazy):
+    K.adam_update(o, g, rows, states[0], states[1], attrs["lr"], attrs["beta1"],
+                  attrs["beta2"], attrs["epsilon"], attrs["wd"], attrs["rescale_grad"],
+                  attrs["clip_gradient"], lazy)
+
+
+def _adam_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    mean, var = states
+    b1, b2 = t(attrs["beta1"]), t(attrs["beta2"])
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    mean *= b1
+    mean += (1 - b1) * step
+    var *= b2
+    var += (1 - b2) * step * step
+    o[...] = w - t(attrs["lr"]) * mean / (xp.sqrt(var) + t(attrs["epsilon"]))
+
+
+register(
+    "adam_update", inputs=("weight", "grad", "mean", "var"),
+    attrs={"lr": Attr("float", required=True), "beta1": Attr("float", 0.9),
+           "beta2": Attr("float", 0.999), "epsilon": Attr("float", 1e-8), **_COMMON,
+           **_LAZY},
+    infer_shape=_shapes("adam_update", ("mean", "var"), _check_adam),
+    infer_type=_types("adam_update", ("mean", "var")),
+    infer_storage=_storage("adam_update", ("mean", "var")),
+    compute=_dense(_adam_host, _adam_device),
+    compute_sparse=_sparse("adam_update", _adam_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3), differentiable=False,
+    doc="""Adam (MXNet's adam_update, without bias correction: the Adam optimizer folds
+it into lr): g = clip(rescale_grad grad + wd weight, clip_gradient); mean = beta1 mean +
+(1 - beta1) g; var = beta2 var + (1 - beta2) g^2; weight -= lr mean / (sqrt(var) +
+epsilon).  ``mean`` and ``var`` are updated in place; a row_sparse grad with lazy_update
+updates only its rows of weight, mean and var.""")
+
+
+# adagrad_update
+
+def _adagrad_host(o, g, rows, states, attrs, lazy):
+    K.adagrad_update(o, g, rows, states[0], attrs["lr"], attrs["epsilon"], attrs["wd"],
+                     attrs["rescale_grad"], attrs["clip_gradient"], lazy)
+
+
+def _adagrad_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    hist = states[0]
+    step = _scaled(g, attrs)
+    hist += step * step
+    o[...] = w - t(attrs["lr"]) * (step / (xp.sqrt(hist) + t(attrs["epsilon"]))
+                                   + t(attrs["wd"]) * w)
+
+
+register(
+    "adagrad_update", inputs=("weight", "grad", "history"),
+    aliases=("_sparse_adagrad_update",),
+    attrs={"lr": Attr("float", required=True), "epsilon": Attr("float", 1e-7), **_COMMON},
+    infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad),
+    infer_type=_types("adagrad_update", ("history",)),
+    infer_storage=_storage("adagrad_update", ("history",)),
+    compute=_dense(_adagrad_host, _adagrad_device),
+    compute_sparse=_sparse("adagrad_update", _adagrad_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""AdaGrad (MXNet's nd.sparse.adagrad_update): g = clip(rescale_grad grad,
+clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd weight).
+``history`` is updated in place.  A row_sparse grad updates only its rows of weight and
+history (always lazy, as MXNet); MXNet's sparse op refuses wd != 0, here wd decays the
+rows updated.""")

@@ -1,0 +1,109 @@
+"""Samples of the optimizer update operators (runtime/ops/optim.py): dense and row_sparse
+gradients (lazy and standard updates), the failures of bad attributes, shapes, dtypes and
+storage types, and 0-size weights.  The updates are not differentiable: no grad samples.
+Values are checked against NumPy in depth by tests/runtime/test_optim.py."""
+
+import numpy as np
+
+from tests.runtime.op_samples import (FAILURES, SAMPLES, ZERO_SIZE, Failure, Sample, ZeroSize,
+                                      _add, _csr, _rsp, _sparse_input, positive, uniform,
+                                      zeros)
+
+F32 = np.float32
+
+
+def _weight(seed, shape=(4, 3), dtype=np.float64):
+    return uniform(shape, seed=seed, dtype=dtype)
+
+
+def _states(n, seed, shape=(4, 3), dtype=np.float64):
+    """``n`` state arrays; the last one positive (var, history: sums of squares)."""
+    out = [uniform(shape, -0.5, 0.5, seed=seed + i, dtype=dtype) for i in range(n - 1)]
+    return out + [positive(shape, seed=seed + n).astype(dtype)] if n else out
+
+
+# (name, states, attrs of a sample)
+UPDATES = [
+    ("sgd_update", 0, {"lr": 0.1, "wd": 0.01}),
+    ("sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
+    ("adam_update", 2, {"lr": 0.01, "beta1": 0.8, "wd": 0.1, "rescale_grad": 0.5}),
+    ("adagrad_update", 1, {"lr": 0.1, "epsilon": 1e-6, "rescale_grad": 2.0}),
+]
+
+for _i, (_name, _n, _attrs) in enumerate(UPDATES):
+    _s = 10 * _i
+    _lazy = {} if _name == "adagrad_update" else {"lazy_update": False}
+    _add(SAMPLES, _name,
+         Sample([_weight(_s), uniform((4, 3), seed=_s + 1), *_states(_n, _s + 2)], _attrs,
+                grad=False),
+         Sample([_weight(_s, (5,), F32), uniform((5,), seed=_s + 1, dtype=F32),
+                 *_states(_n, _s + 2, (5,), F32)], {**_attrs, "clip_gradient": 0.3},
+                grad=False),
+         Sample([_weight(_s, (2, 2, 3)), uniform((2, 2, 3), seed=_s + 1),
+                 *_states(_n, _s + 2, (2, 2, 3))], _attrs, grad=False),
+         # row_sparse gradients: lazy (only the stored rows) and standard
+         Sample([_weight(_s), _rsp(_sparse_input((4, 3), _s + 1)), *_states(_n, _s + 2)],
+                _attrs, grad=False),
+         Sample([_weight(_s), _rsp(_sparse_input((4, 3), _s + 1)), *_states(_n, _s + 2)],
+                {**_attrs, **_lazy}, grad=False),
+         Sample([_weight(_s, dtype=F32), _rsp(_sparse_input((4, 3), _s + 1).astype(F32)),
+                 *_states(_n, _s + 2, dtype=F32)], _attrs, grad=False))
+    _w, _g, _st = _weight(_s), uniform((4, 3), seed=_s + 1), _states(_n, _s + 2)
+    _add(FAILURES, _name,
+         Failure([_w, _g, *_st], {**_attrs, "lr": -0.1}, ValueError,
+                 rf"^{_name}: lr must be finite and >= 0 \(got -0\.1\)"),
+         Failure([_w, _g, *_st], {**_attrs, "wd": float("nan")}, ValueError,
+                 rf"^{_name}: wd must be finite \(got nan\)"),
+         Failure([_w, uniform((3, 4)), *_st], _attrs, ValueError,
+                 rf"^{_name}: grad must have the weight's shape \(4, 3\) \(got \(3, 4\)\)"),
+         Failure([_w, _g.astype(F32), *_st], _attrs, TypeError,
+                 rf"^{_name}: grad must have the weight's dtype float64 \(got float32\)"),
+         Failure([_w.astype(np.int64), _g.astype(np.int64), *[s.astype(np.int64)
+                                                              for s in _st]],
+                 _attrs, TypeError,
+                 rf"^{_name}: weight must be float32 or float64 \(got int64\)"),
+         Failure([_w, _csr(_sparse_input((4, 3), _s + 1)), *_st], _attrs,
+                 NotImplementedError,
+                 rf"^{_name}: grad must have storage type 'default' or 'row_sparse' "
+                 r"\(got 'csr'\)"),
+         Failure([_rsp(_sparse_input((4, 3), _s)), _g, *_st], _attrs, NotImplementedError,
+                 rf"^{_name}: weight must have storage type 'default' \(got 'row_sparse'\)"),
+         Failure([_w, _rsp(_sparse_input((4, 2), _s + 1)), *_st], _attrs, ValueError,
+                 rf"^{_name}: grad must have the weight's shape \(4, 3\) \(got \(4, 2\)\)"))
+    if _n:
+        _state = {"sgd_mom_update": "mom", "adam_update": "mean",
+                  "adagrad_update": "history"}[_name]
+        _add(FAILURES, _name,
+             Failure([_w, _g, uniform((4, 2)), *_st[1:]], _attrs, ValueError,
+                     rf"^{_name}: {_state} must have the weight's shape \(4, 3\) "
+                     r"\(got \(4, 2\)\)"),
+             Failure([_w, _g, _st[0].astype(F32), *_st[1:]], _attrs, TypeError,
+                     rf"^{_name}: {_state} must have the weight's dtype float64 "
+                     r"\(got float32\)"),
+             Failure([_w, _rsp(_sparse_input((4, 3), _s + 1)), uniform((4, 2)), *_st[1:]],
+                     _attrs, ValueError, rf"^{_name}: {_state} must have the weight's shape"))
+    _add(ZERO_SIZE, _name,
+         ZeroSize([zeros(0, 3), zeros(0, 3), *[zeros(0, 3)] * _n], _attrs,
+                  lambda w, *rest: w),
+         ZeroSize([zeros(0, 3), _rsp(zeros(0, 3)), *[zeros(0, 3)] * _n], _attrs,
+                  lambda w, *rest: w))
+
+_ATTRS = dict((n, a) for n, _, a in UPDATES)
+_W, _G = _weight(50), uniform((4, 3), seed=51)
+_add(FAILURES, "sgd_mom_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "momentum": 1.5}, ValueError,
+             r"^sgd_mom_update: momentum must be in \[0, 1\) \(got 1\.5\)"))
+_add(FAILURES, "adam_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "beta1": 1.0}, ValueError,
+             r"^adam_update: beta1 must be in \[0, 1\) \(got 1\.0\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "beta2": -0.1}, ValueError,
+             r"^adam_update: beta2 must be in \[0, 1\) \(got -0\.1\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "epsilon": 0.0}, ValueError,
+             r"^adam_update: epsilon must be finite and > 0 \(got 0\.0\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "clip_gradient": float("nan")},
+             ValueError, r"^adam_update: clip_gradient must be a number, < 0 for no "
+                         r"clipping \(got nan\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {}, TypeError, r"^adam_update: .*lr"))
+_add(FAILURES, "adagrad_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "epsilon": -1e-7}, ValueError,
+             r"^adagrad_update: epsilon must be finite and > 0 \(got -1e-07\)"))
