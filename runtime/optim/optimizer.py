@@ -1,0 +1,278 @@
+"""Optimizers (MXNet 1.x's ``mx.optimizer``): :class:`Optimizer`, :class:`SGD`,
+:class:`Adam`, :class:`AdaGrad`, :func:`create` and :func:`register`, and the learning
+rate schedule :class:`FactorScheduler` (``mx.lr_scheduler.FactorScheduler``).
+
+An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
+state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
+arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
+operator of runtime/ops/optim.py with ``out=weight``, which writes the weight and its
+state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
+``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
+update), else every row is (the standard update).  Per-weight learning-rate and weight
+decay multipliers come from ``param_dict`` (index -> a Parameter with ``lr_mult`` and
+``wd_mult``, which gluon's Trainer fills) or from :meth:`Optimizer.set_lr_mult` and
+:meth:`Optimizer.set_wd_mult` (index -> multiplier).
+"""
+
+import math
+
+from runtime import nd
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
+
+_REGISTRY = {}
+
+
+def register(klass):
+    """Register an Optimizer subclass under its lower-case class name (a decorator, as
+    MXNet's ``mx.optimizer.register``)."""
+    if not (isinstance(klass, type) and issubclass(klass, Optimizer)):
+        raise TypeError(f"register: klass must be a subclass of Optimizer (got {klass!r})")
+    _REGISTRY[klass.__name__.lower()] = klass
+    return klass
+
+
+def create(name, **kwargs):
+    """The optimizer registered as ``name`` (case-insensitive: 'sgd', 'adam', 'adagrad'),
+    made with ``kwargs`` (MXNet's ``mx.optimizer.create``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"create: name must be a str (got {type(name).__name__})")
+    try:
+        klass = _REGISTRY[name.lower()]
+    except KeyError:
+        raise ValueError(f"create: name must be one of {', '.join(sorted(_REGISTRY))} "
+                         f"(got {name!r})") from None
+    return klass(**kwargs)
+
+
+def _number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """``v`` as a float, finite and in the range given ([lo, hi), (lo, ...))."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        try:
+            v = float(v)          # NumPy scalars
+        except (TypeError, ValueError):
+            raise TypeError(f"{owner}: {name} must be a number (got {v!r})") from None
+    v = float(v)
+    ok = math.isfinite(v)
+    if ok and lo is not None:
+        ok = v > lo if lo_open else v >= lo
+    if ok and hi is not None:
+        ok = v < hi
+    if not ok:
+        if lo is not None and hi is not None:
+            rule = f"in [{lo}, {hi})"
+        elif lo is not None:
+            rule = f"finite and {'>' if lo_open else '>='} {lo}"
+        else:
+            rule = "finite"
+        raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+    return v
+
+
+class FactorScheduler:
+    """The learning rate times ``factor`` every ``step`` updates, never below
+    ``stop_factor_lr`` (MXNet's ``mx.lr_scheduler.FactorScheduler``); an optimizer
+    given it sets ``base_lr`` to its learning_rate."""
+
+    def __init__(self, step, factor=1.0, stop_factor_lr=1e-8, base_lr=0.01):
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            raise ValueError(f"FactorScheduler: step must be an integer >= 1 (got {step!r})")
+        self.step = step
+        self.factor = _number("FactorScheduler", "factor", factor, lo=0, lo_open=True)
+        if self.factor > 1.0:
+            raise ValueError(f"FactorScheduler: factor must be <= 1 to make the learning "
+                             f"rate decay (got {factor!r})")
+        self.stop_factor_lr = _number("FactorScheduler", "stop_factor_lr", stop_factor_lr,
+                                      lo=0)
+        self.base_lr = _number("FactorScheduler", "base_lr", base_lr, lo=0)
+        self.count = 0
+
+    def __call__(self, num_update):
+        while num_update > self.count + self.step:
+            self.count += self.step
+            self.base_lr = max(self.base_lr * self.factor, self.stop_factor_lr)
+        return self.base_lr
+
+
+class Optimizer:
+    """The base of every optimizer (MXNet's ``mx.optimizer.Optimizer``).
+
+    Parameters
+    ----------
+    learning_rate : float, >= 0
+    wd : float
+        Weight decay (L2 regularisation) coefficient.
+    rescale_grad : float
+        Every gradient is multiplied by it first (gluon's Trainer sets 1 / batch_size).
+    clip_gradient : float or None
+        Clip the rescaled gradient to [-clip_gradient, clip_gradient]; None: no clipping.
+    lr_scheduler : callable num_update -> learning rate, optional
+    param_dict : dict index -> Parameter, optional
+        Whose ``lr_mult`` and ``wd_mult`` scale the learning rate and wd of each index.
+    begin_num_update : int
+        The update count to start from.
+    """
+
+    name = "optimizer"
+
+    def __init__(self, learning_rate=0.01, wd=0.0, rescale_grad=1.0, clip_gradient=None,
+                 lr_scheduler=None, param_dict=None, begin_num_update=0):
+        owner = type(self).__name__
+        self.lr = _number(owner, "learning_rate", learning_rate, lo=0)
+        self.wd = _number(owner, "wd", wd)
+        self.rescale_grad = _number(owner, "rescale_grad", rescale_grad)
+        self.clip_gradient = (None if clip_gradient is None else
+                              _number(owner, "clip_gradient", clip_gradient, lo=0))
+        if lr_scheduler is not None and not callable(lr_scheduler):
+            raise TypeError(f"{owner}: lr_scheduler must be callable num_update -> lr (got "
+                            f"{lr_scheduler!r})")
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
+            lr_scheduler.base_lr = self.lr
+        self.param_dict = dict(param_dict or {})
+        self.lr_mult = {}
+        self.wd_mult = {}
+        self.begin_num_update = self.num_update = int(begin_num_update)
+        self._index_update_count = {}
+
+    # -- the learning rate and the multipliers --------------------------------------
+
+    @property
+    def learning_rate(self):
+        """The current learning rate (the scheduler's, when there is one)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr):
+        """Set the learning rate; refused when an lr_scheduler owns it (as MXNet)."""
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined: "
+                              "set_learning_rate can change the learning rate only of an "
+                              "optimizer without one")
+        self.lr = _number(type(self).__name__, "lr", lr, lo=0)
+
+    def set_lr_mult(self, args_lr_mult):
+        """Learning-rate multipliers by index (used where param_dict has no entry)."""
+        self.lr_mult = dict(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Weight-decay multipliers by index (used where param_dict has no entry)."""
+        self.wd_mult = dict(args_wd_mult)
+
+    def _mult(self, index, attr, table):
+        p = self.param_dict.get(index)
+        if p is not None:
+            return float(getattr(p, attr, 1.0))
+        return float(table.get(index, 1.0))
+
+    def _get_lr(self, index):
+        return self.learning_rate * self._mult(index, "lr_mult", self.lr_mult)
+
+    def _get_wd(self, index):
+        return self.wd * self._mult(index, "wd_mult", self.wd_mult)
+
+    def _update_count(self, index):
+        """Count one update of ``index``; returns its count (Adam's t)."""
+        n = self._index_update_count.get(index, self.begin_num_update) + 1
+        self._index_update_count[index] = n
+        self.num_update = max(n, self.num_update)
+        return n
+
+    def _common(self, index):
+        """The attributes every update operator takes."""
+        kw = {"lr": self._get_lr(index), "wd": self._get_wd(index),
+              "rescale_grad": self.rescale_grad}
+        if self.clip_gradient is not None:
+            kw["clip_gradient"] = self.clip_gradient
+        return kw
+
+    # -- the interface of subclasses ------------------------------------------------
+
+    def create_state(self, index, weight):
+        """The state of the weight at ``index`` (None: stateless)."""
+        return None
+
+    def update(self, index, weight, grad, state):
+        """Update ``weight`` (and ``state``) in place from ``grad``."""
+        raise NotImplementedError(f"{type(self).__name__}.update")
+
+    @staticmethod
+    def _zeros_like(weight):
+        return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(learning_rate={self.learning_rate!r}, wd={self.wd!r})"
+
+
+@register
+class SGD(Optimizer):
+    """SGD with optional momentum (MXNet's ``mx.optimizer.SGD``): ``sgd_update``, or
+    ``sgd_mom_update`` when momentum is not 0 (state: the momentum).  With
+    ``lazy_update`` a row_sparse gradient updates only its rows of weight and momentum."""
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("SGD", "momentum", momentum, lo=0, hi=1)
+        self.lazy_update = bool(lazy_update)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        kw = self._common(index)
+        kw["lazy_update"] = self.lazy_update
+        if state is None:
+            nd.sgd_update(weight, grad, out=weight, **kw)
+        else:
+            nd.sgd_mom_update(weight, grad, state, out=weight, momentum=self.momentum, **kw)
+
+
+@register
+class Adam(Optimizer):
+    """Adam (MXNet's ``mx.optimizer.Adam``): the bias corrections fold into the learning
+    rate, lr * sqrt(1 - beta2^t) / (1 - beta1^t) at the t-th update of a weight, and
+    ``adam_update`` does the rest (state: mean and variance).  With ``lazy_update`` a
+    row_sparse gradient updates only its rows of weight, mean and variance."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 lazy_update=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("Adam", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("Adam", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("Adam", "epsilon", epsilon, lo=0, lo_open=True)
+        self.lazy_update = bool(lazy_update)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        kw = self._common(index)
+        kw["lr"] *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        mean, var = state
+        nd.adam_update(weight, grad, mean, var, out=weight, beta1=self.beta1,
+                       beta2=self.beta2, epsilon=self.epsilon, lazy_update=self.lazy_update,
+                       **kw)
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad (MXNet's ``mx.optimizer.AdaGrad``) through ``adagrad_update`` for dense
+    and row_sparse gradients alike: history += g^2; weight -= lr (g / (sqrt(history) +
+    eps) + wd weight) (MXNet's dense Python path puts eps inside the square root; its
+    sparse operator, used here for both, outside).  A row_sparse gradient updates only
+    its rows (state: the history)."""
+
+    def __init__(self, eps=1e-7, **kwargs):
+        super().__init__(**kwargs)
+        self.float_stable_eps = _number("AdaGrad", "eps", eps, lo=0, lo_open=True)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight)
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        nd.adagrad_update(weight, grad, state, out=weight, epsilon=self.float_stable_eps,
+                          **self._common(index))
