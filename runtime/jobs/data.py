@@ -142,7 +142,7 @@ def digits(seed=0, test_fraction=0.25):
         gen = np.random.default_rng(12345)        # the templates do not depend on the seed
         templates = gen.random((10, 64)) * 16.0
         y = np.arange(1797, dtype=np.int64) % 10
-        X = templates[y] + gen.standard_normal((1797, 64)) * 4.0
+        X = templates[y] + gen.standard_normal((1797, 64)) * 8.0
         X = np.clip(X, 0.0, 16.0).astype(np.float32)
         source = "synthetic digits"
     X = X / np.float32(16.0)

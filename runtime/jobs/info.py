@@ -9,6 +9,7 @@ import numpy as np
 import scipy
 
 import allocator
+from allocator import _cuda
 from allocator.errors import CudaError
 from runtime import _imperative, _sparse_common
 from runtime.context import num_gpus
@@ -38,9 +39,8 @@ def cuda_state():
     if n:
         return True, f"{n} device(s)"
     try:
-        from allocator import _cuda
         _cuda.init()
-    except (CudaError, RuntimeError, ImportError) as e:
+    except (CudaError, RuntimeError) as e:
         return False, str(e)
     return False, "the driver loads but reports no CUDA device"
 
