@@ -12,14 +12,15 @@ What copies (and what does not):
 - Unshuffled dense batches that lie inside the data are views (``x[a:b]``, no copy);
   a CSR batch is a row slice (``x[a:b]``, which copies the rows' entries).
 - Shuffled batches, the padded last batch and a batch that rolls over an epoch are
-  gathered: ``take`` for dense sources, SciPy row indexing for CSR (a copy).
+  gathered (one copy): NumPy's ``take`` into a new array that the batch borrows for
+  dense sources on the host (``nd.take`` on a GPU), a vectorised row gather for CSR.
 """
 
 from collections import namedtuple
 
 import numpy as np
 
-from runtime import nd
+from runtime import _storage, nd
 from runtime import random as _random
 from runtime.context import cpu
 
@@ -98,20 +99,49 @@ def _source(who, name, v):
             raise TypeError(f"{who}: {name} must be dense or csr (got a row_sparse array)")
         if v.ndim < 1:
             raise ValueError(f"{who}: {name} must have at least 1 dimension (got shape ())")
-        return v, (v.asscipy() if v.stype == "csr" else None)
+        return v, _host(v)
     if _is_scipy_sparse(v):
         m = v.tocsr()
         if m.ndim != 2:
             raise ValueError(f"{who}: {name} must be 2-D (got shape {m.shape!r})")
-        return nd.sparse.array(m, dtype=np.float32), m.astype(np.float32, copy=False)
+        arr = nd.sparse.array(m, dtype=np.float32)
+        return arr, _host(arr)
     if isinstance(v, np.ndarray):
         if v.ndim < 1:
             raise ValueError(f"{who}: {name} must have at least 1 dimension (got shape ())")
         if v.dtype == np.float32 and v.flags.c_contiguous and v.flags.writeable:
-            return nd.borrow(v, v.ctypes.data, v.shape, v.dtype, cpu()), None
-        return nd.array(v, dtype=np.float32), None
+            arr = nd.borrow(v, v.ctypes.data, v.shape, v.dtype, cpu())
+        else:
+            arr = nd.array(v, dtype=np.float32)
+        return arr, _host(arr)
     raise TypeError(f"{who}: {name} must be a NumPy array, an NDArray or a SciPy CSR matrix "
                     f"(got {type(v).__name__})")
+
+
+def _host(arr):
+    """What batches are gathered from: (data, indptr, indices) of csr on the host (views
+    of the storage; copies for a GPU array), the zero-copy NumPy view of a dense host
+    array, None for a dense array on a GPU (gathered by ``take``)."""
+    if arr.ctx.device_type == "gpu":
+        return None if arr.stype != "csr" else tuple(
+            part.asnumpy() for part in (arr.data, arr.indptr, arr.indices))
+    if arr.stype == "csr":      # zero-copy views of the storage parts (int64 indices)
+        return tuple(np.asarray(part) for part in (arr.data, arr.indptr, arr.indices))
+    return np.asarray(arr)
+
+
+def _csr_rows(arr, host, rows):
+    """Rows ``rows`` of the csr ``arr`` as a new CSRNDArray: the entries gathered on the
+    host in one vectorised pass and copied once into the pool (the source was checked
+    when it was made, so its rows need no new check)."""
+    data, indptr, indices = host
+    starts = indptr[rows]
+    counts = indptr[rows + 1] - starts
+    ptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    pos = np.repeat(starts - ptr[:-1], counts) + np.arange(ptr[-1])
+    return _storage.from_parts("csr", (rows.size, arr.shape[1]), arr.dtype, arr.ctx,
+                               data[pos], [ptr, indices[pos]], check=False)
 
 
 def _sources(who, data, default_name, allow_empty):
@@ -166,7 +196,7 @@ class NDArrayIter(DataIter):
         yields a shorter last batch.
     seed : int, optional
         Shuffle with ``numpy.random.default_rng(seed)``, own to this iterator; None
-        draws from ``runtime.random``'s generator (``nd.random.seed`` makes it
+        draws from ``runtime.random``'s generator (``runtime.random.seed`` makes it
         reproducible).
     data_name, label_name : str
         The names of a single data / label array.
@@ -205,6 +235,10 @@ class NDArrayIter(DataIter):
             raise ValueError(f"{who}: data must hold at least one sample (got 0)")
         self.shuffle = bool(shuffle)
         self.last_batch_handle = last_batch_handle
+        self._provide_data = [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype)
+                              for k, v, _ in self.data]
+        self._provide_label = [DataDesc(k, (self.batch_size,) + v.shape[1:], v.dtype)
+                               for k, v, _ in self.label]
         self._rng = None if seed is None else np.random.default_rng(seed)
         self._leftover = np.empty(0, np.int64)
         self._new_epoch()
@@ -247,36 +281,38 @@ class NDArrayIter(DataIter):
         return self._cursor < self._end()
 
     def next(self):
-        if not self.iter_next():
-            raise StopIteration
         start = self._cursor
-        stop = min(start + self.batch_size, self._seq.size)
-        self._cursor += self.batch_size
+        if start >= self._end():
+            raise StopIteration
+        bs, seq = self.batch_size, self._seq
+        stop = min(start + bs, seq.size)
+        self._cursor = start + bs
         pad = 0
-        rows = None
-        if stop - start < self.batch_size and self.last_batch_handle == "pad":
-            pad = self.batch_size - (stop - start)
-            rows = np.concatenate([self._seq[start:stop],
-                                   self._seq[np.arange(pad) % self._seq.size]])
-        elif not self.shuffle and start >= self._lead:
-            span = (start - self._lead, stop - self._lead)   # contiguous rows: views
+        if not self.shuffle and start >= self._lead and (
+                stop - start == bs or self.last_batch_handle != "pad"):
+            a, b = start - self._lead, stop - self._lead      # contiguous rows: views
+            data = [arr[a:b] for _, arr, _ in self.data]
+            label = [arr[a:b] for _, arr, _ in self.label]
+            index = seq[start:stop]
         else:
-            rows = self._seq[start:stop]
-        index = rows if rows is not None else np.arange(*span, dtype=np.int64)
-        data = [self._take(arr, host, rows, span if rows is None else None)
-                for _, arr, host in self.data]
-        label = [self._take(arr, host, rows, span if rows is None else None)
-                 for _, arr, host in self.label]
-        return DataBatch(data, label, pad=pad, index=index, provide_data=self.provide_data,
-                         provide_label=self.provide_label)
+            index = seq[start:stop]
+            if stop - start < bs and self.last_batch_handle == "pad":
+                pad = bs - (stop - start)
+                index = np.concatenate([index, seq[np.arange(pad) % seq.size]])
+            data = [self._gather(arr, host, index) for _, arr, host in self.data]
+            label = [self._gather(arr, host, index) for _, arr, host in self.label]
+        return DataBatch(data, label, pad, index, None, self._provide_data,
+                         self._provide_label)
 
     @staticmethod
-    def _take(arr, host, rows, span):
-        if span is not None:
-            return arr[span[0]:span[1]]
-        if host is not None:          # csr: SciPy row indexing
-            return nd.sparse.array(host[rows], ctx=arr.ctx, dtype=arr.dtype)
-        return nd.take(arr, nd.array(rows, ctx=arr.ctx, dtype=np.int64), axis=0)
+    def _gather(arr, host, rows):
+        if host is None:              # dense on a GPU
+            return nd.take(arr, nd.array(rows, ctx=arr.ctx, dtype=np.int64), axis=0)
+        if arr.stype == "csr":
+            return _csr_rows(arr, host, rows)
+        # NumPy's gather into a new array, which the batch borrows (one copy, no pool)
+        values = np.take(host, rows, axis=0)
+        return nd.borrow(values, values.ctypes.data, values.shape, values.dtype, arr.ctx)
 
     def getpad(self):
         """The padding of the batch that ``next()`` would return."""
@@ -287,13 +323,13 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype)
-                for k, v, _ in self.data]
+        """``[DataDesc(name, (batch_size,) + shape[1:], dtype)]`` of the data arrays."""
+        return list(self._provide_data)
 
     @property
     def provide_label(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype)
-                for k, v, _ in self.label]
+        """The same for the label arrays (empty without labels)."""
+        return list(self._provide_label)
 
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]

@@ -32,11 +32,13 @@ def _global_prefix(hint):
 
 
 class _BlockScope:
-    """The ``name_scope()`` of a block: children made inside it take its prefix."""
+    """The ``name_scope()`` of a block: children made inside it take its prefix.  Made
+    anew by each ``name_scope()`` call (the counters live on the block), so that a block
+    holds no reference cycle and dies with its last reference, gc or not."""
 
     def __init__(self, block):
         self._block = block
-        self._counter = {}
+        self._counter = block._scope_counter
         self._old = None
 
     def __enter__(self):
@@ -90,7 +92,7 @@ class Block:
         else:
             raise TypeError(f"{type(self).__name__}: params must be a ParameterDict (got "
                             f"{type(params).__name__})")
-        self._scope = _BlockScope(self)
+        self._scope_counter = {}
 
     def __setattr__(self, name, value):
         if not hasattr(self, "_children"):
@@ -132,7 +134,7 @@ class Block:
 
     def name_scope(self):
         """A context in which new blocks take this block's prefix (Gluon)."""
-        return self._scope
+        return _BlockScope(self)
 
     def register_child(self, block, name=None):
         """Register ``block`` as a child under ``name`` (default: its position)."""

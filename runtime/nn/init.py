@@ -9,8 +9,8 @@ writes the array in place.  As in MXNet, a global initialiser (the one passed to
 always applies its rule.
 
 Random initialisers draw from ``runtime.random``'s generator on the host, in float64,
-then round once into the array's dtype: ``nd.random.seed(s)`` (``runtime.random.seed``)
-makes initialisation reproducible.
+then round once into the array's dtype: ``runtime.random.seed(s)`` (MXNet's
+``mx.random.seed``) makes initialisation reproducible.
 """
 
 import math
@@ -23,21 +23,26 @@ _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
 _ONE_SUFFIXES = ("gamma", "running_var", "moving_var")
 
 
+def _write(arr, values):
+    """Write NumPy ``values`` (any float dtype) into NDArray ``arr``, rounded once."""
+    arr[:] = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
+
+
 class Initializer:
-    """Base class: subclasses define ``_init_weight(name, shape) -> NumPy values``."""
+    """Base class.  As MXNet's, a subclass defines ``_init_weight(self, name, arr)``,
+    which fills the NDArray ``arr`` in place (``arr[:] = values``)."""
 
     def __call__(self, name, arr, own=False):
         """Fill NDArray ``arr`` in place.  ``own``: this is the parameter's own
         initialiser, so the name-based rule for biases and scales does not apply."""
         if not own and name.endswith(_ZERO_SUFFIXES):
-            values = np.zeros(arr.shape)
+            _write(arr, 0.0)
         elif not own and name.endswith(_ONE_SUFFIXES):
-            values = np.ones(arr.shape)
+            _write(arr, 1.0)
         else:
-            values = self._init_weight(name, tuple(arr.shape))
-        arr[:] = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
+            self._init_weight(name, arr)
 
-    def _init_weight(self, name, shape):
+    def _init_weight(self, name, arr):
         raise NotImplementedError(f"{type(self).__name__}: no rule to initialise {name!r}")
 
     def __repr__(self):
@@ -68,8 +73,8 @@ class Uniform(Initializer):
     def __init__(self, scale=0.07):
         self.scale = _number("Uniform", "scale", scale, positive=True)
 
-    def _init_weight(self, name, shape):
-        return _random.generator().uniform(-self.scale, self.scale, shape)
+    def _init_weight(self, name, arr):
+        _write(arr, _random.generator().uniform(-self.scale, self.scale, arr.shape))
 
     def _kwargs(self):
         return {"scale": self.scale}
@@ -81,8 +86,8 @@ class Normal(Initializer):
     def __init__(self, sigma=0.01):
         self.sigma = _number("Normal", "sigma", sigma, positive=True)
 
-    def _init_weight(self, name, shape):
-        return _random.generator().normal(0.0, self.sigma, shape)
+    def _init_weight(self, name, arr):
+        _write(arr, _random.generator().normal(0.0, self.sigma, arr.shape))
 
     def _kwargs(self):
         return {"sigma": self.sigma}
@@ -107,7 +112,8 @@ class Xavier(Initializer):
         self.factor_type = factor_type
         self.magnitude = _number("Xavier", "magnitude", magnitude, positive=True)
 
-    def _init_weight(self, name, shape):
+    def _init_weight(self, name, arr):
+        shape = tuple(arr.shape)
         if len(shape) < 2:
             raise ValueError(f"Xavier: the array must have at least 2 dimensions to "
                              f"initialise {name!r} (got shape {shape!r})")
@@ -115,13 +121,14 @@ class Xavier(Initializer):
         fan_in, fan_out = shape[1] * hw, shape[0] * hw
         factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[
             self.factor_type]
-        if factor == 0:
-            return np.zeros(shape)
+        if factor == 0:            # an empty array: nothing to draw
+            return
         scale = math.sqrt(self.magnitude / factor)
         rng = _random.generator()
         if self.rnd_type == "uniform":
-            return rng.uniform(-scale, scale, shape)
-        return rng.normal(0.0, scale, shape)
+            _write(arr, rng.uniform(-scale, scale, shape))
+        else:
+            _write(arr, rng.normal(0.0, scale, shape))
 
     def _kwargs(self):
         return {"rnd_type": self.rnd_type, "factor_type": self.factor_type,
@@ -134,8 +141,8 @@ class Constant(Initializer):
     def __init__(self, value):
         self.value = _number("Constant", "value", value)
 
-    def _init_weight(self, name, shape):
-        return np.full(shape, self.value)
+    def _init_weight(self, name, arr):
+        _write(arr, self.value)
 
     def _kwargs(self):
         return {"value": self.value}

@@ -5,14 +5,16 @@
 Each is a block called as ``loss(pred, label, sample_weight=None)`` that returns one
 loss per sample: the elementwise loss times ``weight`` and ``sample_weight``
 (broadcast), averaged over every axis but ``batch_axis`` (0), as Gluon.  They are made of
-registry operators (``log_softmax``, ``pick``, ``softrelu`` ...), so autograd
-differentiates them; the formulas are the numerically stable ones (no overflow for
-logits of any size).
+registry operators, so autograd differentiates them: the common cases of softmax and
+sigmoid cross-entropy are fused operators of ``runtime.ops.loss`` (one kernel forward,
+one backward), the rest compositions (``log_softmax``, ``pick``, ``softrelu`` ...).  The
+formulas are the numerically stable ones (no overflow for logits of any size).
 """
 
 import numpy as np
 
 from runtime import nd
+from runtime.ops._call import F
 from runtime.nn.block import Block
 
 
@@ -49,6 +51,11 @@ class Loss(Block):
         if loss.ndim == 0 or not -loss.ndim <= self._batch_axis < loss.ndim:
             raise ValueError(f"{type(self).__name__}: batch_axis must be an axis of the "
                              f"loss of shape {loss.shape!r} (got {self._batch_axis})")
+        if loss.ndim == 1:          # nothing to average over
+            return loss
+        axis = self._batch_axis % loss.ndim
+        if loss.size == loss.shape[axis]:      # (n, 1): the mean is a reshape
+            return loss.reshape((loss.shape[axis],))
         return nd.mean(loss, axis=self._batch_axis, exclude=True)
 
     def __repr__(self):
@@ -61,9 +68,11 @@ class SoftmaxCrossEntropyLoss(Loss):
     log softmax(pred), axis)`` with ``sparse_label=False`` (``label`` has pred's shape).
     ``from_logits=True``: ``pred`` already holds log-probabilities.
 
-    Computed as ``log_softmax`` (max subtracted first) then ``pick``: no overflow for
-    large logits.  A class index outside [0, classes) raises ValueError naming it
-    (Gluon's ``pick`` would clip it silently).
+    2-D ``pred`` with class indices along axis 1 (the common case) runs the fused
+    ``_softmax_ce_loss`` (``logsumexp - picked logit``, max subtracted first); other
+    cases ``log_softmax`` then ``pick``: no overflow for large logits either way.  A
+    class index outside [0, classes) raises ValueError naming it (Gluon's ``pick`` would
+    clip it silently).
     """
 
     def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
@@ -80,15 +89,23 @@ class SoftmaxCrossEntropyLoss(Loss):
             raise ValueError(f"SoftmaxCrossEntropyLoss: axis must be in [{-pred.ndim}, "
                              f"{pred.ndim}) for pred of shape {pred.shape!r} (got "
                              f"{self._axis})")
+        axis = self._axis % pred.ndim
+        want = pred.shape[:axis] + pred.shape[axis + 1:]
+        if self._sparse_label and label.shape != want and \
+                label.shape != want[:axis] + (1,) + want[axis:]:
+            raise ValueError(f"SoftmaxCrossEntropyLoss: label must have shape {want!r} "
+                             f"for pred of shape {pred.shape!r} and axis {self._axis} "
+                             f"(got {label.shape!r})")
+        if self._sparse_label and not self._from_logits and pred.ndim == 2 and axis == 1:
+            # the common case in one fused op each way (runtime/ops/loss.py); it checks
+            # the labels
+            loss = F._softmax_ce_loss(pred, label.reshape(want))
+            if sample_weight is not None:
+                loss = loss.reshape((pred.shape[0], 1))     # as Gluon's (n, 1) loss
+            return self._finish(loss, self._weight, sample_weight)
         if not self._from_logits:
             pred = nd.log_softmax(pred, axis=self._axis)
         if self._sparse_label:
-            axis = self._axis % pred.ndim
-            want = pred.shape[:axis] + pred.shape[axis + 1:]
-            if label.shape != want and label.shape != want[:axis] + (1,) + want[axis:]:
-                raise ValueError(f"SoftmaxCrossEntropyLoss: label must have shape {want!r} "
-                                 f"for pred of shape {pred.shape!r} and axis {self._axis} "
-                                 f"(got {label.shape!r})")
             values = label.asnumpy()
             k = pred.shape[axis]
             bad = ~((values >= 0) & (values < k) & (np.trunc(values) == values))
@@ -135,9 +152,10 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
     """Binary cross-entropy of ``sigmoid(pred)`` against ``label`` in [0, 1].
 
     ``from_sigmoid=False`` (default): ``pred`` holds logits and the loss is
-    ``max(x, 0) - x * z + log(1 + exp(-|x|))``, computed as ``softrelu(x) - x * z``
-    (``softrelu`` is ``np.logaddexp(0, x)``, which evaluates exactly that stable form,
-    and whose gradient ``sigmoid(x)`` is right at x = 0 too).  With ``pos_weight``
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))``, by the fused ``_sigmoid_bce_loss``
+    (``np.logaddexp(0, x) - x * z``, which evaluates exactly that stable form; its
+    gradient ``sigmoid(x) - z`` is right at x = 0 too, where an ``|x|``-based
+    composition would lose the 0.5).  With ``pos_weight``
     (broadcast to pred) the positive term is weighted: ``(1 - z) * x + (1 + (pw - 1) *
     z) * softrelu(-x)``.  ``from_sigmoid=True``: ``pred`` holds probabilities and the
     loss is ``-(z * log(p + 1e-12) + (1 - z) * log(1 - p + 1e-12))`` (Gluon).
@@ -150,8 +168,9 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
     def forward(self, pred, label, sample_weight=None, pos_weight=None):
         z = _reshape_like("SigmoidBinaryCrossEntropyLoss", label, pred)
         if not self._from_sigmoid:
-            if pos_weight is None:
-                loss = nd.softrelu(pred) - pred * z
+            if pos_weight is None:        # one fused op each way (runtime/ops/loss.py)
+                loss = F._sigmoid_bce_loss(pred, z if z.dtype == pred.dtype
+                                           else z.astype(pred.dtype))
             else:
                 log_weight = (pos_weight - 1.0) * z + 1.0
                 loss = pred - pred * z + log_weight * nd.softrelu(-pred)

@@ -326,7 +326,11 @@ class ParameterDict(dict):
                 if nd.as_dtype(value) != param.dtype:
                     raise ValueError(f"Parameter {full!r} exists with dtype "
                                      f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
-            elif getattr(param, key, value) != value:
+            elif key == "init":
+                if value is not None and param.init != _init.create(value):
+                    raise ValueError(f"Parameter {full!r} exists with init={param.init!r}, "
+                                     f"not {value!r}")
+            elif value is not None and getattr(param, key, value) != value:
                 raise ValueError(f"Parameter {full!r} exists with {key}="
                                  f"{getattr(param, key)!r}, not {value!r}")
         return param
@@ -358,9 +362,11 @@ class ParameterDict(dict):
     def select(self, pattern):
         """The parameters whose names match the regular expression ``pattern`` (from
         the start, as ``re.match``), in order."""
+        if not isinstance(pattern, str):
+            raise TypeError(f"select must be a str (a regular expression) (got {pattern!r})")
         try:
             regex = re.compile(pattern)
-        except (re.error, TypeError) as e:
+        except re.error as e:
             raise ValueError(f"select must be a regular expression (got {pattern!r}: "
                              f"{e})") from None
         out = ParameterDict(self.prefix)

@@ -6,6 +6,7 @@ forms."""
 from runtime import _executor, _imperative
 from runtime.ops import (elemwise, reduce, shape, linalg, nn, sparse,  # noqa: F401  (registration)
                          optim)
+from runtime.ops import loss  # noqa: F401  (registration: nn.loss's fused losses)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

@@ -1,0 +1,184 @@
+"""runtime.nn.loss against NumPy/SciPy formulas (float64), large logits without
+overflow, weights, gradients against float64 central differences, bad input."""
+
+import numpy as np
+import pytest
+import scipy.special as sps
+
+from runtime import autograd, nd
+from runtime.nn import loss as L
+from tests.runtime.conftest import free_failing_tests
+
+
+def rand(shape, seed=0, lo=-2.0, hi=2.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape)
+
+
+def a64(x):
+    return nd.array(x, dtype="float64")
+
+
+def check_grad(fn, x, eps=1e-6, seed=0):
+    """d sum(fn(x)) / dx by autograd against central differences (float64)."""
+    rng = np.random.default_rng(seed)
+    xa = a64(x)
+    xa.attach_grad()
+    with autograd.record():
+        out = fn(xa)
+    out.backward()
+    v = rng.standard_normal(x.shape)
+    num = (fn(a64(x + eps * v)).asnumpy().sum() - fn(a64(x - eps * v)).asnumpy().sum()) \
+        / (2 * eps)
+    ana = float(np.sum(xa.grad.asnumpy() * v))
+    assert np.isclose(ana, num, rtol=1e-6, atol=1e-9), (ana, num)
+
+
+# -- softmax cross-entropy --------------------------------------------------------------
+
+def test_softmax_ce_sparse_labels_matches_numpy():
+    x = rand((5, 4))
+    y = np.array([0, 3, 1, 1, 2])
+    got = L.SoftmaxCrossEntropyLoss()(a64(x), a64(y))
+    ref = sps.logsumexp(x, axis=1) - x[np.arange(5), y]
+    assert got.shape == (5,)
+    np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-12)
+    # (n, 1) labels, MXNet's habit, are accepted too
+    np.testing.assert_allclose(L.SoftmaxCELoss()(a64(x), a64(y[:, None])).asnumpy(), ref,
+                               rtol=1e-12)
+
+
+def test_softmax_ce_dense_labels_axis_and_from_logits():
+    x = rand((3, 4, 2), 1)
+    p = np.random.default_rng(2).dirichlet(np.ones(4), (3, 2)).transpose(0, 2, 1)
+    logp = x - sps.logsumexp(x, axis=1, keepdims=True)
+    ref = -(p * logp).sum(axis=1).mean(axis=1)
+    got = L.SoftmaxCrossEntropyLoss(axis=1, sparse_label=False)(a64(x), a64(p))
+    np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-12)
+    got = L.SoftmaxCrossEntropyLoss(axis=1, sparse_label=False, from_logits=True)(
+        a64(logp), a64(p))
+    np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-12)
+    y = np.array([[0, 3], [2, 2], [1, 0]])
+    ref = -np.take_along_axis(logp, y[:, None, :], axis=1)[:, 0, :].mean(axis=1)
+    got = L.SoftmaxCrossEntropyLoss(axis=1)(a64(x), a64(y))
+    np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-12)
+
+
+def test_softmax_ce_large_logits_do_not_overflow():
+    x = np.array([[1e4, -1e4, 0.0], [3e4, 3e4, -5.0]], np.float32)
+    y = np.array([1, 0])
+    got = L.SoftmaxCrossEntropyLoss()(nd.array(x), nd.array(y)).asnumpy()
+    ref = sps.logsumexp(x.astype(np.float64), axis=1) - x[np.arange(2), y]
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_softmax_ce_weights():
+    x, y = rand((4, 3), 3), np.array([0, 1, 2, 0])
+    sw = rand((4, 1), 4, 0, 1)
+    base = sps.logsumexp(x, axis=1) - x[np.arange(4), y]
+    got = L.SoftmaxCrossEntropyLoss(weight=0.5)(a64(x), a64(y), a64(sw))
+    np.testing.assert_allclose(got.asnumpy(), 0.5 * base * sw[:, 0], rtol=1e-12)
+
+
+def test_softmax_ce_gradient():
+    y = a64([2, 0, 1, 1])
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss()(p, y), rand((4, 3), 5))
+    y3 = a64([[2, 0], [1, 1]])            # classes on axis 1 of 3-D pred: the composition
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss(axis=1)(p, y3), rand((2, 3, 2), 19))
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss(from_logits=True)(p, y), rand((4, 3), 20))
+    q = a64(np.random.default_rng(6).dirichlet(np.ones(3), 4))
+    check_grad(lambda p: L.SoftmaxCrossEntropyLoss(sparse_label=False)(p, q), rand((4, 3), 7))
+
+
+def test_softmax_ce_bad_labels():
+    x = nd.zeros((2, 3))
+    # the fused op (2-D pred, classes on axis 1) and the composition name the value
+    with pytest.raises(ValueError, match=r"_softmax_ce_loss: label must hold integers in "
+                                         r"\[0, 3\) \(got 3.0 at position 1\)"):
+        L.SoftmaxCrossEntropyLoss()(x, nd.array([0, 3]))
+    with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: label must hold class "
+                                         r"indices in \[0, 3\) \(got -1.0 at \(1, 0\)\)"):
+        L.SoftmaxCrossEntropyLoss(axis=1)(nd.zeros((2, 3, 1)), nd.array([[0], [-1]]))
+    with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: label must have shape "
+                                         r"\(2,\) for pred of shape \(2, 3\)"):
+        L.SoftmaxCrossEntropyLoss()(x, nd.array([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"SoftmaxCrossEntropyLoss: axis must be in "
+                                         r"\[-2, 2\)"):
+        L.SoftmaxCrossEntropyLoss(axis=2)(x, nd.array([0, 1]))
+    with pytest.raises(TypeError, match=r"SoftmaxCrossEntropyLoss: weight must be a number "
+                                        r"or None \(got 'x'\)"):
+        L.SoftmaxCrossEntropyLoss(weight="x")
+
+
+# -- L2, L1 -----------------------------------------------------------------------------
+
+def test_l2_and_l1_match_numpy():
+    p, t = rand((3, 2, 4), 8), rand((3, 2, 4), 9)
+    np.testing.assert_allclose(L.L2Loss()(a64(p), a64(t)).asnumpy(),
+                               (0.5 * (p - t) ** 2).mean(axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(L.L2Loss(weight=3.0)(a64(p), a64(t)).asnumpy(),
+                               (1.5 * (p - t) ** 2).mean(axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(L.L1Loss()(a64(p), a64(t)).asnumpy(),
+                               np.abs(p - t).mean(axis=(1, 2)), rtol=1e-12)
+    # a label with as many values is reshaped like pred (Gluon)
+    np.testing.assert_allclose(L.L1Loss()(a64(p[:, 0, :1]), a64(t[:, 0, 0])).asnumpy(),
+                               np.abs(p[:, 0, 0] - t[:, 0, 0]), rtol=1e-12)
+    sw = rand((3, 1, 1), 10, 0, 1)
+    np.testing.assert_allclose(L.L1Loss(batch_axis=0)(a64(p), a64(t), a64(sw)).asnumpy(),
+                               (np.abs(p - t) * sw).mean(axis=(1, 2)), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"L2Loss: label must have the shape of pred "
+                                         r"\(3, 2, 4\)"):
+        L.L2Loss()(a64(p), a64(t[:2]))
+
+
+def test_l2_and_l1_gradients():
+    t = a64(rand((3, 4), 11))
+    check_grad(lambda p: L.L2Loss()(p, t), rand((3, 4), 12))
+    check_grad(lambda p: L.L1Loss()(p, t), rand((3, 4), 13))
+
+
+# -- sigmoid binary cross-entropy -------------------------------------------------------
+
+def _bce(x, z):
+    return np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+
+
+def test_sigmoid_bce_matches_stable_formula():
+    x, z = rand((4, 3), 14, -5, 5), np.random.default_rng(15).integers(0, 2, (4, 3))
+    got = L.SigmoidBinaryCrossEntropyLoss()(a64(x), a64(z))
+    np.testing.assert_allclose(got.asnumpy(), _bce(x, z).mean(axis=1), rtol=1e-12)
+    p = sps.expit(x)
+    got = L.SigmoidBCELoss(from_sigmoid=True)(a64(p), a64(z))
+    ref = -(z * np.log(p + 1e-12) + (1 - z) * np.log(1 - p + 1e-12))
+    np.testing.assert_allclose(got.asnumpy(), ref.mean(axis=1), rtol=1e-10)
+    pw = a64(np.array([2.0, 1.0, 0.5]))
+    got = L.SigmoidBCELoss()(a64(x), a64(z), pos_weight=pw)
+    ref = -(2 ** 0 * (z * np.array([2.0, 1.0, 0.5]) * np.log(p) + (1 - z) * np.log(1 - p)))
+    np.testing.assert_allclose(got.asnumpy(), ref.mean(axis=1), rtol=1e-10)
+
+
+def test_sigmoid_bce_large_logits_do_not_overflow():
+    x = np.array([[1e4, -1e4, 88.0, -100.0]], np.float32)
+    z = np.array([[0.0, 1.0, 1.0, 0.0]], np.float32)
+    got = L.SigmoidBCELoss(batch_axis=0)(nd.array(x), nd.array(z))
+    assert np.isfinite(got.asnumpy()).all()
+    np.testing.assert_allclose(got.asnumpy(), _bce(x.astype(np.float64), z).mean(axis=1),
+                               rtol=1e-6)
+
+
+def test_sigmoid_bce_gradient_including_zero_logits():
+    z = a64([[1.0, 0.0, 1.0], [0.0, 0.5, 1.0]])
+    check_grad(lambda p: L.SigmoidBCELoss()(p, z), rand((2, 3), 16))
+    # at x = 0 the gradient is sigmoid(0) - z (a |x|-based formula would lose the 0.5)
+    x = a64(np.zeros((2, 3)))
+    x.attach_grad()
+    with autograd.record():
+        out = L.SigmoidBCELoss()(x, z)
+    out.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), (0.5 - z.asnumpy()) / 3, rtol=1e-12)
+    pw = a64([3.0, 1.0, 0.5])
+    check_grad(lambda p: L.SigmoidBCELoss()(p, z, pos_weight=pw), rand((2, 3), 17))
+    check_grad(lambda p: L.SigmoidBCELoss(from_sigmoid=True)(p, z), rand((2, 3), 18, 0.1, 0.9))
+
+
+free_failing_tests(globals())
