@@ -21,6 +21,8 @@ DIRECTIVES = dict(
 )
 # Modules whose kernels use OpenMP prange.
 OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_optim"}
+# Modules whose loops call sqrt and never read errno: without errno, sqrt vectorises.
+NO_MATH_ERRNO = {"runtime._sparse_optim"}
 
 
 def build_info():
@@ -38,9 +40,10 @@ def extensions():
     for src in sorted(Path("pyx").rglob("*.pyx")):
         name = ".".join(src.relative_to("pyx").with_suffix("").parts)
         omp = ["-fopenmp"] if name in OPENMP else []
+        errno = ["-fno-math-errno"] if name in NO_MATH_ERRNO else []
         exts.append(Extension(
             name, [str(src)], language="c++",
-            extra_compile_args=["-O3", "-std=c++17", *omp],
+            extra_compile_args=["-O3", "-std=c++17", *omp, *errno],
             extra_link_args=omp,
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),

@@ -1,251 +1,311 @@
-"""The optimizer updates, compiled: SGD (with and without momentum), Adam and AdaGrad on
-a weight seen as (rows, row size), for a dense gradient or the stored rows of a
-row_sparse one (MXNet's ``sgd_update``, ``sgd_mom_update``, ``adam_update``,
-``adagrad_update`` kernels).
+"""The optimizer updates, compiled: SGD (with and without momentum), Adam and AdaGrad for
+a dense gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
+``sgd_mom_update``, ``adam_update``, ``adagrad_update`` kernels).
 
-Each function updates ``weight`` and the states in place, one pass over memory and no
-temporaries.  ``rows`` None: ``grad`` is dense, row i for weight row i.  ``rows`` given
-(the sorted unique row indices of a row_sparse gradient, ``grad`` its stored rows): with
-``lazy`` only those rows of the weight and states are touched (MXNet's lazy update);
-without it every row is updated, a row absent from the gradient as if its gradient were
-0 (MXNet's standard update).  ``clip`` < 0 means no clipping (MXNet's clip_gradient).
-Values are float32 or float64, the same dtype for every array; the arithmetic runs in
-that dtype, as MXNet's kernels do.  Loops run without the GIL, over rows in parallel
-with OpenMP once the work reaches runtime._sparse_common's ARITH_SERIAL_CUTOFF.
+Each function writes the updated weight into ``out`` (``weight`` itself for the in-place
+call; otherwise ``weight`` is copied into ``out`` first) and updates the states in
+place: one pass over memory, no temporaries.  ``rows`` None: ``grad`` is dense, of the
+weight's shape.  ``rows`` given (the sorted unique row indices of a row_sparse gradient,
+``grad`` its stored rows): with ``lazy`` only those rows of ``out`` and the states are
+touched (MXNet's lazy update); without it every row is updated, a row absent from the
+gradient as if its gradient were 0 (MXNet's standard update).  ``clip`` < 0 means no
+clipping (MXNet's clip_gradient); a NaN gradient stays NaN.  Arrays are C-contiguous
+NumPy arrays of one dtype, float32 or float64, the arithmetic in that dtype as in MXNet's
+kernels.  The checks run first, with the GIL, so that bad arguments change nothing; the
+loops run without it, in parallel with OpenMP (over blocks of a dense gradient, over rows
+of a sparse one) once the work reaches runtime._sparse_common's ARITH_SERIAL_CUTOFF.
 """
 
 import numpy as np
 
+cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.math cimport sqrt
+from libc.math cimport INFINITY, sqrt, sqrtf
+from libc.string cimport memcpy
 
-from runtime._sparse_common cimport arith_threads, as_array, as_index, lower_bound
-from runtime._types cimport floating, index_t
+from runtime._sparse_common cimport arith_threads, lower_bound
+from runtime._types cimport float32_t, float64_t, floating, index_t
+
+cnp.import_array()
 
 __all__ = ["adagrad_update", "adam_update", "sgd_update"]
 
-cdef object _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+cdef enum:
+    # A dense gradient is updated in blocks of this many values (the parallel unit).
+    _BLOCK = 16384
 
 
 # -- argument checks (with the GIL) ---------------------------------------------------------
 
-cdef object _check(str op, object weight, object grad, object rows, tuple states):
-    """(rows as int64 or None, number of rows to visit): weight, grad and states are
-    C-contiguous 2-D arrays of one float dtype; grad has the weight's row size and, when
-    dense, its row count; rows index the weight's rows, sorted."""
-    weight = as_array(weight, "weight", 2, True)
-    if weight.dtype not in _FLOATS:
+cdef struct Plan:
+    char* w               # out's values (the weight after the copy)
+    const char* g         # grad's values (dense, or the stored rows)
+    const index_t* rows   # NULL: a dense grad
+    char* s0              # states (NULL where the update has fewer)
+    char* s1
+    Py_ssize_t size       # values of the weight
+    Py_ssize_t n, d       # the weight as (rows, row size)
+    Py_ssize_t k          # stored rows of a sparse grad
+    bint f32              # float32 (else float64)
+    int nthreads
+
+
+cdef cnp.ndarray _array(str op, str name, object a, bint out):
+    if not isinstance(a, cnp.ndarray):
+        raise TypeError(f"{op}: {name} must be a numpy.ndarray (got {type(a).__name__})")
+    cdef cnp.ndarray x = <cnp.ndarray>a
+    if not cnp.PyArray_IS_C_CONTIGUOUS(x):
+        raise ValueError(f"{op}: {name} must be C-contiguous (got strides "
+                         f"{(<object>x).strides!r})")
+    if out and not cnp.PyArray_ISWRITEABLE(x):
+        raise ValueError(f"{op}: {name} must be writeable (got a read-only array)")
+    return x
+
+
+cdef int _plan(Plan* p, str op, object out, object weight, object grad, object rows,
+               tuple states, tuple names, bint lazy) except -1:
+    """Check the arguments, fill ``p`` and copy ``weight`` into ``out`` (unless it is
+    ``weight``); nothing is written before every check has passed."""
+    cdef cnp.ndarray o = _array(op, "out", out, True)
+    cdef cnp.ndarray w = _array(op, "weight", weight, False)
+    cdef cnp.ndarray g = _array(op, "grad", grad, False)
+    cdef cnp.ndarray r
+    cdef object x, gshape = (<object>g).shape
+    cdef int t = cnp.PyArray_TYPE(w)
+    cdef Py_ssize_t i
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
         raise NotImplementedError(f"{op}: weight must be float32 or float64 (got "
-                                  f"{weight.dtype})")
-    grad = as_array(grad, "grad", 2, False)
-    if grad.dtype != weight.dtype:
-        raise TypeError(f"{op}: grad must have the weight's dtype {weight.dtype} (got "
-                        f"{grad.dtype})")
-    if grad.shape[1] != weight.shape[1]:
-        raise ValueError(f"{op}: grad rows must hold {weight.shape[1]} values (got shape "
-                         f"{grad.shape!r})")
-    for name, s in states:
-        s = as_array(s, name, 2, True)
-        if s.dtype != weight.dtype:
-            raise TypeError(f"{op}: {name} must have the weight's dtype {weight.dtype} "
-                            f"(got {s.dtype})")
-        if s.shape != weight.shape:
-            raise ValueError(f"{op}: {name} must have the weight's shape {weight.shape!r} "
-                             f"(got {s.shape!r})")
+                                  f"{w.dtype})")
+    shape = (<object>w).shape
+    for name, x in (("out", o), ("grad", g)) + tuple(zip(names, states)):
+        if name != "grad":
+            x = _array(op, name, x, True)
+        if cnp.PyArray_TYPE(<cnp.ndarray>x) != t:
+            raise TypeError(f"{op}: {name} must have the weight's dtype {w.dtype} (got "
+                            f"{x.dtype})")
+        if name != "grad" and x.shape != shape:
+            raise ValueError(f"{op}: {name} must have the weight's shape {shape!r} (got "
+                             f"{x.shape!r})")
+    p.size = cnp.PyArray_SIZE(w)
+    p.n = shape[0] if len(shape) else 1
+    p.d = p.size // p.n if p.n else 0
+    p.rows = NULL
+    p.k = 0
     if rows is None:
-        if grad.shape[0] != weight.shape[0]:
-            raise ValueError(f"{op}: a dense grad must have the weight's shape "
-                             f"{weight.shape!r} (got {grad.shape!r})")
-        return None
-    rows = as_index(rows, "rows", False)
-    cdef Py_ssize_t k = rows.shape[0]
-    if k != grad.shape[0]:
-        raise ValueError(f"{op}: rows must list one index per grad row ({grad.shape[0]}) "
-                         f"(got {k})")
-    if k and (rows[0] < 0 or rows[k - 1] >= weight.shape[0]):
-        raise IndexError(f"{op}: rows must lie in [0, {weight.shape[0]}) (got "
-                         f"{int(rows[0])} .. {int(rows[k - 1])})")
-    return rows
+        if gshape != shape:
+            raise ValueError(f"{op}: a dense grad must have the weight's shape {shape!r} "
+                             f"(got {gshape!r})")
+    else:
+        r = _array(op, "rows", rows, False)
+        if cnp.PyArray_TYPE(r) != cnp.NPY_INT64 or cnp.PyArray_NDIM(r) != 1:
+            raise TypeError(f"{op}: rows must be a 1-D int64 array (got {r.dtype}, shape "
+                            f"{(<object>r).shape!r})")
+        p.k = cnp.PyArray_DIM(r, 0)
+        if len(shape) == 0 or gshape != (p.k,) + shape[1:]:
+            raise ValueError(f"{op}: grad must hold {p.k} rows of the weight's row shape "
+                             f"{shape[1:]!r} (got shape {gshape!r})")
+        p.rows = <const index_t*>cnp.PyArray_DATA(r)
+        for i in range(1, p.k):
+            if p.rows[i] <= p.rows[i - 1]:
+                raise ValueError(f"{op}: rows must be sorted and unique (got {p.rows[i]} "
+                                 f"after {p.rows[i - 1]} at position {i})")
+        if p.k and (p.rows[0] < 0 or p.rows[p.k - 1] >= p.n):
+            raise IndexError(f"{op}: rows must lie in [0, {p.n}) (got {p.rows[0]} .. "
+                             f"{p.rows[p.k - 1]})")
+    p.f32 = t == cnp.NPY_FLOAT32
+    p.w = <char*>cnp.PyArray_DATA(o)
+    p.g = <const char*>cnp.PyArray_DATA(g)
+    p.s0 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[0]) if len(states) > 0 else NULL
+    p.s1 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[1]) if len(states) > 1 else NULL
+    if p.rows == NULL:
+        p.nthreads = arith_threads((p.size + _BLOCK - 1) // _BLOCK, p.size)
+    elif lazy:
+        p.nthreads = arith_threads(p.k, p.k * p.d)
+    else:
+        p.nthreads = arith_threads(p.n, p.size)
+    if p.w != <char*>cnp.PyArray_DATA(w) and p.size:
+        memcpy(p.w, cnp.PyArray_DATA(w), p.size * cnp.PyArray_ITEMSIZE(w))
+    return 0
 
 
-cdef object _ROW0 = np.zeros(1, np.int64)   # the rows argument of a dense gradient
-
-
-cdef Py_ssize_t _visited(object weight, object rows, bint lazy):
-    """Rows an update touches (0 for an empty weight: nothing to do)."""
-    if weight.size == 0:
-        return 0
-    return weight.shape[0] if rows is None or not lazy else len(rows)
-
-
-cdef inline index_t _grad_row(const index_t[::1] rows, Py_ssize_t k, Py_ssize_t i) \
+cdef inline index_t _grad_row(const index_t* rows, Py_ssize_t k, Py_ssize_t i) \
         noexcept nogil:
     """The position of weight row ``i`` among ``rows`` (-1 when absent)."""
-    cdef Py_ssize_t p = lower_bound(&rows[0], k, i, 0) if k else 0
+    cdef Py_ssize_t p = lower_bound(rows, k, i, 0) if k else 0
     return p if p < k and rows[p] == i else -1
 
 
 cdef inline floating _clipped(floating g, floating clip) noexcept nogil:
-    if clip >= 0:
-        if g > clip:
-            return clip
-        if g < -clip:
-            return -clip
-    return g
+    """``g`` in [-clip, clip]; NaN stays NaN (selects, which vectorise)."""
+    g = clip if g > clip else g
+    return -clip if g < -clip else g
 
 
-# -- SGD ----------------------------------------------------------------------------------
+cdef inline floating _root(floating x) noexcept nogil:
+    if floating is float32_t:
+        return sqrtf(x)
+    else:
+        return sqrt(x)
 
-cdef inline void _sgd_row(floating* w, const floating* g, floating* m, Py_ssize_t d,
-                          floating lr, floating wd, floating rescale, floating clip,
-                          floating momentum) noexcept nogil:
+
+# -- the loops: one function per update runs the three shapes of a call -------------------
+
+# ``row(w, g, s0, s1, n, a)`` updates n values (g NULL: a zero gradient); ``a`` holds the
+# attributes.  The row functions keep every branch outside the loop over values (no
+# gradient, no momentum), so that the loops vectorise; no clipping is clipping to an
+# infinite bound.
+
+cdef struct Attrs:
+    double lr, wd, rescale, clip, momentum, beta1, beta2, eps
+
+
+ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, Py_ssize_t,
+                         const Attrs*) noexcept nogil
+ctypedef void (*row_f64)(float64_t*, const float64_t*, float64_t*, float64_t*, Py_ssize_t,
+                         const Attrs*) noexcept nogil
+
+
+cdef inline double _bound(double clip) noexcept nogil:
+    return INFINITY if clip < 0 else clip
+
+
+cdef void _sgd_row(floating* w, const floating* g, floating* m, floating* unused,
+                   Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = _clipped(rescale * g[c], clip) if g != NULL else 0
+    cdef floating lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
+    cdef floating decay = 1 - lwd, rescale = <floating>a.rescale
+    cdef floating momentum = <floating>a.momentum, clip = <floating>_bound(a.clip)
+    if g == NULL:
         if m == NULL:
-            w[c] = (1 - lr * wd) * w[c] - lr * gr
+            for c in range(d):
+                w[c] = decay * w[c]
         else:
-            m[c] = momentum * m[c] - lr * wd * w[c] - lr * gr
+            for c in range(d):
+                m[c] = momentum * m[c] - lwd * w[c]
+                w[c] = w[c] + m[c]
+    elif m == NULL:
+        for c in range(d):
+            w[c] = decay * w[c] - lr * _clipped(rescale * g[c], clip)
+    else:
+        for c in range(d):
+            m[c] = momentum * m[c] - lwd * w[c] - lr * _clipped(rescale * g[c], clip)
             w[c] = w[c] + m[c]
 
 
-def _sgd(floating[:, ::1] w, const floating[:, ::1] g, const index_t[::1] rows,
-         bint has_rows, floating[:, ::1] mom, bint has_mom, bint lazy, floating lr,
-         floating wd, floating rescale, floating clip, floating momentum, int nthreads):
-    cdef Py_ssize_t n = w.shape[0], d = w.shape[1], k = g.shape[0], i, j
-    cdef index_t p
-    cdef floating* m = &mom[0, 0] if has_mom else <floating*>NULL
-    with nogil:
-        if not has_rows:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                _sgd_row(&w[i, 0], &g[i, 0], <floating*>NULL if m == NULL else m + i * d,
-                         d, lr, wd, rescale, clip, momentum)
-        elif lazy:
-            for j in prange(k, num_threads=nthreads, schedule="static"):
-                i = rows[j]
-                _sgd_row(&w[i, 0], &g[j, 0], <floating*>NULL if m == NULL else m + i * d,
-                         d, lr, wd, rescale, clip, momentum)
-        else:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                p = _grad_row(rows, k, i)
-                _sgd_row(&w[i, 0], <const floating*>NULL if p < 0 else &g[p, 0],
-                         <floating*>NULL if m == NULL else m + i * d, d, lr, wd, rescale, clip,
-                         momentum)
-
-
-def sgd_update(weight, grad, rows, mom, double lr, double wd, double rescale_grad,
-               double clip_gradient, double momentum, bint lazy):
-    """SGD in place: ``mom`` None: w = (1 - lr wd) w - lr clip(rescale g); else
-    mom = momentum mom - lr wd w - lr clip(rescale g), w += mom (MXNet's sgd_update and
-    sgd_mom_update).  Returns the number of rows updated."""
-    states = () if mom is None else (("mom", mom),)
-    rows = _check("sgd_update", weight, grad, rows, states)
-    cdef Py_ssize_t visited = _visited(weight, rows, lazy)
-    if visited:
-        _sgd(weight, grad, _ROW0 if rows is None else rows, rows is not None,
-             weight if mom is None else mom, mom is not None, lazy, lr, wd, rescale_grad,
-             clip_gradient, momentum, arith_threads(visited, visited * weight.shape[1]))
-    return visited
-
-
-# -- Adam ---------------------------------------------------------------------------------
-
-cdef inline void _adam_row(floating* w, const floating* g, floating* mean, floating* var,
-                           Py_ssize_t d, floating lr, floating beta1, floating beta2,
-                           floating eps, floating wd, floating rescale,
-                           floating clip) noexcept nogil:
+cdef void _adam_row(floating* w, const floating* g, floating* mean, floating* var,
+                    Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = (rescale * g[c] if g != NULL else 0) + wd * w[c]
-        gr = _clipped(gr, clip)
-        mean[c] = beta1 * mean[c] + (1 - beta1) * gr
-        var[c] = beta2 * var[c] + (1 - beta2) * gr * gr
-        w[c] = w[c] - lr * mean[c] / (<floating>sqrt(var[c]) + eps)
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating beta1 = <floating>a.beta1, beta2 = <floating>a.beta2
+    cdef floating b1 = 1 - beta1, b2 = 1 - beta2, eps = <floating>a.eps
+    if g == NULL:
+        for c in range(d):
+            gr = _clipped(wd * w[c], clip)
+            mean[c] = beta1 * mean[c] + b1 * gr
+            var[c] = beta2 * var[c] + b2 * gr * gr
+            w[c] = w[c] - lr * mean[c] / (_root(var[c]) + eps)
+    else:
+        for c in range(d):
+            gr = _clipped(rescale * g[c] + wd * w[c], clip)
+            mean[c] = beta1 * mean[c] + b1 * gr
+            var[c] = beta2 * var[c] + b2 * gr * gr
+            w[c] = w[c] - lr * mean[c] / (_root(var[c]) + eps)
 
 
-def _adam(floating[:, ::1] w, const floating[:, ::1] g, const index_t[::1] rows,
-          bint has_rows, floating[:, ::1] mean, floating[:, ::1] var, bint lazy,
-          floating lr, floating beta1, floating beta2, floating eps, floating wd,
-          floating rescale, floating clip, int nthreads):
-    cdef Py_ssize_t n = w.shape[0], d = w.shape[1], k = g.shape[0], i, j
-    cdef index_t p
+cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* unused,
+                       Py_ssize_t d, const Attrs* a) noexcept nogil:
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating eps = <floating>a.eps
+    if g == NULL:     # a zero gradient: only the weight decay
+        for c in range(d):
+            w[c] = w[c] - lwd * w[c]
+    else:
+        for c in range(d):
+            gr = _clipped(rescale * g[c], clip)
+            h[c] = h[c] + gr * gr
+            w[c] = w[c] - lr * gr / (_root(h[c]) + eps) - lwd * w[c]
+
+
+cdef inline floating* _at(char* base, Py_ssize_t i, floating* kind) noexcept nogil:
+    return <floating*>NULL if base == NULL else <floating*>base + i
+
+
+cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
+               void (*row)(floating*, const floating*, floating*, floating*, Py_ssize_t,
+                           const Attrs*) noexcept nogil) noexcept nogil:
+    """The update ``row`` over a dense gradient (in blocks), the rows of a sparse one
+    (lazy) or every row (standard)."""
+    cdef floating* w = <floating*>p.w
+    cdef const floating* g = <const floating*>p.g
+    cdef Py_ssize_t b, i, j, lo, d = p.d, nb = (p.size + _BLOCK - 1) // _BLOCK
+    cdef index_t q
+    if p.rows == NULL:
+        for b in prange(nb, num_threads=p.nthreads, schedule="static"):
+            lo = b * _BLOCK
+            row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind),
+                min(<Py_ssize_t>_BLOCK, p.size - lo), a)
+    elif lazy:
+        for j in prange(p.k, num_threads=p.nthreads, schedule="static"):
+            i = p.rows[j] * d
+            row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), d, a)
+    else:
+        for i in prange(p.n, num_threads=p.nthreads, schedule="static"):
+            q = _grad_row(p.rows, p.k, i)
+            row(w + i * d, <const floating*>NULL if q < 0 else g + q * d,
+                _at(p.s0, i * d, kind), _at(p.s1, i * d, kind), d, a)
+
+
+cdef int _dispatch(const Plan* p, const Attrs* a, bint lazy, row_f32 f32,
+                   row_f64 f64) except -1:
+    if p.size == 0:
+        return 0
     with nogil:
-        if not has_rows:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                _adam_row(&w[i, 0], &g[i, 0], &mean[i, 0], &var[i, 0], d, lr, beta1, beta2,
-                          eps, wd, rescale, clip)
-        elif lazy:
-            for j in prange(k, num_threads=nthreads, schedule="static"):
-                i = rows[j]
-                _adam_row(&w[i, 0], &g[j, 0], &mean[i, 0], &var[i, 0], d, lr, beta1, beta2,
-                          eps, wd, rescale, clip)
+        if p.f32:
+            _run[float32_t](p, a, lazy, <float32_t*>NULL, f32)
         else:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                p = _grad_row(rows, k, i)
-                _adam_row(&w[i, 0], <const floating*>NULL if p < 0 else &g[p, 0],
-                          &mean[i, 0], &var[i, 0], d, lr, beta1, beta2, eps, wd, rescale,
-                          clip)
+            _run[float64_t](p, a, lazy, <float64_t*>NULL, f64)
+    return 0
 
 
-def adam_update(weight, grad, rows, mean, var, double lr, double beta1, double beta2,
+# -- the functions ------------------------------------------------------------------------
+
+def sgd_update(out, weight, grad, rows, mom, double lr, double wd, double rescale_grad,
+               double clip_gradient, double momentum, bint lazy):
+    """SGD: ``mom`` None: out = (1 - lr wd) weight - lr clip(rescale g); else
+    mom = momentum mom - lr wd weight - lr clip(rescale g), out = weight + mom (MXNet's
+    sgd_update and sgd_mom_update)."""
+    cdef Plan p
+    cdef Attrs a
+    states, names = ((), ()) if mom is None else ((mom,), ("mom",))
+    _plan(&p, "sgd_update", out, weight, grad, rows, states, names, lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
+        momentum
+    _dispatch(&p, &a, lazy, _sgd_row[float32_t], _sgd_row[float64_t])
+
+
+def adam_update(out, weight, grad, rows, mean, var, double lr, double beta1, double beta2,
                 double epsilon, double wd, double rescale_grad, double clip_gradient,
                 bint lazy):
-    """Adam in place (MXNet's adam_update, no bias correction): g = clip(rescale g +
-    wd w); mean = beta1 mean + (1 - beta1) g; var = beta2 var + (1 - beta2) g^2;
-    w -= lr mean / (sqrt(var) + epsilon).  Returns the number of rows updated."""
-    rows = _check("adam_update", weight, grad, rows, (("mean", mean), ("var", var)))
-    cdef Py_ssize_t visited = _visited(weight, rows, lazy)
-    if visited:
-        _adam(weight, grad, _ROW0 if rows is None else rows, rows is not None, mean, var,
-              lazy, lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient,
-              arith_threads(visited, visited * weight.shape[1]))
-    return visited
+    """Adam (MXNet's adam_update, no bias correction): g = clip(rescale g + wd weight);
+    mean = beta1 mean + (1 - beta1) g; var = beta2 var + (1 - beta2) g^2;
+    out = weight - lr mean / (sqrt(var) + epsilon)."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "adam_update", out, weight, grad, rows, (mean, var), ("mean", "var"), lazy)
+    a.lr, a.wd, a.rescale, a.clip = lr, wd, rescale_grad, clip_gradient
+    a.beta1, a.beta2, a.eps = beta1, beta2, epsilon
+    _dispatch(&p, &a, lazy, _adam_row[float32_t], _adam_row[float64_t])
 
 
-# -- AdaGrad ------------------------------------------------------------------------------
-
-cdef inline void _adagrad_row(floating* w, const floating* g, floating* h, Py_ssize_t d,
-                              floating lr, floating eps, floating wd, floating rescale,
-                              floating clip) noexcept nogil:
-    cdef Py_ssize_t c
-    cdef floating gr
-    for c in range(d):
-        gr = _clipped(rescale * g[c], clip) if g != NULL else 0
-        h[c] = h[c] + gr * gr
-        w[c] = w[c] - lr * (gr / (<floating>sqrt(h[c]) + eps) + wd * w[c])
-
-
-def _adagrad(floating[:, ::1] w, const floating[:, ::1] g, const index_t[::1] rows,
-             bint has_rows, floating[:, ::1] h, bint lazy, floating lr, floating eps,
-             floating wd, floating rescale, floating clip, int nthreads):
-    cdef Py_ssize_t n = w.shape[0], d = w.shape[1], k = g.shape[0], i, j
-    cdef index_t p
-    with nogil:
-        if not has_rows:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                _adagrad_row(&w[i, 0], &g[i, 0], &h[i, 0], d, lr, eps, wd, rescale, clip)
-        elif lazy:
-            for j in prange(k, num_threads=nthreads, schedule="static"):
-                i = rows[j]
-                _adagrad_row(&w[i, 0], &g[j, 0], &h[i, 0], d, lr, eps, wd, rescale, clip)
-        else:
-            for i in prange(n, num_threads=nthreads, schedule="static"):
-                p = _grad_row(rows, k, i)
-                _adagrad_row(&w[i, 0], <const floating*>NULL if p < 0 else &g[p, 0],
-                             &h[i, 0], d, lr, eps, wd, rescale, clip)
-
-
-def adagrad_update(weight, grad, rows, history, double lr, double epsilon, double wd,
+def adagrad_update(out, weight, grad, rows, history, double lr, double epsilon, double wd,
                    double rescale_grad, double clip_gradient, bint lazy):
-    """AdaGrad in place (MXNet's adagrad_update): g = clip(rescale g); history += g^2;
-    w -= lr (g / (sqrt(history) + epsilon) + wd w).  Returns the number of rows
-    updated."""
-    rows = _check("adagrad_update", weight, grad, rows, (("history", history),))
-    cdef Py_ssize_t visited = _visited(weight, rows, lazy)
-    if visited:
-        _adagrad(weight, grad, _ROW0 if rows is None else rows, rows is not None, history,
-                 lazy, lr, epsilon, wd, rescale_grad, clip_gradient,
-                 arith_threads(visited, visited * weight.shape[1]))
-    return visited
+    """AdaGrad (MXNet's adagrad_update): g = clip(rescale g); history += g^2;
+    out = weight - lr (g / (sqrt(history) + epsilon) + wd weight)."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "adagrad_update", out, weight, grad, rows, (history,), ("history",), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.eps = lr, wd, rescale_grad, clip_gradient, epsilon
+    _dispatch(&p, &a, lazy, _adagrad_row[float32_t], _adagrad_row[float64_t])

@@ -39,21 +39,26 @@ _LAZY = {"lazy_update": Attr("bool", True)}
 
 # -- attribute, shape, dtype and storage checks ----------------------------------------------
 
-def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
-    """Attribute ``name`` must be finite, and in the range given ([lo, hi) or (lo, hi))."""
-    v = attrs[name]
+def check_number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """ValueError unless float ``v`` is finite and in the range given: [lo, hi), or from
+    ``lo`` (excluded when ``lo_open``).  runtime.optim checks its arguments with it too."""
     ok = math.isfinite(v)
     if ok and lo is not None:
         ok = v > lo if lo_open else v >= lo
     if ok and hi is not None:
         ok = v < hi
     if not ok:
-        rule = "finite"
         if lo is not None and hi is not None:
             rule = f"in [{lo}, {hi})"
         elif lo is not None:
             rule = f"finite and {'>' if lo_open else '>='} {lo}"
-        raise ValueError(f"{op}: {name} must be {rule} (got {v!r})")
+        else:
+            rule = "finite"
+        raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+
+
+def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
+    check_number(op, name, attrs[name], lo, lo_open, hi)
 
 
 def _check_common(op, attrs):
@@ -133,39 +138,15 @@ def _check_adagrad(op, attrs):
 
 # -- kernels ---------------------------------------------------------------------------------
 
-def _rows2d(a):
-    """``a`` seen as (rows, row size): what the kernels loop over (0-d: one value)."""
-    if a.ndim == 0:
-        return a.reshape(1, 1)
-    return a.reshape(a.shape[0], math.prod(a.shape[1:]))
-
-
-def _flat2d(a):
-    """A dense update touches every element alike: rows of at least 64 values, so that
-    the inner loop is long (a bias of n values is one row, not n)."""
-    return a.reshape(1, a.size) if a.ndim < 2 or a.size < 64 * a.shape[0] else _rows2d(a)
-
-
-def _address(a):
-    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
-
-
-def _into(w, o):
-    """Make output ``o`` hold weight ``w`` unless it is ``w`` (the in-place call)."""
-    if o.size and _address(o) != _address(w):
-        o[...] = w
-
-
 def _dense(update, device):
-    """The dense kernel: the host runs ``update(out2d, grad2d, None, states2d, attrs,
+    """The dense kernel: the host runs ``update(out, weight, grad, None, states, attrs,
     lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
     def compute(attrs, ins, outs):
         w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
-        if not isinstance(w, np.ndarray):
+        if isinstance(w, np.ndarray):
+            update(o, w, g, None, states, attrs, False)
+        else:
             device(w, g, states, o, attrs)
-            return
-        _into(w, o)
-        update(_flat2d(o), _flat2d(g), None, [_flat2d(s) for s in states], attrs, False)
     return compute
 
 
@@ -180,10 +161,8 @@ def _sparse(op, update, lazy_attr):
         o = outs[0]
         if o is None:
             o = _empty(w.shape, ctx=w.context, dtype=w.dtype)
-        wv, ov = storage_view(w, -1), storage_view(o, -1)
-        _into(wv, ov)
-        update(_rows2d(ov), _rows2d(storage_view(g, -1)), storage_view(g, 0),
-               [_rows2d(storage_view(s, -1)) for s in states], attrs,
+        update(storage_view(o, -1), storage_view(w, -1), storage_view(g, -1),
+               storage_view(g, 0), [storage_view(s, -1) for s in states], attrs,
                attrs[lazy_attr] if lazy_attr else True)
         return [o]
     return compute
@@ -210,8 +189,8 @@ def _scaled(g, attrs, extra=None):
 
 # sgd_update / sgd_mom_update
 
-def _sgd_host(o, g, rows, states, attrs, lazy):
-    K.sgd_update(o, g, rows, states[0] if states else None, attrs["lr"], attrs["wd"],
+def _sgd_host(o, w, g, rows, states, attrs, lazy):
+    K.sgd_update(o, w, g, rows, states[0] if states else None, attrs["lr"], attrs["wd"],
                  attrs["rescale_grad"], attrs["clip_gradient"], attrs.get("momentum", 0.0),
                  lazy)
 
@@ -257,8 +236,8 @@ a row_sparse grad with lazy_update updates only its rows of weight and mom.""")
 
 # adam_update
 
-def _adam_host(o, g, rows, states, attrs, lazy):
-    K.adam_update(o, g, rows, states[0], states[1], attrs["lr"], attrs["beta1"],
+def _adam_host(o, w, g, rows, states, attrs, lazy):
+    K.adam_update(o, w, g, rows, states[0], states[1], attrs["lr"], attrs["beta1"],
                   attrs["beta2"], attrs["epsilon"], attrs["wd"], attrs["rescale_grad"],
                   attrs["clip_gradient"], lazy)
 
@@ -295,8 +274,8 @@ updates only its rows of weight, mean and var.""")
 
 # adagrad_update
 
-def _adagrad_host(o, g, rows, states, attrs, lazy):
-    K.adagrad_update(o, g, rows, states[0], attrs["lr"], attrs["epsilon"], attrs["wd"],
+def _adagrad_host(o, w, g, rows, states, attrs, lazy):
+    K.adagrad_update(o, w, g, rows, states[0], attrs["lr"], attrs["epsilon"], attrs["wd"],
                      attrs["rescale_grad"], attrs["clip_gradient"], lazy)
 
 

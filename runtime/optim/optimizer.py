@@ -16,7 +16,10 @@ decay multipliers come from ``param_dict`` (index -> a Parameter with ``lr_mult`
 
 import math
 
+import numpy as np
+
 from runtime import nd
+from runtime.ops.optim import check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
 
@@ -47,25 +50,11 @@ def create(name, **kwargs):
 
 def _number(owner, name, v, lo=None, lo_open=False, hi=None):
     """``v`` as a float, finite and in the range given ([lo, hi), (lo, ...))."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        try:
-            v = float(v)          # NumPy scalars
-        except (TypeError, ValueError):
-            raise TypeError(f"{owner}: {name} must be a number (got {v!r})") from None
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        raise TypeError(f"{owner}: {name} must be a number (got {v!r})")
     v = float(v)
-    ok = math.isfinite(v)
-    if ok and lo is not None:
-        ok = v > lo if lo_open else v >= lo
-    if ok and hi is not None:
-        ok = v < hi
-    if not ok:
-        if lo is not None and hi is not None:
-            rule = f"in [{lo}, {hi})"
-        elif lo is not None:
-            rule = f"finite and {'>' if lo_open else '>='} {lo}"
-        else:
-            rule = "finite"
-        raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+    check_number(owner, name, v, lo, lo_open, hi)
     return v
 
 

@@ -3,6 +3,8 @@
 import math
 import warnings
 
+import numpy as np
+
 from runtime import nd
 from runtime._ndarray import NDArray
 
@@ -46,6 +48,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
                       "undefined", UserWarning, stacklevel=2)
     scale = max_norm / (total + 1e-8)
     if scale < 1.0 or not math.isfinite(total):
-        for a in arrays:
-            a *= scale
+        with np.errstate(invalid="ignore"):    # inf * 0: NaN, the undefined result
+            for a in arrays:
+                a *= scale
     return total

@@ -1,0 +1,634 @@
+"""The optimizer update operators and runtime.optim against NumPy references of MXNet's
+update rules, over several steps: dense gradients, row_sparse gradients with lazy updates
+(untouched rows keep their values and their state) and standard ones (equal to the dense
+update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
+correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight and state
+unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
+
+import math
+
+import numpy as np
+import pytest
+
+from runtime import autograd, nd, optim
+from runtime._sparse_common import set_arith_serial_cutoff
+from tests.runtime.conftest import dense_values, free_failing_tests
+
+F32, F64 = np.float32, np.float64
+
+
+# -- NumPy references (float64; MXNet's formulas) ----------------------------------------
+
+def _clip(g, clip):
+    return np.clip(g, -clip, clip) if clip >= 0 else g
+
+
+def ref_update(name, w, g, states, a):
+    """One update of weight ``w`` by dense ``g``; returns (weight, states), new arrays."""
+    lr, wd, rs, clip = a["lr"], a.get("wd", 0.0), a.get("rescale_grad", 1.0), \
+        a.get("clip_gradient", -1.0)
+    if name == "sgd_update":
+        return (1 - lr * wd) * w - lr * _clip(rs * g, clip), []
+    if name == "sgd_mom_update":
+        m = a.get("momentum", 0.0) * states[0] - lr * wd * w - lr * _clip(rs * g, clip)
+        return w + m, [m]
+    if name == "adam_update":
+        b1, b2, eps = a.get("beta1", 0.9), a.get("beta2", 0.999), a.get("epsilon", 1e-8)
+        gr = _clip(rs * g + wd * w, clip)
+        mean = b1 * states[0] + (1 - b1) * gr
+        var = b2 * states[1] + (1 - b2) * gr * gr
+        return w - lr * mean / (np.sqrt(var) + eps), [mean, var]
+    assert name == "adagrad_update"
+    gr = _clip(rs * g, clip)
+    h = states[0] + gr * gr
+    return w - lr * (gr / (np.sqrt(h) + a.get("epsilon", 1e-7)) + wd * w), [h]
+
+
+def ref_lazy(name, w, rows, grows, states, a):
+    """The lazy update: only ``rows`` (their gradient rows ``grows``) change."""
+    w, states = w.copy(), [s.copy() for s in states]
+    if len(rows):
+        nw, ns = ref_update(name, w[rows], grows, [s[rows] for s in states], a)
+        w[rows] = nw
+        for s, n in zip(states, ns):
+            s[rows] = n
+    return w, states
+
+
+N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1}
+ATTRS = {
+    "sgd_update": {"lr": 0.1, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
+    "sgd_mom_update": {"lr": 0.1, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
+                       "clip_gradient": 0.4},
+    "adam_update": {"lr": 0.01, "beta1": 0.8, "beta2": 0.99, "epsilon": 1e-6, "wd": 0.05,
+                    "rescale_grad": 0.5, "clip_gradient": 0.4},
+    "adagrad_update": {"lr": 0.1, "epsilon": 1e-6, "wd": 0.05, "rescale_grad": 0.5,
+                       "clip_gradient": 0.4},
+}
+OPS = sorted(N_STATES)
+
+
+def _tol(dtype):
+    return dict(rtol=2e-5, atol=2e-6) if dtype == F32 else dict(rtol=1e-12, atol=1e-13)
+
+
+def _initial(name, shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(shape)
+    states = [rng.standard_normal(shape) * 0.1 for _ in range(N_STATES[name])]
+    if name in ("adam_update", "adagrad_update"):   # var, history: sums of squares
+        states[-1] = np.abs(states[-1])
+    return w.astype(dtype), [s.astype(dtype) for s in states]
+
+
+def _rsp_grad(rng, shape, rows, dtype):
+    values = rng.standard_normal((len(rows),) + shape[1:]).astype(dtype)
+    dense = np.zeros(shape, dtype)
+    dense[rows] = values
+    return nd.sparse.row_sparse_array((values, np.asarray(rows, np.int64)), shape=shape,
+                                      dtype=dtype), dense, values
+
+
+# -- the operators ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("shape", [(6, 3), (5,), (3, 2, 4)])
+def test_dense_update_matches_numpy(name, dtype, shape):
+    attrs = ATTRS[name]
+    w0, s0 = _initial(name, shape, dtype)
+    w, states = nd.array(w0, dtype=dtype), [nd.array(s, dtype=dtype) for s in s0]
+    rw, rs = w0.astype(F64), [s.astype(F64) for s in s0]
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        g = rng.standard_normal(shape).astype(dtype)
+        getattr(nd, name)(w, nd.array(g, dtype=dtype), *states, out=w, **attrs)
+        rw, rs = ref_update(name, rw, g.astype(F64), rs, attrs)
+        np.testing.assert_allclose(w.asnumpy(), rw, **_tol(dtype))
+        for s, r in zip(states, rs):
+            np.testing.assert_allclose(s.asnumpy(), r, **_tol(dtype))
+    assert w.dtype == dtype and all(s.dtype == dtype for s in states)
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_lazy_row_sparse_update_touches_only_the_rows_present(name, dtype):
+    attrs = ATTRS[name]
+    shape = (8, 3)
+    w0, s0 = _initial(name, shape, dtype)
+    w, states = nd.array(w0, dtype=dtype), [nd.array(s, dtype=dtype) for s in s0]
+    rw, rs = w0.astype(F64), [s.astype(F64) for s in s0]
+    rng = np.random.default_rng(2)
+    for rows in ([1, 4, 5], [0, 4], [], [7]):
+        g, _, values = _rsp_grad(rng, shape, rows, dtype)
+        getattr(nd, name)(w, g, *states, out=w, **attrs)
+        rw, rs = ref_lazy(name, rw, rows, values.astype(F64), rs, attrs)
+        np.testing.assert_allclose(w.asnumpy(), rw, **_tol(dtype))
+        for s, r in zip(states, rs):
+            np.testing.assert_allclose(s.asnumpy(), r, **_tol(dtype))
+    untouched = [2, 3, 6]          # never in a gradient: exactly their first values
+    np.testing.assert_array_equal(w.asnumpy()[untouched], w0[untouched])
+    for s, s_first in zip(states, s0):
+        np.testing.assert_array_equal(s.asnumpy()[untouched], s_first[untouched])
+
+
+@pytest.mark.parametrize("name", [n for n in OPS if n != "adagrad_update"])
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_standard_row_sparse_update_equals_the_dense_update(name, dtype):
+    attrs = {**ATTRS[name], "lazy_update": False}
+    shape = (7, 2, 2)
+    w0, s0 = _initial(name, shape, dtype)
+    w, states = nd.array(w0, dtype=dtype), [nd.array(s, dtype=dtype) for s in s0]
+    dw, dstates = nd.array(w0, dtype=dtype), [nd.array(s, dtype=dtype) for s in s0]
+    rng = np.random.default_rng(3)
+    for rows in ([0, 3], [6], []):
+        g, dense, _ = _rsp_grad(rng, shape, rows, dtype)
+        getattr(nd, name)(w, g, *states, out=w, **attrs)
+        getattr(nd, name)(dw, nd.array(dense, dtype=dtype), *dstates, out=dw, **attrs)
+        np.testing.assert_allclose(w.asnumpy(), dw.asnumpy(), rtol=1e-6, atol=1e-7)
+        for s, d in zip(states, dstates):
+            np.testing.assert_allclose(s.asnumpy(), d.asnumpy(), rtol=1e-6, atol=1e-7)
+    assert not np.array_equal(w.asnumpy()[[1, 2, 4, 5]], w0[[1, 2, 4, 5]])   # wd, momentum
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_out_semantics(name, sparse):
+    """out=weight updates in place; without out= (or with another out=) the weight is
+    left alone and the result is new, while the states are updated (as MXNet)."""
+    attrs = ATTRS[name]
+    shape = (5, 3)
+    w0, s0 = _initial(name, shape, F64)
+    rng = np.random.default_rng(4)
+    if sparse:
+        g, dense, values = _rsp_grad(rng, shape, [1, 3], F64)
+        want, want_states = ref_lazy(name, w0, [1, 3], values, s0, attrs)
+    else:
+        dense = rng.standard_normal(shape)
+        g = nd.array(dense, dtype=F64)
+        want, want_states = ref_update(name, w0, dense, s0, attrs)
+    for how in ("none", "other", "add"):
+        w, states = nd.array(w0, dtype=F64), [nd.array(s, dtype=F64) for s in s0]
+        version = w.version
+        if how == "none":
+            r = getattr(nd, name)(w, g, *states, **attrs)
+            expect = want
+        elif how == "other":
+            r = nd.full(shape, 7.0, dtype=F64)
+            getattr(nd, name)(w, g, *states, out=r, **attrs)
+            expect = want
+        else:
+            r = nd.full(shape, 1.0, dtype=F64)
+            getattr(nd, name)(w, g, *states, out=r, req="add", **attrs)
+            expect = want + 1.0
+        np.testing.assert_allclose(r.asnumpy(), expect, rtol=1e-12, atol=1e-13)
+        np.testing.assert_array_equal(w.asnumpy(), w0)
+        assert w.version == version
+        for s, ws in zip(states, want_states):
+            np.testing.assert_allclose(s.asnumpy(), ws, rtol=1e-12, atol=1e-13)
+    w = nd.array(w0, dtype=F64)
+    states = [nd.array(s, dtype=F64) for s in s0]
+    version = w.version
+    assert getattr(nd, name)(w, g, *states, out=w, **attrs) is w
+    assert w.version > version
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-12, atol=1e-13)
+
+
+def test_state_versions_are_bumped_and_the_tape_refuses_recorded_states():
+    w, g, m = nd.ones((3, 2)), nd.ones((3, 2)), nd.zeros((3, 2))
+    v = m.version
+    nd.sgd_mom_update(w, g, m, out=w, lr=0.1, momentum=0.5)
+    assert m.version > v
+    m.attach_grad()
+    with autograd.record():
+        y = m * 2
+        with pytest.raises(RuntimeError, match=r"^sgd_mom_update: cannot write into an "
+                                               r"array on the autograd tape"):
+            nd.sgd_mom_update(w, g, m, out=w, lr=0.1, momentum=0.5)
+    del y
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_threaded_kernels_match_the_serial_ones(name):
+    """The OpenMP paths (forced on small inputs) give the serial results."""
+    attrs = ATTRS[name]
+    shape = (64, 5)
+    w0, s0 = _initial(name, shape, F64, seed=5)
+    rng = np.random.default_rng(6)
+    g, dense, _ = _rsp_grad(rng, shape, sorted(rng.choice(64, 20, replace=False)), F64)
+    results = []
+    for cutoff in (1 << 40, 0):
+        old = set_arith_serial_cutoff(cutoff)
+        try:
+            out = []
+            for grad, extra in ((g, {}), (g, {"lazy_update": False}),
+                                (nd.array(dense, dtype=F64), {})):
+                if name == "adagrad_update" and extra:
+                    continue
+                w, states = nd.array(w0, dtype=F64), [nd.array(s, dtype=F64) for s in s0]
+                getattr(nd, name)(w, grad, *states, out=w, **attrs, **extra)
+                out.append([w.asnumpy()] + [s.asnumpy() for s in states])
+            results.append(out)
+        finally:
+            set_arith_serial_cutoff(old)
+    for a, b in zip(*results):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("clip", [-1.0, 0.4])
+def test_device_formulas_match_the_host_kernels(name, clip):
+    """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
+    they give the host kernel's results (the GPU suite runs them on CuPy)."""
+    from runtime.ops import optim as ops_optim
+    from runtime.ops.registry import get
+    op = get(name)
+    attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
+    device = {"sgd_update": ops_optim._sgd_device, "sgd_mom_update": ops_optim._sgd_device,
+              "adam_update": ops_optim._adam_device,
+              "adagrad_update": ops_optim._adagrad_device}[name]
+    w0, s0 = _initial(name, (4, 5), F64, seed=11)
+    g = np.random.default_rng(12).standard_normal((4, 5))
+    w, states, out = w0.copy(), [s.copy() for s in s0], np.empty_like(w0)
+    device(w, g, states, out, attrs)
+    want, want_states = ref_update(name, w0, g, s0, attrs)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(w, w0)
+    for s, r in zip(states, want_states):
+        np.testing.assert_allclose(s, r, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("clip", [-1.0, 0.4])
+def test_nan_gradients_propagate(name, clip):
+    """A NaN gradient gives a NaN weight whether or not it is clipped (as NumPy's
+    clip); the other values are updated normally."""
+    w0, s0 = _initial(name, (2, 3), F32, seed=13)
+    g = np.ones((2, 3), F32)
+    g[1, 2] = np.nan
+    w, states = nd.array(w0), [nd.array(s) for s in s0]
+    attrs = {**ATTRS[name], "clip_gradient": clip}
+    getattr(nd, name)(w, nd.array(g), *states, out=w, **attrs)
+    got = w.asnumpy()
+    assert np.isnan(got[1, 2])
+    want, _ = ref_update(name, w0.astype(F64), g.astype(F64), [s.astype(F64) for s in s0],
+                         attrs)
+    np.testing.assert_allclose(np.delete(got.ravel(), 5), np.delete(want.ravel(), 5),
+                               rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("rows, g_shape, exc, match", [
+    (np.array([2, 1]), (2, 2), ValueError, r"rows must be sorted and unique \(got 1 after 2 "
+                                           r"at position 1\)"),
+    (np.array([0, 4]), (2, 2), IndexError, r"rows must lie in \[0, 4\) \(got 0 \.\. 4\)"),
+    (np.array([0, 1], np.int32), (2, 2), TypeError, r"rows must be a 1-D int64 array"),
+    (np.array([0, 1]), (3, 2), ValueError, r"grad must hold 2 rows of the weight's row "
+                                           r"shape \(2,\) \(got shape \(3, 2\)\)"),
+    (None, (2, 2), ValueError, r"a dense grad must have the weight's shape \(4, 2\)"),
+])
+def test_kernel_checks_change_nothing(rows, g_shape, exc, match):
+    """runtime._sparse_optim checks every argument before it writes (the operators'
+    inference refuses most of these first; rows come from a checked row_sparse array)."""
+    from runtime import _sparse_optim as K
+    w, out = np.ones((4, 2), F32), np.full((4, 2), 7, F32)
+    m = np.zeros((4, 2), F32)
+    with pytest.raises(exc, match="^sgd_update: " + match):
+        K.sgd_update(out, w, np.ones(g_shape, F32), rows, m, 0.1, 0.0, 1.0, -1.0, 0.9, True)
+    np.testing.assert_array_equal(out, 7)
+    np.testing.assert_array_equal(w, 1)
+    np.testing.assert_array_equal(m, 0)
+    with pytest.raises(ValueError, match=r"^adam_update: out must be C-contiguous"):
+        K.adam_update(np.ones((2, 4), F32).T, w, w, None, m, m, 0.1, 0.9, 0.9, 1e-8, 0.0,
+                      1.0, -1.0, True)
+    with pytest.raises(ValueError, match=r"^adagrad_update: history must be writeable"):
+        ro = np.zeros((4, 2), F32)
+        ro.flags.writeable = False
+        K.adagrad_update(w, w, w, None, ro, 0.1, 1e-7, 0.0, 1.0, -1.0, True)
+    np.testing.assert_array_equal(w, 1)
+
+
+def test_adagrad_is_in_nd_sparse_under_mxnets_name():
+    w, h = nd.ones((4, 2)), nd.zeros((4, 2))
+    g = nd.sparse.row_sparse_array(np.array([[0, 0], [2, 2], [0, 0], [0, 0]], F32))
+    nd.sparse.adagrad_update(w, g, h, lr=0.5, out=w)
+    np.testing.assert_allclose(w.asnumpy()[1], 1 - 0.5 * 2 / (2 + 1e-7), rtol=1e-6)
+    np.testing.assert_array_equal(w.asnumpy()[[0, 2, 3]], 1)
+    np.testing.assert_array_equal(h.asnumpy(), [[0, 0], [4, 4], [0, 0], [0, 0]])
+
+
+def test_lr_is_required_and_attributes_are_positional_in_mxnets_order():
+    from runtime.ops.registry import get
+    assert list(get("sgd_update").attrs) == ["lr", "wd", "rescale_grad", "clip_gradient",
+                                             "lazy_update"]
+    assert list(get("sgd_mom_update").attrs) == ["lr", "momentum", "wd", "rescale_grad",
+                                                 "clip_gradient", "lazy_update"]
+    assert list(get("adam_update").attrs) == ["lr", "beta1", "beta2", "epsilon", "wd",
+                                              "rescale_grad", "clip_gradient", "lazy_update"]
+    assert list(get("adagrad_update").attrs) == ["lr", "epsilon", "wd", "rescale_grad",
+                                                 "clip_gradient"]
+    w = nd.ones((2,))
+    with pytest.raises(TypeError, match="lr"):
+        nd.sgd_update(w, w, out=w)
+    np.testing.assert_array_equal(w.asnumpy(), [1, 1])
+
+
+def test_a_state_of_another_shape_leaves_everything_unchanged_with_a_sparse_grad():
+    w, m = nd.ones((4, 2)), nd.full((4, 3), 0.5)
+    g = nd.sparse.row_sparse_array(np.ones((4, 2), F32))
+    with pytest.raises(ValueError, match=r"^sgd_mom_update: mom must have the weight's "
+                                         r"shape \(4, 2\) \(got \(4, 3\)\)"):
+        nd.sgd_mom_update(w, g, m, out=w, lr=0.1, momentum=0.9)
+    np.testing.assert_array_equal(w.asnumpy(), np.ones((4, 2)))
+    np.testing.assert_array_equal(m.asnumpy(), np.full((4, 3), 0.5))
+
+
+# -- optimizers ---------------------------------------------------------------------------
+
+def ref_optimizer(kind, kw, w, grads):
+    """MXNet's optimizer ``kind`` applied to ``w`` for each (rows or None, dense grad)."""
+    lr, wd = kw.get("learning_rate", 0.001 if kind == "adam" else 0.01), kw.get("wd", 0.0)
+    rs = kw.get("rescale_grad", 1.0)
+    clip = kw.get("clip_gradient")
+    clip = -1.0 if clip is None else clip
+    lazy = kw.get("lazy_update", True)
+    if kind == "sgd":
+        mom = kw.get("momentum", 0.0)
+        name = "sgd_mom_update" if mom else "sgd_update"
+        states = [np.zeros_like(w)] if mom else []
+        attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip,
+                 "momentum": mom}
+    elif kind == "adam":
+        name, states = "adam_update", [np.zeros_like(w), np.zeros_like(w)]
+        b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
+        attrs = {"wd": wd, "rescale_grad": rs, "clip_gradient": clip, "beta1": b1,
+                 "beta2": b2, "epsilon": kw.get("epsilon", 1e-8)}
+    else:
+        name, states = "adagrad_update", [np.zeros_like(w)]
+        attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip,
+                 "epsilon": kw.get("eps", 1e-7)}
+        lazy = True
+    for t, (rows, g) in enumerate(grads, 1):
+        if kind == "adam":
+            attrs["lr"] = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        if rows is not None and lazy:
+            w, states = ref_lazy(name, w, rows, g[rows], states, attrs)
+        else:
+            w, states = ref_update(name, w, g, states, attrs)
+    return w, states
+
+
+OPTIMIZERS = [
+    ("sgd", {"learning_rate": 0.1}),
+    ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}),
+    ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "lazy_update": False}),
+    ("adam", {"learning_rate": 0.05, "wd": 0.01, "clip_gradient": 0.5}),
+    ("adam", {"learning_rate": 0.05, "beta1": 0.5, "lazy_update": False,
+              "rescale_grad": 0.25}),
+    ("adagrad", {"learning_rate": 0.1, "eps": 1e-6, "wd": 0.01, "clip_gradient": 1.0}),
+]
+
+
+@pytest.mark.parametrize("kind, kw", OPTIMIZERS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_optimizer_matches_numpy(kind, kw, sparse):
+    shape = (6, 3)
+    rng = np.random.default_rng(7)
+    w0 = rng.standard_normal(shape)
+    grads = []
+    for rows in ([0, 2], [2, 5], [1]):
+        g = rng.standard_normal(shape)
+        if sparse:
+            keep = np.zeros(shape[0], bool)
+            keep[rows] = True
+            g[~keep] = 0
+        grads.append((rows if sparse else None, g))
+    opt = optim.create(kind, **kw)
+    w = nd.array(w0, dtype=F64)
+    state = opt.create_state(0, w)
+    for rows, g in grads:
+        ga = (nd.sparse.row_sparse_array((g[rows], np.array(rows, np.int64)), shape=shape,
+                                         dtype=F64) if sparse else nd.array(g, dtype=F64))
+        opt.update(0, w, ga, state)
+    want, want_states = ref_optimizer(kind, kw, w0, grads)
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-12, atol=1e-13)
+    got_states = [] if state is None else list(state) if isinstance(state, tuple) else [state]
+    for s, r in zip(got_states, want_states):
+        np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-12, atol=1e-13)
+    if sparse and kw.get("lazy_update", True):
+        np.testing.assert_array_equal(w.asnumpy()[[3, 4]], w0[[3, 4]])
+        for s in got_states:
+            np.testing.assert_array_equal(s.asnumpy()[[3, 4]], 0)
+    assert opt.num_update == 3
+
+
+def test_multipliers_scheduler_and_learning_rate():
+    opt = optim.SGD(learning_rate=0.5)
+    opt.set_lr_mult({0: 0.1})
+    opt.set_wd_mult({0: 0.0})
+    assert opt._get_lr(0) == pytest.approx(0.05) and opt._get_lr(1) == 0.5
+    opt.set_learning_rate(0.2)
+    assert opt.learning_rate == 0.2
+    w = nd.ones((2,))
+    opt.update(0, w, nd.ones((2,)), None)
+    np.testing.assert_allclose(w.asnumpy(), 1 - 0.02, rtol=1e-6)
+
+    class Param:
+        lr_mult, wd_mult = 2.0, 0.5
+    opt = optim.SGD(learning_rate=0.1, wd=0.2, param_dict={3: Param()})
+    assert opt._get_lr(3) == pytest.approx(0.2) and opt._get_wd(3) == pytest.approx(0.1)
+
+    sched = optim.FactorScheduler(step=2, factor=0.5)
+    opt = optim.SGD(learning_rate=1.0, lr_scheduler=sched)
+    lrs = []
+    w = nd.zeros((1,))
+    for _ in range(5):
+        lrs.append(opt.learning_rate)
+        opt.update(0, w, nd.ones((1,)), None)
+    assert lrs == [1.0, 1.0, 1.0, 0.5, 0.5]      # MXNet: decays once num_update > 2
+    np.testing.assert_allclose(w.asnumpy(), [-(1.0 + 1.0 + 0.5 + 0.5 + 0.25)])
+    with pytest.raises(UserWarning, match="LRScheduler"):
+        opt.set_learning_rate(0.1)
+
+
+@pytest.mark.parametrize("kind, kw, match", [
+    ("sgd", {"learning_rate": -0.1}, r"^SGD: learning_rate must be finite and >= 0 "
+                                     r"\(got -0\.1\)"),
+    ("sgd", {"momentum": 1.0}, r"^SGD: momentum must be in \[0, 1\) \(got 1\.0\)"),
+    ("adam", {"beta1": 1.0}, r"^Adam: beta1 must be in \[0, 1\) \(got 1\.0\)"),
+    ("adam", {"beta2": -0.5}, r"^Adam: beta2 must be in \[0, 1\) \(got -0\.5\)"),
+    ("adam", {"epsilon": 0}, r"^Adam: epsilon must be finite and > 0 \(got 0\.0\)"),
+    ("adagrad", {"eps": float("nan")}, r"^AdaGrad: eps must be finite and > 0 \(got nan\)"),
+    ("adagrad", {"clip_gradient": -1}, r"^AdaGrad: clip_gradient must be finite and >= 0"),
+    ("adagrad", {"wd": float("inf")}, r"^AdaGrad: wd must be finite \(got inf\)"),
+])
+def test_bad_optimizer_arguments(kind, kw, match):
+    with pytest.raises(ValueError, match=match):
+        optim.create(kind, **kw)
+
+
+def test_create_and_register():
+    assert isinstance(optim.create("SGD"), optim.SGD)
+    assert isinstance(optim.create("adam"), optim.Adam)
+    with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, sgd "
+                                         r"\(got 'rmsprop'\)"):
+        optim.create("rmsprop")
+    with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
+                                        r"'0\.1'\)"):
+        optim.create("sgd", learning_rate="0.1")
+    with pytest.raises(TypeError, match="^register: klass must be a subclass"):
+        optim.register(int)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam", "adagrad"])
+def test_failed_update_leaves_weight_and_state_unchanged(kind):
+    opt = optim.create(kind, momentum=0.9) if kind == "sgd" else optim.create(kind)
+    w = nd.ones((4, 2))
+    state = opt.create_state(0, w)
+    states = list(state) if isinstance(state, tuple) else [state]
+    for s in states:
+        s[:] = 0.25
+    for bad, exc in ((nd.ones((4, 3)), ValueError), (nd.ones((4, 2), dtype=F64), TypeError)):
+        with pytest.raises(exc, match=r"_update: grad must have the weight's"):
+            opt.update(0, w, bad, state)
+        np.testing.assert_array_equal(w.asnumpy(), 1)
+        for s in states:
+            np.testing.assert_array_equal(s.asnumpy(), 0.25)
+
+
+# -- clip_global_norm -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_norm", [1.0, 100.0])
+def test_clip_global_norm_matches_numpy(max_norm):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((3, 4)).astype(F32), rng.standard_normal(5).astype(F32)
+    c = np.zeros((6, 2), F32)
+    c[[1, 4]] = rng.standard_normal((2, 2))
+    arrays = [nd.array(a), nd.array(b), nd.sparse.row_sparse_array(c)]
+    norm = optim.clip_global_norm(arrays, max_norm)
+    want = math.sqrt(sum(float(np.sum(x.astype(F64) ** 2)) for x in (a, b, c)))
+    assert norm == pytest.approx(want, rel=1e-6)
+    scale = min(1.0, max_norm / (want + 1e-8))
+    for x, ref in zip(arrays, (a, b, c)):
+        np.testing.assert_allclose(dense_values(x), ref * scale, rtol=1e-6)
+    assert arrays[2].stype == "row_sparse"
+
+
+def test_clip_global_norm_errors_and_non_finite():
+    with pytest.raises(ValueError, match=r"^clip_global_norm: arrays must hold at least one"):
+        optim.clip_global_norm([], 1.0)
+    with pytest.raises(ValueError, match=r"^clip_global_norm: max_norm must be finite and "
+                                         r"> 0 \(got 0\)"):
+        optim.clip_global_norm([nd.ones(2)], 0)
+    with pytest.raises(TypeError, match=r"^clip_global_norm: arrays\[1\] must be an NDArray"):
+        optim.clip_global_norm([nd.ones(2), np.ones(2)], 1.0)
+    x = nd.array([np.inf, 1.0])
+    with pytest.warns(UserWarning, match="nan or inf"):
+        assert math.isinf(optim.clip_global_norm([x], 1.0))
+
+
+# -- Trainer --------------------------------------------------------------------------------
+
+class Param:
+    """What the Trainer needs of gluon's Parameter."""
+
+    def __init__(self, name, values, grad_stype=None, grad_req="write", lr_mult=None):
+        self.name = name
+        self._data = nd.array(values)                 # float32, as gluon's default
+        self._data.attach_grad(stype=grad_stype)
+        self.grad_req = grad_req
+        if lr_mult is not None:
+            self.lr_mult = lr_mult
+
+    def data(self):
+        return self._data
+
+    def grad(self):
+        return self._data.grad
+
+
+def _model_step(params, x, idx):
+    """loss = sum(Embedding(idx, E) @ W.T * x); the backward writes W (dense) and E
+    (row_sparse, rows idx) gradients."""
+    w, e = params["w"].data(), params["e"].data()
+    with autograd.record():
+        emb = nd.Embedding(nd.array(idx), e, input_dim=e.shape[0], output_dim=e.shape[1],
+                           sparse_grad=True)
+        loss = (nd.dot(emb, w.T) * x).sum()
+    loss.backward()
+
+
+@pytest.mark.parametrize("kind, kw", [("sgd", {"learning_rate": 0.1, "momentum": 0.9}),
+                                      ("adam", {"learning_rate": 0.01, "wd": 0.001})])
+def test_trainer_step_rescales_by_batch_size(kind, kw):
+    rng = np.random.default_rng(9)
+    w0, e0 = rng.standard_normal((3, 2)), rng.standard_normal((10, 2))
+    params = {"w": Param("w", w0), "e": Param("e", e0, grad_stype="row_sparse"),
+              "frozen": Param("frozen", np.ones(2), grad_req="null")}
+    trainer = optim.Trainer(params, kind, kw)
+    ref = optim.create(kind, **kw)
+    rw, re = nd.array(w0), nd.array(e0)
+    rstates = [ref.create_state(0, rw), ref.create_state(1, re)]
+    batch = 4
+    for step in range(3):
+        x = nd.array(rng.standard_normal((2, 3)))
+        idx = [step, 7]
+        _model_step(params, x, idx)
+        assert params["e"].grad().stype == "row_sparse"
+        gw, ge = params["w"].grad(), params["e"].grad()
+        ref.rescale_grad = 1.0 / batch
+        ref.update(0, rw, gw, rstates[0])
+        ref.update(1, re, ge, rstates[1])
+        trainer.step(batch)
+        del gw, ge
+    np.testing.assert_allclose(params["w"].data().asnumpy(), rw.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(params["e"].data().asnumpy(), re.asnumpy(), rtol=1e-6)
+    # rows never looked up (3..6, 8, 9) keep their values: lazy updates
+    np.testing.assert_array_equal(params["e"].data().asnumpy()[[3, 4, 5, 6, 8, 9]],
+                                  np.asarray(nd.array(e0)).copy()[[3, 4, 5, 6, 8, 9]])
+    np.testing.assert_array_equal(params["frozen"].data().asnumpy(), 1)
+    assert trainer.optimizer.rescale_grad == 1.0 / batch
+    trainer.set_learning_rate(0.5)
+    assert trainer.learning_rate == 0.5
+
+
+def test_trainer_stale_gradients_and_multipliers():
+    rng = np.random.default_rng(10)
+    params = [Param("w", rng.standard_normal((3, 2)), lr_mult=0.0),
+              Param("e", rng.standard_normal((10, 2)), grad_stype="row_sparse")]
+    trainer = optim.Trainer(params, optim.SGD(learning_rate=0.1))
+    _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [0, 1])
+    w_before = params[0].data().asnumpy().copy()
+    trainer.step(1)
+    np.testing.assert_array_equal(params[0].data().asnumpy(), w_before)   # lr_mult 0
+    e_after = params[1].data().asnumpy().copy()
+    with pytest.raises(RuntimeError, match=r"^Trainer.step: the gradient of parameter 'w' "
+                                           r"has not been updated by backward"):
+        trainer.step(1)
+    np.testing.assert_array_equal(params[1].data().asnumpy(), e_after)
+    trainer.step(1, ignore_stale_grad=True)                  # both stale: nothing moves
+    np.testing.assert_array_equal(params[1].data().asnumpy(), e_after)
+    _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [5])
+    trainer.step(1)
+    assert not np.array_equal(params[1].data().asnumpy()[5], e_after[5])
+
+
+def test_trainer_bad_arguments():
+    p = Param("w", np.ones(2))
+    with pytest.raises(TypeError, match=r"^Trainer: params must be a dict of Parameters"):
+        optim.Trainer(p, "sgd")
+    with pytest.raises(TypeError, match=r"^Trainer: params\[0\] must be a Parameter"):
+        optim.Trainer([object()], "sgd")
+    with pytest.raises(ValueError, match=r"^Trainer: optimizer_params must be None"):
+        optim.Trainer([p], optim.SGD(), {"learning_rate": 0.1})
+    with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
+        optim.Trainer([p, p], "sgd")
+    with pytest.raises(ValueError, match=r"^create: name must be one of"):
+        optim.Trainer([p], "nadam")
+    trainer = optim.Trainer([p], "sgd")
+    with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
+                                         r"\(got 0\)"):
+        trainer.step(0)
+
+
+free_failing_tests(globals())
