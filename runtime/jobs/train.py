@@ -108,8 +108,8 @@ def _upstream_note(steps):
     parts = [f"{steps[0]} in step 1"]
     rest = steps[1:]
     if rest and rest[0] and not any(rest[1:]):
-        parts.append(f"{rest[0]} in step 2 (the optimizer's state, made in step 1, took "
-                     f"blocks that step 2 needs again)")
+        parts.append(f"{rest[0]} in step 2 (the pool grows once more to hold the optimizer's "
+                     f"state, made in step 1, beside the previous step's gradients)")
         rest = rest[1:]
     parts.append(f"{sum(rest)} in the other {len(rest)} steps")
     return ", ".join(parts)
