@@ -306,10 +306,20 @@ def test_cli_trains_saves_and_plots(tmp_path, capsys):
     assert net.embed_weight.data().shape == (20000, 8)
 
 
-def test_cli_mlp_prints_epochs(capsys):
+def test_cli_mlp_prints_epochs_and_a_progress_bar(capsys):
     assert main(["train", "mlp", "--rows", "200", "--epochs", "2", "--batch-size", "50"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "epoch 1: loss" in out and "epoch 2: loss" in out and "test accuracy" in out
+    assert "epoch 2/2" in err and "loss=" in err and "samples_s=" in err     # tqdm
+
+
+def test_jobs_are_deterministic_by_seed():
+    kw = {**TINY_SPARSE, "epochs": 1}
+    a, b, c = train_sparse(seed=5, **kw), train_sparse(seed=5, **kw), train_sparse(seed=6, **kw)
+    assert a.losses == b.losses and a.metric == b.metric
+    assert a.losses != c.losses
+    m1, m2 = train_mlp(seed=1, **TINY_MLP), train_mlp(seed=1, **TINY_MLP)
+    assert m1.losses == m2.losses
 
 
 def test_console_script_entry_point():
