@@ -15,17 +15,13 @@ from runtime import _imperative, _sparse_common
 from runtime.context import num_gpus
 
 
-def _version(dist, module=None):
-    """The installed version of distribution ``dist`` (or module's __version__), or
+def _version(*dists):
+    """The installed version of the first of ``dists`` that is installed, or
     'not installed'."""
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        pass
-    if module is not None:
+    for dist in dists:
         try:
-            return getattr(__import__(module), "__version__", "installed")
-        except ImportError:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
             pass
     return "not installed"
 
@@ -75,7 +71,8 @@ def info_lines():
         f"{build.get('numpy_headers', 'unknown')}, flags {build.get('cflags', 'unknown')}, "
         f"OpenMP in {build.get('openmp', 'unknown')}, debug checks "
         f"{'on' if build.get('debug_checks') == '1' else 'off'}",
-        f"cuda-python {_version('cuda-python')}, CuPy {_version('cupy-cuda12x', 'cupy')}",
+        f"cuda-python {_version('cuda-python')}, "
+        f"CuPy {_version('cupy-cuda12x', 'cupy-cuda13x', 'cupy')}",
         f"OpenMP threads of the sparse kernels: {_sparse_common.get_num_threads()} "
         f"(CPUs usable: {len(os.sched_getaffinity(0))}, OMP_NUM_THREADS="
         f"{os.environ.get('OMP_NUM_THREADS', 'unset')})",
