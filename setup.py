@@ -26,6 +26,16 @@ OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_co
 NO_MATH_ERRNO = {"runtime._sparse_optim"}
 
 
+def build_info():
+    """What `runtime._sparse_common.build_info()` reports (a C string macro in every
+    extension): the Cython that generated the C++, the compiler flags, the debug switch."""
+    import Cython
+    info = (f"cython={Cython.__version__};cflags=-O3 -std=c++17;"
+            f"openmp={','.join(sorted(OPENMP))} (-fopenmp);"
+            f"debug_checks={int(DEBUG)};numpy_headers={numpy.__version__}")
+    return '"' + info.replace('"', "'") + '"'
+
+
 def extensions():
     exts = []
     for src in sorted(Path("pyx").rglob("*.pyx")):
@@ -37,7 +47,8 @@ def extensions():
             extra_compile_args=["-O3", "-std=c++17", *omp, *errno],
             extra_link_args=omp,
             include_dirs=[numpy.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
+                           ("NDRT_BUILD_INFO", build_info())],
         ))
     return exts
 

@@ -1,17 +1,168 @@
-"""Demo of the runtime: ``python -m runtime`` builds dense and sparse arrays, runs a few
-operators (with an autograd gradient checked against finite differences) and prints the CPU
-pool's statistics before and after the arrays die."""
+"""The ``ndrt`` command (also ``python -m runtime``).
+
+    ndrt                      the default job: ndrt train sparse
+    ndrt train [sparse|mlp]   train a model (sparse when no model is named)
+    ndrt info                 versions, build, threads, fast path, pools, CUDA and CuPy
+    ndrt demo                 a tour: dense and sparse operators, autograd, pool statistics
+
+``ndrt train --help`` lists the options.  Bad arguments exit with argparse's message and
+status 2; a request the machine cannot serve (``--ctx gpu`` without a usable GPU,
+``--plot`` without matplotlib) exits with status 1 before training starts.
+"""
+
+import argparse
+import math
+import sys
 
 import numpy as np
 
 import allocator
-import runtime as rt
 from runtime import _imperative, autograd, nd
+from runtime import random as rt_random
+from runtime.context import cpu, gpu
+from runtime.jobs import MLP_DEFAULTS, SPARSE_DEFAULTS, info_lines, train_mlp, train_sparse
+from runtime.jobs.info import cuda_state
+
+try:                        # the demo extra; --plot says so when it is missing
+    from matplotlib.figure import Figure
+except ImportError:
+    Figure = None
+
+MODELS = {"sparse": (train_sparse, SPARSE_DEFAULTS), "mlp": (train_mlp, MLP_DEFAULTS)}
 
 
-def main():
+def _number(convert, ok, rule):
+    """An argparse type: ``convert(text)``, accepted when ``ok(value)``; otherwise
+    argparse's error 'argument --x: must be <rule> (got '...')'."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {rule} (got {text!r})")
+        return value
+    return parse
+
+
+_positive_int = _number(int, lambda v: v >= 1, "a positive integer")
+_non_negative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
+_positive_float = _number(float, lambda v: v > 0 and math.isfinite(v),
+                          "a positive finite number")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="ndrt", description="ndrt: an eager NDArray runtime in the line of MXNet's. "
+        "With no command, runs the default job (ndrt train sparse).")
+    sub = parser.add_subparsers(dest="command", metavar="{train,info,demo}")
+    t = sub.add_parser(
+        "train", help="train a model (sparse: click-through model on CSR input; mlp: digits)",
+        description="Train one of the two jobs and print per-epoch loss and metric, then a "
+        "report: throughput, pool statistics, the last backward's statistics, storage "
+        "fallbacks.")
+    t.add_argument("model", nargs="?", choices=sorted(MODELS), default="sparse",
+                   help="which job (default: sparse)")
+    for flag, key, kind, what in (("--epochs", "epochs", _positive_int,
+                                   "passes over the training set"),
+                                  ("--batch-size", "batch_size", _positive_int, "rows per step"),
+                                  ("--lr", "lr", _positive_float, "Adam's learning rate")):
+        t.add_argument(flag, type=kind, help=f"{what} (default: sparse "
+                       f"{SPARSE_DEFAULTS[key]}, mlp {MLP_DEFAULTS[key]})")
+    t.add_argument("--seed", type=_non_negative_int, default=0,
+                   help="seed of the data set, the initial weights and the shuffling "
+                   "(default: 0)")
+    t.add_argument("--rows", type=_positive_int,
+                   help=f"sparse: rows of the synthetic set, train + test (default "
+                   f"{SPARSE_DEFAULTS['rows']:,}); mlp: keep only this many training rows")
+    t.add_argument("--features", type=_positive_int,
+                   help=f"sparse only: hashed feature columns (default "
+                   f"{SPARSE_DEFAULTS['features']:,})")
+    t.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no per-epoch lines; only the final report")
+    t.add_argument("--save", metavar="FILE", help="save the trained parameters to FILE "
+                   "(nd.save format; load with the block's load_parameters)")
+    t.add_argument("--plot", metavar="FILE.png", help="write the loss curve and the pool's "
+                   "allocated/reserved bytes over the steps (needs matplotlib: "
+                   "pip install 'ndrt[demo]')")
+    t.add_argument("--ctx", choices=("cpu", "gpu"), default="cpu",
+                   help="device to train on (default: cpu)")
+    t.set_defaults(subparser=t)
+    sub.add_parser("info", help="versions, build flags, threads, fast path, pools, CUDA/CuPy",
+                   description="Print what this installation is made of and can use.")
+    sub.add_parser("demo", help="a short tour of arrays, sparse operators and autograd",
+                   description="Dense and sparse operators, an autograd gradient checked "
+                   "against finite differences, the CPU pool's statistics.")
+    return parser
+
+
+def _fail(message):
+    print(f"ndrt: error: {message}", file=sys.stderr)
+    return 1
+
+
+def train(args):
+    parser = args.subparser
+    fn = MODELS[args.model][0]
+    if args.features is not None and args.model != "sparse":
+        parser.error("argument --features: only the sparse model has hashed features")
+    kwargs = {k: getattr(args, k) for k in ("epochs", "batch_size", "lr", "rows")
+              if getattr(args, k) is not None}
+    if args.features is not None:
+        kwargs["features"] = args.features
+    if args.plot is not None and Figure is None:
+        return _fail("--plot needs matplotlib, which is not installed: "
+                     "pip install 'ndrt[demo]' (or matplotlib)")
+    if args.ctx == "gpu":
+        ok, note = cuda_state()
+        if not ok:
+            return _fail(f"--ctx gpu: no usable GPU on this machine ({note}); "
+                         "train on the CPU with --ctx cpu")
+        ctx = gpu(0)
+    else:
+        ctx = cpu()
+    try:
+        result = fn(seed=args.seed, ctx=ctx, quiet=args.quiet, **kwargs)
+    except ValueError as e:        # a combination the job refuses (batch larger than data)
+        parser.error(str(e))
+    print("\n".join(result.report_lines()))
+    if args.save is not None:
+        result.net.save_parameters(args.save)
+        print(f"parameters saved to {args.save}")
+    if args.plot is not None:
+        plot(result, args.plot)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def plot(result, path):
+    """Loss per step (and its running mean) above the pool's allocated and reserved MiB
+    per step, into ``path`` (matplotlib's object API: no pyplot, no GUI backend)."""
+    steps = np.arange(1, len(result.losses) + 1)
+    fig = Figure(figsize=(8, 6))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(steps, result.losses, lw=0.6, alpha=0.5, label="batch loss")
+    k = max(1, len(steps) // 50)
+    smooth = np.convolve(result.losses, np.ones(k) / k, mode="valid")
+    top.plot(steps[k - 1:], smooth, lw=1.5, label=f"mean of {k} steps")
+    top.set_ylabel("loss")
+    top.set_title(f"ndrt train {result.job}: test {result.metric_name} {result.metric:.4f}")
+    top.legend()
+    mib = 1 << 20
+    bottom.plot(steps, np.asarray(result.allocated) / mib, label="allocated")
+    bottom.plot(steps, np.asarray(result.reserved) / mib, label="reserved")
+    bottom.set_xlabel("step")
+    bottom.set_ylabel(f"pool {result.pool['device']} (MiB)")
+    bottom.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def demo():
+    """Dense and sparse operators, an autograd gradient checked against finite
+    differences, the CPU pool's statistics before and after the arrays die."""
     print(f"fast path: {_imperative.fast_path_note()}")
-    rt.random.seed(0)
+    rt_random.seed(0)
     x = nd.random.normal(shape=(256, 128))
     w = nd.random.uniform(-0.1, 0.1, shape=(64, 128))
     h = nd.relu(nd.FullyConnected(x, w, nd.zeros(64), num_hidden=64))
@@ -43,7 +194,22 @@ def main():
     s = allocator.memory_stats()
     print(f"\nafter the arrays died: allocated {s['allocated_bytes.all.current']} B, "
           f"cached for reuse {s['cached_bytes']} B")
+    return 0
+
+
+def main(argv=None):
+    """Entry point of the ``ndrt`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command is None:                  # bare `ndrt`: the default job
+        args = parser.parse_args(["train"])
+    if args.command == "info":
+        print("\n".join(info_lines()))
+        return 0
+    if args.command == "demo":
+        return demo()
+    return train(args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

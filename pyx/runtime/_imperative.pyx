@@ -708,6 +708,15 @@ cdef class OpFunction:
 _FALLBACK_MODES = ("warn", "silent", "error")
 _fallback = {"mode": None}
 cdef set _warned = set()
+cdef Py_ssize_t _fallbacks = 0       # storage fallbacks run (every mode), since import
+
+
+def storage_fallback_count():
+    """How many operator calls took the storage fallback since import, in every mode
+    ('silent' ones too; 'error' counts the refused calls).  Read it before and after a
+    piece of work to know whether that work fell back: the warning comes only once per
+    operator, storage types and reason."""
+    return _fallbacks
 
 
 def set_storage_fallback(mode):
@@ -1143,7 +1152,10 @@ cdef int _dispatch(object op, dict attrs, list inputs, list outs, list reqs, _In
 
 
 cdef int _fallback_notice(object op, _Inferred inf) except -1:
-    """The storage fallback is about to run: warn once per signature, or refuse."""
+    """The storage fallback is about to run: count it, warn once per signature, or
+    refuse."""
+    global _fallbacks
+    _fallbacks += 1
     mode = get_storage_fallback()
     if mode == "silent":
         return 0

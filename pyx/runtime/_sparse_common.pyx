@@ -71,6 +71,26 @@ if pthread_atfork(NULL, NULL, _one_thread_after_fork) != 0:
     raise MemoryError("pthread_atfork: out of memory")
 
 
+cdef extern from *:
+    """
+    #ifndef NDRT_BUILD_INFO
+    #define NDRT_BUILD_INFO "unknown"
+    #endif
+    """
+    const char* NDRT_BUILD_INFO
+
+
+def build_info():
+    """How the extensions were built (setup.py's ``build_info``), as a dict of strings:
+    cython (the version that generated the C++), cflags, openmp (the modules built with
+    it), debug_checks ('1' with NDRT_CYTHON_DEBUG), numpy_headers (the NumPy compiled
+    against)."""
+    text = NDRT_BUILD_INFO.decode()
+    if text == "unknown":
+        return {}
+    return dict(part.split("=", 1) for part in text.split(";"))
+
+
 def set_num_threads(int n):
     """Set the number of OpenMP threads the kernels use on large inputs.
 

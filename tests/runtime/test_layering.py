@@ -54,6 +54,9 @@ NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executo
 LAZY = {
     "cupy": "optional dependency (the gpu extra)",
     "scipy.sparse": "imported on first use: it costs import time and few programs need it",
+    "matplotlib": "optional dependency (the demo extra), needed by `ndrt train --plot` only",
+    "sklearn": "optional dependency (the demo extra) that costs about a second of import "
+               "time, needed by `ndrt train mlp` only",
 }
 
 # Known violations that another part of issue 9 removes; each entry must still occur
