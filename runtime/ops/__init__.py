@@ -8,7 +8,10 @@ from runtime.ops import elemwise, reduce, shape, linalg, nn, sparse  # noqa: F40
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)
-# the backward executor accumulates gradients with "add" through the invoker
-_executor.set_ops(OPS["add"], _imperative.invoke_parsed)
+# the backward executor accumulates gradients with "add" through the invoker, and hands
+# the out-grad on itself for the ops whose rule does only that (where shapes agree)
+_executor.set_ops(OPS["add"], _imperative.invoke_parsed,
+                  passthrough=[OPS[n] for n in ("add", "_plus_scalar", "_minus_scalar",
+                                                "copy", "add_n")])
 
 __all__ = ["OPS", "Op", "Attr", "get", "register"]
