@@ -29,7 +29,9 @@ import allocator
 
 cimport numpy as cnp
 
-from runtime._ndarray cimport NDArray, assign
+from cpython.ref cimport Py_REFCNT
+
+from runtime._ndarray cimport Chunk, NDArray, assign
 from runtime._desc cimport ArrayDesc
 from runtime._tape cimport Entry, Node
 
@@ -319,7 +321,8 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
         if not n.needs:
             continue
         if n.op is None:
-            results[n.seq] = (n, r.take(n, 0, False))
+            owned = n.grads is not None and n.grads[1] is True
+            results[n.seq] = (n, r.take(n, 0, False), owned)
             continue
         _run_node(r, n)
         if not retain_graph:
@@ -469,11 +472,38 @@ cdef int _run_node(_Run r, Node n) except -1:
     return 0
 
 
+cdef bint _take_over(NDArray dst, NDArray src) except -1:
+    """Give dense ``dst`` the memory of ``src`` instead of copying ``src`` into it, when
+    nobody can tell: ``src`` is a buffer the run made and only the run holds (its chunk
+    whole, no view, no other reference), and ``dst``'s memory is seen by ``dst`` alone
+    (no NDArray view, NumPy view or buffer export of it; host memory, since device
+    memory leaves by raw pointers too).  The old memory goes back to the pool.  MXNet writes
+    the last gradient op straight into the variable's gradient (request write); this is
+    the same saving for rules that make their result."""
+    cdef Chunk old = dst._chunk
+    cdef Chunk new = src._chunk
+    # references: each chunk's field and local here; src: finals' tuple and the caller's
+    # variable (anything more is someone else's: a view, an export, a Function's stash)
+    if (dst._stype != 0 or src._stype != 0 or dst._offset != 0 or src._offset != 0
+            or dst._exports or src._exports or not old.host or not new.host
+            or old.borrowed or new.borrowed or new.delay_alloc
+            or old.data_nbytes != new.data_nbytes or dst._shape != src._shape
+            or dst._dtype != src._dtype or old.ctx != new.ctx
+            or Py_REFCNT(old) != 2 or Py_REFCNT(new) != 2 or Py_REFCNT(src) != 2):
+        return False
+    new.version = old.version
+    dst._chunk = new
+    new.bump()
+    return True
+
+
 def write_grads(dict finals):
     """Write each variable's gradient into its ``.grad`` by its request (after every rule
     ran, so that an error leaves them unchanged)."""
     cdef Node n
-    for seq, (n, g) in finals.items():
+    cdef NDArray g
+    cdef bint owned
+    for seq, (n, g, owned) in finals.items():
         if n.grad is None:
             continue
         if g is None:
@@ -491,5 +521,5 @@ def write_grads(dict finals):
                 assign(n.grad, _invoke(_add_op, [n.grad, g.tostype(n.grad.stype)],
                                        _add_attrs,
                                         None, None))
-        else:
+        elif not (owned and _take_over(n.grad, g)):
             assign(n.grad, g)

@@ -36,6 +36,7 @@ cdef class NDArray:
     cdef int _stype
     cdef public object _entry      # autograd tape entry (None when not recorded)
     cdef public bint _donated      # backward: the next elementwise op may write into it
+    cdef Py_ssize_t _exports       # buffer-protocol views alive (they hold the NDArray)
     cdef object __weakref__
 
     cdef Py_ssize_t _size(self) noexcept
