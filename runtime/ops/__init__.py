@@ -4,7 +4,8 @@ area) and hands the registry to the invoker, which connects NDArray's Python ope
 forms."""
 
 from runtime import _executor, _imperative
-from runtime.ops import elemwise, reduce, shape, linalg, nn, sparse  # noqa: F401  (registration)
+from runtime.ops import (backward, elemwise, linalg, nn, reduce, shape,  # noqa: F401
+                         sparse)  # (registration)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)
