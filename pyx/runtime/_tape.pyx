@@ -126,22 +126,30 @@ cdef Entry _entry(Node node, Py_ssize_t index):
     return e
 
 
-cdef ArrayDesc _desc_of_input(NDArray x):
-    """The description of an input: its producer's, when it is on the tape (an array on
-    the tape is that output, unchanged in shape, dtype, storage type and context)."""
-    cdef Entry e = x._entry
-    if e is not None:
-        return e.node.out_descs[e.index]
-    return _desc(x)
+cdef list _in_descs(list inputs):
+    """The descriptions of the inputs: an input on the tape has its producer's (it is
+    that output, unchanged in shape, dtype, storage type and context); another input
+    shares an earlier input's when they agree (``x + c`` with c of x's shape)."""
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef list descs = [None] * n
+    cdef NDArray x
+    cdef Entry e
+    for i in range(n):
+        x = inputs[i]
+        e = x._entry
+        descs[i] = e.node.out_descs[e.index] if e is not None else _desc_like(x, descs, i)
+    return descs
 
 
-cdef ArrayDesc _desc_of_output(NDArray x, list in_descs):
-    """The description of an output: an input's when they agree (elementwise ops), so
-    that a node of such an op makes no description of its own for it."""
+cdef ArrayDesc _desc_like(NDArray x, list descs, Py_ssize_t n):
+    """The description of ``x``: one of the first ``n`` of ``descs`` when it agrees, so
+    that a node of an elementwise op makes none of its own; else a new one."""
+    cdef Py_ssize_t i
     cdef ArrayDesc d
-    for d in in_descs:
-        if (d.shape is x._shape and d.dtype is x._dtype and d.ctx is x._chunk.ctx
-                and d.stype is _STYPES[x._stype]):
+    for i in range(n):
+        d = descs[i]
+        if ((d.shape is x._shape or d.shape == x._shape) and d.dtype is x._dtype
+                and d.ctx is x._chunk.ctx and d.stype is _STYPES[x._stype]):
             return d
     return _desc(x)
 
@@ -204,8 +212,8 @@ cdef int record(object op, dict attrs, object state, list inputs, list outputs) 
     node.attrs = attrs
     node.state = state
     node.inputs = [(<NDArray>x)._entry for x in inputs]
-    node.in_descs = [_desc_of_input(<NDArray>x) for x in inputs]
-    node.out_descs = [_desc_of_output(<NDArray>x, node.in_descs) for x in outputs]
+    node.in_descs = _in_descs(inputs)
+    node.out_descs = [_desc_like(<NDArray>x, node.in_descs, n_in) for x in outputs]
     if info[1] is not None:
         reads_in, reads_out = info[1]
     else:
