@@ -92,7 +92,7 @@ cdef class _Run:
     """The state of one backward pass.  Gradient entries live on the nodes while it runs
     (``Node.grads``: the buffer of each output, then whether the executor owns it), so
     that a node's bookkeeping is field access, not dictionary work."""
-    cdef set protected       # ids of chunks the executor must never write
+    cdef Py_ssize_t number   # of this run: chunks whose guard is as high are protected
     cdef bint create_graph
     cdef Py_ssize_t n_nodes, n_entries, n_null, n_write, n_add, n_inplace, n_alloc
     cdef Py_ssize_t live_bytes, peak_live, total_bytes
@@ -112,7 +112,13 @@ cdef class _Run:
         return 0
 
     cdef bint fresh(self, NDArray g):
-        return not self.protected or id(g._chunk) not in self.protected
+        # a chunk that this run (or one inside it, numbered higher) must not write; a
+        # chunk made since has guard 0
+        return g._chunk.guard < self.number
+
+    cdef void protect(self, NDArray a):
+        if a._chunk.guard < self.number:
+            a._chunk.guard = self.number
 
     cdef int accumulate(self, Node node, Py_ssize_t i, NDArray g, bint shared=False) \
             except -1:
@@ -214,7 +220,6 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
     cdef object x
     cdef bint needed
     pool_marks = {}
-    r.protected = set()
     r.create_graph = create_graph
     for i, h in enumerate(heads):
         if h._entry is None:
@@ -232,6 +237,7 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
                                  "gradient: call attach_grad() on it before recording")
             targets.add((<Entry>ve).node.seq)
     _pass += 1
+    r.number = _pass
     nodes = _collect(entries, _pass)
     if _depth:
         # a backward inside a gradient rule: keep the outer run's entries on shared nodes
@@ -291,7 +297,7 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
                 raise ValueError(f"grad: variable {i} (shape {v.shape!r}) is not reached "
                                  "from the heads: the heads do not depend on it")
     for h in heads:
-        r.protected.add(id(h._chunk))
+        r.protect(h)
     for i, h in enumerate(heads):
         g = head_grads[i] if head_grads is not None else None
         if g is None:
@@ -300,19 +306,19 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
             if g.shape != h.shape:
                 raise ValueError(f"backward: head_grads[{i}] must have the head's shape "
                                  f"{h.shape!r} (got {g.shape!r})")
-            r.protected.add(id(g._chunk))
+            r.protect(g)
         e = h._entry
         r.accumulate(e.node, e.index, g)
     for n in nodes:     # saved forward values are never written in place
         if n.op is not None and not n.consumed:
             for lst in n.saved_in:
                 if lst is not None:
-                    r.protected.add(id((<NDArray>lst)._chunk))
+                    r.protect(<NDArray>lst)
             for lst in n.saved_out:
                 if lst is not None:
-                    r.protected.add(id((<NDArray>lst)._chunk))
+                    r.protect(<NDArray>lst)
         elif n.op is None and n.grad is not None:
-            r.protected.add(id(n.grad._chunk))
+            r.protect(n.grad)
     for p in allocator.pools().values():
         pool_marks[p] = (p.mark_peak(), p.memory_stats()["num_cache_hits"])
     results = {}
