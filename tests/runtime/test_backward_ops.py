@@ -57,6 +57,31 @@ def test_second_derivative_through_the_fused_rule(name, second):
     np.testing.assert_allclose(x.grad.asnumpy(), second(v), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_gradient_equals_numpy(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 5)).astype(dtype)
+    label = np.array([0, 4, 2, 2, 1, 3])
+    og = np.array([0.25], dtype)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    want[np.arange(6), label] -= 1
+    want *= og
+    got = invoke(OPS["_backward_softmax_cross_entropy"],
+                 [nd.array(og, dtype=dtype), nd.array(x, dtype=dtype), nd.array(label)])
+    np.testing.assert_allclose(got.asnumpy(), want,
+                               rtol=1e-6 if dtype == "float32" else 1e-14,
+                               atol=1e-7)
+    xv = nd.array(x, dtype=dtype)
+    xv.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xv, nd.array(label)) * 0.25
+    loss.backward()
+    np.testing.assert_allclose(xv.grad.asnumpy(), want,
+                               rtol=1e-6 if dtype == "float32" else 1e-14,
+                               atol=1e-7)
+
+
 def _pool_peak(work):
     """Peak pool bytes above the bytes allocated before ``work()``, while it runs."""
     gc.collect()
