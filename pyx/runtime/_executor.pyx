@@ -19,7 +19,15 @@
    would compute, done by the pool's size-keyed free lists (MXNet's match range is the
    pool's rounding).
 5. Gradients of variables are computed first and written last, so that an error leaves
-   every ``.grad`` as it was.
+   every ``.grad`` as it was.  A gradient buffer the run made and alone holds becomes the
+   variable's ``.grad`` memory instead of being copied into it (``_take_over``).
+
+Per node the bookkeeping is C-level: the gradient entries of a run live on the nodes
+(``Node.grads``, ``Node.needs``), protected chunks carry the run's number
+(``Chunk.guard``), and the rules of pass-through ops (``add`` of equal shapes, ``x + c``,
+``copy``, ``add_n``: each input's gradient is the out-grad) are applied without calling
+them.  An out-grad that only one elementwise rule reads is donated to it
+(``NDArray._donated``): the rule's op writes its result into that buffer.
 
 ``last_stats()`` reports what the last run did.  The executor is device-agnostic: kernels
 come from the operators' rules, buffers from the pool of each array's context.
