@@ -36,6 +36,7 @@ come from the operators' rules, buffers from the pool of each array's context.
 import allocator
 
 cimport numpy as cnp
+from allocator._pool cimport Pool
 
 from cpython.ref cimport Py_REFCNT
 
@@ -267,6 +268,13 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
     return results
 
 
+cdef object _cache_hits(object pool):
+    """The pool's cache hits so far (its counter; memory_stats() builds a whole dict)."""
+    if isinstance(pool, Pool):
+        return (<Pool>pool).n_hits
+    return pool.memory_stats()["num_cache_hits"]
+
+
 cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_grads,
                      list variables, set targets, bint retain_graph, dict pool_marks):
     cdef Node n
@@ -328,7 +336,7 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
         elif n.op is None and n.grad is not None:
             r.protect(n.grad)
     for p in allocator.pools().values():
-        pool_marks[p] = (p.mark_peak(), p.memory_stats()["num_cache_hits"])
+        pool_marks[p] = (p.mark_peak(), _cache_hits(p))
     results = {}
     for i in range(len(nodes) - 1, -1, -1):
         n = nodes[i]
@@ -346,8 +354,7 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
                   requests={"null": r.n_null, "write": r.n_write, "inplace": r.n_inplace,
                             "add": r.n_add},
                   buffers_allocated=r.n_alloc,
-                  buffers_reused=sum(p.memory_stats()["num_cache_hits"] - m[1]
-                                     for p, m in pool_marks.items()),
+                  buffers_reused=sum(_cache_hits(p) - m[1] for p, m in pool_marks.items()),
                   planned_bytes=r.peak_live, unplanned_bytes=r.total_bytes,
                   peak_bytes=sum(p.peak_since_mark() for p in pool_marks))
     return results
