@@ -1009,6 +1009,8 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
     if e is None:
         e = _by_op.get(op)
     inf = _infer(op, attrs, inputs, n_in, e, owned)
+    if out is None and req is None and inf.mode == MODE_DENSE and inf.n_out == 1:
+        out = _donated_input(op, inputs, n_in, inf)
     outs = _outputs(op, out, inf, ctx)
     reqs = _requests(op, req, inf.n_out, outs)
     if ndrt_flags[FLAG_RECORDING] and (out is not None or inf.mutates):
@@ -1029,6 +1031,22 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
     if ndrt_flags[FLAG_RECORDING] and on_tape(inputs):
         record(op, attrs, state, inputs, outs)
     return outs[0] if inf.n_out == 1 else outs
+
+
+cdef object _donated_input(object op, list inputs, Py_ssize_t n_in, _Inferred inf):
+    """An input that backward donated (an out-grad nobody else reads) and that the op may
+    overwrite with its result (``op.inplace``, same shape and dtype): the result goes
+    into it instead of a new array, as on the short roads.  None when there is none."""
+    cdef Py_ssize_t j
+    cdef NDArray x
+    for j in range(n_in):
+        x = <NDArray>inputs[j]
+        if x._donated:
+            if ((j, 0) in op.inplace and x._stype == STYPE_DEFAULT
+                    and x._shape == inf.shapes[0] and x._dtype == inf.dtypes[0]):
+                x._donated = False
+                return x
+    return None
 
 
 cdef int _refuse_tape_writes(object op, list outs, list inputs, tuple mutates) except -1:

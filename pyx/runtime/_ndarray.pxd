@@ -21,6 +21,7 @@ cdef class Chunk:
     cdef size_t data_nbytes
     cdef list aux_mem              # sparse: Buffers of the aux arrays (int64)
     cdef list aux_ptrs
+    cdef Py_ssize_t guard          # backward runs numbered below it must not write it
 
     cdef uintptr_t ptr(self) except? 0
     cdef void bump(self) noexcept
@@ -36,6 +37,7 @@ cdef class NDArray:
     cdef int _stype
     cdef public object _entry      # autograd tape entry (None when not recorded)
     cdef public bint _donated      # backward: the next elementwise op may write into it
+    cdef Py_ssize_t _exports       # buffer-protocol views alive (they hold the NDArray)
     cdef object __weakref__
 
     cdef Py_ssize_t _size(self) noexcept

@@ -725,9 +725,11 @@ cdef class NDArray:
         view.strides = dims + nd
         view.suboffsets = NULL
         view.internal = <void*>dims
+        self._exports += 1
 
     def __releasebuffer__(self, Py_buffer* view):
         free(view.internal)
+        self._exports -= 1
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export through DLPack (zero-copy for dense arrays)."""

@@ -29,7 +29,7 @@ GRAD_REQS = {"null": 0, "write": 1, "add": 3}
 cdef class Entry:
     """Where an array on the tape comes from: ``node`` and its output ``index``."""
 
-    def __cinit__(self, Node node, Py_ssize_t index):
+    def __init__(self, Node node, Py_ssize_t index):
         self.node = node
         self.index = index
 
@@ -44,6 +44,9 @@ cdef class Node:
         global _next_seq
         self.seq = _next_seq
         _next_seq += 1
+
+    def __lt__(self, Node other):
+        return self.seq < other.seq       # creation order (the executor sorts by it)
 
     @property
     def name(self):
@@ -117,8 +120,42 @@ cdef ArrayDesc _desc(NDArray x):
 
 
 cdef Entry _entry(Node node, Py_ssize_t index):
-    cdef Entry e = Entry.__new__(Entry, node, index)
+    cdef Entry e = Entry.__new__(Entry)       # no __init__: fields set here
+    e.node = node
+    e.index = index
     return e
+
+
+cdef list _in_descs(list inputs):
+    """The descriptions of the inputs: an input on the tape has its producer's (it is
+    that output, unchanged in shape, dtype, storage type and context); another input
+    shares an earlier input's when they agree (``x + c`` with c of x's shape)."""
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef list descs = [None] * n
+    cdef NDArray x
+    cdef Entry e
+    for i in range(n):
+        x = inputs[i]
+        e = x._entry
+        descs[i] = e.node.out_descs[e.index] if e is not None else _desc_like(x, descs, i)
+    return descs
+
+
+cdef ArrayDesc _desc_like(NDArray x, list descs, Py_ssize_t n):
+    """The description of ``x``: one of the first ``n`` of ``descs`` when it agrees, so
+    that a node of an elementwise op makes none of its own; else a new one."""
+    cdef Py_ssize_t i
+    cdef ArrayDesc d
+    for i in range(n):
+        d = descs[i]
+        if ((d.shape is x._shape or d.shape == x._shape) and d.dtype is x._dtype
+                and d.ctx is x._chunk.ctx and d.stype is _STYPES[x._stype]):
+            return d
+    return _desc(x)
+
+
+cdef list _NONES = [[None] * n for n in range(8)]     # saved values of a node reading none
+cdef list _ZEROS = [[0] * n for n in range(8)]        # ... and their versions (never written)
 
 
 # registry op -> (stops_gradient, grad_reads: (inputs, outputs), or None when they depend
@@ -139,14 +176,26 @@ cdef tuple _info(object op):
     return info
 
 
-cdef list _save(list arrays, tuple which, list versions):
-    cdef list out = [None] * len(arrays)
+cdef int _save(Node node, list arrays, tuple which, bint outputs) except -1:
+    """Keep detached aliases of the arrays ``which`` (positions) and their versions."""
+    cdef Py_ssize_t n = len(arrays)
+    cdef list saved, versions
     cdef NDArray a
-    for i in which:
-        a = arrays[i]
-        out[i] = a.detach()
-        versions[i] = a._chunk.version
-    return out
+    if not which and n < 8:
+        saved = _NONES[n]                 # shared: nobody writes into these lists
+        versions = _ZEROS[n]
+    else:
+        saved = [None] * n
+        versions = [0] * n
+        for i in which:
+            a = arrays[i]
+            saved[i] = a.detach()
+            versions[i] = a._chunk.version
+    if outputs:
+        node.saved_out, node.versions_out = saved, versions
+    else:
+        node.saved_in, node.versions_in = saved, versions
+    return 0
 
 
 cdef int record(object op, dict attrs, object state, list inputs, list outputs) except -1:
@@ -163,16 +212,14 @@ cdef int record(object op, dict attrs, object state, list inputs, list outputs) 
     node.attrs = attrs
     node.state = state
     node.inputs = [(<NDArray>x)._entry for x in inputs]
-    node.in_descs = [_desc(<NDArray>x) for x in inputs]
-    node.out_descs = [_desc(<NDArray>x) for x in outputs]
+    node.in_descs = _in_descs(inputs)
+    node.out_descs = [_desc_like(<NDArray>x, node.in_descs, n_in) for x in outputs]
     if info[1] is not None:
         reads_in, reads_out = info[1]
     else:
         reads_in, reads_out = _reads(op, attrs, state, n_in, n_out)
-    node.versions_in = [0] * n_in
-    node.versions_out = [0] * n_out
-    node.saved_in = _save(inputs, reads_in, node.versions_in)
-    node.saved_out = _save(outputs, reads_out, node.versions_out)
+    _save(node, inputs, reads_in, False)
+    _save(node, outputs, reads_out, True)
     for i in range(n_out):
         (<NDArray>outputs[i])._entry = _entry(node, i)
     return 0

@@ -5,11 +5,14 @@ forms."""
 
 from runtime import _executor, _imperative
 from runtime.ops import (  # noqa: F401  (registration)
-    elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort, optim, loss, conv, norm, activation, output)
+    elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort, optim, loss, conv, norm, activation, output, backward)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)
-# the backward executor accumulates gradients with "add" through the invoker
-_executor.set_ops(OPS["add"], _imperative.invoke_parsed)
+# the backward executor accumulates gradients with "add" through the invoker, and hands
+# the out-grad on itself for the ops whose rule does only that (where shapes agree)
+_executor.set_ops(OPS["add"], _imperative.invoke_parsed,
+                  passthrough=[OPS[n] for n in ("add", "_plus_scalar", "_minus_scalar",
+                                                "copy", "add_n")])
 
 __all__ = ["OPS", "Op", "Attr", "get", "register"]

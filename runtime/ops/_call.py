@@ -7,17 +7,44 @@ rule needing only an input's shape does not declare (and the tape does not keep)
 ``zeros(desc)``, ``broadcast(g, shape)`` and ``unbroadcast(g, shape)``.
 """
 
-from runtime._imperative import invoke
+from runtime._imperative import invoke_parsed
 from runtime._ndarray import zeros as _zeros
 from runtime.ops import registry
+
+_PLAIN = (bool, int, str, type(None))
+
+
+def _attrs_key(attrs):
+    """Keyword attributes as a key that tells their types apart (True from 1), or None
+    when a value is not a plain one (a bool, an int, a string, None, a tuple of ints;
+    floats are left out: 0.0 and -0.0 are one key)."""
+    key = []
+    for k, v in attrs.items():
+        t = type(v)
+        if t is tuple:
+            if not all(type(a) is int for a in v):
+                return None
+        elif t not in _PLAIN:
+            return None
+        key.append((k, t, v))
+    return tuple(key)
 
 
 class _Functions:
     def __getattr__(self, name):
         op = registry.get(name)
+        parsed = {}     # _attrs_key of the attributes given -> op.parse_attrs's result
 
         def call(*arrays, out=None, req=None, **attrs):
-            return invoke(op, list(arrays), attrs, out, req)
+            # gradient rules call the same ops with the same few attributes again and
+            # again: parse each form once (the invoker's nd functions do the same)
+            key = _attrs_key(attrs) if attrs else ()
+            p = None if key is None else parsed.get(key)
+            if p is None:
+                p = op.parse_attrs(attrs)
+                if key is not None and len(parsed) < 64:
+                    parsed[key] = p
+            return invoke_parsed(op, list(arrays), p, out, req)
 
         call.__name__ = name
         setattr(self, name, call)

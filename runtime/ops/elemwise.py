@@ -99,6 +99,16 @@ def _sign(x, out):
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
+
+def _fused(name, composed):
+    """The rule ``[F.<name>(g, y)]`` (a fused kernel of runtime.ops.backward, ``y`` the
+    output) on dense arrays; ``composed`` on sparse ones, whose ops keep the storage."""
+    def rule(a, i, o, g):
+        if g[0].stype == "default" and o[0].stype == "default":
+            return [getattr(F, name)(g[0], o[0])]
+        return composed(a, i, o, g)
+    return rule
+
 # name, kernel, gradient(attrs, inputs, outputs, out_grads), reads (inputs, outputs)
 unary("negative", np.negative, lambda a, i, o, g: [-g[0]], grad_inputs=())
 unary("abs", np.absolute, lambda a, i, o, g: [g[0] * F.sign(i[0])])
@@ -131,16 +141,17 @@ unary("arccos", np.arccos, lambda a, i, o, g: [-g[0] * F.rsqrt(1.0 - i[0] * i[0]
 unary("arctan", np.arctan, lambda a, i, o, g: [g[0] / (i[0] * i[0] + 1.0)], float_only=True)
 unary("sinh", np.sinh, lambda a, i, o, g: [g[0] * F.cosh(i[0])], float_only=True)
 unary("cosh", np.cosh, lambda a, i, o, g: [g[0] * F.sinh(i[0])], float_only=True)
-unary("tanh", np.tanh, lambda a, i, o, g: [g[0] * (1.0 - o[0] * o[0])], grad_inputs=(),
-      grad_outputs=(0,), float_only=True)
+unary("tanh", np.tanh,
+      _fused("_backward_tanh", lambda a, i, o, g: [g[0] * (1.0 - o[0] * o[0])]),
+      grad_inputs=(), grad_outputs=(0,), float_only=True)
 unary("arcsinh", np.arcsinh, lambda a, i, o, g: [g[0] * F.rsqrt(i[0] * i[0] + 1.0)],
       float_only=True)
 unary("arctanh", np.arctanh, lambda a, i, o, g: [g[0] / (1.0 - i[0] * i[0])],
       float_only=True)
 unary("sigmoid", _sigmoid, lambda a, i, o, g: [g[0] * o[0] * (1.0 - o[0])], grad_inputs=(),
       grad_outputs=(0,), float_only=True)
-unary("relu", _relu, lambda a, i, o, g: [g[0] * (o[0] > 0)], grad_inputs=(),
-      grad_outputs=(0,))
+unary("relu", _relu, _fused("_backward_relu", lambda a, i, o, g: [g[0] * (o[0] > 0)]),
+      grad_inputs=(), grad_outputs=(0,))
 unary("softrelu", _softrelu, lambda a, i, o, g: [g[0] * F.sigmoid(i[0])], float_only=True)
 unary("erf", _np(sps.erf), lambda a, i, o, g: [
     g[0] * F.exp(-(i[0] * i[0])) * (2.0 / math.sqrt(math.pi))], float_only=True)

@@ -28,6 +28,16 @@ def _flags(attrs):
 
 
 _np_dot = np.dot     # the plain 2-D product's kernel, bound once (per-call overhead)
+_ndarray = np.ndarray
+
+
+def _mm(a, b, out):
+    """``out[...] = a @ b`` for 2-D operands: ``np.matmul`` on host arrays (``np.dot``
+    zero-fills its output before BLAS overwrites it), ``np.dot`` on CuPy's."""
+    if type(out) is _ndarray:
+        np.matmul(a, b, out=out)
+    else:
+        _np_dot(a, b, out)
 
 
 def _prod(shape):
@@ -84,12 +94,12 @@ def _dot(attrs, ins, outs):
     a, b = ins
     out = outs[0]
     if a.ndim == 2 == b.ndim and not attrs["transpose_a"] and not attrs["transpose_b"]:
-        _np_dot(a, b, out)              # the plain matrix product: no views to plan
+        _mm(a, b, out)                  # the plain matrix product: no views to plan
         return
     ta, tb = _flags(attrs)
     lview, rview, oview, _, _ = _dot_plan(attrs, a.shape, b.shape)
     a2, b2 = a.reshape(lview), b.reshape(rview)
-    np.dot(a2.T if ta else a2, b2.T if tb else b2, out=out.reshape(oview))
+    _mm(a2.T if ta else a2, b2.T if tb else b2, out.reshape(oview))
 
 
 def _dot_grad(attrs, inputs, outputs, out_grads, needs=(True, True)):
@@ -292,7 +302,7 @@ def _fc(attrs, ins, outs):
     x, w = ins[0], ins[1]
     batch, k = _fc_plan(attrs, [a.shape for a in ins])
     out = outs[0].reshape(_prod(batch), attrs["num_hidden"])
-    np.dot(x.reshape(out.shape[0], k), w.T, out=out)
+    _mm(x.reshape(out.shape[0], k), w.T, out)
     if not attrs["no_bias"]:
         np.add(out, ins[2], out=out)
 

@@ -178,8 +178,7 @@ def _softmax_ce(attrs, ins, outs):
 
 def _softmax_ce_grad(attrs, inputs, outputs, out_grads):
     x, label = inputs
-    p = F.softmax(x, axis=1)
-    return [(p - F._label_one_hot(x, label)) * out_grads[0], None]
+    return [F._backward_softmax_cross_entropy(out_grads[0], x, label), None]
 
 
 register(
@@ -192,6 +191,56 @@ register(
 logits, ``label`` (n,) class indices (integers, or floats holding integers); a label
 outside [0, k) raises ValueError naming it.  The gradient is ``(softmax(data) -
 one_hot(label)) * head_grad`` for data; label gets none.""")
+
+
+_ROWS = {"axis": 1, "temperature": None}
+_softmax_rows = _softmax_kernel(False)
+
+
+def _bce_shape(attrs, shapes):
+    if shapes[0] != (1,):
+        raise ValueError(f"_backward_softmax_cross_entropy: ograd must have shape (1,) (got "
+                         f"{shapes[0]!r})")
+    return _ce_shape("_backward_softmax_cross_entropy")(attrs, shapes[1:])
+
+
+def _bce_type(attrs, dtypes):
+    if dtypes[0] != dtypes[1]:
+        raise TypeError(f"_backward_softmax_cross_entropy: ograd must have data's dtype "
+                        f"{dtypes[1]} (got {dtypes[0]})")
+    return _ce_type("_backward_softmax_cross_entropy")(attrs, dtypes[1:])
+
+
+def _softmax_ce_backward(attrs, ins, outs):
+    og, x, label = ins
+    n, k = x.shape
+    idx = _indices("_backward_softmax_cross_entropy", label, k, "label")
+    out = outs[0]
+    if n == 0:
+        return
+    _softmax_rows(_ROWS, [x], [out])
+    out[_on_device_of(out, np.arange(n)), idx] -= 1
+    out *= og
+
+
+def _softmax_ce_backward_grad(attrs, inputs, outputs, out_grads):
+    # out = (p - onehot) * og with p = softmax(x): d/d og = sum(g * (p - onehot));
+    # d/dx = og * p * (g - sum(g * p, axis=1))  (the softmax Jacobian, transposed)
+    og, x, label = inputs
+    g = out_grads[0]
+    p = F.softmax(x, axis=1)
+    gp = g * p
+    dx = (gp - p * F.sum(gp, axis=1, keepdims=True)) * og
+    dog = F.sum(g * (p - F._label_one_hot(x, label))).reshape((1,))
+    return [dog, dx, None]
+
+
+register(
+    "_backward_softmax_cross_entropy", inputs=("ograd", "data", "label"),
+    infer_shape=_bce_shape, infer_type=_bce_type, compute=_softmax_ce_backward,
+    gradient=_softmax_ce_backward_grad, grad_inputs=(0, 1, 2),
+    doc="""Hidden: the gradient of softmax_cross_entropy for data, ``(softmax(data) -
+one_hot(label)) * ograd`` (``ograd`` of shape (1,)), in one kernel.""")
 
 
 def _one_hot(attrs, ins, outs):

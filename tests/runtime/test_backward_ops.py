@@ -1,0 +1,120 @@
+"""The fused backward kernels (_backward_tanh, _backward_relu): values against NumPy's
+composed expression over several blocks and in place, gradients of gradients through
+them, and the memory of a tanh chain's backward (one gradient buffer)."""
+import gc
+
+import numpy as np
+import pytest
+
+import allocator
+from runtime import autograd, nd
+from runtime.ops import OPS, backward
+from runtime._imperative import invoke
+from tests.runtime.conftest import free_failing_tests
+
+CASES = {
+    "_backward_tanh": lambda g, y: g * (1 - y * y),
+    "_backward_relu": lambda g, y: g * (y > 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("size", [0, 7, backward.BLOCK, 2 * backward.BLOCK + 5])
+def test_values_equal_the_composed_expression(name, size, dtype):
+    rng = np.random.default_rng(size)
+    g = rng.uniform(-2, 2, size).astype(dtype)
+    y = rng.uniform(-1, 1, size).astype(dtype)
+    want = CASES[name](g, y).astype(dtype)
+    got = invoke(OPS[name], [nd.array(g, dtype=dtype), nd.array(y, dtype=dtype)])
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    # in place into the out-grad (lhs), as the executor's donation does
+    gn = nd.array(g, dtype=dtype)
+    res = invoke(OPS[name], [gn, nd.array(y, dtype=dtype)], out=gn)
+    assert res is gn
+    np.testing.assert_array_equal(gn.asnumpy(), want)
+
+
+def test_relu_gradient_on_integers_keeps_the_dtype():
+    g, y = np.array([3, -2, 5, 4]), np.array([1, 0, 2, -1])
+    got = invoke(OPS["_backward_relu"], [nd.array(g, dtype="int64"), nd.array(y, dtype="int64")])
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.asnumpy(), [3, 0, 5, 0])
+
+
+@pytest.mark.parametrize("name, second", [
+    ("tanh", lambda v: -2 * np.tanh(v) * (1 - np.tanh(v) ** 2)),
+    ("relu", lambda v: np.zeros_like(v)),
+])
+def test_second_derivative_through_the_fused_rule(name, second):
+    v = np.array([-1.3, -0.4, 0.35, 1.2])
+    x = nd.array(v, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        y = getattr(nd, name)(x)
+        g = autograd.grad(y, x, create_graph=True)
+    g.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), second(v), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_gradient_equals_numpy(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 5)).astype(dtype)
+    label = np.array([0, 4, 2, 2, 1, 3])
+    og = np.array([0.25], dtype)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    want[np.arange(6), label] -= 1
+    want *= og
+    got = invoke(OPS["_backward_softmax_cross_entropy"],
+                 [nd.array(og, dtype=dtype), nd.array(x, dtype=dtype), nd.array(label)])
+    np.testing.assert_allclose(got.asnumpy(), want,
+                               rtol=1e-6 if dtype == "float32" else 1e-14,
+                               atol=1e-7)
+    xv = nd.array(x, dtype=dtype)
+    xv.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xv, nd.array(label)) * 0.25
+    loss.backward()
+    np.testing.assert_allclose(xv.grad.asnumpy(), want,
+                               rtol=1e-6 if dtype == "float32" else 1e-14,
+                               atol=1e-7)
+
+
+def _pool_peak(work):
+    """Peak pool bytes above the bytes allocated before ``work()``, while it runs."""
+    gc.collect()
+    pool = allocator.get_pool()
+    base = pool.memory_stats()["allocated_bytes.all.current"]
+    pool.reset_peak_stats()
+    work()
+    return pool.memory_stats()["allocated_bytes.all.peak"] - base
+
+
+def test_a_tanh_chain_backward_holds_one_gradient_buffer():
+    n, depth = 1 << 18, 6                 # 1 MiB float32 arrays
+    x = nd.array(np.random.default_rng(0).uniform(-1, 1, n).astype(np.float32))
+    x.attach_grad()
+
+    def chain():
+        with autograd.record():
+            y = x
+            for _ in range(depth):
+                y = nd.tanh(y)
+        y.backward()
+    peak = _pool_peak(chain)             # the saved outputs and one gradient buffer
+    assert peak <= (depth + 1) * 4 * n, peak / (4 * n)
+    stats = autograd.last_backward_stats()
+    assert stats["requests"]["inplace"] == depth
+    t, want = x.asnumpy(), np.ones(n, np.float32)
+    ys = []
+    for _ in range(depth):
+        t = np.tanh(t)
+        ys.append(t)
+    for t in reversed(ys):
+        want = want * (1 - t * t)
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-6)
+
+
+free_failing_tests(globals())
