@@ -54,7 +54,11 @@ def _index_type(op, what):
 
 # -- softmax, log_softmax ---------------------------------------------------------------
 
-SOFTMAX_ATTRS = {"axis": Attr("int", -1), "temperature": Attr("any", None)}
+# MXNet's SoftmaxParam, in its documented order (softmax's array inputs are data, length).
+SOFTMAX_ATTRS = {"axis": Attr("int", -1), "temperature": Attr("any", None),
+                 "dtype": Attr("dtype_or_none", None,
+                               choices=("float16", "float32", "float64")),
+                 "use_length": Attr("bool", False)}
 
 
 def _temperature(op, attrs):
@@ -72,10 +76,53 @@ def _temperature(op, attrs):
 def _softmax_shape(op):
     def infer(attrs, shapes):
         _temperature(op, attrs)
+        if attrs["use_length"] and op == "log_softmax":
+            raise ValueError("log_softmax: use_length=True needs a length input, which "
+                             "MXNet's log_softmax does not take (use softmax)")
+        if len(shapes) > 2:
+            raise TypeError(f"{op}: takes the array inputs data and length (got "
+                            f"{len(shapes)})")
+        if attrs["use_length"] != (len(shapes) == 2):
+            raise ValueError(f"{op}: a length input goes with use_length=True (got "
+                             f"use_length={attrs['use_length']} and "
+                             f"{'a' if len(shapes) == 2 else 'no'} length)")
         # A 0-d input is treated as one value along its only axis (0 or -1).
-        normalize_axis(op, attrs["axis"], max(len(shapes[0]), 1))
-        return [shapes[0]]
+        shape = shapes[0]
+        axis = normalize_axis(op, attrs["axis"], max(len(shape), 1))
+        if len(shapes) == 2:
+            want = shape[:axis] + shape[axis + 1:]
+            if shapes[1] != want:
+                raise ValueError(f"{op}: length must have the shape of data without axis "
+                                 f"{attrs['axis']}, {want!r} (got {shapes[1]!r})")
+        return [shape]
     return infer
+
+
+def _softmax_type(op):
+    check = float_input(op)
+
+    def infer(attrs, dtypes):
+        check(attrs, dtypes[:1])
+        if len(dtypes) == 2 and dtypes[1].kind not in "iu":
+            raise TypeError(f"{op}: length must hold integers (got {dtypes[1]})")
+        return [attrs["dtype"] or dtypes[0]]
+    return infer
+
+
+def _masked_softmax(x, length, axis, t, y):
+    """softmax of ``x / t`` over the first ``length`` entries along ``axis`` into ``y``;
+    0 beyond them (MXNet's use_length)."""
+    n = x.shape[axis]
+    shape = [1] * x.ndim
+    shape[axis] = n
+    mask = np.arange(n).reshape(shape) < np.expand_dims(length, axis)
+    np.divide(x, t, out=y)
+    y[~np.broadcast_to(mask, y.shape)] = -np.inf
+    m = np.max(y, axis=axis, keepdims=True)
+    np.subtract(y, np.where(np.isfinite(m), m, 0), out=y)
+    np.exp(y, out=y)
+    s = np.sum(y, axis=axis, keepdims=True)
+    np.divide(y, np.where(s == 0, 1, s), out=y)
 
 
 def _softmax_kernel(log):
@@ -87,13 +134,17 @@ def _softmax_kernel(log):
         axis = normalize_axis("", attrs["axis"], x.ndim)
         if x.size == 0:
             return
-        y = out if out.dtype != np.float16 else np.empty_like(x, dtype=np.float32)
-        if t == 1.0:
+        y = out if out.dtype != np.float16 else np.empty(x.shape, dtype=np.float32)
+        if len(ins) == 2:
+            _masked_softmax(x, ins[1], axis, t, y)
+        elif t == 1.0:
             np.subtract(x, np.max(x, axis=axis, keepdims=True), out=y)
         else:
             np.divide(x, t, out=y)
             np.subtract(y, np.max(y, axis=axis, keepdims=True), out=y)
-        if log:
+        if len(ins) == 2:
+            pass                     # _masked_softmax gave the result
+        elif log:
             s = np.sum(np.exp(y), axis=axis, keepdims=True)
             np.subtract(y, np.log(s, out=s), out=y)
         else:
@@ -104,38 +155,47 @@ def _softmax_kernel(log):
     return compute
 
 
+def _to_input_dtype(dx, x):
+    return dx if dx.dtype == x.dtype else F.cast(dx, dtype=x.dtype)
+
+
 def _softmax_grad(attrs, inputs, outputs, out_grads):
     y, g = outputs[0], out_grads[0]
+    length = [None] * (len(inputs) - 1)
     if y.ndim == 0:                  # softmax of one value is the constant 1
-        return [F.zeros_like(g)]
+        return [_to_input_dtype(F.zeros_like(g), inputs[0])] + length
     gy = g * y
     dx = gy - y * F.sum(gy, axis=attrs["axis"], keepdims=True)
     t = _temperature("softmax", attrs)
-    return [dx if t == 1.0 else dx / t]
+    return [_to_input_dtype(dx if t == 1.0 else dx / t, inputs[0])] + length
 
 
 def _log_softmax_grad(attrs, inputs, outputs, out_grads):
     y, g = outputs[0], out_grads[0]
     if y.ndim == 0:                  # log_softmax of one value is the constant 0
-        return [F.zeros_like(g)]
+        return [_to_input_dtype(F.zeros_like(g), inputs[0])]
     dx = g - F.exp(y) * F.sum(g, axis=attrs["axis"], keepdims=True)
     t = _temperature("log_softmax", attrs)
-    return [dx if t == 1.0 else dx / t]
+    return [_to_input_dtype(dx if t == 1.0 else dx / t, inputs[0])]
 
 
 register(
-    "softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmax"),
-    infer_type=float_input("softmax"), compute=_softmax_kernel(False),
-    gradient=_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
+    "softmax", inputs=("data", "length"), variadic=True, attrs=SOFTMAX_ATTRS,
+    infer_shape=_softmax_shape("softmax"), infer_type=_softmax_type("softmax"),
+    compute=_softmax_kernel(False), gradient=_softmax_grad, grad_outputs=(0,),
+    inplace=[(0, 0)],
     doc="""``exp(x / T) / sum(exp(x / T), axis)`` along ``axis`` (default -1), computed
-stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  MXNet's
-``length``/``use_length``/``dtype`` attributes are not supported.""")
+stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  As
+MXNet: ``dtype`` (None, 'float16', 'float32', 'float64') is the output dtype (None: the
+input's); with ``use_length=True`` the integer input ``length`` (data's shape without
+``axis``) limits each softmax to its first ``length`` entries, the others are 0.""")
 register(
     "log_softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("log_softmax"),
-    infer_type=float_input("log_softmax"), compute=_softmax_kernel(True),
+    infer_type=_softmax_type("log_softmax"), compute=_softmax_kernel(True),
     gradient=_log_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
-log(sum(exp(x / T - max)))``.""")
+log(sum(exp(x / T - max)))``.  ``dtype`` is the output dtype as in softmax; MXNet's
+log_softmax takes no length input (``use_length=True`` raises).""")
 
 
 # -- softmax_cross_entropy --------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""op_samples entries for the MXNet calling-convention attributes (issue 13): softmax's
+``length``/``use_length``/``dtype``, log_softmax's ``dtype``, dot's and batch_dot's
+``forward_stype``, norm's ``out_dtype``."""
+
+import numpy as np
+
+from tests.runtime.op_samples import (FAILURES, SAMPLES, ZERO_SIZE, Failure, Sample, ZeroSize,
+                                      _add, ints, uniform, zeros)
+
+
+def _np_masked_softmax(x, length):
+    out = np.zeros_like(x)
+    for i, n in enumerate(length):
+        e = np.exp(x[i, :n] - x[i, :n].max()) if n else x[i, :0]
+        out[i, :n] = e / e.sum() if n else e
+    return out
+
+
+_add(SAMPLES, "softmax",
+     Sample([uniform((3, 5)), ints(2, 5, 0)], {"use_length": True}, wrt=[0]),
+     Sample([uniform((4, 3), seed=1), np.array([1, 4, 2], np.int32)],
+            {"axis": 0, "use_length": True, "temperature": 2.0}, wrt=[0]),
+     Sample([uniform((2, 3), dtype=np.float32)], {"dtype": "float64"}, grad=False),
+     Sample([uniform((2, 3))], {"dtype": "float16"}, grad=False))
+_add(SAMPLES, "log_softmax",
+     Sample([uniform((2, 3), dtype=np.float16)], {"dtype": "float32"}, grad=False))
+_add(FAILURES, "softmax",
+     Failure([uniform((3, 5)), ints(2, 5)], {"use_length": True}, ValueError,
+             r"^softmax: length must have the shape of data without axis -1, \(3,\) "
+             r"\(got \(2,\)\)"),
+     Failure([uniform((3, 5)), ints(2, 5, 1)], {}, ValueError,
+             r"^softmax: a length input goes with use_length=True \(got use_length=False "
+             r"and a length\)"),
+     Failure([uniform((3, 5))], {"use_length": True}, ValueError,
+             r"^softmax: a length input goes with use_length=True \(got use_length=True "
+             r"and no length\)"),
+     Failure([uniform((3, 5)), uniform((3,))], {"use_length": True}, TypeError,
+             r"^softmax: length must hold integers \(got float64\)"),
+     Failure([uniform((3, 5))], {"dtype": "int32"}, ValueError,
+             r"^softmax: dtype must be None or one of 'float16', 'float32', 'float64' "
+             r"\(got 'int32'\)"))
+_add(FAILURES, "log_softmax",
+     Failure([uniform((3, 5))], {"use_length": True}, ValueError,
+             r"^log_softmax: use_length=True needs a length input"))
+_add(ZERO_SIZE, "softmax",
+     ZeroSize([zeros(0, 5), np.zeros(0, np.int64)], {"use_length": True},
+              lambda x, n: x))
+
+_add(SAMPLES, "dot",
+     Sample([uniform((2, 3)), uniform((3, 4), seed=1)], {"forward_stype": "csr"}, grad=False),
+     Sample([uniform((2, 3)), uniform((3, 4), seed=1)], {"forward_stype": "row_sparse"},
+            grad=False),
+     Sample([uniform((2, 3)), uniform((3, 4), seed=1)], {"forward_stype": "default"}))
+_add(SAMPLES, "batch_dot",
+     Sample([uniform((2, 2, 3)), uniform((2, 3, 4), seed=1)], {"forward_stype": "default"}))
+_add(FAILURES, "dot",
+     Failure([uniform((2, 3)), uniform((3, 4))], {"forward_stype": "dense"}, ValueError,
+             r"^dot: forward_stype must be one of None, 'default', 'csr', 'row_sparse' "
+             r"\(got 'dense'\)"))
+
+_add(SAMPLES, "norm",
+     Sample([uniform((3, 4))], {"out_dtype": "float32"}, grad=False),
+     Sample([ints(3, -4)], {"out_dtype": "float64"}, grad=False))
+_add(FAILURES, "norm",
+     Failure([uniform((3, 4))], {"out_dtype": "bool"}, ValueError,
+             r"^norm: out_dtype must be None or one of"))

@@ -1,0 +1,300 @@
+"""MXNet's calling conventions and documented semantics (issue 13): attributes by
+position in the order of MXNet's generated signatures, ``name=``, optional inputs, and
+the cases from MXNet's documentation, with NumPy as the numeric reference."""
+
+import numpy as np
+import pytest
+
+from runtime import nd
+from runtime import random as rt_random
+from runtime.nd import _ops
+from runtime.ops import registry
+from tests.runtime.conftest import dense_values, free_failing_tests
+from tests.runtime.op_samples import SAMPLES
+
+# -- attributes by position ----------------------------------------------------------------
+
+# MXNet 1.x's documented signatures (mx.nd.<op>(inputs..., attributes...)): the array
+# inputs, then the attributes this runtime declares, in MXNet's order.
+MXNET_SIGNATURES = {
+    "sum": ("data", "axis", "keepdims", "exclude"),
+    "mean": ("data", "axis", "keepdims", "exclude"),
+    "prod": ("data", "axis", "keepdims", "exclude"),
+    "max": ("data", "axis", "keepdims", "exclude"),
+    "min": ("data", "axis", "keepdims", "exclude"),
+    "argmax": ("data", "axis", "keepdims"),
+    "argmin": ("data", "axis", "keepdims"),
+    "norm": ("data", "ord", "axis", "out_dtype", "keepdims"),
+    "one_hot": ("indices", "depth", "on_value", "off_value", "dtype"),
+    "clip": ("data", "a_min", "a_max"),
+    "reshape": ("data", "shape", "reverse"),
+    "transpose": ("data", "axes"),
+    "expand_dims": ("data", "axis"),
+    "squeeze": ("data", "axis"),
+    "split": ("data", "num_outputs", "axis", "squeeze_axis"),
+    "cast": ("data", "dtype"),
+    "broadcast_to": ("data", "shape"),
+    "broadcast_like": ("lhs", "rhs", "lhs_axes", "rhs_axes"),
+    "reshape_like": ("lhs", "rhs", "lhs_begin", "lhs_end", "rhs_begin", "rhs_end"),
+    "slice": ("data", "begin", "end", "step"),
+    "slice_axis": ("data", "axis", "begin", "end"),
+    "take": ("a", "indices", "axis", "mode"),
+    "pick": ("data", "index", "axis", "keepdims", "mode"),
+    "tile": ("data", "reps"),
+    "repeat": ("data", "repeats", "axis"),
+    "flip": ("data", "axis"),
+    "dot": ("lhs", "rhs", "transpose_a", "transpose_b", "forward_stype"),
+    "batch_dot": ("lhs", "rhs", "transpose_a", "transpose_b", "forward_stype"),
+    "FullyConnected": ("data", "weight", "bias", "num_hidden", "no_bias", "flatten"),
+    "Embedding": ("data", "weight", "input_dim", "output_dim", "dtype", "sparse_grad"),
+    "softmax": ("data", "length", "axis", "temperature", "dtype", "use_length"),
+    "log_softmax": ("data", "axis", "temperature", "dtype", "use_length"),
+    "Dropout": ("data", "p", "mode", "axes", "cudnn_off"),
+    "cast_storage": ("data", "stype"),
+    "where": ("condition", "x", "y"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MXNET_SIGNATURES))
+def test_declaration_order_is_mxnets(name):
+    op = registry.get(name)
+    assert op.inputs + tuple(op.attrs) == MXNET_SIGNATURES[name]
+
+
+def _positional_cases():
+    for name in sorted(SAMPLES):
+        op = registry.get(name)
+        if op.variadic and len(op.inputs) <= 1:
+            continue                      # concat, add_n: every positional is an array
+        for i, s in enumerate(SAMPLES[name]):
+            if s.attrs:
+                yield pytest.param(name, i, id=f"{name}-{i}")
+
+
+@pytest.mark.parametrize("name, i", list(_positional_cases()))
+def test_every_op_takes_its_attributes_by_position(name, i):
+    """The generic check: each sample called with its attributes by position (the ones
+    it leaves out in between at their defaults) gives what the keyword call gives."""
+    op = registry.get(name)
+    s = SAMPLES[name][i]
+    order = list(op.attrs)
+    last = max(order.index(k) for k in s.attrs)
+    positional = [s.attrs[k] if k in s.attrs else op.attrs[k].default
+                  for k in order[:last + 1]]
+    fn = getattr(nd, name)
+    arrays = s.build()
+    arrays += [None] * (len(op.inputs) - len(arrays))    # optional inputs left out
+    rt_random.seed(7)
+    by_keyword = fn(*s.build(), **s.attrs)
+    rt_random.seed(7)                                     # Dropout draws the same mask
+    by_position = fn(*arrays, *positional)
+    a = by_keyword if isinstance(by_keyword, list) else [by_keyword]
+    b = by_position if isinstance(by_position, list) else [by_position]
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x.shape, x.dtype, x.stype) == (y.shape, y.dtype, y.stype)
+        np.testing.assert_array_equal(dense_values(x), dense_values(y))
+
+
+X = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+
+
+def test_documented_positional_calls():
+    x = nd.array(X)
+    np.testing.assert_array_equal(nd.sum(x, 1).asnumpy(), X.sum(1))
+    np.testing.assert_array_equal(nd.sum(x, 1, True).asnumpy(), X.sum(1, keepdims=True))
+    np.testing.assert_array_equal(nd.sum(x, 1, False, True).asnumpy(), X.sum(0))
+    np.testing.assert_array_equal(nd.one_hot(nd.array([0, 2]), 3).asnumpy(), np.eye(3)[[0, 2]])
+    np.testing.assert_array_equal(nd.one_hot(nd.array([1]), 3, 5, -1, "int32").asnumpy(),
+                                  np.array([[-1, 5, -1]], np.int32))
+    np.testing.assert_array_equal(nd.clip(x, 2, 5).asnumpy(), np.clip(X, 2, 5))
+    np.testing.assert_array_equal(nd.reshape(x, (4, 3)).asnumpy(), X.reshape(4, 3))
+    np.testing.assert_array_equal(nd.transpose(x, (1, 0)).asnumpy(), X.T)
+    parts = nd.split(x, 2, 1)
+    np.testing.assert_array_equal(parts[1].asnumpy(), X[:, 2:])
+    parts = nd.split(nd.array(X[:, :2]), 2, 1, True)
+    assert parts[0].shape == (3,)
+    assert nd.cast(x, "int32").dtype == np.int32
+    w, b = nd.array(X[:2]), nd.array([1.0, -1.0])
+    ref = X @ X[:2].T
+    np.testing.assert_array_equal(nd.FullyConnected(x, w, b, 2).asnumpy(), ref + [1, -1])
+    np.testing.assert_array_equal(nd.FullyConnected(x, w, None, 2, True).asnumpy(), ref)
+    np.testing.assert_array_equal(
+        nd.FullyConnected(x, w, None, 2, no_bias=True).asnumpy(), ref)
+    np.testing.assert_array_equal(
+        nd.FullyConnected(x, w, bias=None, num_hidden=2, no_bias=True).asnumpy(), ref)
+    np.testing.assert_array_equal(
+        nd.FullyConnected(data=x, weight=w, bias=b, num_hidden=2).asnumpy(), ref + [1, -1])
+    e = nd.Embedding(nd.array([0, 4]), nd.array(X[:, :3].repeat(2, 0)[:5]), 5, 3)
+    np.testing.assert_array_equal(e.asnumpy(), X[:, :3].repeat(2, 0)[[0, 4]])
+
+
+def test_methods_take_attributes_by_position():
+    x = nd.array(X)
+    np.testing.assert_array_equal(x.sum(1).asnumpy(), X.sum(1))
+    np.testing.assert_array_equal(x.max(0, True).asnumpy(), X.max(0, keepdims=True))
+    np.testing.assert_array_equal(x.argmax(1).asnumpy(), X.argmax(1).astype(np.float32))
+    np.testing.assert_array_equal(x.clip(0, 5).asnumpy(), np.clip(X, 0, 5))
+    assert x.expand_dims(0).shape == (1, 3, 4)
+    np.testing.assert_array_equal(x.transpose((1, 0)).asnumpy(), X.T)
+    np.testing.assert_array_equal(x.one_hot(13).asnumpy()[1, 2], np.eye(13)[7])
+
+
+def test_name_is_accepted_and_ignored():
+    x = nd.array(X)
+    np.testing.assert_array_equal(nd.sum(x, axis=0, name="s").asnumpy(), X.sum(0))
+    np.testing.assert_array_equal(nd.relu(x, name="r").asnumpy(), X)
+    np.testing.assert_array_equal(nd.add(x, x, name="a").asnumpy(), 2 * X)
+    np.testing.assert_array_equal(nd.concat(x, x, dim=0, name="c").asnumpy(),
+                                  np.concatenate([X, X]))
+    np.testing.assert_array_equal(nd.sum(x, 0, name=None).asnumpy(), X.sum(0))
+
+
+def test_argument_errors_name_the_op_and_the_argument():
+    x = nd.array(X)
+    w = nd.array(X[:2])
+    with pytest.raises(TypeError, match=r"^sum: argument 'axis' \(position 2\) is an "
+                                        r"attribute, not an array .*shape \(3, 4\)"):
+        nd.sum(x, x)
+    with pytest.raises(TypeError, match=r"^clip: argument 'a_max' \(position 3\)"):
+        x.clip(0, x)
+    with pytest.raises(TypeError, match=r"^take: input indices must be an NDArray \(got int "
+                                        r"1\); attributes come after the array inputs"):
+        nd.take(x, 1)
+    with pytest.raises(TypeError, match=r"^FullyConnected: input bias must be an NDArray "
+                                        r"\(got int 2\)"):
+        nd.FullyConnected(x, w, 2, no_bias=True)
+    with pytest.raises(TypeError, match=r"^sum: takes 1 array input\(s\) \(data\) and 3 "
+                                        r"attribute\(s\) \(axis, keepdims, exclude\) by "
+                                        r"position \(got 5\)"):
+        nd.sum(x, 0, False, False, 1)
+    with pytest.raises(TypeError, match=r"^exp: takes 1 array input\(s\) \(data\) \(got 2\)"):
+        nd.exp(x, 1)
+    with pytest.raises(TypeError, match=r"^sum: got multiple values for argument 'axis'"):
+        nd.sum(x, 0, axis=1)
+    with pytest.raises(TypeError, match=r"^FullyConnected: got multiple values for input "
+                                        r"weight"):
+        nd.FullyConnected(x, w, weight=w, num_hidden=2, no_bias=True)
+    with pytest.raises(TypeError, match=r"^FullyConnected: input weight is missing before "
+                                        r"input bias"):
+        nd.FullyConnected(data=x, bias=nd.array([1.0, 2.0]), num_hidden=2)
+    with pytest.raises(TypeError, match=r"^concat: input #1 must be an NDArray \(got int 1\)"):
+        nd.concat(x, 1)
+
+
+@pytest.mark.parametrize("name", ["sum", "FullyConnected", "concat", "softmax", "clip"])
+def test_docstring_shows_the_positional_signature(name):
+    op = registry.get(name)
+    first = getattr(nd, name).__doc__.splitlines()[0]
+    assert first == _ops.signature(op)
+    assert first.startswith(f"{name}(")
+    assert first.endswith("out=None, name=None)")
+
+
+def test_docstring_signatures():
+    assert nd.sum.__doc__.splitlines()[0] == (
+        "sum(data, axis=None, keepdims=False, exclude=False, out=None, name=None)")
+    assert nd.FullyConnected.__doc__.splitlines()[0] == (
+        "FullyConnected(data, weight, bias=None, num_hidden=<required>, no_bias=False, "
+        "flatten=True, out=None, name=None)")
+    assert nd.concat.__doc__.splitlines()[0] == (
+        "concat(*data, dim=1, num_args=None, out=None, name=None)")
+    assert nd.clip.__doc__.splitlines()[0] == (
+        "clip(data, a_min=<required>, a_max=<required>, out=None, name=None)")
+
+
+# -- softmax(length, dtype, use_length), dot(forward_stype), norm(out_dtype) ----------------
+
+def _np_softmax(x, axis=-1, t=1.0):
+    e = np.exp((x - x.max(axis=axis, keepdims=True)) / t)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_softmax_with_length_masks_as_mxnet():
+    """MXNet's softmax(data, length, axis, temperature, dtype, use_length): each row's
+    softmax over its first ``length`` entries, 0 after them."""
+    x = np.random.default_rng(0).uniform(-2, 2, (3, 5))
+    length = np.array([2, 5, 0])
+    got = nd.softmax(nd.array(x, dtype="float64"), nd.array(length, dtype="int32"),
+                     use_length=True).asnumpy()
+    want = np.zeros_like(x)
+    want[0, :2] = _np_softmax(x[0, :2])
+    want[1] = _np_softmax(x[1])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    # along axis 0, with a temperature, by position
+    got = nd.softmax(nd.array(x, dtype="float64"), nd.array([3, 1, 2, 0, 3], dtype="int64"),
+                     0, 2.0, None, True).asnumpy()
+    for j, n in enumerate([3, 1, 2, 0, 3]):
+        col = np.zeros(3)
+        col[:n] = _np_softmax(x[:n, j], t=2.0) if n else 0
+        np.testing.assert_allclose(got[:, j], col, rtol=1e-12, atol=1e-15)
+
+
+def test_softmax_with_length_gradient():
+    from runtime import autograd
+    x = np.random.default_rng(1).uniform(-2, 2, (2, 4))
+    g = np.random.default_rng(2).uniform(-1, 1, (2, 4))
+    length = np.array([3, 1])
+    xa = nd.array(x, dtype="float64")
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.softmax(xa, nd.array(length, dtype="int32"), use_length=True)
+    y.backward(nd.array(g, dtype="float64"))
+    want = np.zeros_like(x)
+    for i, n in enumerate(length):
+        s = _np_softmax(x[i, :n])
+        want[i, :n] = s * (g[i, :n] - (g[i, :n] * s).sum())
+    np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("src, dtype", [("float16", "float32"), ("float32", "float64"),
+                                        ("float64", "float16")])
+def test_softmax_dtype_is_the_output_dtype(name, src, dtype):
+    x = np.random.default_rng(3).uniform(-2, 2, (2, 3)).astype(src)
+    y = getattr(nd, name)(nd.array(x, dtype=src), dtype=dtype)
+    assert y.dtype == np.dtype(dtype)
+    want = _np_softmax(x.astype(np.float64))
+    if name == "log_softmax":
+        want = np.log(want)
+    tol = 2e-3 if "float16" in (src, dtype) else 1e-6
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=tol, atol=tol)
+
+
+def test_softmax_dtype_gradient_has_the_input_dtype():
+    from runtime import autograd
+    x = nd.array([[1.0, 2.0, 0.5]], dtype="float32")
+    x.attach_grad()
+    with autograd.record():
+        y = nd.softmax(x, dtype="float64")
+    y.backward(nd.array([[1.0, 0.0, 0.0]], dtype="float64"))
+    assert x.grad.dtype == np.float32
+    s = _np_softmax(np.array([[1.0, 2.0, 0.5]]))
+    np.testing.assert_allclose(x.grad.asnumpy(), s * (np.eye(3)[0] - s[0, 0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("stype", ["csr", "row_sparse", "default"])
+def test_dot_forward_stype(stype):
+    import scipy.sparse as sp
+    a = np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 3.0]])
+    b = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 4.0]])
+    got = nd.dot(nd.array(a), nd.array(b), forward_stype=stype)
+    assert got.stype == stype
+    np.testing.assert_allclose(dense_values(got), (sp.csr_matrix(a) @ b).astype(np.float32))
+    c = nd.sparse.csr_matrix(a, dtype="float32")
+    got = nd.dot(c, nd.array(b), False, False, stype)     # by position, as MXNet
+    assert got.stype == stype
+    np.testing.assert_allclose(dense_values(got), a @ b)
+
+
+def test_norm_out_dtype():
+    x = np.array([[3.0, -4.0], [1.0, 2.0]], np.float32)
+    y = nd.norm(nd.array(x), out_dtype="float64")
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y.asnumpy(), [np.linalg.norm(x.astype(np.float64))], rtol=1e-7)
+    y = nd.norm(nd.array(x), 1, 1, "float16", True)      # MXNet's positional order
+    assert y.dtype == np.float16 and y.shape == (2, 1)
+    np.testing.assert_array_equal(y.asnumpy(), np.abs(x).sum(1, keepdims=True))
+
+
+free_failing_tests(globals())
