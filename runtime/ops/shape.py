@@ -12,7 +12,7 @@ that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
 
 import numpy as np
 
-from runtime._ndarray import as_dtype, shape_size
+from runtime._ndarray import as_dtype, mx_reshape, shape_size
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops.registry import (Attr, dtype_scalar, normalize_axis, register, same_dtype,
                                    scalar_type)
@@ -106,75 +106,8 @@ register("broadcast_like", inputs=("lhs", "rhs"),
 
 # -- reshape family ----------------------------------------------------------------------
 
-def _mx_reshape(op, src, target):
-    """MXNet's reshape inference: 0 copies, -1 infers, -2 copies the rest, -3 merges
-    two dimensions, -4 splits one into the next two values."""
-    out, s, infer, i, n = [], 0, -1, 0, len(target)
-
-    def source(k):
-        if s + k >= len(src):
-            raise ValueError(f"{op}: shape {target!r} refers to input dimension {s + k}, "
-                             f"which {src!r} lacks")
-        return src[s + k]
-
-    while i < n:
-        p = target[i]
-        if p > 0:
-            out.append(p)
-            s += 1
-        elif p == 0:
-            out.append(source(0))
-            s += 1
-        elif p == -1:
-            if infer >= 0:
-                raise ValueError(f"{op}: shape {target!r} has more than one -1")
-            infer = len(out)
-            out.append(-1)
-            s += 1
-        elif p == -2:
-            out.extend(src[s:])
-            s = len(src)
-        elif p == -3:
-            out.append(source(0) * source(1))
-            s += 2
-        elif p == -4:
-            if i + 2 >= n:
-                raise ValueError(f"{op}: -4 in shape {target!r} must be followed by two values")
-            d0, d1, d2 = source(0), target[i + 1], target[i + 2]
-            s += 1
-            i += 2
-            if d1 < -1 or d2 < -1 or d1 == 0 or d2 == 0 or d1 == d2 == -1:
-                raise ValueError(f"{op}: -4 in shape {target!r} needs two positive values "
-                                 "(one may be -1)")
-            d1 = d0 // d2 if d1 == -1 else d1
-            d2 = d0 // d1 if d2 == -1 else d2
-            if d1 * d2 != d0:
-                raise ValueError(f"{op}: -4 in shape {target!r} cannot split dimension {d0} "
-                                 f"into {d1} x {d2}")
-            out += [d1, d2]
-        else:
-            raise ValueError(f"{op}: shape {target!r} holds {p}; values must be > 0 or one "
-                             "of MXNet's 0, -1, -2, -3, -4")
-        i += 1
-    size = shape_size(src)
-    known = shape_size(tuple(out), None, f"{op}: shape", infer >= 0)
-    if infer >= 0:
-        # known == 0 is checked, not divided by: NumPy refuses to infer next to a 0 too.
-        if known == 0 or size % known:
-            raise ValueError(f"{op}: cannot infer -1 in {target!r} for an array of shape "
-                             f"{src!r}")
-        out[infer] = size // known
-    elif known != size:
-        raise ValueError(f"{op}: cannot reshape an array of shape {src!r} ({size} elements) "
-                         f"into {tuple(out)!r} (from {target!r})")
-    return tuple(out)
-
-
 def _reshape_shape(attrs, shapes):
-    src, target = shapes[0], attrs["shape"]
-    if attrs["reverse"]:
-        return [_mx_reshape("reshape", src[::-1], target[::-1])[::-1]]
-    return [_mx_reshape("reshape", src, target)]
+    return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
 
 
 def _reshape_kernel(attrs, ins, outs):

@@ -297,4 +297,78 @@ def test_norm_out_dtype():
     np.testing.assert_array_equal(y.asnumpy(), np.abs(x).sum(1, keepdims=True))
 
 
+# -- contexts, indexing, reshape ----------------------------------------------------------
+
+def test_any_cpu_id_shares_the_host_pool_and_keeps_its_id():
+    import allocator
+    import runtime as rt
+    before = allocator.memory_stats()["allocated_bytes.all.current"]
+    x = nd.array(X, ctx=rt.cpu(3))
+    assert x.ctx == rt.cpu(3) and str(x.ctx) == "cpu(3)"
+    assert allocator.memory_stats()["allocated_bytes.all.current"] > before
+    np.testing.assert_array_equal((x + x).asnumpy(), 2 * X)
+    assert (x + x).ctx == rt.cpu(3) and nd.exp(x).ctx == rt.cpu(3)
+    with rt.cpu(1):
+        assert nd.zeros((2,)).ctx == rt.cpu(1)
+    y = x.copyto(rt.cpu(0))
+    assert y.ctx == rt.cpu(0)
+    np.testing.assert_array_equal(y.asnumpy(), X)
+    assert x.as_in_context(rt.cpu(5)).ctx == rt.cpu(5)
+    with pytest.raises(ValueError, match=r"^add: all inputs must be on one context \(got "
+                                         r"cpu\(3\) and cpu\(0\)\)"):
+        x + y
+    del x, y
+
+
+def test_float_ndarray_indices_are_cast_as_mxnet():
+    x = nd.array(X)
+    idx = nd.array([0, 2])                              # float32, as nd.array makes it
+    np.testing.assert_array_equal(x[idx].asnumpy(), X[[0, 2]])
+    np.testing.assert_array_equal(x[1:3, idx].asnumpy(), X[1:3][:, [0, 2]])
+    np.testing.assert_array_equal(x[idx, 1].asnumpy(), X[[0, 2], 1])
+    np.testing.assert_array_equal(x[nd.array([1.7, -1.2])].asnumpy(), X[[1, -1]])  # truncated
+    x[idx] = 5
+    want = X.copy()
+    want[[0, 2]] = 5
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    x[nd.array([1.0]), nd.array([3.0])] = nd.array([-1.0])
+    want[1, 3] = -1
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[nd.array([3.0])]
+
+
+# MXNet's documented reshape examples (mx.nd.reshape; NDArray.reshape uses the same rule)
+RESHAPE_DOCS = [((2, 3, 4), (4, 0, 2), (4, 3, 2)), ((2, 3, 4), (2, 0, 0), (2, 3, 4)),
+                ((2, 3, 4), (6, 1, -1), (6, 1, 4)), ((2, 3, 4), (3, -1, 8), (3, 1, 8)),
+                ((2, 3, 4), (-1,), (24,)), ((2, 3, 4), (-2,), (2, 3, 4)),
+                ((2, 3, 4), (2, -2), (2, 3, 4)), ((2, 3, 4), (-2, 1, 1), (2, 3, 4, 1, 1)),
+                ((2, 3, 4), (-3, 4), (6, 4)), ((2, 3, 4, 5), (-3, -3), (6, 20)),
+                ((2, 3, 4), (0, -3), (2, 12)), ((2, 3, 4), (-3, -2), (6, 4)),
+                ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
+                ((2, 3, 4), (2, -4, -1, 3, -2), (2, 1, 3, 4))]
+
+
+@pytest.mark.parametrize("src, target, want", RESHAPE_DOCS)
+def test_reshape_method_follows_mxnets_codes(src, target, want):
+    a = np.arange(int(np.prod(src)), dtype=np.float32).reshape(src)
+    x = nd.array(a)
+    for y in (x.reshape(target), x.reshape(*target), x.reshape(shape=target)):
+        assert y.shape == want
+        assert y.chunk is x.chunk                    # still a view
+        np.testing.assert_array_equal(y.asnumpy(), a.reshape(want))
+
+
+def test_reshape_method_reverse():
+    x = nd.zeros((10, 5, 4))
+    assert x.reshape((-1, 0)).shape == (40, 5)
+    assert x.reshape((-1, 0), reverse=True).shape == (50, 4)
+    assert x.reshape(shape=(-1, 0), reverse=True).shape == (50, 4)
+    assert x.reshape(-1, 0, reverse=True).shape == (50, 4)
+    with pytest.raises(TypeError, match=r"^reshape: reverse must be a bool \(got 'yes'\)"):
+        x.reshape((-1, 0), reverse="yes")
+    with pytest.raises(TypeError, match=r"^reshape takes a shape and reverse"):
+        x.reshape((-1, 0), order="C")
+
+
 free_failing_tests(globals())
