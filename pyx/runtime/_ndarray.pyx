@@ -778,8 +778,9 @@ cdef class NDArray:
         return self.copyto(self._chunk.ctx)
 
     def copyto(self, other):
-        """Copy into the NDArray ``other`` (same shape; values cast to its dtype) or into a
-        new array on the Context ``other``; returns the destination."""
+        """Copy into the NDArray ``other`` (same shape; values cast to its dtype and, as
+        MXNet's CopyFromTo, to its storage type) or into a new array on the Context
+        ``other``; returns the destination."""
         cdef NDArray dst
         if isinstance(other, NDArray):
             dst = <NDArray>other
@@ -788,10 +789,10 @@ cdef class NDArray:
             if dst._shape != self._shape:
                 raise ValueError(f"copyto: shape {self._shape!r} does not match the "
                                  f"destination's {dst._shape!r}")
-            if self._stype != STYPE_DEFAULT or dst._stype != STYPE_DEFAULT:
-                if dst._stype != self._stype:
-                    raise ValueError(f"copyto: storage type {self.stype!r} does not match the "
-                                     f"destination's {dst.stype!r}")
+            if dst._stype != self._stype:
+                # MXNet's CopyFromTo: the values cast to the destination's storage type
+                return self.tostype(dst.stype).copyto(dst)
+            if self._stype != STYPE_DEFAULT:
                 src = self.copyto(dst.ctx).astype(dst.dtype, copy=False)
                 _assign_storage(dst, src)
                 return dst
@@ -1408,10 +1409,17 @@ cdef _sparse_setitem(NDArray x, key, value):
 
 
 cdef _csr_getitem(NDArray x, key):
-    cdef Py_ssize_t start, stop, step
+    """MXNet's CSRNDArray indexing: ``x[i]`` is row i as a csr array of one row,
+    ``x[a:b]`` the rows a to b (step 1)."""
+    cdef Py_ssize_t start, stop, step, n = x._shape[0]
+    if type(key) is int or (type(key) is not bool and isinstance(key, np.integer)):
+        start = key + n if key < 0 else key
+        if not 0 <= start < n:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+        return _nd("slice")(x, begin=(start,), end=(start + 1,))
     if not (type(key) is slice and (key.step is None or key.step == 1)):
-        raise TypeError(f"csr arrays support only row slices x[a:b] (got {key!r}); convert "
-                        "with tostype('default') for other indexing")
+        raise TypeError(f"csr arrays support only an int or a row slice x[a:b] (got "
+                        f"{key!r}); convert with tostype('default') for other indexing")
     start, stop, step = key.indices(x._shape[0])
     return _nd("slice")(x, begin=(start,), end=(max(start, stop),))
 

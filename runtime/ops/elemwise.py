@@ -305,9 +305,16 @@ written.  Integer results wrap around on overflow, as in the array form."""
 _ndarray = np.ndarray
 
 
+def _keep_stype_if_zero(attrs, stypes):
+    return _keep_stype(attrs, stypes) if attrs["scalar"] == 0 else None
+
+
 def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_outputs=(),
               sparse=False, differentiable=True, notes=""):
-    """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
+    """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype.
+
+    ``sparse``: True (zero-preserving for every scalar), "zero" (only for the scalar 0,
+    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type)."""
     def compute(attrs, ins, outs):
         x = ins[0]
         s = attrs["scalar"]
@@ -327,17 +334,20 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
                     gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0)], differentiable=differentiable,
                     compute_sparse=_sparse_map(compute) if sparse else None,
-                    sparse_stypes=_keep_stype if sparse else None)
+                    sparse_stypes=(_keep_stype_if_zero if sparse == "zero" else _keep_stype)
+                    if sparse else None)
 
 
 def _s(a):
     return a["scalar"]
 
 
+_ZERO_KEEPS = ("On csr and row_sparse data the scalar 0 keeps the storage type (MXNet); "
+               "another scalar gives a dense result.")
 scalar_op("_plus_scalar", np.add, lambda a, i, o, g: [g[0]], "data + scalar",
-          grad_inputs=())
+          grad_inputs=(), sparse="zero", notes=_ZERO_KEEPS)
 scalar_op("_minus_scalar", np.subtract, lambda a, i, o, g: [g[0]], "data - scalar",
-          grad_inputs=())
+          grad_inputs=(), sparse="zero", notes=_ZERO_KEEPS)
 scalar_op("_rminus_scalar", np.subtract, lambda a, i, o, g: [-g[0]], "scalar - data",
           reverse=True, grad_inputs=())
 scalar_op("_mul_scalar", np.multiply, lambda a, i, o, g: [g[0] * _s(a)], "data * scalar",

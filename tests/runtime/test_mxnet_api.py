@@ -371,4 +371,55 @@ def test_reshape_method_reverse():
         x.reshape((-1, 0), order="C")
 
 
+# -- sparse: copyto across storage types, csr[i], zero scalars -----------------------------
+
+def test_copyto_casts_to_the_destinations_storage_type():
+    import scipy.sparse as sp
+    a = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, -1.0]], np.float32)
+    for stype in ("csr", "row_sparse"):
+        dst = nd.zeros((3, 3), stype=stype)
+        assert nd.array(a).copyto(dst) is dst and dst.stype == stype
+        np.testing.assert_array_equal(dense_values(dst), a)
+        dense = nd.ones((3, 3), dtype="float64")
+        src = nd.sparse.csr_matrix(sp.csr_matrix(a)) if stype == "csr" else \
+            nd.sparse.row_sparse_array(a)
+        assert src.copyto(dense) is dense and dense.stype == "default"
+        np.testing.assert_array_equal(dense.asnumpy(), a.astype(np.float64))
+    rsp = nd.sparse.row_sparse_array(np.ones((3, 3), np.float32))
+    with pytest.raises(ValueError, match="cannot convert csr to row_sparse directly"):
+        nd.sparse.csr_matrix(sp.csr_matrix(a)).copyto(rsp)      # MXNet neither
+    np.testing.assert_array_equal(dense_values(rsp), np.ones((3, 3)))   # left unchanged
+    csr = nd.sparse.csr_matrix(sp.csr_matrix(a))
+    with pytest.raises(ValueError, match="shape"):
+        nd.ones((3, 2)).copyto(csr)
+    np.testing.assert_array_equal(dense_values(csr), a)
+
+
+def test_csr_integer_index_is_a_one_row_csr():
+    import scipy.sparse as sp
+    a = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, -1.0]], np.float32)
+    c = nd.sparse.csr_matrix(sp.csr_matrix(a))
+    for i in (0, 1, 2, -1, -3, np.int64(2)):
+        row = c[i]
+        assert row.stype == "csr" and row.shape == (1, 3)
+        np.testing.assert_array_equal(dense_values(row), a[[int(i)]])
+    for i in (3, -4):
+        with pytest.raises(IndexError, match=f"index {i} is out of bounds for axis 0 with "
+                                             "size 3"):
+            c[i]
+
+
+@pytest.mark.parametrize("stype", ["csr", "row_sparse"])
+def test_zero_scalar_keeps_the_sparse_storage_type(stype):
+    a = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, -1.0]], np.float32)
+    x = nd.sparse.csr_matrix(a) if stype == "csr" else nd.sparse.row_sparse_array(a)
+    for y, want in ((x + 0, a), (x - 0, a), (0 + x, a), (x + 0.0, a), (x * 2, a * 2),
+                    (x / 2, a / 2), (nd.add(x, 0), a)):
+        assert y.stype == stype
+        np.testing.assert_array_equal(dense_values(y), want)
+    y = x + 1                       # a nonzero scalar: dense (MXNet)
+    assert y.stype == "default"
+    np.testing.assert_array_equal(y.asnumpy(), a + 1)
+
+
 free_failing_tests(globals())
