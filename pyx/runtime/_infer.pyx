@@ -198,14 +198,15 @@ cdef list _ALL_AXES = [tuple(range(n)) for n in range(65)]
 
 
 cpdef tuple reduced_axes(str op, object axis, bint exclude, Py_ssize_t ndim):
-    """The sorted tuple of axes that a reduction over ``axis`` (None: all; an int or a
-    tuple of ints) reduces, after ``exclude`` (reduce the others) and negative axes.  A
+    """The sorted tuple of axes that a reduction over ``axis`` (None or (): all, as MXNet;
+    an int or a tuple of ints) reduces, after ``exclude`` (reduce the others) and negative axes.  A
     0-d array has no axes: any valid ``axis`` (0 or -1) reduces its single value.  An
     ``axis`` tuple that is already sorted and non-negative comes back as it is."""
     cdef Py_ssize_t i, a, n, prev = -1
     cdef unsigned long long seen = 0
     cdef bint as_given
-    if axis is None:
+    if axis is None or (type(axis) is tuple and len(<tuple>axis) == 0):
+        # MXNet: an empty axis tuple reduces every axis, as None does
         if exclude:
             return ()
         return _ALL_AXES[ndim] if ndim <= 64 else tuple(range(ndim))

@@ -49,7 +49,7 @@ NO_BOOL = {"negative", "sign", "square", "reciprocal"}
 
 
 def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
-          grad_outputs=()):
+          grad_outputs=(), doc=""):
     """Register an elementwise unary op whose kernel is ``fn(x, out=o)``."""
     def compute(attrs, ins, outs):
         fn(ins[0], out=outs[0])
@@ -62,7 +62,7 @@ def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
         inplace=[(0, 0)], grad_donates=grad is not None,
-        ufunc=fn if isinstance(fn, np.ufunc) else None)
+        ufunc=fn if isinstance(fn, np.ufunc) else None, doc=doc)
 
 
 def _np(f, **kw):
@@ -158,9 +158,26 @@ def _rounding(fn):
     return call
 
 
-for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
-                   ("rint", np.rint), ("trunc", np.trunc), ("fix", np.trunc)):
-    unary(_name, _rounding(_fn), _zero_grad, grad_inputs=())
+def _round_half_away(x, out):
+    """MXNet's ``round``: halves away from zero (2.5 -> 3, -2.5 -> -3); NumPy's round
+    takes halves to even."""
+    t = np.trunc(x)
+    half = np.abs(x - t) >= 0.5              # x - trunc(x) is exact in floating point
+    return np.add(t, np.sign(x) * half, out=out, casting="unsafe")
+
+
+def _rint_half_down(x, out):
+    """MXNet's ``rint``: the nearer of floor(x) and ceil(x), floor(x) at a tie (1.5 ->
+    1, -1.5 -> -2, 2.5 -> 2), as mshadow's rint; NumPy's rint takes halves to even."""
+    f = np.floor(x)
+    c = np.ceil(x)
+    return np.copyto(out, np.where(x - f <= c - x, f, c), casting="unsafe")
+
+
+for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", _round_half_away),
+                   ("rint", _rint_half_down), ("trunc", np.trunc), ("fix", np.trunc)):
+    unary(_name, _rounding(_fn), _zero_grad, grad_inputs=(), doc=_fn.__doc__ if _name in (
+        "round", "rint") else "")
 
 
 # -- binary, with NumPy broadcasting --------------------------------------------------------
@@ -203,21 +220,33 @@ conversion, which on x86-64 gives INT_MIN for int32 and int64 (``5 / 0``, ``-5 /
 ``0 / 0`` are all -2147483648 in int32) and 0 for int8 and uint8; NumPy's RuntimeWarning
 (divide by zero) is the only sign."""
 
-INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); on integers
-``x % 0`` gives 0, with NumPy's RuntimeWarning."""
+INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); ``x % 0``
+gives 0, as MXNet (floating-point too, where NumPy gives NaN; on integers with NumPy's
+RuntimeWarning)."""
+
+
+def _mod(a, b, out, casting):
+    """``a % b`` with MXNet's 0 where ``b`` is 0 (NumPy's float mod gives NaN there)."""
+    if out.dtype.kind != "f":
+        return np.mod(a, b, out=out, casting=casting)
+    zero = np.equal(b, 0)                    # before out is written: out may be b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.mod(a, b, out=out, casting=casting)
+    return np.copyto(out, 0, where=zero)
 
 
 def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
            differentiable=True, notes=KEEP_DTYPE):
-    """Register a binary op whose kernel is the ufunc ``fn``; ``scalar``: the names of its
-    forms ``array <op> number`` and ``number <op> array``."""
+    """Register a binary op whose kernel is ``fn`` (a ufunc: then also the op's ``ufunc``
+    for the invoker's short road); ``scalar``: the names of its forms ``array <op>
+    number`` and ``number <op> array``."""
     def compute(attrs, ins, outs):
         fn(ins[0], ins[1], out=outs[0], casting="unsafe")
     return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
                     infer_shape=_bshape(name), infer_type=_btype(name), gradient=grad,
                     grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0), (1, 0)], differentiable=differentiable,
-                    ufunc=fn, scalar_forms=scalar,
+                    ufunc=fn if isinstance(fn, np.ufunc) else None, scalar_forms=scalar,
                     doc=f"``{expr}`` elementwise, with NumPy broadcasting; both inputs must "
                         f"have one dtype.\n\n{notes}")
 
@@ -244,7 +273,7 @@ binary("divide", np.divide,
        ("_div_scalar", "_rdiv_scalar"),
        aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
        expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
-binary("mod", np.mod,
+binary("mod", _mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
@@ -356,9 +385,9 @@ scalar_op("_div_scalar", np.divide, lambda a, i, o, g: [g[0] / _s(a)], "data / s
           grad_inputs=(), sparse=True, notes=INT_DIVIDE)
 scalar_op("_rdiv_scalar", np.divide, lambda a, i, o, g: [-g[0] * o[0] / i[0]],
           "scalar / data", reverse=True, grad_outputs=(0,), notes=INT_DIVIDE)
-scalar_op("_mod_scalar", np.mod, lambda a, i, o, g: [g[0]], "data % scalar", grad_inputs=(),
+scalar_op("_mod_scalar", _mod, lambda a, i, o, g: [g[0]], "data % scalar", grad_inputs=(),
           notes=INT_MOD)
-scalar_op("_rmod_scalar", np.mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
+scalar_op("_rmod_scalar", _mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
           "scalar % data", reverse=True, notes=INT_MOD)
 scalar_op("_power_scalar", np.power,
           lambda a, i, o, g: [g[0] * _s(a) * i[0] ** (_s(a) - 1.0)], "data ** scalar")
@@ -387,7 +416,15 @@ def _mask(m, like):
     return m if m.dtype == like.dtype else F.cast(m, dtype=like.dtype)
 
 
+def _selects_rows(c, x, y):
+    """MXNet's row form of where: a 1-D condition of x.shape[0] values with x and y of
+    one shape (of 2 or more dimensions) picks whole rows."""
+    return len(c) == 1 and len(x) > 1 and x == y and c[0] == x[0]
+
+
 def _where_shape(attrs, shapes):
+    if _selects_rows(*shapes):
+        return [shapes[1]]
     return [broadcast_shapes("where", *shapes)]
 
 
@@ -395,14 +432,34 @@ def _where_type(attrs, dtypes):
     return [same_dtype("where", dtypes[1:])]
 
 
+def _as_rows(c, ndim):
+    """A 1-D condition shaped (n, 1, ..., 1) to broadcast over rows."""
+    return c.reshape((c.shape[0],) + (1,) * (ndim - 1))
+
+
 def _where(attrs, ins, outs):
-    np.copyto(outs[0], np.where(ins[0] != 0, ins[1], ins[2]))
+    c, x, y = ins
+    if _selects_rows(c.shape, x.shape, y.shape):
+        c = _as_rows(c, x.ndim)
+    np.copyto(outs[0], np.where(c != 0, x, y))
+
+
+def _where_grad(a, i, o, g):
+    c, x, y = i
+    g = g[0]
+    if _selects_rows(c.shape, x.shape, y.shape):
+        c = F.reshape(c, shape=(c.shape[0],) + (1,) * (g.ndim - 1))
+    return [None, _ub(g * _mask(c != 0, g), x), _ub(g * _mask(c == 0, g), y)]
 
 
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
-         infer_type=_where_type, grad_inputs=(0,),
-         gradient=lambda a, i, o, g: [None, _ub(g[0] * _mask(i[0] != 0, g[0]), i[1]),
-                                      _ub(g[0] * _mask(i[0] == 0, g[0]), i[2])])
+         infer_type=_where_type, grad_inputs=(0,), gradient=_where_grad,
+         doc="""``x`` where ``condition`` is nonzero, else ``y`` (MXNet's ``where``).
+
+As MXNet: a 1-D ``condition`` whose length is ``x.shape[0]``, with ``x`` and ``y`` of one
+shape of 2 or more dimensions, selects whole rows (``where([1, 0], x, y)`` takes row 0
+of x and row 1 of y).  Otherwise the three shapes broadcast as NumPy's (MXNet requires
+equal shapes there).  ``x`` and ``y`` share one dtype, the result's.""")
 
 
 def _clip_type(attrs, dtypes):

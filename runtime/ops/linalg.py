@@ -338,7 +338,9 @@ def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
             dw = F.dot(g2, _reshape(x, (m, k)), transpose_a=True)
     if attrs["no_bias"]:
         return [dx, dw]
-    return [dx, dw, F.sum(g, axis=tuple(range(g.ndim - 1))) if needs[2] else None]
+    db = (F.sum(g, axis=tuple(range(g.ndim - 1))) if g.ndim > 1 else F.copy(g)) \
+        if needs[2] else None
+    return [dx, dw, db]
 
 
 register(

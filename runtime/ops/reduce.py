@@ -135,8 +135,11 @@ def _prod_grad(a, i, o, g):
     axes = reduced_axes("prod", a, x.ndim)
     zero = x == 0                                   # 1/0 in x's dtype
     nonzero = x + zero                              # zeros replaced by 1
-    p = _expand_axes(F.prod(nonzero, axis=axes, keepdims=True), x, axes)
-    z = _expand_axes(F.sum(zero, axis=axes, keepdims=True), x, axes)
+    if axes:
+        p = _expand_axes(F.prod(nonzero, axis=axes, keepdims=True), x, axes)
+        z = _expand_axes(F.sum(zero, axis=axes, keepdims=True), x, axes)
+    else:        # nothing reduced (axis=() would mean every axis, as MXNet)
+        p, z = nonzero, zero
     ge = _expand(g[0], x, a)
     return [(p / nonzero * (z == 0) + p * zero * (z == 1)) * ge]
 

@@ -711,8 +711,11 @@ def _pick_shape(attrs, shapes):
     data, index = shapes
     ax = _pick_axis(attrs, data)
     out = _picked_shape(data, ax, attrs["keepdims"])
-    if index != out:
-        raise ValueError(f"pick: index has shape {index!r}, expected {out!r} (data {data!r} "
+    want = _picked_shape(data, ax, False)
+    # MXNet's index is data's shape without the axis, keepdims or not; with keepdims the
+    # output's shape (the axis as 1) is taken too
+    if index != want and index != out:
+        raise ValueError(f"pick: index has shape {index!r}, expected {want!r} (data {data!r} "
                          f"along axis {ax})")
     return [out]
 
@@ -720,6 +723,12 @@ def _pick_shape(attrs, shapes):
 def _pick_type(attrs, dtypes):
     _index_dtype("pick", dtypes[1], "index")
     return [dtypes[0]]
+
+
+def _like_index(g, index):
+    """The out-grad of pick shaped as its index (keepdims with an index without the
+    axis)."""
+    return g if g.shape == index.shape else F.reshape(g, shape=index.shape)
 
 
 def _pick_index(op, attrs, index, shape):
@@ -738,12 +747,14 @@ register("pick", inputs=("data", "index"),
          attrs={"axis": Attr("axis", -1), "keepdims": Attr("bool", False),
                 "mode": Attr("str", "clip", choices=("clip", "wrap"))},
          infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick, grad_inputs=(1,),
-         gradient=lambda a, i, o, g: [F._pick_grad(i[1], g[0], axis=_pick_axis(a, i[0].shape),
-                                                   mode=a["mode"], shape=i[0].shape), None],
+         gradient=lambda a, i, o, g: [F._pick_grad(
+             i[1], _like_index(g[0], i[1]), axis=_pick_axis(a, i[0].shape), mode=a["mode"],
+             shape=i[0].shape), None],
          doc="``data[..., index, ...]`` along ``axis`` (default -1): ``index`` has the "
-             "shape of data without that axis (with it as 1 when keepdims), as MXNet; 1-D "
-             "data gives shape (1,).  mode 'clip' (default) or 'wrap'; float indices are "
-             "truncated.  No gradient for ``index``.")
+             "shape of data without that axis, as MXNet (with keepdims the output keeps the "
+             "axis as 1, and an index of that shape is taken too); 1-D data gives shape "
+             "(1,).  mode 'clip' (default) or 'wrap'; float indices are truncated.  No "
+             "gradient for ``index``.")
 
 
 def _pick_grad_shape(attrs, shapes):
@@ -848,7 +859,7 @@ def _tile_grad(a, i, o, g):
         return [zeros(x)]
     xs, rs = _tile_dims(x.shape, a["reps"])
     inter = tuple(v for pair in zip(rs, xs) for v in pair)     # (r0, d0, r1, d1, ...)
-    s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2)))
+    s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2))) if inter else g[0]
     return [_like(s, x)]
 
 

@@ -64,3 +64,13 @@ _add(SAMPLES, "norm",
 _add(FAILURES, "norm",
      Failure([uniform((3, 4))], {"out_dtype": "bool"}, ValueError,
              r"^norm: out_dtype must be None or one of"))
+
+# where with a 1-D condition selecting rows, pick with keepdims and an index without the
+# axis (MXNet's forms)
+_add(SAMPLES, "where",
+     Sample([np.array([1.0, 0.0, 2.0]), uniform((3, 2)), uniform((3, 2), seed=1)], wrt=[1, 2]))
+_add(SAMPLES, "pick",
+     Sample([uniform((3, 4)), ints(0, 3, 1)], {"axis": 1, "keepdims": True}, wrt=[0]))
+_add(SAMPLES, "mod",
+     Sample([uniform((2, 3)), np.array([[0.0, 1.5, -2.0], [0.0, 0.0, 3.0]])], grad=False))
+_add(SAMPLES, "sum", Sample([uniform((2, 3))], {"axis": ()}))

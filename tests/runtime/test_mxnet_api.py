@@ -422,4 +422,92 @@ def test_zero_scalar_keeps_the_sparse_storage_type(stype):
     np.testing.assert_array_equal(y.asnumpy(), a + 1)
 
 
+# -- semantics that differed silently: MXNet's documented examples --------------------------
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_round_takes_halves_away_from_zero(dtype):
+    # MXNet: round([-1.5, 1.5, -1.9, 1.9, 2.1]) = [-2., 2., -2., 2., 2.]
+    x = np.array([-1.5, 1.5, -1.9, 1.9, 2.1, -2.5, 2.5, 0.5, -0.5, 0.49], dtype)
+    want = np.array([-2, 2, -2, 2, 2, -3, 3, 1, -1, 0], dtype)
+    np.testing.assert_array_equal(nd.round(nd.array(x, dtype=dtype)).asnumpy(), want)
+    c = nd.sparse.csr_matrix(np.array([[0, 2.5], [-0.5, 0]], dtype))
+    np.testing.assert_array_equal(dense_values(nd.round(c)), [[0, 3], [-1, 0]])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rint_takes_halves_down_as_mxnet(dtype):
+    # MXNet: rint([-2.1, -1.9, 1.5, 1.9, 2.1]) = [-2., -2., 1., 2., 2.]
+    x = np.array([-2.1, -1.9, 1.5, 1.9, 2.1, -1.5, 2.5, -0.5, 0.5], dtype)
+    want = np.array([-2, -2, 1, 2, 2, -2, 2, -1, 0], dtype)
+    np.testing.assert_array_equal(nd.rint(nd.array(x, dtype=dtype)).asnumpy(), want)
+
+
+def test_float_mod_by_zero_is_zero():
+    a = np.array([5.0, -5.0, 3.5, 0.0], np.float32)
+    b = np.array([0.0, 0.0, 2.0, 0.0], np.float32)
+    want = np.where(b == 0, 0, np.mod(a, np.where(b == 0, 1, b)))
+    np.testing.assert_array_equal((nd.array(a) % nd.array(b)).asnumpy(), want)
+    np.testing.assert_array_equal(nd.mod(nd.array(a), nd.array([[0.0], [2.0]])).asnumpy(),
+                                  [[0, 0, 0, 0], np.mod(a, 2)])
+    np.testing.assert_array_equal((nd.array(a) % 0).asnumpy(), np.zeros(4))
+    np.testing.assert_array_equal((7.0 % nd.array(b)).asnumpy(), [0, 0, 1, 0])
+    i = nd.array([5, -3], dtype="int32")
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal((i % 0).asnumpy(), [0, 0])
+
+
+def test_sum_over_empty_axis_tuple_reduces_every_axis():
+    x = nd.array(X)
+    for name, ref in (("sum", np.sum), ("mean", np.mean), ("max", np.max), ("prod", np.prod)):
+        got = getattr(nd, name)(x, axis=())
+        assert got.shape == (1,)
+        np.testing.assert_allclose(got.asnumpy(), [ref(X)], rtol=1e-6)
+        assert getattr(nd, name)(x, (), True).shape == (1, 1)
+
+
+def test_where_with_a_1d_condition_selects_rows():
+    # MXNet's example: cond = [0, 1] -> [[5, 6], [3, 4]]
+    x = nd.array([[1, 2], [3, 4]])
+    y = nd.array([[5, 6], [7, 8]])
+    np.testing.assert_array_equal(nd.where(nd.array([0, 1]), x, y).asnumpy(), [[5, 6], [3, 4]])
+    np.testing.assert_array_equal(nd.where(nd.array([[0, 1], [-1, 0]]), x, y).asnumpy(),
+                                  [[5, 2], [3, 8]])
+    a = np.arange(24, dtype=np.float32).reshape(3, 2, 4)
+    c = np.array([1, 0, 1], np.float32)
+    np.testing.assert_array_equal(nd.where(nd.array(c), nd.array(a), nd.array(-a)).asnumpy(),
+                                  np.where(c[:, None, None] != 0, a, -a))
+
+
+def test_where_rows_gradient():
+    from runtime import autograd
+    c = nd.array([1, 0, 1])
+    x, y = nd.array(np.ones((3, 2))), nd.array(np.ones((3, 2)))
+    x.attach_grad()
+    y.attach_grad()
+    with autograd.record():
+        out = nd.where(c, x, y)
+    out.backward(nd.array(np.arange(6).reshape(3, 2)))
+    g = np.arange(6, dtype=np.float32).reshape(3, 2)
+    np.testing.assert_array_equal(x.grad.asnumpy(), g * [[1], [0], [1]])
+    np.testing.assert_array_equal(y.grad.asnumpy(), g * [[0], [1], [0]])
+
+
+def test_pick_keepdims_with_an_index_without_the_axis():
+    # MXNet's example: pick(x, y=[0, 1, 0], 1, keepdims=True) = [[1.], [4.], [5.]]
+    from runtime import autograd
+    x = nd.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(nd.pick(x, nd.array([0, 1, 0]), 1, True).asnumpy(),
+                                  [[1.0], [4.0], [5.0]])
+    np.testing.assert_array_equal(
+        nd.pick(x, nd.array([[0], [1], [0]]), axis=1, keepdims=True).asnumpy(),
+        [[1.0], [4.0], [5.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.pick(x, nd.array([0, 1, 0]), 1, True)
+    y.backward(nd.array([[1.0], [2.0], [3.0]]))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[1, 0], [0, 2], [3, 0]])
+    with pytest.raises(ValueError, match=r"^pick: index has shape \(2,\), expected \(3,\)"):
+        nd.pick(x, nd.array([0, 1]), 1, True)
+
+
 free_failing_tests(globals())
