@@ -15,7 +15,7 @@ import numpy as np
 from runtime import _storage
 from runtime import random as _random
 from runtime._imperative import is_training
-from runtime._ndarray import as_dtype, from_numpy
+from runtime._ndarray import from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
@@ -42,6 +42,15 @@ def _indices(op, a, n, what):
         raise ValueError(f"{op}: {what} must hold integers in [0, {n}) (got {value!r} at "
                          f"position {where!r})")
     return a.astype(np.int64)
+
+
+def _clipped_rows(a, n):
+    """Row indices ``a`` as int64, clipped into [0, n) as MXNet's Embedding does (an
+    index too large addresses the last row, a negative one the first; floats are
+    truncated, NaN reads row 0)."""
+    if a.dtype.kind == "f":
+        a = np.trunc(np.nan_to_num(a, nan=0.0, posinf=n - 1, neginf=0))
+    return np.clip(a, 0, n - 1).astype(np.int64)
 
 
 def _index_type(op, what):
@@ -389,17 +398,17 @@ def _embedding_shape(attrs, shapes):
 
 def _embedding_type(attrs, dtypes):
     _index_type("Embedding", "data")(dtypes[0])
-    if dtypes[1] != attrs["dtype"]:
+    if attrs["dtype"] is not None and dtypes[1] != attrs["dtype"]:
         raise TypeError(f"Embedding: weight has dtype {dtypes[1]} but dtype is "
-                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}'")
-    return [attrs["dtype"]]
+                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}' or leave it out")
+    return [dtypes[1]]
 
 
 def _embedding(attrs, ins, outs):
     data, w = ins
-    idx = _indices("Embedding", data, attrs["input_dim"], "data")
+    idx = _clipped_rows(data, attrs["input_dim"])
     if isinstance(w, np.ndarray):
-        np.take(w, idx, axis=0, out=outs[0], mode="clip")   # validated: no clipping
+        np.take(w, idx, axis=0, out=outs[0])
     else:
         outs[0][...] = w[idx]
 
@@ -412,15 +421,15 @@ def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
 
 register(
     "Embedding", inputs=("data", "weight"),
-    attrs={**EMBED_ATTRS, "dtype": Attr("dtype", as_dtype("float32")),
+    attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
     gradient=_embedding_grad_rule, grad_inputs=(0,),
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
-``data.shape + (output_dim,)`` and dtype ``dtype`` (which must be weight's dtype, as in
-MXNet).  ``data`` holds row indices (integers, or floats holding integers); an index
-outside [0, input_dim) raises ValueError naming the first one (MXNet leaves it
-undefined).  The weight gradient is a dense scatter-add of the head gradients, or with
+``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
+MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or
+floats, truncated); as MXNet documents, an index too large is replaced by the last row
+(input_dim - 1) and a negative one by row 0, in the gradient too.  The weight gradient is a dense scatter-add of the head gradients, or with
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
 ``data`` gets no gradient.""")
 
@@ -448,7 +457,7 @@ def _embed_grad_type(op):
 def _embedding_grad(attrs, ins, outs):
     data, g = ins
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _indices("_embedding_grad", data, n, "data")
+    idx = _clipped_rows(data, n)
     out = outs[0]
     out[...] = 0
     np.add.at(out, idx.reshape(-1), g.reshape(-1, d))
@@ -474,7 +483,7 @@ into zeros of shape (input_dim, output_dim).""")
 def _embedding_grad_rsp(attrs, inputs):
     data, g = inputs
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _indices("_embedding_grad_rsp", data.asnumpy(), n, "data").reshape(-1)
+    idx = _clipped_rows(data.asnumpy(), n).reshape(-1)
     rows, inverse = np.unique(idx, return_inverse=True)
     values = np.zeros((rows.size, d), np.dtype(g.dtype))
     np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))
