@@ -48,16 +48,39 @@ def _zero_grad(a, i, o, g):
 NO_BOOL = {"negative", "sign", "square", "reciprocal"}
 
 
+# Math ops that, as MXNet's (mshadow's float math functions), take integer inputs:
+# computed in float32 and truncated toward zero into the input's dtype.
+INT_IN_FLOAT = {"exp", "log", "sqrt", "sigmoid"}
+INT_IN_FLOAT_DOC = """Integer inputs are computed in float32 and the result truncated toward zero into
+the input's dtype, as MXNet's float math does (``exp`` of int32 ``[0, 1, 2]`` gives
+``[1, 2, 7]``); a result an integer cannot hold (``log(0)``, ``sqrt(-1)``) goes through
+the platform's float-to-integer conversion.  Bool inputs are refused."""
+
+
+def _via_float32(fn):
+    def call(x, out):
+        if x.dtype.kind not in "iu":
+            return fn(x, out=out)
+        with np.errstate(all="ignore"):
+            r = fn(x.astype(np.float32), out=None)
+            return np.copyto(out, r, casting="unsafe")
+    return call
+
+
 def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
           grad_outputs=(), doc=""):
     """Register an elementwise unary op whose kernel is ``fn(x, out=o)``."""
+    kernel = _via_float32(fn) if name in INT_IN_FLOAT else fn
+
     def compute(attrs, ins, outs):
-        fn(ins[0], out=outs[0])
+        kernel(ins[0], out=outs[0])
     sparse = name in ZERO_PRESERVING
+    if name in INT_IN_FLOAT:
+        float_only, doc = False, doc + INT_IN_FLOAT_DOC
     return register(
         name, aliases=aliases, compute=compute,
         infer_type=(float_input(name) if float_only
-                    else no_bool(name) if name in NO_BOOL else None),
+                    else no_bool(name) if name in NO_BOOL | INT_IN_FLOAT else None),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,

@@ -157,7 +157,7 @@ for _i, (_name, (_lo, _hi)) in enumerate(UNARY.items()):
         _x = _sparse_input((3, 4), _i, _lo2, _hi2)
         _add(SAMPLES, _name, Sample([_csr(_x)], grad=False),
              Sample([_rsp(_x)], grad=False))
-    if _name not in ANY_DTYPE_UNARY:
+    if _name not in ANY_DTYPE_UNARY | {"exp", "log", "sqrt", "sigmoid"}:   # MXNet: ints too
         _add(FAILURES, _name, Failure(
             [ints(1, 2, 3)], {}, TypeError,
             rf"^{_name}: needs a floating-point input \(got int64\)", out=((3,), np.float32)))

@@ -74,3 +74,11 @@ _add(SAMPLES, "pick",
 _add(SAMPLES, "mod",
      Sample([uniform((2, 3)), np.array([[0.0, 1.5, -2.0], [0.0, 0.0, 3.0]])], grad=False))
 _add(SAMPLES, "sum", Sample([uniform((2, 3))], {"axis": ()}))
+
+# integer inputs to MXNet's float math: computed in float32, truncated into the dtype
+for _name in ("exp", "log", "sqrt", "sigmoid"):
+    _add(SAMPLES, _name, Sample([ints(1, 2, 3)], grad=False),
+         Sample([np.array([4, 9, 200], np.uint8)], grad=False))
+    _add(FAILURES, _name, Failure([np.array([True, False])], {}, TypeError,
+                                  rf"^{_name}: bool input is not supported",
+                                  out=((2,), np.bool_)))

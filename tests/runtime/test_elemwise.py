@@ -86,8 +86,9 @@ def test_unary_integer_inputs(name, dtype):
 
 
 def test_float_only_ops_refuse_integers():
-    with pytest.raises(TypeError, match=r"exp: needs a floating-point input \(got int32\)"):
-        nd.exp(nd.array([1], dtype="int32"))
+    # exp, log, sqrt and sigmoid take integers as MXNet (test_mxnet_api.py); the others not
+    with pytest.raises(TypeError, match=r"expm1: needs a floating-point input \(got int32\)"):
+        nd.expm1(nd.array([1], dtype="int32"))
 
 
 BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,

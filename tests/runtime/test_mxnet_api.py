@@ -510,4 +510,15 @@ def test_pick_keepdims_with_an_index_without_the_axis():
         nd.pick(x, nd.array([0, 1]), 1, True)
 
 
+@pytest.mark.parametrize("name, ref", [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt),
+                                       ("sigmoid", lambda v: 1 / (1 + np.exp(-v)))])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "int8"])
+def test_integer_math_is_computed_in_float_and_truncated(name, ref, dtype):
+    v = np.array([1, 2, 3, 4] if dtype in ("int8", "uint8") else [1, 2, 3, 4, 7, 20], dtype)
+    got = getattr(nd, name)(nd.array(v, dtype=dtype))
+    assert got.dtype == np.dtype(dtype)
+    want = np.trunc(ref(v.astype(np.float32)).astype(np.float32)).astype(dtype)
+    np.testing.assert_array_equal(got.asnumpy(), want)
+
+
 free_failing_tests(globals())
