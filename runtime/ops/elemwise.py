@@ -15,8 +15,8 @@ import scipy.special as sps
 from runtime import _storage
 from runtime._ndarray import storage_host
 from runtime.ops._call import F, unbroadcast, zeros
-from runtime.ops.registry import (Attr, broadcast_shapes, dtype_scalar, float_input, no_bool,
-                                   register, same_dtype, scalar_type)
+from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, float_input,
+                                   no_bool, register, same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -277,30 +277,52 @@ def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_ou
 binary("add", np.add, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                    lambda a, i, o, g: _ub(g[0], i[1])),
        ("_plus_scalar", "_plus_scalar"),
-       aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
+       aliases=("broadcast_add", "broadcast_plus", "_plus", "_add"),
        grad_inputs=(), expr="lhs + rhs")
 binary("subtract", np.subtract, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                              lambda a, i, o, g: _ub(-g[0], i[1])),
        ("_minus_scalar", "_rminus_scalar"),
-       aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
+       aliases=("broadcast_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
        notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
        _binary_grad(lambda a, i, o, g: _ub(g[0] * i[1], i[0]),
                     lambda a, i, o, g: _ub(g[0] * i[0], i[1])),
        ("_mul_scalar", "_mul_scalar"),
-       aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"), expr="lhs * rhs")
+       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs")
 binary("divide", np.divide,
        _binary_grad(lambda a, i, o, g: _ub(g[0] / i[1], i[0]),
                     lambda a, i, o, g: _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])),
        ("_div_scalar", "_rdiv_scalar"),
-       aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
+       aliases=("broadcast_div", "_div", "div", "true_divide"),
        expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
 binary("mod", _mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
+def _equal_shapes(name):
+    def infer(attrs, shapes):
+        if shapes[0] != shapes[1]:
+            raise ValueError(f"{name}: inputs must have one shape (got {shapes[0]!r} and "
+                             f"{shapes[1]!r}); broadcast_{name[9:]} broadcasts")
+        return [shapes[0]]
+    return infer
+
+
+def _elemwise(name, base):
+    """MXNet's ``elemwise_<op>``: ``base`` (add, subtract ...) on inputs of one shape
+    (no broadcasting: unequal shapes raise), no scalar form."""
+    op = OPS[base]
+    return register(name, inputs=("lhs", "rhs"), compute=op.compute,
+                    infer_shape=_equal_shapes(name), infer_type=_btype(name),
+                    gradient=op.gradient, grad_inputs=op.grad_inputs,
+                    grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
+                    doc=f"``{base}`` of two arrays of one shape, as MXNet's ``{name}`` (no "
+                        f"broadcasting: ``broadcast_{name[9:]}`` broadcasts).\n\n"
+                        + op.doc.split("\n\n", 1)[1])
+
+
 binary("power", np.power,
        lambda a, i, o, g: [_ub(g[0] * i[1] * i[0] ** (i[1] - 1.0), i[0]),
                            _ub(g[0] * o[0] * F.log(i[0]), i[1])],
@@ -336,6 +358,10 @@ for _name, _fn, _sym, _rev, _al in (
          ("broadcast_lesser_equal", "_lesser_equal", "less_equal"))):
     binary(_name, _fn, None, (f"_{_name}_scalar", f"_{_rev}_scalar"), aliases=_al,
            differentiable=False, expr=f"lhs {_sym} rhs", notes=COMPARE_DTYPE)
+
+for _name, _base in (("elemwise_add", "add"), ("elemwise_sub", "subtract"),
+                     ("elemwise_mul", "multiply"), ("elemwise_div", "divide")):
+    _elemwise(_name, _base)
 
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------

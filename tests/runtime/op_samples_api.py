@@ -82,3 +82,19 @@ for _name in ("exp", "log", "sqrt", "sigmoid"):
     _add(FAILURES, _name, Failure([np.array([True, False])], {}, TypeError,
                                   rf"^{_name}: bool input is not supported",
                                   out=((2,), np.bool_)))
+
+# MXNet's elemwise_* (the broadcast_* ops' kernels on inputs of one shape)
+_NP_ELEMWISE = {"elemwise_add": np.add, "elemwise_sub": np.subtract,
+                "elemwise_mul": np.multiply, "elemwise_div": np.divide}
+for _i, (_name, _f) in enumerate(_NP_ELEMWISE.items()):
+    _add(SAMPLES, _name,
+         Sample([uniform((2, 3), 0.5, 2.0, seed=_i), uniform((2, 3), 0.5, 2.0, seed=_i + 9)]),
+         Sample([ints(1, 4, -2), ints(3, 2, 5)], grad=False))
+    _add(FAILURES, _name,
+         Failure([uniform((2, 3)), uniform((3,))], {}, ValueError,
+                 rf"^{_name}: inputs must have one shape \(got \(2, 3\) and \(3,\)\); "
+                 rf"broadcast_{_name[9:]} broadcasts"),
+         Failure([uniform((2, 3)), uniform((2, 3)).astype(np.float32)], {}, TypeError,
+                 rf"^{_name}: inputs must have one dtype"))
+    _add(ZERO_SIZE, _name, ZeroSize([zeros(0, 3), zeros(0, 3)], {},
+                                    lambda a, b, f=_f: f(a, b)))

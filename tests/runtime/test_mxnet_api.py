@@ -521,4 +521,28 @@ def test_integer_math_is_computed_in_float_and_truncated(name, ref, dtype):
     np.testing.assert_array_equal(got.asnumpy(), want)
 
 
+@pytest.mark.parametrize("name, ref", [("elemwise_add", np.add), ("elemwise_sub", np.subtract),
+                                       ("elemwise_mul", np.multiply),
+                                       ("elemwise_div", np.divide)])
+def test_elemwise_ops_require_one_shape(name, ref):
+    a, b = X, X[::-1] + 1
+    np.testing.assert_allclose(getattr(nd, name)(nd.array(a), nd.array(b)).asnumpy(),
+                               ref(a, b), rtol=1e-6)
+    out = nd.full((3, 4), 7.0)
+    with pytest.raises(ValueError, match=rf"^{name}: inputs must have one shape \(got \(3, 4\) "
+                                         rf"and \(4,\)\)"):
+        getattr(nd, name)(nd.array(a), nd.array(b[0]), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((3, 4), 7.0))
+    broadcast = getattr(nd, "broadcast_" + name[9:])(nd.array(a), nd.array(b[0]))
+    np.testing.assert_allclose(broadcast.asnumpy(), ref(a, b[0]), rtol=1e-6)
+    with pytest.raises(TypeError, match=rf"^{name}: input rhs must be an NDArray \(got int 2\)"):
+        getattr(nd, name)(nd.array(a), 2)
+    if name != "elemwise_div":               # sparse kernels keep the storage type
+        c = nd.sparse.csr_matrix(np.diag([1.0, 2.0, 3.0]))
+        d = getattr(nd, name)(c, c)
+        assert d.stype == "csr"
+        np.testing.assert_array_equal(dense_values(d), ref(np.diag([1.0, 2, 3]),
+                                                           np.diag([1.0, 2, 3])))
+
+
 free_failing_tests(globals())
