@@ -545,4 +545,41 @@ def test_elemwise_ops_require_one_shape(name, ref):
                                                            np.diag([1.0, 2, 3])))
 
 
+def test_random_with_ndarray_parameters_draws_per_element():
+    # MXNet's _sample_uniform / _sample_normal: shape appended to the parameters' shape
+    rt_random.seed(11)
+    low, high = np.array([0.0, 10.0, -3.0]), np.array([1.0, 10.5, 3.0])
+    u = nd.random.uniform(nd.array(low), nd.array(high), shape=(4000,))
+    assert u.shape == (3, 4000) and u.dtype == np.float32
+    v = u.asnumpy()
+    assert ((v >= low[:, None]) & (v < high[:, None])).all()
+    np.testing.assert_allclose(v.mean(1), (low + high) / 2, atol=0.1)
+    np.testing.assert_allclose(v.std(1), (high - low) / np.sqrt(12), rtol=0.05)
+    loc, scale = np.array([[0.0, 5.0]]), np.array([[1.0, 0.5]])
+    n = nd.random.normal(nd.array(loc, dtype="float64"), nd.array(scale, dtype="float64"),
+                         shape=4000)
+    assert n.shape == (1, 2, 4000) and n.dtype == np.float64
+    np.testing.assert_allclose(n.asnumpy().mean(2), loc, atol=0.06)
+    np.testing.assert_allclose(n.asnumpy().std(2), scale, rtol=0.05)
+    assert nd.random.normal(nd.array([1.0]), nd.array([0.0])).asnumpy().tolist() == [1.0]
+    rt_random.seed(3)
+    a = nd.random.uniform(nd.array(low), nd.array(high), shape=2).asnumpy()
+    rt_random.seed(3)
+    np.testing.assert_array_equal(
+        nd.random.uniform(nd.array(low), nd.array(high), shape=2).asnumpy(), a)
+
+
+def test_random_ndarray_parameter_errors():
+    lo = nd.array([0.0, 1.0])
+    with pytest.raises(TypeError, match=r"^uniform: low and high must both be NDArrays or "
+                                        r"both numbers \(got high=float\)"):
+        nd.random.uniform(lo, 2.0)
+    with pytest.raises(ValueError, match=r"^normal: loc and scale must have one shape"):
+        nd.random.normal(lo, nd.array([1.0]))
+    with pytest.raises(ValueError, match=r"^uniform: low must be <= high elementwise"):
+        nd.random.uniform(lo, nd.array([1.0, 0.5]))
+    with pytest.raises(ValueError, match=r"^normal: scale must be >= 0 elementwise"):
+        nd.random.normal(lo, nd.array([1.0, -0.5]))
+
+
 free_failing_tests(globals())
