@@ -644,15 +644,25 @@ set_operator_impl(binary_impl, unary_impl, reduce_impl)
 
 @cython.final
 cdef class OpFunction:
-    """The ``nd`` function of one operator: ``f(*arrays, out=None, req=None, **attrs)``.
+    """The ``nd`` function of one operator, called as MXNet's generated functions are:
+    ``f(*arrays, *attrs, out=None, name=None, **attrs)``.
 
-    Arrays may also come by their input names (``nd.FullyConnected(data=x, ...)``), in
-    order; binary arithmetic takes a Python number on either side (the op's scalar
-    forms); plain calls of ops with a ufunc take the direct ufunc-loop road.
+    Positional arguments fill the op's array inputs first (``op.inputs``), then its
+    attributes in their declaration order (``op.attrs``, MXNet's documented signature:
+    ``nd.sum(x, 1, True)``, ``nd.clip(x, 0, 1)``); ops taking any number of arrays
+    (``concat``, ``add_n``) take every positional argument as an array.  Arrays may also
+    come by their input names (``nd.FullyConnected(data=x, ...)``); a trailing optional
+    input (``bias`` of FullyConnected) may be None or left out.  Binary arithmetic takes a
+    Python number on either side (the op's scalar forms); ``name`` is accepted and ignored
+    (as MXNet in imperative mode); plain calls of ops with a ufunc take the direct
+    ufunc-loop road.
     """
     cdef object op
     cdef _OpEntry e
     cdef tuple names
+    cdef tuple attr_names
+    cdef bint star            # every positional argument is an array (concat, add_n)
+    cdef bint optional        # trailing inputs may be None or left out (FullyConnected)
     cdef readonly str __name__
     cdef readonly object __doc__
 
@@ -660,16 +670,20 @@ cdef class OpFunction:
         self.op = op
         self.e = _entry(op)
         self.names = tuple(op.inputs)
+        self.attr_names = tuple(op.attrs)
+        self.star = op.variadic and len(self.names) <= 1
+        self.optional = op.variadic and len(self.names) > 1
         self.__name__ = op.name
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
         cdef object res = None, out = None, req = None
         cdef _OpEntry e = self.e
-        cdef Py_ssize_t n = len(args)
+        cdef Py_ssize_t n = len(args), n_in
         if kwargs:
             out = kwargs.pop("out", None)
             req = kwargs.pop("req", None)
+            kwargs.pop("name", None)       # MXNet's symbol name: ignored in imperative mode
         elif e.kind != K_NONE:
             if n == 1 and type(args[0]) is NDArray:
                 if e.kind == K_UNARY:
@@ -680,12 +694,14 @@ cdef class OpFunction:
                 res = fast_binary(e, <NDArray>args[0], <NDArray>args[1], None)
             if res is not None:
                 return res
-        arrays = list(args)
-        if kwargs and n < len(self.names):
-            for name in self.names[n:]:
-                if name not in kwargs:
-                    break
-                arrays.append(kwargs.pop(name))
+        n_in = len(self.names)
+        if self.star or n <= n_in:
+            arrays = list(args)
+        else:
+            arrays = list(args[:n_in])
+            kwargs = self._positional_attrs(args, n_in, kwargs)
+        if not self.star and (kwargs or self.optional):
+            arrays = self._named_inputs(arrays, kwargs)
         if e.scalar_op is not None and len(arrays) == 2:
             if isinstance(arrays[0], NDArray) and _is_scalar(arrays[1]):
                 return _invoke(e.scalar_op, [arrays[0]], {"scalar": float(arrays[1])}, out,
@@ -693,11 +709,81 @@ cdef class OpFunction:
             if isinstance(arrays[1], NDArray) and _is_scalar(arrays[0]):
                 return _invoke(e.rscalar_op, [arrays[1]], {"scalar": float(arrays[0])}, out,
                                req, None)
+        for v in arrays:
+            if not isinstance(v, NDArray):
+                self._not_an_array(arrays)
         if kwargs:
             return _invoke(self.op, arrays, e.parse(kwargs), out, req, None, e, True)
         if e.defaults is None:
             return _invoke(self.op, arrays, self.op.parse_attrs(kwargs), out, req, None)
         return _invoke(self.op, arrays, e.defaults, out, req, None, e, True)
+
+    cdef int _not_an_array(self, list arrays) except -1:
+        """TypeError naming the first input of ``arrays`` that is not an NDArray."""
+        cdef Py_ssize_t i
+        for i in range(len(arrays)):
+            v = arrays[i]
+            if isinstance(v, NDArray):
+                continue
+            arg = self.names[i] if i < len(self.names) and not self.star else f"#{i}"
+            got = f"{type(v).__name__} {v!r}" if _is_scalar(v) or v is None or isinstance(
+                v, str) else type(v).__name__
+            hint = ("; attributes come after the array inputs "
+                    f"({', '.join(self.names)})" if self.attr_names and not self.star else "")
+            raise TypeError(f"{self.op.name}: input {arg} must be an NDArray (got {got})"
+                            + hint)
+        return 0
+
+    cdef dict _positional_attrs(self, tuple args, Py_ssize_t n_in, dict kwargs):
+        """``kwargs`` with the positional arguments after the ``n_in`` array inputs added
+        under the attribute names, in declaration order (MXNet's signature)."""
+        cdef Py_ssize_t i, n = len(args)
+        cdef str k
+        if n - n_in > len(self.attr_names):
+            takes = f"{n_in} array input(s) ({', '.join(self.names)})"
+            if self.attr_names:
+                takes += (f" and {len(self.attr_names)} attribute(s) "
+                          f"({', '.join(self.attr_names)}) by position")
+            raise TypeError(f"{self.op.name}: takes {takes} (got {n})")
+        kwargs = dict(kwargs) if kwargs else {}
+        for i in range(n_in, n):
+            k = self.attr_names[i - n_in]
+            v = args[i]
+            if isinstance(v, NDArray):
+                raise TypeError(f"{self.op.name}: argument {k!r} (position {i + 1}) is an "
+                                f"attribute, not an array (got an NDArray of shape "
+                                f"{v.shape}); the array inputs are "
+                                f"{', '.join(self.names)}")
+            if k in kwargs:
+                raise TypeError(f"{self.op.name}: got multiple values for argument {k!r} "
+                                f"(position {i + 1} and keyword)")
+            kwargs[k] = v
+        return kwargs
+
+    cdef list _named_inputs(self, list arrays, dict kwargs):
+        """``arrays`` followed by the inputs given by name (popped from ``kwargs``); for
+        ops with optional trailing inputs, the trailing Nones dropped."""
+        cdef Py_ssize_t i, n = len(arrays)
+        cdef str name
+        missing = None
+        for i in range(n, len(self.names)):
+            name = self.names[i]
+            if name not in kwargs:
+                missing = name
+                continue
+            v = kwargs.pop(name)
+            if missing is not None and v is not None:
+                raise TypeError(f"{self.op.name}: input {missing} is missing before input "
+                                f"{name}")
+            arrays.append(v)
+        if self.optional:
+            while arrays and arrays[len(arrays) - 1] is None:
+                arrays.pop()
+        for name in self.names[:n]:
+            if name in kwargs:
+                raise TypeError(f"{self.op.name}: got multiple values for input {name} (by "
+                                "position and keyword)")
+        return arrays
 
     def __repr__(self):
         return f"<nd function {self.__name__}>"

@@ -22,10 +22,11 @@ cdef enum:
     K_SHAPE = 6
     K_STR = 7
     K_DTYPE = 8
+    K_OPT_DTYPE = 9
 
 cdef dict _KINDS = {"any": K_ANY, "float": K_FLOAT, "int": K_INT, "bool": K_BOOL,
                     "axis": K_AXIS, "axes": K_AXES, "shape": K_SHAPE, "str": K_STR,
-                    "dtype": K_DTYPE}
+                    "dtype": K_DTYPE, "dtype_or_none": K_OPT_DTYPE}
 
 
 cdef inline bint _is_int(object v):
@@ -37,7 +38,8 @@ cdef class Attr:
     """One operator attribute: its default and how to check and convert a value.
 
     kind: 'int', 'float', 'bool', 'axis' (int or None), 'axes' (int, tuple of ints or
-    None), 'shape' (tuple of ints), 'str' (with ``choices``), 'dtype', 'any' (passed
+    None), 'shape' (tuple of ints), 'str' (with ``choices``), 'dtype', 'dtype_or_none'
+    (None or a dtype, limited to the dtype names in ``choices`` when given), 'any' (passed
     through unchecked; an operator with such an attribute is not cached by the invoker,
     whose signatures need hashable values of one canonical type per kind).
     """
@@ -103,7 +105,13 @@ cdef class Attr:
                 raise ValueError(f"{op}: {name} must be one of "
                                  f"{', '.join(map(repr, self.choices))} (got {v!r})")
             return v
-        return as_dtype(v, f"{op}: {name}")
+        if k == K_OPT_DTYPE and v is None:
+            return None
+        d = as_dtype(v, f"{op}: {name}")
+        if k == K_OPT_DTYPE and self.choices is not None and d.name not in self.choices:
+            raise ValueError(f"{op}: {name} must be None or one of "
+                             f"{', '.join(map(repr, self.choices))} (got {v!r})")
+        return d
 
     def __repr__(self):
         return f"Attr({self.kind!r}, default={self.default!r})"
@@ -190,14 +198,15 @@ cdef list _ALL_AXES = [tuple(range(n)) for n in range(65)]
 
 
 cpdef tuple reduced_axes(str op, object axis, bint exclude, Py_ssize_t ndim):
-    """The sorted tuple of axes that a reduction over ``axis`` (None: all; an int or a
-    tuple of ints) reduces, after ``exclude`` (reduce the others) and negative axes.  A
+    """The sorted tuple of axes that a reduction over ``axis`` (None or (): all, as MXNet;
+    an int or a tuple of ints) reduces, after ``exclude`` (reduce the others) and negative axes.  A
     0-d array has no axes: any valid ``axis`` (0 or -1) reduces its single value.  An
     ``axis`` tuple that is already sorted and non-negative comes back as it is."""
     cdef Py_ssize_t i, a, n, prev = -1
     cdef unsigned long long seen = 0
     cdef bint as_given
-    if axis is None:
+    if axis is None or (type(axis) is tuple and len(<tuple>axis) == 0):
+        # MXNet: an empty axis tuple reduces every axis, as None does
         if exclude:
             return ()
         return _ALL_AXES[ndim] if ndim <= 64 else tuple(range(ndim))

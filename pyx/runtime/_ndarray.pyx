@@ -249,11 +249,13 @@ cdef Py_ssize_t _last_generation = -1
 
 
 cdef Pool ctx_pool(object ctx):
-    """The pool of ``ctx``; the last one is remembered (by identity) for the hot path."""
+    """The pool of ``ctx``; the last one is remembered (by identity) for the hot path.
+    Every ``cpu(i)`` shares the one host pool (MXNet accepts any CPU id; the array keeps
+    its context)."""
     global _last_ctx, _last_pool, _last_generation
     if ctx is _last_ctx and _last_generation == pool_generation():
         return _last_pool
-    pool = pool_for(ctx)
+    pool = pool_for(_default_ctx if ctx.device_type == "cpu" else ctx)
     _last_ctx, _last_pool, _last_generation = ctx, pool, pool_generation()
     return pool
 
@@ -778,8 +780,9 @@ cdef class NDArray:
         return self.copyto(self._chunk.ctx)
 
     def copyto(self, other):
-        """Copy into the NDArray ``other`` (same shape; values cast to its dtype) or into a
-        new array on the Context ``other``; returns the destination."""
+        """Copy into the NDArray ``other`` (same shape; values cast to its dtype and, as
+        MXNet's CopyFromTo, to its storage type) or into a new array on the Context
+        ``other``; returns the destination."""
         cdef NDArray dst
         if isinstance(other, NDArray):
             dst = <NDArray>other
@@ -788,10 +791,10 @@ cdef class NDArray:
             if dst._shape != self._shape:
                 raise ValueError(f"copyto: shape {self._shape!r} does not match the "
                                  f"destination's {dst._shape!r}")
-            if self._stype != STYPE_DEFAULT or dst._stype != STYPE_DEFAULT:
-                if dst._stype != self._stype:
-                    raise ValueError(f"copyto: storage type {self.stype!r} does not match the "
-                                     f"destination's {dst.stype!r}")
+            if dst._stype != self._stype:
+                # MXNet's CopyFromTo: the values cast to the destination's storage type
+                return self.tostype(dst.stype).copyto(dst)
+            if self._stype != STYPE_DEFAULT:
                 src = self.copyto(dst.ctx).astype(dst.dtype, copy=False)
                 _assign_storage(dst, src)
                 return dst
@@ -877,8 +880,11 @@ cdef class NDArray:
     # -- views --------------------------------------------------------------------
 
     def reshape(self, *shape, **kwargs):
-        """A view with a new shape (MXNet's special values 0 = keep this dimension and
-        -1 = infer are supported); raises for sparse arrays."""
+        """A view with a new shape: ``x.reshape(2, -1)``, ``x.reshape((2, -1))``,
+        ``x.reshape(shape=..., reverse=False)``, with MXNet's special values (0 copies a
+        dimension, -1 infers one, -2 copies the rest, -3 merges two, -4 splits one;
+        ``reverse`` reads them from the right: the rule of ``nd.reshape``); raises for
+        sparse arrays."""
         cdef tuple fast
         if not kwargs and self._stype == STYPE_DEFAULT:
             fast = _plain_reshape(shape, self._size(), self._dtype)
@@ -887,16 +893,20 @@ cdef class NDArray:
                     return _nd("reshape")(self, shape=fast)
                 return _wrap(NDArray, self._chunk, fast, self._dtype, STYPE_DEFAULT,
                              self._offset)
+        reverse = kwargs.pop("reverse", False) if kwargs else False
         if kwargs:
             if shape or set(kwargs) - {"shape"}:
-                raise TypeError(f"reshape takes a shape (got {shape!r}, {kwargs!r})")
+                raise TypeError(f"reshape takes a shape and reverse (got {shape!r}, "
+                                f"{kwargs!r})")
             shape = kwargs["shape"]
         elif len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
+        if not isinstance(reverse, (bool, np.bool_)):
+            raise TypeError(f"reshape: reverse must be a bool (got {reverse!r})")
         if self._stype != STYPE_DEFAULT:
             raise TypeError(f"reshape: {self.stype} arrays cannot be reshaped; convert with "
                             "tostype('default') first")
-        new = _infer_reshape(self._shape, shape, self._size(), self._dtype)
+        new = mx_reshape("reshape", self._shape, shape, reverse, self._dtype)
         if self._entry is not None and _recording_now():
             return _nd("reshape")(self, shape=new)     # an operator, so that it is recorded
         return _wrap(NDArray, self._chunk, new, self._dtype, STYPE_DEFAULT, self._offset)
@@ -1201,7 +1211,7 @@ cdef tuple _with_first(tuple shape, Py_ssize_t first):
 
 cdef tuple _plain_reshape(tuple args, Py_ssize_t size, object dtype):
     """The common reshape: ints >= 1 (or one tuple of them) and at most one -1; else None,
-    and _infer_reshape takes over (and names what is wrong)."""
+    and mx_reshape takes over (and names what is wrong)."""
     cdef Py_ssize_t k, n, infer = -1
     cdef int64_t known
     cdef tuple t = args
@@ -1224,34 +1234,84 @@ cdef tuple _plain_reshape(tuple args, Py_ssize_t size, object dtype):
     return t if known == size else None
 
 
-cdef tuple _infer_reshape(tuple old, object shape, Py_ssize_t size, object dtype):
+def mx_reshape(str op, tuple src, object target, bint reverse=False, dtype=None):
+    """MXNet's reshape rule: the shape that ``target`` gives an array of shape ``src``.
+
+    Positive values are kept; 0 copies the input dimension, -1 infers one dimension,
+    -2 copies all remaining ones, -3 merges two, -4 splits one into the two values after
+    it (one may be -1); ``reverse`` reads both shapes from the right.  ValueError naming
+    ``op`` otherwise (also when the shape's bytes of ``dtype`` overflow, as NumPy).
+    ``NDArray.reshape`` and the ``reshape`` operator share it.
+    """
+    cdef tuple t = as_shape_signed(target)
+    if reverse:
+        return _mx_reshape(op, src[::-1], t[::-1], t, dtype)[::-1]
+    return _mx_reshape(op, src, t, t, dtype)
+
+
+cdef object _source(str op, tuple src, Py_ssize_t k, tuple given):
+    """Input dimension ``k`` that a reshape code refers to."""
+    if k >= len(src):
+        raise ValueError(f"{op}: shape {given!r} refers to input dimension {k}, which "
+                         f"{src!r} lacks")
+    return src[k]
+
+
+cdef tuple _mx_reshape(str op, tuple src, tuple target, tuple given, object dtype):
     cdef list out = []
-    cdef Py_ssize_t infer = -1, i
-    cdef int64_t known
-    t = as_shape_signed(shape)
-    for i, v in enumerate(t):
-        if v == 0:
-            if i >= len(old):
-                raise ValueError(f"reshape: 0 copies dimension {i}, which {old!r} lacks")
-            v = old[i]
-        elif v == -1:
+    cdef Py_ssize_t s = 0, infer = -1, i = 0, n = len(target), ns = len(src)
+    cdef int64_t size, known
+    while i < n:
+        p = target[i]
+        if p > 0:
+            out.append(p)
+            s += 1
+        elif p == 0:
+            out.append(_source(op, src, s, given))
+            s += 1
+        elif p == -1:
             if infer >= 0:
-                raise ValueError(f"reshape: at most one -1 is allowed (got {shape!r})")
-            infer = i
-        elif v < 0:
-            raise ValueError(f"reshape: dimensions must be >= -1 (got {shape!r}; MXNet's "
-                             "-2, -3, -4 are not supported)")
-        out.append(v)
-    known = shape_size(tuple(out), dtype, "reshape: shape", infer >= 0)
+                raise ValueError(f"{op}: shape {given!r} has more than one -1")
+            infer = len(out)
+            out.append(-1)
+            s += 1
+        elif p == -2:
+            out.extend(src[s:])
+            s = ns
+        elif p == -3:
+            out.append(_source(op, src, s, given) * _source(op, src, s + 1, given))
+            s += 2
+        elif p == -4:
+            if i + 2 >= n:
+                raise ValueError(f"{op}: -4 in shape {given!r} must be followed by two "
+                                 "values")
+            d0, d1, d2 = _source(op, src, s, given), target[i + 1], target[i + 2]
+            s += 1
+            i += 2
+            if d1 < -1 or d2 < -1 or d1 == 0 or d2 == 0 or d1 == d2 == -1:
+                raise ValueError(f"{op}: -4 in shape {given!r} needs two positive values "
+                                 "(one may be -1)")
+            d1 = d0 // d2 if d1 == -1 else d1
+            d2 = d0 // d1 if d2 == -1 else d2
+            if d1 * d2 != d0:
+                raise ValueError(f"{op}: -4 in shape {given!r} cannot split dimension {d0} "
+                                 f"into {d1} x {d2}")
+            out += [d1, d2]
+        else:
+            raise ValueError(f"{op}: shape {given!r} holds {p}; values must be > 0 or one "
+                             "of MXNet's 0, -1, -2, -3, -4")
+        i += 1
+    size = shape_size(src)
+    known = shape_size(tuple(out), dtype, f"{op}: shape", infer >= 0)
     if infer >= 0:
         # known == 0 is checked, not divided by: NumPy refuses to infer next to a 0 too.
         if known == 0 or size % known:
-            raise ValueError(f"reshape: cannot infer -1 in {shape!r} for an array of "
-                             f"{size} elements")
+            raise ValueError(f"{op}: cannot infer -1 in {given!r} for an array of shape "
+                             f"{src!r}")
         out[infer] = size // known
     elif known != size:
-        raise ValueError(f"reshape: cannot reshape an array of shape {old!r} ({size} "
-                         f"elements) into {shape!r}")
+        raise ValueError(f"{op}: cannot reshape an array of shape {src!r} ({size} elements) "
+                         f"into {tuple(out)!r} (from {given!r})")
     return tuple(out)
 
 
@@ -1351,23 +1411,37 @@ cdef _sparse_setitem(NDArray x, key, value):
 
 
 cdef _csr_getitem(NDArray x, key):
-    cdef Py_ssize_t start, stop, step
+    """MXNet's CSRNDArray indexing: ``x[i]`` is row i as a csr array of one row,
+    ``x[a:b]`` the rows a to b (step 1)."""
+    cdef Py_ssize_t start, stop, step, n = x._shape[0]
+    if type(key) is int or (type(key) is not bool and isinstance(key, np.integer)):
+        start = key + n if key < 0 else key
+        if not 0 <= start < n:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+        return _nd("slice")(x, begin=(start,), end=(start + 1,))
     if not (type(key) is slice and (key.step is None or key.step == 1)):
-        raise TypeError(f"csr arrays support only row slices x[a:b] (got {key!r}); convert "
-                        "with tostype('default') for other indexing")
+        raise TypeError(f"csr arrays support only an int or a row slice x[a:b] (got "
+                        f"{key!r}); convert with tostype('default') for other indexing")
     start, stop, step = key.indices(x._shape[0])
     return _nd("slice")(x, begin=(start,), end=(max(start, stop),))
 
 
 # -- indexing through operators (see runtime._indexing) ----------------------------------
 
+cdef object _key_array(NDArray k):
+    """An NDArray index as a NumPy array; floating-point indices are cast to int64
+    (truncated toward zero), as MXNet casts NDArray indices."""
+    a = k.asnumpy()
+    return a.astype(np.int64) if a.dtype.kind == "f" else a
+
+
 cdef object _index_key(object key):
     """``key`` with its NDArrays as NumPy arrays (index arrays and masks are read on the
     host)."""
     if isinstance(key, NDArray):
-        return (<NDArray>key).asnumpy()
+        return _key_array(<NDArray>key)
     if isinstance(key, tuple):
-        return tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
+        return tuple(_key_array(<NDArray>k) if isinstance(k, NDArray) else k for k in key)
     return key
 
 

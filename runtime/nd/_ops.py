@@ -1,7 +1,9 @@
 """Functions of ``runtime.nd`` generated from the operator registry (MXNet's ``mx.nd.<op>``).
 
-``nd.<op>(*arrays, out=None, **attrs)``; array inputs may also be passed by their names
-(``nd.FullyConnected(data=x, weight=w, num_hidden=4)``).  Binary arithmetic accepts a
+``nd.<op>(*arrays, *attrs, out=None, name=None, **attrs)``, as MXNet's generated functions:
+positional arguments fill the array inputs, then the attributes in declaration order
+(``nd.sum(x, 1)``, ``nd.clip(x, 0, 1)``, ``nd.FullyConnected(x, w, b, 4)``); array inputs
+may also be passed by their names (``nd.FullyConnected(data=x, weight=w, num_hidden=4)``).  Binary arithmetic accepts a
 Python scalar on either side (``nd.add(x, 2)``), as MXNet's ``nd.add`` does.
 """
 
@@ -9,11 +11,33 @@ from runtime._imperative import OpFunction
 from runtime.ops import registry
 
 
+def signature(op):
+    """The positional signature of ``op``'s nd function, as MXNet's generated functions
+    have it: the array inputs, then the attributes in declaration order (required ones
+    without a default), then ``out`` and ``name``.  Ops taking any number of arrays show
+    ``*data``; the optional last input of the others (FullyConnected's ``bias``) defaults
+    to None."""
+    if op.variadic and len(op.inputs) <= 1:
+        params = [f"*{op.inputs[0] if op.inputs else 'args'}"]
+    elif op.variadic:
+        params = list(op.inputs[:-1]) + [f"{op.inputs[-1]}=None"]
+    else:
+        params = list(op.inputs)
+    for k, a in op.attrs.items():
+        params.append(f"{k}=<required>" if a.required else f"{k}={_show(a.default)}")
+    return f"{op.name}({', '.join(params + ['out=None', 'name=None'])})"
+
+
+def _show(value):
+    return f"'{value}'" if hasattr(value, "itemsize") else repr(value)
+
+
 def make_function(op):
     """The ``nd`` function of ``op`` (see runtime._imperative.OpFunction)."""
-    attrs = ", ".join(f"{k}={a.default!r}" for k, a in op.attrs.items())
-    doc = (f"{op.name}({', '.join(op.inputs)}{', ' + attrs if attrs else ''}, out=None)"
-           f"\n\n{op.doc or 'Registry operator ' + repr(op.name) + '.'}")
+    doc = (f"{signature(op)}\n\n"
+           f"{op.doc or 'Registry operator ' + repr(op.name) + '.'}\n\n"
+           "Positional arguments after the array inputs fill the attributes in the order "
+           "shown (MXNet's signature); ``name`` is accepted and ignored.")
     return OpFunction(op, doc)
 
 

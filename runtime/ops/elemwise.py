@@ -15,8 +15,8 @@ import scipy.special as sps
 from runtime import _storage
 from runtime._ndarray import storage_host
 from runtime.ops._call import F, unbroadcast, zeros
-from runtime.ops.registry import (Attr, broadcast_shapes, dtype_scalar, float_input, no_bool,
-                                   register, same_dtype, scalar_type)
+from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, float_input,
+                                   no_bool, register, same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -48,21 +48,44 @@ def _zero_grad(a, i, o, g):
 NO_BOOL = {"negative", "sign", "square", "reciprocal"}
 
 
+# Math ops that, as MXNet's (mshadow's float math functions), take integer inputs:
+# computed in float32 and truncated toward zero into the input's dtype.
+INT_IN_FLOAT = {"exp", "log", "sqrt", "sigmoid"}
+INT_IN_FLOAT_DOC = """Integer inputs are computed in float32 and the result truncated toward zero into
+the input's dtype, as MXNet's float math does (``exp`` of int32 ``[0, 1, 2]`` gives
+``[1, 2, 7]``); a result an integer cannot hold (``log(0)``, ``sqrt(-1)``) goes through
+the platform's float-to-integer conversion.  Bool inputs are refused."""
+
+
+def _via_float32(fn):
+    def call(x, out):
+        if x.dtype.kind not in "iu":
+            return fn(x, out=out)
+        with np.errstate(all="ignore"):
+            r = fn(x.astype(np.float32), out=None)
+            return np.copyto(out, r, casting="unsafe")
+    return call
+
+
 def unary(name, fn, grad=None, aliases=(), float_only=False, grad_inputs=(0,),
-          grad_outputs=()):
+          grad_outputs=(), doc=""):
     """Register an elementwise unary op whose kernel is ``fn(x, out=o)``."""
+    kernel = _via_float32(fn) if name in INT_IN_FLOAT else fn
+
     def compute(attrs, ins, outs):
-        fn(ins[0], out=outs[0])
+        kernel(ins[0], out=outs[0])
     sparse = name in ZERO_PRESERVING
+    if name in INT_IN_FLOAT:
+        float_only, doc = False, doc + INT_IN_FLOAT_DOC
     return register(
         name, aliases=aliases, compute=compute,
         infer_type=(float_input(name) if float_only
-                    else no_bool(name) if name in NO_BOOL else None),
+                    else no_bool(name) if name in NO_BOOL | INT_IN_FLOAT else None),
         compute_sparse=_sparse_map(compute) if sparse else None,
         sparse_stypes=_keep_stype if sparse else None,
         gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
         inplace=[(0, 0)], grad_donates=grad is not None,
-        ufunc=fn if isinstance(fn, np.ufunc) else None)
+        ufunc=fn if isinstance(fn, np.ufunc) else None, doc=doc)
 
 
 def _np(f, **kw):
@@ -169,9 +192,26 @@ def _rounding(fn):
     return call
 
 
-for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
-                   ("rint", np.rint), ("trunc", np.trunc), ("fix", np.trunc)):
-    unary(_name, _rounding(_fn), _zero_grad, grad_inputs=())
+def _round_half_away(x, out):
+    """MXNet's ``round``: halves away from zero (2.5 -> 3, -2.5 -> -3); NumPy's round
+    takes halves to even."""
+    t = np.trunc(x)
+    half = np.abs(x - t) >= 0.5              # x - trunc(x) is exact in floating point
+    return np.add(t, np.sign(x) * half, out=out, casting="unsafe")
+
+
+def _rint_half_down(x, out):
+    """MXNet's ``rint``: the nearer of floor(x) and ceil(x), floor(x) at a tie (1.5 ->
+    1, -1.5 -> -2, 2.5 -> 2), as mshadow's rint; NumPy's rint takes halves to even."""
+    f = np.floor(x)
+    c = np.ceil(x)
+    return np.copyto(out, np.where(x - f <= c - x, f, c), casting="unsafe")
+
+
+for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", _round_half_away),
+                   ("rint", _rint_half_down), ("trunc", np.trunc), ("fix", np.trunc)):
+    unary(_name, _rounding(_fn), _zero_grad, grad_inputs=(), doc=_fn.__doc__ if _name in (
+        "round", "rint") else "")
 
 
 # -- binary, with NumPy broadcasting --------------------------------------------------------
@@ -214,21 +254,33 @@ conversion, which on x86-64 gives INT_MIN for int32 and int64 (``5 / 0``, ``-5 /
 ``0 / 0`` are all -2147483648 in int32) and 0 for int8 and uint8; NumPy's RuntimeWarning
 (divide by zero) is the only sign."""
 
-INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); on integers
-``x % 0`` gives 0, with NumPy's RuntimeWarning."""
+INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); ``x % 0``
+gives 0, as MXNet (floating-point too, where NumPy gives NaN; on integers with NumPy's
+RuntimeWarning)."""
+
+
+def _mod(a, b, out, casting):
+    """``a % b`` with MXNet's 0 where ``b`` is 0 (NumPy's float mod gives NaN there)."""
+    if out.dtype.kind != "f":
+        return np.mod(a, b, out=out, casting=casting)
+    zero = np.equal(b, 0)                    # before out is written: out may be b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.mod(a, b, out=out, casting=casting)
+    return np.copyto(out, 0, where=zero)
 
 
 def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
            differentiable=True, notes=KEEP_DTYPE):
-    """Register a binary op whose kernel is the ufunc ``fn``; ``scalar``: the names of its
-    forms ``array <op> number`` and ``number <op> array``."""
+    """Register a binary op whose kernel is ``fn`` (a ufunc: then also the op's ``ufunc``
+    for the invoker's short road); ``scalar``: the names of its forms ``array <op>
+    number`` and ``number <op> array``."""
     def compute(attrs, ins, outs):
         fn(ins[0], ins[1], out=outs[0], casting="unsafe")
     return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
                     infer_shape=_bshape(name), infer_type=_btype(name), gradient=grad,
                     grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0), (1, 0)], differentiable=differentiable,
-                    ufunc=fn, scalar_forms=scalar,
+                    ufunc=fn if isinstance(fn, np.ufunc) else None, scalar_forms=scalar,
                     doc=f"``{expr}`` elementwise, with NumPy broadcasting; both inputs must "
                         f"have one dtype.\n\n{notes}")
 
@@ -236,30 +288,52 @@ def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_ou
 binary("add", np.add, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                    lambda a, i, o, g: _ub(g[0], i[1])),
        ("_plus_scalar", "_plus_scalar"),
-       aliases=("broadcast_add", "elemwise_add", "broadcast_plus", "_plus", "_add"),
+       aliases=("broadcast_add", "broadcast_plus", "_plus", "_add"),
        grad_inputs=(), expr="lhs + rhs")
 binary("subtract", np.subtract, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                              lambda a, i, o, g: _ub(-g[0], i[1])),
        ("_minus_scalar", "_rminus_scalar"),
-       aliases=("broadcast_sub", "elemwise_sub", "broadcast_minus", "_minus", "_sub", "sub"),
+       aliases=("broadcast_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
        notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
 binary("multiply", np.multiply,
        _binary_grad(lambda a, i, o, g: _ub(g[0] * i[1], i[0]),
                     lambda a, i, o, g: _ub(g[0] * i[0], i[1])),
        ("_mul_scalar", "_mul_scalar"),
-       aliases=("broadcast_mul", "elemwise_mul", "_mul", "mul"), expr="lhs * rhs")
+       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs")
 binary("divide", np.divide,
        _binary_grad(lambda a, i, o, g: _ub(g[0] / i[1], i[0]),
                     lambda a, i, o, g: _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])),
        ("_div_scalar", "_rdiv_scalar"),
-       aliases=("broadcast_div", "elemwise_div", "_div", "div", "true_divide"),
+       aliases=("broadcast_div", "_div", "div", "true_divide"),
        expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
-binary("mod", np.mod,
+binary("mod", _mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
+def _equal_shapes(name):
+    def infer(attrs, shapes):
+        if shapes[0] != shapes[1]:
+            raise ValueError(f"{name}: inputs must have one shape (got {shapes[0]!r} and "
+                             f"{shapes[1]!r}); broadcast_{name[9:]} broadcasts")
+        return [shapes[0]]
+    return infer
+
+
+def _elemwise(name, base):
+    """MXNet's ``elemwise_<op>``: ``base`` (add, subtract ...) on inputs of one shape
+    (no broadcasting: unequal shapes raise), no scalar form."""
+    op = OPS[base]
+    return register(name, inputs=("lhs", "rhs"), compute=op.compute,
+                    infer_shape=_equal_shapes(name), infer_type=_btype(name),
+                    gradient=op.gradient, grad_inputs=op.grad_inputs,
+                    grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
+                    doc=f"``{base}`` of two arrays of one shape, as MXNet's ``{name}`` (no "
+                        f"broadcasting: ``broadcast_{name[9:]}`` broadcasts).\n\n"
+                        + op.doc.split("\n\n", 1)[1])
+
+
 binary("power", np.power,
        lambda a, i, o, g: [_ub(g[0] * i[1] * i[0] ** (i[1] - 1.0), i[0]),
                            _ub(g[0] * o[0] * F.log(i[0]), i[1])],
@@ -296,6 +370,10 @@ for _name, _fn, _sym, _rev, _al in (
     binary(_name, _fn, None, (f"_{_name}_scalar", f"_{_rev}_scalar"), aliases=_al,
            differentiable=False, expr=f"lhs {_sym} rhs", notes=COMPARE_DTYPE)
 
+for _name, _base in (("elemwise_add", "add"), ("elemwise_sub", "subtract"),
+                     ("elemwise_mul", "multiply"), ("elemwise_div", "divide")):
+    _elemwise(_name, _base)
+
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
 
@@ -316,9 +394,16 @@ written.  Integer results wrap around on overflow, as in the array form."""
 _ndarray = np.ndarray
 
 
+def _keep_stype_if_zero(attrs, stypes):
+    return _keep_stype(attrs, stypes) if attrs["scalar"] == 0 else None
+
+
 def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_outputs=(),
               sparse=False, differentiable=True, notes=""):
-    """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype."""
+    """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype.
+
+    ``sparse``: True (zero-preserving for every scalar), "zero" (only for the scalar 0,
+    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type)."""
     def compute(attrs, ins, outs):
         x = ins[0]
         s = attrs["scalar"]
@@ -338,17 +423,20 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
                     gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0)], differentiable=differentiable,
                     compute_sparse=_sparse_map(compute) if sparse else None,
-                    sparse_stypes=_keep_stype if sparse else None)
+                    sparse_stypes=(_keep_stype_if_zero if sparse == "zero" else _keep_stype)
+                    if sparse else None)
 
 
 def _s(a):
     return a["scalar"]
 
 
+_ZERO_KEEPS = ("On csr and row_sparse data the scalar 0 keeps the storage type (MXNet); "
+               "another scalar gives a dense result.")
 scalar_op("_plus_scalar", np.add, lambda a, i, o, g: [g[0]], "data + scalar",
-          grad_inputs=())
+          grad_inputs=(), sparse="zero", notes=_ZERO_KEEPS)
 scalar_op("_minus_scalar", np.subtract, lambda a, i, o, g: [g[0]], "data - scalar",
-          grad_inputs=())
+          grad_inputs=(), sparse="zero", notes=_ZERO_KEEPS)
 scalar_op("_rminus_scalar", np.subtract, lambda a, i, o, g: [-g[0]], "scalar - data",
           reverse=True, grad_inputs=())
 scalar_op("_mul_scalar", np.multiply, lambda a, i, o, g: [g[0] * _s(a)], "data * scalar",
@@ -357,9 +445,9 @@ scalar_op("_div_scalar", np.divide, lambda a, i, o, g: [g[0] / _s(a)], "data / s
           grad_inputs=(), sparse=True, notes=INT_DIVIDE)
 scalar_op("_rdiv_scalar", np.divide, lambda a, i, o, g: [-g[0] * o[0] / i[0]],
           "scalar / data", reverse=True, grad_outputs=(0,), notes=INT_DIVIDE)
-scalar_op("_mod_scalar", np.mod, lambda a, i, o, g: [g[0]], "data % scalar", grad_inputs=(),
+scalar_op("_mod_scalar", _mod, lambda a, i, o, g: [g[0]], "data % scalar", grad_inputs=(),
           notes=INT_MOD)
-scalar_op("_rmod_scalar", np.mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
+scalar_op("_rmod_scalar", _mod, lambda a, i, o, g: [-g[0] * F.floor(_s(a) / i[0])],
           "scalar % data", reverse=True, notes=INT_MOD)
 scalar_op("_power_scalar", np.power,
           lambda a, i, o, g: [g[0] * _s(a) * i[0] ** (_s(a) - 1.0)], "data ** scalar")
@@ -388,7 +476,15 @@ def _mask(m, like):
     return m if m.dtype == like.dtype else F.cast(m, dtype=like.dtype)
 
 
+def _selects_rows(c, x, y):
+    """MXNet's row form of where: a 1-D condition of x.shape[0] values with x and y of
+    one shape (of 2 or more dimensions) picks whole rows."""
+    return len(c) == 1 and len(x) > 1 and x == y and c[0] == x[0]
+
+
 def _where_shape(attrs, shapes):
+    if _selects_rows(*shapes):
+        return [shapes[1]]
     return [broadcast_shapes("where", *shapes)]
 
 
@@ -396,14 +492,34 @@ def _where_type(attrs, dtypes):
     return [same_dtype("where", dtypes[1:])]
 
 
+def _as_rows(c, ndim):
+    """A 1-D condition shaped (n, 1, ..., 1) to broadcast over rows."""
+    return c.reshape((c.shape[0],) + (1,) * (ndim - 1))
+
+
 def _where(attrs, ins, outs):
-    np.copyto(outs[0], np.where(ins[0] != 0, ins[1], ins[2]))
+    c, x, y = ins
+    if _selects_rows(c.shape, x.shape, y.shape):
+        c = _as_rows(c, x.ndim)
+    np.copyto(outs[0], np.where(c != 0, x, y))
+
+
+def _where_grad(a, i, o, g):
+    c, x, y = i
+    g = g[0]
+    if _selects_rows(c.shape, x.shape, y.shape):
+        c = F.reshape(c, shape=(c.shape[0],) + (1,) * (g.ndim - 1))
+    return [None, _ub(g * _mask(c != 0, g), x), _ub(g * _mask(c == 0, g), y)]
 
 
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
-         infer_type=_where_type, grad_inputs=(0,),
-         gradient=lambda a, i, o, g: [None, _ub(g[0] * _mask(i[0] != 0, g[0]), i[1]),
-                                      _ub(g[0] * _mask(i[0] == 0, g[0]), i[2])])
+         infer_type=_where_type, grad_inputs=(0,), gradient=_where_grad,
+         doc="""``x`` where ``condition`` is nonzero, else ``y`` (MXNet's ``where``).
+
+As MXNet: a 1-D ``condition`` whose length is ``x.shape[0]``, with ``x`` and ``y`` of one
+shape of 2 or more dimensions, selects whole rows (``where([1, 0], x, y)`` takes row 0
+of x and row 1 of y).  Otherwise the three shapes broadcast as NumPy's (MXNet requires
+equal shapes there).  ``x`` and ``y`` share one dtype, the result's.""")
 
 
 def _clip_type(attrs, dtypes):

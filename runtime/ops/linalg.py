@@ -16,9 +16,27 @@ import numpy as np
 
 from runtime._ndarray import shape_size
 from runtime.ops._call import F, unbroadcast
+from runtime.ops import registry
 from runtime.ops.registry import Attr, register, same_dtype
 
-_FLAGS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False)}
+_STYPES = (None, "default", "csr", "row_sparse")
+# MXNet's DotParam, in its documented order
+_FLAGS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
+          "forward_stype": Attr("str", None, choices=_STYPES)}
+
+
+def _forward_stype(name):
+    """``infer_storage`` honouring MXNet's ``forward_stype`` hint: the output gets that
+    storage type; where no kernel gives it, the dense kernel runs and its result is cast
+    (MXNet's storage fallback)."""
+    def infer(attrs, stypes):
+        op = registry.get(name)
+        outs, mode = op._default_storage(attrs, stypes)
+        want = attrs.get("forward_stype")
+        if want is None or outs[0] == want:
+            return outs, mode
+        return [want], "fallback"
+    return infer
 
 
 def _flags(attrs):
@@ -130,6 +148,7 @@ def _dot_grad(attrs, inputs, outputs, out_grads, needs=(True, True)):
 
 register(
     "dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_dot_shape,
+    infer_storage=_forward_stype("dot"),
     infer_type=_same_type("dot"), compute=_dot, gradient=_dot_grad, grad_inputs=(0, 1),
     doc="""Dot product of two arrays (MXNet's ``dot``; also the ``@`` operator).
 
@@ -146,7 +165,9 @@ register(
   transposes.
 
 Operands must share one dtype.  Shape errors read ``dot: shapes (3, 4) and (5, 2) are
-not aligned``.""")
+not aligned``.  ``forward_stype`` ('default', 'csr', 'row_sparse'; None: the kernel's
+own) is the output's storage type, as MXNet: where no sparse kernel gives it, the dense
+product is cast (a storage fallback).""")
 
 
 # -- batch_dot --------------------------------------------------------------------------
@@ -196,6 +217,7 @@ def _batch_dot_grad(attrs, inputs, outputs, out_grads):
 
 register(
     "batch_dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_batch_shape,
+    infer_storage=_forward_stype("batch_dot"),
     infer_type=_same_type("batch_dot"), compute=_batch_dot, gradient=_batch_dot_grad,
     grad_inputs=(0, 1),
     doc="""Batched matrix product (MXNet's ``batch_dot``).
@@ -326,7 +348,9 @@ def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
             dw = F.dot(g2, _reshape(x, (m, k)), transpose_a=True)
     if attrs["no_bias"]:
         return [dx, dw]
-    return [dx, dw, F.sum(g, axis=tuple(range(g.ndim - 1))) if needs[2] else None]
+    db = (F.sum(g, axis=tuple(range(g.ndim - 1))) if g.ndim > 1 else F.copy(g)) \
+        if needs[2] else None
+    return [dx, dw, db]
 
 
 register(

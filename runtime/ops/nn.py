@@ -15,7 +15,7 @@ import numpy as np
 from runtime import _storage
 from runtime import random as _random
 from runtime._imperative import is_training
-from runtime._ndarray import as_dtype, from_numpy
+from runtime._ndarray import from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
@@ -44,6 +44,15 @@ def _indices(op, a, n, what):
     return a.astype(np.int64)
 
 
+def _clipped_rows(a, n):
+    """Row indices ``a`` as int64, clipped into [0, n) as MXNet's Embedding does (an
+    index too large addresses the last row, a negative one the first; floats are
+    truncated, NaN reads row 0)."""
+    if a.dtype.kind == "f":
+        a = np.trunc(np.nan_to_num(a, nan=0.0, posinf=n - 1, neginf=0))
+    return np.clip(a, 0, n - 1).astype(np.int64)
+
+
 def _index_type(op, what):
     def check(dtype):
         if dtype.kind not in "iuf":
@@ -54,7 +63,11 @@ def _index_type(op, what):
 
 # -- softmax, log_softmax ---------------------------------------------------------------
 
-SOFTMAX_ATTRS = {"axis": Attr("int", -1), "temperature": Attr("any", None)}
+# MXNet's SoftmaxParam, in its documented order (softmax's array inputs are data, length).
+SOFTMAX_ATTRS = {"axis": Attr("int", -1), "temperature": Attr("any", None),
+                 "dtype": Attr("dtype_or_none", None,
+                               choices=("float16", "float32", "float64")),
+                 "use_length": Attr("bool", False)}
 
 
 def _temperature(op, attrs):
@@ -72,10 +85,53 @@ def _temperature(op, attrs):
 def _softmax_shape(op):
     def infer(attrs, shapes):
         _temperature(op, attrs)
+        if attrs["use_length"] and op == "log_softmax":
+            raise ValueError("log_softmax: use_length=True needs a length input, which "
+                             "MXNet's log_softmax does not take (use softmax)")
+        if len(shapes) > 2:
+            raise TypeError(f"{op}: takes the array inputs data and length (got "
+                            f"{len(shapes)})")
+        if attrs["use_length"] != (len(shapes) == 2):
+            raise ValueError(f"{op}: a length input goes with use_length=True (got "
+                             f"use_length={attrs['use_length']} and "
+                             f"{'a' if len(shapes) == 2 else 'no'} length)")
         # A 0-d input is treated as one value along its only axis (0 or -1).
-        normalize_axis(op, attrs["axis"], max(len(shapes[0]), 1))
-        return [shapes[0]]
+        shape = shapes[0]
+        axis = normalize_axis(op, attrs["axis"], max(len(shape), 1))
+        if len(shapes) == 2:
+            want = shape[:axis] + shape[axis + 1:]
+            if shapes[1] != want:
+                raise ValueError(f"{op}: length must have the shape of data without axis "
+                                 f"{attrs['axis']}, {want!r} (got {shapes[1]!r})")
+        return [shape]
     return infer
+
+
+def _softmax_type(op):
+    check = float_input(op)
+
+    def infer(attrs, dtypes):
+        check(attrs, dtypes[:1])
+        if len(dtypes) == 2 and dtypes[1].kind not in "iu":
+            raise TypeError(f"{op}: length must hold integers (got {dtypes[1]})")
+        return [attrs["dtype"] or dtypes[0]]
+    return infer
+
+
+def _masked_softmax(x, length, axis, t, y):
+    """softmax of ``x / t`` over the first ``length`` entries along ``axis`` into ``y``;
+    0 beyond them (MXNet's use_length)."""
+    n = x.shape[axis]
+    shape = [1] * x.ndim
+    shape[axis] = n
+    mask = np.arange(n).reshape(shape) < np.expand_dims(length, axis)
+    np.divide(x, t, out=y)
+    y[~np.broadcast_to(mask, y.shape)] = -np.inf
+    m = np.max(y, axis=axis, keepdims=True)
+    np.subtract(y, np.where(np.isfinite(m), m, 0), out=y)
+    np.exp(y, out=y)
+    s = np.sum(y, axis=axis, keepdims=True)
+    np.divide(y, np.where(s == 0, 1, s), out=y)
 
 
 def _softmax_kernel(log):
@@ -87,13 +143,17 @@ def _softmax_kernel(log):
         axis = normalize_axis("", attrs["axis"], x.ndim)
         if x.size == 0:
             return
-        y = out if out.dtype != np.float16 else np.empty_like(x, dtype=np.float32)
-        if t == 1.0:
+        y = out if out.dtype != np.float16 else np.empty(x.shape, dtype=np.float32)
+        if len(ins) == 2:
+            _masked_softmax(x, ins[1], axis, t, y)
+        elif t == 1.0:
             np.subtract(x, np.max(x, axis=axis, keepdims=True), out=y)
         else:
             np.divide(x, t, out=y)
             np.subtract(y, np.max(y, axis=axis, keepdims=True), out=y)
-        if log:
+        if len(ins) == 2:
+            pass                     # _masked_softmax gave the result
+        elif log:
             s = np.sum(np.exp(y), axis=axis, keepdims=True)
             np.subtract(y, np.log(s, out=s), out=y)
         else:
@@ -104,38 +164,47 @@ def _softmax_kernel(log):
     return compute
 
 
+def _to_input_dtype(dx, x):
+    return dx if dx.dtype == x.dtype else F.cast(dx, dtype=x.dtype)
+
+
 def _softmax_grad(attrs, inputs, outputs, out_grads):
     y, g = outputs[0], out_grads[0]
+    length = [None] * (len(inputs) - 1)
     if y.ndim == 0:                  # softmax of one value is the constant 1
-        return [F.zeros_like(g)]
+        return [_to_input_dtype(F.zeros_like(g), inputs[0])] + length
     gy = g * y
     dx = gy - y * F.sum(gy, axis=attrs["axis"], keepdims=True)
     t = _temperature("softmax", attrs)
-    return [dx if t == 1.0 else dx / t]
+    return [_to_input_dtype(dx if t == 1.0 else dx / t, inputs[0])] + length
 
 
 def _log_softmax_grad(attrs, inputs, outputs, out_grads):
     y, g = outputs[0], out_grads[0]
     if y.ndim == 0:                  # log_softmax of one value is the constant 0
-        return [F.zeros_like(g)]
+        return [_to_input_dtype(F.zeros_like(g), inputs[0])]
     dx = g - F.exp(y) * F.sum(g, axis=attrs["axis"], keepdims=True)
     t = _temperature("log_softmax", attrs)
-    return [dx if t == 1.0 else dx / t]
+    return [_to_input_dtype(dx if t == 1.0 else dx / t, inputs[0])]
 
 
 register(
-    "softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmax"),
-    infer_type=float_input("softmax"), compute=_softmax_kernel(False),
-    gradient=_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
+    "softmax", inputs=("data", "length"), variadic=True, attrs=SOFTMAX_ATTRS,
+    infer_shape=_softmax_shape("softmax"), infer_type=_softmax_type("softmax"),
+    compute=_softmax_kernel(False), gradient=_softmax_grad, grad_outputs=(0,),
+    inplace=[(0, 0)],
     doc="""``exp(x / T) / sum(exp(x / T), axis)`` along ``axis`` (default -1), computed
-stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  MXNet's
-``length``/``use_length``/``dtype`` attributes are not supported.""")
+stably (the maximum is subtracted first).  ``temperature`` T: None means 1.0.  As
+MXNet: ``dtype`` (None, 'float16', 'float32', 'float64') is the output dtype (None: the
+input's); with ``use_length=True`` the integer input ``length`` (data's shape without
+``axis``) limits each softmax to its first ``length`` entries, the others are 0.""")
 register(
     "log_softmax", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("log_softmax"),
-    infer_type=float_input("log_softmax"), compute=_softmax_kernel(True),
+    infer_type=_softmax_type("log_softmax"), compute=_softmax_kernel(True),
     gradient=_log_softmax_grad, grad_outputs=(0,), inplace=[(0, 0)],
     doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
-log(sum(exp(x / T - max)))``.""")
+log(sum(exp(x / T - max)))``.  ``dtype`` is the output dtype as in softmax; MXNet's
+log_softmax takes no length input (``use_length=True`` raises).""")
 
 
 # -- softmax_cross_entropy --------------------------------------------------------------
@@ -378,17 +447,17 @@ def _embedding_shape(attrs, shapes):
 
 def _embedding_type(attrs, dtypes):
     _index_type("Embedding", "data")(dtypes[0])
-    if dtypes[1] != attrs["dtype"]:
+    if attrs["dtype"] is not None and dtypes[1] != attrs["dtype"]:
         raise TypeError(f"Embedding: weight has dtype {dtypes[1]} but dtype is "
-                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}'")
-    return [attrs["dtype"]]
+                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}' or leave it out")
+    return [dtypes[1]]
 
 
 def _embedding(attrs, ins, outs):
     data, w = ins
-    idx = _indices("Embedding", data, attrs["input_dim"], "data")
+    idx = _clipped_rows(data, attrs["input_dim"])
     if isinstance(w, np.ndarray):
-        np.take(w, idx, axis=0, out=outs[0], mode="clip")   # validated: no clipping
+        np.take(w, idx, axis=0, out=outs[0])
     else:
         outs[0][...] = w[idx]
 
@@ -401,15 +470,15 @@ def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
 
 register(
     "Embedding", inputs=("data", "weight"),
-    attrs={**EMBED_ATTRS, "dtype": Attr("dtype", as_dtype("float32")),
+    attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
     gradient=_embedding_grad_rule, grad_inputs=(0,),
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
-``data.shape + (output_dim,)`` and dtype ``dtype`` (which must be weight's dtype, as in
-MXNet).  ``data`` holds row indices (integers, or floats holding integers); an index
-outside [0, input_dim) raises ValueError naming the first one (MXNet leaves it
-undefined).  The weight gradient is a dense scatter-add of the head gradients, or with
+``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
+MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or
+floats, truncated); as MXNet documents, an index too large is replaced by the last row
+(input_dim - 1) and a negative one by row 0, in the gradient too.  The weight gradient is a dense scatter-add of the head gradients, or with
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
 ``data`` gets no gradient.""")
 
@@ -437,7 +506,7 @@ def _embed_grad_type(op):
 def _embedding_grad(attrs, ins, outs):
     data, g = ins
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _indices("_embedding_grad", data, n, "data")
+    idx = _clipped_rows(data, n)
     out = outs[0]
     out[...] = 0
     np.add.at(out, idx.reshape(-1), g.reshape(-1, d))
@@ -463,7 +532,7 @@ into zeros of shape (input_dim, output_dim).""")
 def _embedding_grad_rsp(attrs, inputs):
     data, g = inputs
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _indices("_embedding_grad_rsp", data.asnumpy(), n, "data").reshape(-1)
+    idx = _clipped_rows(data.asnumpy(), n).reshape(-1)
     rows, inverse = np.unique(idx, return_inverse=True)
     values = np.zeros((rows.size, d), np.dtype(g.dtype))
     np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))

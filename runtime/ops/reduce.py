@@ -135,8 +135,11 @@ def _prod_grad(a, i, o, g):
     axes = reduced_axes("prod", a, x.ndim)
     zero = x == 0                                   # 1/0 in x's dtype
     nonzero = x + zero                              # zeros replaced by 1
-    p = _expand_axes(F.prod(nonzero, axis=axes, keepdims=True), x, axes)
-    z = _expand_axes(F.sum(zero, axis=axes, keepdims=True), x, axes)
+    if axes:
+        p = _expand_axes(F.prod(nonzero, axis=axes, keepdims=True), x, axes)
+        z = _expand_axes(F.sum(zero, axis=axes, keepdims=True), x, axes)
+    else:        # nothing reduced (axis=() would mean every axis, as MXNet)
+        p, z = nonzero, zero
     ge = _expand(g[0], x, a)
     return [(p / nonzero * (z == 0) + p * zero * (z == 1)) * ge]
 
@@ -255,9 +258,13 @@ def _norm_grad(a, i, o, g):
     x = i[0]
     axes = _norm_axes(a, x.ndim)
     ge = _expand_axes(g[0], x, axes)
+    if ge.dtype != x.dtype:          # out_dtype
+        ge = F.cast(ge, dtype=x.dtype)
     if a["ord"] == 1:
         return [F.sign(x) * ge]
     n = _expand_axes(o[0], x, axes)
+    if n.dtype != x.dtype:
+        n = F.cast(n, dtype=x.dtype)
     # x / ||x|| * g, with 0 (not MXNet's NaN) where the norm is 0 (then x is 0 too).
     return [x * (ge / (n + (n == 0)))]
 
@@ -266,16 +273,26 @@ def _norm_reads(attrs, n_out):
     return (0,) if attrs["ord"] == 2 else ()       # ord=1: sign(x) * g
 
 
+def _norm_type(attrs, dtypes):
+    return [attrs["out_dtype"] or _no_bool_norm(attrs, dtypes)[0]]
+
+
+_no_bool_norm = no_bool("norm")
+
+
 register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
+                        "out_dtype": Attr("dtype_or_none", None, choices=(
+                            "float16", "float32", "float64", "int32", "int64", "int8")),
                         "keepdims": Attr("bool", False)},
-         infer_shape=_norm_shape, infer_type=no_bool("norm"), compute=_norm,
+         infer_shape=_norm_shape, infer_type=_norm_type, compute=_norm,
          gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
          doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
              "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
              "then entrywise over both axes — Frobenius for ord=2 — as MXNet computes it, "
              "not NumPy's matrix 1-norm).  The L2 norm is scaled by the largest magnitude "
              "(no overflow); float16 accumulates in float32, integers in float64 and the "
-             "result is truncated to the input dtype.  Gradient: sign(x) * g (ord=1), "
+             "result is truncated to the input dtype (or cast to ``out_dtype``, as MXNet).  "
+             "Gradient: sign(x) * g (ord=1), "
              "x / norm * g (ord=2), and 0 where the norm is 0 (MXNet gives NaN there).")
 
 

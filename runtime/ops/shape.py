@@ -12,7 +12,7 @@ that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
 
 import numpy as np
 
-from runtime._ndarray import as_dtype, shape_size
+from runtime._ndarray import as_dtype, mx_reshape, shape_size
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops.registry import (Attr, dtype_scalar, normalize_axis, register, same_dtype,
                                    scalar_type)
@@ -106,75 +106,8 @@ register("broadcast_like", inputs=("lhs", "rhs"),
 
 # -- reshape family ----------------------------------------------------------------------
 
-def _mx_reshape(op, src, target):
-    """MXNet's reshape inference: 0 copies, -1 infers, -2 copies the rest, -3 merges
-    two dimensions, -4 splits one into the next two values."""
-    out, s, infer, i, n = [], 0, -1, 0, len(target)
-
-    def source(k):
-        if s + k >= len(src):
-            raise ValueError(f"{op}: shape {target!r} refers to input dimension {s + k}, "
-                             f"which {src!r} lacks")
-        return src[s + k]
-
-    while i < n:
-        p = target[i]
-        if p > 0:
-            out.append(p)
-            s += 1
-        elif p == 0:
-            out.append(source(0))
-            s += 1
-        elif p == -1:
-            if infer >= 0:
-                raise ValueError(f"{op}: shape {target!r} has more than one -1")
-            infer = len(out)
-            out.append(-1)
-            s += 1
-        elif p == -2:
-            out.extend(src[s:])
-            s = len(src)
-        elif p == -3:
-            out.append(source(0) * source(1))
-            s += 2
-        elif p == -4:
-            if i + 2 >= n:
-                raise ValueError(f"{op}: -4 in shape {target!r} must be followed by two values")
-            d0, d1, d2 = source(0), target[i + 1], target[i + 2]
-            s += 1
-            i += 2
-            if d1 < -1 or d2 < -1 or d1 == 0 or d2 == 0 or d1 == d2 == -1:
-                raise ValueError(f"{op}: -4 in shape {target!r} needs two positive values "
-                                 "(one may be -1)")
-            d1 = d0 // d2 if d1 == -1 else d1
-            d2 = d0 // d1 if d2 == -1 else d2
-            if d1 * d2 != d0:
-                raise ValueError(f"{op}: -4 in shape {target!r} cannot split dimension {d0} "
-                                 f"into {d1} x {d2}")
-            out += [d1, d2]
-        else:
-            raise ValueError(f"{op}: shape {target!r} holds {p}; values must be > 0 or one "
-                             "of MXNet's 0, -1, -2, -3, -4")
-        i += 1
-    size = shape_size(src)
-    known = shape_size(tuple(out), None, f"{op}: shape", infer >= 0)
-    if infer >= 0:
-        # known == 0 is checked, not divided by: NumPy refuses to infer next to a 0 too.
-        if known == 0 or size % known:
-            raise ValueError(f"{op}: cannot infer -1 in {target!r} for an array of shape "
-                             f"{src!r}")
-        out[infer] = size // known
-    elif known != size:
-        raise ValueError(f"{op}: cannot reshape an array of shape {src!r} ({size} elements) "
-                         f"into {tuple(out)!r} (from {target!r})")
-    return tuple(out)
-
-
 def _reshape_shape(attrs, shapes):
-    src, target = shapes[0], attrs["shape"]
-    if attrs["reverse"]:
-        return [_mx_reshape("reshape", src[::-1], target[::-1])[::-1]]
-    return [_mx_reshape("reshape", src, target)]
+    return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
 
 
 def _reshape_kernel(attrs, ins, outs):
@@ -778,8 +711,11 @@ def _pick_shape(attrs, shapes):
     data, index = shapes
     ax = _pick_axis(attrs, data)
     out = _picked_shape(data, ax, attrs["keepdims"])
-    if index != out:
-        raise ValueError(f"pick: index has shape {index!r}, expected {out!r} (data {data!r} "
+    want = _picked_shape(data, ax, False)
+    # MXNet's index is data's shape without the axis, keepdims or not; with keepdims the
+    # output's shape (the axis as 1) is taken too
+    if index != want and index != out:
+        raise ValueError(f"pick: index has shape {index!r}, expected {want!r} (data {data!r} "
                          f"along axis {ax})")
     return [out]
 
@@ -787,6 +723,12 @@ def _pick_shape(attrs, shapes):
 def _pick_type(attrs, dtypes):
     _index_dtype("pick", dtypes[1], "index")
     return [dtypes[0]]
+
+
+def _like_index(g, index):
+    """The out-grad of pick shaped as its index (keepdims with an index without the
+    axis)."""
+    return g if g.shape == index.shape else F.reshape(g, shape=index.shape)
 
 
 def _pick_index(op, attrs, index, shape):
@@ -805,12 +747,14 @@ register("pick", inputs=("data", "index"),
          attrs={"axis": Attr("axis", -1), "keepdims": Attr("bool", False),
                 "mode": Attr("str", "clip", choices=("clip", "wrap"))},
          infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick, grad_inputs=(1,),
-         gradient=lambda a, i, o, g: [F._pick_grad(i[1], g[0], axis=_pick_axis(a, i[0].shape),
-                                                   mode=a["mode"], shape=i[0].shape), None],
+         gradient=lambda a, i, o, g: [F._pick_grad(
+             i[1], _like_index(g[0], i[1]), axis=_pick_axis(a, i[0].shape), mode=a["mode"],
+             shape=i[0].shape), None],
          doc="``data[..., index, ...]`` along ``axis`` (default -1): ``index`` has the "
-             "shape of data without that axis (with it as 1 when keepdims), as MXNet; 1-D "
-             "data gives shape (1,).  mode 'clip' (default) or 'wrap'; float indices are "
-             "truncated.  No gradient for ``index``.")
+             "shape of data without that axis, as MXNet (with keepdims the output keeps the "
+             "axis as 1, and an index of that shape is taken too); 1-D data gives shape "
+             "(1,).  mode 'clip' (default) or 'wrap'; float indices are truncated.  No "
+             "gradient for ``index``.")
 
 
 def _pick_grad_shape(attrs, shapes):
@@ -915,7 +859,7 @@ def _tile_grad(a, i, o, g):
         return [zeros(x)]
     xs, rs = _tile_dims(x.shape, a["reps"])
     inter = tuple(v for pair in zip(rs, xs) for v in pair)     # (r0, d0, r1, d1, ...)
-    s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2)))
+    s = F.sum(g[0].reshape(inter), axis=tuple(range(0, len(inter), 2))) if inter else g[0]
     return [_like(s, x)]
 
 

@@ -587,6 +587,9 @@ def _csr_slice(attrs, inputs):
 
 for _name in ("add", "subtract", "multiply"):
     attach_sparse(_name, *_binary(_name))
+for _name, _base in (("elemwise_add", "add"), ("elemwise_sub", "subtract"),
+                     ("elemwise_mul", "multiply")):
+    attach_sparse(_name, *_binary(_base))
 attach_sparse("sum", _csr_reduce("sum", False), _csr_axis("sum"), _dtype_check)
 attach_sparse("mean", _csr_reduce("mean", True), _csr_axis("mean"), _dtype_check)
 attach_sparse("add_n", _add_n, _add_n_stypes, _dtype_check)

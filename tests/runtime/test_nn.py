@@ -378,21 +378,24 @@ def test_embedding_requests():
                    {"input_dim": 5, "output_dim": 4})
 
 
-@pytest.mark.parametrize("bad, shown, dtype", [(5, "5.0", "float32"), (-1, "-1", "int32"),
-                                               (0.5, "0.5", "float64"), (7, "7", "uint8")])
-def test_embedding_bad_indices_write_nothing(bad, shown, dtype):
-    w = nd.array(sample((5, 2), "float32"))
+@pytest.mark.parametrize("bad, row, dtype", [(5, 4, "float32"), (-1, 0, "int32"),
+                                             (0.5, 0, "float64"), (7, 4, "uint8"),
+                                             (3.9, 3, "float32"), (-2.5, 0, "float32")])
+def test_embedding_out_of_range_indices_are_clipped(bad, row, dtype):
+    # MXNet's documented rule: an index too large addresses the last row (negative ones
+    # the first; floats are truncated), in the forward and in the weight gradient.
+    wv = sample((5, 2), "float32")
+    w = nd.array(wv)
     data = nd.array([[0, 1], [bad, 2]], dtype=dtype)
-    for req in ("write", "add"):
-        out = nd.full((2, 2, 2), 7.0)
-        with pytest.raises(ValueError, match=rf"^Embedding: data must hold integers in \[0, 5\) "
-                                             rf"\(got {shown} at position \(1, 0\)\)"):
-            nd.Embedding(data, w, input_dim=5, output_dim=2, out=out, req=req)
-        assert (out.asnumpy() == 7).all()
-    with pytest.raises(ValueError, match=r"^_embedding_grad: data must hold integers"):
-        nd._embedding_grad(data, nd.ones((2, 2, 2)), input_dim=5, output_dim=2)
-    with pytest.raises(ValueError, match=r"^_embedding_grad_rsp: data must hold integers"):
-        nd._embedding_grad_rsp(data, nd.ones((2, 2, 2)), input_dim=5, output_dim=2)
+    rows = np.array([[0, 1], [row, 2]])
+    np.testing.assert_array_equal(nd.Embedding(data, w, input_dim=5, output_dim=2).asnumpy(),
+                                  wv[rows])
+    g = sample((2, 2, 2), "float32", seed=3)
+    want = np.zeros((5, 2), np.float32)
+    np.add.at(want, rows.reshape(-1), g.reshape(-1, 2))
+    for name in ("_embedding_grad", "_embedding_grad_rsp"):
+        got = getattr(nd, name)(data, nd.array(g), input_dim=5, output_dim=2)
+        np.testing.assert_allclose(got.tostype("default").asnumpy(), want, rtol=1e-6)
 
 
 def test_embedding_bad_shapes_and_types():
@@ -401,8 +404,13 @@ def test_embedding_bad_shapes_and_types():
                                          r"\(input_dim, output_dim\) \(got \(5, 2\)\)"):
         nd.Embedding(nd.zeros(2), w, input_dim=5, output_dim=3)
     with pytest.raises(TypeError, match=r"^Embedding: weight has dtype float64 but dtype is "
-                                        r"float32; pass dtype='float64'"):
-        nd.Embedding(nd.zeros(2), nd.zeros((5, 2), dtype="float64"), input_dim=5, output_dim=2)
+                                        r"float32; pass dtype='float64' or leave it out"):
+        nd.Embedding(nd.zeros(2), nd.zeros((5, 2), dtype="float64"), input_dim=5,
+                     output_dim=2, dtype="float32")
+    for dt in ("float16", "float64"):        # MXNet: the weight's dtype without dtype=
+        y = nd.Embedding(nd.zeros(2), nd.ones((5, 2), dtype=dt), input_dim=5, output_dim=2)
+        assert y.dtype == np.dtype(dt)
+        np.testing.assert_array_equal(y.asnumpy(), np.ones((2, 2), dt))
     with pytest.raises(TypeError, match=r"^Embedding: data must hold integer or floating-point "
                                         r"indices \(got bool\)"):
         nd.Embedding(nd.zeros(2, dtype="bool"), w, input_dim=5, output_dim=2)

@@ -21,10 +21,10 @@ SHAPES = [(), (5,), (3, 4), (2, 3, 4), (0, 3), (2, 0, 3)]
 
 
 def mx_axes(ndim, axis, exclude):
-    """The axes MXNet reduces, for the NumPy reference."""
+    """The axes MXNet reduces, for the NumPy reference (axis=() is every axis, as None)."""
     if ndim == 0:
         return ()
-    if axis is None:
+    if axis is None or axis == ():
         return () if exclude else tuple(range(ndim))
     axes = {a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}
     if exclude:

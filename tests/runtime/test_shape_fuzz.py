@@ -91,18 +91,19 @@ def check_creation(nd, rng, log):
 
 
 def reshape_reference(a, target):
-    """What NDArray.reshape gives: MXNet's 0 (copy) and -1 (infer), then NumPy's reshape;
-    None where it must raise ValueError."""
+    """What NDArray.reshape gives for targets without MXNet's -2, -3, -4: 0 (copy) and -1
+    (infer), then NumPy's reshape; None where it must raise ValueError, ... for targets
+    with those codes (the method then agrees with the reshape operator)."""
     if len(target) > 32:
         return None
+    if any(v < -1 for v in target):
+        return ...
     t = []
     for i, v in enumerate(target):
         if v == 0:
             if i >= a.ndim:
                 return None
             v = a.shape[i]
-        elif v < -1:
-            return None
         t.append(v)
     try:
         return a.reshape(t)
@@ -123,6 +124,11 @@ def check_reshape(nd, rng, log):
              ("x.reshape(t)", lambda: x.reshape(target)),
              ("x.reshape(list(t))", lambda: x.reshape(list(target))),
              ("x.reshape(shape=t)", lambda: x.reshape(shape=target))]
+    if want is ...:               # -2, -3, -4: the method and the operator agree
+        try:
+            want = nd.reshape(x, shape=target).asnumpy()
+        except ValueError:
+            want = None
     for name, call in forms:
         log(f"{name} {src} -> {target}")
         if want is None:
