@@ -41,7 +41,9 @@ cdef class Attr:
     None), 'shape' (tuple of ints), 'str' (with ``choices``), 'dtype', 'dtype_or_none'
     (None or a dtype, limited to the dtype names in ``choices`` when given), 'any' (passed
     through unchecked; an operator with such an attribute is not cached by the invoker,
-    whose signatures need hashable values of one canonical type per kind).
+    whose signatures need hashable values of one canonical type per kind).  An 'int',
+    'float' or 'bool' attribute whose default is None (and is not required) takes an
+    explicit None as that default.
     """
     cdef readonly str kind
     cdef public object default
@@ -66,6 +68,9 @@ cdef class Attr:
         cdef int k = self._kind
         if k == K_ANY:
             return v
+        if v is None and (k == K_INT or k == K_FLOAT or k == K_BOOL) and self.default is None \
+                and not self.required:
+            return None     # an optional number given as its default (MXNet's optional<>)
         if k == K_FLOAT:
             if type(v) is float:
                 return v
