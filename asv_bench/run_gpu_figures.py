@@ -1,6 +1,8 @@
-"""GPU allocator figures (needs an NVIDIA GPU): warm alloc+free and RMM's random trace on
-ndrt's device pools, beside CuPy's MemoryPool and torch.empty(device='cuda') where those
-are installed.  Run by tests/gpu/run_device_checks.sh.
+"""GPU figures (needs an NVIDIA GPU): warm alloc+free and RMM's random trace on ndrt's
+device pools, beside CuPy's MemoryPool and torch.empty(device='cuda') where those are
+installed; and issue 10's MLP 784-256-256-10 SGD step on gpu(0) beside the same step in
+PyTorch CUDA (medians of interleaved rounds, each step synchronised).  Run by
+tests/gpu/run_device_checks.sh.
 
     python asv_bench/run_gpu_figures.py
 """
@@ -11,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmarks.bench_allocator import random_trace, replay  # noqa: E402
+from benchmarks.bench_autograd import LAYERS, LR, mlp_data, ndrt_mlp  # noqa: E402
 
 import allocator  # noqa: E402
 from allocator import BestFitPool, NaivePool, RoundPool, _cuda  # noqa: E402
@@ -78,5 +81,66 @@ def main():
     print(allocator.memory_summary("gpu(0)") if allocator.pools() else "")
 
 
+
+
+def torch_mlp(P0, X, Y):
+    """The same SGD step in PyTorch on cuda: W (out, in), mean softmax cross-entropy."""
+    import torch
+    dev = torch.device("cuda")
+    P = [torch.tensor(p, device=dev, requires_grad=True) for p in P0]
+    Xt, Yt = torch.tensor(X, device=dev), torch.tensor(Y, device=dev)
+
+    def step():
+        h = torch.relu(torch.nn.functional.linear(Xt, P[0], P[1]))
+        h = torch.relu(torch.nn.functional.linear(h, P[2], P[3]))
+        z = torch.nn.functional.linear(h, P[4], P[5])
+        loss = torch.nn.functional.cross_entropy(z, Yt)
+        for p in P:
+            p.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for p in P:
+                p -= LR * p.grad
+    return step, torch.cuda.synchronize
+
+
+def mlp_figures(rounds=7, steps=50):
+    """ndrt's MLP step on gpu(0) beside PyTorch CUDA's, per batch size (ms per step)."""
+    import cupy
+    from runtime.context import Context
+    sync = cupy.cuda.Device(0).synchronize
+    try:
+        import torch
+        have_torch = torch.cuda.is_available()
+    except ImportError:
+        have_torch = False
+    print(f"\nMLP {'-'.join(map(str, LAYERS))} SGD step on gpu(0), ms per step (medians of "
+          f"{rounds} rounds of {steps} steps)")
+    print("| batch | ndrt | PyTorch CUDA | ratio |\n|---|---|---|---|")
+    for batch in (64, 1024):
+        X, Y, P0 = mlp_data(batch)
+        cases = {"ndrt": (ndrt_mlp(P0, X, Y, ctx=Context("gpu", 0))[0], sync)}
+        if have_torch:
+            cases["torch"] = torch_mlp(P0, X, Y)
+        times = {k: [] for k in cases}
+        for step, done in cases.values():
+            step()
+            done()
+        for _ in range(rounds):
+            for k, (step, done) in cases.items():
+                done()
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    step()
+                done()
+                times[k].append((time.perf_counter() - t0) / steps * 1e3)
+        ms = {k: statistics.median(v) for k, v in times.items()}
+        t = ms.get("torch")
+        print(f"| {batch} | {ms['ndrt']:.3f} | {t:.3f} | {ms['ndrt'] / t:.2f}x |" if t else
+              f"| {batch} | {ms['ndrt']:.3f} | - | - |")
+
+
 if __name__ == "__main__":
     main()
+    if _cuda.device_count():
+        mlp_figures()

@@ -89,11 +89,12 @@ def numpy_step(P, X, Y):
         p -= LR * g
 
 
-def ndrt_mlp(P0, X, Y):
+def ndrt_mlp(P0, X, Y, ctx=None):
     """(step, params): ``step()`` runs one SGD step of ndrt's MLP in place on ``params``
-    (NDArrays with gradients attached, initialised from P0)."""
-    Xn, Yn = nd.array(X), nd.array(Y)
-    P = [nd.array(p) for p in P0]
+    (NDArrays with gradients attached, initialised from P0), on ``ctx`` (default: the
+    current context)."""
+    Xn, Yn = nd.array(X, ctx=ctx), nd.array(Y, ctx=ctx)
+    P = [nd.array(p, ctx=ctx) for p in P0]
     for p in P:
         p.attach_grad()
     n = X.shape[0]
