@@ -144,6 +144,10 @@ CONV_CASES = [
     ((2, 16, 6), 3, (3,), (1,), (1,), (1,), 1),
     ((1, 32, 5, 4), 4, (3, 2), (2, 1), (1, 1), (1, 2), 2),
     ((1, 16, 3, 4, 3), 2, (2, 2, 2), (1, 2, 1), (0, 1, 1), (1, 1, 2), 1),
+    # stride 1: the padded-row kernels (and the flipped-weight data gradient)
+    ((2, 4, 5, 6), 4, (2, 3), (1, 1), (2, 3), (2, 1), 2),
+    ((1, 2, 4, 5, 4), 4, (2, 2, 2), (1, 1, 1), (1, 0, 1), (1, 2, 1), 2),
+    ((2, 32, 5, 4), 6, (3, 3), (1, 1), (1, 1), (1, 1), 2),
 ]
 
 
@@ -366,6 +370,38 @@ def test_max_pooling_gradient_matches_reference(shape, kernel, stride, pad, full
     y.backward(arr(g))
     want = ref_max_pool_grad(x, g, kernel, stride, pad)
     np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad, full", POOL_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pooling_kernel_matches_the_numpy_path(shape, kernel, stride, pad, full, dtype):
+    """The compiled routing (gradient and its adjoint) against the NumPy path it
+    replaces for NumPy arrays, with ties, NaN, -inf and the dtype's lowest value (which
+    the padding holds) in the data."""
+    from runtime.ops import conv
+    x = np.round(sample(shape, dtype) * 3)
+    flat = x.reshape(-1)
+    flat[::7] = np.nan
+    flat[3::11] = -np.inf
+    flat[5::13] = np.finfo(dtype).min
+    attrs = {**{k: a.default for k, a in conv._POOL_ATTRS.items()}, "kernel": kernel,
+             "stride": stride, "pad": pad,
+             "pooling_convention": "full" if full else "valid"}
+    plan = conv._PoolPlan("Pooling", attrs, shape)
+    g = sample(shape[:2] + plan.out, dtype, seed=4)
+    want = np.empty(shape, dtype)
+    conv._pool_backward(plan, g, shape, want.dtype, conv._argmax_offsets(plan, x), want)
+    got = np.full(shape, 7, dtype)
+    assert conv._max_route(plan, x, g, got, True)
+    np.testing.assert_array_equal(got, want)
+    v = sample(shape, dtype, seed=5)
+    got = np.full(g.shape, 7, dtype)
+    assert conv._max_route(plan, x, v, got, False)
+    win = plan.windows(conv._padded(v, plan.pad, 0, plan.extra))
+    arg = conv._argmax_offsets(plan, x)
+    lead = (slice(None),) * (2 + plan.nd)
+    want = np.choose(arg, [win[lead + k] for k in plan.offsets()])
+    np.testing.assert_array_equal(got, want)
 
 
 def test_avg_pooling_gradient_is_the_adjoint():
