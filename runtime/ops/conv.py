@@ -938,8 +938,17 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         else:
             out[...] = 0
         return
-    buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
-                                       zip(x_shape[2:], plan.pad, plan.extra)), dtype)
+    direct = not any(plan.pad) and not any(plan.extra) and out.flags.c_contiguous
+    # windows that tile the data exactly: each position is written once, never added to
+    tiled = direct and all(k == t and s == o * t for k, t, s, o in
+                           zip(plan.kernel, plan.stride, x_shape[2:], plan.out))
+    if direct:
+        buf = out
+        if not tiled or not g.size:
+            buf[...] = 0
+    else:
+        buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
+                                           zip(x_shape[2:], plan.pad, plan.extra)), dtype)
     if g.size:
         win = plan.windows(buf)
         lead = (slice(None),) * (2 + plan.nd)
@@ -947,8 +956,12 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / plan.counts(x_shape[2:], xp, dtype)
         for k in plan.offsets():
-            win[lead + k] += g
-    out[...] = buf[crop]
+            if tiled:
+                win[lead + k] = g
+            else:
+                win[lead + k] += g
+    if not direct:
+        out[...] = buf[crop]
 
 
 @_float32_accumulation

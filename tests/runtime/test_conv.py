@@ -404,6 +404,30 @@ def test_max_pooling_kernel_matches_the_numpy_path(shape, kernel, stride, pad, f
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape, kernel, stride", [
+    ((2, 3, 8, 6), (2, 2), (2, 2)),        # windows tiling the data
+    ((2, 3, 7, 6), (2, 2), (2, 2)),        # a last row in no window
+    ((2, 3, 7, 6), (3, 2), (1, 2)),        # overlapping windows
+    ((1, 2, 9), (3,), (3,)),
+])
+@pytest.mark.parametrize("kind", ["avg", "sum"])
+def test_unpadded_pooling_gradient_matches_nested_loops(shape, kernel, stride, kind):
+    x = sample(shape)
+    xa = arr(x)
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pool_type=kind)
+    g = sample(y.shape, seed=4)
+    y.backward(arr(g))
+    want = np.zeros_like(x)
+    scale = 1 / np.prod(kernel) if kind == "avg" else 1.0
+    for o in itertools.product(*map(range, g.shape[2:])):
+        box = tuple(slice(i * t, i * t + k) for i, t, k in zip(o, stride, kernel))
+        want[(Ellipsis,) + box] += (g[(Ellipsis,) + o] * scale).reshape(
+            g.shape[:2] + (1,) * len(kernel))
+    np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-12, atol=1e-15)
+
+
 def test_avg_pooling_gradient_is_the_adjoint():
     x = sample((2, 2, 7, 6))
     kw = dict(kernel=(3, 2), stride=(2, 3), pad=(1, 1), pool_type="avg",
