@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from runtime import _pool_kernels
+from runtime import _conv_kernels, _pool_kernels
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
@@ -482,6 +482,9 @@ def _conv_forward_channel_last(plan, x, w, out):
     n, c = x.shape[:2]
     nd, o_sp = plan.nd, out.shape[2:]
     cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    if xp is np and x.dtype in (np.float32, np.float64) and out.flags.c_contiguous:
+        _conv_forward_compiled(plan, x, w, out)
+        return
     spatial = x.shape[2:]
     xh = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(spatial, plan.pad)) + (c,), x.dtype)
     inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
@@ -490,10 +493,7 @@ def _conv_forward_channel_last(plan, x, w, out):
     win = _as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
                       (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
                       + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
-    # weight (F, cg, *K) -> per group (*K, cg, fg), the columns' order
-    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
-    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
-    wk = wk.reshape(plan.group, kk * cg, fg)
+    wk = _channel_last_weight(plan, w)
     col = None
     for i, m in _chunks(n, cg * kk * length * x.itemsize):
         if col is None or col.shape[0] != m:
@@ -504,6 +504,41 @@ def _conv_forward_channel_last(plan, x, w, out):
             xp.matmul(col.reshape(m * length, kk * cg), wk[j],
                       out=res.reshape(m * length, fg))
             out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
+
+
+def _channel_last_weight(plan, w):
+    """w (F, cg, *K) as per group (*K * cg, fg), the channel-last columns' order."""
+    xp = _xp(w)
+    nd = plan.nd
+    fg, cg = w.shape[0] // plan.group, w.shape[1]
+    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
+    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
+    return wk.reshape(plan.group, _prod(plan.kernel) * cg, fg)
+
+
+def _conv_forward_compiled(plan, x, w, out):
+    """The channel-last forward on NumPy float32/float64: the columns (m * L, *K * cg)
+    gathered from x by runtime/_conv_kernels (no padded channel-last copy of x), one GEMM
+    ``columns @ w`` per chunk and group, its (m, L, fg) result written channel-first by
+    the same module."""
+    n, c = x.shape[:2]
+    o_sp = out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    lead = 3 - plan.nd
+    x5 = np.ascontiguousarray(x).reshape((n, c) + (1,) * lead + x.shape[2:])
+    geometry = ((1,) * lead + o_sp, (1,) * lead + plan.kernel, (1,) * lead + plan.stride,
+                (1,) * lead + plan.dilate, (0,) * lead + plan.pad)
+    wk = _channel_last_weight(plan, w)
+    col = res = None
+    flat = out.reshape(n, out.shape[1], length)
+    for i, m in _chunks(n, cg * kk * length * x.itemsize):
+        if col is None or col.shape[0] != m * length:
+            col = np.empty((m * length, kk * cg), x.dtype)
+            res = np.empty((m, length, fg), out.dtype)
+        for j in range(plan.group):
+            _conv_kernels.channel_last_columns(x5, col, i, j * cg, cg, *geometry)
+            np.matmul(col, wk[j], out=res.reshape(m * length, fg))
+            _conv_kernels.to_channel_first(res, flat, i, j * fg)
 
 
 def _conv_data_grad(plan, gy, w, out):

@@ -187,6 +187,44 @@ def test_float16_accumulates_in_float32(op):
                                atol=2 ** -14)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
+    """The compiled gather (contiguous output) against the NumPy channel-last path (taken
+    for a non-contiguous output, and on CuPy)."""
+    from runtime.ops import conv
+    x = sample((3, 32, 6, 5), dtype)
+    w = sample((8, 16, 3, 2), dtype, seed=1)
+    plan = conv._ConvPlan("Convolution", dict(kernel=(3, 2), stride=(2, 1), dilate=(1, 2),
+                                              pad=(1, 1), num_group=2, layout=None))
+    want = ref_conv(x, w, None, (2, 1), (1, 1), (1, 2), 2)
+    fast = np.empty(want.shape, dtype)
+    conv._conv_forward(plan, x, w, fast)
+    slow = np.empty(want.shape[:3] + (want.shape[3] + 1,), dtype)[..., :-1]
+    conv._conv_forward(plan, x, w, slow)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(fast, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(slow, want, rtol=tol, atol=tol)
+
+
+def test_compiled_kernels_refuse_arrays_that_do_not_fit():
+    from runtime import _conv_kernels, _pool_kernels
+    x = np.zeros((2, 4, 1, 5, 5), np.float32)
+    geometry = ((1, 5, 5), (1, 3, 3), (1, 1, 1), (1, 1, 1), (0, 1, 1))
+    with pytest.raises(ValueError, match="channels 2:6 of 4"):
+        _conv_kernels.channel_last_columns(x, np.zeros((25, 36), np.float32), 0, 2, 4,
+                                           *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 are not within"):
+        _conv_kernels.channel_last_columns(x, np.zeros((50, 36), np.float32), 1, 0, 4,
+                                           *geometry)
+    with pytest.raises(ValueError, match="does not fit"):
+        _conv_kernels.to_channel_first(np.zeros((2, 25, 4), np.float32),
+                                       np.zeros((2, 3, 25), np.float32), 0, 0)
+    with pytest.raises(ValueError, match="x's shape"):
+        _pool_kernels.max_pool_route(x[0], np.zeros((4, 1, 3, 3), np.float32),
+                                     np.zeros((4, 1, 5, 4), np.float32), (1, 2, 2),
+                                     (1, 2, 2), (0, 0, 0), -1.0, True)
+
+
 def test_convolution_matches_scipy_correlate():
     x, w, b = sample((1, 2, 9, 8)), sample((3, 2, 4, 3), seed=1), sample((3,), seed=2)
     y = nd.Convolution(arr(x), arr(w), arr(b), kernel=(4, 3), num_filter=3).asnumpy()
