@@ -6,7 +6,9 @@ Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
 - Convolution: im2col over a strided view of the (padded) input, one copy of the columns
   of a chunk of samples and one group at a time, then one GEMM (``matmul``) per chunk and
   group; the bias is added once at the end.  With 16 or more channels per group the
-  columns are channel-last (the faster GEMM orientation).  Otherwise, with stride 1, the
+  columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
+  gathered straight from the data, and the result written back channel-first, by
+  runtime/_conv_kernels).  Otherwise, with stride 1, the
   padded images are flattened to rows, where each kernel offset is a shift of the rows
   (``_Rows``): the columns are one strided copy of contiguous runs.
 - The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution).
