@@ -8,16 +8,16 @@ Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
   group; the bias is added once at the end.  With 16 or more channels per group the
   columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
   gathered straight from the data, and the result written back channel-first, by
-  runtime/_conv_kernels).  Otherwise, with stride 1, the
-  padded images are flattened to rows, where each kernel offset is a shift of the rows
-  (``_Rows``): the columns are one strided copy of contiguous runs.
+  runtime/_conv_kernels).
 - The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution).
   With stride 1 (and pad at most the dilated kernel - 1) it is the convolution of the head
   gradient with the flipped, transposed weight (the forward kernels above); otherwise one
   GEMM per chunk and group gives the columns, which are added back through the strided
   view (col2im, one strided ``+=`` per kernel offset).
-- The weight gradient: one GEMM per chunk and group of the columns (the row layout with
-  stride 1) against the head gradient.
+- The weight gradient: one GEMM per chunk and group of the columns against the head
+  gradient.  With stride 1 the padded images are flattened to rows, where each kernel
+  offset is a shift of the rows (``_Rows``): the columns are one strided copy of
+  contiguous runs, and the head gradient takes the same row layout.
 - Pooling: one elementwise pass per kernel offset over strided views of the input padded
   with -inf (max) or 0 (sum, avg, lp).  Max pooling's gradient and its adjoint route
   through each window's first maximum by a compiled kernel (runtime/_pool_kernels) on
@@ -326,8 +326,6 @@ def _conv_forward(plan, x, w, out):
         out[...] = 0
     elif cg >= CHANNEL_LAST_MIN:
         _conv_forward_channel_last(plan, x, w, out)
-    elif _unit_stride(plan):
-        _conv_forward_rows(plan, x, w, out)
     else:
         _conv_forward_channel_first(plan, x, w, out)
 
@@ -340,9 +338,10 @@ class _Rows:
     """The padded-row layout of a stride-1 convolution over data of spatial shape
     ``spatial``: each sample's padded image (C, *P) flattened to rows of ``size`` (P's
     product plus ``slack`` zeros, so that the last window stays inside), where the kernel
-    offset k reads the rows shifted by ``offsets[k]``.  The output position o is row
-    ``sum(o_i * steps[i])``: the ``length = O_0 * steps[0]`` rows from 0 hold every
-    output position (the rows past O_i along an inner axis are junk, dropped)."""
+    offset k reads the rows shifted by ``sum(k_i * kernel_strides[i])``.  The output
+    position o is row ``sum(o_i * steps[i])``: the ``length = O_0 * steps[0]`` rows from
+    0 hold every output position (the rows past O_i along an inner axis are junk: the
+    head gradient is 0 there)."""
 
     __slots__ = ("padded", "steps", "size", "length", "out_sp", "pad", "kernel_strides")
 
@@ -377,12 +376,6 @@ class _Rows:
                            + (buf.strides[0], it))
         col[...] = view
 
-    def crop(self, res):
-        """The (f, m, *O) output positions of ``res`` (f, m, length)."""
-        f, m = res.shape[:2]
-        full = res.reshape((f, m, self.out_sp[0]) + self.padded[1:])
-        return full[(Ellipsis,) + tuple(slice(0, o) for o in self.out_sp[1:])]
-
     def spread(self, g, buf):
         """buf (f, m, length) = g (m, f, *O) in the row layout, zeros at the junk rows."""
         f, m = buf.shape[:2]
@@ -408,23 +401,6 @@ def _row_columns(plan, rows, x, cg, side):
         for j in range(plan.group):
             rows.columns(buf, plan.kernel, j * cg, (j + 1) * cg, col)
             yield i, m, j, col, extra
-
-
-def _conv_forward_rows(plan, x, w, out):
-    """Stride 1: per chunk of samples and group, the columns are the padded images' rows
-    shifted by each kernel offset (one strided copy of contiguous runs, no transposes);
-    one GEMM ``w @ columns`` gives the (fg, m, rows) output, whose valid positions are
-    copied out."""
-    xp = _xp(x)
-    o_sp = out.shape[2:]
-    cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
-    rows = _Rows(plan, x.shape[2:], o_sp)
-    wm = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
-    for i, m, j, col, res in _row_columns(
-            plan, rows, x, cg, lambda m: xp.empty((fg, m, rows.length), out.dtype)):
-        xp.matmul(wm[j], col.reshape(cg * kk, m * rows.length),
-                  out=res.reshape(fg, m * rows.length))
-        out[i:i + m, j * fg:(j + 1) * fg] = rows.crop(res).swapaxes(0, 1)
 
 
 def _flipped_transpose(plan, w):
