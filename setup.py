@@ -21,7 +21,8 @@ DIRECTIVES = dict(
 )
 # Modules whose kernels use OpenMP prange (_sparse_common: its .pxd holds OpenMP helpers).
 OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_common",
-          "runtime._norm_kernels", "runtime._sparse_optim"}
+          "runtime._norm_kernels", "runtime._sparse_optim", "runtime._pool_kernels",
+          "runtime._conv_kernels"}
 # Modules whose loops call sqrt and never read errno: without errno, sqrt vectorises.
 NO_MATH_ERRNO = {"runtime._sparse_optim"}
 

@@ -4,13 +4,24 @@ signatures, defaults and semantics; channel-first layouts NCW, NCHW, NCDHW).
 Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
 
 - Convolution: im2col over a strided view of the (padded) input, one copy of the columns
-  of one sample and group at a time, then one GEMM (``matmul``) per sample and group that
-  writes straight into the output; the bias is added once at the end.
-- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution):
-  one GEMM per sample and group gives the columns, which are added back through the same
-  strided view (col2im, one strided ``+=`` per kernel offset).
+  of a chunk of samples and one group at a time, then one GEMM (``matmul``) per chunk and
+  group; the bias is added once at the end.  With 16 or more channels per group the
+  columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
+  gathered straight from the data, and the result written back channel-first, by
+  runtime/_conv_kernels).
+- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution).
+  With stride 1 (and pad at most the dilated kernel - 1) it is the convolution of the head
+  gradient with the flipped, transposed weight (the forward kernels above); otherwise one
+  GEMM per chunk and group gives the columns, which are added back through the strided
+  view (col2im, one strided ``+=`` per kernel offset).
+- The weight gradient: one GEMM per chunk and group of the columns against the head
+  gradient.  With stride 1 the padded images are flattened to rows, where each kernel
+  offset is a shift of the rows (``_Rows``): the columns are one strided copy of
+  contiguous runs, and the head gradient takes the same row layout.
 - Pooling: one elementwise pass per kernel offset over strided views of the input padded
-  with -inf (max) or 0 (sum, avg, lp).
+  with -inf (max) or 0 (sum, avg, lp).  Max pooling's gradient and its adjoint route
+  through each window's first maximum by a compiled kernel (runtime/_pool_kernels) on
+  NumPy float32/float64 arrays, by argmax passes and a bincount otherwise.
 
 Hidden helpers, so that every gradient rule is made of registry ops (and null requests
 skip work: when only the weight needs a gradient, the data gradient is not computed):
@@ -25,6 +36,7 @@ import math
 
 import numpy as np
 
+from runtime import _conv_kernels, _pool_kernels
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
@@ -127,6 +139,14 @@ class _ConvPlan:
         """The ``adj`` of the transposed convolution that gives back ``spatial``."""
         return tuple((s + 2 * p - self.dk(i)) % t
                      for i, (s, p, t) in enumerate(zip(spatial, self.pad, self.stride)))
+
+    def with_pad(self, pad):
+        """This geometry with another ``pad``."""
+        other = _ConvPlan.__new__(_ConvPlan)
+        for name in self.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.pad = tuple(pad)
+        return other
 
     def attrs(self, **extra):
         """Explicit attributes of this geometry for the F.<op> calls of the rules."""
@@ -249,9 +269,16 @@ def _contiguous_target(out):
 COL_BYTES = 64 << 20
 
 
-def _chunks(n, per_sample):
-    """(start, count) of the sample chunks for columns of ``per_sample`` bytes each."""
-    nb = max(1, min(n, COL_BYTES // max(per_sample, 1)))
+# The stride-1 (padded-row) kernels take smaller chunks (measured about 15% faster than
+# 64 MiB and 8 MiB chunks for the weight gradient of a ResNet layer on a busy machine).
+ROW_COL_BYTES = 32 << 20
+
+
+def _chunks(n, per_sample, limit=None):
+    """(start, count) of the sample chunks for columns of ``per_sample`` bytes each
+    (about ``limit`` bytes a chunk, COL_BYTES by default)."""
+    limit = COL_BYTES if limit is None else limit
+    nb = max(1, min(n, limit // max(per_sample, 1)))
     return [(i, min(nb, n - i)) for i in range(0, n, nb)]
 
 
@@ -303,6 +330,111 @@ def _conv_forward(plan, x, w, out):
         _conv_forward_channel_first(plan, x, w, out)
 
 
+def _unit_stride(plan):
+    return all(t == 1 for t in plan.stride)
+
+
+class _Rows:
+    """The padded-row layout of a stride-1 convolution over data of spatial shape
+    ``spatial``: each sample's padded image (C, *P) flattened to rows of ``size`` (P's
+    product plus ``slack`` zeros, so that the last window stays inside), where the kernel
+    offset k reads the rows shifted by ``sum(k_i * kernel_strides[i])``.  The output
+    position o is row ``sum(o_i * steps[i])``: the ``length = O_0 * steps[0]`` rows from
+    0 hold every output position (the rows past O_i along an inner axis are junk: the
+    head gradient is 0 there)."""
+
+    __slots__ = ("padded", "steps", "size", "length", "out_sp", "pad", "kernel_strides")
+
+    def __init__(self, plan, spatial, out_sp):
+        nd = plan.nd
+        self.pad, self.out_sp = plan.pad, tuple(out_sp)
+        self.padded = tuple(s + 2 * p for s, p in zip(spatial, plan.pad))
+        self.steps = tuple(_prod(self.padded[i + 1:]) for i in range(nd))
+        self.length = out_sp[0] * self.steps[0]
+        slack = sum((plan.dk(i) - 1) * self.steps[i] for i in range(1, nd))
+        self.size = _prod(self.padded) + slack
+        self.kernel_strides = tuple(plan.dilate[i] * self.steps[i] for i in range(nd))
+
+    def image(self, xp, m, c, dtype):
+        """A zeroed (m, c, size) buffer for ``fill``."""
+        return xp.zeros((m, c, self.size), dtype)
+
+    def fill(self, buf, x):
+        """The padded images of x (m, c, *S) written into ``buf`` (zero borders kept)."""
+        m, c = buf.shape[:2]
+        inner = buf[:, :, :_prod(self.padded)].reshape((m, c) + self.padded)
+        inner[(Ellipsis,) + tuple(slice(p, p + s) for p, s in
+                                  zip(self.pad, x.shape[2:]))] = x
+
+    def columns(self, buf, kernel, lo, hi, col):
+        """col (hi - lo, *K, m, length) = the shifted rows of channels lo:hi of ``buf``,
+        by one strided copy."""
+        it = buf.itemsize
+        m = buf.shape[0]
+        view = _as_strided(buf[:, lo:hi], (hi - lo,) + tuple(kernel) + (m, self.length),
+                           (buf.strides[1],) + tuple(s * it for s in self.kernel_strides)
+                           + (buf.strides[0], it))
+        col[...] = view
+
+    def spread(self, g, buf):
+        """buf (f, m, length) = g (m, f, *O) in the row layout, zeros at the junk rows."""
+        f, m = buf.shape[:2]
+        full = buf.reshape((f, m, self.out_sp[0]) + self.padded[1:])
+        full[(Ellipsis,) + tuple(slice(0, o) for o in self.out_sp[1:])] = g.swapaxes(0, 1)
+        return buf
+
+
+def _row_columns(plan, rows, x, cg, side):
+    """(start, count, group, columns, buffer) per chunk of samples and group, the columns
+    (cg, *K, count, length) of the chunk's padded images filled in; the columns and the
+    padded images are reused from chunk to chunk, as is ``buffer``, made by
+    ``side(count)``."""
+    xp = _xp(x)
+    c = x.shape[1]
+    col = buf = extra = None
+    per_sample = cg * _prod(plan.kernel) * rows.length * x.itemsize
+    for i, m in _chunks(x.shape[0], per_sample, ROW_COL_BYTES):
+        if buf is None or buf.shape[0] != m:
+            col = xp.empty((cg,) + plan.kernel + (m, rows.length), x.dtype)
+            buf, extra = rows.image(xp, m, c, x.dtype), side(m)
+        rows.fill(buf, x[i:i + m])
+        for j in range(plan.group):
+            rows.columns(buf, plan.kernel, j * cg, (j + 1) * cg, col)
+            yield i, m, j, col, extra
+
+
+def _flipped_transpose(plan, w):
+    """The weight (C, F/g, *K) of the stride-1 convolution of the head gradient that is
+    the data gradient of a convolution with weight ``w`` (F, C/g, *K): per group, the
+    filter and channel axes swapped and the kernel reversed."""
+    xp = _xp(w)
+    g, nd = plan.group, plan.nd
+    fg, cg = w.shape[0] // g, w.shape[1]
+    wk = w.reshape((g, fg, cg) + plan.kernel).swapaxes(1, 2)
+    wk = wk[(Ellipsis,) + (slice(None, None, -1),) * nd]
+    return xp.ascontiguousarray(wk).reshape((g * cg, fg) + plan.kernel)
+
+
+def _conv_weight_grad_rows(plan, x, gy, out):
+    """Stride 1: per chunk of samples and group, the columns of the forward and the head
+    gradient in the same row layout (zeros at the junk rows); one GEMM each."""
+    xp = _xp(x)
+    o_sp = gy.shape[2:]
+    cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
+    rows = _Rows(plan, x.shape[2:], o_sp)
+    acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
+    part = xp.empty((cg * kk, fg), out.dtype)
+    for i, m, j, col, gbuf in _row_columns(
+            plan, rows, x, cg, lambda m: xp.zeros((fg, m, rows.length), gy.dtype)):
+        rows.spread(gy[i:i + m, j * fg:(j + 1) * fg], gbuf)
+        # (columns @ grad.T).T: OpenBLAS runs this form of the long-inner GEMM several
+        # times faster than grad @ columns.T
+        xp.matmul(col.reshape(cg * kk, m * rows.length),
+                  gbuf.reshape(fg, m * rows.length).T, out=part)
+        acc[j] += part.T
+    out[...] = acc.reshape(out.shape)
+
+
 def _conv_forward_channel_first(plan, x, w, out):
     """Columns (cg, *K, m, *O) copied from the windows of x (runs of output positions),
     one GEMM ``w @ columns`` per chunk and group."""
@@ -328,6 +460,9 @@ def _conv_forward_channel_last(plan, x, w, out):
     n, c = x.shape[:2]
     nd, o_sp = plan.nd, out.shape[2:]
     cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    if xp is np and x.dtype in (np.float32, np.float64) and out.flags.c_contiguous:
+        _conv_forward_compiled(plan, x, w, out)
+        return
     spatial = x.shape[2:]
     xh = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(spatial, plan.pad)) + (c,), x.dtype)
     inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
@@ -336,10 +471,7 @@ def _conv_forward_channel_last(plan, x, w, out):
     win = _as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
                       (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
                       + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
-    # weight (F, cg, *K) -> per group (*K, cg, fg), the columns' order
-    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
-    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
-    wk = wk.reshape(plan.group, kk * cg, fg)
+    wk = _channel_last_weight(plan, w)
     col = None
     for i, m in _chunks(n, cg * kk * length * x.itemsize):
         if col is None or col.shape[0] != m:
@@ -352,6 +484,41 @@ def _conv_forward_channel_last(plan, x, w, out):
             out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
 
 
+def _channel_last_weight(plan, w):
+    """w (F, cg, *K) as per group (*K * cg, fg), the channel-last columns' order."""
+    xp = _xp(w)
+    nd = plan.nd
+    fg, cg = w.shape[0] // plan.group, w.shape[1]
+    wk = w.reshape((plan.group, fg, cg) + plan.kernel)
+    wk = xp.ascontiguousarray(wk.transpose((0,) + tuple(range(3, 3 + nd)) + (2, 1)))
+    return wk.reshape(plan.group, _prod(plan.kernel) * cg, fg)
+
+
+def _conv_forward_compiled(plan, x, w, out):
+    """The channel-last forward on NumPy float32/float64: the columns (m * L, *K * cg)
+    gathered from x by runtime/_conv_kernels (no padded channel-last copy of x), one GEMM
+    ``columns @ w`` per chunk and group, its (m, L, fg) result written channel-first by
+    the same module."""
+    n, c = x.shape[:2]
+    o_sp = out.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    lead = 3 - plan.nd
+    x5 = np.ascontiguousarray(x).reshape((n, c) + (1,) * lead + x.shape[2:])
+    geometry = ((1,) * lead + o_sp, (1,) * lead + plan.kernel, (1,) * lead + plan.stride,
+                (1,) * lead + plan.dilate, (0,) * lead + plan.pad)
+    wk = _channel_last_weight(plan, w)
+    col = res = None
+    flat = out.reshape(n, out.shape[1], length)
+    for i, m in _chunks(n, cg * kk * length * x.itemsize):
+        if col is None or col.shape[0] != m * length:
+            col = np.empty((m * length, kk * cg), x.dtype)
+            res = np.empty((m, length, fg), out.dtype)
+        for j in range(plan.group):
+            _conv_kernels.channel_last_columns(x5, col, i, j * cg, cg, *geometry)
+            np.matmul(col, wk[j], out=res.reshape(m * length, fg))
+            _conv_kernels.to_channel_first(res, flat, i, j * fg)
+
+
 def _conv_data_grad(plan, gy, w, out):
     """out (N, C, *S) = the transposed convolution (col2im) of gy (N, F, *O) with
     w (F, C/g, *K): the data gradient of a convolution, and Deconvolution's forward."""
@@ -359,6 +526,12 @@ def _conv_data_grad(plan, gy, w, out):
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, out.shape[1], w.shape[0], o_sp)
     if out.size == 0:
+        return
+    if gy.size and fg * kk and _unit_stride(plan) and all(
+            p <= plan.dk(i) - 1 for i, p in enumerate(plan.pad)):
+        # stride 1: the convolution of gy padded by dk - 1 - pad with the flipped weight
+        back = plan.with_pad(tuple(plan.dk(i) - 1 - p for i, p in enumerate(plan.pad)))
+        _conv_forward(back, gy, _flipped_transpose(plan, w), out)
         return
     padded = xp.zeros(out.shape[:2] + tuple(s + 2 * p for s, p in
                                             zip(out.shape[2:], plan.pad)), out.dtype)
@@ -386,6 +559,9 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     xp = _xp(x)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
+    if x.shape[0] and length and cg * kk and fg and _unit_stride(plan):
+        _conv_weight_grad_rows(plan, x, gy, out)
+        return
     acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
     if x.shape[0] and length and cg * kk:
         win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
@@ -775,8 +951,17 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         else:
             out[...] = 0
         return
-    buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
-                                       zip(x_shape[2:], plan.pad, plan.extra)), dtype)
+    direct = not any(plan.pad) and not any(plan.extra) and out.flags.c_contiguous
+    # windows that tile the data exactly: each position is written once, never added to
+    tiled = direct and all(k == t and s == o * t for k, t, s, o in
+                           zip(plan.kernel, plan.stride, x_shape[2:], plan.out))
+    if direct:
+        buf = out
+        if not tiled or not g.size:
+            buf[...] = 0
+    else:
+        buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
+                                           zip(x_shape[2:], plan.pad, plan.extra)), dtype)
     if g.size:
         win = plan.windows(buf)
         lead = (slice(None),) * (2 + plan.nd)
@@ -784,8 +969,12 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / plan.counts(x_shape[2:], xp, dtype)
         for k in plan.offsets():
-            win[lead + k] += g
-    out[...] = buf[crop]
+            if tiled:
+                win[lead + k] = g
+            else:
+                win[lead + k] += g
+    if not direct:
+        out[...] = buf[crop]
 
 
 @_float32_accumulation
@@ -892,11 +1081,37 @@ def _bpool_type(attrs, dtypes):
     return [dtypes[0]]
 
 
+def _planes(plan, a):
+    """``a`` (N, C, *S) as the C-contiguous (N * C, D, H, W) of the routing kernel."""
+    lead = (1,) * (3 - plan.nd)
+    return np.ascontiguousarray(a).reshape((-1,) + lead + a.shape[2:])
+
+
+def _max_route(plan, x, src, dst, scatter):
+    """Max pooling's routing by the compiled kernel, for NumPy arrays (False otherwise):
+    ``scatter`` the head gradient ``src`` to the windows' maxima of ``x`` into ``dst``
+    (x's shape), or read ``src`` (x's shape) there into ``dst`` (the pooled shape)."""
+    if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64):
+        return False
+    target = _contiguous_target(dst)
+    lead = 3 - plan.nd
+    _pool_kernels.max_pool_route(
+        _planes(plan, x), _planes(plan, src), _planes(plan, target),
+        (1,) * lead + plan.kernel, (1,) * lead + plan.stride, (0,) * lead + plan.pad,
+        _pool_fill("max", x.dtype), scatter)
+    if target is not dst:
+        dst[...] = target
+    return True
+
+
 @_float32_accumulation
 def _bpool(attrs, ins, outs):
     g = ins[0]
     plan = _bpool_plan(attrs, [a.shape for a in ins])
     shape = attrs["data_shape"]
+    if plan.kind == "max" and g.size and outs[0].size and _max_route(plan, ins[1], g,
+                                                                      outs[0], True):
+        return
     arg = _argmax_offsets(plan, ins[1]) if plan.kind == "max" and g.size else None
     _pool_backward(plan, g, shape, outs[0].dtype, arg, outs[0])
 
@@ -937,7 +1152,7 @@ def _pick(attrs, ins, outs):
     x, v = ins
     plan = _PoolPlan("_pooling_max_pick", attrs, x.shape)
     out = outs[0]
-    if out.size == 0:
+    if out.size == 0 or _max_route(plan, x, v, out, False):
         return
     arg = _argmax_offsets(plan, x)
     win = plan.windows(_padded(v, plan.pad, 0, plan.extra))

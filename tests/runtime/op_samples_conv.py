@@ -21,6 +21,16 @@ _add(SAMPLES, "Convolution",
             {"kernel": (3,), "num_filter": 3, "stride": (2,), "pad": (1,)}),
      Sample([uniform((1, 2, 3, 4, 3)), uniform((2, 2, 2, 2, 2), seed=1)],
             {"kernel": (2, 2, 2), "num_filter": 2, "no_bias": True, "pad": (0, 1, 0)}),
+     # stride 1 (the padded-row kernels; the data gradient a flipped-weight convolution
+     # unless pad > dilated kernel - 1, as along the last axis of the second)
+     Sample([uniform((1, 16, 3, 3)), uniform((2, 16, 2, 2), seed=1), uniform((2,), seed=2)],
+            {"kernel": (2, 2), "num_filter": 2, "pad": (1, 0)}),
+     Sample([uniform((2, 4, 5, 4)), uniform((4, 2, 2, 2), seed=1)],
+            {"kernel": (2, 2), "num_filter": 4, "num_group": 2, "dilate": (2, 1),
+             "pad": (1, 2), "no_bias": True}),
+     Sample([uniform((1, 2, 4, 3, 3)), uniform((2, 2, 2, 2, 2), seed=1)],
+            {"kernel": (2, 2, 2), "num_filter": 2, "dilate": (1, 1, 2), "pad": (1, 1, 0),
+             "no_bias": True}),
      Sample([uniform((2, 3, 4, 4), dtype=F32), uniform((2, 3, 1, 1), seed=1, dtype=F32),
              uniform((2,), seed=2, dtype=F32)], {"kernel": (1, 1), "num_filter": 2},
             grad=False))

@@ -144,6 +144,10 @@ CONV_CASES = [
     ((2, 16, 6), 3, (3,), (1,), (1,), (1,), 1),
     ((1, 32, 5, 4), 4, (3, 2), (2, 1), (1, 1), (1, 2), 2),
     ((1, 16, 3, 4, 3), 2, (2, 2, 2), (1, 2, 1), (0, 1, 1), (1, 1, 2), 1),
+    # stride 1: the padded-row kernels (and the flipped-weight data gradient)
+    ((2, 4, 5, 6), 4, (2, 3), (1, 1), (2, 3), (2, 1), 2),
+    ((1, 2, 4, 5, 4), 4, (2, 2, 2), (1, 1, 1), (1, 0, 1), (1, 2, 1), 2),
+    ((2, 32, 5, 4), 6, (3, 3), (1, 1), (1, 1), (1, 1), 2),
 ]
 
 
@@ -181,6 +185,44 @@ def test_float16_accumulates_in_float32(op):
     # one rounding of the float32 result: within float16's half-ulp of the exact value
     np.testing.assert_allclose(y.asnumpy().astype(np.float64), want, rtol=2 ** -11,
                                atol=2 ** -14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
+    """The compiled gather (contiguous output) against the NumPy channel-last path (taken
+    for a non-contiguous output, and on CuPy)."""
+    from runtime.ops import conv
+    x = sample((3, 32, 6, 5), dtype)
+    w = sample((8, 16, 3, 2), dtype, seed=1)
+    plan = conv._ConvPlan("Convolution", dict(kernel=(3, 2), stride=(2, 1), dilate=(1, 2),
+                                              pad=(1, 1), num_group=2, layout=None))
+    want = ref_conv(x, w, None, (2, 1), (1, 1), (1, 2), 2)
+    fast = np.empty(want.shape, dtype)
+    conv._conv_forward(plan, x, w, fast)
+    slow = np.empty(want.shape[:3] + (want.shape[3] + 1,), dtype)[..., :-1]
+    conv._conv_forward(plan, x, w, slow)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(fast, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(slow, want, rtol=tol, atol=tol)
+
+
+def test_compiled_kernels_refuse_arrays_that_do_not_fit():
+    from runtime import _conv_kernels, _pool_kernels
+    x = np.zeros((2, 4, 1, 5, 5), np.float32)
+    geometry = ((1, 5, 5), (1, 3, 3), (1, 1, 1), (1, 1, 1), (0, 1, 1))
+    with pytest.raises(ValueError, match="channels 2:6 of 4"):
+        _conv_kernels.channel_last_columns(x, np.zeros((25, 36), np.float32), 0, 2, 4,
+                                           *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 are not within"):
+        _conv_kernels.channel_last_columns(x, np.zeros((50, 36), np.float32), 1, 0, 4,
+                                           *geometry)
+    with pytest.raises(ValueError, match="does not fit"):
+        _conv_kernels.to_channel_first(np.zeros((2, 25, 4), np.float32),
+                                       np.zeros((2, 3, 25), np.float32), 0, 0)
+    with pytest.raises(ValueError, match="x's shape"):
+        _pool_kernels.max_pool_route(x[0], np.zeros((4, 1, 3, 3), np.float32),
+                                     np.zeros((4, 1, 5, 4), np.float32), (1, 2, 2),
+                                     (1, 2, 2), (0, 0, 0), -1.0, True)
 
 
 def test_convolution_matches_scipy_correlate():
@@ -365,6 +407,62 @@ def test_max_pooling_gradient_matches_reference(shape, kernel, stride, pad, full
     g = sample(y.shape, seed=4)
     y.backward(arr(g))
     want = ref_max_pool_grad(x, g, kernel, stride, pad)
+    np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad, full", POOL_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pooling_kernel_matches_the_numpy_path(shape, kernel, stride, pad, full, dtype):
+    """The compiled routing (gradient and its adjoint) against the NumPy path it
+    replaces for NumPy arrays, with ties, NaN, -inf and the dtype's lowest value (which
+    the padding holds) in the data."""
+    from runtime.ops import conv
+    x = np.round(sample(shape, dtype) * 3)
+    flat = x.reshape(-1)
+    flat[::7] = np.nan
+    flat[3::11] = -np.inf
+    flat[5::13] = np.finfo(dtype).min
+    attrs = {**{k: a.default for k, a in conv._POOL_ATTRS.items()}, "kernel": kernel,
+             "stride": stride, "pad": pad,
+             "pooling_convention": "full" if full else "valid"}
+    plan = conv._PoolPlan("Pooling", attrs, shape)
+    g = sample(shape[:2] + plan.out, dtype, seed=4)
+    want = np.empty(shape, dtype)
+    conv._pool_backward(plan, g, shape, want.dtype, conv._argmax_offsets(plan, x), want)
+    got = np.full(shape, 7, dtype)
+    assert conv._max_route(plan, x, g, got, True)
+    np.testing.assert_array_equal(got, want)
+    v = sample(shape, dtype, seed=5)
+    got = np.full(g.shape, 7, dtype)
+    assert conv._max_route(plan, x, v, got, False)
+    win = plan.windows(conv._padded(v, plan.pad, 0, plan.extra))
+    arg = conv._argmax_offsets(plan, x)
+    lead = (slice(None),) * (2 + plan.nd)
+    want = np.choose(arg, [win[lead + k] for k in plan.offsets()])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape, kernel, stride", [
+    ((2, 3, 8, 6), (2, 2), (2, 2)),        # windows tiling the data
+    ((2, 3, 7, 6), (2, 2), (2, 2)),        # a last row in no window
+    ((2, 3, 7, 6), (3, 2), (1, 2)),        # overlapping windows
+    ((1, 2, 9), (3,), (3,)),
+])
+@pytest.mark.parametrize("kind", ["avg", "sum"])
+def test_unpadded_pooling_gradient_matches_nested_loops(shape, kernel, stride, kind):
+    x = sample(shape)
+    xa = arr(x)
+    xa.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pool_type=kind)
+    g = sample(y.shape, seed=4)
+    y.backward(arr(g))
+    want = np.zeros_like(x)
+    scale = 1 / np.prod(kernel) if kind == "avg" else 1.0
+    for o in itertools.product(*map(range, g.shape[2:])):
+        box = tuple(slice(i * t, i * t + k) for i, t, k in zip(o, stride, kernel))
+        want[(Ellipsis,) + box] += (g[(Ellipsis,) + o] * scale).reshape(
+            g.shape[:2] + (1,) * len(kernel))
     np.testing.assert_allclose(xa.grad.asnumpy(), want, rtol=1e-12, atol=1e-15)
 
 
