@@ -47,6 +47,13 @@ from runtime._tape cimport Entry, Node
 from runtime._desc import ArrayDesc
 from runtime._ndarray import ones, zeros
 
+
+# MXNet's message (src/imperative/imperative.cc) for a head off the tape or a consumed graph
+NOT_IN_GRAPH = ("Cannot differentiate node because it is not in a computational graph. You "
+                "need to set is_recording to true or use autograd.record() to save "
+                "computational graphs for backward. If you want to differentiate the same "
+                "graph twice, you need to pass retain_graph=True to backward.")
+
 cdef int REQ_NULL = 0, REQ_WRITE = 1, REQ_ADD = 3
 
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
@@ -232,18 +239,19 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
     r.create_graph = create_graph
     for i, h in enumerate(heads):
         if h._entry is None:
-            raise RuntimeError(
-                f"backward: head {i} (shape {h.shape!r}) is not on the tape: compute it "
-                "inside autograd.record() from arrays that attach_grad() marked; to "
-                "differentiate the same graph twice, pass retain_graph=True")
+            raise RuntimeError(NOT_IN_GRAPH + f" (backward: head {i} of shape {h.shape!r} "
+                               "is not on the tape: compute it inside autograd.record() "
+                               "from arrays that attach_grad() marked)")
         entries.append(h._entry)
     if variables is not None:
         targets = set()
         for i, v in enumerate(variables):
             ve = (<NDArray>v)._entry
             if ve is None or (<Entry>ve).node.op is not None:
-                raise ValueError(f"grad: variable {i} (shape {v.shape!r}) does not require a "
-                                 "gradient: call attach_grad() on it before recording")
+                raise ValueError(f"Cannot differentiate with respect to the {i + 1}-th "
+                                 "variable because it does not require gradient. (grad: "
+                                 f"variable {i} of shape {v.shape!r}: call attach_grad() on "
+                                 "it before recording)")
             targets.add((<Entry>ve).node.seq)
     _pass += 1
     r.number = _pass
@@ -288,10 +296,8 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
             n.needs = (n.seq in targets) if targets is not None else n.grad_req != REQ_NULL
         else:
             if n.consumed:
-                raise RuntimeError(
-                    f"backward: the graph of {n.name} was already consumed by a backward "
-                    "pass; to differentiate the same graph twice, pass retain_graph=True "
-                    "to the first backward")
+                raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
+                                   "consumed by an earlier backward pass)")
             needed = False
             for x in n.inputs:
                 if x is not None and (<Entry>x).node.needs:
@@ -303,9 +309,9 @@ cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_gra
         if (<Entry>x).node.needs:
             needed = True
     if not needed:
-        raise RuntimeError("backward: no head depends, through the recorded graph, on an array "
-                           "that requires a gradient "
-                         "(attach_grad() with grad_req 'write' or 'add')")
+        raise RuntimeError("There are no inputs in computation graph that require gradients. "
+                           "(backward: no head depends, through the recorded graph, on an "
+                           "array attached with grad_req 'write' or 'add')")
     if variables is not None:
         reached = {n.seq for n in nodes}
         for i, v in enumerate(variables):
@@ -435,8 +441,9 @@ cdef int _run_node(_Run r, Node n) except -1:
             d = n.out_descs[j]
             ograds[j] = zeros(d.shape, ctx=d.ctx, dtype=d.dtype, stype=d.stype)
     if not info.differentiable:
-        raise RuntimeError(f"backward: {n.name} is not differentiable (it has no gradient "
-                           "rule), and a gradient must flow through it here")
+        raise RuntimeError(f"Operator {n.name} is non-differentiable because it didn't "
+                           "register FGradient attribute. (backward: it has no gradient rule, "
+                           "and a gradient must flow through it here)")
     mask = [False] * n_in
     for j in range(n_in):
         x = n.inputs[j]

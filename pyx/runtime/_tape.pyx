@@ -97,9 +97,11 @@ cdef class Node:
 
 
 def _freed_message(Node node):
-    return (f"backward: the graph of {node.name} was already consumed by a backward pass; "
-            "to differentiate the same graph twice, pass retain_graph=True to the first "
-            "backward")
+    return ("Cannot differentiate node because it is not in a computational graph. You "
+            "need to set is_recording to true or use autograd.record() to save "
+            "computational graphs for backward. If you want to differentiate the same "
+            f"graph twice, you need to pass retain_graph=True to backward. (backward: the "
+            f"graph of {node.name} was consumed by an earlier backward pass)")
 
 
 cdef bint on_tape(list inputs) noexcept:
