@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from runtime import autograd, nd, optim
+from runtime import autograd, nd, nn, optim
 from runtime._sparse_common import set_arith_serial_cutoff
 from tests.runtime.conftest import dense_values, free_failing_tests
 
@@ -611,6 +611,47 @@ def test_trainer_stale_gradients_and_multipliers():
     _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [5])
     trainer.step(1)
     assert not np.array_equal(params[1].data().asnumpy()[5], e_after[5])
+
+
+def test_trainer_makes_states_before_the_first_step():
+    """States of initialised parameters exist when the Trainer is made (so that the first
+    backward's freed blocks are not taken by them); a deferred parameter gets its state
+    at its first update; a weight re-made after the Trainer (another dtype) gets a fresh
+    state that fits it; the updates are those of states made at the first update."""
+    net = nn.Sequential()
+    net.add(nn.Dense(3, in_units=4), nn.Dense(2))           # the second: deferred
+    net.initialize()
+    trainer = optim.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+    assert sorted(trainer._states) == [0, 1, 3]              # the deferred weight: none
+    assert all(np.array_equal(s.asnumpy(), np.zeros((3, 4))) for s in trainer._states[0])
+    rng = np.random.default_rng(11)
+    x = nd.array(rng.standard_normal((5, 4)).astype(np.float32))
+    params = list(net.collect_params().values())
+    with autograd.record():
+        loss = net(x).sum()
+    before = [p.data().asnumpy().copy() for p in params]
+    loss.backward()
+    grads = [p.grad().asnumpy().astype(np.float64) for p in params]
+    trainer.step(5)
+    assert sorted(trainer._states) == [0, 1, 2, 3]
+    lr = 0.01 * math.sqrt(1 - 0.999) / (1 - 0.9)
+    for p, w0, g in zip(params, before, grads):
+        g = g / 5
+        mean, var = 0.1 * g, 0.001 * g * g
+        np.testing.assert_allclose(p.data().asnumpy(), w0 - lr * mean / (np.sqrt(var) + 1e-8),
+                                   rtol=1e-5, atol=1e-7)
+    # a weight re-made in another dtype after the Trainer: its early state is replaced
+    p = Param("w", np.ones((2, 2)))
+    t = optim.Trainer([p], "sgd", {"learning_rate": 0.1, "momentum": 0.5})
+    assert t._states[0].dtype == np.float32
+    p._data = nd.array(np.ones((2, 2)), dtype="float64")
+    p._data.attach_grad()
+    with autograd.record():
+        y = (p.data() * 2).sum()
+    y.backward()
+    t.step(1)
+    assert t._states[0].dtype == np.float64
+    np.testing.assert_allclose(p.data().asnumpy(), 1 - 0.1 * 2)
 
 
 def test_trainer_bad_arguments():
