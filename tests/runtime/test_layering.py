@@ -39,6 +39,7 @@ BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API =
 RANKS = {
     "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
+    "runtime._loss_kernels": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
     "runtime._infer": STORAGE_HIGH,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,
