@@ -14,7 +14,8 @@ gradient are touched, in the weight and in the states (MXNet's lazy update); wit
 ``clip_gradient`` < 0 means no clipping.
 
 Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
-dense and row_sparse gradients alike); device arrays take NumPy-style formulas in CuPy.
+dense and row_sparse gradients alike; on x86 they flush denormals to zero, see there);
+device arrays take NumPy-style formulas in CuPy.
 Values are float32 or float64.  Bad attributes, shapes, dtypes or storage types raise
 during inference, before anything is written.  The updates are not differentiable (the
 tape does not record them; recording refuses them on arrays that are on the tape).

@@ -33,6 +33,7 @@ from runtime.ops.optim import check_number
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
 
 _REGISTRY = {}
+_OPS = {}            # update operator name -> its registry Op
 
 
 def register(klass):
@@ -185,7 +186,10 @@ class Optimizer:
     def _run(name, inputs, attrs):
         """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
         the weight; ``attrs`` every attribute of the op, as floats and bools."""
-        invoke_parsed(registry.get(name), inputs, attrs, inputs[0], None)
+        op = _OPS.get(name)
+        if op is None:
+            op = _OPS[name] = registry.get(name)
+        invoke_parsed(op, inputs, attrs, inputs[0], None)
 
     # -- the interface of subclasses ------------------------------------------------
 

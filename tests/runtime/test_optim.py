@@ -6,6 +6,7 @@ correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight a
 unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
 
 import math
+import platform
 
 import numpy as np
 import pytest
@@ -611,6 +612,27 @@ def test_trainer_stale_gradients_and_multipliers():
     _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [5])
     trainer.step(1)
     assert not np.array_equal(params[1].data().asnumpy()[5], e_after[5])
+
+
+def test_update_kernels_flush_denormals_on_x86():
+    """A state holding denormals (Adam's mean decaying under a zero gradient) is read
+    and written as zero on x86 (FTZ/DAZ in the kernels: denormal arithmetic is many
+    times slower), elsewhere as IEEE says; normal values are untouched either way."""
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+    tiny = np.finfo(F32).tiny
+    w = nd.array(np.ones(4, F32))
+    g = nd.array(np.array([0.0, 0.0, 1.0, 0.0], F32))
+    mean = nd.array(np.array([tiny / 8, tiny * 4, 0.5, 0.0], F32))
+    var = nd.array(np.array([0.0, 0.0, 0.25, tiny / 4], F32))
+    nd.adam_update(w, g, mean, var, out=w, lr=0.1, beta1=0.5, beta2=0.5)
+    m, v = mean.asnumpy(), var.asnumpy()
+    assert m[2] == np.float32(0.5 * 0.5 + 0.5 * 1.0) and v[2] == np.float32(0.625)
+    assert m[1] == np.float32(2 * tiny)                     # normal: kept
+    if x86:
+        assert m[0] == 0 and v[3] == 0
+    else:
+        assert m[0] == np.float32(tiny / 16) and v[3] == np.float32(tiny / 8)
+    np.testing.assert_array_equal(w.asnumpy()[[0, 3]], 1)
 
 
 def test_trainer_makes_states_before_the_first_step():
