@@ -66,6 +66,25 @@ cdef cnp.ndarray _array(str op, str name, object a, bint out):
     return x
 
 
+cdef int _same(str op, str name, cnp.ndarray x, cnp.ndarray w, int t,
+               bint shape) except -1:
+    """x has the weight's dtype (type number ``t``) and, with ``shape``, its shape."""
+    cdef int i, nd = cnp.PyArray_NDIM(w)
+    if cnp.PyArray_TYPE(x) != t:
+        raise TypeError(f"{op}: {name} must have the weight's dtype {w.dtype} (got "
+                        f"{x.dtype})")
+    if not shape:
+        return 0
+    if cnp.PyArray_NDIM(x) == nd:
+        for i in range(nd):
+            if cnp.PyArray_DIM(x, i) != cnp.PyArray_DIM(w, i):
+                break
+        else:
+            return 0
+    raise ValueError(f"{op}: {name} must have the weight's shape {(<object>w).shape!r} "
+                     f"(got {(<object>x).shape!r})")
+
+
 cdef int _plan(Plan* p, str op, object out, object weight, object grad, object rows,
                tuple states, tuple names, bint lazy) except -1:
     """Check the arguments, fill ``p`` and copy ``weight`` into ``out`` (unless it is
@@ -74,22 +93,19 @@ cdef int _plan(Plan* p, str op, object out, object weight, object grad, object r
     cdef cnp.ndarray w = _array(op, "weight", weight, False)
     cdef cnp.ndarray g = _array(op, "grad", grad, False)
     cdef cnp.ndarray r
-    cdef object x, gshape = (<object>g).shape
+    cdef object gshape = (<object>g).shape
     cdef int t = cnp.PyArray_TYPE(w)
     cdef Py_ssize_t i
     if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
         raise NotImplementedError(f"{op}: weight must be float32 or float64 (got "
                                   f"{w.dtype})")
     shape = (<object>w).shape
-    for name, x in (("out", o), ("grad", g)) + tuple(zip(names, states)):
-        if name != "grad":
-            x = _array(op, name, x, True)
-        if cnp.PyArray_TYPE(<cnp.ndarray>x) != t:
-            raise TypeError(f"{op}: {name} must have the weight's dtype {w.dtype} (got "
-                            f"{x.dtype})")
-        if name != "grad" and x.shape != shape:
-            raise ValueError(f"{op}: {name} must have the weight's shape {shape!r} (got "
-                             f"{x.shape!r})")
+    _same(op, "out", o, w, t, True)
+    if cnp.PyArray_TYPE(g) != t:
+        raise TypeError(f"{op}: grad must have the weight's dtype {w.dtype} (got "
+                        f"{g.dtype})")
+    for i in range(len(states)):
+        _same(op, names[i], _array(op, names[i], states[i], True), w, t, True)
     p.size = cnp.PyArray_SIZE(w)
     p.n = shape[0] if len(shape) else 1
     p.d = p.size // p.n if p.n else 0
