@@ -12,7 +12,7 @@ import numpy as np
 import allocator
 from runtime import nd
 from runtime._ndarray import NDArray
-from runtime.optim.optimizer import Optimizer, create
+from runtime.optim.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer"]
 
@@ -86,8 +86,12 @@ class Trainer:
         states take memory beside the model's rather than blocks that the first
         backward frees (which the next step would then ask the pool's upstream for
         again): training allocates nothing upstream after its first step.  The states
-        of MXNet's optimizers depend on the weight's shape, dtype and context only, so
-        making them early changes no update."""
+        of SGD, Adam and AdaGrad are zeros of the weight's shape, dtype and context, so
+        making them early changes no update; another optimizer's create_state may read
+        the weight's values, and runs at the first update, as in gluon."""
+        if type(self._optimizer).create_state not in (SGD.create_state, Adam.create_state,
+                                                      AdaGrad.create_state):
+            return
         for i, p in enumerate(self._params):
             if p.grad_req == "null" or i in self._states:
                 continue

@@ -674,6 +674,25 @@ def test_trainer_makes_states_before_the_first_step():
     t.step(1)
     assert t._states[0].dtype == np.float64
     np.testing.assert_allclose(p.data().asnumpy(), 1 - 0.1 * 2)
+    # an optimizer of its own: create_state runs at the first update (it may read the
+    # weight's values, as this one does)
+
+    class Snapshot(optim.SGD):
+        def create_state(self, index, weight):
+            return weight.copy()
+
+        def update(self, index, weight, grad, state):
+            weight[:] = state * 10
+
+    p = Param("w", np.ones(3))
+    t = optim.Trainer([p], Snapshot())
+    assert t._states == {}
+    p.data()[:] = 2.0
+    with autograd.record():
+        y = p.data().sum()
+    y.backward()
+    t.step(1)
+    np.testing.assert_array_equal(p.data().asnumpy(), 20.0)
 
 
 def test_trainer_bad_arguments():
