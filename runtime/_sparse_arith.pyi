@@ -5,11 +5,19 @@ import numpy.typing as npt
 def csr_dot_dense(indptr: npt.NDArray[np.int64], indices: npt.NDArray[np.int64],
                   data: np.ndarray, dense2d: np.ndarray, out2d: np.ndarray,
                   rowmap: npt.NDArray[np.int64] | None = None) -> int: ...
-def csr_column_counts(indptr: npt.NDArray[np.int64], indices: npt.NDArray[np.int64],
-                      counts_out: npt.NDArray[np.int64],
-                      rowmap: npt.NDArray[np.int64] | None = None) -> int: ...
+class ColumnPlan:
+    cols: npt.NDArray[np.int64]
+    pos: npt.NDArray[np.int64]
+    colptr: npt.NDArray[np.int64]
+    ncols: int
+    use_map: bool
+    @property
+    def nused(self) -> int: ...
+
+def csr_column_plan(indptr: npt.NDArray[np.int64], indices: npt.NDArray[np.int64], ncols: int,
+                    rowmap: npt.NDArray[np.int64] | None = None) -> ColumnPlan: ...
 def csr_t_dot_dense(indptr: npt.NDArray[np.int64], indices: npt.NDArray[np.int64],
-                    data: np.ndarray, dense2d: np.ndarray, counts: npt.NDArray[np.int64],
+                    data: np.ndarray, dense2d: np.ndarray, plan: ColumnPlan,
                     indices_out: npt.NDArray[np.int64], data2d_out: np.ndarray,
                     rowmap: npt.NDArray[np.int64] | None = None) -> int: ...
 def dense_dot_csr_t(dense2d: np.ndarray, indptr: npt.NDArray[np.int64],

@@ -9,6 +9,11 @@ The models, batches and references live here and are imported by
   cross-entropy, Adam with lazy updates through ``runtime.optim.Trainer``, on CSR batches
   of 1,024 rows with 20 features each; reference: SciPy's CSR product, the MLP by hand
   and lazy Adam on the batch's rows in NumPy.
+* ``WideCSRTransposeDot``: the sparse job's embedding gradient alone, ``dot(csr.T, g)``
+  of a CSR batch of 1,024 rows x 1,000,000 columns (20 entries a row) and g (1,024, 8),
+  a row_sparse result; reference: the used columns by ``np.unique`` and SciPy's product
+  on them (the NumPy/SciPy step's way).  Its cost follows the stored entries, not the
+  columns.
 * ``MLPStep``: the mlp job's model (``runtime.jobs.digits_mlp``: 64-64-64-10, ReLU,
   softmax cross-entropy) with Adam, batch 64; reference: ``numpy_grads`` of
   bench_autograd and Adam in NumPy.
@@ -266,3 +271,24 @@ class MLPStep(_Step):
     """One Adam step of the digits MLP (batch 64) and the handwritten NumPy step."""
     timeout = 120
     make = staticmethod(checked_mlp)
+
+
+class WideCSRTransposeDot:
+    """dot(csr.T, g) of one sparse-job batch (module docstring) beside NumPy/SciPy."""
+    params = ["ndrt", "numpy"]
+    param_names = ["impl"]
+
+    def setup(self, impl):
+        X, _ = sparse_batches(n_batches=1)[0]
+        g = np.random.default_rng(1).standard_normal((X.shape[0], EMBED)).astype(np.float32)
+        self.X, self.g = X, g
+        self.x, self.gn = nd.sparse.csr_matrix(X), nd.array(g)
+
+    def time_dot(self, impl):
+        if impl == "ndrt":
+            nd.dot(self.x, self.gn, transpose_a=True)
+        else:
+            X = self.X
+            rows, inv = np.unique(X.indices, return_inverse=True)
+            Xc = sp.csr_matrix((X.data, inv.ravel(), X.indptr), shape=(X.shape[0], rows.size))
+            Xc.T @ self.g

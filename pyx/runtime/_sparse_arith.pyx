@@ -24,8 +24,8 @@ from runtime._sparse_common cimport (
 from runtime._types cimport floating, index_t, uint8_t
 
 __all__ = [
-    "csr_binary_count", "csr_binary_fill", "csr_column_counts", "csr_dot_dense", "csr_sum",
-    "csr_t_dot_dense", "dense_dot_csr_t", "rsp_add_n", "rsp_binary", "rsp_binary_count",
+    "ColumnPlan", "csr_binary_count", "csr_binary_fill", "csr_column_plan", "csr_dot_dense",
+    "csr_sum", "csr_t_dot_dense", "dense_dot_csr_t", "rsp_add_n", "rsp_binary", "rsp_binary_count",
     "rsp_mul_dense", "rsp_retain", "rsp_union_count", "square_sum",
 ]
 
@@ -272,101 +272,157 @@ def csr_dot_dense(indptr, indices, data, dense2d, out2d, rowmap=None):
 
 # ---------------------------------------------------------------------------------------
 # CSR.T x dense -> row_sparse: the stored rows are the columns of A that hold an entry
-# (csr_column_counts finds them).  Nothing is transposed: each thread owns a block of result
-# rows and walks every row i of A, adding data * D[i] into the rows of the entries of its
-# columns (a row's columns are sorted: two bisections find them), so D is read in order,
-# each result row is written first and accumulated after (never zeroed), and no two
-# threads write one row.
+# (csr_column_plan finds them, in time and memory proportional to the stored entries: a
+# stable radix sort of the entries' columns, never an array as long as the columns).
+# Nothing is transposed: each thread owns a block of result rows and walks every row i of
+# A, adding data * D[i] into the rows of the entries of its columns (a row's columns are
+# sorted: two bisections find them), so D is read in order, each result row is written
+# first and accumulated after (never zeroed), and no two threads write one row.
 
-cdef Py_ssize_t _column_counts(const index_t* indptr, const index_t* indices, Py_ssize_t rows,
-                               const index_t* rowmap, index_t* counts, Py_ssize_t ncols,
-                               Py_ssize_t* nbad) noexcept nogil:
-    cdef Py_ssize_t i, k, c, nused = 0
-    cdef index_t col
-    if ncols > 0:
-        memset(counts, 0, ncols * sizeof(index_t))
+cdef enum:
+    # The radix sort of csr_column_plan takes this many bits of a column a pass.
+    _RADIX_BITS = 11
+    _RADIX = 1 << _RADIX_BITS
+
+
+cdef class ColumnPlan:
+    """The result rows of A.T @ D for one CSR pattern (what csr_column_plan gives):
+    ``cols`` the columns of A that hold an entry, ascending (the stored rows of the
+    result); ``pos`` the result row of each stored entry of A (-1 for the entries of the
+    rows that a rowmap leaves out); ``colptr`` (len(cols) + 1) running entry counts of
+    the columns (the threads' balance)."""
+    cdef readonly object cols, pos, colptr
+    cdef readonly Py_ssize_t ncols
+    cdef readonly bint use_map
+
+    @property
+    def nused(self):
+        return self.cols.shape[0]
+
+
+cdef Py_ssize_t _plan_columns(const index_t* indptr, const index_t* indices, Py_ssize_t rows,
+                              const index_t* rowmap, Py_ssize_t ncols, index_t* pos,
+                              index_t* keys, index_t* vals, index_t* keys2, index_t* vals2,
+                              index_t* cols_out, index_t* colptr,
+                              Py_ssize_t* nbad) noexcept nogil:
+    """Fill pos, cols_out and colptr (see ColumnPlan); returns the number of used columns.
+    keys, vals, keys2, vals2: scratch of nnz entries.  Columns outside [0, ncols) are
+    counted in nbad (nothing else is then written)."""
+    cdef Py_ssize_t i, k, j, m = 0, p = -1, shift = 0
+    cdef index_t c, last = -1
+    cdef index_t hist[_RADIX]
+    cdef index_t* t
     for i in range(rows):
         if rowmap != NULL and rowmap[i] < 0:
+            for k in range(indptr[i], indptr[i + 1]):
+                pos[k] = -1
             continue
         for k in range(indptr[i], indptr[i + 1]):
-            col = indices[k]
-            if <size_t>col < <size_t>ncols:
-                counts[col] += 1
+            c = indices[k]
+            if <size_t>c < <size_t>ncols:
+                keys[m] = c
+                vals[m] = k
+                m += 1
             else:
                 nbad[0] += 1
-    for c in range(ncols):
-        nused += counts[c] != 0
-    return nused
+    if nbad[0] or m == 0:
+        return 0
+    # least significant digit first: stable, so a column's entries keep their order
+    while True:
+        memset(hist, 0, sizeof(hist))
+        for j in range(m):
+            hist[(keys[j] >> shift) & (_RADIX - 1)] += 1
+        c = 0
+        for j in range(_RADIX):
+            c, hist[j] = c + hist[j], c
+        for j in range(m):
+            i = (keys[j] >> shift) & (_RADIX - 1)
+            keys2[hist[i]] = keys[j]
+            vals2[hist[i]] = vals[j]
+            hist[i] += 1
+        t = keys
+        keys = keys2
+        keys2 = t
+        t = vals
+        vals = vals2
+        vals2 = t
+        shift += _RADIX_BITS
+        if shift >= 63 or ((<size_t>(ncols - 1)) >> shift) == 0:
+            break
+    for j in range(m):
+        c = keys[j]
+        if c != last:
+            p += 1
+            cols_out[p] = c
+            colptr[p] = j
+            last = c
+        pos[vals[j]] = p
+    colptr[p + 1] = m
+    return p + 1
 
 
-def _column_counts_t(const index_t[::1] indptr, const index_t[::1] indices,
-                     const index_t[::1] rowmap, bint use_map, index_t[::1] counts):
-    cdef Py_ssize_t nused, nbad = 0, ncols = counts.shape[0]
-    cdef const index_t* rm = &rowmap[0] if use_map and rowmap.shape[0] > 0 else NULL
-    cdef const index_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef index_t* cb = &counts[0] if ncols > 0 else NULL
-    with nogil:
-        nused = _column_counts(&indptr[0], ix, indptr.shape[0] - 1, rm, cb, ncols, &nbad)
-    return nused, nbad
-
-
-def csr_column_counts(indptr, indices, counts_out, rowmap=None):
-    """counts_out[c] = how many stored entries column c holds; returns how many columns hold
-    one (the rows of csr_t_dot_dense's result).
+def csr_column_plan(indptr, indices, Py_ssize_t ncols, rowmap=None):
+    """The ColumnPlan of A.T @ D for the CSR pattern (indptr, indices) of a matrix with
+    ``ncols`` columns: time and memory proportional to the stored entries.
 
     ``rowmap`` (int64, one entry per row of A) leaves out the rows i with rowmap[i] < 0.
-    Raises IndexError for a column outside [0, len(counts_out)).
+    Raises IndexError for a column outside [0, ncols).
     """
-    counts = as_index(counts_out, "counts_out", True)
+    cdef ColumnPlan plan = ColumnPlan.__new__(ColumnPlan)
+    cdef Py_ssize_t nnz, nused, nbad = 0
     ip, idx = _csr_pattern(indptr, indices)
+    if ncols < 0:
+        raise ValueError(f"ncols must be >= 0 (got {ncols})")
+    rows = ip.shape[0] - 1
     use_map = rowmap is not None
     rm = as_index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
     if use_map:
-        check_length(rm, "rowmap", ip.shape[0] - 1, "rows")
-    nused, nbad = _column_counts_t(ip, idx, rm, use_map, counts)
+        check_length(rm, "rowmap", rows, "rows")
+    nnz = idx.shape[0]
+    pos = np.empty(nnz, np.int64)
+    scratch = np.empty((4, nnz), np.int64)
+    cols = np.empty(nnz, np.int64)
+    colptr = np.empty(nnz + 1, np.int64)
+    colptr[0] = 0
+    nused = _column_plan_t(ip, idx, rm, use_map, ncols, pos, scratch, cols, colptr, &nbad)
     if nbad:
-        raise_bad_column(ip, idx, counts.shape[0], "")
+        raise_bad_column(ip, idx, ncols, "")
+    plan.cols = cols[:nused]
+    plan.pos = pos
+    plan.colptr = colptr[:nused + 1]
+    plan.ncols = ncols
+    plan.use_map = use_map
+    return plan
+
+
+cdef Py_ssize_t _column_plan_t(const index_t[::1] indptr, const index_t[::1] indices,
+                               const index_t[::1] rowmap, bint use_map, Py_ssize_t ncols,
+                               index_t[::1] pos, index_t[:, ::1] scratch, index_t[::1] cols,
+                               index_t[::1] colptr, Py_ssize_t* nbad) except -1:
+    cdef Py_ssize_t nused, nnz = indices.shape[0]
+    cdef const index_t* rm = &rowmap[0] if use_map and rowmap.shape[0] > 0 else NULL
+    if nnz == 0:
+        return 0
+    with nogil:
+        nused = _plan_columns(&indptr[0], &indices[0], indptr.shape[0] - 1, rm, ncols,
+                              &pos[0], &scratch[0, 0], &scratch[1, 0], &scratch[2, 0],
+                              &scratch[3, 0], &cols[0], &colptr[0], nbad)
     return nused
 
 
-cdef Py_ssize_t _used_columns(const index_t* counts, Py_ssize_t ncols, index_t* colpos,
-                              index_t* cols_out, index_t* colptr,
-                              Py_ssize_t nused) noexcept nogil:
-    """colpos[c]: the row of column c in the result (-1 when c holds no entry); cols_out:
-    the used columns ascending; colptr: running entry counts.  Returns how many columns
-    hold an entry (writes at most nused of them).  Branch-free over the columns (used or
-    not is a coin toss): an unused column's writes land where the next used one writes."""
-    cdef Py_ssize_t c, p = 0
-    cdef index_t cnt, total = 0
-    cdef bint used
-    colptr[0] = 0
-    for c in range(ncols):
-        cnt = counts[c]
-        used = cnt > 0
-        cnt = cnt * used
-        colpos[c] = (p + 1) * used - 1
-        if p < nused:
-            cols_out[p] = c
-            colptr[p + 1] = total + cnt
-        total += cnt
-        p += used
-    return p
-
-
 cdef Py_ssize_t _csr_t_rows(const index_t* indptr, const index_t* indices, const floating* data,
-                            Py_ssize_t rows, const index_t* rowmap, const index_t* colpos,
-                            Py_ssize_t ncols, index_t clo, index_t chi, Py_ssize_t plo,
-                            Py_ssize_t phi, bint search, const floating* dense,
-                            Py_ssize_t dense_rows, Py_ssize_t n, floating* out,
-                            uint8_t* touched) noexcept nogil:
-    """Rows [plo, phi) of A.T @ D (A's columns [clo, chi)): each entry (i, c) of A adds
-    data * D[i] to its row, the first one writing it (``touched`` marks those: rows that
-    nothing reaches are zeroed at the end).  Rows of A hold sorted columns, so with
+                            Py_ssize_t rows, const index_t* rowmap, const index_t* pos,
+                            index_t clo, index_t chi, Py_ssize_t plo, Py_ssize_t phi,
+                            bint search, const floating* dense, Py_ssize_t dense_rows,
+                            Py_ssize_t n, floating* out, uint8_t* touched) noexcept nogil:
+    """Rows [plo, phi) of A.T @ D (A's columns [clo, chi)): each entry k of A adds
+    data * D[i] to its row pos[k], the first one writing it (``touched`` marks those: rows
+    that nothing reaches are zeroed at the end).  Rows of A hold sorted columns, so with
     `search` the entries of a row in [clo, chi) are found by bisection.  Sums run in row
-    order of A, as SciPy's.  Returns how many entries had an index that could not be used.
-    """
+    order of A, as SciPy's.  Returns how many entries could not be used (a rowmap entry
+    past D, an entry that the plan does not place)."""
     cdef Py_ssize_t i, j, k, k0, k1, nbad = 0
-    cdef index_t r, c, p
+    cdef index_t r, p, q
     cdef floating v
     cdef floating* orow
     cdef const floating* drow
@@ -391,14 +447,10 @@ cdef Py_ssize_t _csr_t_rows(const index_t* indptr, const index_t* indices, const
         drow = dense + r * n
         for k in range(k0, k1):
             if k + _PREFETCH_AHEAD < k1:
-                c = indices[k + _PREFETCH_AHEAD]
-                if <size_t>c < <size_t>ncols and colpos[c] >= 0:
-                    _prefetch(out + colpos[c] * n)
-            c = indices[k]
-            if <size_t>c >= <size_t>ncols:
-                nbad += 1
-                continue
-            p = colpos[c]
+                q = pos[k + _PREFETCH_AHEAD]
+                if q >= plo and q < phi:
+                    _prefetch(out + q * n)
+            p = pos[k]
             if p < plo or p >= phi:
                 nbad += p < 0
                 continue
@@ -419,33 +471,31 @@ cdef Py_ssize_t _csr_t_rows(const index_t* indptr, const index_t* indices, const
 
 def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
                        const floating[::1] data, const index_t[::1] rowmap, bint use_map,
-                       const index_t[::1] counts, const floating[:, ::1] dense,
-                       index_t[::1] cols_out, floating[:, ::1] out, index_t[::1] colpos,
-                       index_t[::1] colptr, uint8_t[::1] touched):
-    """-1: counts do not match nused; else the number of unusable entries."""
-    cdef Py_ssize_t nbad = 0, rows = indptr.shape[0] - 1, ncols = counts.shape[0]
-    cdef Py_ssize_t nused = out.shape[0], n = out.shape[1], t, plo, phi, found
+                       const index_t[::1] pos, const index_t[::1] cols,
+                       const index_t[::1] colptr, const floating[:, ::1] dense,
+                       index_t[::1] cols_out, floating[:, ::1] out, uint8_t[::1] touched):
+    """The number of unusable entries."""
+    cdef Py_ssize_t nbad = 0, rows = indptr.shape[0] - 1
+    cdef Py_ssize_t nused = out.shape[0], n = out.shape[1], t, plo, phi
     cdef int nthreads = arith_threads(nused, indices.shape[0] * n + nused * n)
     cdef index_t clo, chi
     cdef const index_t* rm = &rowmap[0] if use_map and rowmap.shape[0] > 0 else NULL
     cdef const index_t* ix = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const floating* dv = &data[0] if data.shape[0] > 0 else NULL
-    cdef const index_t* cb = &counts[0] if ncols > 0 else NULL
-    cdef index_t* cp = &colpos[0] if ncols > 0 else NULL
-    cdef index_t* co = &cols_out[0] if nused > 0 else NULL
+    cdef const index_t* pp = &pos[0] if pos.shape[0] > 0 else NULL
+    cdef const index_t* co = &cols[0] if nused > 0 else NULL
     cdef const floating* db = &dense[0, 0] if dense.shape[0] > 0 and n > 0 else NULL
     cdef floating* ob = &out[0, 0] if nused > 0 and n > 0 else NULL
     cdef uint8_t* tb = &touched[0] if nused > 0 else NULL
     cdef double starts[TRACKED_THREADS]
     cdef double t0
     cdef bint late = False
+    if nused:
+        cols_out[:] = cols
     with nogil:
-        found = _used_columns(cb, ncols, cp, co, &colptr[0], nused)
-        if found != nused:
-            nbad = -1
-        elif nthreads <= 1 or nused < 2:
-            nbad = _csr_t_rows(&indptr[0], ix, dv, rows, rm, cp, ncols, 0, ncols, 0, nused,
-                               False, db, dense.shape[0], n, ob, tb)
+        if nthreads <= 1 or nused < 2:
+            nbad = _csr_t_rows(&indptr[0], ix, dv, rows, rm, pp, 0, 0, 0, nused, False, db,
+                               dense.shape[0], n, ob, tb)
         else:
             # Each thread owns a block of result rows (of about equal entries) and picks
             # the entries of its columns out of every row of A.  The column ranges tile
@@ -459,38 +509,45 @@ def _csr_t_dot_dense_t(const index_t[::1] indptr, const index_t[::1] indices,
                 if plo < phi:
                     clo = co[plo] if plo > 0 else _INDEX_MIN
                     chi = co[phi] if phi < nused else _INDEX_MAX
-                    nbad += _csr_t_rows(&indptr[0], ix, dv, rows, rm, cp, ncols, clo, chi,
-                                        plo, phi, True, db, dense.shape[0], n, ob, tb)
+                    nbad += _csr_t_rows(&indptr[0], ix, dv, rows, rm, pp, clo, chi, plo,
+                                        phi, True, db, dense.shape[0], n, ob, tb)
             late = started_late(t0, starts, nthreads)
     if late:
         back_off()
     return nbad
 
 
-def csr_t_dot_dense(indptr, indices, data, dense2d, counts, indices_out, data2d_out,
-                    rowmap=None):
-    """A.T @ D as row_sparse: A the CSR matrix with len(counts) columns, D dense.
+def csr_t_dot_dense(indptr, indices, data, dense2d, ColumnPlan plan, indices_out,
+                    data2d_out, rowmap=None):
+    """A.T @ D as row_sparse: A the CSR matrix with plan.ncols columns, D dense.
 
-    ``counts`` is what csr_column_counts wrote (same A, same rowmap); ``indices_out``
-    receives the columns of A that hold an entry (ascending: the stored rows of the result)
-    and ``data2d_out`` (len(indices_out), n) their rows of A.T @ D.  Without ``rowmap`` D
-    is ``dense2d`` (rows of A, n); with it (int64, one entry per row of A), D is a
-    row_sparse matrix whose stored rows are dense2d: rowmap[i] is the position of row i,
-    or negative when it is not stored.  Returns len(indices_out).  Raises ValueError when
-    counts do not match A, IndexError for an out-of-range column or rowmap entry.
+    ``plan`` is what csr_column_plan gave for this A (same pattern, same rowmap);
+    ``indices_out`` receives plan.cols (the stored rows of the result) and ``data2d_out``
+    (plan.nused, n) their rows of A.T @ D.  Without ``rowmap`` D is ``dense2d`` (rows of
+    A, n); with it (int64, one entry per row of A), D is a row_sparse matrix whose stored
+    rows are dense2d: rowmap[i] is the position of row i, or negative when it is not
+    stored.  Returns plan.nused.  Raises ValueError when the plan does not match A or the
+    outputs, IndexError for a rowmap entry past dense2d.
     """
+    if plan is None:
+        raise TypeError("plan must be a ColumnPlan (csr_column_plan's), not None")
     out = _floats(data2d_out, "data2d_out", 2, True, None)
     dense = _floats(dense2d, "dense2d", 2, False, data2d_out.dtype)
     cols = as_index(indices_out, "indices_out", True)
-    cnt = as_index(counts, "counts", False)
     rows = _rows_of(indptr, "indptr", False)
     ip, idx, vals = _csr_args(indptr, indices, data, rows, "", data2d_out.dtype)
     nused, n = out.shape
     check_length(cols, "indices_out", nused, "len(data2d_out)")
+    if nused != plan.cols.shape[0]:
+        raise ValueError(f"len(indices_out)={nused} must be the plan's number of used "
+                         f"columns {plan.cols.shape[0]}")
+    use_map = rowmap is not None
+    if plan.pos.shape[0] != idx.shape[0] or plan.use_map != use_map:
+        raise ValueError("plan must be what csr_column_plan gives for these indices and "
+                         "rowmap")
     if dense.shape[1] != n:
         raise ValueError(f"dense2d must have {n} columns like data2d_out (got shape "
                          f"{dense.shape!r})")
-    use_map = rowmap is not None
     rm = as_index(rowmap, "rowmap", False) if use_map else np.empty(0, np.int64)
     if use_map:
         check_length(rm, "rowmap", rows, "rows")
@@ -499,17 +556,12 @@ def csr_t_dot_dense(indptr, indices, data, dense2d, counts, indices_out, data2d_
                              f"of dense2d) or be negative (got {int(rm.max())})")
     elif dense.shape[0] != rows:
         raise ValueError(f"dense2d must have rows={rows} rows (got shape {dense.shape!r})")
-    colpos = np.empty(cnt.shape[0], np.int64)
-    colptr = np.empty(nused + 1, np.int64)
     touched = np.empty(nused, np.uint8)
-    nbad = _csr_t_dot_dense_t(ip, idx, vals, rm, use_map, cnt, dense, cols, out, colpos,
-                              colptr, touched)
-    if nbad < 0:
-        raise ValueError(f"len(indices_out)={nused} must be the number of nonzero counts")
+    nbad = _csr_t_dot_dense_t(ip, idx, vals, rm, use_map, plan.pos, plan.cols, plan.colptr,
+                              dense, cols, out, touched)
     if nbad:
-        raise_bad_column(ip, idx, cnt.shape[0], "")
-        raise ValueError("counts must be what csr_column_counts gives for these indices "
-                         "(a column with entries has count 0)")
+        raise ValueError("plan must be what csr_column_plan gives for these indices and "
+                         "rowmap (an entry of a row in use has no place)")
     return nused
 
 

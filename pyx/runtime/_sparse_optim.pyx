@@ -14,12 +14,16 @@ NumPy arrays of one dtype, float32 or float64, the arithmetic in that dtype as i
 kernels.  The checks run first, with the GIL, so that bad arguments change nothing; the
 loops run without it, in parallel with OpenMP (over blocks of a dense gradient, over rows
 of a sparse one) once the work reaches runtime._sparse_common's ARITH_SERIAL_CUTOFF.
+On x86 the loops flush denormal values to zero (inputs and results, the FTZ and DAZ
+modes, set and restored around the loop in each thread): Adam's mean of a weight whose
+gradient stays 0 decays through the denormal range (below 1.2e-38 in float32), where the
+arithmetic would be many times slower, and a value that small changes no update.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, sqrt, sqrtf
 from libc.string cimport memcpy
 
@@ -62,6 +66,25 @@ cdef cnp.ndarray _array(str op, str name, object a, bint out):
     return x
 
 
+cdef int _same(str op, str name, cnp.ndarray x, cnp.ndarray w, int t,
+               bint shape) except -1:
+    """x has the weight's dtype (type number ``t``) and, with ``shape``, its shape."""
+    cdef int i, nd = cnp.PyArray_NDIM(w)
+    if cnp.PyArray_TYPE(x) != t:
+        raise TypeError(f"{op}: {name} must have the weight's dtype {w.dtype} (got "
+                        f"{x.dtype})")
+    if not shape:
+        return 0
+    if cnp.PyArray_NDIM(x) == nd:
+        for i in range(nd):
+            if cnp.PyArray_DIM(x, i) != cnp.PyArray_DIM(w, i):
+                break
+        else:
+            return 0
+    raise ValueError(f"{op}: {name} must have the weight's shape {(<object>w).shape!r} "
+                     f"(got {(<object>x).shape!r})")
+
+
 cdef int _plan(Plan* p, str op, object out, object weight, object grad, object rows,
                tuple states, tuple names, bint lazy) except -1:
     """Check the arguments, fill ``p`` and copy ``weight`` into ``out`` (unless it is
@@ -70,22 +93,19 @@ cdef int _plan(Plan* p, str op, object out, object weight, object grad, object r
     cdef cnp.ndarray w = _array(op, "weight", weight, False)
     cdef cnp.ndarray g = _array(op, "grad", grad, False)
     cdef cnp.ndarray r
-    cdef object x, gshape = (<object>g).shape
+    cdef object gshape = (<object>g).shape
     cdef int t = cnp.PyArray_TYPE(w)
     cdef Py_ssize_t i
     if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
         raise NotImplementedError(f"{op}: weight must be float32 or float64 (got "
                                   f"{w.dtype})")
     shape = (<object>w).shape
-    for name, x in (("out", o), ("grad", g)) + tuple(zip(names, states)):
-        if name != "grad":
-            x = _array(op, name, x, True)
-        if cnp.PyArray_TYPE(<cnp.ndarray>x) != t:
-            raise TypeError(f"{op}: {name} must have the weight's dtype {w.dtype} (got "
-                            f"{x.dtype})")
-        if name != "grad" and x.shape != shape:
-            raise ValueError(f"{op}: {name} must have the weight's shape {shape!r} (got "
-                             f"{x.shape!r})")
+    _same(op, "out", o, w, t, True)
+    if cnp.PyArray_TYPE(g) != t:
+        raise TypeError(f"{op}: grad must have the weight's dtype {w.dtype} (got "
+                        f"{g.dtype})")
+    for i in range(len(states)):
+        _same(op, names[i], _array(op, names[i], states[i], True), w, t, True)
     p.size = cnp.PyArray_SIZE(w)
     p.n = shape[0] if len(shape) else 1
     p.d = p.size // p.n if p.n else 0
@@ -233,29 +253,62 @@ cdef inline floating* _at(char* base, Py_ssize_t i, floating* kind) noexcept nog
     return <floating*>NULL if base == NULL else <floating*>base + i
 
 
+cdef extern from *:
+    """
+    /* Flush denormals to zero (and read them as zero) in the update loops: Adam's mean of
+       a weight whose gradient stays 0 decays through the denormal range, where x86
+       arithmetic is many times slower.  MXCSR is per thread: each thread sets it for its
+       part of the loop and restores it. */
+    #if defined(__SSE__) || defined(__x86_64__) || defined(_M_X64)
+    #include <xmmintrin.h>
+    static inline unsigned int ndrt_ftz_on(void) {
+        unsigned int c = _mm_getcsr();
+        _mm_setcsr(c | 0x8040u);
+        return c;
+    }
+    static inline void ndrt_ftz_off(unsigned int c) { _mm_setcsr(c); }
+    #else
+    static inline unsigned int ndrt_ftz_on(void) { return 0; }
+    static inline void ndrt_ftz_off(unsigned int c) { (void)c; }
+    #endif
+    """
+    unsigned int ftz_on "ndrt_ftz_on"() noexcept nogil
+    void ftz_off "ndrt_ftz_off"(unsigned int c) noexcept nogil
+
+
 cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
                void (*row)(floating*, const floating*, floating*, floating*, Py_ssize_t,
                            const Attrs*) noexcept nogil) noexcept nogil:
     """The update ``row`` over a dense gradient (in blocks), the rows of a sparse one
-    (lazy) or every row (standard)."""
+    (lazy) or every row (standard); denormals flushed to zero (ftz_on)."""
     cdef floating* w = <floating*>p.w
     cdef const floating* g = <const floating*>p.g
     cdef Py_ssize_t b, i, j, lo, d = p.d, nb = (p.size + _BLOCK - 1) // _BLOCK
     cdef index_t q
-    if p.rows == NULL:
-        for b in prange(nb, num_threads=p.nthreads, schedule="static"):
-            lo = b * _BLOCK
-            row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind),
-                min(<Py_ssize_t>_BLOCK, p.size - lo), a)
-    elif lazy:
-        for j in prange(p.k, num_threads=p.nthreads, schedule="static"):
-            i = p.rows[j] * d
-            row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), d, a)
-    else:
-        for i in prange(p.n, num_threads=p.nthreads, schedule="static"):
-            q = _grad_row(p.rows, p.k, i)
-            row(w + i * d, <const floating*>NULL if q < 0 else g + q * d,
-                _at(p.s0, i * d, kind), _at(p.s1, i * d, kind), d, a)
+    cdef unsigned int csr
+    if p.rows == NULL and p.nthreads <= 1:
+        # one thread: no OpenMP region (its start costs more than a small update)
+        csr = ftz_on()
+        row(w, g, _at(p.s0, 0, kind), _at(p.s1, 0, kind), p.size, a)
+        ftz_off(csr)
+        return
+    with parallel(num_threads=p.nthreads):
+        csr = ftz_on()
+        if p.rows == NULL:
+            for b in prange(nb, schedule="static"):
+                lo = b * _BLOCK
+                row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind),
+                    min(<Py_ssize_t>_BLOCK, p.size - lo), a)
+        elif lazy:
+            for j in prange(p.k, schedule="static"):
+                i = p.rows[j] * d
+                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), d, a)
+        else:
+            for i in prange(p.n, schedule="static"):
+                q = _grad_row(p.rows, p.k, i)
+                row(w + i * d, <const floating*>NULL if q < 0 else g + q * d,
+                    _at(p.s0, i * d, kind), _at(p.s1, i * d, kind), d, a)
+        ftz_off(csr)
 
 
 cdef int _dispatch(const Plan* p, const Attrs* a, bint lazy, row_f32 f32,

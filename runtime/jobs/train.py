@@ -102,17 +102,10 @@ class JobResult:
 
 
 def _upstream_note(steps):
-    """'19 in step 1, 6 in step 2 (...), 0 in the other 122 steps'."""
+    """'19 in step 1, 0 in the other 122 steps'."""
     if not steps:
         return "no step ran"
-    parts = [f"{steps[0]} in step 1"]
-    rest = steps[1:]
-    if rest and rest[0] and not any(rest[1:]):
-        parts.append(f"{rest[0]} in step 2 (the pool grows once more to hold the optimizer's "
-                     f"state, made in step 1, beside the previous step's gradients)")
-        rest = rest[1:]
-    parts.append(f"{sum(rest)} in the other {len(rest)} steps")
-    return ", ".join(parts)
+    return f"{steps[0]} in step 1, {sum(steps[1:])} in the other {len(steps) - 1} steps"
 
 
 class SparseCTR(nn.Block):

@@ -12,10 +12,13 @@ with the numerically stable formulas:
   ``(sigmoid(data) - label) * ograd``.
 
 float16 is computed in float32 and rounded once at the end (MXNet's accumulation type).
+Host float32/float64 logits take the compiled kernels of ``runtime._loss_kernels`` (one
+pass over each row); other cases the NumPy formulas.
 """
 
 import numpy as np
 
+from runtime import _loss_kernels as LK
 from runtime.ops._call import F
 from runtime.ops.nn import _index_type, _indices, _on_device_of
 from runtime.ops.registry import float_input, register
@@ -61,9 +64,26 @@ def _softmax_cols(x):
     return xt, e, e.sum(axis=0)
 
 
+_LABEL_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+_FLOAT_TYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
+def _compiled(x, label):
+    """True when the compiled kernels take these kernel arrays: host float32/float64
+    logits and a label dtype they are built for (the invoker's arrays are C-contiguous,
+    ograd and out of x's dtype)."""
+    return (type(x) is np.ndarray and x.dtype in _FLOAT_TYPES and label.dtype in _LABEL_TYPES
+            and x.shape[0] > 0)
+
+
 def _softmax_ce(attrs, ins, outs):
     x, label = ins
     n, k = x.shape
+    out = outs[0]
+    if _compiled(x, label):
+        if LK.softmax_ce(x, label, out) >= 0:
+            _indices("_softmax_ce_loss", label, k, "label")      # raises, naming it
+        return
     idx = _indices("_softmax_ce_loss", label, k, "label")
     if n == 0:
         return
@@ -74,6 +94,11 @@ def _softmax_ce(attrs, ins, outs):
 def _softmax_ce_grad_kernel(attrs, ins, outs):
     x, label, g = ins
     n, k = x.shape
+    out = outs[0]
+    if _compiled(x, label):
+        if LK.softmax_ce_grad(x, label, g, out) >= 0:
+            _indices("_softmax_ce_loss_grad", label, k, "label")  # raises, naming it
+        return
     idx = _indices("_softmax_ce_loss_grad", label, k, "label")
     if n == 0:
         return

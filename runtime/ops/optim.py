@@ -14,7 +14,8 @@ gradient are touched, in the weight and in the states (MXNet's lazy update); wit
 ``clip_gradient`` < 0 means no clipping.
 
 Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
-dense and row_sparse gradients alike); device arrays take NumPy-style formulas in CuPy.
+dense and row_sparse gradients alike; on x86 they flush denormals to zero, see there);
+device arrays take NumPy-style formulas in CuPy.
 Values are float32 or float64.  Bad attributes, shapes, dtypes or storage types raise
 during inference, before anything is written.  The updates are not differentiable (the
 tape does not record them; recording refuses them on arrays that are on the tape).
@@ -30,6 +31,7 @@ from runtime._ndarray import storage_view
 from runtime.ops.registry import Attr, register
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INF = math.inf
 
 # Attributes shared by every update, in MXNet's order after the op's own.
 _COMMON = {"wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
@@ -70,14 +72,23 @@ def _check_common(op, attrs):
                          f"{attrs['clip_gradient']!r})")
 
 
-def _shapes(op, states, check):
-    """infer_shape: the attributes pass ``check``; grad and each state have the weight's
-    shape."""
+def _common_ok(attrs):
+    """True when the attributes of _check_common pass (its quick form: the optimizers
+    call the updates with a new lr at every step, so inference runs every time)."""
+    return (0.0 <= attrs["lr"] < _INF and -_INF < attrs["wd"] < _INF
+            and -_INF < attrs["rescale_grad"] < _INF
+            and attrs["clip_gradient"] == attrs["clip_gradient"])
+
+
+def _shapes(op, states, check, ok):
+    """infer_shape: the attributes pass ``check`` (``ok(attrs)`` tells quickly that they
+    do); grad and each state have the weight's shape."""
     names = ("grad",) + states
 
     def infer(attrs, shapes):
-        _check_common(op, attrs)
-        check(op, attrs)
+        if not (_common_ok(attrs) and ok(attrs)):
+            _check_common(op, attrs)
+            check(op, attrs)
         w = shapes[0]
         for name, s in zip(names, shapes[1:]):
             if s != w:
@@ -118,12 +129,22 @@ def _storage(op, states):
     return infer
 
 
+# Each check of an op's own attributes, and its quick form (True: the check passes).
+
 def _no_check(op, attrs):
     pass
 
 
+def _no_check_ok(attrs):
+    return True
+
+
 def _check_momentum(op, attrs):
     _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _momentum_ok(attrs):
+    return 0.0 <= attrs["momentum"] < 1.0
 
 
 def _check_adam(op, attrs):
@@ -132,8 +153,17 @@ def _check_adam(op, attrs):
     _finite(op, attrs, "epsilon", lo=0, lo_open=True)
 
 
+def _adam_ok(attrs):
+    return (0.0 <= attrs["beta1"] < 1.0 and 0.0 <= attrs["beta2"] < 1.0
+            and 0.0 < attrs["epsilon"] < _INF)
+
+
 def _check_adagrad(op, attrs):
     _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+
+
+def _adagrad_ok(attrs):
+    return 0.0 < attrs["epsilon"] < _INF
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -211,7 +241,7 @@ def _sgd_device(w, g, states, o, attrs):
 register(
     "sgd_update", inputs=("weight", "grad"),
     attrs={"lr": Attr("float", required=True), **_COMMON, **_LAZY},
-    infer_shape=_shapes("sgd_update", (), _no_check),
+    infer_shape=_shapes("sgd_update", (), _no_check, _no_check_ok),
     infer_type=_types("sgd_update", ()), infer_storage=_storage("sgd_update", ()),
     compute=_dense(_sgd_host, _sgd_device),
     compute_sparse=_sparse("sgd_update", _sgd_host, "lazy_update"), sparse_out=True,
@@ -223,7 +253,7 @@ register(
     "sgd_mom_update", inputs=("weight", "grad", "mom"),
     attrs={"lr": Attr("float", required=True), "momentum": Attr("float", 0.0), **_COMMON,
            **_LAZY},
-    infer_shape=_shapes("sgd_mom_update", ("mom",), _check_momentum),
+    infer_shape=_shapes("sgd_mom_update", ("mom",), _check_momentum, _momentum_ok),
     infer_type=_types("sgd_mom_update", ("mom",)),
     infer_storage=_storage("sgd_mom_update", ("mom",)),
     compute=_dense(_sgd_host, _sgd_device),
@@ -259,7 +289,7 @@ register(
     attrs={"lr": Attr("float", required=True), "beta1": Attr("float", 0.9),
            "beta2": Attr("float", 0.999), "epsilon": Attr("float", 1e-8), **_COMMON,
            **_LAZY},
-    infer_shape=_shapes("adam_update", ("mean", "var"), _check_adam),
+    infer_shape=_shapes("adam_update", ("mean", "var"), _check_adam, _adam_ok),
     infer_type=_types("adam_update", ("mean", "var")),
     infer_storage=_storage("adam_update", ("mean", "var")),
     compute=_dense(_adam_host, _adam_device),
@@ -292,7 +322,8 @@ register(
     "adagrad_update", inputs=("weight", "grad", "history"),
     aliases=("_sparse_adagrad_update",),
     attrs={"lr": Attr("float", required=True), "epsilon": Attr("float", 1e-7), **_COMMON},
-    infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad),
+    infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad,
+                        _adagrad_ok),
     infer_type=_types("adagrad_update", ("history",)),
     infer_storage=_storage("adagrad_update", ("history",)),
     compute=_dense(_adagrad_host, _adagrad_device),

@@ -199,12 +199,12 @@ def _csr_t_dot(a, b, work):
     k = a.shape[1]
     indptr, indices, data = _csr_np(a, work)
     d, rowmap = _rhs_rows(b, work)
-    counts = np.empty(k, np.int64)
-    nused = K.csr_column_counts(indptr, indices, counts, rowmap)
+    plan = K.csr_column_plan(indptr, indices, k, rowmap)
+    nused = plan.nused
     rest = b.shape[1:]
     out = _Sparse("row_sparse", (k,) + rest, a.dtype, a.ctx, work, (nused,) + rest,
                   [(nused,)])
-    K.csr_t_dot_dense(indptr, indices, data, d, counts, out.aux[0],
+    K.csr_t_dot_dense(indptr, indices, data, d, plan, out.aux[0],
                       out.data.reshape(nused, d.shape[1]), rowmap)
     return out.done()
 
@@ -225,11 +225,11 @@ def _dense_dot_csr(a, b, tb, work):
     m, n = a.shape[0], b.shape[1]
     # out.T = b.T @ a.T: the rows of that row_sparse product are the used columns of b.
     at = np.ascontiguousarray(_dense_np(a, work).T)
-    counts = np.empty(n, np.int64)
-    nused = K.csr_column_counts(indptr, indices, counts)
+    plan = K.csr_column_plan(indptr, indices, n)
+    nused = plan.nused
     cols = np.empty(nused, np.int64)
     prod = np.empty((nused, m), work)
-    K.csr_t_dot_dense(indptr, indices, data, at, counts, cols, prod)
+    K.csr_t_dot_dense(indptr, indices, data, at, plan, cols, prod)
     out = _Sparse("csr", (m, n), a.dtype, a.ctx, work, (m * nused,), [(m + 1,), (m * nused,)])
     out.aux[0][...] = np.arange(m + 1, dtype=np.int64) * nused
     out.aux[1].reshape(m, nused)[...] = cols

@@ -12,6 +12,13 @@ update), else every row is (the standard update).  Per-weight learning-rate and 
 decay multipliers come from ``param_dict`` (index -> a Parameter with ``lr_mult`` and
 ``wd_mult``, which gluon's Trainer fills) or from :meth:`Optimizer.set_lr_mult` and
 :meth:`Optimizer.set_wd_mult` (index -> multiplier).
+
+The update operators are called through the invoker with their attributes already in
+the registry's form (a dict of floats and bools, as ``Op.parse_attrs`` gives), which
+spares parsing keyword arguments on every update: Adam's learning rate changes at every
+step (the bias corrections), so a parse would not be served by the parse cache.  The
+invoker still infers (and checks) every call, bumps the versions of the weight and the
+states, and refuses writes into arrays on the tape while recording.
 """
 
 import math
@@ -19,11 +26,14 @@ import math
 import numpy as np
 
 from runtime import nd
+from runtime._imperative import invoke_parsed
+from runtime.ops import registry
 from runtime.ops.optim import check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
 
 _REGISTRY = {}
+_OPS = {}            # update operator name -> its registry Op
 
 
 def register(klass):
@@ -168,13 +178,18 @@ class Optimizer:
         self.num_update = max(n, self.num_update)
         return n
 
-    def _common(self, index):
-        """The attributes every update operator takes."""
-        kw = {"lr": self._get_lr(index), "wd": self._get_wd(index),
-              "rescale_grad": self.rescale_grad}
-        if self.clip_gradient is not None:
-            kw["clip_gradient"] = self.clip_gradient
-        return kw
+    def _clip(self):
+        """clip_gradient in the operators' form (< 0: no clipping)."""
+        return -1.0 if self.clip_gradient is None else float(self.clip_gradient)
+
+    @staticmethod
+    def _run(name, inputs, attrs):
+        """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
+        the weight; ``attrs`` every attribute of the op, as floats and bools."""
+        op = _OPS.get(name)
+        if op is None:
+            op = _OPS[name] = registry.get(name)
+        invoke_parsed(op, inputs, attrs, inputs[0], None)
 
     # -- the interface of subclasses ------------------------------------------------
 
@@ -210,12 +225,16 @@ class SGD(Optimizer):
 
     def update(self, index, weight, grad, state):
         self._update_count(index)
-        kw = self._common(index)
-        kw["lazy_update"] = self.lazy_update
+        lr, wd = float(self._get_lr(index)), float(self._get_wd(index))
+        lazy, rescale, clip = bool(self.lazy_update), float(self.rescale_grad), self._clip()
         if state is None:
-            nd.sgd_update(weight, grad, out=weight, **kw)
+            self._run("sgd_update", [weight, grad], {
+                "lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": clip,
+                "lazy_update": lazy})
         else:
-            nd.sgd_mom_update(weight, grad, state, out=weight, momentum=self.momentum, **kw)
+            self._run("sgd_mom_update", [weight, grad, state], {
+                "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
+                "clip_gradient": clip, "lazy_update": lazy})
 
 
 @register
@@ -238,12 +257,13 @@ class Adam(Optimizer):
 
     def update(self, index, weight, grad, state):
         t = self._update_count(index)
-        kw = self._common(index)
-        kw["lr"] *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        beta1, beta2 = float(self.beta1), float(self.beta2)
+        lr = float(self._get_lr(index)) * math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
         mean, var = state
-        nd.adam_update(weight, grad, mean, var, out=weight, beta1=self.beta1,
-                       beta2=self.beta2, epsilon=self.epsilon, lazy_update=self.lazy_update,
-                       **kw)
+        self._run("adam_update", [weight, grad, mean, var], {
+            "lr": lr, "beta1": beta1, "beta2": beta2, "epsilon": float(self.epsilon),
+            "wd": float(self._get_wd(index)), "rescale_grad": float(self.rescale_grad),
+            "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)})
 
 
 @register
@@ -263,5 +283,7 @@ class AdaGrad(Optimizer):
 
     def update(self, index, weight, grad, state):
         self._update_count(index)
-        nd.adagrad_update(weight, grad, state, out=weight, epsilon=self.float_stable_eps,
-                          **self._common(index))
+        self._run("adagrad_update", [weight, grad, state], {
+            "lr": float(self._get_lr(index)), "epsilon": float(self.float_stable_eps),
+            "wd": float(self._get_wd(index)), "rescale_grad": float(self.rescale_grad),
+            "clip_gradient": self._clip()})

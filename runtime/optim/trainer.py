@@ -7,10 +7,17 @@ Parameter having ``.name``, ``.grad_req`` ('write', 'add' or 'null': skipped),
 ``.lr_mult`` and ``.wd_mult`` (1.0 when absent).  One context: there is no kvstore.
 """
 
+import numpy as np
+
+import allocator
+from runtime import nd
 from runtime._ndarray import NDArray
-from runtime.optim.optimizer import Optimizer, create
+from runtime.optim.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer"]
+
+_NONE = object()     # no state made yet (None is the state of a stateless optimizer)
+_TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
 class Trainer:
@@ -63,11 +70,38 @@ class Trainer:
         self._optimizer.param_dict = {i: p for i, p in enumerate(params)}
         self._scale = self._optimizer.rescale_grad
         self._states = {}
+        # index -> (shape, dtype, context) of the weight that a state made by
+        # _init_states was made for, until its first update checks it still fits
+        self._early = {}
+        self._init_states()
         # index -> (the grad's chunk, its version) at the last update: a write bumps the
         # version, a row_sparse grad's backward gives it a new chunk.  (The chunk is held,
         # so that a new one cannot take its id: a row_sparse grad's old storage lives
         # until the next step.)
         self._seen = {}
+
+    def _init_states(self):
+        """The optimizer's state of every parameter already initialised (the others get
+        theirs at their first update).  Made here, before any forward or backward, the
+        states take memory beside the model's rather than blocks that the first
+        backward frees (which the next step would then ask the pool's upstream for
+        again): training allocates nothing upstream after its first step.  The states
+        of SGD, Adam and AdaGrad are zeros of the weight's shape, dtype and context, so
+        making them early changes no update; another optimizer's create_state may read
+        the weight's values, and runs at the first update, as in gluon."""
+        if type(self._optimizer).create_state not in (SGD.create_state, Adam.create_state,
+                                                      AdaGrad.create_state):
+            return
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null" or i in self._states:
+                continue
+            try:
+                weight = p.data()
+            except RuntimeError:          # not initialised yet (deferred)
+                continue
+            if isinstance(weight, NDArray):
+                self._states[i] = self._optimizer.create_state(i, weight)
+                self._early[i] = (weight.shape, weight.dtype, weight.context)
 
     @property
     def optimizer(self):
@@ -102,6 +136,7 @@ class Trainer:
             raise ValueError(f"Trainer.step: batch_size must be a number > 0 (got "
                              f"{batch_size!r})")
         work = []
+        seen = self._seen
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
@@ -110,7 +145,7 @@ class Trainer:
                 raise TypeError(f"Trainer.step: parameter {p.name!r} must give NDArrays "
                                 f"from data() and grad() (got {type(weight).__name__}, "
                                 f"{type(grad).__name__})")
-            last = self._seen.get(i)
+            last = seen.get(i)
             if last is not None and last[0] is grad.chunk and last[1] == grad.version:
                 if not ignore_stale_grad:
                     raise RuntimeError(
@@ -122,8 +157,35 @@ class Trainer:
             work.append((i, weight, grad))
         opt = self._optimizer
         opt.rescale_grad = self._scale / batch_size
+        states = self._states
         for i, weight, grad in work:
-            if i not in self._states:
-                self._states[i] = opt.create_state(i, weight)
-            opt.update(i, weight, grad, self._states[i])
-            self._seen[i] = (grad.chunk, grad.version)
+            state = states.get(i, _NONE)
+            if self._early and self._early.pop(i, None) not in (
+                    None, (weight.shape, weight.dtype, weight.context)):
+                state = _NONE         # the weight was re-made (cast, reinitialised)
+            if state is _NONE:
+                state = states[i] = opt.create_state(i, weight)
+            opt.update(i, weight, grad, state)
+            if i not in seen and grad.stype != "default":
+                _reserve_twin(grad)
+            seen[i] = (grad.chunk, grad.version)
+
+
+def _reserve_twin(grad):
+    """Grow the pool by blocks for a second copy of sparse ``grad``'s storage, once, at
+    its parameter's first update.  The backward of the next step makes the new gradient
+    while this one still lives (a sparse gradient is replaced, not written into), so
+    from the second step on training needs one such copy more than in the first; the
+    blocks taken here come from the pool's upstream (each part is allocated, held,
+    until the pool has had to ask upstream for one), then go back to the pool's cache,
+    so that the next steps find them there (the pool's size classes absorb the
+    batch-to-batch changes of the gradient's row count)."""
+    c = grad.chunk
+    pool = allocator.get_pool(grad.context)
+    parts = [(c.storage_shape, grad.dtype)] + [(s, np.int64) for s in c.aux_shapes]
+    for shape, dtype in parts:
+        start, held = pool.memory_stats()["num_device_alloc"], []
+        for _ in range(_TWIN_TRIES):
+            held.append(nd.zeros(shape, ctx=grad.context, dtype=dtype))
+            if pool.memory_stats()["num_device_alloc"] != start:
+                break

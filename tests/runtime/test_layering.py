@@ -38,8 +38,9 @@ if not (ROOT / "pyx" / "runtime").is_dir():
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
     "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
-    "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS, "runtime._pool_kernels": KERNELS,
-    "runtime._conv_kernels": KERNELS,
+    "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
+    "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
+    "runtime._loss_kernels": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
     "runtime._infer": STORAGE_HIGH,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,

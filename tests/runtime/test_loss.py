@@ -90,6 +90,40 @@ def test_softmax_ce_gradient():
     check_grad(lambda p: L.SoftmaxCrossEntropyLoss(sparse_label=False)(p, q), rand((4, 3), 7))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("label_dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])
+def test_fused_softmax_ce_kernels_match_scipy(dtype, label_dtype):
+    """The fused op and its gradient op (compiled kernels for float32/float64 logits and
+    float32/float64/int32/int64 labels, NumPy for the rest) against SciPy in float64,
+    with large logits and a row holding NaN (NaN loss and gradient, as NumPy's max)."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((9, 7)) * 30).astype(dtype)
+    x[4, 2] = np.nan
+    label = rng.integers(0, 7, 9).astype(label_dtype)
+    g = rng.standard_normal(9).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    x64 = x.astype(np.float64)
+    want = -sps.log_softmax(x64, axis=1)[np.arange(9), label.astype(np.int64)]
+    got = nd._softmax_ce_loss(nd.array(x, dtype=dtype), nd.array(label, dtype=label_dtype))
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=tol, atol=tol)
+    assert np.isnan(got.asnumpy()[4]) and got.dtype == dtype
+    want_g = (sps.softmax(x64, axis=1) - np.eye(7)[label.astype(np.int64)]) * g[:, None]
+    got_g = nd._softmax_ce_loss_grad(nd.array(x, dtype=dtype),
+                                     nd.array(label, dtype=label_dtype),
+                                     nd.array(g, dtype=dtype)).asnumpy()
+    np.testing.assert_allclose(got_g, want_g, rtol=tol * 10, atol=tol * 10)
+    assert np.isnan(got_g[4]).all()
+    bad = label.copy()
+    bad[6] = 7
+    for op, args in (("_softmax_ce_loss", []), ("_softmax_ce_loss_grad", [g])):
+        out = nd.full((9,) if not args else (9, 7), 3.0, dtype=dtype)
+        with pytest.raises(ValueError, match=rf"^{op}: label must hold integers in \[0, 7\) "
+                                             r"\(got 7(\.0)? at position 6\)"):
+            getattr(nd, op)(nd.array(x, dtype=dtype), nd.array(bad, dtype=label_dtype),
+                            *[nd.array(a, dtype=dtype) for a in args], out=out)
+        assert (out.asnumpy() == 3.0).all()
+
+
 def test_softmax_ce_bad_labels():
     x = nd.zeros((2, 3))
     # the fused op (2-D pred, classes on axis 1) and the composition name the value

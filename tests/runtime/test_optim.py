@@ -6,11 +6,12 @@ correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight a
 unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
 
 import math
+import platform
 
 import numpy as np
 import pytest
 
-from runtime import autograd, nd, optim
+from runtime import autograd, nd, nn, optim
 from runtime._sparse_common import set_arith_serial_cutoff
 from tests.runtime.conftest import dense_values, free_failing_tests
 
@@ -611,6 +612,87 @@ def test_trainer_stale_gradients_and_multipliers():
     _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [5])
     trainer.step(1)
     assert not np.array_equal(params[1].data().asnumpy()[5], e_after[5])
+
+
+def test_update_kernels_flush_denormals_on_x86():
+    """A state holding denormals (Adam's mean decaying under a zero gradient) is read
+    and written as zero on x86 (FTZ/DAZ in the kernels: denormal arithmetic is many
+    times slower), elsewhere as IEEE says; normal values are untouched either way."""
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+    tiny = np.finfo(F32).tiny
+    w = nd.array(np.ones(4, F32))
+    g = nd.array(np.array([0.0, 0.0, 1.0, 0.0], F32))
+    mean = nd.array(np.array([tiny / 8, tiny * 4, 0.5, 0.0], F32))
+    var = nd.array(np.array([0.0, 0.0, 0.25, tiny / 4], F32))
+    nd.adam_update(w, g, mean, var, out=w, lr=0.1, beta1=0.5, beta2=0.5)
+    m, v = mean.asnumpy(), var.asnumpy()
+    assert m[2] == np.float32(0.5 * 0.5 + 0.5 * 1.0) and v[2] == np.float32(0.625)
+    assert m[1] == np.float32(2 * tiny)                     # normal: kept
+    if x86:
+        assert m[0] == 0 and v[3] == 0
+    else:
+        assert m[0] == np.float32(tiny / 16) and v[3] == np.float32(tiny / 8)
+    np.testing.assert_array_equal(w.asnumpy()[[0, 3]], 1)
+
+
+def test_trainer_makes_states_before_the_first_step():
+    """States of initialised parameters exist when the Trainer is made (so that the first
+    backward's freed blocks are not taken by them); a deferred parameter gets its state
+    at its first update; a weight re-made after the Trainer (another dtype) gets a fresh
+    state that fits it; the updates are those of states made at the first update."""
+    net = nn.Sequential()
+    net.add(nn.Dense(3, in_units=4), nn.Dense(2))           # the second: deferred
+    net.initialize()
+    trainer = optim.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+    assert sorted(trainer._states) == [0, 1, 3]              # the deferred weight: none
+    assert all(np.array_equal(s.asnumpy(), np.zeros((3, 4))) for s in trainer._states[0])
+    rng = np.random.default_rng(11)
+    x = nd.array(rng.standard_normal((5, 4)).astype(np.float32))
+    params = list(net.collect_params().values())
+    with autograd.record():
+        loss = net(x).sum()
+    before = [p.data().asnumpy().copy() for p in params]
+    loss.backward()
+    grads = [p.grad().asnumpy().astype(np.float64) for p in params]
+    trainer.step(5)
+    assert sorted(trainer._states) == [0, 1, 2, 3]
+    lr = 0.01 * math.sqrt(1 - 0.999) / (1 - 0.9)
+    for p, w0, g in zip(params, before, grads):
+        g = g / 5
+        mean, var = 0.1 * g, 0.001 * g * g
+        np.testing.assert_allclose(p.data().asnumpy(), w0 - lr * mean / (np.sqrt(var) + 1e-8),
+                                   rtol=1e-5, atol=1e-7)
+    # a weight re-made in another dtype after the Trainer: its early state is replaced
+    p = Param("w", np.ones((2, 2)))
+    t = optim.Trainer([p], "sgd", {"learning_rate": 0.1, "momentum": 0.5})
+    assert t._states[0].dtype == np.float32
+    p._data = nd.array(np.ones((2, 2)), dtype="float64")
+    p._data.attach_grad()
+    with autograd.record():
+        y = (p.data() * 2).sum()
+    y.backward()
+    t.step(1)
+    assert t._states[0].dtype == np.float64
+    np.testing.assert_allclose(p.data().asnumpy(), 1 - 0.1 * 2)
+    # an optimizer of its own: create_state runs at the first update (it may read the
+    # weight's values, as this one does)
+
+    class Snapshot(optim.SGD):
+        def create_state(self, index, weight):
+            return weight.copy()
+
+        def update(self, index, weight, grad, state):
+            weight[:] = state * 10
+
+    p = Param("w", np.ones(3))
+    t = optim.Trainer([p], Snapshot())
+    assert t._states == {}
+    p.data()[:] = 2.0
+    with autograd.record():
+        y = p.data().sum()
+    y.backward()
+    t.step(1)
+    np.testing.assert_array_equal(p.data().asnumpy(), 20.0)
 
 
 def test_trainer_bad_arguments():

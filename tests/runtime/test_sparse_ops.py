@@ -756,10 +756,9 @@ def test_kernels_agree_across_thread_counts(threads):
         threads(n)
         out = np.empty((300, 40))
         K.csr_dot_dense(indptr, indices, m.data, b, out)
-        counts = np.empty(257, np.int64)
-        nu = K.csr_column_counts(indptr, indices, counts)
-        rows, data = np.empty(nu, np.int64), np.empty((nu, 40))
-        K.csr_t_dot_dense(indptr, indices, m.data, g, counts, rows, data)
+        plan = K.csr_column_plan(indptr, indices, 257)
+        rows, data = np.empty(plan.nused, np.int64), np.empty((plan.nused, 40))
+        K.csr_t_dot_dense(indptr, indices, m.data, g, plan, rows, data)
         dt = np.empty((6, 300))
         K.dense_dot_csr_t(rand_dense((6, 257), np.float64, 1.0, seed=6), indptr, indices,
                           m.data, dt)
@@ -799,6 +798,65 @@ def test_threaded_ops_match_serial(threads):
     close(serial[7], (r1 ** 2).sum(1), np.float64)
 
 
+def test_csr_t_dot_wide_matrix_matches_scipy(threads):
+    """dot(csr.T, dense) and dot(csr.T, row_sparse) on a matrix with 2**40 columns (a
+    plan proportional to the stored entries: an array per column would not fit; columns
+    that need four radix passes), repeated columns and empty rows, bit-identical to
+    SciPy on the used columns at every thread count."""
+    rng = np.random.default_rng(7)
+    ncols = 1 << 40
+    cols = np.array([5, 3, 1 << 39, (1 << 40) - 1, 2048, 2047, 1 << 22, 3], np.int64)
+    rows, n = 300, 6
+    indptr = np.zeros(rows + 1, np.int64)
+    per_row = rng.integers(0, 5, rows)
+    per_row[[0, 17, 299]] = 0
+    indptr[1:] = np.cumsum(per_row)
+    indices = np.concatenate([np.sort(rng.choice(cols, k, replace=False)) for k in per_row])
+    data = rng.standard_normal(indices.size)
+    g = rng.standard_normal((rows, n))
+    used = np.unique(indices)
+    # SciPy on the used columns (its index space cannot hold 2**40 columns)
+    small = sp.csr_matrix((data, np.searchsorted(used, indices), indptr),
+                          shape=(rows, used.size))
+    want = small.T @ g
+    rowmap = np.where(np.arange(rows) % 3 == 0, -1, np.arange(rows) // 2)
+    dense_rows = rows // 2 + 1
+    stored = rng.standard_normal((dense_rows, n))
+    sparse_rhs = np.zeros((rows, n))
+    sparse_rhs[rowmap >= 0] = stored[rowmap[rowmap >= 0]]
+    keep = np.repeat(rowmap >= 0, per_row)
+    used_m = np.unique(indices[keep])
+    want_m = (small.T @ sparse_rhs)[np.searchsorted(used, used_m)]
+    for t in (1, 2, 3):
+        threads(t)
+        plan = K.csr_column_plan(indptr, indices, ncols)
+        np.testing.assert_array_equal(plan.cols, used)
+        out_rows, out = np.empty(plan.nused, np.int64), np.empty((plan.nused, n))
+        assert K.csr_t_dot_dense(indptr, indices, data, g, plan, out_rows, out) == used.size
+        np.testing.assert_array_equal(out_rows, used)
+        np.testing.assert_array_equal(out, want)
+        plan = K.csr_column_plan(indptr, indices, ncols, rowmap)
+        out_rows, out = np.empty(plan.nused, np.int64), np.empty((plan.nused, n))
+        K.csr_t_dot_dense(indptr, indices, data, stored, plan, out_rows, out, rowmap)
+        np.testing.assert_array_equal(out_rows, used_m)
+        np.testing.assert_array_equal(out, want_m)
+
+
+def test_csr_t_dot_op_many_columns_matches_scipy():
+    """The operator on a (64, 1,000,000) CSR batch: the row_sparse result holds the used
+    columns of SciPy's product, bit-identical."""
+    m = sp.random(64, 1_000_000, density=2e-5, format="csr", random_state=3,
+                  dtype=np.float32)
+    m.sum_duplicates()
+    m.sort_indices()
+    g = np.random.default_rng(4).standard_normal((64, 8)).astype(np.float32)
+    r = nd.dot(S.csr_matrix(m), nd.array(g), transpose_a=True)
+    assert r.stype == "row_sparse" and r.shape == (1_000_000, 8)
+    used = np.unique(m.indices)
+    np.testing.assert_array_equal(r.indices.asnumpy(), used)
+    np.testing.assert_array_equal(r.data.asnumpy(), (m.T @ g)[used])
+
+
 def test_kernel_argument_errors():
     indptr, indices = np.array([0, 1, 3]), np.array([0, 1, 4])
     data = np.ones(3)
@@ -813,13 +871,17 @@ def test_kernel_argument_errors():
                         out.astype(np.int32))
     with pytest.raises(TypeError, match="dense2d must have the dtype"):
         K.csr_dot_dense(indptr, indices, data, np.ones((5, 2), np.float32), out)
-    counts = np.array([1, 1, 0, 0, 1])
-    with pytest.raises(ValueError, match="len\\(indices_out\\)=2 must be the number of nonzero"):
-        K.csr_t_dot_dense(indptr, indices, data, np.ones((2, 2)), counts,
+    plan = K.csr_column_plan(indptr, indices, 5)
+    with pytest.raises(ValueError, match=r"len\(indices_out\)=2 must be the plan's number of "
+                                         r"used columns 3"):
+        K.csr_t_dot_dense(indptr, indices, data, np.ones((2, 2)), plan,
                           np.empty(2, np.int64), np.empty((2, 2)))
-    with pytest.raises(ValueError, match="counts must be what csr_column_counts gives"):
-        K.csr_t_dot_dense(indptr, indices, data, np.ones((2, 2)), np.array([1, 1, 1, 0, 0]),
-                          np.empty(3, np.int64), np.empty((3, 2)))
+    with pytest.raises(ValueError, match="plan must be what csr_column_plan gives"):
+        K.csr_t_dot_dense(indptr, indices, data, np.ones((2, 2)), plan,
+                          np.empty(3, np.int64), np.empty((3, 2)), rowmap=np.array([0, 1]))
+    with pytest.raises(IndexError, match=r"indices must be in \[0, ncols=4\) \(got "
+                                         r"indices\[2\]=4 in row 1\)"):
+        K.csr_column_plan(indptr, indices, 4)
     with pytest.raises(ValueError, match=r"op must be one of 'add', 'subtract', 'multiply'"):
         K.rsp_binary_count("divide", np.array([0]), np.array([1]))
     with pytest.raises(ValueError, match=r"indices_out must have length 2"):
