@@ -285,7 +285,7 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
     cdef const floating* g = <const floating*>p.g
     cdef Py_ssize_t b, i, j, lo, d = p.d, nb = (p.size + _BLOCK - 1) // _BLOCK
     cdef index_t q
-    cdef unsigned int csr
+    cdef unsigned int csr = 0      # (each thread sets its own; firstprivate copies this)
     if p.rows == NULL and p.nthreads <= 1:
         # one thread: no OpenMP region (its start costs more than a small update)
         csr = ftz_on()
