@@ -1,17 +1,18 @@
 """The ``ndrt`` command (also ``python -m runtime``).
 
-    ndrt                      the default job: ndrt train sparse
+    ndrt [options]            the default job: ndrt train sparse [options]
     ndrt train [sparse|mlp]   train a model (sparse when no model is named)
     ndrt info                 versions, build, threads, fast path, pools, CUDA and CuPy
     ndrt demo                 a tour: dense and sparse operators, autograd, pool statistics
 
 ``ndrt train --help`` lists the options.  Bad arguments exit with argparse's message and
-status 2; a request the machine cannot serve (``--ctx gpu`` without a usable GPU,
+status 2 (output paths for ``--save``/``--plot`` are checked before training); a request the machine cannot serve (``--ctx gpu`` without a usable GPU,
 ``--plot`` without matplotlib) exits with status 1 before training starts.
 """
 
 import argparse
 import math
+import os
 import sys
 
 import numpy as np
@@ -101,8 +102,31 @@ def _fail(message):
     return 1
 
 
+def _output_path(parser, flag, path, suffixes=None):
+    """Refuse, before any training, an output path that cannot be written: a directory, a
+    missing or read-only folder, or (``--plot``) a format matplotlib does not write."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        parser.error(f"argument {flag}: {path!r} is a directory; give a file name")
+    if not os.path.isdir(folder):
+        parser.error(f"argument {flag}: the folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        parser.error(f"argument {flag}: the folder {folder!r} is not writable")
+    if suffixes is not None:
+        ext = os.path.splitext(path)[1].lstrip(".").lower()
+        if ext not in suffixes:
+            parser.error(f"argument {flag}: {path!r} must end in one of "
+                         f"{', '.join('.' + x for x in sorted(suffixes))} (matplotlib's "
+                         "formats)")
+
+
 def train(args):
     parser = args.subparser
+    if args.save is not None:
+        _output_path(parser, "--save", args.save)
+    if args.plot is not None and Figure is not None:
+        _output_path(parser, "--plot", args.plot,
+                     set(Figure().canvas.get_supported_filetypes()))
     fn = MODELS[args.model][0]
     if args.features is not None and args.model != "sparse":
         parser.error("argument --features: only the sparse model has hashed features")
@@ -200,11 +224,16 @@ def demo():
 def main(argv=None):
     """Entry point of the ``ndrt`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command is None:                  # bare `ndrt`: the default job
-        args = parser.parse_args(["train"])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["train"] + argv               # bare `ndrt [options]`: the default job
+    args = parser.parse_args(argv)
     if args.command == "info":
-        print("\n".join(info_lines()))
+        try:
+            print("\n".join(info_lines()))
+            sys.stdout.flush()
+        except BrokenPipeError:           # `ndrt info | head`: the reader left, not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     if args.command == "demo":
         return demo()

@@ -74,11 +74,22 @@ class Trainer:
         # _init_states was made for, until its first update checks it still fits
         self._early = {}
         self._init_states()
-        # index -> (the grad's chunk, its version) at the last update: a write bumps the
-        # version, a row_sparse grad's backward gives it a new chunk.  (The chunk is held,
-        # so that a new one cannot take its id: a row_sparse grad's old storage lives
-        # until the next step.)
+        # index -> (the grad's chunk, its version) at the last update, or when the Trainer
+        # was made: a write bumps the version, a row_sparse grad's backward gives it a new
+        # chunk.  (The chunk is held, so that a new one cannot take its id: a row_sparse
+        # grad's old storage lives until the next step.)  Seeding it here makes a step
+        # before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
+        self._twinned = set()     # sparse gradients whose pool blocks _reserve_twin took
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null":
+                continue
+            try:
+                grad = p.grad()
+            except RuntimeError:          # not initialised yet (deferred)
+                continue
+            if isinstance(grad, NDArray):
+                self._seen[i] = (grad.chunk, grad.version)
 
     def _init_states(self):
         """The optimizer's state of every parameter already initialised (the others get
@@ -166,7 +177,8 @@ class Trainer:
             if state is _NONE:
                 state = states[i] = opt.create_state(i, weight)
             opt.update(i, weight, grad, state)
-            if i not in seen and grad.stype != "default":
+            if grad.stype != "default" and i not in self._twinned:
+                self._twinned.add(i)
                 _reserve_twin(grad)
             seen[i] = (grad.chunk, grad.version)
 

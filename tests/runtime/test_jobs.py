@@ -243,6 +243,10 @@ def ndrt(*args, timeout=120):
     (["train", "--rows", "50", "--batch-size", "100", "--features", "100"],
      "batch_size must be at most the 40 training rows"),
     (["fly"], "invalid choice: 'fly'"),
+    (["--epochs", "0"], "argument --epochs: must be a positive integer (got '0')"),
+    (["train", "--save", "/"], "argument --save: '/' is a directory; give a file name"),
+    (["train", "--save", "/nonexistent-ndrt/w.params"],
+     "argument --save: the folder '/nonexistent-ndrt' does not exist"),
 ])
 def test_cli_rejects_bad_arguments(args, message, capsys):
     with pytest.raises(SystemExit) as e:
@@ -280,6 +284,19 @@ def test_cli_info_runs_without_a_gpu():
                  "CuPy usable: "):
         assert what in p.stdout, what
     assert f"Python {sys.version.split()[0]}" in p.stdout
+
+
+def test_cli_info_into_a_closed_pipe_is_quiet():
+    """`ndrt info | head -1`: the reader leaves early; no BrokenPipeError traceback."""
+    p = subprocess.run(f"{sys.executable} -m runtime info | head -1", shell=True,
+                       capture_output=True, text=True, timeout=120, cwd=_ROOT,
+                       env=child_env())
+    assert p.stdout.startswith("ndrt ") and "Traceback" not in p.stderr, p.stderr
+
+
+def test_cli_options_alone_run_the_default_job(capsys):
+    assert main(["--quiet", "--rows", "600", "--features", "2000", "--batch-size", "100"]) == 0
+    assert "test AUC" in capsys.readouterr().out
 
 
 def test_info_lines_name_the_build():

@@ -593,6 +593,23 @@ def test_trainer_step_rescales_by_batch_size(kind, kw):
     assert trainer.learning_rate == 0.5
 
 
+def test_trainer_step_before_any_backward_is_stale():
+    """gluon: a gradient backward has not written since the Trainer was made (or since the
+    last step) is stale; the weights stay as they are."""
+    p = Param("w", [1.0, 2.0])
+    w = p.data()
+    trainer = optim.Trainer([p], "sgd", {"learning_rate": 0.1, "wd": 0.5})
+    with pytest.raises(RuntimeError, match="'w' has not been updated by backward"):
+        trainer.step(1)
+    np.testing.assert_array_equal(w.asnumpy(), [1.0, 2.0])
+    with autograd.record():
+        y = (w * w).sum()
+    y.backward()
+    trainer.step(1)
+    np.testing.assert_allclose(w.asnumpy(), [1.0 - 0.1 * (2.0 + 0.5), 2.0 - 0.1 * (4.0 + 1.0)],
+                               rtol=1e-6)
+
+
 def test_trainer_stale_gradients_and_multipliers():
     rng = np.random.default_rng(10)
     params = [Param("w", rng.standard_normal((3, 2)), lr_mult=0.0),
