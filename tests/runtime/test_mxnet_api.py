@@ -12,6 +12,10 @@ from runtime.ops import registry
 from tests.runtime.conftest import dense_values, free_failing_tests
 from tests.runtime.op_samples import SAMPLES
 
+# Calls of every op by position include sparse samples that fall back to dense kernels
+# (each fallback is tested where it is a feature: test_sparse_ops.py).
+pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
+
 # -- attributes by position ----------------------------------------------------------------
 
 # MXNet 1.x's documented signatures (mx.nd.<op>(inputs..., attributes...)): the array
@@ -53,10 +57,6 @@ MXNET_SIGNATURES = {
     "cast_storage": ("data", "stype"),
     "where": ("condition", "x", "y"),
 }
-
-# Calls of every op by position include sparse samples that fall back to dense kernels
-# (each fallback is tested where it is a feature: test_sparse_ops.py).
-pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
 
 @pytest.mark.parametrize("name", sorted(MXNET_SIGNATURES))
