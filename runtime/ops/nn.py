@@ -31,6 +31,16 @@ def _on_device_of(x, a):
 def _indices(op, a, n, what):
     """``a`` (class labels / row indices) as int64; ValueError naming the first value
     that is not an integer in [0, n), before anything is written."""
+    if type(a) is np.ndarray and a.size:
+        # host arrays: the extremes and, for floats, one comparison with the cast answer
+        # for the common valid case; the element-wise test below finds the culprit
+        lo, hi = _min_reduce(a, None), _max_reduce(a, None)
+        if lo >= 0 and hi < n:                      # False for NaN
+            if a.dtype.kind != "f":
+                return a if a.dtype == np.int64 else a.astype(np.int64)
+            idx = a.astype(np.int64)
+            if not _ne(idx, a).any():
+                return idx
     if a.dtype.kind == "f":
         bad = ~((a >= 0) & (a < n) & (np.trunc(a) == a))     # NaN is bad too
     else:
@@ -42,6 +52,24 @@ def _indices(op, a, n, what):
         raise ValueError(f"{op}: {what} must hold integers in [0, {n}) (got {value!r} at "
                          f"position {where!r})")
     return a.astype(np.int64)
+
+
+_min_reduce, _max_reduce, _add_reduce = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_ne = np.not_equal
+_ROWS_OF = {}       # n -> np.arange(n), the row indices of label picks (host)
+
+
+def _rows(x, n):
+    """``arange(n)`` on the device of ``x``; host ones are kept per n."""
+    if type(x) is not np.ndarray:
+        return _on_device_of(x, np.arange(n))
+    r = _ROWS_OF.get(n)
+    if r is None:
+        r = np.arange(n)
+        r.flags.writeable = False
+        if len(_ROWS_OF) < 64:
+            _ROWS_OF[n] = r
+    return r
 
 
 def _clipped_rows(a, n):
@@ -239,6 +267,13 @@ def _softmax_ce(attrs, ins, outs):
         return
     if x.dtype == np.float16:
         x = x.astype(np.float32)
+    if type(x) is np.ndarray:       # the same arithmetic, through the ufuncs' own methods
+        m = _max_reduce(x, 1, None, None, True)
+        e = np.subtract(x, m)
+        s = _add_reduce(np.exp(e, out=e), 1)
+        lse = np.add(np.log(s, out=s), m[:, 0], out=s)
+        outs[0][...] = _add_reduce(np.subtract(lse, x[_rows(x, n), idx], out=lse))
+        return
     m = np.max(x, axis=1, keepdims=True)
     lse = np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
     picked = x[_on_device_of(x, np.arange(n)), idx]
@@ -287,9 +322,14 @@ def _softmax_ce_backward(attrs, ins, outs):
     out = outs[0]
     if n == 0:
         return
-    _softmax_rows(_ROWS, [x], [out])
-    out[_on_device_of(out, np.arange(n)), idx] -= 1
-    out *= og
+    if type(x) is np.ndarray and x.dtype != np.float16:   # _softmax_rows's steps, direct
+        np.subtract(x, _max_reduce(x, 1, None, None, True), out=out)
+        np.exp(out, out=out)
+        np.divide(out, _add_reduce(out, 1, None, None, True), out=out)
+    else:
+        _softmax_rows(_ROWS, [x], [out])
+    out[_rows(out, n), idx] -= 1
+    np.multiply(out, og, out=out)
 
 
 def _softmax_ce_backward_grad(attrs, inputs, outputs, out_grads):
