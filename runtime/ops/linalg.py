@@ -16,7 +16,7 @@ compose.  FullyConnected's rule is one call of the hidden ``_backward_FullyConne
 
 import numpy as np
 
-from runtime._imperative import is_recording
+from runtime._imperative import invoke_parsed, is_recording
 from runtime._ndarray import shape_size
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops import registry
@@ -324,10 +324,11 @@ def _fc_shape(attrs, shapes):
 
 
 def _fc(attrs, ins, outs):
+    # the shapes were validated by inference: weight is (num_hidden >= 1, k)
     x, w = ins[0], ins[1]
-    batch, k = _fc_plan(attrs, [a.shape for a in ins])
-    out = outs[0].reshape(_prod(batch), attrs["num_hidden"])
-    _mm(x.reshape(out.shape[0], k), w.T, out)
+    nh = attrs["num_hidden"]
+    out = outs[0].reshape(outs[0].size // nh, nh)
+    _mm(x.reshape(out.shape[0], w.shape[1]), w.T, out)
     if not attrs["no_bias"]:
         np.add(out, ins[2], out=out)
 
@@ -335,23 +336,18 @@ def _fc(attrs, ins, outs):
 def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
     # one fused op computes the gradients asked for (``needs``, from the backward
     # executor; the others are None and never computed: requests null)
-    x, w = inputs[0], inputs[1]
+    # FullyConnected's parsed attributes are the fused op's (same names, kinds, defaults)
     n_in = 2 if attrs["no_bias"] else 3
     if all(needs[:n_in]) or is_recording():
         # (under create_graph every output is made: the tape records whole calls)
-        grads = F._backward_FullyConnected(out_grads[0], x, w, **_fc_kwargs(attrs))
+        req = None
     else:
-        grads = F._backward_FullyConnected(out_grads[0], x, w, **_fc_kwargs(attrs),
-                                           req=[_REQ[b] for b in needs[:n_in]])
+        req = [_REQ[b] for b in needs[:n_in]]
+    grads = invoke_parsed(_FCB, [out_grads[0], inputs[0], inputs[1]], attrs, None, req)
     return [g if b else None for g, b in zip(grads, needs)]
 
 
 _REQ = {True: "write", False: "null"}
-
-
-def _fc_kwargs(attrs):
-    return {"num_hidden": attrs["num_hidden"], "no_bias": attrs["no_bias"],
-            "flatten": attrs["flatten"]}
 
 
 register(
@@ -404,8 +400,8 @@ def _fcb(attrs, ins, outs):
     """dX = g W, dW = g^T X, db = column sums of g, on the 2-D views; an output that is
     None (request null) is not computed."""
     g, x, w = ins
-    nh = attrs["num_hidden"]
-    m, k = _fcb_plan(attrs, [g.shape, x.shape, w.shape])
+    nh, k = w.shape            # validated by inference: g is the layer's result's shape
+    m = g.size // nh
     g2 = g.reshape(m, nh)
     dx, dw = outs[0], outs[1]
     if dx is not None:
@@ -447,7 +443,7 @@ def _fcb_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
     return [dg, dx, dw]
 
 
-register(
+_FCB = register(
     "_backward_FullyConnected", inputs=("ograd", "data", "weight"),
     num_outputs=lambda attrs: 2 if attrs["no_bias"] else 3,
     attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),

@@ -39,7 +39,7 @@ def _indices(op, a, n, what):
             if a.dtype.kind != "f":
                 return a if a.dtype == np.int64 else a.astype(np.int64)
             idx = a.astype(np.int64)
-            if not _ne(idx, a).any():
+            if not _or_reduce(_ne(idx, a), None):
                 return idx
     if a.dtype.kind == "f":
         bad = ~((a >= 0) & (a < n) & (np.trunc(a) == a))     # NaN is bad too
@@ -55,7 +55,7 @@ def _indices(op, a, n, what):
 
 
 _min_reduce, _max_reduce, _add_reduce = np.minimum.reduce, np.maximum.reduce, np.add.reduce
-_ne = np.not_equal
+_ne, _or_reduce = np.not_equal, np.logical_or.reduce
 _ROWS_OF = {}       # n -> np.arange(n), the row indices of label picks (host)
 
 
