@@ -404,8 +404,9 @@ def _fcb(attrs, ins, outs):
     m = g.size // nh
     g2 = g.reshape(m, nh)
     dx, dw = outs[0], outs[1]
-    if dx is not None:
-        _mm(g2, w, dx.reshape(m, k))
+    # dW and db first, dX last (NumPy's order in a handwritten step): g2 and the layer's
+    # input are then read while still in the cache, and dX, which the next gradient op
+    # reads at once (relu's), is written last
     if dw is not None:
         if m == 0:
             dw[...] = 0
@@ -416,6 +417,8 @@ def _fcb(attrs, ins, outs):
             _add_reduce(g2, 0, None, outs[2])
         else:
             g2.sum(axis=0, out=outs[2])
+    if dx is not None:
+        _mm(g2, w, dx.reshape(m, k))
 
 
 def _fcb_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
