@@ -83,6 +83,33 @@ def test_softmax_cross_entropy_gradient_equals_numpy(dtype):
                                atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_gradient_reads_the_forward_softmax(dtype, monkeypatch):
+    # outside create_graph the rule reads the softmax the forward kept (its state):
+    # _backward_softmax_cross_entropy does not run, and the result is the same bit for bit
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((7, 3)).astype(dtype)
+    label = np.array([0, 2, 1, 1, 0, 2, 2], np.float32)
+    og = nd.array(np.array([0.125], dtype), dtype=dtype)
+    want = invoke(OPS["_backward_softmax_cross_entropy"],
+                  [og, nd.array(x, dtype=dtype), nd.array(label)]).asnumpy()
+    bce = OPS["_backward_softmax_cross_entropy"]
+
+    def refuse(attrs, ins, outs):
+        raise AssertionError("the softmax was computed again")
+    monkeypatch.setattr(bce, "compute", refuse)
+    xv = nd.array(x, dtype=dtype)
+    xv.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xv, nd.array(label)) * 0.125
+    loss.backward()
+    np.testing.assert_array_equal(xv.grad.asnumpy(), want)
+    with autograd.record():        # under create_graph: from data, through the old op
+        loss = nd.softmax_cross_entropy(xv, nd.array(label))
+        with pytest.raises(AssertionError, match="computed again"):
+            autograd.grad(loss, xv, create_graph=True)
+
+
 def _pool_peak(work):
     """Peak pool bytes above the bytes allocated before ``work()``, while it runs."""
     gc.collect()
