@@ -1336,6 +1336,9 @@ cdef int _run_dense(object op, dict attrs, list inputs, list outs, tuple shapes,
         raise NotImplementedError(f"{op.name}: no dense kernel")
     if not host:
         _check_cupy(op, ctx)
+    if n_out > 1 and op.null_outputs:
+        return _run_dense_skipping(op, attrs, inputs, outs, shapes, dtypes, reqs, ctx,
+                                   host, stateful, state)
     for i in range(n_out):
         if outs[i] is None:
             outs[i] = new_dense(shapes[i], dtypes[i], ctx, 0)
@@ -1351,27 +1354,71 @@ cdef int _run_dense(object op, dict attrs, list inputs, list outs, tuple shapes,
             kernel_outs[i] = np.empty_like(views[i])
             if r != REQ_NULL:
                 post.append((i, r))
-    try:
-        if stateful:
-            compute(attrs, ins, kernel_outs, state)
-        else:
-            compute(attrs, ins, kernel_outs)
-    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
-        if str(e).startswith(op.name + ":"):
-            raise
-        # a NumPy error from inside a kernel: say which operator it came from
-        raise type(e)(f"{op.name}: {e}") if type(e).__module__ == "builtins" else \
-            _builtin_type(e)(f"{op.name}: {e}") from None
+    _compute(op, compute, attrs, ins, kernel_outs, stateful, state)
+    return _finish(post, views, kernel_outs, outs, reqs)
+
+
+cdef int _finish(list post, list views, list kernel_outs, list outs, list reqs) except -1:
+    """After the kernel: temporaries (``post``: (output, request)) added or copied into
+    their outputs; every output written gets a new version."""
+    cdef Py_ssize_t i
+    cdef int r
     if post is not None:
         for i, r in post:
             if r == REQ_ADD:
                 np.add(views[i], kernel_outs[i], out=views[i])
             else:
                 views[i][...] = kernel_outs[i]
-    for i in range(n_out):
+    for i in range(len(outs)):
         if reqs[i] != REQ_NULL:
             (<NDArray>outs[i])._chunk.bump()
     return 0
+
+
+cdef int _compute(object op, object compute, dict attrs, list ins, list outs, bint stateful,
+                  object state) except -1:
+    """The dense kernel's call; a NumPy error from inside it names the operator."""
+    try:
+        if stateful:
+            compute(attrs, ins, outs, state)
+        else:
+            compute(attrs, ins, outs)
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        if str(e).startswith(op.name + ":"):
+            raise
+        raise type(e)(f"{op.name}: {e}") if type(e).__module__ == "builtins" else \
+            _builtin_type(e)(f"{op.name}: {e}") from None
+    return 0
+
+
+cdef int _run_dense_skipping(object op, dict attrs, list inputs, list outs, tuple shapes,
+                             tuple dtypes, list reqs, object ctx, bint host, bint stateful,
+                             object state) except -1:
+    """``_run_dense`` for an op with ``null_outputs``: an output of request null is
+    neither made nor computed (the kernel gets None there; a result the caller did not
+    pass stays None)."""
+    cdef Py_ssize_t i, n_out = len(outs)
+    cdef int r
+    cdef list post = None
+    cdef list kernel_outs = [None] * n_out
+    cdef list views = [None] * n_out
+    ins = _views(inputs, host)
+    for i in range(n_out):
+        r = reqs[i]
+        if r == REQ_NULL:
+            continue
+        if outs[i] is None:
+            outs[i] = new_dense(shapes[i], dtypes[i], ctx, 0)
+        views[i] = _views([outs[i]], host)[0]
+        if r == REQ_ADD or _aliases(op, i, <NDArray>outs[i], inputs):
+            if post is None:
+                post = []
+            kernel_outs[i] = np.empty_like(views[i])
+            post.append((i, r))
+        else:
+            kernel_outs[i] = views[i]
+    _compute(op, op.compute, attrs, ins, kernel_outs, stateful, state)
+    return _finish(post, views, kernel_outs, outs, reqs)
 
 
 cdef type _builtin_type(BaseException e):

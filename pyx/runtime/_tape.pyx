@@ -58,6 +58,8 @@ cdef class Node:
         """Drop the saved values (backward without retain_graph), a Function's too."""
         self.saved_in = self.saved_out = None
         self.consumed = True
+        if _info(self.op)[2]:
+            return 0                      # a registry op: nothing of its own to drop
         release = getattr(self.op, "release", None)
         if release is not None:
             release()
@@ -161,7 +163,7 @@ cdef list _ZEROS = [[0] * n for n in range(8)]        # ... and their versions (
 
 
 # registry op -> (stops_gradient, grad_reads: (inputs, outputs), or None when they depend
-# on the attributes): read once per op, not per call
+# on the attributes, whether it is a registry op): read once per op, not per call
 cdef dict _op_info = {}
 
 
@@ -172,8 +174,9 @@ cdef tuple _info(object op):
         outs = getattr(op, "grad_outputs", ())
         static = None if callable(ins) or callable(outs) or not hasattr(op, "grad_reads") \
             else (tuple(ins), tuple(outs))
-        info = (bool(getattr(op, "stops_gradient", False)), static)
-        if getattr(op, "grad_reads", None) is not None:
+        registered = getattr(op, "grad_reads", None) is not None
+        info = (bool(getattr(op, "stops_gradient", False)), static, registered)
+        if registered:
             _op_info[op] = info     # registry ops only: a Function's op is one per call
     return info
 

@@ -46,8 +46,13 @@ def _blocked(first, last, scratch_dtype):
         if type(out) is not np.ndarray:
             out[...] = last(g, first(y, None), None)
             return
-        g, y, out = g.reshape(-1), y.reshape(-1), out.reshape(-1)
         n = out.size
+        if n <= BLOCK:                    # one block: no flat views, no slicing
+            t = np.empty(out.shape, scratch_dtype or out.dtype)
+            first(y, t)
+            last(g, t, out)
+            return
+        g, y, out = g.reshape(-1), y.reshape(-1), out.reshape(-1)
         t = np.empty(min(n, BLOCK), scratch_dtype or out.dtype)
         for s in range(0, n, BLOCK):
             e = min(s + BLOCK, n)

@@ -8,14 +8,17 @@ through NumPy's non-BLAS loops.
 
 Gradient rules are themselves ``dot`` / ``batch_dot`` calls with transpose flags on
 zero-copy reshapes, so no transpose is ever materialised, and higher-order gradients
-compose.  The sparse kernels of ``dot`` (csr / row_sparse) are attached by
+compose.  FullyConnected's rule is one call of the hidden ``_backward_FullyConnected``
+(dX, dW and db in one kernel, the ones not asked for skipped), whose own rule is made of
+``dot`` again.  The sparse kernels of ``dot`` (csr / row_sparse) are attached by
 ``runtime.ops.sparse``; the declaration here is the dense one.
 """
 
 import numpy as np
 
+from runtime._imperative import invoke_parsed, is_recording
 from runtime._ndarray import shape_size
-from runtime.ops._call import F, unbroadcast
+from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops import registry
 from runtime.ops.registry import Attr, register, same_dtype
 
@@ -290,28 +293,28 @@ matrices, leading (batch) axes broadcast; a 1-D ``lhs`` gets a leading 1 and a 1
 
 # -- FullyConnected ---------------------------------------------------------------------
 
-def _fc_plan(attrs, shapes):
+def _fc_plan(attrs, shapes, name="FullyConnected"):
     """(batch shape, k) of FullyConnected after validating every input shape."""
     nh, no_bias, flatten = attrs["num_hidden"], attrs["no_bias"], attrs["flatten"]
     want = 2 if no_bias else 3
     if len(shapes) != want:
         names = "data, weight" if no_bias else "data, weight, bias"
-        raise TypeError(f"FullyConnected: takes {want} array inputs ({names}) with "
+        raise TypeError(f"{name}: takes {want} array inputs ({names}) with "
                         f"no_bias={no_bias} (got {len(shapes)})")
     if nh < 1:
-        raise ValueError(f"FullyConnected: num_hidden must be >= 1 (got {nh})")
+        raise ValueError(f"{name}: num_hidden must be >= 1 (got {nh})")
     ds, ws = shapes[0], shapes[1]
     if not ds:
-        raise ValueError("FullyConnected: data must have at least 1 dimension (got shape ())")
+        raise ValueError(f"{name}: data must have at least 1 dimension (got shape ())")
     if flatten:
         batch, k = ds[:1], _prod(ds[1:])
     else:
         batch, k = ds[:-1], ds[-1]
     if ws != (nh, k):
-        raise ValueError(f"FullyConnected: weight must have shape {(nh, k)!r} for data of "
+        raise ValueError(f"{name}: weight must have shape {(nh, k)!r} for data of "
                          f"shape {ds!r}, num_hidden={nh} and flatten={flatten} (got {ws!r})")
     if not no_bias and shapes[2] != (nh,):
-        raise ValueError(f"FullyConnected: bias must have shape {(nh,)!r} (got {shapes[2]!r})")
+        raise ValueError(f"{name}: bias must have shape {(nh,)!r} (got {shapes[2]!r})")
     return batch, k
 
 
@@ -321,36 +324,30 @@ def _fc_shape(attrs, shapes):
 
 
 def _fc(attrs, ins, outs):
+    # the shapes were validated by inference: weight is (num_hidden >= 1, k)
     x, w = ins[0], ins[1]
-    batch, k = _fc_plan(attrs, [a.shape for a in ins])
-    out = outs[0].reshape(_prod(batch), attrs["num_hidden"])
-    _mm(x.reshape(out.shape[0], k), w.T, out)
+    nh = attrs["num_hidden"]
+    out = outs[0].reshape(outs[0].size // nh, nh)
+    _mm(x.reshape(out.shape[0], w.shape[1]), w.T, out)
     if not attrs["no_bias"]:
         np.add(out, ins[2], out=out)
 
 
 def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
-    # ``needs``: as in _dot_grad (an unneeded gradient is None and never computed)
-    x, w = inputs[0], inputs[1]
-    g = out_grads[0]
-    nh = attrs["num_hidden"]
-    batch, k = _fc_plan(attrs, [x.shape, w.shape] + ([] if attrs["no_bias"] else [(nh,)]))
-    m = _prod(batch)
-    dx = dw = None
-    if m == 0 or k == 0:
-        dx = F.zeros_like(x) if needs[0] else None
-        dw = F.zeros_like(w) if needs[1] else None
+    # one fused op computes the gradients asked for (``needs``, from the backward
+    # executor; the others are None and never computed: requests null)
+    # FullyConnected's parsed attributes are the fused op's (same names, kinds, defaults)
+    n_in = 2 if attrs["no_bias"] else 3
+    if all(needs[:n_in]) or is_recording():
+        # (under create_graph every output is made: the tape records whole calls)
+        req = None
     else:
-        g2 = _reshape(g, (m, nh))
-        if needs[0]:
-            dx = _reshape(F.dot(g2, w), x.shape)
-        if needs[1]:
-            dw = F.dot(g2, _reshape(x, (m, k)), transpose_a=True)
-    if attrs["no_bias"]:
-        return [dx, dw]
-    db = (F.sum(g, axis=tuple(range(g.ndim - 1))) if g.ndim > 1 else F.copy(g)) \
-        if needs[2] else None
-    return [dx, dw, db]
+        req = [_REQ[b] for b in needs[:n_in]]
+    grads = invoke_parsed(_FCB, [out_grads[0], inputs[0], inputs[1]], attrs, None, req)
+    return [g if b else None for g, b in zip(grads, needs)]
+
+
+_REQ = {True: "write", False: "null"}
 
 
 register(
@@ -367,3 +364,98 @@ Inputs ``data``, ``weight`` (num_hidden, k) and ``bias`` (num_hidden,); with
 layer to the last axis (the result is ``data.shape[:-1] + (num_hidden,)``).  All inputs
 share one dtype.  Pass the arrays positionally:
 ``nd.FullyConnected(x, w, b, num_hidden=4)``.""")
+
+
+# -- _backward_FullyConnected -------------------------------------------------------------
+
+_add_reduce = np.add.reduce
+
+
+def _fcb_plan(attrs, shapes):
+    """(m, k) of the fused gradient after validating ograd against the layer's result."""
+    name = "_backward_FullyConnected"
+    if len(shapes) != 3:
+        raise TypeError(f"{name}: takes 3 array inputs (ograd, data, weight) (got "
+                        f"{len(shapes)})")
+    nh = attrs["num_hidden"]
+    layer = [shapes[1], shapes[2]] + ([] if attrs["no_bias"] else [(nh,)])
+    batch, k = _fc_plan(attrs, layer, name)
+    if shapes[0] != batch + (nh,):
+        raise ValueError(f"{name}: ograd must have shape {batch + (nh,)!r}, the layer's "
+                         f"result for data of shape {shapes[1]!r} (got {shapes[0]!r})")
+    return _prod(batch), k
+
+
+def _fcb_shape(attrs, shapes):
+    _fcb_plan(attrs, shapes)
+    return [shapes[1], shapes[2]] + ([] if attrs["no_bias"] else [(attrs["num_hidden"],)])
+
+
+def _fcb_type(attrs, dtypes):
+    d = same_dtype("_backward_FullyConnected", dtypes)
+    return [d] * (2 if attrs["no_bias"] else 3)
+
+
+def _fcb(attrs, ins, outs):
+    """dX = g W, dW = g^T X, db = column sums of g, on the 2-D views; an output that is
+    None (request null) is not computed."""
+    g, x, w = ins
+    nh, k = w.shape            # validated by inference: g is the layer's result's shape
+    m = g.size // nh
+    g2 = g.reshape(m, nh)
+    dx, dw = outs[0], outs[1]
+    # dW and db first, dX last (NumPy's order in a handwritten step): g2 and the layer's
+    # input are then read while still in the cache, and dX, which the next gradient op
+    # reads at once (relu's), is written last
+    if dw is not None:
+        if m == 0:
+            dw[...] = 0
+        else:
+            _mm(g2.T, x.reshape(m, k), dw)
+    if not attrs["no_bias"] and outs[2] is not None:
+        if type(g2) is _ndarray:
+            _add_reduce(g2, 0, None, outs[2])
+        else:
+            g2.sum(axis=0, out=outs[2])
+    if dx is not None:
+        _mm(g2, w, dx.reshape(m, k))
+
+
+def _fcb_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
+    # out = (g2 W, g2^T X2, sum_rows g2), linear in each input: with out-grads
+    # (Gx, Gw, Gb): d/dg = Gx2 W^T + X2 Gw^T + Gb (each row); d/dX = g2 Gw;
+    # d/dW = g2^T Gx2
+    g, x, w = inputs
+    nh = attrs["num_hidden"]
+    m, k = _fcb_plan(attrs, [g.shape, x.shape, w.shape])
+    gx, gw = out_grads[0], out_grads[1]
+    if m == 0 or k == 0:
+        return [zeros(g) if needs[0] else None, zeros(x) if needs[1] else None,
+                zeros(w) if needs[2] else None]
+    g2, x2, gx2 = _reshape(g, (m, nh)), _reshape(x, (m, k)), _reshape(gx, (m, k))
+    dg = dx = dw = None
+    if needs[0]:
+        dg = F.dot(gx2, w, transpose_b=True) + F.dot(x2, gw, transpose_b=True)
+        if not attrs["no_bias"]:
+            dg = F.broadcast_add(dg, _reshape(out_grads[2], (1, nh)))
+        dg = _reshape(dg, g.shape)
+    if needs[1]:
+        dx = _reshape(F.dot(g2, gw), x.shape)
+    if needs[2]:
+        dw = F.dot(g2, gx2, transpose_a=True)
+    return [dg, dx, dw]
+
+
+_FCB = register(
+    "_backward_FullyConnected", inputs=("ograd", "data", "weight"),
+    num_outputs=lambda attrs: 2 if attrs["no_bias"] else 3,
+    attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),
+           "flatten": Attr("bool", True)},
+    infer_shape=_fcb_shape, infer_type=_fcb_type, compute=_fcb, null_outputs=True,
+    gradient=_fcb_grad, grad_inputs=(0, 1, 2),
+    doc="""Hidden: the gradient of FullyConnected in one call (MXNet's
+``_backward_FullyConnected``): from the out-grad ``ograd`` and the layer's ``data`` and
+``weight``, the outputs ``ograd @ weight`` (data's shape), ``ograd.T @ data`` (weight's
+shape) and, unless ``no_bias``, the column sums of ``ograd`` (the bias gradient), on the
+2-D views that FullyConnected's attributes define.  An output requested ``null`` is not
+computed.""")

@@ -14,7 +14,7 @@ import numpy as np
 
 from runtime import _storage
 from runtime import random as _random
-from runtime._imperative import is_training
+from runtime._imperative import is_recording, is_training
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
@@ -31,6 +31,16 @@ def _on_device_of(x, a):
 def _indices(op, a, n, what):
     """``a`` (class labels / row indices) as int64; ValueError naming the first value
     that is not an integer in [0, n), before anything is written."""
+    if type(a) is np.ndarray and a.size:
+        # host arrays: the extremes and, for floats, one comparison with the cast answer
+        # for the common valid case; the element-wise test below finds the culprit
+        lo, hi = _min_reduce(a, None), _max_reduce(a, None)
+        if lo >= 0 and hi < n:                      # False for NaN
+            if a.dtype.kind != "f":
+                return a if a.dtype == np.int64 else a.astype(np.int64)
+            idx = a.astype(np.int64)
+            if not _or_reduce(_ne(idx, a), None):
+                return idx
     if a.dtype.kind == "f":
         bad = ~((a >= 0) & (a < n) & (np.trunc(a) == a))     # NaN is bad too
     else:
@@ -42,6 +52,24 @@ def _indices(op, a, n, what):
         raise ValueError(f"{op}: {what} must hold integers in [0, {n}) (got {value!r} at "
                          f"position {where!r})")
     return a.astype(np.int64)
+
+
+_min_reduce, _max_reduce, _add_reduce = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_ne, _or_reduce = np.not_equal, np.logical_or.reduce
+_ROWS_OF = {}       # n -> np.arange(n), the row indices of label picks (host)
+
+
+def _rows(x, n):
+    """``arange(n)`` on the device of ``x``; host ones are kept per n."""
+    if type(x) is not np.ndarray:
+        return _on_device_of(x, np.arange(n))
+    r = _ROWS_OF.get(n)
+    if r is None:
+        r = np.arange(n)
+        r.flags.writeable = False
+        if len(_ROWS_OF) < 64:
+            _ROWS_OF[n] = r
+    return r
 
 
 def _clipped_rows(a, n):
@@ -230,12 +258,36 @@ def _ce_type(op):
     return infer
 
 
-def _softmax_ce(attrs, ins, outs):
+class _CEState:
+    """Per call of softmax_cross_entropy: the softmax its forward computed on the host
+    (None elsewhere), which the gradient then reads instead of computing it again."""
+    __slots__ = ("prob",)
+
+    def __init__(self):
+        self.prob = None
+
+
+def _ce_prepare(attrs):
+    return _CEState()
+
+
+def _softmax_ce(attrs, ins, outs, state=None):
     x, label = ins
     n, k = x.shape
     idx = _indices("softmax_cross_entropy", label, k, "label")
     if n == 0:
         outs[0][...] = 0
+        return
+    if type(x) is np.ndarray and x.dtype != np.float16:
+        # the same arithmetic through the ufuncs' own methods; exp(x - max) divided by
+        # its sums is the softmax, _softmax_rows's steps: kept for the gradient
+        m = _max_reduce(x, 1, None, None, True)
+        e = np.subtract(x, m)
+        s = _add_reduce(np.exp(e, out=e), 1, None, None, True)
+        if state is not None:
+            state.prob = np.divide(e, s, out=e)
+        lse = np.add(np.log(s, out=s), m, out=s)[:, 0]
+        outs[0][...] = _add_reduce(np.subtract(lse, x[_rows(x, n), idx], out=lse))
         return
     if x.dtype == np.float16:
         x = x.astype(np.float32)
@@ -245,8 +297,13 @@ def _softmax_ce(attrs, ins, outs):
     outs[0][...] = np.sum(lse - picked)
 
 
-def _softmax_ce_grad(attrs, inputs, outputs, out_grads):
+def _softmax_ce_grad(attrs, inputs, outputs, out_grads, state=None):
     x, label = inputs
+    if state is not None and state.prob is not None and not is_recording():
+        # the forward's softmax (under create_graph the gradient must reach x through
+        # data: then the softmax is computed again from it)
+        prob = from_numpy(state.prob, ctx=x.ctx)
+        return [F._backward_softmax_ce_prob(out_grads[0], prob, label), None]
     return [F._backward_softmax_cross_entropy(out_grads[0], x, label), None]
 
 
@@ -254,7 +311,7 @@ register(
     "softmax_cross_entropy", inputs=("data", "label"),
     infer_shape=_ce_shape("softmax_cross_entropy"),
     infer_type=_ce_type("softmax_cross_entropy"), compute=_softmax_ce,
-    gradient=_softmax_ce_grad, grad_inputs=(0, 1),
+    prepare=_ce_prepare, gradient=_softmax_ce_grad, grad_inputs=(0, 1),
     doc="""Cross-entropy of softmax(data) against class labels, SUMMED over the batch
 (MXNet): ``sum_i -log softmax(data)[i, label[i]]``, shape (1,).  ``data`` (n, k)
 logits, ``label`` (n,) class indices (integers, or floats holding integers); a label
@@ -266,18 +323,23 @@ _ROWS = {"axis": 1, "temperature": None}
 _softmax_rows = _softmax_kernel(False)
 
 
-def _bce_shape(attrs, shapes):
-    if shapes[0] != (1,):
-        raise ValueError(f"_backward_softmax_cross_entropy: ograd must have shape (1,) (got "
-                         f"{shapes[0]!r})")
-    return _ce_shape("_backward_softmax_cross_entropy")(attrs, shapes[1:])
+def _bce_infer(op, what):
+    """(infer_shape, infer_type) of a hidden cross-entropy gradient ``op`` whose inputs
+    are ``ograd`` (1,) and ``what`` (n, k) of one dtype, then the labels."""
+    def shape(attrs, shapes):
+        if shapes[0] != (1,):
+            raise ValueError(f"{op}: ograd must have shape (1,) (got {shapes[0]!r})")
+        return _ce_shape(op)(attrs, shapes[1:])
+
+    def dtype(attrs, dtypes):
+        if dtypes[0] != dtypes[1]:
+            raise TypeError(f"{op}: ograd must have {what}'s dtype {dtypes[1]} (got "
+                            f"{dtypes[0]})")
+        return _ce_type(op)(attrs, dtypes[1:])
+    return shape, dtype
 
 
-def _bce_type(attrs, dtypes):
-    if dtypes[0] != dtypes[1]:
-        raise TypeError(f"_backward_softmax_cross_entropy: ograd must have data's dtype "
-                        f"{dtypes[1]} (got {dtypes[0]})")
-    return _ce_type("_backward_softmax_cross_entropy")(attrs, dtypes[1:])
+_bce_shape, _bce_type = _bce_infer("_backward_softmax_cross_entropy", "data")
 
 
 def _softmax_ce_backward(attrs, ins, outs):
@@ -287,9 +349,14 @@ def _softmax_ce_backward(attrs, ins, outs):
     out = outs[0]
     if n == 0:
         return
-    _softmax_rows(_ROWS, [x], [out])
-    out[_on_device_of(out, np.arange(n)), idx] -= 1
-    out *= og
+    if type(x) is np.ndarray and x.dtype != np.float16:   # _softmax_rows's steps, direct
+        np.subtract(x, _max_reduce(x, 1, None, None, True), out=out)
+        np.exp(out, out=out)
+        np.divide(out, _add_reduce(out, 1, None, None, True), out=out)
+    else:
+        _softmax_rows(_ROWS, [x], [out])
+    out[_rows(out, n), idx] -= 1
+    np.multiply(out, og, out=out)
 
 
 def _softmax_ce_backward_grad(attrs, inputs, outputs, out_grads):
@@ -310,6 +377,40 @@ register(
     gradient=_softmax_ce_backward_grad, grad_inputs=(0, 1, 2),
     doc="""Hidden: the gradient of softmax_cross_entropy for data, ``(softmax(data) -
 one_hot(label)) * ograd`` (``ograd`` of shape (1,)), in one kernel.""")
+
+
+_PCE = "_backward_softmax_ce_prob"
+_pce_shape, _pce_type = _bce_infer(_PCE, "prob")
+
+
+def _ce_prob_backward(attrs, ins, outs):
+    og, p, label = ins
+    n, k = p.shape
+    idx = _indices(_PCE, label, k, "label")
+    out = outs[0]
+    if n == 0:
+        return
+    out[...] = p
+    out[_rows(out, n), idx] -= 1
+    np.multiply(out, og, out=out)
+
+
+def _ce_prob_backward_grad(attrs, inputs, outputs, out_grads):
+    # out = (p - onehot) * og: d/d og = sum(g * (p - onehot)); d/dp = g * og
+    og, p, label = inputs
+    g = out_grads[0]
+    dog = F.sum(g * (p - F._label_one_hot(p, label))).reshape((1,))
+    return [dog, g * og, None]
+
+
+register(
+    _PCE, inputs=("ograd", "prob", "label"), infer_shape=_pce_shape,
+    infer_type=_pce_type, compute=_ce_prob_backward, gradient=_ce_prob_backward_grad,
+    grad_inputs=(0, 1, 2),
+    doc="""Hidden: ``(prob - one_hot(label)) * ograd`` (``ograd`` of shape (1,)), the
+gradient of softmax_cross_entropy for data from the softmax ``prob`` that its forward
+computed (the rule uses it outside create_graph); the arithmetic of
+_backward_softmax_cross_entropy after its softmax, so the results are the same.""")
 
 
 def _one_hot(attrs, ins, outs):

@@ -42,7 +42,10 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   :meth:`Op.grad_reads` resolves either;
 - ``inplace``: pairs (input, output) whose buffers may be shared; ``mutates``: inputs the
   op writes;
-  ``ignores``: inputs whose values the op never reads (only their shape/dtype).
+  ``ignores``: inputs whose values the op never reads (only their shape/dtype);
+- ``null_outputs``: the dense kernel receives ``None`` in place of an output whose
+  request is ``null`` and skips that work (a fused backward op computing only the
+  gradients asked for); otherwise such an output gets a scratch array.
 """
 
 import math
@@ -90,7 +93,8 @@ class Op:
                  "custom_storage",
                  "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
                  "doc", "needs_rng",
-                 "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out")
+                 "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out",
+                 "null_outputs")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
@@ -98,7 +102,7 @@ class Op:
                  inplace=(), mutates=(), ignores=(), aliases=(),
                  variadic=False, differentiable=True, doc="", needs_rng=False,
                  sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
-                 grad_donates=False, sparse_out=False):
+                 grad_donates=False, sparse_out=False, null_outputs=False):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -141,6 +145,7 @@ class Op:
         self.prepare = prepare
         self.ufunc = ufunc
         self.scalar_forms = None if scalar_forms is None else tuple(scalar_forms)
+        self.null_outputs = null_outputs
 
     def n_out(self, attrs):
         n = self.num_outputs

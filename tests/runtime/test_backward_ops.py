@@ -1,6 +1,7 @@
-"""The fused backward kernels (_backward_tanh, _backward_relu): values against NumPy's
-composed expression over several blocks and in place, gradients of gradients through
-them, and the memory of a tanh chain's backward (one gradient buffer)."""
+"""The fused backward kernels (_backward_tanh, _backward_relu, _backward_FullyConnected):
+values against NumPy's composed expression over several blocks and in place, gradients
+of gradients through them, null requests that skip work, and the memory of a tanh
+chain's backward (one gradient buffer)."""
 import gc
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 import allocator
 from runtime import autograd, nd
-from runtime.ops import OPS, backward
+from runtime.ops import OPS, backward, linalg
 from runtime._imperative import invoke
 from tests.runtime.conftest import free_failing_tests
 
@@ -82,6 +83,33 @@ def test_softmax_cross_entropy_gradient_equals_numpy(dtype):
                                atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_gradient_reads_the_forward_softmax(dtype, monkeypatch):
+    # outside create_graph the rule reads the softmax the forward kept (its state):
+    # _backward_softmax_cross_entropy does not run, and the result is the same bit for bit
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((7, 3)).astype(dtype)
+    label = np.array([0, 2, 1, 1, 0, 2, 2], np.float32)
+    og = nd.array(np.array([0.125], dtype), dtype=dtype)
+    want = invoke(OPS["_backward_softmax_cross_entropy"],
+                  [og, nd.array(x, dtype=dtype), nd.array(label)]).asnumpy()
+    bce = OPS["_backward_softmax_cross_entropy"]
+
+    def refuse(attrs, ins, outs):
+        raise AssertionError("the softmax was computed again")
+    monkeypatch.setattr(bce, "compute", refuse)
+    xv = nd.array(x, dtype=dtype)
+    xv.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xv, nd.array(label)) * 0.125
+    loss.backward()
+    np.testing.assert_array_equal(xv.grad.asnumpy(), want)
+    with autograd.record():        # under create_graph: from data, through the old op
+        loss = nd.softmax_cross_entropy(xv, nd.array(label))
+        with pytest.raises(AssertionError, match="computed again"):
+            autograd.grad(loss, xv, create_graph=True)
+
+
 def _pool_peak(work):
     """Peak pool bytes above the bytes allocated before ``work()``, while it runs."""
     gc.collect()
@@ -115,6 +143,68 @@ def test_a_tanh_chain_backward_holds_one_gradient_buffer():
     for t in reversed(ys):
         want = want * (1 - t * t)
     np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-6)
+
+
+def _fc_numpy(g, x, w):
+    g2, x2 = g.reshape(-1, w.shape[0]), x.reshape(g.reshape(-1, w.shape[0]).shape[0], -1)
+    return [(g2 @ w).reshape(x.shape), g2.T @ x2, g2.sum(0)]
+
+
+def test_fully_connected_gradient_is_one_fused_call_that_skips_null_outputs(monkeypatch):
+    rng = np.random.default_rng(7)
+    x, w, b = (rng.standard_normal(s) for s in ((5, 2, 3), (4, 6), (4,)))
+    g = rng.standard_normal((5, 4))
+    products = []
+    real_mm = linalg._mm
+    monkeypatch.setattr(linalg, "_mm", lambda a, c, out: products.append(out.shape)
+                        or real_mm(a, c, out))
+    xn, wn, bn = (nd.array(a, dtype='float64') for a in (x, w, b))
+    wn.attach_grad()                # data needs no gradient: dX (5, 6) is never formed
+    bn.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(xn, wn, bn, num_hidden=4)
+    products.clear()
+    y.backward(nd.array(g, dtype='float64'))
+    assert products == [(4, 6)]
+    _, want_w, want_b = _fc_numpy(g, x, w)
+    np.testing.assert_allclose(wn.grad.asnumpy(), want_w, rtol=1e-12)
+    np.testing.assert_allclose(bn.grad.asnumpy(), want_b, rtol=1e-12)
+    # the op itself: a null output is neither computed nor made, out= left as it was
+    keep = nd.array(np.full((5, 2, 3), 7.0), dtype='float64')
+    gn, fcb = nd.array(g, dtype='float64'), OPS["_backward_FullyConnected"]
+    res = invoke(fcb, [gn, xn, wn], {"num_hidden": 4},
+                 out=[keep, nd.zeros((4, 6), dtype="float64"), nd.zeros((4,), dtype="float64")],
+                 req=["null", "write", "add"])
+    np.testing.assert_array_equal(keep.asnumpy(), 7.0)
+    np.testing.assert_allclose(res[1].asnumpy(), want_w, rtol=1e-12)
+    np.testing.assert_allclose(res[2].asnumpy(), want_b, rtol=1e-12)
+    res = invoke(fcb, [gn, xn, wn], {"num_hidden": 4}, req=["write", "null", "null"])
+    assert res[1] is None and res[2] is None
+    np.testing.assert_allclose(res[0].asnumpy(), _fc_numpy(g, x, w)[0], rtol=1e-12)
+
+
+def test_second_derivative_through_the_fused_fully_connected_rule():
+    # L = sum(c * dL1/dx) with L1 = sum(FC(x, W, b)^2) / 2, so dL1/dx = (x W^T + b) W:
+    # dL/dW through the fused rule's own rule, against float64 central differences
+    rng = np.random.default_rng(8)
+    x, w, b, c = (rng.standard_normal(s) for s in ((3, 4), (2, 4), (2,), (3, 4)))
+
+    def inner(wv):
+        return np.sum(c * ((x @ wv.T + b) @ wv))
+    eps, want = 1e-6, np.zeros_like(w)
+    for idx in np.ndindex(*w.shape):
+        d = np.zeros_like(w)
+        d[idx] = eps
+        want[idx] = (inner(w + d) - inner(w - d)) / (2 * eps)
+    xn, wn, bn = (nd.array(a, dtype='float64') for a in (x, w, b))
+    xn.attach_grad()
+    wn.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(xn, wn, bn, num_hidden=2)
+        gx = autograd.grad((y * y).sum() / 2, xn, create_graph=True)
+        total = (gx * nd.array(c, dtype='float64')).sum()
+    total.backward()
+    np.testing.assert_allclose(wn.grad.asnumpy(), want, rtol=1e-6, atol=1e-8)
 
 
 free_failing_tests(globals())
