@@ -2,9 +2,13 @@
 and unit tests (tests/python/unittest/test_ndarray.py, test_autograd.py,
 test_sparse_ndarray.py, ...) do; each test holds MXNet's documented result."""
 
+import warnings
+
 import numpy as np
+import pytest
 
 from runtime import autograd, nd
+from runtime.errors import StorageFallbackWarning
 
 
 def test_autograd_grad_returns_a_list_also_for_one_variable():
@@ -19,3 +23,20 @@ def test_autograd_grad_returns_a_list_also_for_one_variable():
     np.testing.assert_allclose(dx.asnumpy(), [3.0, 12.0, 27.0])
     dx.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [6.0, 12.0, 18.0])
+
+
+@pytest.mark.parametrize("rhs_shape", [(3, 1), (1, 4), (4,)])
+def test_broadcast_div_of_csr_by_a_dense_vector_keeps_csr(rhs_shape):
+    # MXNet: broadcast_div(csr, dense(1D)) = csr (sparse.divide's documented examples)
+    v = np.array([[0, 1, 0, 6], [2, 0, 3, 0], [0, 0, 0, 0]], dtype=np.float32)
+    d = np.arange(1, 1 + int(np.prod(rhs_shape)), dtype=np.float32).reshape(rhs_shape)
+    x = nd.array(v).tostype("csr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StorageFallbackWarning)    # a kernel, no fallback
+        outs = [nd.broadcast_div(x, nd.array(d)), x / nd.array(d),
+                nd.sparse.divide(x, nd.array(d))]
+    for out in outs:
+        assert out.stype == "csr"
+        np.testing.assert_allclose(out.asnumpy(), v / d)
+        assert out.indices.asnumpy().tolist() == [1, 3, 0, 2]    # x's structure
+    assert x.asnumpy().tolist() == v.tolist()
