@@ -40,3 +40,31 @@ def test_broadcast_div_of_csr_by_a_dense_vector_keeps_csr(rhs_shape):
         np.testing.assert_allclose(out.asnumpy(), v / d)
         assert out.indices.asnumpy().tolist() == [1, 3, 0, 2]    # x's structure
     assert x.asnumpy().tolist() == v.tolist()
+
+
+def test_unary_math_ops_missing_before_give_mxnets_documented_values():
+    pi = np.pi
+    np.testing.assert_allclose(
+        nd.degrees(nd.array([0, pi / 2, pi, 3 * pi / 2, 2 * pi])).asnumpy(),
+        [0, 90, 180, 270, 360], rtol=1e-6)
+    np.testing.assert_allclose(nd.array([0, 90, 180, 270, 360]).radians().asnumpy(),
+                               [0, pi / 2, pi, 3 * pi / 2, 2 * pi], rtol=1e-6)
+    np.testing.assert_allclose(nd.rcbrt(nd.array([1, 8, -125])).asnumpy(), [1.0, 0.5, -0.2],
+                               rtol=1e-6)
+    np.testing.assert_allclose(nd.erfinv(nd.array([0, 0.5, -1.0])).asnumpy(),
+                               [0.0, 0.4769363, -np.inf], rtol=1e-6)
+    v = np.array([-3.0, -0.5, 0.0, 1.5, 4.0], dtype=np.float32)
+    np.testing.assert_allclose(nd.arccosh(nd.array([1.0, 2.0, 10.0])).asnumpy(),
+                               np.arccosh([1.0, 2.0, 10.0]), rtol=1e-6)
+    np.testing.assert_allclose(nd.softsign(nd.array(v)).asnumpy(), v / (1 + np.abs(v)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(nd.log_sigmoid(nd.array(v)).asnumpy(),
+                               np.log(1 / (1 + np.exp(-v.astype(np.float64)))), rtol=1e-6)
+    np.testing.assert_allclose(nd.mish(nd.array(v)).asnumpy(),
+                               v * np.tanh(np.log1p(np.exp(v.astype(np.float64)))),
+                               rtol=1e-6, atol=1e-7)
+    # degrees and radians are zero-preserving in MXNet: sparse in, same storage out
+    x = nd.array([[0, pi], [0, 0]]).tostype("csr")
+    assert nd.degrees(x).stype == "csr"
+    np.testing.assert_allclose(nd.degrees(x).asnumpy(), [[0, 180], [0, 0]], rtol=1e-6)
+    assert nd.radians(x.tostype("default").tostype("row_sparse")).stype == "row_sparse"
