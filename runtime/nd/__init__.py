@@ -2,7 +2,7 @@
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
-interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`; submodules
+interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_frombuffer`; submodules
 :mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
@@ -14,7 +14,7 @@ from runtime._storage import is_scipy_sparse
 from runtime.context import Context
 from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace
-from runtime.nd._io import load, save
+from runtime.nd._io import load, load_frombuffer, save
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -159,4 +159,4 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
-           "save", "load", "waitall", "random", "sparse", "linalg"]
+           "save", "load", "load_frombuffer", "waitall", "random", "sparse", "linalg"]

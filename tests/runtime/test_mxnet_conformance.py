@@ -68,3 +68,30 @@ def test_unary_math_ops_missing_before_give_mxnets_documented_values():
     assert nd.degrees(x).stype == "csr"
     np.testing.assert_allclose(nd.degrees(x).asnumpy(), [[0, 180], [0, 0]], rtol=1e-6)
     assert nd.radians(x.tostype("default").tostype("row_sparse")).stype == "row_sparse"
+
+
+@pytest.mark.parametrize("fmt", ["ndrt", "mxnet"])
+def test_load_frombuffer_reads_what_save_wrote(tmp_path, fmt):
+    # MXNet's test_ndarray.py test_buffer_load: the file's bytes give the same arrays, and
+    # a truncated buffer raises
+    rng = np.random.default_rng(0)
+    data = [nd.array(rng.uniform(size=(2, 3))),
+            nd.array(rng.integers(0, 5, (4,)), dtype="int32"),
+            nd.array(np.array([[0, 1.5], [0, 0]])).tostype("csr")]
+    fname = tmp_path / "list.params"
+    nd.save(str(fname), data, format=fmt)
+    buf = fname.read_bytes()
+    back = nd.load_frombuffer(buf)
+    assert len(back) == len(data)
+    for x, y in zip(data, back):
+        assert (x.stype, x.dtype) == (y.stype, y.dtype)
+        np.testing.assert_array_equal(x.asnumpy(), y.asnumpy())
+    named = tmp_path / "dict.params"
+    nd.save(str(named), {"w": data[0], "b": data[1]}, format=fmt)
+    back = nd.load_frombuffer(bytearray(named.read_bytes()))
+    assert sorted(back) == ["b", "w"]
+    np.testing.assert_array_equal(back["w"].asnumpy(), data[0].asnumpy())
+    with pytest.raises(ValueError, match="<buffer>"):
+        nd.load_frombuffer(buf[:-10])
+    with pytest.raises(TypeError, match="load_frombuffer: buf must be bytes-like"):
+        nd.load_frombuffer(str(fname))
