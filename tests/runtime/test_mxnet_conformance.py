@@ -95,3 +95,24 @@ def test_load_frombuffer_reads_what_save_wrote(tmp_path, fmt):
         nd.load_frombuffer(buf[:-10])
     with pytest.raises(TypeError, match="load_frombuffer: buf must be bytes-like"):
         nd.load_frombuffer(str(fname))
+
+
+def test_softmin_is_softmax_of_the_negated_input():
+    # MXNet's softmin: softmin(x) = exp(-x) / sum(exp(-x)) along axis, with temperature
+    v = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
+    x = nd.array(v)
+
+    def ref(a, axis=-1, t=1.0):
+        e = np.exp(-a / t - np.max(-a / t, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+    np.testing.assert_allclose(nd.softmin(x).asnumpy(), ref(v), rtol=1e-6)
+    np.testing.assert_allclose(x.softmin(axis=0, temperature=2.0).asnumpy(),
+                               ref(v, 0, 2.0), rtol=1e-6)
+    x.attach_grad()
+    h = np.array([[1.0, -2.0, 0.5], [0.3, 0.0, 1.0]])
+    with autograd.record():
+        y = nd.softmin(x)
+    y.backward(nd.array(h))
+    s = ref(v)
+    np.testing.assert_allclose(x.grad.asnumpy(),
+                               -(s * h - s * (s * h).sum(-1, keepdims=True)), rtol=1e-5)
