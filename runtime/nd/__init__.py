@@ -148,6 +148,28 @@ from runtime.nd import _ops, linalg  # noqa: E402
 _ops.install(globals())
 
 
+def concatenate(arrays, axis=0, always_copy=True):
+    """MXNet's ``nd.concatenate``: the arrays of the list ``arrays`` joined along
+    ``axis`` (the ``concat`` operator); one array with ``always_copy=False`` is returned
+    as it is."""
+    if not isinstance(arrays, (list, tuple)) or not arrays or not all(
+            isinstance(a, NDArray) for a in arrays):
+        raise TypeError(f"concatenate: arrays must be a non-empty list of NDArrays (got "
+                        f"{arrays!r})")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return concat(*arrays, dim=axis)  # noqa: F821  (installed above)
+
+
+def onehot_encode(indices, out):
+    """MXNet's legacy ``nd.onehot_encode``: one-hot rows of ``indices`` written into the
+    2-D ``out`` (width ``out.shape[1]``, out's dtype), which is returned."""
+    if not isinstance(out, NDArray) or out.ndim != 2:
+        raise ValueError(f"onehot_encode: out must be a 2-D NDArray (got "
+                         f"{getattr(out, 'shape', out)!r})")
+    return one_hot(indices, depth=out.shape[1], dtype=out.dtype, out=out)  # noqa: F821
+
+
 def _method(name):
     """The nd function behind ``NDArray.<name>``: ``x.retain(indices)`` is
     :func:`sparse.retain` (it takes array-like indices), the rest are operators."""
@@ -159,4 +181,4 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
-           "save", "load", "load_frombuffer", "waitall", "random", "sparse", "linalg"]
+           "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg"]

@@ -40,3 +40,68 @@ _add(FAILURES, "softmin",
              r"^softmin: use_length=True needs a length input"))
 _add(ZERO_SIZE, "softmin", ZeroSize([zeros(0, 5)], {}, lambda x: x),
      ZeroSize([zeros(3, 0)], {}, lambda x: x))
+
+# -- runtime/ops/conform.py ------------------------------------------------------------------
+
+_add(SAMPLES, "hard_sigmoid",
+     Sample([uniform((2, 3), -4, 4, seed=720)]),
+     Sample([uniform((2, 3), -4, 4, seed=721)], {"alpha": 0.5, "beta": 0.25}),
+     Sample([uniform((4,), -4, 4, seed=722, dtype=np.float32)], grad=False))
+_add(FAILURES, "hard_sigmoid", Failure(
+    [ints(1, 2, 3)], {}, TypeError, r"^hard_sigmoid: needs a floating-point input"))
+_add(ZERO_SIZE, "hard_sigmoid", ZeroSize([zeros(0, 3)], {}, lambda x: x))
+
+_SEQ = uniform((4, 3, 2), seed=730)
+_SEQ_LEN = ints(2, 4, 1)
+_add(SAMPLES, "SequenceMask",
+     Sample([_SEQ, _SEQ_LEN], {"use_sequence_length": True}, wrt=[0]),
+     Sample([_SEQ, np.array([0.0, 3.0, 1.5])], {"use_sequence_length": True, "value": -1.0},
+            wrt=[0]),
+     Sample([uniform((3, 4, 2), seed=731), ints(2, 4, 0)],
+            {"use_sequence_length": True, "axis": 1}, wrt=[0]),
+     Sample([_SEQ]))
+_add(SAMPLES, "SequenceLast",
+     Sample([_SEQ, _SEQ_LEN], {"use_sequence_length": True}, wrt=[0]),
+     Sample([uniform((3, 4, 2), seed=732), ints(1, 4, 2)],
+            {"use_sequence_length": True, "axis": 1}, wrt=[0]),
+     Sample([_SEQ]),
+     Sample([uniform((3, 4), seed=733)], {"axis": 1}))
+_add(SAMPLES, "SequenceReverse",
+     Sample([_SEQ, _SEQ_LEN], {"use_sequence_length": True}, wrt=[0]),
+     Sample([_SEQ]),
+     Sample([uniform((3, 2), seed=734, dtype=np.float32), ints(3, 2)],
+            {"use_sequence_length": True}, grad=False))
+for _name in ("SequenceMask", "SequenceLast", "SequenceReverse"):
+    _low = 0 if _name == "SequenceMask" else 1
+    _add(FAILURES, _name,
+         Failure([_SEQ, ints(2, 4)], {"use_sequence_length": True}, ValueError,
+                 rf"^{_name}: sequence_length must have shape \(3,\)"),
+         Failure([_SEQ], {"use_sequence_length": True}, ValueError,
+                 rf"^{_name}: use_sequence_length=True needs a sequence_length input"),
+         Failure([uniform((4,))], {}, ValueError,
+                 rf"^{_name}: data must have at least 2 dimensions"),
+         Failure([_SEQ], {"axis": 2}, ValueError, rf"^{_name}: axis must be 0 or 1"),
+         # raised by the kernel, after out= is chosen
+         Failure([_SEQ, ints(2, 5, 1)], {"use_sequence_length": True}, ValueError,
+                 rf"^{_name}: sequence_length must hold integers in \[{_low}, 4\] \(got 5 at "
+                 r"position 1\)", out=False if _name == "SequenceLast" else None))
+    _add(ZERO_SIZE, _name, ZeroSize([zeros(3, 0, 2)], {}, (lambda x: x[-1]) if
+                                    _name == "SequenceLast" else (lambda x: x)))
+_add(FAILURES, "SequenceReverse",
+     Failure([_SEQ], {"axis": 1}, ValueError, r"^SequenceReverse: only axis 0 is supported"))
+
+_add(SAMPLES, "fill_element_0index",
+     Sample([uniform((3, 4), seed=740), uniform((3,), seed=741), ints(0, 3, 1)], wrt=[0, 1]),
+     Sample([uniform((2, 3), seed=742, dtype=np.float32),
+             uniform((2,), seed=743, dtype=np.float32), np.array([2.0, 0.0])], grad=False))
+_add(FAILURES, "fill_element_0index",
+     Failure([uniform((3, 4)), uniform((2,)), ints(0, 1, 2)], {}, ValueError,
+             r"^fill_element_0index: lhs must be 2-D"),
+     Failure([uniform((3, 4)), uniform((3,), dtype=np.float32), ints(0, 1, 2)], {},
+             TypeError, r"^fill_element_0index: mhs must have lhs's dtype"),
+     # raised by the kernel, after out= is chosen
+     Failure([uniform((3, 4)), uniform((3,)), ints(0, 4, 2)], {}, ValueError,
+             r"^fill_element_0index: rhs must hold column indices in \[0, 4\) \(got 4 at "
+             r"position 1\)"))
+_add(ZERO_SIZE, "fill_element_0index",
+     ZeroSize([zeros(0, 3), zeros(0), np.zeros(0, np.int64)], {}, lambda a, b, c: a))

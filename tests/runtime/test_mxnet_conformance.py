@@ -116,3 +116,104 @@ def test_softmin_is_softmax_of_the_negated_input():
     s = ref(v)
     np.testing.assert_allclose(x.grad.asnumpy(),
                                -(s * h - s * (s * h).sum(-1, keepdims=True)), rtol=1e-5)
+
+
+def _seq_x():
+    # MXNet's SequenceMask/SequenceLast/SequenceReverse docs: x of shape (3, 2, 3)
+    return nd.array(np.arange(1, 19, dtype=np.float32).reshape(3, 2, 3))
+
+
+def test_sequence_mask_last_reverse_give_mxnets_documented_examples():
+    x = _seq_x()
+    np.testing.assert_array_equal(nd.SequenceMask(x).asnumpy(), x.asnumpy())
+    np.testing.assert_array_equal(
+        nd.SequenceMask(x, sequence_length=nd.array([1, 1]), use_sequence_length=True)
+        .asnumpy(),
+        [[[1, 2, 3], [4, 5, 6]], [[0, 0, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0]]])
+    np.testing.assert_array_equal(
+        nd.SequenceMask(x, nd.array([2, 3]), use_sequence_length=True, value=1).asnumpy(),
+        [[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]], [[1, 1, 1], [16, 17, 18]]])
+    np.testing.assert_array_equal(nd.SequenceLast(x).asnumpy(),
+                                  [[13, 14, 15], [16, 17, 18]])
+    np.testing.assert_array_equal(
+        nd.SequenceLast(x, nd.array([1, 1]), use_sequence_length=True).asnumpy(),
+        [[1, 2, 3], [4, 5, 6]])
+    np.testing.assert_array_equal(
+        nd.SequenceLast(x, nd.array([1, 2]), use_sequence_length=True).asnumpy(),
+        [[1, 2, 3], [10, 11, 12]])
+    np.testing.assert_array_equal(
+        nd.SequenceReverse(x).asnumpy(),
+        [[[13, 14, 15], [16, 17, 18]], [[7, 8, 9], [10, 11, 12]], [[1, 2, 3], [4, 5, 6]]])
+    np.testing.assert_array_equal(
+        nd.SequenceReverse(x, nd.array([2, 2]), use_sequence_length=True).asnumpy(),
+        [[[7, 8, 9], [10, 11, 12]], [[1, 2, 3], [4, 5, 6]], [[13, 14, 15], [16, 17, 18]]])
+    np.testing.assert_array_equal(
+        nd.SequenceReverse(x, nd.array([2, 3]), use_sequence_length=True).asnumpy(),
+        [[[7, 8, 9], [16, 17, 18]], [[1, 2, 3], [10, 11, 12]], [[13, 14, 15], [4, 5, 6]]])
+    # batch-major (axis=1): (batch, time, ...)
+    xb = nd.array(np.arange(1, 19, dtype=np.float32).reshape(2, 3, 3))
+    np.testing.assert_array_equal(
+        nd.SequenceLast(xb, nd.array([1, 3]), use_sequence_length=True, axis=1).asnumpy(),
+        [[1, 2, 3], [16, 17, 18]])
+    np.testing.assert_array_equal(
+        nd.SequenceMask(xb, nd.array([1, 2]), use_sequence_length=True, axis=1)
+        .asnumpy()[:, :, 0], [[1, 0, 0], [10, 13, 0]])
+
+
+def test_sequence_ops_gradients_route_the_head_gradient():
+    x = _seq_x()
+    x.attach_grad()
+    lens = nd.array([1, 2])
+    with autograd.record():
+        y = nd.SequenceLast(x, lens, use_sequence_length=True)
+    y.backward(nd.array([[1, 2, 3], [4, 5, 6]]))
+    want = np.zeros((3, 2, 3))
+    want[0, 0], want[1, 1] = [1, 2, 3], [4, 5, 6]
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    with autograd.record():
+        y = nd.SequenceMask(x, lens, use_sequence_length=True)
+    y.backward(nd.ones((3, 2, 3)))
+    np.testing.assert_array_equal(x.grad.asnumpy()[:, :, 0], [[1, 1], [0, 1], [0, 0]])
+
+
+def test_legacy_ndarray_functions_of_test_ndarray():
+    # test_ndarray.py: test_ndarray_choose, test_ndarray_fill, test_ndarray_onehot,
+    # test_ndarray_concatenate
+    rng = np.random.default_rng(3)
+    npy = np.arange(40, dtype=np.float32).reshape(8, 5)
+    arr = nd.array(npy)
+    idx = rng.integers(0, 5, 8)
+    np.testing.assert_array_equal(
+        nd.choose_element_0index(arr, nd.array(idx)).asnumpy(), npy[np.arange(8), idx])
+    val = rng.integers(0, 5, 8).astype(np.float32)
+    want = npy.copy()
+    want[np.arange(8), idx] = val
+    np.testing.assert_array_equal(
+        nd.fill_element_0index(arr, nd.array(val), nd.array(idx)).asnumpy(), want)
+    np.testing.assert_array_equal(arr.asnumpy(), npy)               # lhs unchanged
+    out = nd.array(npy)
+    nd.onehot_encode(nd.array(idx), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(5, dtype=np.float32)[idx])
+    a, b = rng.uniform(size=(2, 3)), rng.uniform(size=(4, 3))
+    np.testing.assert_allclose(nd.concatenate([nd.array(a), nd.array(b)]).asnumpy(),
+                               np.concatenate([a, b]), rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.concatenate([nd.array(a.T), nd.array(b.T)], axis=1).asnumpy(),
+        np.concatenate([a.T, b.T], axis=1), rtol=1e-6)
+    one = nd.array(a)
+    assert nd.concatenate([one], always_copy=False) is one
+
+
+def test_hard_sigmoid_as_mxnet():
+    # MXNet: hard_sigmoid(x) = max(0, min(1, alpha * x + beta)), alpha 0.2, beta 0.5
+    v = np.array([-5.0, -1.0, 0.0, 1.0, 2.6, 5.0], dtype=np.float32)
+    x = nd.array(v)
+    np.testing.assert_allclose(nd.hard_sigmoid(x).asnumpy(), np.clip(0.2 * v + 0.5, 0, 1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(x.hard_sigmoid(alpha=0.5, beta=0.1).asnumpy(),
+                               np.clip(0.5 * v + 0.1, 0, 1), rtol=1e-6)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.hard_sigmoid(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [0, 0.2, 0.2, 0.2, 0, 0], rtol=1e-6)

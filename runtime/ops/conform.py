@@ -1,0 +1,290 @@
+"""MXNet 1.x operators that ported scripts and MXNet's own tests call and no other area
+declares: ``hard_sigmoid``, the sequence operators ``SequenceMask``, ``SequenceLast``,
+``SequenceReverse`` (RNN scripts: time-major data, per-sequence lengths), and the legacy
+``fill_element_0index`` (test_ndarray.py's test_ndarray_fill).  Each follows MXNet's
+documented signature, defaults and semantics; gradients are made of registry ops.
+"""
+
+import numpy as np
+
+from runtime.ops._call import F, zeros
+from runtime.ops.registry import Attr, float_input, normalize_axis, register
+
+# -- hard_sigmoid ---------------------------------------------------------------------------
+
+
+def _hard_sigmoid(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    np.multiply(x, x.dtype.type(attrs["alpha"]), out=out)
+    np.add(out, out.dtype.type(attrs["beta"]), out=out)
+    np.clip(out, 0, 1, out=out)
+
+
+def _hard_sigmoid_grad(attrs, inputs, outputs, out_grads):
+    y = outputs[0]
+    inside = (y > 0.0) * (y < 1.0)
+    return [out_grads[0] * inside * attrs["alpha"]]
+
+
+register("hard_sigmoid", attrs={"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)},
+         infer_type=float_input("hard_sigmoid"), compute=_hard_sigmoid,
+         gradient=_hard_sigmoid_grad, grad_outputs=(0,), inplace=[(0, 0)],
+         doc="""``max(0, min(1, alpha * x + beta))`` (MXNet's hard_sigmoid; alpha 0.2,
+beta 0.5 by default).  The gradient is ``alpha`` where the output is strictly between 0
+and 1, zero elsewhere.""")
+
+
+# -- SequenceMask, SequenceLast, SequenceReverse ---------------------------------------------
+
+SEQ_ATTRS = {"use_sequence_length": Attr("bool", False), "axis": Attr("int", 0)}
+
+
+def _seq_axes(op, attrs, shape):
+    """(time axis, batch axis) of data of ``shape`` (MXNet: axis 0 time-major, 1
+    batch-major)."""
+    if len(shape) < 2:
+        raise ValueError(f"{op}: data must have at least 2 dimensions (time and batch) (got "
+                         f"shape {shape!r})")
+    axis = normalize_axis(op, attrs["axis"], len(shape))
+    if axis not in (0, 1):
+        raise ValueError(f"{op}: axis must be 0 or 1 (got {attrs['axis']})")
+    if op == "SequenceReverse" and axis != 0:
+        raise ValueError(f"{op}: only axis 0 is supported, as in MXNet (got "
+                         f"{attrs['axis']})")
+    return axis, 1 - axis
+
+
+def _seq_inputs(op, attrs, shapes):
+    use = attrs["use_sequence_length"]
+    if len(shapes) > 2:
+        raise TypeError(f"{op}: takes the array inputs data and sequence_length (got "
+                        f"{len(shapes)})")
+    if use and len(shapes) != 2:
+        raise ValueError(f"{op}: use_sequence_length=True needs a sequence_length input")
+    t, b = _seq_axes(op, attrs, shapes[0])
+    if len(shapes) == 2 and use and shapes[1] != (shapes[0][b],):
+        raise ValueError(f"{op}: sequence_length must have shape ({shapes[0][b]},), one "
+                         f"length per batch entry of data {shapes[0]!r} (got {shapes[1]!r})")
+    return t, b
+
+
+def _seq_type(op):
+    check = float_input(op, "data")
+
+    def infer(attrs, dtypes):
+        if len(dtypes) == 2 and dtypes[1].kind not in "iuf":
+            raise TypeError(f"{op}: sequence_length must hold numbers (got {dtypes[1]})")
+        return check(attrs, dtypes[:1])
+    return infer
+
+
+def _lengths(op, attrs, ins, x, t, b):
+    """Each batch entry's length as int64 (all the full time axis without
+    use_sequence_length); ValueError for a length outside [1, time] (0 too for
+    SequenceMask), before anything is written."""
+    n = x.shape[t]
+    if not attrs["use_sequence_length"]:
+        return np.full(x.shape[b], n, np.int64)
+    raw = ins[1]
+    raw = raw.get() if not isinstance(raw, np.ndarray) else raw     # CuPy: lengths on host
+    lens = np.trunc(raw).astype(np.int64) if raw.dtype.kind == "f" else raw.astype(np.int64)
+    low = 0 if op == "SequenceMask" else 1
+    bad = np.flatnonzero((lens < low) | (lens > n) | ~np.isfinite(raw))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{op}: sequence_length must hold integers in [{low}, {n}] (got "
+                         f"{raw[i].item()!r} at position {i})")
+    return lens
+
+
+def _time_mask(x, lens, t, b):
+    """Boolean array broadcasting against ``x``: True where time < length."""
+    steps = np.arange(x.shape[t])
+    m = steps[:, None] < lens[None, :] if t == 0 else lens[:, None] > steps[None, :]
+    m = m.reshape(m.shape + (1,) * (x.ndim - 2))
+    if not isinstance(x, np.ndarray):
+        import cupy
+        m = cupy.asarray(m)
+    return m
+
+
+def _mask_shape(attrs, shapes):
+    _seq_inputs("SequenceMask", attrs, shapes)
+    return [shapes[0]]
+
+
+def _sequence_mask(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    t, b = _seq_axes("SequenceMask", attrs, x.shape)
+    lens = _lengths("SequenceMask", attrs, ins, x, t, b)
+    xp = np if isinstance(x, np.ndarray) else __import__("cupy")
+    xp.copyto(out, xp.where(_time_mask(x, lens, t, b), x, x.dtype.type(attrs["value"])))
+
+
+def _sequence_mask_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    if not attrs["use_sequence_length"]:
+        return [g] + [None] * (len(inputs) - 1)
+    return [F.SequenceMask(g, inputs[1], use_sequence_length=True, value=0.0,
+                           axis=attrs["axis"]), None]
+
+
+register("SequenceMask", inputs=("data", "sequence_length"), variadic=True,
+         attrs={"use_sequence_length": Attr("bool", False), "value": Attr("float", 0.0),
+                "axis": Attr("int", 0)},
+         infer_shape=_mask_shape, infer_type=_seq_type("SequenceMask"),
+         compute=_sequence_mask, gradient=_sequence_mask_grad,
+         grad_inputs=lambda attrs, n: (1,) if n == 2 else (),
+         doc="""``data`` with every step at or beyond its sequence's length set to
+``value`` (MXNet's SequenceMask).  ``data`` is (time, batch, ...) for axis 0 (default) or
+(batch, time, ...) for axis 1; ``sequence_length`` (batch,) holds the lengths (integers
+in [0, time]; float values are truncated) and is read only with
+``use_sequence_length=True`` (otherwise the output is ``data``).  No gradient for
+``sequence_length``.""")
+
+
+def _last_shape(attrs, shapes):
+    t, _ = _seq_inputs("SequenceLast", attrs, shapes)
+    shape = shapes[0]
+    return [shape[:t] + shape[t + 1:]]
+
+
+def _sequence_last(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    t, b = _seq_axes("SequenceLast", attrs, x.shape)
+    if x.shape[t] == 0:
+        return
+    lens = _lengths("SequenceLast", attrs, ins, x, t, b)
+    rows = np.arange(x.shape[b])
+    if not isinstance(x, np.ndarray):
+        import cupy
+        lens, rows = cupy.asarray(lens), cupy.asarray(rows)
+    out[...] = x[lens - 1, rows] if t == 0 else x[rows, lens - 1]
+
+
+def _sequence_last_grad(attrs, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    t = normalize_axis("SequenceLast", attrs["axis"], len(x.shape))
+    n = x.shape[t]
+    g = F.expand_dims(g, axis=t)
+    if not attrs["use_sequence_length"]:          # the last step: zeros before it
+        before = list(x.shape)
+        before[t] = n - 1
+        return [F.concat(zeros(x, tuple(before)), g, dim=t)] + [None] * (len(inputs) - 1)
+    hot = F.one_hot(inputs[1] - 1, depth=n, dtype=x.dtype)          # (batch, time)
+    if t == 0:
+        hot = F.transpose(hot)                                      # (time, batch)
+    hot = F.reshape(hot, shape=hot.shape + (1,) * (len(x.shape) - 2))
+    return [g * hot, None]
+
+
+register("SequenceLast", inputs=("data", "sequence_length"), variadic=True,
+         attrs=SEQ_ATTRS, infer_shape=_last_shape, infer_type=_seq_type("SequenceLast"),
+         compute=_sequence_last, gradient=_sequence_last_grad,
+         grad_inputs=lambda attrs, n: (1,) if n == 2 else (),
+         doc="""The last step of each sequence (MXNet's SequenceLast): ``data`` (time,
+batch, ...) for axis 0 (default) or (batch, time, ...) for axis 1 gives (batch, ...),
+each entry the step at its length - 1 with ``use_sequence_length=True``
+(``sequence_length`` (batch,), integers in [1, time]; floats truncated), else the last
+step.  No gradient for ``sequence_length``.""")
+
+
+def _reverse_shape(attrs, shapes):
+    _seq_inputs("SequenceReverse", attrs, shapes)
+    return [shapes[0]]
+
+
+def _reversed_positions(lens, n):
+    """(time, batch) source step of each output step: the first ``len`` steps reversed,
+    the rest in place."""
+    steps = np.arange(n)[:, None]
+    return np.where(steps < lens[None, :], lens[None, :] - 1 - steps, steps)
+
+
+def _sequence_reverse(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    _seq_axes("SequenceReverse", attrs, x.shape)
+    lens = _lengths("SequenceReverse", attrs, ins, x, 0, 1)
+    src = _reversed_positions(lens, x.shape[0])
+    rows = np.broadcast_to(np.arange(x.shape[1])[None, :], src.shape)
+    if not isinstance(x, np.ndarray):
+        import cupy
+        src, rows = cupy.asarray(src), cupy.asarray(rows)
+    out[...] = x[src, rows]
+
+
+def _sequence_reverse_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    if len(inputs) == 2:
+        return [F.SequenceReverse(g, inputs[1], **attrs), None]
+    return [F.SequenceReverse(g, **attrs)]
+
+
+register("SequenceReverse", inputs=("data", "sequence_length"), variadic=True,
+         attrs=SEQ_ATTRS, infer_shape=_reverse_shape,
+         infer_type=_seq_type("SequenceReverse"), compute=_sequence_reverse,
+         gradient=_sequence_reverse_grad,
+         grad_inputs=lambda attrs, n: (1,) if n == 2 else (),
+         doc="""Each sequence's steps reversed (MXNet's SequenceReverse): ``data`` (time,
+batch, ...) (axis 0 only, as MXNet); with ``use_sequence_length=True`` only the first
+``sequence_length[b]`` steps of sequence b are reversed (integers in [1, time]; floats
+truncated), the others stay in place.  No gradient for ``sequence_length``.""")
+
+
+# -- fill_element_0index -------------------------------------------------------------------
+
+def _fill_shape(attrs, shapes):
+    lhs, mhs, rhs = shapes
+    if len(lhs) != 2 or mhs != lhs[:1] or rhs != lhs[:1]:
+        raise ValueError(f"fill_element_0index: lhs must be 2-D (rows, columns) and mhs, "
+                         f"rhs of shape (rows,) (got {lhs!r}, {mhs!r}, {rhs!r})")
+    return [lhs]
+
+
+def _fill_type(attrs, dtypes):
+    if dtypes[1] != dtypes[0]:
+        raise TypeError(f"fill_element_0index: mhs must have lhs's dtype {dtypes[0]} (got "
+                        f"{dtypes[1]})")
+    if dtypes[2].kind not in "iuf":
+        raise TypeError(f"fill_element_0index: rhs must hold indices (got {dtypes[2]})")
+    return [dtypes[0]]
+
+
+def _fill_columns(rhs, n):
+    raw = rhs.get() if not isinstance(rhs, np.ndarray) else rhs
+    cols = np.trunc(raw).astype(np.int64) if raw.dtype.kind == "f" else raw.astype(np.int64)
+    bad = np.flatnonzero((cols < 0) | (cols >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"fill_element_0index: rhs must hold column indices in [0, {n}) "
+                         f"(got {raw[i].item()!r} at position {i})")
+    return cols
+
+
+def _fill_element_0index(attrs, ins, outs):
+    lhs, mhs, rhs = ins
+    out = outs[0]
+    cols = _fill_columns(rhs, lhs.shape[1])
+    rows = np.arange(lhs.shape[0])
+    if not isinstance(lhs, np.ndarray):
+        import cupy
+        cols, rows = cupy.asarray(cols), cupy.asarray(rows)
+    if out is not lhs:
+        out[...] = lhs
+    out[rows, cols] = mhs
+
+
+def _fill_grad(attrs, inputs, outputs, out_grads):
+    lhs, _, rhs = inputs
+    g = out_grads[0]
+    hot = F.one_hot(rhs, depth=lhs.shape[1], dtype=lhs.dtype)
+    return [g * (1.0 - hot), F.pick(g, rhs, axis=1), None]
+
+
+register("fill_element_0index", inputs=("lhs", "mhs", "rhs"), infer_shape=_fill_shape,
+         infer_type=_fill_type, compute=_fill_element_0index, gradient=_fill_grad,
+         grad_inputs=(2,), inplace=[(0, 0)],
+         doc="""``lhs`` with row i's element at column ``rhs[i]`` replaced by ``mhs[i]``
+(MXNet's legacy fill_element_0index; lhs 2-D, mhs and rhs of shape (rows,), rhs integers
+in [0, columns), floats truncated).  Gradients: lhs gets the head gradient with those
+elements zeroed, mhs the head gradient picked there.""")
