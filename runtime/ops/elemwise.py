@@ -578,14 +578,25 @@ def _clip(attrs, ins, outs):
             dtype_scalar("clip", "a_max", attrs["a_max"], x.dtype), out=outs[0])
 
 
+def _clip_stypes(attrs, stypes):
+    """MXNet: clip(csr or row_sparse, a_min <= 0 <= a_max) keeps the storage type (zeros
+    stay zeros); other bounds give a dense result."""
+    if attrs["a_min"] <= 0 <= attrs["a_max"]:
+        return _keep_stype(attrs, stypes)
+    return None
+
+
 register("clip", attrs={"a_min": Attr("float", required=True),
                         "a_max": Attr("float", required=True)},
          compute=_clip, infer_type=_clip_type, inplace=[(0, 0)], grad_inputs=(0,),
+         compute_sparse=_sparse_map(_clip), sparse_stypes=_clip_stypes,
          gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
          doc="``data`` limited to [``a_min``, ``a_max``].  The bounds are cast to "
              "``data``'s dtype (MXNet), truncated toward zero for integers (``a_min=2.5`` "
              "clips at 2); a bound the dtype cannot hold (NaN, an infinity, out of range, "
-             "e.g. 1e30 for int32) raises ValueError.")
+             "e.g. 1e30 for int32) raises ValueError.  As MXNet, csr and row_sparse "
+             "inputs keep their storage type when a_min <= 0 <= a_max (the stored values "
+             "are clipped), and give a dense result otherwise.")
 
 
 def _cast(attrs, ins, outs):

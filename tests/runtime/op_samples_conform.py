@@ -105,3 +105,10 @@ _add(FAILURES, "fill_element_0index",
              r"position 1\)"))
 _add(ZERO_SIZE, "fill_element_0index",
      ZeroSize([zeros(0, 3), zeros(0), np.zeros(0, np.int64)], {}, lambda a, b, c: a))
+
+# clip's sparse kernel (a_min <= 0 <= a_max keeps csr / row_sparse)
+_CLIP_X = _sparse_input((3, 4), 750)
+_add(SAMPLES, "clip",
+     Sample([_csr(_CLIP_X)], {"a_min": -0.4, "a_max": 0.3}, grad=False),
+     Sample([_rsp(_CLIP_X)], {"a_min": 0.0, "a_max": 0.5}, grad=False),
+     Sample([_csr(_CLIP_X)], {"a_min": 0.2, "a_max": 0.5}, grad=False))

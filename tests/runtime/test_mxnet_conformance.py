@@ -217,3 +217,23 @@ def test_hard_sigmoid_as_mxnet():
         y = nd.hard_sigmoid(x)
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [0, 0.2, 0.2, 0.2, 0, 0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("stype", ["csr", "row_sparse"])
+def test_clip_of_sparse_keeps_the_storage_type_when_zero_is_inside(stype):
+    # MXNet: clip(csr or row_sparse, a_min <= 0, a_max >= 0) = same stype; otherwise
+    # default
+    v = np.array([[0, -3, 2], [5, 0, 0], [0, 0, 0]], dtype=np.float32)
+    x = nd.array(v).tostype(stype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StorageFallbackWarning)
+        y = nd.clip(x, -1, 3)
+        z = x.clip(0, 1)
+    assert (y.stype, z.stype) == (stype, stype)
+    np.testing.assert_array_equal(y.asnumpy(), np.clip(v, -1, 3))
+    np.testing.assert_array_equal(z.asnumpy(), np.clip(v, 0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StorageFallbackWarning)
+        w = nd.clip(x, 1, 3)
+    assert w.stype == "default"
+    np.testing.assert_array_equal(w.asnumpy(), np.clip(v, 1, 3))
