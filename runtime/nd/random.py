@@ -1,6 +1,6 @@
 """Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator:
 uniform, normal, randn, randint, exponential, gamma, poisson, negative_binomial,
-multinomial and shuffle."""
+generalized_negative_binomial, multinomial and shuffle."""
 
 import numpy as np
 
@@ -227,6 +227,28 @@ def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None):
                  out, floats=False)
 
 
+def _gamma_poisson(g, size, mu, alpha):
+    """Poisson draws whose means are gamma draws of mean ``mu`` and variance
+    ``mu**2 * alpha`` (alpha 0: Poisson of mean mu)."""
+    mu, alpha = np.broadcast_arrays(mu, alpha)
+    zero = alpha == 0
+    shape = np.where(zero, 1.0, 1.0 / np.where(zero, 1.0, alpha))
+    lam = g.gamma(shape, np.where(zero, 1.0, mu * alpha), size)
+    return g.poisson(np.where(zero, mu, lam), size)
+
+
+def generalized_negative_binomial(mu=1.0, alpha=1.0, shape=None, dtype=None, ctx=None,
+                                  out=None):
+    """Samples from the generalized negative binomial distribution of mean ``mu`` and
+    dispersion ``alpha`` (variance mu + alpha * mu**2; alpha 0 is Poisson of mean mu), as
+    MXNet's: a Poisson draw whose mean is a gamma draw of shape 1 / alpha and scale
+    mu * alpha.  float32 by default, integer dtypes too; parameters may be NDArrays of one
+    shape."""
+    return _draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha},
+                 {"mu": _NONNEG, "alpha": _NONNEG}, _gamma_poisson, shape, dtype, ctx, out,
+                 floats=False)
+
+
 def shuffle(data, out=None):
     """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
     shuffle); ``out=`` may be ``data`` itself."""
@@ -308,4 +330,4 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
 
 
 __all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poisson",
-           "negative_binomial", "shuffle", "multinomial"]
+           "negative_binomial", "generalized_negative_binomial", "shuffle", "multinomial"]

@@ -237,3 +237,21 @@ def test_clip_of_sparse_keeps_the_storage_type_when_zero_is_inside(stype):
         w = nd.clip(x, 1, 3)
     assert w.stype == "default"
     np.testing.assert_array_equal(w.asnumpy(), np.clip(v, 1, 3))
+
+
+def test_generalized_negative_binomial_moments():
+    # MXNet: mean mu, variance mu + alpha * mu**2; alpha = 0 is Poisson(mu)
+    from runtime import random as rt_random
+    rt_random.seed(11)
+    x = nd.random.generalized_negative_binomial(mu=3.0, alpha=0.5, shape=(200000,))
+    assert x.dtype == np.float32 and x.shape == (200000,)
+    v = x.asnumpy()
+    assert np.all(v == np.round(v)) and v.min() >= 0
+    assert abs(v.mean() - 3.0) < 0.05 and abs(v.var() - 7.5) < 0.25
+    p = nd.random.generalized_negative_binomial(mu=2.0, alpha=0.0, shape=(200000,)).asnumpy()
+    assert abs(p.mean() - 2.0) < 0.03 and abs(p.var() - 2.0) < 0.06
+    y = nd.random.generalized_negative_binomial(nd.array([1.0, 10.0]), nd.array([0.2, 0.1]),
+                                                shape=(4,), dtype="int32")
+    assert y.shape == (2, 4) and y.dtype == np.int32
+    with pytest.raises(ValueError, match=r"generalized_negative_binomial: alpha must be >= 0"):
+        nd.random.generalized_negative_binomial(mu=1.0, alpha=-1.0, shape=(2,))
