@@ -1,13 +1,15 @@
 """MXNet 1.x operators that ported scripts and MXNet's own tests call and no other area
 declares: ``hard_sigmoid``, the sequence operators ``SequenceMask``, ``SequenceLast``,
-``SequenceReverse`` (RNN scripts: time-major data, per-sequence lengths), and the legacy
-``fill_element_0index`` (test_ndarray.py's test_ndarray_fill).  Each follows MXNet's
+``SequenceReverse`` (RNN scripts: time-major data, per-sequence lengths), ``moments``,
+``depth_to_space``/``space_to_depth``, and the legacy ``fill_element_0index``
+(test_ndarray.py's test_ndarray_fill).  Each follows MXNet's
 documented signature, defaults and semantics; gradients are made of registry ops.
 """
 
 import numpy as np
 
 from runtime.ops._call import F, zeros
+from runtime.ops.reduce import reduced_axes, reduced_shape
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
 # -- hard_sigmoid ---------------------------------------------------------------------------
@@ -288,3 +290,107 @@ register("fill_element_0index", inputs=("lhs", "mhs", "rhs"), infer_shape=_fill_
 (MXNet's legacy fill_element_0index; lhs 2-D, mhs and rhs of shape (rows,), rhs integers
 in [0, columns), floats truncated).  Gradients: lhs gets the head gradient with those
 elements zeroed, mhs the head gradient picked there.""")
+
+
+# -- moments ----------------------------------------------------------------------------------
+
+def _moments_axes(attrs, ndim):
+    return reduced_axes("moments", {"axis": attrs["axes"]}, ndim)
+
+
+def _moments_shape(attrs, shapes):
+    shape = shapes[0]
+    out = reduced_shape("moments", {"axis": attrs["axes"], "keepdims": attrs["keepdims"]},
+                        shape)
+    return [out, out]
+
+
+def _moments(attrs, ins, outs):
+    x = ins[0]
+    axes = _moments_axes(attrs, x.ndim)
+    work = x if x.dtype != np.float16 else x.astype(np.float32)
+    mean = work.mean(axis=axes, keepdims=True)
+    var = ((work - mean) ** 2).mean(axis=axes, keepdims=True)
+    outs[0][...] = mean.reshape(outs[0].shape)
+    outs[1][...] = var.reshape(outs[1].shape)
+
+
+def _moments_grad(attrs, inputs, outputs, out_grads):
+    x = inputs[0]
+    axes = _moments_axes(attrs, len(x.shape))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    if n == 0:
+        return [zeros(x)]
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    mean, gm, gv = (F.reshape(a, shape=kept) for a in (outputs[0], *out_grads))
+    return [F.broadcast_to(gm, shape=x.shape) * (1.0 / n) + (x - mean) * gv * (2.0 / n)]
+
+
+register("moments", num_outputs=2,
+         attrs={"axes": Attr("axes"), "keepdims": Attr("bool", False)},
+         infer_shape=_moments_shape, infer_type=lambda a, d: [
+             float_input("moments")(a, d)[0]] * 2,
+         compute=_moments, gradient=_moments_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="""The mean and the variance of ``data`` over ``axes`` (MXNet's moments; None:
+every axis), two outputs of the reduced shape (the axes kept as 1 with ``keepdims``).  The
+variance is the biased one, ``mean((x - mean)**2)``.""")
+
+
+# -- depth_to_space, space_to_depth ---------------------------------------------------------
+
+def _block(op, attrs, shape):
+    b = attrs["block_size"]
+    if b < 1:
+        raise ValueError(f"{op}: block_size must be >= 1 (got block_size={b})")
+    if len(shape) != 4:
+        raise ValueError(f"{op}: data must be 4-D (N, C, H, W) (got shape {shape!r})")
+    return b
+
+
+def _d2s_shape(attrs, shapes):
+    b = _block("depth_to_space", attrs, shapes[0])
+    n, c, h, w = shapes[0]
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: the channels {c} must be a multiple of "
+                         f"block_size**2 = {b * b} (shape {shapes[0]!r})")
+    return [(n, c // (b * b), h * b, w * b)]
+
+
+def _s2d_shape(attrs, shapes):
+    b = _block("space_to_depth", attrs, shapes[0])
+    n, c, h, w = shapes[0]
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height {h} and width {w} must be multiples of "
+                         f"block_size {b} (shape {shapes[0]!r})")
+    return [(n, c * b * b, h // b, w // b)]
+
+
+def _d2s(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    n, c, h, w = x.shape
+    b = attrs["block_size"]
+    out[...] = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2) \
+        .reshape(out.shape)
+
+
+def _s2d(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    n, c, h, w = x.shape
+    b = attrs["block_size"]
+    out[...] = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4) \
+        .reshape(out.shape)
+
+
+register("depth_to_space", attrs={"block_size": Attr("int", required=True)},
+         infer_shape=_d2s_shape, compute=_d2s,
+         gradient=lambda a, i, o, g: [F.space_to_depth(g[0], block_size=a["block_size"])],
+         doc="""Moves (N, C, H, W) channel blocks into space (MXNet's depth_to_space):
+(N, C / b**2, H * b, W * b) for ``block_size`` b, the channels read as (b, b, C / b**2)
+(DCR order).  Its gradient is space_to_depth.""")
+register("space_to_depth", attrs={"block_size": Attr("int", required=True)},
+         infer_shape=_s2d_shape, compute=_s2d,
+         gradient=lambda a, i, o, g: [F.depth_to_space(g[0], block_size=a["block_size"])],
+         doc="""Moves b x b spatial blocks of (N, C, H, W) into channels (MXNet's
+space_to_depth, the inverse of depth_to_space): (N, C * b**2, H / b, W / b).""")

@@ -112,3 +112,41 @@ _add(SAMPLES, "clip",
      Sample([_csr(_CLIP_X)], {"a_min": -0.4, "a_max": 0.3}, grad=False),
      Sample([_rsp(_CLIP_X)], {"a_min": 0.0, "a_max": 0.5}, grad=False),
      Sample([_csr(_CLIP_X)], {"a_min": 0.2, "a_max": 0.5}, grad=False))
+
+_add(SAMPLES, "moments",
+     Sample([uniform((2, 3, 4), seed=760)], {"axes": (1, 2)}),
+     Sample([uniform((2, 3, 4), seed=761)], {"axes": (0,), "keepdims": True}),
+     Sample([uniform((3, 4), seed=762)]),
+     Sample([uniform((5,), seed=763, dtype=np.float32)], {"axes": (0,)}, grad=False))
+_add(FAILURES, "moments",
+     Failure([uniform((2, 3))], {"axes": (2,)}, ValueError, r"^moments: axis 2 is out of "
+             r"range"),
+     Failure([ints(1, 2)], {}, TypeError, r"^moments: needs a floating-point input"))
+_add(ZERO_SIZE, "moments",
+     ZeroSize([zeros(0, 3)], {"axes": (1,)},
+              lambda x: [np.zeros(0), np.zeros(0)]))
+
+_D2S = uniform((2, 8, 2, 3), seed=770)
+_add(SAMPLES, "depth_to_space",
+     Sample([_D2S], {"block_size": 2}),
+     Sample([uniform((1, 9, 1, 2), seed=771, dtype=np.float32)], {"block_size": 3},
+            grad=False))
+_add(SAMPLES, "space_to_depth",
+     Sample([uniform((2, 2, 4, 6), seed=772)], {"block_size": 2}),
+     Sample([ints(*range(16)).reshape(1, 1, 4, 4)], {"block_size": 2}, grad=False))
+for _name in ("depth_to_space", "space_to_depth"):
+    _add(FAILURES, _name,
+         Failure([uniform((2, 8, 2))], {"block_size": 2}, ValueError,
+                 rf"^{_name}: data must be 4-D"),
+         Failure([_D2S], {"block_size": 0}, ValueError,
+                 rf"^{_name}: block_size must be >= 1"))
+_add(FAILURES, "depth_to_space", Failure(
+    [uniform((2, 6, 2, 2))], {"block_size": 2}, ValueError,
+    r"^depth_to_space: the channels 6 must be a multiple of block_size\*\*2 = 4"))
+_add(FAILURES, "space_to_depth", Failure(
+    [uniform((2, 6, 3, 2))], {"block_size": 2}, ValueError,
+    r"^space_to_depth: height 3 and width 2 must be multiples of block_size 2"))
+_add(ZERO_SIZE, "depth_to_space", ZeroSize([zeros(0, 4, 2, 2)], {"block_size": 2},
+                                           lambda x: np.zeros((0, 1, 4, 4))))
+_add(ZERO_SIZE, "space_to_depth", ZeroSize([zeros(0, 1, 4, 4)], {"block_size": 2},
+                                           lambda x: np.zeros((0, 4, 2, 2))))

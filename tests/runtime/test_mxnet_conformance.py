@@ -255,3 +255,37 @@ def test_generalized_negative_binomial_moments():
     assert y.shape == (2, 4) and y.dtype == np.int32
     with pytest.raises(ValueError, match=r"generalized_negative_binomial: alpha must be >= 0"):
         nd.random.generalized_negative_binomial(mu=1.0, alpha=-1.0, shape=(2,))
+
+
+def test_depth_to_space_and_space_to_depth_give_mxnets_documented_examples():
+    x = nd.array(np.arange(24, dtype=np.float32).reshape(1, 4, 2, 3))
+    want = [[[[0, 6, 1, 7, 2, 8], [12, 18, 13, 19, 14, 20],
+              [3, 9, 4, 10, 5, 11], [15, 21, 16, 22, 17, 23]]]]
+    y = nd.depth_to_space(x, 2)
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    np.testing.assert_array_equal(nd.space_to_depth(y, block_size=2).asnumpy(), x.asnumpy())
+    x.attach_grad()
+    h = np.random.default_rng(4).uniform(size=(1, 1, 4, 6)).astype(np.float32)
+    with autograd.record():
+        y = x.depth_to_space(block_size=2)
+    y.backward(nd.array(h))
+    # the gradient of a permutation is the inverse permutation of the head gradient
+    np.testing.assert_array_equal(x.grad.asnumpy().ravel()[np.array(want).ravel()],
+                                  h.ravel())
+
+
+def test_moments_mean_and_biased_variance():
+    v = np.random.default_rng(5).uniform(-1, 1, (2, 3, 4))
+    x = nd.array(v, dtype="float64")
+    mean, var = nd.moments(x, axes=(0, 2))
+    np.testing.assert_allclose(mean.asnumpy(), v.mean((0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(var.asnumpy(), v.var((0, 2)), rtol=1e-12)
+    mean, var = nd.moments(x, axes=(1,), keepdims=True)
+    assert mean.shape == var.shape == (2, 1, 4)
+    x.attach_grad()
+    with autograd.record():
+        mean, var = nd.moments(x, axes=(2,))
+        loss = (mean * 3.0 + var).sum()
+    loss.backward()
+    want = 3.0 / 4 + 2.0 * (v - v.mean(2, keepdims=True)) / 4
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-12)
