@@ -161,6 +161,27 @@ def concatenate(arrays, axis=0, always_copy=True):
     return concat(*arrays, dim=axis)  # noqa: F821  (installed above)
 
 
+def histogram(a, bins=10, range=None):
+    """MXNet's ``nd.histogram``: ``(counts, bin_edges)`` of the values of ``a``, as
+    ``np.histogram``: ``bins`` an int (that many equal bins over ``range``, by default
+    a's minimum to maximum) or an NDArray of increasing edges.  Counts are int64, the
+    edges float32 (an NDArray ``bins`` keeps its dtype).  Not differentiable."""
+    if not isinstance(a, NDArray):
+        raise TypeError(f"histogram: a must be an NDArray (got {type(a).__name__})")
+    edges = bins.asnumpy() if isinstance(bins, NDArray) else bins
+    if not isinstance(bins, NDArray) and (isinstance(bins, bool) or not isinstance(
+            bins, (int, np.integer)) or bins < 1):
+        raise ValueError(f"histogram: bins must be an int >= 1 or an NDArray of edges (got "
+                         f"{bins!r})")
+    try:
+        counts, edges = np.histogram(a.asnumpy(), bins=edges, range=range)
+    except ValueError as e:
+        raise ValueError(f"histogram: {e} (bins={bins!r}, range={range!r})") from None
+    dtype = bins.dtype if isinstance(bins, NDArray) else np.float32
+    return (from_numpy(counts.astype(np.int64), a.ctx),
+            from_numpy(edges.astype(dtype), a.ctx))
+
+
 def onehot_encode(indices, out):
     """MXNet's legacy ``nd.onehot_encode``: one-hot rows of ``indices`` written into the
     2-D ``out`` (width ``out.shape[1]``, out's dtype), which is returned."""

@@ -394,3 +394,82 @@ register("space_to_depth", attrs={"block_size": Attr("int", required=True)},
          gradient=lambda a, i, o, g: [F.depth_to_space(g[0], block_size=a["block_size"])],
          doc="""Moves b x b spatial blocks of (N, C, H, W) into channels (MXNet's
 space_to_depth, the inverse of depth_to_space): (N, C * b**2, H / b, W / b).""")
+
+
+# -- ravel_multi_index, unravel_index -----------------------------------------------------------
+
+def _ravel_target(op, attrs):
+    shape = attrs["shape"]
+    if shape is None or any(s < 1 for s in shape):
+        raise ValueError(f"{op}: shape must be a tuple of sizes >= 1 (got {shape!r})")
+    return tuple(shape)
+
+
+def _ravel_shape(attrs, shapes):
+    target = _ravel_target("ravel_multi_index", attrs)
+    data = shapes[0]
+    if len(data) < 1 or data[0] != len(target):
+        raise ValueError(f"ravel_multi_index: data must have {len(target)} rows, one per "
+                         f"axis of shape {target!r} (got data of shape {data!r})")
+    return [data[1:]]
+
+
+def _host_ints(x):
+    a = x.get() if not isinstance(x, np.ndarray) else x
+    return np.trunc(a).astype(np.int64) if a.dtype.kind == "f" else a.astype(np.int64)
+
+
+def _put(out, values):
+    if isinstance(out, np.ndarray):
+        out[...] = values
+    else:
+        import cupy
+        out[...] = cupy.asarray(values)
+
+
+def _check_range(op, idx, n, what):
+    bad = np.flatnonzero((idx < 0) | (idx >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{op}: {what} must lie in [0, {n}) (got {idx.ravel()[i]} at "
+                         f"position {i})")
+
+
+def _ravel(attrs, ins, outs):
+    target = _ravel_target("ravel_multi_index", attrs)
+    idx = _host_ints(ins[0])
+    for axis, n in enumerate(target):
+        _check_range("ravel_multi_index", idx[axis], n, f"the indices of axis {axis}")
+    _put(outs[0], np.ravel_multi_index(tuple(idx), target) if idx.size else
+         np.zeros(outs[0].shape, np.int64))
+
+
+def _unravel_shape(attrs, shapes):
+    target = _ravel_target("unravel_index", attrs)
+    return [(len(target),) + tuple(shapes[0])]
+
+
+def _unravel(attrs, ins, outs):
+    target = _ravel_target("unravel_index", attrs)
+    flat = _host_ints(ins[0])
+    size = 1
+    for n in target:
+        size *= n
+    _check_range("unravel_index", flat, size, "the flat indices")
+    _put(outs[0], np.stack(np.unravel_index(flat, target)) if flat.size else
+         np.zeros(outs[0].shape, np.int64))
+
+
+register("ravel_multi_index", aliases=("_ravel_multi_index",),
+         attrs={"shape": Attr("shape", required=True)}, infer_shape=_ravel_shape, compute=_ravel,
+         differentiable=False,
+         doc="""Flat (C-order) indices into an array of ``shape`` from ``data`` of shape
+(len(shape), ...), one row per axis (MXNet's ravel_multi_index); the result has data's
+dtype and shape without its first axis.  Indices outside an axis raise ValueError
+(float indices are truncated).""")
+register("unravel_index", aliases=("_unravel_index",),
+         attrs={"shape": Attr("shape", required=True)}, infer_shape=_unravel_shape, compute=_unravel,
+         differentiable=False,
+         doc="""The converse of ravel_multi_index (MXNet's unravel_index): flat indices
+``data`` into an array of ``shape`` become (len(shape),) + data.shape coordinates, in
+data's dtype.  Indices outside [0, prod(shape)) raise ValueError.""")

@@ -150,3 +150,27 @@ _add(ZERO_SIZE, "depth_to_space", ZeroSize([zeros(0, 4, 2, 2)], {"block_size": 2
                                            lambda x: np.zeros((0, 1, 4, 4))))
 _add(ZERO_SIZE, "space_to_depth", ZeroSize([zeros(0, 1, 4, 4)], {"block_size": 2},
                                            lambda x: np.zeros((0, 4, 2, 2))))
+
+_add(SAMPLES, "ravel_multi_index",
+     Sample([np.array([[3.0, 6, 6], [4, 5, 1]])], {"shape": (7, 6)}, grad=False),
+     Sample([ints(0, 1, 2, 1, 0, 3).reshape(2, 3)], {"shape": (3, 4)}, grad=False))
+_add(SAMPLES, "unravel_index",
+     Sample([np.array([22.0, 41, 37])], {"shape": (7, 6)}, grad=False),
+     Sample([ints(0, 5, 11).reshape(3, 1)], {"shape": (3, 4)}, grad=False))
+_add(FAILURES, "ravel_multi_index",
+     Failure([ints(1, 2, 3)], {"shape": (7, 6)}, ValueError,
+             r"^ravel_multi_index: data must have 2 rows"),
+     Failure([ints(1, 2, 1, 2).reshape(2, 2)], {"shape": (0, 6)}, ValueError,
+             r"^ravel_multi_index: shape must be a tuple of sizes >= 1"),
+     # raised by the kernel, after out= is chosen
+     Failure([ints(1, 7, 1, 2).reshape(2, 2)], {"shape": (7, 6)}, ValueError,
+             r"^ravel_multi_index: the indices of axis 0 must lie in \[0, 7\) \(got 7 at "
+             r"position 1\)", out=((2,), np.int64)))
+_add(FAILURES, "unravel_index",
+     Failure([ints(1, 42)], {"shape": (7, 6)}, ValueError,
+             r"^unravel_index: the flat indices must lie in \[0, 42\) \(got 42 at "
+             r"position 1\)", out=((2, 2), np.int64)))
+_add(ZERO_SIZE, "ravel_multi_index",
+     ZeroSize([np.zeros((2, 0), np.int64)], {"shape": (3, 4)}, lambda a: np.zeros(0)))
+_add(ZERO_SIZE, "unravel_index",
+     ZeroSize([np.zeros(0, np.int64)], {"shape": (3, 4)}, lambda a: np.zeros((2, 0))))

@@ -289,3 +289,29 @@ def test_moments_mean_and_biased_variance():
     loss.backward()
     want = 3.0 / 4 + 2.0 * (v - v.mean(2, keepdims=True)) / 4
     np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-12)
+
+
+def test_ravel_multi_index_and_unravel_index_give_mxnets_documented_examples():
+    a = nd.array([[3, 6, 6], [4, 5, 1]])
+    np.testing.assert_array_equal(nd.ravel_multi_index(a, shape=(7, 6)).asnumpy(),
+                                  [22, 41, 37])
+    b = nd.array([22, 41, 37])
+    np.testing.assert_array_equal(nd.unravel_index(b, shape=(7, 6)).asnumpy(),
+                                  [[3, 6, 6], [4, 5, 1]])
+    assert nd.unravel_index(b, (7, 6)).dtype == np.float32
+
+
+def test_histogram_as_numpy_with_a_bin_count_or_edges():
+    # test_ndarray.py test_ndarray_histogram: counts and edges as np.histogram
+    v = np.random.default_rng(6).uniform(-3, 3, 200).astype(np.float32)
+    x = nd.array(v)
+    counts, edges = nd.histogram(x, bins=5, range=(-2, 2))
+    want_c, want_e = np.histogram(v, bins=5, range=(-2, 2))
+    np.testing.assert_array_equal(counts.asnumpy(), want_c)
+    np.testing.assert_allclose(edges.asnumpy(), want_e, rtol=1e-6)
+    e = np.array([-3.0, -1.0, 0.0, 0.5, 3.0], dtype=np.float32)
+    counts, edges = nd.histogram(x, bins=nd.array(e))
+    np.testing.assert_array_equal(counts.asnumpy(), np.histogram(v, bins=e)[0])
+    np.testing.assert_array_equal(edges.asnumpy(), e)
+    with pytest.raises(ValueError, match=r"^histogram: bins must be an int >= 1"):
+        nd.histogram(x, bins=0)
