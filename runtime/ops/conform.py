@@ -473,3 +473,72 @@ register("unravel_index", aliases=("_unravel_index",),
          doc="""The converse of ravel_multi_index (MXNet's unravel_index): flat indices
 ``data`` into an array of ``shape`` become (len(shape),) + data.shape coordinates, in
 data's dtype.  Indices outside [0, prod(shape)) raise ValueError.""")
+
+
+# -- LRN ------------------------------------------------------------------------------------
+
+def _lrn_check(op, attrs, shape):
+    n = attrs["nsize"]
+    if n < 1 or n % 2 == 0:
+        raise ValueError(f"{op}: nsize must be a positive odd number (got nsize={n})")
+    if len(shape) < 2:
+        raise ValueError(f"{op}: data must have a channel axis 1 (got shape {shape!r})")
+
+
+def _window_sum(x, n):
+    """Sum over the channel window [c - n // 2, c + n // 2] (clipped) along axis 1."""
+    c = x.shape[1]
+    cum = np.zeros((x.shape[0], c + 1) + x.shape[2:], dtype=x.dtype) if isinstance(
+        x, np.ndarray) else __import__("cupy").zeros((x.shape[0], c + 1) + x.shape[2:],
+                                                     dtype=x.dtype)
+    cum[:, 1:] = x.cumsum(axis=1)
+    lo = np.clip(np.arange(c) - n // 2, 0, c)
+    hi = np.clip(np.arange(c) + n // 2 + 1, 0, c)
+    return cum[:, hi] - cum[:, lo]
+
+
+def _window_shape(attrs, shapes):
+    _lrn_check("_lrn_window_sum", attrs, shapes[0])
+    return [shapes[0]]
+
+
+def _window(attrs, ins, outs):
+    outs[0][...] = _window_sum(ins[0], attrs["nsize"])
+
+
+register("_lrn_window_sum", attrs={"nsize": Attr("int", required=True)},
+         infer_shape=_window_shape, infer_type=float_input("_lrn_window_sum"),
+         compute=_window,
+         gradient=lambda a, i, o, g: [F._lrn_window_sum(g[0], nsize=a["nsize"])],
+         doc="""Sum of each channel's window of ``nsize`` channels centred on it (clipped at
+the ends), along axis 1: LRN's denominator.  A symmetric linear map, its own gradient.""")
+
+
+def _lrn_shape(attrs, shapes):
+    _lrn_check("LRN", attrs, shapes[0])
+    return [shapes[0]]
+
+
+def _lrn(attrs, ins, outs):
+    x = ins[0]
+    n = attrs["nsize"]
+    work = x if x.dtype != np.float16 else x.astype(np.float32)
+    d = _window_sum(work * work, n) * (attrs["alpha"] / n) + attrs["knorm"]
+    outs[0][...] = work * d ** (-attrs["beta"])
+
+
+def _lrn_grad(attrs, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    n, alpha, beta = attrs["nsize"], attrs["alpha"], attrs["beta"]
+    d = F._lrn_window_sum(x * x, nsize=n) * (alpha / n) + attrs["knorm"]
+    inner = F._lrn_window_sum(g * x * d ** (-beta - 1.0), nsize=n)
+    return [g * d ** (-beta) + x * inner * (-2.0 * beta * alpha / n)]
+
+
+register("LRN", attrs={"alpha": Attr("float", 0.0001), "beta": Attr("float", 0.75),
+                       "knorm": Attr("float", 2.0), "nsize": Attr("int", required=True)},
+         infer_shape=_lrn_shape, infer_type=float_input("LRN"), compute=_lrn,
+         gradient=_lrn_grad, grad_inputs=(0,),
+         doc="""Local response normalisation across channels (MXNet's LRN, AlexNet's):
+``x / (knorm + alpha / nsize * sum(x**2 over the nsize channels around c)) ** beta``
+along axis 1, the window clipped at the ends.  ``nsize`` must be odd.""")

@@ -315,3 +315,16 @@ def test_histogram_as_numpy_with_a_bin_count_or_edges():
     np.testing.assert_array_equal(edges.asnumpy(), e)
     with pytest.raises(ValueError, match=r"^histogram: bins must be an int >= 1"):
         nd.histogram(x, bins=0)
+
+
+def test_lrn_normalises_across_a_window_of_channels():
+    # MXNet's LRN: x / (knorm + alpha / nsize * sum of x**2 over nsize channels) ** beta
+    v = np.random.default_rng(7).uniform(-2, 2, (2, 6, 3, 3))
+    x = nd.array(v, dtype="float64")
+    sq = v ** 2
+    s = np.stack([sq[:, max(0, c - 2):c + 3].sum(1) for c in range(6)], axis=1)
+    np.testing.assert_allclose(nd.LRN(x, nsize=5).asnumpy(),
+                               v / (2.0 + 0.0001 / 5 * s) ** 0.75, rtol=1e-12)
+    np.testing.assert_allclose(
+        nd.LRN(x, alpha=0.3, beta=0.5, knorm=1.0, nsize=5).asnumpy(),
+        v / (1.0 + 0.3 / 5 * s) ** 0.5, rtol=1e-12)
