@@ -6,6 +6,8 @@ interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_fro
 :mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
 
+import types
+
 import numpy as np
 
 from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_dtype, borrow,
@@ -146,6 +148,15 @@ import runtime.ops  # noqa: E402  (registers the operators)
 from runtime.nd import _ops, linalg  # noqa: E402
 
 _ops.install(globals())
+
+# MXNet's mx.nd._internal and mx.nd.op: namespaces holding every operator, hidden ones
+# (_square_sum, _plus_scalar, _ravel_multi_index) included
+_internal = types.ModuleType("runtime.nd._internal", "Every registry operator by name, "
+                             "hidden ones included (MXNet's mx.nd._internal).")
+op = types.ModuleType("runtime.nd.op", "Every registry operator by name (MXNet's "
+                      "mx.nd.op).")
+_ops.install(vars(_internal))
+_ops.install(vars(op))
 
 
 def concatenate(arrays, axis=0, always_copy=True):
