@@ -149,6 +149,9 @@ from runtime.nd import _ops, linalg  # noqa: E402
 
 _ops.install(globals())
 
+for _name in random.LEGACY:         # mx.nd.random_uniform, mx.nd.sample_normal, ...
+    globals()[_name] = getattr(random, _name)
+
 # MXNet's mx.nd._internal and mx.nd.op: namespaces holding every operator, hidden ones
 # (_square_sum, _plus_scalar, _ravel_multi_index) included
 _internal = types.ModuleType("runtime.nd._internal", "Every registry operator by name, "

@@ -342,3 +342,22 @@ def test_internal_and_op_namespaces_hold_every_operator():
     np.testing.assert_array_equal(
         nd.op.FullyConnected(nd.array(v), nd.ones((4, 2)), num_hidden=4,
                              no_bias=True).asnumpy(), v @ np.ones((2, 4)))
+
+
+def test_legacy_flat_random_names():
+    # mx.nd.random_uniform/random_normal/... (numbers) and mx.nd.sample_* (NDArrays of
+    # parameters, shape appended), with MXNet's parameter names
+    x = nd.random_uniform(2.0, 3.0, shape=(1000,))
+    assert x.dtype == np.float32 and x.shape == (1000,)
+    assert 2.0 <= x.asnumpy().min() and x.asnumpy().max() < 3.0
+    np.testing.assert_array_equal(nd.random_normal(loc=5.0, scale=0.0, shape=(2,)).asnumpy(),
+                                  [5.0, 5.0])
+    assert abs(nd.random_exponential(lam=4.0, shape=(200000,)).asnumpy().mean() - 0.25) < 0.01
+    assert nd.random_randint(0, 5, shape=(3,)).dtype == np.int32
+    s = nd.sample_normal(mu=nd.array([0.0, 10.0]), sigma=nd.array([0.0, 0.0]), shape=3)
+    np.testing.assert_array_equal(s.asnumpy(), [[0, 0, 0], [10, 10, 10]])
+    e = nd.sample_exponential(nd.array([1.0, 4.0]), shape=(100000,)).asnumpy().mean(1)
+    np.testing.assert_allclose(e, [1.0, 0.25], rtol=0.03)
+    assert nd.sample_uniform(nd.array([0.0, 10.0]), nd.array([1.0, 11.0])).shape == (2,)
+    with pytest.raises(TypeError, match="random_normal: unexpected or repeated argument"):
+        nd.random_normal(0.0, mu=1.0)
