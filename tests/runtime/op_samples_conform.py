@@ -193,3 +193,9 @@ for _name in ("LRN", "_lrn_window_sum"):
          Failure([ints(1, 2, 3, 4).reshape(1, 4)], {"nsize": 3}, TypeError,
                  rf"^{_name}: needs a floating-point input"))
     _add(ZERO_SIZE, _name, ZeroSize([zeros(0, 3, 2)], {"nsize": 3}, lambda x: x))
+
+# slice of csr over rows and columns keeps csr (MXNet's SliceDimTwoCsrImpl)
+_add(SAMPLES, "slice",
+     Sample([_csr(_sparse_input((5, 6), 790))], {"begin": (1, 2), "end": (4, 5)}, grad=False),
+     Sample([_csr(_sparse_input((4, 3), 791))], {"begin": (None, -2), "end": (None, None)},
+            grad=False))

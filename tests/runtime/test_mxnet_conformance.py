@@ -361,3 +361,26 @@ def test_legacy_flat_random_names():
     assert nd.sample_uniform(nd.array([0.0, 10.0]), nd.array([1.0, 11.0])).shape == (2,)
     with pytest.raises(TypeError, match="random_normal: unexpected or repeated argument"):
         nd.random_normal(0.0, mu=1.0)
+
+
+def test_slice_of_csr_over_rows_and_columns_keeps_csr():
+    # test_sparse_ndarray.py test_sparse_nd_slice: slice(csr, begin=(r0, c0),
+    # end=(r1, c1)) equals the dense slice; MXNet's result is csr
+    rng = np.random.default_rng(8)
+    v = rng.uniform(size=(7, 6)).astype(np.float32)
+    v[v < 0.6] = 0
+    a = nd.array(v).tostype("csr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StorageFallbackWarning)
+        for begin, end in [((1, 2), (5, 4)), ((0, 0), (7, 6)), ((-3, 1), (None, -1)),
+                           ((2, 5), (4, 6)), ((6, 0), (7, 1))]:
+            out = nd.slice(a, begin=begin, end=end)
+            assert out.stype == "csr"
+            rows, cols = slice(begin[0], end[0]), slice(begin[1], end[1])
+            np.testing.assert_array_equal(out.asnumpy(), v[rows, cols])
+            out.check_format()
+    z = nd.sparse.zeros("csr", (4, 5))
+    assert nd.slice(z, begin=(1, 1), end=(3, 4)).asnumpy().tolist() == [[0] * 3] * 2
+    with pytest.warns(StorageFallbackWarning):                  # MXNet: dense fallback
+        stepped = nd.sparse.slice(a, begin=(1,), end=(6,), step=(2,))
+    np.testing.assert_array_equal(stepped.asnumpy(), v[1:6:2])
