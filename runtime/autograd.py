@@ -140,13 +140,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
     """The gradients of ``heads`` with respect to ``variables``, as new arrays (``.grad``
-    is left alone): one array for one variable, a list for a list.
+    is left alone): always a list, one array per variable, also for a single NDArray
+    variable (MXNet 1.x's ``autograd.grad``: ``grad(y, x)[0]`` is x's gradient).
 
     ``create_graph=True`` records the gradient computation, so that the results can be
     differentiated again (higher-order gradients); ``retain_graph`` defaults to it.
     """
     heads, head_grads = _heads(heads, head_grads)
-    variables, single = _as_list(variables, "variables")
+    variables, _ = _as_list(variables, "variables")
     if retain_graph is None:
         retain_graph = create_graph
     prev_rec, prev_train = set_recording(bool(create_graph)), set_training(train_mode)
@@ -165,7 +166,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         elif id(g) in given:       # a head was the variable: never hand back the user's array
             g = g.copy()
         out.append(g)
-    return out[0] if single else out
+    return out
 
 
 def last_backward_stats():

@@ -2,9 +2,11 @@
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
-interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`; submodules
+interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_frombuffer`; submodules
 :mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
 """
+
+import types
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from runtime._storage import is_scipy_sparse
 from runtime.context import Context
 from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace
-from runtime.nd._io import load, save
+from runtime.nd._io import load, load_frombuffer, save
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -147,6 +149,61 @@ from runtime.nd import _ops, linalg  # noqa: E402
 
 _ops.install(globals())
 
+for _name in random.LEGACY:         # mx.nd.random_uniform, mx.nd.sample_normal, ...
+    globals()[_name] = getattr(random, _name)
+
+# MXNet's mx.nd._internal and mx.nd.op: namespaces holding every operator, hidden ones
+# (_square_sum, _plus_scalar, _ravel_multi_index) included
+_internal = types.ModuleType("runtime.nd._internal", "Every registry operator by name, "
+                             "hidden ones included (MXNet's mx.nd._internal).")
+op = types.ModuleType("runtime.nd.op", "Every registry operator by name (MXNet's "
+                      "mx.nd.op).")
+_ops.install(vars(_internal))
+_ops.install(vars(op))
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """MXNet's ``nd.concatenate``: the arrays of the list ``arrays`` joined along
+    ``axis`` (the ``concat`` operator); one array with ``always_copy=False`` is returned
+    as it is."""
+    if not isinstance(arrays, (list, tuple)) or not arrays or not all(
+            isinstance(a, NDArray) for a in arrays):
+        raise TypeError(f"concatenate: arrays must be a non-empty list of NDArrays (got "
+                        f"{arrays!r})")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return concat(*arrays, dim=axis)  # noqa: F821  (installed above)
+
+
+def histogram(a, bins=10, range=None):
+    """MXNet's ``nd.histogram``: ``(counts, bin_edges)`` of the values of ``a``, as
+    ``np.histogram``: ``bins`` an int (that many equal bins over ``range``, by default
+    a's minimum to maximum) or an NDArray of increasing edges.  Counts are int64, the
+    edges float32 (an NDArray ``bins`` keeps its dtype).  Not differentiable."""
+    if not isinstance(a, NDArray):
+        raise TypeError(f"histogram: a must be an NDArray (got {type(a).__name__})")
+    edges = bins.asnumpy() if isinstance(bins, NDArray) else bins
+    if not isinstance(bins, NDArray) and (isinstance(bins, bool) or not isinstance(
+            bins, (int, np.integer)) or bins < 1):
+        raise ValueError(f"histogram: bins must be an int >= 1 or an NDArray of edges (got "
+                         f"{bins!r})")
+    try:
+        counts, edges = np.histogram(a.asnumpy(), bins=edges, range=range)
+    except ValueError as e:
+        raise ValueError(f"histogram: {e} (bins={bins!r}, range={range!r})") from None
+    dtype = bins.dtype if isinstance(bins, NDArray) else np.float32
+    return (from_numpy(counts.astype(np.int64), a.ctx),
+            from_numpy(edges.astype(dtype), a.ctx))
+
+
+def onehot_encode(indices, out):
+    """MXNet's legacy ``nd.onehot_encode``: one-hot rows of ``indices`` written into the
+    2-D ``out`` (width ``out.shape[1]``, out's dtype), which is returned."""
+    if not isinstance(out, NDArray) or out.ndim != 2:
+        raise ValueError(f"onehot_encode: out must be a 2-D NDArray (got "
+                         f"{getattr(out, 'shape', out)!r})")
+    return one_hot(indices, depth=out.shape[1], dtype=out.dtype, out=out)  # noqa: F821
+
 
 def _method(name):
     """The nd function behind ``NDArray.<name>``: ``x.retain(indices)`` is
@@ -159,4 +216,4 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
-           "save", "load", "waitall", "random", "sparse", "linalg"]
+           "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg"]

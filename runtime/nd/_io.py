@@ -146,17 +146,33 @@ def load(fname, ctx=None):
     """
     ctx = as_ctx(ctx) if ctx is not None else None
     with open(fname, "rb") as f:
-        mxnet = _mxnet_format.is_mxnet_file(f.read(8))
-        if mxnet:
-            f.seek(0)
-            try:
-                container, plan = _mxnet_format.read(f, ctx)
-            except _mxnet_format.Bad as e:
-                raise ValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
-            except MemoryError as e:
-                raise _out_of_memory(fname, "its arrays", e) from e
-    if not mxnet:
-        container, plan = _load_ndrt(fname, ctx)
+        return _load_stream(f, fname, ctx)
+
+
+def load_frombuffer(buf, ctx=None):
+    """:func:`load` from the bytes of a file (MXNet's ``nd.load_frombuffer``): what
+    :func:`save` writes, in either format, read from memory.  Errors as :func:`load`'s,
+    naming the buffer ``'<buffer>'``; TypeError when ``buf`` is not bytes-like."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_frombuffer: buf must be bytes-like (got "
+                        f"{type(buf).__name__})")
+    ctx = as_ctx(ctx) if ctx is not None else None
+    return _load_stream(io.BytesIO(bytes(buf)), "<buffer>", ctx)
+
+
+def _load_stream(f, fname, ctx):
+    """The arrays of the file open as ``f`` (seekable), ``fname`` naming it in errors."""
+    mxnet = _mxnet_format.is_mxnet_file(f.read(8))
+    f.seek(0)
+    if mxnet:
+        try:
+            container, plan = _mxnet_format.read(f, ctx)
+        except _mxnet_format.Bad as e:
+            raise ValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
+        except MemoryError as e:
+            raise _out_of_memory(fname, "its arrays", e) from e
+    else:
+        container, plan = _load_ndrt(f, fname, ctx)
     out = []
     for i, (name, stype, shape, d, where, arrays) in enumerate(plan):
         try:
@@ -171,10 +187,11 @@ def load(fname, ctx=None):
     return dict(out) if container == "dict" else [x for _, x in out]
 
 
-def _load_ndrt(fname, ctx):
-    """(container, plan) of an ndrt file, validated; ValueError naming the file."""
+def _load_ndrt(f, fname, ctx):
+    """(container, plan) of the ndrt file open as ``f``, validated; ValueError naming the
+    file."""
     try:
-        zf = zipfile.ZipFile(fname)
+        zf = zipfile.ZipFile(f)
     except Exception as e:
         raise ValueError(f"load: {str(fname)!r} is not an ndrt or MXNet file (not a readable "
                          f"zip archive nor MXNet's magic: {e})") from None

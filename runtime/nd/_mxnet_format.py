@@ -187,7 +187,9 @@ def _dtype(flag, what):
 def read(f, ctx):
     """Parse an open MXNet file: ``(container, [(name, stype, shape, dtype, ctx, parts)])``
     with host NumPy parts, everything validated; raises :class:`Bad`."""
-    size = os.fstat(f.fileno()).st_size - f.tell()
+    start = f.tell()
+    size = f.seek(0, os.SEEK_END) - start       # a file or a BytesIO (load_frombuffer)
+    f.seek(start)
     r = _Reader(f, size)
     magic, _reserved = r.unpack("QQ", "the header")
     if magic != LIST_MAGIC:

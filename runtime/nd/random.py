@@ -1,6 +1,6 @@
 """Random arrays (MXNet's ``mx.nd.random``), drawn from :mod:`runtime.random`'s generator:
 uniform, normal, randn, randint, exponential, gamma, poisson, negative_binomial,
-multinomial and shuffle."""
+generalized_negative_binomial, multinomial and shuffle."""
 
 import numpy as np
 
@@ -227,6 +227,28 @@ def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None):
                  out, floats=False)
 
 
+def _gamma_poisson(g, size, mu, alpha):
+    """Poisson draws whose means are gamma draws of mean ``mu`` and variance
+    ``mu**2 * alpha`` (alpha 0: Poisson of mean mu)."""
+    mu, alpha = np.broadcast_arrays(mu, alpha)
+    zero = alpha == 0
+    shape = np.where(zero, 1.0, 1.0 / np.where(zero, 1.0, alpha))
+    lam = g.gamma(shape, np.where(zero, 1.0, mu * alpha), size)
+    return g.poisson(np.where(zero, mu, lam), size)
+
+
+def generalized_negative_binomial(mu=1.0, alpha=1.0, shape=None, dtype=None, ctx=None,
+                                  out=None):
+    """Samples from the generalized negative binomial distribution of mean ``mu`` and
+    dispersion ``alpha`` (variance mu + alpha * mu**2; alpha 0 is Poisson of mean mu), as
+    MXNet's: a Poisson draw whose mean is a gamma draw of shape 1 / alpha and scale
+    mu * alpha.  float32 by default, integer dtypes too; parameters may be NDArrays of one
+    shape."""
+    return _draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha},
+                 {"mu": _NONNEG, "alpha": _NONNEG}, _gamma_poisson, shape, dtype, ctx, out,
+                 floats=False)
+
+
 def shuffle(data, out=None):
     """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
     shuffle); ``out=`` may be ``data`` itself."""
@@ -308,4 +330,73 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
 
 
 __all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poisson",
-           "negative_binomial", "shuffle", "multinomial"]
+           "negative_binomial", "generalized_negative_binomial", "shuffle", "multinomial"]
+
+
+# -- MXNet's older flat names (mx.nd.random_uniform, mx.nd.sample_normal, ...) -------------
+# random_<dist> take numbers, sample_<dist> NDArrays of parameters (one draw, or ``shape``
+# draws, per element); both are the functions above under MXNet's parameter names.
+
+def _legacy(fn, names, doc, convert=None):
+    def call(*args, shape=None, dtype=None, ctx=None, out=None, **kw):
+        if len(args) > len(names):
+            raise TypeError(f"{doc}: takes at most {len(names)} positional parameters (got "
+                            f"{len(args)})")
+        params = dict(zip(names, args))
+        for k in kw:
+            if k in params or k not in names:
+                raise TypeError(f"{doc}: unexpected or repeated argument {k!r}")
+        params.update(kw)
+        if convert is not None:
+            params = convert(params)
+        return fn(*params.values(), shape=shape, dtype=dtype, ctx=ctx, out=out)
+    call.__name__ = doc
+    call.__doc__ = (f"MXNet's ``{doc}({', '.join(names)}, shape, dtype, ctx, out)``: "
+                    f":func:`{fn.__name__}` under MXNet's parameter names.")
+    return call
+
+
+def _rate_to_scale(params):
+    lam = params.get("lam", 1.0)
+    return {"scale": 1.0 / lam}
+
+
+def _defaults(**defaults):
+    return lambda params: {**defaults, **params}
+
+
+random_uniform = _legacy(uniform, ("low", "high"), "random_uniform",
+                         _defaults(low=0.0, high=1.0))
+random_normal = _legacy(normal, ("loc", "scale"), "random_normal",
+                        _defaults(loc=0.0, scale=1.0))
+random_gamma = _legacy(gamma, ("alpha", "beta"), "random_gamma",
+                       _defaults(alpha=1.0, beta=1.0))
+random_exponential = _legacy(exponential, ("lam",), "random_exponential", _rate_to_scale)
+random_poisson = _legacy(poisson, ("lam",), "random_poisson", _defaults(lam=1.0))
+random_negative_binomial = _legacy(negative_binomial, ("k", "p"), "random_negative_binomial",
+                                   _defaults(k=1, p=1.0))
+random_generalized_negative_binomial = _legacy(
+    generalized_negative_binomial, ("mu", "alpha"), "random_generalized_negative_binomial",
+    _defaults(mu=1.0, alpha=1.0))
+random_randint = _legacy(randint, ("low", "high"), "random_randint")
+sample_uniform = _legacy(uniform, ("low", "high"), "sample_uniform")
+sample_normal = _legacy(normal, ("mu", "sigma"), "sample_normal")
+sample_gamma = _legacy(gamma, ("alpha", "beta"), "sample_gamma")
+sample_exponential = _legacy(exponential, ("lam",), "sample_exponential",
+                             lambda p: {"scale": 1.0 / p["lam"]})
+sample_poisson = _legacy(poisson, ("lam",), "sample_poisson")
+sample_negative_binomial = _legacy(negative_binomial, ("k", "p"), "sample_negative_binomial")
+sample_generalized_negative_binomial = _legacy(
+    generalized_negative_binomial, ("mu", "alpha"), "sample_generalized_negative_binomial")
+
+
+def sample_multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
+    """MXNet's ``sample_multinomial``: :func:`multinomial`."""
+    return multinomial(data, shape=shape, get_prob=get_prob, out=out, dtype=dtype)
+
+
+LEGACY = ("random_uniform", "random_normal", "random_gamma", "random_exponential",
+          "random_poisson", "random_negative_binomial", "random_generalized_negative_binomial",
+          "random_randint", "sample_uniform", "sample_normal", "sample_gamma",
+          "sample_exponential", "sample_poisson", "sample_negative_binomial",
+          "sample_generalized_negative_binomial", "sample_multinomial")

@@ -26,6 +26,13 @@ from runtime.ops.elemwise import ZERO_PRESERVING
 # registry operators offered here under their MXNet names (aliases included)
 _OPERATORS = ("add", "subtract", "multiply", "divide", "add_n", "ElementWiseSum", "sum",
               "mean", "norm", "where", "zeros_like", "Embedding",
+              # the rest of MXNet 1.x's mx.nd.sparse (its _sparse_* aliases)
+              "slice", "clip", "concat", "broadcast_add", "broadcast_sub", "broadcast_plus",
+              "broadcast_minus", "broadcast_mul", "broadcast_div", "square_sum", "sigmoid",
+              "stop_gradient", "make_loss", "cos", "cosh", "arccos", "arccosh", "exp",
+              "log", "log2", "log10", "rsqrt", "gamma", "gammaln", "FullyConnected",
+              "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
+              "sgd_update", "sgd_mom_update", "adam_update",
               *sorted(ZERO_PRESERVING))
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",

@@ -22,7 +22,8 @@ from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, flo
 # values and keep the storage type.
 ZERO_PRESERVING = {"abs", "sign", "square", "sqrt", "relu", "sin", "tan", "arcsin",
                    "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p",
-                   "negative", "floor", "ceil", "round", "rint", "trunc", "fix", "cbrt"}
+                   "negative", "floor", "ceil", "round", "rint", "trunc", "fix", "cbrt",
+                   "degrees", "radians"}
 
 
 def _sparse_map(fn):
@@ -120,6 +121,29 @@ def _sign(x, out):
     return np.sign(x, out=out)
 
 
+def _rcbrt(x, out):
+    np.cbrt(x, out=out)
+    return np.reciprocal(out, out=out)
+
+
+def _softsign(x, out):
+    return np.divide(x, np.abs(x) + x.dtype.type(1), out=out)
+
+
+def _log_sigmoid(x, out):
+    np.logaddexp(x.dtype.type(0), -x, out=out)
+    return np.negative(out, out=out)
+
+
+def _mish(x, out):
+    return np.multiply(x, np.tanh(np.logaddexp(x.dtype.type(0), x)), out=out)
+
+
+def _mish_grad(x):
+    t = F.tanh(F.softrelu(x))
+    return t + x * F.sigmoid(x) * (1.0 - t * t)
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
@@ -183,6 +207,25 @@ unary("gamma", _np(sps.gamma), lambda a, i, o, g: [g[0] * o[0] * F.digamma(i[0])
 unary("gammaln", _np(sps.gammaln), lambda a, i, o, g: [g[0] * F.digamma(i[0])],
       float_only=True)
 unary("digamma", _np(sps.psi), None, float_only=True)
+# (not the ufunc itself: its probe values are outside [1, inf), so NaN, and a probe that
+# compares NaN with NaN cannot tell a broken loop; the general path serves it)
+unary("arccosh", _np(np.arccosh), lambda a, i, o, g: [g[0] * F.rsqrt(i[0] * i[0] - 1.0)],
+      float_only=True)
+unary("degrees", np.degrees, lambda a, i, o, g: [g[0] * (180.0 / math.pi)], grad_inputs=(),
+      float_only=True)
+unary("radians", np.radians, lambda a, i, o, g: [g[0] * (math.pi / 180.0)], grad_inputs=(),
+      float_only=True)
+unary("erfinv", _np(sps.erfinv), lambda a, i, o, g: [
+    g[0] * F.exp(o[0] * o[0]) * (math.sqrt(math.pi) / 2.0)], grad_inputs=(),
+    grad_outputs=(0,), float_only=True)
+unary("rcbrt", _rcbrt, lambda a, i, o, g: [g[0] * o[0] / (i[0] * -3.0)], grad_outputs=(0,),
+      float_only=True)
+unary("softsign", _softsign, lambda a, i, o, g: [g[0] / F.square(F.abs(i[0]) + 1.0)],
+      float_only=True, doc="``x / (1 + |x|)`` (MXNet's softsign).")
+unary("log_sigmoid", _log_sigmoid, lambda a, i, o, g: [g[0] * F.sigmoid(-i[0])],
+      float_only=True, doc="``log(sigmoid(x))``, computed as ``-softrelu(-x)``.")
+unary("mish", _mish, lambda a, i, o, g: [g[0] * _mish_grad(i[0])], float_only=True,
+      doc="``x * tanh(softrelu(x))`` (MXNet's mish).")
 def _rounding(fn):
     """Rounding is the identity on integers and bools (NumPy's rint refuses them)."""
     def call(x, out):
@@ -537,14 +580,25 @@ def _clip(attrs, ins, outs):
             dtype_scalar("clip", "a_max", attrs["a_max"], x.dtype), out=outs[0])
 
 
+def _clip_stypes(attrs, stypes):
+    """MXNet: clip(csr or row_sparse, a_min <= 0 <= a_max) keeps the storage type (zeros
+    stay zeros); other bounds give a dense result."""
+    if attrs["a_min"] <= 0 <= attrs["a_max"]:
+        return _keep_stype(attrs, stypes)
+    return None
+
+
 register("clip", attrs={"a_min": Attr("float", required=True),
                         "a_max": Attr("float", required=True)},
          compute=_clip, infer_type=_clip_type, inplace=[(0, 0)], grad_inputs=(0,),
+         compute_sparse=_sparse_map(_clip), sparse_stypes=_clip_stypes,
          gradient=lambda a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
          doc="``data`` limited to [``a_min``, ``a_max``].  The bounds are cast to "
              "``data``'s dtype (MXNet), truncated toward zero for integers (``a_min=2.5`` "
              "clips at 2); a bound the dtype cannot hold (NaN, an infinity, out of range, "
-             "e.g. 1e30 for int32) raises ValueError.")
+             "e.g. 1e30 for int32) raises ValueError.  As MXNet, csr and row_sparse "
+             "inputs keep their storage type when a_min <= 0 <= a_max (the stored values "
+             "are clipped), and give a dense result otherwise.")
 
 
 def _cast(attrs, ins, outs):

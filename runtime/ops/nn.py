@@ -113,9 +113,9 @@ def _temperature(op, attrs):
 def _softmax_shape(op):
     def infer(attrs, shapes):
         _temperature(op, attrs)
-        if attrs["use_length"] and op == "log_softmax":
-            raise ValueError("log_softmax: use_length=True needs a length input, which "
-                             "MXNet's log_softmax does not take (use softmax)")
+        if attrs["use_length"] and op != "softmax":
+            raise ValueError(f"{op}: use_length=True needs a length input, which "
+                             f"MXNet's {op} does not take (use softmax)")
         if len(shapes) > 2:
             raise TypeError(f"{op}: takes the array inputs data and length (got "
                             f"{len(shapes)})")
@@ -233,6 +233,27 @@ register(
     doc="""``log(softmax(x, axis, temperature))``, computed stably as ``x / T - max -
 log(sum(exp(x / T - max)))``.  ``dtype`` is the output dtype as in softmax; MXNet's
 log_softmax takes no length input (``use_length=True`` raises).""")
+
+
+def _softmin(attrs, ins, outs):
+    _SOFTMAX(attrs, [-ins[0]], outs)
+
+
+_SOFTMAX = _softmax_kernel(False)
+
+
+def _softmin_grad(attrs, inputs, outputs, out_grads):
+    dx, = _softmax_grad(attrs, inputs, outputs, out_grads)
+    return [-dx]
+
+
+register(
+    "softmin", attrs=SOFTMAX_ATTRS, infer_shape=_softmax_shape("softmin"),
+    infer_type=_softmax_type("softmin"), compute=_softmin, gradient=_softmin_grad,
+    grad_outputs=(0,),
+    doc="""``softmax(-x, axis, temperature)`` (MXNet's softmin): ``exp(-x / T) /
+sum(exp(-x / T), axis)``, largest for the smallest values.  ``dtype`` as in softmax; no
+length input (``use_length=True`` raises).""")
 
 
 # -- softmax_cross_entropy --------------------------------------------------------------

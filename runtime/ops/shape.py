@@ -743,7 +743,7 @@ def _pick(attrs, ins, outs):
     outs[0][...] = np.take_along_axis(data, idx, axis=ax).reshape(outs[0].shape)
 
 
-register("pick", inputs=("data", "index"),
+register("pick", inputs=("data", "index"), aliases=("choose_element_0index",),
          attrs={"axis": Attr("axis", -1), "keepdims": Attr("bool", False),
                 "mode": Attr("str", "clip", choices=("clip", "wrap"))},
          infer_shape=_pick_shape, infer_type=_pick_type, compute=_pick, grad_inputs=(1,),

@@ -559,12 +559,16 @@ def _cast(attrs, inputs):
 
 
 def _csr_rows(attrs):
-    """(begin, end) of a csr ``slice`` that names rows of axis 0 only, with step 1."""
+    """((begin, end) of the rows, (begin, end) of the columns or None) of a csr ``slice``
+    with step 1 naming axis 0 or axes 0 and 1 (MXNet's SliceCsrImpl), else None."""
     begin, end, step = attrs["begin"], attrs["end"], attrs["step"]
     if not (isinstance(begin, (tuple, list)) and isinstance(end, (tuple, list))
-            and len(begin) == len(end) == 1 and step in ((), (None,), (1,), None, 1)):
+            and len(begin) == len(end) and len(begin) in (1, 2)):
         return None
-    return begin[0], end[0]
+    steps = step if isinstance(step, (tuple, list)) else (step,)
+    if any(s not in (None, 1) for s in steps):
+        return None
+    return (begin[0], end[0]), ((begin[1], end[1]) if len(begin) == 2 else None)
 
 
 def _csr_slice_stypes(attrs, stypes):
@@ -573,14 +577,23 @@ def _csr_slice_stypes(attrs, stypes):
 
 def _csr_slice(attrs, inputs):
     x = inputs[0]
-    start, stop, _ = slice(*_csr_rows(attrs)).indices(x.shape[0])
+    rows, cols = _csr_rows(attrs)
+    start, stop, _ = slice(*rows).indices(x.shape[0])
     stop = max(start, stop)
     indptr = storage_host(x, 0)
     lo, hi = int(indptr[start]), int(indptr[stop])
-    return [_storage.from_parts("csr", (stop - start, x.shape[1]), np.dtype(x.dtype), x.ctx,
-                                storage_host(x, -1)[lo:hi],
-                                [indptr[start:stop + 1] - lo, storage_host(x, 1)[lo:hi]],
-                                check=False)]
+    indices, data = storage_host(x, 1)[lo:hi], storage_host(x, -1)[lo:hi]
+    ptr = indptr[start:stop + 1] - lo
+    ncols = x.shape[1]
+    if cols is not None:         # keep the entries in [c0, c1), shifted by c0
+        c0, c1, _ = slice(*cols).indices(ncols)
+        ncols = max(c1 - c0, 0)
+        keep = (indices >= c0) & (indices < c0 + ncols)
+        kept = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
+        ptr = kept[ptr]                          # entries kept before each row's start
+        indices, data = indices[keep] - c0, data[keep]
+    return [_storage.from_parts("csr", (stop - start, ncols), np.dtype(x.dtype), x.ctx,
+                                data, [ptr, indices], check=False)]
 
 
 # -- attach the sparse kernels of the ops declared elsewhere -------------------------------

@@ -8,10 +8,15 @@ beside the others in runtime.ops.sparse:
 - ``where(csr condition, dense x, dense y)`` of one shape: y, with x at the stored
   nonzero entries of the condition (MXNet's ``where(csr, default, default) =
   default``).  Broadcasting takes the fallback.
+- ``divide(csr, dense)`` (``broadcast_div``, ``csr / dense``) with a dense array that
+  broadcasts to the csr's shape (a row (1, n) or (n,), a column (m, 1), a full matrix):
+  csr with the csr's structure, each stored value divided by the dense value at its
+  position (MXNet's ``broadcast_div(csr, dense) = csr``; the unstored zeros stay zero).
 """
 
 import numpy as np
 
+from runtime import _storage
 from runtime._ndarray import from_numpy, storage_host
 from runtime.ops.reduce import _norm
 from runtime.ops.registry import attach_sparse
@@ -59,5 +64,28 @@ def _sparse_where(attrs, inputs):
     return [from_numpy(res, y.ctx)]
 
 
+def _div_stypes(attrs, stypes):
+    return ["csr"] if stypes[0] == "csr" and stypes[1] == "default" else None
+
+
+def _div_check(attrs, shapes, dtypes):
+    lhs, rhs = shapes
+    if len(rhs) > 2 or np.broadcast_shapes(lhs, rhs) != lhs:
+        return "broadcasting to a larger shape"
+    return _check(attrs, shapes, dtypes)
+
+
+def _csr_div_dense(attrs, inputs):
+    x, d = inputs
+    indptr, indices, values = (storage_host(x, i) for i in (0, 1, -1))
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+    dense = np.broadcast_to(storage_host(d, -1).reshape(d.shape), x.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.divide(values, dense[rows, indices])
+    return [_storage.from_parts("csr", x.shape, np.dtype(x.dtype), x.ctx, data,
+                                [indptr, indices], check=False)]
+
+
 attach_sparse("norm", _sparse_norm, _stypes, _check)
+attach_sparse("divide", _csr_div_dense, _div_stypes, _div_check)
 attach_sparse("where", _sparse_where, _where_stypes, _where_check)

@@ -417,14 +417,15 @@ def test_grad_of_exp_plus_x_then_backward_gives_the_second_derivative():
     assert abs(x.grad.asscalar() - math.e) < 1e-12
 
 
-def test_grad_returns_an_array_for_one_variable_and_a_list_for_a_list():
+def test_grad_returns_a_list_for_one_variable_and_for_a_list():
+    # MXNet 1.x: grad(y, x) is [dx] also for a single NDArray x
     x = arr([1.0, 2.0])
     x.attach_grad()
     with autograd.record():
         y = x * x
     g = autograd.grad(y, x, retain_graph=True)
-    assert isinstance(g, nd.NDArray)
-    assert_values(g, [2.0, 4.0])
+    assert isinstance(g, list) and len(g) == 1
+    assert_values(g[0], [2.0, 4.0])
     gs = autograd.grad(y, [x])
     assert isinstance(gs, list) and len(gs) == 1
     assert_values(gs[0], [2.0, 4.0])
@@ -454,7 +455,7 @@ def test_grad_leaves_grad_untouched_and_returns_new_arrays():
     x.grad[:] = 7.0
     with autograd.record():
         y = x * 3.0
-    g = autograd.grad(y, x)
+    (g,) = autograd.grad(y, x)
     assert_values(g, [3.0, 3.0, 3.0])
     g[:] = -1.0                               # a new array: writing it changes nothing else
     assert_values(x.grad, [7.0, 7.0, 7.0])
@@ -1081,7 +1082,7 @@ def test_a_non_differentiable_op_under_create_graph_raises():
     with autograd.record():
         y = nd.gamma(x)
     with pytest.raises(RuntimeError, match=r"(?is)digamma.*differentiable|differentiable.*digamma"):
-        g = autograd.grad(y, x, create_graph=True)
+        (g,) = autograd.grad(y, x, create_graph=True)
         g.backward()
 
 
@@ -1306,8 +1307,8 @@ def test_third_order_of_sin():
     x.attach_grad()
     with autograd.record():
         y = nd.sin(x)
-    g1 = autograd.grad(y, x, create_graph=True)
-    g2 = autograd.grad(g1, x, create_graph=True)
+    (g1,) = autograd.grad(y, x, create_graph=True)
+    (g2,) = autograd.grad(g1, x, create_graph=True)
     assert_values(g1, np.cos(v))
     assert_values(g2, -np.sin(v))
     g2.backward()

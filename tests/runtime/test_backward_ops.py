@@ -53,7 +53,7 @@ def test_second_derivative_through_the_fused_rule(name, second):
     x.attach_grad()
     with autograd.record():
         y = getattr(nd, name)(x)
-        g = autograd.grad(y, x, create_graph=True)
+        (g,) = autograd.grad(y, x, create_graph=True)
     g.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), second(v), rtol=1e-12, atol=1e-15)
 

@@ -85,7 +85,7 @@ def test_pass_through_keeps_create_graph_working():
     x.attach_grad()
     with autograd.record():
         y = nd.exp(x + 1.0) + x
-        g = autograd.grad(y, x, create_graph=True)
+        (g,) = autograd.grad(y, x, create_graph=True)
     g.backward()                     # d/dx (e^(x+1) + 1) = e^(x+1)
     np.testing.assert_allclose(x.grad.asnumpy(), np.exp(np.array([0.5, -0.25]) + 1.0),
                                rtol=1e-12)
