@@ -201,7 +201,7 @@ def test_second_derivative_through_the_fused_fully_connected_rule():
     wn.attach_grad()
     with autograd.record():
         y = nd.FullyConnected(xn, wn, bn, num_hidden=2)
-        gx = autograd.grad((y * y).sum() / 2, xn, create_graph=True)
+        (gx,) = autograd.grad((y * y).sum() / 2, xn, create_graph=True)
         total = (gx * nd.array(c, dtype='float64')).sum()
     total.backward()
     np.testing.assert_allclose(wn.grad.asnumpy(), want, rtol=1e-6, atol=1e-8)
