@@ -361,9 +361,52 @@ cdef Py_ssize_t _plan_columns(const index_t* indptr, const index_t* indices, Py_
     return p + 1
 
 
+cdef Py_ssize_t _plan_columns_counted(const index_t* indptr, const index_t* indices,
+                                      Py_ssize_t rows, const index_t* rowmap,
+                                      Py_ssize_t ncols, index_t* pos, index_t* counts,
+                                      index_t* cols_out, index_t* colptr,
+                                      Py_ssize_t* nbad) noexcept nogil:
+    """_plan_columns by counting, for a column count not far above the entry count: one
+    count per column (``counts``: ncols zeros), then each used column's result row, then
+    each entry's, with no sort."""
+    cdef Py_ssize_t i, k, p = 0, run = 0
+    cdef index_t c
+    for i in range(rows):
+        if rowmap != NULL and rowmap[i] < 0:
+            continue
+        for k in range(indptr[i], indptr[i + 1]):
+            c = indices[k]
+            if <size_t>c < <size_t>ncols:
+                counts[c] += 1
+            else:
+                nbad[0] += 1
+    if nbad[0]:
+        return 0
+    for c in range(ncols):
+        if counts[c]:
+            cols_out[p] = c
+            colptr[p] = run
+            run += counts[c]
+            counts[c] = p          # from here on: the column's result row
+            p += 1
+        else:
+            counts[c] = -1
+    colptr[p] = run
+    for i in range(rows):
+        if rowmap != NULL and rowmap[i] < 0:
+            for k in range(indptr[i], indptr[i + 1]):
+                pos[k] = -1
+            continue
+        for k in range(indptr[i], indptr[i + 1]):
+            pos[k] = counts[indices[k]]
+    return p
+
+
 def csr_column_plan(indptr, indices, Py_ssize_t ncols, rowmap=None):
     """The ColumnPlan of A.T @ D for the CSR pattern (indptr, indices) of a matrix with
-    ``ncols`` columns: time and memory proportional to the stored entries.
+    ``ncols`` columns: time and memory proportional to the stored entries (a matrix with
+    no more columns than twice its entries is counted column by column instead of
+    sorted: cheaper, and still no array longer than twice the entries).
 
     ``rowmap`` (int64, one entry per row of A) leaves out the rows i with rowmap[i] < 0.
     Raises IndexError for a column outside [0, ncols).
@@ -380,11 +423,15 @@ def csr_column_plan(indptr, indices, Py_ssize_t ncols, rowmap=None):
         check_length(rm, "rowmap", rows, "rows")
     nnz = idx.shape[0]
     pos = np.empty(nnz, np.int64)
-    scratch = np.empty((4, nnz), np.int64)
-    cols = np.empty(nnz, np.int64)
-    colptr = np.empty(nnz + 1, np.int64)
+    cols = np.empty(min(nnz, ncols), np.int64)
+    colptr = np.empty(cols.shape[0] + 1, np.int64)
     colptr[0] = 0
-    nused = _column_plan_t(ip, idx, rm, use_map, ncols, pos, scratch, cols, colptr, &nbad)
+    if ncols <= 2 * nnz:
+        nused = _column_count_t(ip, idx, rm, use_map, ncols, pos, np.zeros(ncols, np.int64),
+                                cols, colptr, &nbad)
+    else:
+        nused = _column_plan_t(ip, idx, rm, use_map, ncols, pos, np.empty((4, nnz), np.int64),
+                               cols, colptr, &nbad)
     if nbad:
         raise_bad_column(ip, idx, ncols, "")
     plan.cols = cols[:nused]
@@ -407,6 +454,20 @@ cdef Py_ssize_t _column_plan_t(const index_t[::1] indptr, const index_t[::1] ind
         nused = _plan_columns(&indptr[0], &indices[0], indptr.shape[0] - 1, rm, ncols,
                               &pos[0], &scratch[0, 0], &scratch[1, 0], &scratch[2, 0],
                               &scratch[3, 0], &cols[0], &colptr[0], nbad)
+    return nused
+
+
+cdef Py_ssize_t _column_count_t(const index_t[::1] indptr, const index_t[::1] indices,
+                                const index_t[::1] rowmap, bint use_map, Py_ssize_t ncols,
+                                index_t[::1] pos, index_t[::1] counts, index_t[::1] cols,
+                                index_t[::1] colptr, Py_ssize_t* nbad) except -1:
+    cdef Py_ssize_t nused
+    cdef const index_t* rm = &rowmap[0] if use_map and rowmap.shape[0] > 0 else NULL
+    if indices.shape[0] == 0:
+        return 0
+    with nogil:
+        nused = _plan_columns_counted(&indptr[0], &indices[0], indptr.shape[0] - 1, rm,
+                                      ncols, &pos[0], &counts[0], &cols[0], &colptr[0], nbad)
     return nused
 
 

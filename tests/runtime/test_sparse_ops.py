@@ -842,6 +842,22 @@ def test_csr_t_dot_wide_matrix_matches_scipy(threads):
         np.testing.assert_array_equal(out, want_m)
 
 
+def test_csr_column_plan_counts_and_sorts_alike():
+    """Few columns (at most twice the entries) are counted, many are radix-sorted: the
+    same pattern gives the same plan either way, with and without a rowmap."""
+    rng = np.random.default_rng(7)
+    a = sp.random(300, 200, density=0.05, format="csr", random_state=rng)
+    indptr, indices = a.indptr.astype(np.int64), a.indices.astype(np.int64)
+    rowmap = np.where(np.arange(300) % 4 == 0, -1, np.arange(300)).astype(np.int64)
+    for rm in (None, rowmap):
+        counted = K.csr_column_plan(indptr, indices, 200, rm)            # 200 <= 2 * nnz
+        sorted_ = K.csr_column_plan(indptr, indices, 1 << 40, rm)        # radix sort
+        for field in ("cols", "pos", "colptr"):
+            np.testing.assert_array_equal(getattr(counted, field), getattr(sorted_, field))
+    with pytest.raises(IndexError):
+        K.csr_column_plan(indptr, indices, 100)                          # columns >= 100
+
+
 def test_csr_t_dot_op_many_columns_matches_scipy():
     """The operator on a (64, 1,000,000) CSR batch: the row_sparse result holds the used
     columns of SciPy's product, bit-identical."""
