@@ -48,17 +48,17 @@ def _flags(attrs):
     return attrs.get("transpose_a", False), attrs.get("transpose_b", False)
 
 
-_np_dot = np.dot     # the plain 2-D product's kernel, bound once (per-call overhead)
 _ndarray = np.ndarray
 
 
 def _mm(a, b, out):
-    """``out[...] = a @ b`` for 2-D operands: ``np.matmul`` on host arrays (``np.dot``
-    zero-fills its output before BLAS overwrites it), ``np.dot`` on CuPy's."""
-    if type(out) is _ndarray:
+    """``out[...] = a @ b`` for 2-D operands: ``np.matmul`` on large host arrays
+    (``np.dot`` zero-fills its output before BLAS overwrites it), ``np.dot`` on small
+    ones (a ufunc call costs about 0.3 us more) and on CuPy's."""
+    if type(out) is _ndarray and out.size > 4096:
         np.matmul(a, b, out=out)
     else:
-        _np_dot(a, b, out)
+        np.dot(a, b, out)
 
 
 def _prod(shape):
