@@ -291,6 +291,7 @@ cdef class _OpEntry:
     cdef object rscalar_op   # number <op> array
     cdef dict defaults       # parsed attributes when none are given (None: some required)
     cdef dict parsed         # keyword attributes (see _kwargs_key) -> parsed
+    cdef frozenset free      # attributes declared infer=False (None: none)
     # The op's last cached inference (an inline cache before the signature dict): its
     # attributes (a dict this entry owns, ``defaults`` or one of ``parsed``, never
     # modified; else a copy), the inputs' shapes and codes, the inference, and the cache
@@ -356,6 +357,13 @@ cdef uint64_t _types_of(object op, dict attrs, int n_in, int kind) except? 0:
     return bits
 
 
+cdef frozenset _free_attrs(object op):
+    """The names of ``op``'s attributes that do not affect inference (Attr.infer False),
+    or None when there are none."""
+    free = frozenset([n for n, a in op.attrs.items() if not a.infer])
+    return free if free else None
+
+
 cdef _OpEntry _make_entry(object op):
     cdef _OpEntry e = _OpEntry.__new__(_OpEntry)
     cdef int n_in = len(op.inputs)
@@ -364,6 +372,7 @@ cdef _OpEntry _make_entry(object op):
     e.slot = -1
     e.types = 0
     e.parsed = {}
+    e.free = _free_attrs(op)
     try:
         e.defaults = op.parse_attrs({})
     except TypeError:
@@ -884,11 +893,19 @@ cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEn
     cdef _OpEntry defaults = e if e is not None and attrs is e.defaults else None
     cdef Py_ssize_t n_attrs = 0 if defaults is not None else len(attrs)
     cdef Py_ssize_t i, j = 1, pos = 0
-    cdef tuple key = PyTuple_New(1 + (1 if defaults is not None else 2 * n_attrs) + 2 * n_in)
+    cdef frozenset free = None
+    cdef tuple key
     cdef PyObject* k
     cdef PyObject* v
     cdef NDArray x
     cdef object s, c
+    if n_attrs:
+        free = e.free if e is not None else _free_attrs(op)
+        if free is not None:
+            for name in free:
+                if name in attrs:
+                    n_attrs -= 1
+    key = PyTuple_New(1 + (1 if defaults is not None else 2 * n_attrs) + 2 * n_in)
     Py_INCREF(op)
     PyTuple_SET_ITEM(key, 0, op)
     if defaults is not None:
@@ -896,6 +913,8 @@ cdef tuple _signature(object op, dict attrs, list inputs, Py_ssize_t n_in, _OpEn
         PyTuple_SET_ITEM(key, 1, defaults)
         j = 2
     while n_attrs and PyDict_Next(attrs, &pos, &k, &v):
+        if free is not None and <object>k in free:
+            continue
         Py_INCREF(<object>k)
         PyTuple_SET_ITEM(key, j, <object>k)
         Py_INCREF(<object>v)
@@ -945,6 +964,27 @@ cdef inline int _code(NDArray x) noexcept:
     return (<cnp.dtype>x._dtype).type_num * 4 + x._stype
 
 
+cdef object _MISSING = object()
+
+
+cdef bint _same_attrs(dict a, dict b, frozenset free) except -1:
+    """``a == b``, leaving out the attributes named in ``free`` (None: none)."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* k
+    cdef PyObject* v
+    if free is None:
+        return a == b
+    if len(a) != len(b):
+        return False
+    while PyDict_Next(a, &pos, &k, &v):
+        if <object>k in free:
+            continue
+        w = b.get(<object>k, _MISSING)
+        if w is _MISSING or not (w is <object>v or w == <object>v):
+            return False
+    return True
+
+
 cdef bint _memo_hit(_OpEntry e, dict attrs, list inputs, Py_ssize_t n_in) except -1:
     """True when the op's last inference is this call's: equal attributes (the same dict
     when the entry owns it), inputs of the same shapes and codes."""
@@ -952,7 +992,7 @@ cdef bint _memo_hit(_OpEntry e, dict attrs, list inputs, Py_ssize_t n_in) except
     cdef NDArray x
     cdef tuple m = e.memo_inputs
     if (e.memo_inf is None or e.memo_gen != _cache_gen or len(m) != 2 * n_in
-            or (e.memo_attrs is not attrs and e.memo_attrs != attrs)):
+            or (e.memo_attrs is not attrs and not _same_attrs(e.memo_attrs, attrs, e.free))):
         return False
     for i in range(n_in):
         x = <NDArray>inputs[i]

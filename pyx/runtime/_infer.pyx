@@ -43,19 +43,25 @@ cdef class Attr:
     through unchecked; an operator with such an attribute is not cached by the invoker,
     whose signatures need hashable values of one canonical type per kind).  An 'int',
     'float' or 'bool' attribute whose default is None (and is not required) takes an
-    explicit None as that default.
+    explicit None as that default.  ``infer=False`` declares that the attribute does not
+    affect inference (output shapes, dtypes, storage types, mode): the invoker leaves it
+    out of its inference signature, so a value that changes at every call (an optimizer's
+    learning rate) still hits the cache; inference then checks its value only on a cache
+    miss, and the op's kernels must check it at every call.
     """
     cdef readonly str kind
     cdef public object default
     cdef readonly object choices
     cdef readonly bint required
+    cdef readonly bint infer
     cdef int _kind
 
-    def __init__(self, str kind, default=None, choices=None, required=False):
+    def __init__(self, str kind, default=None, choices=None, required=False, infer=True):
         if kind not in _KINDS:
             raise ValueError(f"attribute kind must be one of {', '.join(_KINDS)} (got "
                              f"{kind!r})")
         self.kind, self.default, self.choices, self.required = kind, default, choices, required
+        self.infer = infer
         self._kind = _KINDS[kind]
 
     @property

@@ -226,6 +226,9 @@ class Parameter:
     # -- data and gradient ---------------------------------------------------------------
     def data(self, ctx=None):
         """The array (an autograd variable unless grad_req is 'null')."""
+        data = self._data
+        if ctx is None and data is not None:      # the per-step path
+            return data
         self._check_initialized()
         if ctx is not None and _ctx(ctx, f"Parameter {self.name!r}") != self._ctx:
             raise ValueError(f"Parameter {self.name!r} lives on {self._ctx}, not on {ctx}")

@@ -37,6 +37,9 @@ _INF = math.inf
 _COMMON = {"wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
            "clip_gradient": Attr("float", -1.0)}
 _LAZY = {"lazy_update": Attr("bool", True)}
+# The learning rate: left out of the invoker's inference signature (the optimizers pass a
+# new one at every step, Adam's bias correction folds into it), so the kernels check it.
+_LR = Attr("float", required=True, infer=False)
 
 
 # -- attribute, shape, dtype and storage checks ----------------------------------------------
@@ -168,10 +171,17 @@ def _adagrad_ok(attrs):
 
 # -- kernels ---------------------------------------------------------------------------------
 
-def _dense(update, device):
+def _check_lr(op, attrs):
+    """lr is not part of the inference signature (_LR): each kernel checks it first."""
+    if not 0.0 <= attrs["lr"] < _INF:
+        _finite(op, attrs, "lr", lo=0)
+
+
+def _dense(op, update, device):
     """The dense kernel: the host runs ``update(out, weight, grad, None, states, attrs,
     lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
     def compute(attrs, ins, outs):
+        _check_lr(op, attrs)
         w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
         if isinstance(w, np.ndarray):
             update(o, w, g, None, states, attrs, False)
@@ -184,6 +194,7 @@ def _sparse(op, update, lazy_attr):
     """The kernel of a row_sparse gradient: the rows of the weight that it updates are
     written into ``out=weight`` itself, else into a copy of the weight."""
     def compute(attrs, inputs, outs):
+        _check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
         if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
             raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "
@@ -240,10 +251,10 @@ def _sgd_device(w, g, states, o, attrs):
 
 register(
     "sgd_update", inputs=("weight", "grad"),
-    attrs={"lr": Attr("float", required=True), **_COMMON, **_LAZY},
+    attrs={"lr": _LR, **_COMMON, **_LAZY},
     infer_shape=_shapes("sgd_update", (), _no_check, _no_check_ok),
     infer_type=_types("sgd_update", ()), infer_storage=_storage("sgd_update", ()),
-    compute=_dense(_sgd_host, _sgd_device),
+    compute=_dense("sgd_update", _sgd_host, _sgd_device),
     compute_sparse=_sparse("sgd_update", _sgd_host, "lazy_update"), sparse_out=True,
     inplace=((0, 0),), differentiable=False,
     doc="""SGD (MXNet's sgd_update): weight = (1 - lr wd) weight - lr clip(rescale_grad
@@ -251,12 +262,12 @@ grad, clip_gradient).  A row_sparse grad with lazy_update updates only its rows.
 
 register(
     "sgd_mom_update", inputs=("weight", "grad", "mom"),
-    attrs={"lr": Attr("float", required=True), "momentum": Attr("float", 0.0), **_COMMON,
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON,
            **_LAZY},
     infer_shape=_shapes("sgd_mom_update", ("mom",), _check_momentum, _momentum_ok),
     infer_type=_types("sgd_mom_update", ("mom",)),
     infer_storage=_storage("sgd_mom_update", ("mom",)),
-    compute=_dense(_sgd_host, _sgd_device),
+    compute=_dense("sgd_mom_update", _sgd_host, _sgd_device),
     compute_sparse=_sparse("sgd_mom_update", _sgd_host, "lazy_update"), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""SGD with momentum (MXNet's sgd_mom_update): mom = momentum mom - lr wd weight
@@ -286,13 +297,13 @@ def _adam_device(w, g, states, o, attrs):
 
 register(
     "adam_update", inputs=("weight", "grad", "mean", "var"),
-    attrs={"lr": Attr("float", required=True), "beta1": Attr("float", 0.9),
+    attrs={"lr": _LR, "beta1": Attr("float", 0.9),
            "beta2": Attr("float", 0.999), "epsilon": Attr("float", 1e-8), **_COMMON,
            **_LAZY},
     infer_shape=_shapes("adam_update", ("mean", "var"), _check_adam, _adam_ok),
     infer_type=_types("adam_update", ("mean", "var")),
     infer_storage=_storage("adam_update", ("mean", "var")),
-    compute=_dense(_adam_host, _adam_device),
+    compute=_dense("adam_update", _adam_host, _adam_device),
     compute_sparse=_sparse("adam_update", _adam_host, "lazy_update"), sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3), differentiable=False,
     doc="""Adam (MXNet's adam_update, without bias correction: the Adam optimizer folds
@@ -321,12 +332,12 @@ def _adagrad_device(w, g, states, o, attrs):
 register(
     "adagrad_update", inputs=("weight", "grad", "history"),
     aliases=("_sparse_adagrad_update",),
-    attrs={"lr": Attr("float", required=True), "epsilon": Attr("float", 1e-7), **_COMMON},
+    attrs={"lr": _LR, "epsilon": Attr("float", 1e-7), **_COMMON},
     infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad,
                         _adagrad_ok),
     infer_type=_types("adagrad_update", ("history",)),
     infer_storage=_storage("adagrad_update", ("history",)),
-    compute=_dense(_adagrad_host, _adagrad_device),
+    compute=_dense("adagrad_update", _adagrad_host, _adagrad_device),
     compute_sparse=_sparse("adagrad_update", _adagrad_host, None), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""AdaGrad (MXNet's nd.sparse.adagrad_update): g = clip(rescale_grad grad,

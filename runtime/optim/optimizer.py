@@ -171,6 +171,16 @@ class Optimizer:
     def _get_wd(self, index):
         return self.wd * self._mult(index, "wd_mult", self.wd_mult)
 
+    def _lr_wd(self, index):
+        """(``_get_lr(index)``, ``_get_wd(index)``) as floats, with one look-up of the
+        index's multipliers (the updates' per-step path)."""
+        p = self.param_dict.get(index)
+        if p is not None:
+            lm, wm = getattr(p, "lr_mult", 1.0), getattr(p, "wd_mult", 1.0)
+        else:
+            lm, wm = self.lr_mult.get(index, 1.0), self.wd_mult.get(index, 1.0)
+        return float(self.learning_rate * float(lm)), float(self.wd * float(wm))
+
     def _update_count(self, index):
         """Count one update of ``index``; returns its count (Adam's t)."""
         n = self._index_update_count.get(index, self.begin_num_update) + 1
@@ -225,7 +235,7 @@ class SGD(Optimizer):
 
     def update(self, index, weight, grad, state):
         self._update_count(index)
-        lr, wd = float(self._get_lr(index)), float(self._get_wd(index))
+        lr, wd = self._lr_wd(index)
         lazy, rescale, clip = bool(self.lazy_update), float(self.rescale_grad), self._clip()
         if state is None:
             self._run("sgd_update", [weight, grad], {
@@ -257,12 +267,13 @@ class Adam(Optimizer):
 
     def update(self, index, weight, grad, state):
         t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
         beta1, beta2 = float(self.beta1), float(self.beta2)
-        lr = float(self._get_lr(index)) * math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
+        lr *= math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
         mean, var = state
         self._run("adam_update", [weight, grad, mean, var], {
             "lr": lr, "beta1": beta1, "beta2": beta2, "epsilon": float(self.epsilon),
-            "wd": float(self._get_wd(index)), "rescale_grad": float(self.rescale_grad),
+            "wd": wd, "rescale_grad": float(self.rescale_grad),
             "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)})
 
 
@@ -283,7 +294,8 @@ class AdaGrad(Optimizer):
 
     def update(self, index, weight, grad, state):
         self._update_count(index)
+        lr, wd = self._lr_wd(index)
         self._run("adagrad_update", [weight, grad, state], {
-            "lr": float(self._get_lr(index)), "epsilon": float(self.float_stable_eps),
-            "wd": float(self._get_wd(index)), "rescale_grad": float(self.rescale_grad),
+            "lr": lr, "epsilon": float(self.float_stable_eps),
+            "wd": wd, "rescale_grad": float(self.rescale_grad),
             "clip_gradient": self._clip()})

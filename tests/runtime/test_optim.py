@@ -731,3 +731,36 @@ def test_trainer_bad_arguments():
 
 
 free_failing_tests(globals())
+
+
+# -- lr is left out of the inference signature -------------------------------------------
+
+@pytest.mark.parametrize("name,states", [("sgd_update", 0), ("sgd_mom_update", 1),
+                                         ("adam_update", 2), ("adagrad_update", 1)])
+def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
+    """A new lr at every call (Adam's bias correction) reuses the cached inference, yet
+    each call updates with its own lr, and a bad lr after a cached good one is refused
+    with the weight and states unchanged."""
+    from runtime._imperative import inference_cache_info
+    rng = np.random.default_rng(7)
+    w0, g0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    s0 = [np.abs(rng.standard_normal((3, 4))) + 0.1 for _ in range(states)]
+    w, g = nd.array(w0, dtype=F64), nd.array(g0, dtype=F64)
+    s = [nd.array(x, dtype=F64) for x in s0]
+    op = getattr(nd, name)
+    ws, ss = w0, s0
+    for i, lr in enumerate((0.1, 0.05, 0.025, 0.0125)):
+        if i == 1:
+            misses = inference_cache_info()["misses"]
+        op(w, g, *s, lr=lr, wd=0.01, out=w)
+        ws, ss = ref_update(name, ws, g0, ss, {"lr": lr, "wd": 0.01})
+        np.testing.assert_allclose(w.asnumpy(), ws, rtol=1e-12)
+        for a, b in zip(s, ss):
+            np.testing.assert_allclose(a.asnumpy(), b, rtol=1e-12)
+    assert inference_cache_info()["misses"] == misses
+    before = [w.asnumpy()] + [x.asnumpy() for x in s]
+    for bad in (-0.5, math.nan, math.inf):
+        with pytest.raises(ValueError, match=rf"^{name}: lr must be finite and >= 0"):
+            op(w, g, *s, lr=bad, wd=0.01, out=w)
+        for a, b in zip([w] + s, before):
+            np.testing.assert_array_equal(a.asnumpy(), b)
