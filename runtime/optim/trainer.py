@@ -81,15 +81,21 @@ class Trainer:
         # before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
         self._twinned = set()     # sparse gradients whose pool blocks _reserve_twin took
+        for i, _, grad in self._initialised():
+            self._seen[i] = (grad.chunk, grad.version)
+
+    def _initialised(self):
+        """(index, weight, grad) of each parameter that has its arrays (deferred ones do
+        not yet) and takes updates (grad_req not 'null')."""
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
             try:
-                grad = p.grad()
+                weight, grad = p.data(), p.grad()
             except RuntimeError:          # not initialised yet (deferred)
                 continue
-            if isinstance(grad, NDArray):
-                self._seen[i] = (grad.chunk, grad.version)
+            if isinstance(weight, NDArray) and isinstance(grad, NDArray):
+                yield i, weight, grad
 
     def _init_states(self):
         """The optimizer's state of every parameter already initialised (the others get
@@ -103,14 +109,8 @@ class Trainer:
         if type(self._optimizer).create_state not in (SGD.create_state, Adam.create_state,
                                                       AdaGrad.create_state):
             return
-        for i, p in enumerate(self._params):
-            if p.grad_req == "null" or i in self._states:
-                continue
-            try:
-                weight = p.data()
-            except RuntimeError:          # not initialised yet (deferred)
-                continue
-            if isinstance(weight, NDArray):
+        for i, weight, _ in self._initialised():
+            if i not in self._states:
                 self._states[i] = self._optimizer.create_state(i, weight)
                 self._early[i] = (weight.shape, weight.dtype, weight.context)
 
