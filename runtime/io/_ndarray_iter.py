@@ -82,10 +82,13 @@ class DataIter:
         return self.next()
 
     def reset(self):
-        pass
+        """Start the next epoch; an iterator without state (MXNet's base) has nothing to
+        rewind."""
+        return None
 
     def next(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a DataIter defines next() "
+                                  "(return a DataBatch, raise StopIteration at the end)")
 
 
 def _is_scipy_sparse(v):

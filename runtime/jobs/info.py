@@ -22,7 +22,7 @@ def _version(*dists):
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
-            pass
+            continue        # try the next name the package is published under
     return "not installed"
 
 

@@ -16,18 +16,9 @@ Each op has a gradient rule of its own, so that ``create_graph`` works through i
 import numpy as np
 
 from runtime.ops._call import F, zeros
-from runtime.ops.registry import float_input, register, same_dtype
+from runtime.ops.registry import equal_shapes, float_input, register, same_dtype
 
 BLOCK = 1 << 16      # elements per block: the scratch stays in the L2 cache
-
-
-def _same_shape(name):
-    def infer(attrs, shapes):
-        if shapes[0] != shapes[1]:
-            raise ValueError(f"{name}: lhs and rhs must have one shape (got {shapes[0]!r} "
-                             f"and {shapes[1]!r})")
-        return [shapes[0]]
-    return infer
 
 
 def _types(name, floating):
@@ -90,7 +81,7 @@ def _backward_relu_grad(attrs, inputs, outputs, out_grads):
 
 
 register(
-    "_backward_tanh", inputs=("lhs", "rhs"), infer_shape=_same_shape("_backward_tanh"),
+    "_backward_tanh", inputs=("lhs", "rhs"), infer_shape=equal_shapes("_backward_tanh", "lhs and rhs"),
     infer_type=_types("_backward_tanh", True),
     compute=_blocked(_one_minus_square, _times, None),
     gradient=_backward_tanh_grad, grad_inputs=(0, 1), inplace=[(0, 0)],
@@ -99,7 +90,7 @@ out-grad and ``rhs`` tanh's output (same shape and floating dtype); no temporary
 size of the operands.""")
 
 register(
-    "_backward_relu", inputs=("lhs", "rhs"), infer_shape=_same_shape("_backward_relu"),
+    "_backward_relu", inputs=("lhs", "rhs"), infer_shape=equal_shapes("_backward_relu", "lhs and rhs"),
     infer_type=_types("_backward_relu", False),
     compute=_blocked(_positive, _times, np.bool_),
     gradient=_backward_relu_grad, grad_inputs=(1,), inplace=[(0, 0)],

@@ -15,8 +15,8 @@ import scipy.special as sps
 from runtime import _storage
 from runtime._ndarray import storage_host
 from runtime.ops._call import F, unbroadcast, zeros
-from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, float_input,
-                                   no_bool, register, same_dtype, scalar_type)
+from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, equal_shapes,
+                                   float_input, no_bool, register, same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -355,21 +355,12 @@ binary("mod", _mod,
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
-def _equal_shapes(name):
-    def infer(attrs, shapes):
-        if shapes[0] != shapes[1]:
-            raise ValueError(f"{name}: inputs must have one shape (got {shapes[0]!r} and "
-                             f"{shapes[1]!r}); broadcast_{name[9:]} broadcasts")
-        return [shapes[0]]
-    return infer
-
-
 def _elemwise(name, base):
     """MXNet's ``elemwise_<op>``: ``base`` (add, subtract ...) on inputs of one shape
     (no broadcasting: unequal shapes raise), no scalar form."""
     op = OPS[base]
     return register(name, inputs=("lhs", "rhs"), compute=op.compute,
-                    infer_shape=_equal_shapes(name), infer_type=_btype(name),
+                    infer_shape=equal_shapes(name, hint=f"; broadcast_{name[9:]} broadcasts"), infer_type=_btype(name),
                     gradient=op.gradient, grad_inputs=op.grad_inputs,
                     grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
                     doc=f"``{base}`` of two arrays of one shape, as MXNet's ``{name}`` (no "

@@ -135,7 +135,8 @@ def _storage(op, states):
 # Each check of an op's own attributes, and its quick form (True: the check passes).
 
 def _no_check(op, attrs):
-    pass
+    """sgd_update has no attributes beyond the common ones (lr, wd, rescale, clip)."""
+    return None
 
 
 def _no_check_ok(attrs):

@@ -200,6 +200,17 @@ def get(name):
 
 # -- shared inference helpers ----------------------------------------------------------
 
+def equal_shapes(op, what="inputs", hint=""):
+    """An ``infer_shape`` for two inputs of one shape (no broadcasting), giving that shape;
+    ``hint`` ends the message (where to go for broadcasting)."""
+    def infer(attrs, shapes):
+        if shapes[0] != shapes[1]:
+            raise ValueError(f"{op}: {what} must have one shape (got {shapes[0]!r} and "
+                             f"{shapes[1]!r}){hint}")
+        return [shapes[0]]
+    return infer
+
+
 def same_dtype(op, dtypes):
     """All inputs must share one dtype (MXNet's rule for binary ops)."""
     first = dtypes[0]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime import nd
+from runtime import io, nd
 from runtime import random as rt_random
 from runtime.io import DataBatch, DataDesc, NDArrayIter
 from tests.runtime.conftest import free_failing_tests
@@ -214,3 +214,23 @@ def test_bad_arguments():
 
 
 free_failing_tests(globals())
+
+
+def test_data_iter_base_says_what_a_subclass_defines():
+    """MXNet's DataIter protocol: a subclass defines next(); iteration and reset() come
+    from the base."""
+    class Twice(io.DataIter):
+        def __init__(self):
+            super().__init__(batch_size=1)
+            self.n = 0
+
+        def next(self):
+            if self.n == 2:
+                raise StopIteration
+            self.n += 1
+            return io.DataBatch([nd.array([self.n])])
+
+    assert [int(b.data[0].asnumpy()[0]) for b in Twice()] == [1, 2]
+    with pytest.raises(NotImplementedError, match="DataIter: a DataIter defines next()"):
+        next(io.DataIter())
+    assert io.DataIter().reset() is None
