@@ -1,8 +1,9 @@
-"""Convolution's copy kernels around the GEMM of the channel-last forward: the columns
+"""Convolution's kernels around its GEMMs.  The channel-last forward: the columns
 gathered straight from channel-first data (padding as zeros), and the GEMM's
-channel-last result written back channel-first.  NumPy needs a transposed, padded copy
+channel-last result written back channel-first (NumPy needs a transposed, padded copy
 of the data, a strided copy of the columns and a transposed copy of the result for the
-same work.
+same work).  Winograd F(2x2, 3x3): the data's tile transforms, the products' inverse
+transform, and the head gradient's transform for the weight gradient.
 
 Data is C-contiguous (N, C, D, H, W): 1-D and 2-D convolutions are seen as 3-D with unit
 leading axes.  The rows of the outputs are shared among the threads of ``arith_threads``
@@ -148,3 +149,233 @@ def to_channel_first(floating[:, :, ::1] res, floating[:, :, ::1] out, Py_ssize_
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
+
+
+# -- Winograd F(2x2, 3x3) ---------------------------------------------------------------
+# A 3x3 stride-1 convolution computed on 4x4 input tiles that overlap by 2: each tile's
+# 2x2 outputs are A^T [(G g G^T) * (B^T d B)] A, 16 products per channel pair where direct
+# convolution takes 36.  The transforms below touch each value once; the 16 products over
+# all channels are 16 GEMMs (the caller's).  Tiles are numbered (sample, tile row, tile
+# column) with TH x TW tiles a sample; transformed arrays are (16, channels, tiles), each
+# (sample, channel) a contiguous run of TH * TW.
+
+
+# Tiles are taken a block of up to TILE_BLOCK of a tile row at a time, in per-thread
+# scratch rows, so that every loop below runs over a contiguous run of tiles.
+DEF TILE_BLOCK = 32
+
+
+def _tile_check(Py_ssize_t n, Py_ssize_t n0, Py_ssize_t c, Py_ssize_t c0, Py_ssize_t cg,
+                Py_ssize_t k16, Py_ssize_t tiles, Py_ssize_t th, Py_ssize_t tw, what):
+    """The samples m of a transformed array (k16, cg, tiles) of th x tw tiles a sample,
+    for samples n0:n0 + m and channels c0:c0 + cg of an array of n samples, c channels."""
+    if k16 != 16 or th < 1 or tw < 1 or tiles % (th * tw):
+        raise ValueError(f"{what} must be (16, channels, samples x {th} x {tw} tiles) "
+                         f"(got ({k16}, {cg}, {tiles}))")
+    m = tiles // (th * tw)
+    if n0 < 0 or n0 + m > n or c0 < 0 or c0 + cg > c:
+        raise ValueError(f"samples {n0}:{n0 + m} and channels {c0}:{c0 + cg} are not "
+                         f"within the array's {n} samples and {c} channels")
+    return m
+
+
+cdef inline void _input_unit(const floating* src, floating* dst, Py_ssize_t step,
+                             Py_ssize_t pad_h, Py_ssize_t pad_w, Py_ssize_t h, Py_ssize_t w,
+                             Py_ssize_t th, Py_ssize_t tw) noexcept nogil:
+    """The transforms B^T d B of one (sample, channel) image's tiles: transform k of
+    tile t at dst[k * step + t].  B^T's rows are [1,0,-1,0], [0,1,1,0], [0,-1,1,0],
+    [0,1,0,-1]: first over the tile rows' four image rows, then over each tile's four
+    columns."""
+    cdef floating rows[4][2 * TILE_BLOCK + 2]
+    cdef floating tr[4][2 * TILE_BLOCK + 2]
+    cdef Py_ssize_t i, j0, cnt, width, q, r, row, col, jj, t
+    cdef floating* out
+    for i in range(th):
+        for j0 in range(0, tw, TILE_BLOCK):
+            cnt = min(TILE_BLOCK, tw - j0)
+            width = 2 * cnt + 2
+            for r in range(4):
+                row = 2 * i - pad_h + r
+                col = 2 * j0 - pad_w
+                if row < 0 or row >= h:
+                    for q in range(width):
+                        rows[r][q] = 0
+                elif col >= 0 and col + width <= w:
+                    for q in range(width):
+                        rows[r][q] = src[row * w + col + q]
+                else:
+                    for q in range(width):
+                        rows[r][q] = (src[row * w + col + q] if 0 <= col + q < w else 0)
+            for q in range(width):
+                tr[0][q] = rows[0][q] - rows[2][q]
+                tr[1][q] = rows[1][q] + rows[2][q]
+                tr[2][q] = rows[2][q] - rows[1][q]
+                tr[3][q] = rows[1][q] - rows[3][q]
+            t = i * tw + j0
+            for r in range(4):
+                out = dst + 4 * r * step + t
+                for jj in range(cnt):
+                    out[jj] = tr[r][2 * jj] - tr[r][2 * jj + 2]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = tr[r][2 * jj + 1] + tr[r][2 * jj + 2]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = tr[r][2 * jj + 2] - tr[r][2 * jj + 1]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = tr[r][2 * jj + 1] - tr[r][2 * jj + 3]
+
+
+def winograd_input(floating[:, :, :, ::1] x, floating[:, :, ::1] v, Py_ssize_t n0,
+                   Py_ssize_t c0, Py_ssize_t pad_h, Py_ssize_t pad_w, Py_ssize_t th,
+                   Py_ssize_t tw):
+    """v (16, cg, m * th * tw) = B^T d B of every 4x4 tile d of channels c0:c0 + cg of
+    samples n0:n0 + m of x (N, C, H, W), tile (i, j) starting at row 2i - pad_h and column
+    2j - pad_w (zeros outside x)."""
+    cdef Py_ssize_t cg = v.shape[1], tiles = v.shape[2], h = x.shape[2], w = x.shape[3]
+    cdef Py_ssize_t m
+    cdef Py_ssize_t u, n, c, step
+    cdef int nt
+    cdef double starts[TRACKED_THREADS]
+    cdef double t0
+    cdef bint late
+    m = _tile_check(x.shape[0], n0, x.shape[1], c0, cg, v.shape[0], tiles, th, tw, "v")
+    step = cg * tiles
+    if pad_h < 0 or pad_w < 0:
+        raise ValueError(f"pad must be non-negative (got {pad_h}, {pad_w})")
+    if m == 0 or cg == 0:
+        return
+    nt = arith_threads(m * cg, 16 * cg * tiles)
+    with nogil:
+        clear_starts(starts, nt)
+        t0 = omp_get_wtime()
+        for u in prange(m * cg, num_threads=nt, schedule="static"):
+            mark_start(starts)
+            n = u // cg
+            c = u % cg
+            _input_unit(&x[n0 + n, c0 + c, 0, 0], &v[0, c, n * th * tw], step,
+                        pad_h, pad_w, h, w, th, tw)
+        late = nt > 1 and started_late(t0, starts, nt)
+    if late:
+        back_off()
+
+
+cdef inline void _output_unit(const floating* src, floating* dst, Py_ssize_t step,
+                              Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t th,
+                              Py_ssize_t tw) noexcept nogil:
+    """One (sample, filter) image dst (oh x ow) from its tiles' products M (product k of
+    tile t at src[k * step + t]): A^T M A with A^T's rows [1,1,1,0], [0,1,-1,-1]."""
+    cdef floating a[2][4][TILE_BLOCK]
+    cdef floating y[2 * TILE_BLOCK]
+    cdef Py_ssize_t i, j0, cnt, c, jj, r, t, row, n
+    cdef const floating* e
+    for i in range(th):
+        for j0 in range(0, tw, TILE_BLOCK):
+            cnt = min(TILE_BLOCK, tw - j0)
+            t = i * tw + j0
+            for c in range(4):
+                e = src + c * step + t
+                for jj in range(cnt):
+                    a[0][c][jj] = e[jj] + e[4 * step + jj] + e[8 * step + jj]
+                    a[1][c][jj] = e[4 * step + jj] - e[8 * step + jj] - e[12 * step + jj]
+            for r in range(2):
+                row = 2 * i + r
+                if row >= oh:
+                    break
+                for jj in range(cnt):
+                    y[2 * jj] = a[r][0][jj] + a[r][1][jj] + a[r][2][jj]
+                    y[2 * jj + 1] = a[r][1][jj] - a[r][2][jj] - a[r][3][jj]
+                n = min(2 * cnt, ow - 2 * j0)
+                for jj in range(n):
+                    dst[row * ow + 2 * j0 + jj] = y[jj]
+
+
+cdef inline void _grad_unit(const floating* src, floating* dst, Py_ssize_t step,
+                            Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t th,
+                            Py_ssize_t tw) noexcept nogil:
+    """A g A^T of the 2x2 tiles g of one (sample, filter) head gradient src (oh x ow),
+    transform k of tile t at dst[k * step + t] (A's rows: [1,0], [1,1], [1,-1], [0,-1]):
+    the adjoint of ``_output_unit``."""
+    cdef floating g[2][2 * TILE_BLOCK]
+    cdef floating a[4][2 * TILE_BLOCK]
+    cdef Py_ssize_t i, j0, cnt, n, r, row, jj, q, t
+    cdef floating* out
+    for i in range(th):
+        for j0 in range(0, tw, TILE_BLOCK):
+            cnt = min(TILE_BLOCK, tw - j0)
+            n = min(2 * cnt, ow - 2 * j0)
+            for r in range(2):
+                row = 2 * i + r
+                for q in range(2 * cnt):
+                    g[r][q] = src[row * ow + 2 * j0 + q] if row < oh and q < n else 0
+            for q in range(2 * cnt):
+                a[0][q] = g[0][q]
+                a[1][q] = g[0][q] + g[1][q]
+                a[2][q] = g[0][q] - g[1][q]
+                a[3][q] = -g[1][q]
+            t = i * tw + j0
+            for r in range(4):
+                out = dst + 4 * r * step + t
+                for jj in range(cnt):
+                    out[jj] = a[r][2 * jj]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = a[r][2 * jj] + a[r][2 * jj + 1]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = a[r][2 * jj] - a[r][2 * jj + 1]
+                out += step
+                for jj in range(cnt):
+                    out[jj] = -a[r][2 * jj + 1]
+
+
+cdef void _product_pass(floating[:, :, ::1] mm, floating[:, :, :, ::1] img, Py_ssize_t n0,
+                       Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw, bint adjoint,
+                       what) except *:
+    """img[n0:n0 + m, f0:f0 + fg] (of img (N, F, OH, OW)) from the products mm (16, fg,
+    m * th * tw) (``_output_unit``), or with ``adjoint`` mm from img (``_grad_unit``)."""
+    cdef Py_ssize_t fg = mm.shape[1], tiles = mm.shape[2], oh = img.shape[2]
+    cdef Py_ssize_t ow = img.shape[3], step = fg * tiles
+    cdef Py_ssize_t m, u, n, f
+    cdef int nt
+    cdef double starts[TRACKED_THREADS]
+    cdef double t0
+    cdef bint late
+    m = _tile_check(img.shape[0], n0, img.shape[1], f0, fg, mm.shape[0], tiles, th, tw, what)
+    if th < (oh + 1) // 2 or tw < (ow + 1) // 2:
+        raise ValueError(f"{th} x {tw} tiles do not cover outputs of {oh} x {ow}")
+    if m == 0 or fg == 0:
+        return
+    nt = arith_threads(m * fg, 16 * fg * tiles)
+    with nogil:
+        clear_starts(starts, nt)
+        t0 = omp_get_wtime()
+        for u in prange(m * fg, num_threads=nt, schedule="static"):
+            mark_start(starts)
+            n = u // fg
+            f = u % fg
+            if adjoint:
+                _grad_unit(&img[n0 + n, f0 + f, 0, 0], &mm[0, f, n * th * tw], step, oh, ow,
+                           th, tw)
+            else:
+                _output_unit(&mm[0, f, n * th * tw], &img[n0 + n, f0 + f, 0, 0], step, oh,
+                             ow, th, tw)
+        late = nt > 1 and started_late(t0, starts, nt)
+    if late:
+        back_off()
+
+
+def winograd_output(floating[:, :, ::1] mm, floating[:, :, :, ::1] out, Py_ssize_t n0,
+                    Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw):
+    """out[n0:n0 + m, f0:f0 + fg] (of out (N, F, OH, OW)) = A^T M A of every tile of
+    mm (16, fg, m * th * tw), the outputs past OH and OW dropped."""
+    _product_pass(mm, out, n0, f0, th, tw, False, "mm")
+
+
+def winograd_grad_output(floating[:, :, :, ::1] gy, floating[:, :, ::1] z, Py_ssize_t n0,
+                         Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw):
+    """z (16, fg, m * th * tw) = A g A^T of every 2x2 tile g of the head gradient
+    gy[n0:n0 + m, f0:f0 + fg] (zeros past OH and OW): the adjoint of ``winograd_output``,
+    for the weight gradient."""
+    _product_pass(z, gy, n0, f0, th, tw, True, "z")

@@ -3,9 +3,15 @@ signatures, defaults and semantics; channel-first layouts NCW, NCHW, NCDHW).
 
 Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
 
-- Convolution: im2col over a strided view of the (padded) input, one copy of the columns
-  of a chunk of samples and one group at a time, then one GEMM (``matmul``) per chunk and
-  group; the bias is added once at the end.  With 16 or more channels per group the
+- Convolution, 2-D 3x3 stride 1 (8 or more channels per group, NumPy float32/float64):
+  Winograd F(2x2, 3x3) (Lavin and Gray, 2016): the input's 4x4 tiles and the filters
+  transformed, 16 GEMMs over all channels, the products transformed back
+  (runtime/_conv_kernels), per chunk of samples and group.  Its rounding is that of direct
+  summation (the transforms add, subtract and halve); the weight gradient runs the same
+  transforms' adjoints.
+- Other convolutions: im2col over a strided view of the (padded) input, one copy of the
+  columns of a chunk of samples and one group at a time, then one GEMM (``matmul``) per
+  chunk and group; the bias is added once at the end.  With 16 or more channels per group the
   columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
   gathered straight from the data, and the result written back channel-first, by
   runtime/_conv_kernels).
@@ -324,10 +330,96 @@ def _conv_forward(plan, x, w, out):
         return
     if cg * kk == 0:
         out[...] = 0
+    elif _winograd(plan, x, cg) and out.flags.c_contiguous:
+        _conv_forward_winograd(plan, x, w, out)
     elif cg >= CHANNEL_LAST_MIN:
         _conv_forward_channel_last(plan, x, w, out)
     else:
         _conv_forward_channel_first(plan, x, w, out)
+
+
+# -- Winograd F(2x2, 3x3) ---------------------------------------------------------------
+# 2-D 3x3 stride-1 undilated convolutions of NumPy float32/float64 with at least this many
+# channels per group: 16 GEMMs over 4x4 tiles (runtime/_conv_kernels) do the work of
+# im2col's 36 products per channel pair with 16, and no columns are copied.  Measured on
+# 2 cores, 32 samples of 56x56, forward time of im2col over Winograd: 64 -> 64 channels
+# 3.0x, 8 -> 8 1.3x, 8 -> 64 1.1x, 8 -> 1 1.6x, but 4 -> 64 0.3x (GEMMs of inner size 4).
+WINOGRAD_MIN = 8
+
+# G of F(2x2, 3x3) (Lavin and Gray, 2016): U = G g G^T is a filter's transform (B^T and
+# A^T, the data's and the products', are written out in runtime/_conv_kernels).
+_WINOGRAD_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+
+
+def _winograd(plan, x, cg):
+    return (_xp(x) is np and plan.nd == 2 and plan.kernel == (3, 3) and _unit_stride(plan)
+            and plan.dilate == (1, 1) and x.dtype in (np.float32, np.float64)
+            and cg >= WINOGRAD_MIN)
+
+
+def _winograd_tiles(plan, o_sp):
+    """(tile rows, tile columns) of 2x2 tiles covering outputs o_sp."""
+    return (o_sp[0] + 1) // 2, (o_sp[1] + 1) // 2
+
+
+# Samples are transformed in chunks of about this many bytes of transforms and products:
+# they stay in the last-level cache between the transform, the GEMM and the inverse
+# transform (a ResNet layer's forward: 4-16 MiB chunks equal, 64 MiB 1.35x slower).
+WINOGRAD_BYTES = 16 << 20
+
+
+def _winograd_chunks(n, cg, fg, th, tw, dtype):
+    """(start, data transforms V (16, cg, tiles), products (16, fg, tiles)) per chunk of
+    samples, with th x tw tiles a sample; the buffers are reused from chunk to chunk."""
+    v = mm = None
+    per_sample = 16 * (cg + fg) * th * tw * np.dtype(dtype).itemsize
+    for i, m in _chunks(n, per_sample, WINOGRAD_BYTES):
+        if v is None or v.shape[2] != m * th * tw:
+            v = np.empty((16, cg, m * th * tw), dtype)
+            mm = np.empty((16, fg, m * th * tw), dtype)
+        yield i, v, mm
+
+
+def _conv_forward_winograd(plan, x, w, out):
+    """out (N, F, OH, OW) = the convolution of x (N, C, H, W) with w (F, C/g, 3, 3):
+    per chunk of samples and group, the input tiles' transforms V (16, cg, tiles), 16
+    GEMMs ``U[k] @ V[k]`` with the filters' transforms U (16, fg, cg), and the products'
+    inverse transform written into out."""
+    x = np.ascontiguousarray(x)
+    n, c = x.shape[:2]
+    f = w.shape[0]
+    cg, fg = c // plan.group, f // plan.group
+    th, tw = _winograd_tiles(plan, out.shape[2:])
+    g = _WINOGRAD_G.astype(x.dtype)
+    u = np.einsum("ai,fcij,bj->abfc", g, w, g).reshape(16, f, cg)
+    for i, v, mm in _winograd_chunks(n, cg, fg, th, tw, x.dtype):
+        for j in range(plan.group):
+            _conv_kernels.winograd_input(x, v, i, j * cg, plan.pad[0], plan.pad[1], th, tw)
+            np.matmul(u[:, j * fg:(j + 1) * fg], v, out=mm)
+            _conv_kernels.winograd_output(mm, out, i, j * fg, th, tw)
+
+
+def _conv_weight_grad_winograd(plan, x, gy, out):
+    """out (F, C/g, 3, 3) = the weight gradient of the Winograd forward: per chunk and
+    group, the head gradient's tiles transformed by the adjoint of the output transform
+    (Z, 16 x fg x tiles), 16 GEMMs ``Z[k] @ V[k].T`` summed into the gradient of U, which
+    G^T dU G takes back to the filters."""
+    x = np.ascontiguousarray(x)
+    gy = np.ascontiguousarray(gy)
+    n, c = x.shape[:2]
+    f = gy.shape[1]
+    cg, fg = c // plan.group, f // plan.group
+    th, tw = _winograd_tiles(plan, gy.shape[2:])
+    du = np.zeros((16, f, cg), out.dtype)
+    part = np.empty((16, fg, cg), out.dtype)
+    for i, v, z in _winograd_chunks(n, cg, fg, th, tw, x.dtype):
+        for j in range(plan.group):
+            _conv_kernels.winograd_input(x, v, i, j * cg, plan.pad[0], plan.pad[1], th, tw)
+            _conv_kernels.winograd_grad_output(gy, z, i, j * fg, th, tw)
+            np.matmul(z, v.transpose(0, 2, 1), out=part)
+            du[:, j * fg:(j + 1) * fg] += part
+    g = _WINOGRAD_G.astype(out.dtype)
+    out[...] = np.einsum("ai,abfc,bj->fcij", g, du.reshape(4, 4, f, cg), g)
 
 
 def _unit_stride(plan):
@@ -559,6 +651,9 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     xp = _xp(x)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
+    if x.shape[0] and length and _winograd(plan, x, cg):
+        _conv_weight_grad_winograd(plan, x, gy, out)
+        return
     if x.shape[0] and length and cg * kk and fg and _unit_stride(plan):
         _conv_weight_grad_rows(plan, x, gy, out)
         return

@@ -206,6 +206,109 @@ def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
     np.testing.assert_allclose(slow, want, rtol=tol, atol=tol)
 
 
+def winograd_refs(x, w, g, pad, group):
+    """Float64 references for a 3x3 stride-1 convolution: the output (sliding windows),
+    the data gradient (each kernel offset's contribution added at its shift) and the
+    weight gradient (windows against the head gradient)."""
+    x, w, g = (a.astype(np.float64) for a in (x, w, g))
+    c, f = x.shape[1], w.shape[0]
+    cg, fg = c // group, f // group
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    y = np.concatenate([np.einsum("nchwij,fcij->nfhw", win[:, j * cg:(j + 1) * cg],
+                                  w[j * fg:(j + 1) * fg]) for j in range(group)], 1)
+    dw = np.concatenate([np.einsum("nchwij,nfhw->fcij", win[:, j * cg:(j + 1) * cg],
+                                   g[:, j * fg:(j + 1) * fg]) for j in range(group)], 0)
+    dxp = np.zeros_like(xp)
+    oh, ow = y.shape[2:]
+    for j, a, b in itertools.product(range(group), range(3), range(3)):
+        dxp[:, j * cg:(j + 1) * cg, a:a + oh, b:b + ow] += np.einsum(
+            "nfhw,fc->nchw", g[:, j * fg:(j + 1) * fg], w[j * fg:(j + 1) * fg, :, a, b])
+    dx = dxp[:, :, pad[0]:pad[0] + x.shape[2], pad[1]:pad[1] + x.shape[3]]
+    return y, dx, dw
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, filters, pad, group", [
+    ((2, 16, 7, 9), 16, (1, 1), 1),      # odd output sizes: partial tiles
+    ((3, 32, 8, 5), 48, (0, 2), 1),
+    ((2, 32, 6, 6), 32, (2, 0), 2),      # groups of 16
+    ((1, 16, 1, 1), 16, (1, 1), 1),      # one output
+    ((2, 16, 3, 4), 32, (3, 1), 1),      # pad 3: the data gradient takes col2im
+    ((2, 8, 5, 5), 1, (1, 1), 1),        # one filter
+    ((40, 16, 4, 4), 16, (1, 1), 1),     # several chunks of samples
+])
+def test_winograd_convolution_matches_direct_sums(dtype, shape, filters, pad, group,
+                                                  monkeypatch):
+    """Forward, data and weight gradients of the Winograd path against float64 sums."""
+    from runtime.ops import conv
+    taken = []
+    real = conv._conv_forward_winograd
+    monkeypatch.setattr(conv, "_conv_forward_winograd",
+                        lambda *a: taken.append(1) or real(*a))
+    if shape[0] == 40:
+        monkeypatch.setattr(conv, "WINOGRAD_BYTES", 1 << 20)
+    x = sample(shape, dtype)
+    w = sample((filters, shape[1] // group, 3, 3), dtype, seed=1)
+    g = sample((shape[0], filters, shape[2] + 2 * pad[0] - 2, shape[3] + 2 * pad[1] - 2),
+               dtype, seed=2)
+    xa, wa = arr(x), arr(w)
+    xa.attach_grad()
+    wa.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(xa, wa, kernel=(3, 3), pad=pad, num_filter=filters,
+                           num_group=group, no_bias=True)
+    y.backward(arr(g))
+    want = winograd_refs(x, w, g, pad, group)
+    for got, ref in zip((y, xa.grad, wa.grad), want):
+        scale = np.abs(ref).max()
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=0, atol=TOL[dtype] * scale)
+    assert taken, "the Winograd forward was not taken"
+
+
+@pytest.mark.parametrize("attrs, channels", [
+    ({"stride": (2, 2)}, 16), ({"dilate": (2, 2)}, 16), ({}, 4),
+    ({"kernel": (3, 2)}, 16)])
+def test_winograd_is_only_taken_where_it_applies(attrs, channels, monkeypatch):
+    from runtime.ops import conv
+    monkeypatch.setattr(conv, "_conv_forward_winograd",
+                        lambda *a: pytest.fail("the Winograd forward was taken"))
+    monkeypatch.setattr(conv, "_conv_weight_grad_winograd",
+                        lambda *a: pytest.fail("the Winograd weight gradient was taken"))
+    kw = {"kernel": (3, 3), "num_filter": 16, "no_bias": True, **attrs}
+    x = sample((2, channels, 7, 7))
+    w = sample((16, channels) + kw["kernel"], seed=1)
+    xa, wa = arr(x), arr(w)
+    wa.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(xa, wa, **kw)
+    y.backward()
+    want = ref_conv(x, w, None, kw.get("stride", (1, 1)), (0, 0), kw.get("dilate", (1, 1)), 1)
+    close(y, want)
+
+
+def test_winograd_kernels_refuse_arrays_that_do_not_fit():
+    from runtime import _conv_kernels
+    x = np.zeros((2, 16, 6, 6), np.float32)
+    with pytest.raises(ValueError, match=r"v must be \(16, channels, samples x 3 x 3 tiles\) "
+                       r"\(got \(16, 16, 17\)\)"):
+        _conv_kernels.winograd_input(x, np.zeros((16, 16, 17), np.float32), 0, 0, 1, 1, 3, 3)
+    with pytest.raises(ValueError, match=r"v must be .*\(got \(9, 16, 18\)\)"):
+        _conv_kernels.winograd_input(x, np.zeros((9, 16, 18), np.float32), 0, 0, 1, 1, 3, 3)
+    with pytest.raises(ValueError, match="samples 1:3 and channels 0:16 are not within"):
+        _conv_kernels.winograd_input(x, np.zeros((16, 16, 18), np.float32), 1, 0, 1, 1, 3, 3)
+    with pytest.raises(ValueError, match="channels 8:24 are not within"):
+        _conv_kernels.winograd_input(x, np.zeros((16, 16, 18), np.float32), 0, 8, 1, 1, 3, 3)
+    with pytest.raises(ValueError, match=r"pad must be non-negative \(got -1, 1\)"):
+        _conv_kernels.winograd_input(x, np.zeros((16, 16, 18), np.float32), 0, 0, -1, 1, 3, 3)
+    with pytest.raises(ValueError, match="2 x 3 tiles do not cover outputs of 6 x 6"):
+        _conv_kernels.winograd_output(np.zeros((16, 16, 12), np.float32), x, 0, 0, 2, 3)
+    with pytest.raises(ValueError, match="2 x 3 tiles do not cover outputs of 6 x 6"):
+        _conv_kernels.winograd_grad_output(x, np.zeros((16, 16, 12), np.float32), 0, 0, 2, 3)
+    with pytest.raises(ValueError, match="channels 8:24 are not within"):
+        _conv_kernels.winograd_grad_output(x, np.zeros((16, 16, 18), np.float32), 0, 8, 3, 3)
+
+
 def test_compiled_kernels_refuse_arrays_that_do_not_fit():
     from runtime import _conv_kernels, _pool_kernels
     x = np.zeros((2, 4, 1, 5, 5), np.float32)
