@@ -25,9 +25,10 @@ Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
   offset is a shift of the rows (``_Rows``): the columns are one strided copy of
   contiguous runs, and the head gradient takes the same row layout.
 - Pooling: one elementwise pass per kernel offset over strided views of the input padded
-  with -inf (max) or 0 (sum, avg, lp).  Max pooling's gradient and its adjoint route
-  through each window's first maximum by a compiled kernel (runtime/_pool_kernels) on
-  NumPy float32/float64 arrays, by argmax passes and a bincount otherwise.
+  with the dtype's lowest value (max) or 0 (sum, avg, lp).  On NumPy float32/float64
+  arrays max pooling, its gradient and the gradient's adjoint are one pass of a compiled
+  kernel over the windows (runtime/_pool_kernels: the maximum, or the head gradient
+  routed through each window's first maximum); otherwise argmax passes and a bincount.
 
 Hidden helpers, so that every gradient rule is made of registry ops (and null requests
 skip work: when only the weight needs a gradient, the data gradient is not computed):
@@ -967,6 +968,13 @@ def _pool_forward(plan, x, out):
     if out.size == 0:
         return
     kind = plan.kind
+    if (kind == "max" and xp is np and x.dtype in (np.float32, np.float64)
+            and out.flags.c_contiguous):
+        lead = 3 - plan.nd
+        _pool_kernels.max_pool(_planes(plan, x), _planes(plan, out),
+                               (1,) * lead + plan.kernel, (1,) * lead + plan.stride,
+                               (0,) * lead + plan.pad, _pool_fill("max", x.dtype))
+        return
     xpad = _padded(x, plan.pad, _pool_fill(kind, x.dtype), plan.extra)
     win = plan.windows(xpad)
     offs = plan.offsets()

@@ -515,8 +515,8 @@ def test_max_pooling_gradient_matches_reference(shape, kernel, stride, pad, full
 
 @pytest.mark.parametrize("shape, kernel, stride, pad, full", POOL_CASES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_max_pooling_kernel_matches_the_numpy_path(shape, kernel, stride, pad, full, dtype):
-    """The compiled routing (gradient and its adjoint) against the NumPy path it
+def test_max_pooling_kernels_match_the_numpy_path(shape, kernel, stride, pad, full, dtype):
+    """The compiled kernel (maximum, gradient and its adjoint) against the NumPy path it
     replaces for NumPy arrays, with ties, NaN, -inf and the dtype's lowest value (which
     the padding holds) in the data."""
     from runtime.ops import conv
@@ -543,6 +543,13 @@ def test_max_pooling_kernel_matches_the_numpy_path(shape, kernel, stride, pad, f
     lead = (slice(None),) * (2 + plan.nd)
     want = np.choose(arg, [win[lead + k] for k in plan.offsets()])
     np.testing.assert_array_equal(got, want)
+    # the forward: the compiled maximum (contiguous out) against the NumPy passes (taken
+    # for a non-contiguous out, and on CuPy)
+    slow = np.full(g.shape[:-1] + (g.shape[-1] + 1,), 7, dtype)[..., :-1]
+    conv._pool_forward(plan, x, slow)
+    fast = np.full(g.shape, 7, dtype)
+    conv._pool_forward(plan, x, fast)
+    np.testing.assert_array_equal(fast, slow)
 
 
 @pytest.mark.parametrize("shape, kernel, stride", [
