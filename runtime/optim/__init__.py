@@ -14,8 +14,8 @@ updates (only the rows present are touched) unless ``lazy_update=False``.
 
 from runtime.optim.optimizer import (SGD, AdaGrad, Adam, FactorScheduler, Optimizer, create,
                                      register)
-from runtime.optim.trainer import Trainer
+from runtime.optim.trainer import StaleGradientError, Trainer
 from runtime.optim.utils import clip_global_norm
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register",
-           "Trainer", "clip_global_norm"]
+           "Trainer", "StaleGradientError", "clip_global_norm"]

@@ -14,7 +14,12 @@ from runtime import nd
 from runtime._ndarray import NDArray
 from runtime.optim.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "StaleGradientError"]
+
+
+class StaleGradientError(RuntimeError, UserWarning):
+    """A parameter's gradient was not written by backward since the last step.  gluon
+    raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
 _NONE = object()     # no state made yet (None is the state of a stateless optimizer)
 _TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
@@ -132,7 +137,8 @@ class Trainer:
         that ``backward`` computed for a batch of ``batch_size`` samples: the gradients
         are rescaled by 1 / batch_size (times the optimizer's own rescale_grad).
 
-        A gradient not written since the last step is stale: RuntimeError naming the
+        A gradient not written since the last step is stale: StaleGradientError (a
+        RuntimeError and, as gluon raises, a UserWarning) in gluon's words, naming the
         parameter, or with ``ignore_stale_grad=True`` that parameter is skipped (as
         gluon)."""
         self.update(batch_size, ignore_stale_grad)
@@ -159,11 +165,13 @@ class Trainer:
             last = seen.get(i)
             if last is not None and last[0] is grad.chunk and last[1] == grad.version:
                 if not ignore_stale_grad:
-                    raise RuntimeError(
-                        f"Trainer.step: the gradient of parameter {p.name!r} has not been "
-                        "updated by backward since the last step: the model may use only a "
-                        "subset of its parameters; call step(batch_size, "
-                        "ignore_stale_grad=True) to skip parameters with stale gradients")
+                    raise StaleGradientError(
+                        f"Gradient of Parameter `{p.name}` on context {grad.context} has not "
+                        "been updated by backward since last `step`. This could mean a bug in "
+                        "your model that made it only use a subset of the Parameters (Blocks) "
+                        "for this iteration. If you are intentionally only using a subset, "
+                        "call step with ignore_stale_grad=True to suppress this warning and "
+                        "skip updating of Parameters with stale gradient")
                 continue
             work.append((i, weight, grad))
         opt = self._optimizer
