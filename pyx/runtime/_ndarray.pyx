@@ -915,7 +915,9 @@ cdef class NDArray:
         """``x[i]`` and ``x[a:b]`` (axis 0, step 1) are views; any other key (steps,
         several axes, integer arrays, boolean masks) returns a copy made by an operator
         (``slice``; ``take`` for arrays and masks: see runtime._indexing), with NumPy's
-        semantics.  csr arrays support row slices ``x[a:b]`` (``slice``, a copy)."""
+        semantics but for one rule of MXNet 1.x: a key of integers that leaves no axis
+        (``x[i]`` of a 1-D array, ``x[i, j]`` of a 2-D one) gives shape (1,), not a 0-d
+        array.  csr arrays support row slices ``x[a:b]`` (``slice``, a copy)."""
         cdef Py_ssize_t n, i, start, stop, step, row
         if self._stype == STYPE_CSR:
             return _csr_getitem(self, key)
@@ -949,8 +951,8 @@ cdef class NDArray:
             if not 0 <= i < n:
                 raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
             row = self._size() // n * (<cnp.dtype>self._dtype).itemsize if n else 0
-            return _wrap(NDArray, self._chunk, self._shape[1:], self._dtype, STYPE_DEFAULT,
-                         self._offset + i * row)
+            return _wrap(NDArray, self._chunk, self._shape[1:] or (1,), self._dtype,
+                         STYPE_DEFAULT, self._offset + i * row)
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
@@ -1460,6 +1462,8 @@ cdef object _getitem(NDArray x, object key):
     basic, flat = _parse_key(x, key, "__getitem__")
     if basic is not None:
         begin, end, step, sliced, shape = basic
+        if not shape and x._shape:
+            shape = (1,)        # MXNet 1.x: an element is a 1-element array, never 0-d
         out = _nd("slice")(x, begin=begin, end=end, step=step)
         return out if shape == sliced else _reshaped(out, shape)
     return _nd("take")(_reshaped(x, (x._size(),)), dense_from_numpy(flat, x._chunk.ctx),

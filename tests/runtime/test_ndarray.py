@@ -285,11 +285,36 @@ KEYS = [
     np.array([True, False, True, False]), _MASK, (1, _MASK[0]), np.array(2)]
 
 
+def _basic_key(key):
+    parts = key if type(key) is tuple else (key,)
+    return all(k is None or k is Ellipsis or type(k) in (int, slice) for k in parts)
+
+
+def mxnet_getitem(ref, key):
+    """NumPy's ``ref[key]`` with MXNet 1.x's one departure: a basic key that leaves no axis
+    of a non-0-d array gives shape (1,) (MXNet 1.x's NDArray has no 0-d arrays)."""
+    got = ref[key]
+    if np.ndim(got) == 0 and ref.ndim and _basic_key(key):
+        return np.reshape(got, (1,))
+    return got
+
+
+def test_an_element_is_a_one_element_array_as_in_mxnet():
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = nd.array(ref)
+    for got, want in [(x[1, 2], 5), (x[-1, 0], 3), (x[1][2], 5), (x.reshape(-1)[4], 4),
+                      (x[..., 1, 1], 4)]:
+        assert got.shape == (1,) and got.asscalar() == want
+    z = nd.array(5.0)                      # a 0-d array indexed by () stays 0-d
+    assert z[()].shape == ()
+    assert x[1, None, 2].shape == (1,)     # NumPy's shape: an axis is left
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_indexing_matches_numpy(key):
     ref = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
     x = nd.array(ref)
-    assert_same(x[key], ref[key])
+    assert_same(x[key], mxnet_getitem(ref, key))
     for value in (7, np.arange(ref[key].size, dtype=np.float32).reshape(ref[key].shape) + 50):
         v0 = x.version
         x[key] = value
@@ -315,7 +340,7 @@ def test_indexing_matches_numpy_fuzzed(shape_key):
     shape, key = shape_key
     ref = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
     x = nd.array(ref, dtype="float64")
-    assert_same(x[key], ref[key])
+    assert_same(x[key], mxnet_getitem(ref, key))
     x[key] = -1
     ref[key] = -1
     assert_same(x, ref)
