@@ -331,7 +331,7 @@ def _conv_forward(plan, x, w, out):
         return
     if cg * kk == 0:
         out[...] = 0
-    elif _winograd(plan, x, cg) and out.flags.c_contiguous:
+    elif _winograd(plan, x, cg, o_sp[-1]) and out.flags.c_contiguous:
         _conv_forward_winograd(plan, x, w, out)
     elif cg >= CHANNEL_LAST_MIN:
         _conv_forward_channel_last(plan, x, w, out)
@@ -340,22 +340,31 @@ def _conv_forward(plan, x, w, out):
 
 
 # -- Winograd F(2x2, 3x3) ---------------------------------------------------------------
-# 2-D 3x3 stride-1 undilated convolutions of NumPy float32/float64 with at least this many
-# channels per group: 16 GEMMs over 4x4 tiles (runtime/_conv_kernels) do the work of
-# im2col's 36 products per channel pair with 16, and no columns are copied.  Measured on
-# 2 cores, 32 samples of 56x56, forward time of im2col over Winograd: 64 -> 64 channels
-# 3.0x, 8 -> 8 1.3x, 8 -> 64 1.1x, 8 -> 1 1.6x, but 4 -> 64 0.3x (GEMMs of inner size 4).
+# 2-D 3x3 stride-1 undilated convolutions of NumPy float32/float64 take Winograd: 16
+# GEMMs over 4x4 tiles (runtime/_conv_kernels) do the work of im2col's 36 products per
+# channel pair with 16, and no columns are copied; but the transforms cost a fixed time per
+# row of tiles and per channel.  Taken with at least WINOGRAD_MIN channels per group, and
+# either WINOGRAD_WIDE tile columns (output width 27 or more) or WINOGRAD_WORK tile columns
+# times channels.  Measured on 2 cores, forward time of im2col over Winograd: 32 x 64 ->
+# 64 x 56x56 3.0x, 8 -> 8 (56x56) 1.3x, 8 -> 64 1.1x, 4 -> 64 0.3x (GEMMs of inner size
+# 4); 7 tile columns (14x14): 64 channels 0.64x, 128 1.2x, 256 1.2-2.0x; 4 tile columns
+# (7x7): 128 channels 0.85x, 512 1.3x; 16 tile columns, 32 channels 1.3x.
 WINOGRAD_MIN = 8
+WINOGRAD_WIDE = 14
+WINOGRAD_WORK = 768
 
 # G of F(2x2, 3x3) (Lavin and Gray, 2016): U = G g G^T is a filter's transform (B^T and
-# A^T, the data's and the products', are written out in runtime/_conv_kernels).
+# A^T, the data's and the products', are written out in runtime/_conv_kernels).  As one
+# product for all filters: U (16, F * C) = kron(G, G) (16, 9) @ g (F * C, 9).T.
 _WINOGRAD_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+_WINOGRAD_K = np.kron(_WINOGRAD_G, _WINOGRAD_G)
 
 
-def _winograd(plan, x, cg):
+def _winograd(plan, x, cg, out_width):
+    tw = (out_width + 1) // 2
     return (_xp(x) is np and plan.nd == 2 and plan.kernel == (3, 3) and _unit_stride(plan)
             and plan.dilate == (1, 1) and x.dtype in (np.float32, np.float64)
-            and cg >= WINOGRAD_MIN)
+            and cg >= WINOGRAD_MIN and (tw >= WINOGRAD_WIDE or tw * cg >= WINOGRAD_WORK))
 
 
 def _winograd_tiles(plan, o_sp):
@@ -391,8 +400,7 @@ def _conv_forward_winograd(plan, x, w, out):
     f = w.shape[0]
     cg, fg = c // plan.group, f // plan.group
     th, tw = _winograd_tiles(plan, out.shape[2:])
-    g = _WINOGRAD_G.astype(x.dtype)
-    u = np.einsum("ai,fcij,bj->abfc", g, w, g).reshape(16, f, cg)
+    u = (_WINOGRAD_K.astype(x.dtype) @ w.reshape(f * cg, 9).T).reshape(16, f, cg)
     for i, v, mm in _winograd_chunks(n, cg, fg, th, tw, x.dtype):
         for j in range(plan.group):
             _conv_kernels.winograd_input(x, v, i, j * cg, plan.pad[0], plan.pad[1], th, tw)
@@ -419,8 +427,7 @@ def _conv_weight_grad_winograd(plan, x, gy, out):
             _conv_kernels.winograd_grad_output(gy, z, i, j * fg, th, tw)
             np.matmul(z, v.transpose(0, 2, 1), out=part)
             du[:, j * fg:(j + 1) * fg] += part
-    g = _WINOGRAD_G.astype(out.dtype)
-    out[...] = np.einsum("ai,abfc,bj->fcij", g, du.reshape(4, 4, f, cg), g)
+    out[...] = (_WINOGRAD_K.T.astype(out.dtype) @ du.reshape(16, f * cg)).T.reshape(out.shape)
 
 
 def _unit_stride(plan):
@@ -652,7 +659,7 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     xp = _xp(x)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
-    if x.shape[0] and length and _winograd(plan, x, cg):
+    if x.shape[0] and length and _winograd(plan, x, cg, o_sp[-1]):
         _conv_weight_grad_winograd(plan, x, gy, out)
         return
     if x.shape[0] and length and cg * kk and fg and _unit_stride(plan):

@@ -31,9 +31,9 @@ _add(SAMPLES, "Convolution",
      Sample([uniform((1, 2, 4, 3, 3)), uniform((2, 2, 2, 2, 2), seed=1)],
             {"kernel": (2, 2, 2), "num_filter": 2, "dilate": (1, 1, 2), "pad": (1, 1, 0),
              "no_bias": True}),
-     # 3x3 stride 1 with 16 channels and filters: the Winograd kernels (forward, data
-     # gradient by the flipped weight, weight gradient), odd output sizes
-     Sample([uniform((2, 16, 3, 4)), uniform((16, 16, 3, 3), seed=1), uniform((16,), seed=2)],
+     # 3x3 stride 1 with 16 channels and filters, 29 wide: the Winograd kernels (forward,
+     # data gradient by the flipped weight, weight gradient), odd output sizes
+     Sample([uniform((2, 16, 3, 27)), uniform((16, 16, 3, 3), seed=1), uniform((16,), seed=2)],
             {"kernel": (3, 3), "num_filter": 16, "pad": (1, 2)}),
      Sample([uniform((2, 3, 4, 4), dtype=F32), uniform((2, 3, 1, 1), seed=1, dtype=F32),
              uniform((2,), seed=2, dtype=F32)], {"kernel": (1, 1), "num_filter": 2},
@@ -92,8 +92,9 @@ _add(ZERO_SIZE, "Convolution",
 _add(SAMPLES, "Deconvolution",
      Sample([uniform((2, 3, 3, 2)), uniform((3, 2, 3, 2), seed=1)],
             {"kernel": (3, 2), "num_filter": 2}),
-     # 16 channels and filters, 3x3 stride 1: the Winograd kernels with the roles swapped
-     Sample([uniform((1, 16, 3, 2)), uniform((16, 16, 3, 3), seed=1)],
+     # 16 channels and filters, 3x3 stride 1, 28 wide: the Winograd kernels with the roles
+     # swapped
+     Sample([uniform((1, 16, 3, 26)), uniform((16, 16, 3, 3), seed=1)],
             {"kernel": (3, 3), "num_filter": 16, "pad": (1, 0), "no_bias": True}),
      Sample([uniform((1, 4, 3, 3)), uniform((4, 3, 3, 3), seed=1), uniform((6,), seed=2)],
             {"kernel": (3, 3), "num_filter": 6, "num_group": 2, "stride": (2, 2),

@@ -246,6 +246,7 @@ def test_winograd_convolution_matches_direct_sums(dtype, shape, filters, pad, gr
     real = conv._conv_forward_winograd
     monkeypatch.setattr(conv, "_conv_forward_winograd",
                         lambda *a: taken.append(1) or real(*a))
+    monkeypatch.setattr(conv, "WINOGRAD_WIDE", 1)         # small images take it too
     if shape[0] == 40:
         monkeypatch.setattr(conv, "WINOGRAD_BYTES", 1 << 20)
     x = sample(shape, dtype)
@@ -266,11 +267,14 @@ def test_winograd_convolution_matches_direct_sums(dtype, shape, filters, pad, gr
     assert taken, "the Winograd forward was not taken"
 
 
-@pytest.mark.parametrize("attrs, channels", [
-    ({"stride": (2, 2)}, 16), ({"dilate": (2, 2)}, 16), ({}, 4),
-    ({"kernel": (3, 2)}, 16)])
-def test_winograd_is_only_taken_where_it_applies(attrs, channels, monkeypatch):
+@pytest.mark.parametrize("attrs, channels, width_rule", [
+    ({"stride": (2, 2)}, 16, False), ({"dilate": (2, 2)}, 16, False), ({}, 4, False),
+    ({"kernel": (3, 2)}, 16, False),
+    ({}, 64, True)])        # 3 tile columns of 64 channels: too little work per row of tiles
+def test_winograd_is_only_taken_where_it_applies(attrs, channels, width_rule, monkeypatch):
     from runtime.ops import conv
+    if not width_rule:      # small images would take it but for the rule under test
+        monkeypatch.setattr(conv, "WINOGRAD_WIDE", 1)
     monkeypatch.setattr(conv, "_conv_forward_winograd",
                         lambda *a: pytest.fail("the Winograd forward was taken"))
     monkeypatch.setattr(conv, "_conv_weight_grad_winograd",
