@@ -303,12 +303,13 @@ def _gradientmultiplier(attrs, ins, outs):
 
 
 register("_contrib_gradientmultiplier", aliases=("gradientmultiplier",),
-         attrs={"scalar": Attr("float", required=True)},
+         attrs={"scalar": Attr("float", 1.0)},
          infer_type=scalar_type("_contrib_gradientmultiplier", "scalar"),
          compute=_gradientmultiplier, inplace=((0, 0),), grad_donates=True,
          gradient=lambda a, i, o, g: [F._mul_scalar(g[0], scalar=a["scalar"])],
          doc="""The identity forward, the output gradient times ``scalar`` backward
-(MXNet's contrib.gradientmultiplier; a negative scalar makes a gradient reversal layer).
+(MXNet's contrib.gradientmultiplier; a negative scalar makes a gradient reversal layer;
+the default 1.0 is MXNet 1.8's).
 ``scalar`` is cast to data's dtype as MXNet's backward does (an integer dtype refuses
 one it cannot hold).""")
 

@@ -154,7 +154,8 @@ _add(SAMPLES, "_contrib_gradientmultiplier",
      Sample([_X3], {"scalar": -1.0}, grad_ref=lambda ins, heads: [-heads[0]]),
      Sample([ints(1, 2)], {"scalar": 2.0}, grad=False))
 _add(FAILURES, "_contrib_gradientmultiplier",
-     Failure([_X], {}, TypeError, r"^_contrib_gradientmultiplier: .*scalar"))
+     Failure([_X], {"scalar": "x"}, TypeError,
+             r"^_contrib_gradientmultiplier: scalar must be a number \(got 'x'\)"))
 _add(ZERO_SIZE, "_contrib_gradientmultiplier",
      ZeroSize([zeros(0, 3)], {"scalar": 3.0}, lambda x: x))
 
