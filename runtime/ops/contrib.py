@@ -342,9 +342,14 @@ def _allclose_type(attrs, dtypes):
 
 def _allclose(attrs, ins, outs):
     a, b = (x.astype(np.float64) for x in ins)
-    rtol = _tolerance("rtol", attrs["rtol"])
-    atol = _tolerance("atol", attrs["atol"])
-    outs[0][...] = int(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=attrs["equal_nan"]))
+    # MXNet's tolerances are float32 attributes
+    rtol = float(np.float32(_tolerance("rtol", attrs["rtol"])))
+    atol = float(np.float32(_tolerance("atol", attrs["atol"])))
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        close = (a == b) | (np.abs(a - b) <= atol + rtol * np.abs(b))
+    close = np.where(nan_a | nan_b, attrs["equal_nan"] & nan_a & nan_b, close)
+    outs[0][...] = int(bool(close.all()))
 
 
 register("_contrib_allclose", aliases=("allclose",), inputs=("a", "b"),
@@ -352,8 +357,11 @@ register("_contrib_allclose", aliases=("allclose",), inputs=("a", "b"),
                 "equal_nan": Attr("bool", True)},
          infer_shape=_allclose_shape, infer_type=_allclose_type, compute=_allclose,
          differentiable=False,
-         doc="""1 when every |a - b| <= atol + rtol * |b| (a and b of one shape and
-dtype), else 0 (MXNet's contrib.allclose, numpy.allclose's rule: equal infinities are
-close; NaNs are close to each other when ``equal_nan``, True by default as in MXNet).
-The result is int32 of shape (1,) (MXNet's legacy scalar); the tolerances must be
-finite and >= 0.  Empty arrays are close.  No gradient.""")
+         doc="""1 when every a == b or |a - b| <= atol + rtol * |b| (a and b of one shape
+and dtype), else 0 (MXNet's contrib.allclose).  As MXNet's kernel, the rule is applied
+to infinities as IEEE arithmetic gives it (unlike numpy.allclose: +inf and -inf are close
+when rtol > 0, a finite value is close to an infinite ``b``); NaNs are close to each
+other only when ``equal_nan`` (True by default, as in MXNet).  The tolerances are
+rounded to float32 as MXNet's attributes are, and must be finite and >= 0.  The result
+is int32 of shape (1,) (ndrt's legacy scalar; MXNet gives a 0-d array).  Empty arrays
+are close.  No gradient.""")

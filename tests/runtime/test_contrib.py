@@ -339,19 +339,49 @@ def test_gradientmultiplier_scales_only_the_gradient():
     assert x.grad.asnumpy().tolist() == [-1.0, 2.0, -3.0]
 
 
-def test_allclose_matches_numpy():
+def _mx_allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True):
+    """MXNet's allclose kernel, element by element in Python floats."""
+    rtol, atol = float(np.float32(rtol)), float(np.float32(atol))
+    for x, y in zip(np.ravel(a).tolist(), np.ravel(b).tolist()):
+        if np.isnan(x) or np.isnan(y):
+            ok = equal_nan and np.isnan(x) and np.isnan(y)
+        else:
+            ok = x == y or abs(x - y) <= atol + rtol * abs(y)
+        if not ok:
+            return 0
+    return 1
+
+
+def test_allclose_matches_mxnet():
+    # MXNet's documented examples, in float64 (float32 rounds 1.00001e10 to 10000100352,
+    # beyond the tolerance, in MXNet's kernel as here)
+    for a, b, want in (([1e10, 1e-7], [1.00001e10, 1e-8], 0),
+                       ([1e10, 1e-8], [1.00001e10, 1e-9], 1)):
+        got = nd.contrib.allclose(nd.array(a, dtype=F64), nd.array(b, dtype=F64))
+        assert got.shape == (1,) and got.dtype == np.int32
+        assert got.asnumpy().tolist() == [want]
     rng = _rng(7)
     a = rng.normal(size=(3, 4))
+    inf, nan = np.inf, np.nan
     cases = [(a, a + 1e-9, {}), (a, a * (1 + 2e-5), {}), (a, a + 1e-3, {"atol": 1e-2}),
              (a, a * 1.01, {"rtol": 0.02, "atol": 0.0}),
-             (np.array([np.nan, np.inf]), np.array([np.nan, np.inf]), {}),
-             (np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), {"equal_nan": False}),
-             (np.array([np.inf]), np.array([-np.inf]), {})]
+             (np.array([nan, inf]), np.array([nan, inf]), {}),
+             (np.array([nan, 1.0]), np.array([nan, 1.0]), {"equal_nan": False}),
+             (np.array([nan, 1.0]), np.array([2.0, 1.0]), {}),
+             (np.array([inf]), np.array([-inf]), {}),           # close by MXNet's rule
+             (np.array([inf]), np.array([-inf]), {"rtol": 0.0}),
+             (np.array([inf]), np.array([1.0]), {}), (np.array([1.0]), np.array([inf]), {})]
+    results = set()
     for x, y, kw in cases:
         got = nd.contrib.allclose(nd.array(x, dtype=F64), nd.array(y, dtype=F64), **kw)
-        want = np.allclose(x, y, **{"equal_nan": True, **kw})
-        assert got.shape == (1,) and got.dtype == np.int32
-        assert got.asnumpy().tolist() == [int(want)], (kw, x, y)
+        want = _mx_allclose(x, y, **kw)
+        results.add(want)
+        assert got.asnumpy().tolist() == [want], (kw, x, y)
+        if np.isfinite(x).all() and np.isfinite(y).all():
+            assert want == np.allclose(x, y, **{"equal_nan": True, **kw})
+    assert results == {0, 1}
+    assert nd.contrib.allclose(nd.array([1, 5], dtype="int32"),
+                               nd.array([1, 7], dtype="int32"), atol=2).asnumpy()[0] == 1
 
 
 def test_contrib_namespace():
