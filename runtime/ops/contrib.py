@@ -1,6 +1,6 @@
 """MXNet 1.x's contrib operators (``mx.nd.contrib.<name>``, registered as
 ``_contrib_<name>``): boolean_mask, index_copy, index_array, arange_like, div_sqrt_dim,
-quadratic, gradientmultiplier and allclose.
+quadratic, gradientmultiplier, allclose, fft, ifft and count_sketch.
 
 ``_contrib_boolean_mask``'s output length depends on the values of its index, which
 shape inference (shapes only) cannot see: the op takes it as the attribute ``size``,
@@ -365,3 +365,128 @@ other only when ``equal_nan`` (True by default, as in MXNet).  The tolerances ar
 rounded to float32 as MXNet's attributes are, and must be finite and >= 0.  The result
 is int32 of shape (1,) (ndrt's legacy scalar; MXNet gives a 0-d array).  Empty arrays
 are close.  No gradient.""")
+
+
+# -- fft, ifft -------------------------------------------------------------------------------------
+
+def _fft_dims(op, shape):
+    if len(shape) not in (2, 4):
+        raise ValueError(f"{op}: data must have 2 or 4 dimensions, (N, d) or (N1, N2, N3, d), "
+                         f"as MXNet's (got shape {shape!r})")
+
+
+def _fft_check(op, attrs):
+    if attrs["compute_size"] < 1:
+        raise ValueError(f"{op}: compute_size must be >= 1 (got "
+                         f"compute_size={attrs['compute_size']})")
+
+
+def _fft_shape(attrs, shapes):
+    _fft_check("_contrib_fft", attrs)
+    _fft_dims("_contrib_fft", shapes[0])
+    return [shapes[0][:-1] + (2 * shapes[0][-1],)]
+
+
+def _ifft_shape(attrs, shapes):
+    _fft_check("_contrib_ifft", attrs)
+    shape = shapes[0]
+    _fft_dims("_contrib_ifft", shape)
+    if shape[-1] % 2:
+        raise ValueError(f"_contrib_ifft: the last axis must be even, interleaved (real, "
+                         f"imaginary) pairs (got shape {shape!r})")
+    return [shape[:-1] + (shape[-1] // 2,)]
+
+
+def _fft(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    if x.shape[-1] == 0:            # numpy.fft takes no empty transform
+        return
+    c = np.fft.fft(x.astype(np.float64), axis=-1)
+    out[..., 0::2] = c.real
+    out[..., 1::2] = c.imag
+
+
+def _ifft(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    c = x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2]
+    d = out.shape[-1]
+    out[...] = (np.fft.ifft(c, axis=-1) * d).real if d else 0
+
+
+_FFT_ATTRS = {"compute_size": Attr("int", 128)}
+
+register("_contrib_fft", aliases=("fft",), attrs=_FFT_ATTRS, infer_shape=_fft_shape,
+         infer_type=float_input("_contrib_fft"), compute=_fft,
+         gradient=lambda a, i, o, g: [F._contrib_ifft(g[0])],
+         doc="""The 1-D discrete Fourier transform of the last axis of real ``data``
+(MXNet's contrib.fft): (N, d) or (N1, N2, N3, d) gives (..., 2d), the complex results
+interleaved [re0, im0, re1, im1, ...], unnormalised (X_k = sum_j x_j e^{-2 pi i jk/d}).
+Computed with numpy.fft in float64, stored in data's (floating) dtype; ``compute_size``
+(MXNet's cuFFT batch size) is accepted and does not change the result.  Gradient:
+contrib.ifft of the output gradient (the adjoint).""")
+
+register("_contrib_ifft", aliases=("ifft",), attrs=_FFT_ATTRS, infer_shape=_ifft_shape,
+         infer_type=float_input("_contrib_ifft"), compute=_ifft,
+         gradient=lambda a, i, o, g: [F._contrib_fft(g[0])],
+         doc="""The real part of the unnormalised inverse DFT of the last axis of
+``data`` holding interleaved complex numbers (MXNet's contrib.ifft): (..., 2d) gives
+(..., d), x_j = Re(sum_k X_k e^{2 pi i jk/d}) (not divided by d, as MXNet, so that
+ifft(fft(x)) = d x).  Gradient: contrib.fft of the output gradient (the adjoint).""")
+
+
+# -- count_sketch ------------------------------------------------------------------------------
+
+def _sketch_shape(attrs, shapes):
+    op = "_contrib_count_sketch"
+    data, h, s = shapes
+    if attrs["out_dim"] < 1 or attrs["processing_batch_size"] < 1:
+        raise ValueError(f"{op}: out_dim and processing_batch_size must be >= 1 (got "
+                         f"out_dim={attrs['out_dim']}, processing_batch_size="
+                         f"{attrs['processing_batch_size']})")
+    if len(data) != 2 or h != (1, data[1]) or s != (1, data[1]):
+        raise ValueError(f"{op}: data must be (N, in_dim) and h, s (1, in_dim) (got data "
+                         f"{data!r}, h {h!r}, s {s!r})")
+    return [(data[0], attrs["out_dim"])]
+
+
+def _sketch_type(attrs, dtypes):
+    if dtypes[0].kind != "f" or len(set(dtypes)) != 1:
+        raise TypeError(f"_contrib_count_sketch: data, h and s must have one floating-point "
+                        f"dtype (got {', '.join(str(d) for d in dtypes)})")
+    return [dtypes[0]]
+
+
+def _sketch_hash(h, out_dim):
+    """``h`` (1, in_dim) as integer buckets in [0, out_dim) (floats truncated)."""
+    if h.size and not (np.isfinite(h).all() and (h >= 0).all() and (h < out_dim).all()):
+        bad = h.ravel()[~(np.isfinite(h.ravel()) & (h.ravel() >= 0) & (h.ravel() < out_dim))]
+        raise IndexError(f"_contrib_count_sketch: h must hold buckets in [0, {out_dim}) "
+                         f"(got {float(bad[0])!r})")
+    return h.ravel().astype(np.int64)
+
+
+def _count_sketch(attrs, ins, outs):
+    data, h, s = ins
+    buckets = _sketch_hash(h, attrs["out_dim"])
+    res = np.zeros(outs[0].shape, data.dtype)
+    np.add.at(res.T, buckets, (data * s.ravel()).T)
+    outs[0][...] = res
+
+
+def _count_sketch_grad(attrs, i, o, g):
+    data, h, s = i
+    picked = F.take(g[0], F.reshape(h, shape=(-1,)), axis=1, mode="clip")
+    return [F.broadcast_mul(picked, s), None, None]
+
+
+register("_contrib_count_sketch", aliases=("count_sketch",), inputs=("data", "h", "s"),
+         attrs={"out_dim": Attr("int", required=True),
+                "processing_batch_size": Attr("int", 32)},
+         infer_shape=_sketch_shape, infer_type=_sketch_type, compute=_count_sketch,
+         grad_inputs=(1, 2), gradient=_count_sketch_grad,
+         doc="""Count sketch of the rows of ``data`` (N, in_dim) into (N, out_dim)
+(MXNet's contrib.count_sketch): out[n, h[0, i]] += s[0, i] * data[n, i], with ``h``
+(1, in_dim) the buckets in [0, out_dim) (floats truncated; others raise IndexError) and
+``s`` (1, in_dim) the signs.  data, h and s share one floating-point dtype, as in MXNet;
+``processing_batch_size`` (MXNet's GPU batch) does not change the result.  Gradient of
+data: s * the output gradient at each input's bucket; h and s get none.""")

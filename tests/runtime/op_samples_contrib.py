@@ -184,3 +184,81 @@ _add(FAILURES, "_contrib_allclose",
 _add(ZERO_SIZE, "_contrib_allclose",
      ZeroSize([zeros(0, 3), zeros(0, 3)], {},
               lambda a, b: np.array([int(np.allclose(a, b))], np.int32)))
+
+
+# -- fft, ifft, count_sketch -----------------------------------------------------------------------
+
+def np_fft(x):
+    """MXNet's fft layout: the complex DFT of the last axis, interleaved (re, im)."""
+    out = np.zeros(x.shape[:-1] + (2 * x.shape[-1],))
+    if not x.shape[-1]:
+        return out
+    c = np.fft.fft(x, axis=-1)
+    out[..., 0::2], out[..., 1::2] = c.real, c.imag
+    return out
+
+
+def np_ifft(x):
+    """MXNet's ifft: the real part of the unnormalised inverse DFT of interleaved pairs."""
+    d = x.shape[-1] // 2
+    c = x[..., 0::2] + 1j * x[..., 1::2]
+    return (np.fft.ifft(c, axis=-1) * d).real if d else np.zeros(x.shape[:-1] + (0,))
+
+
+_add(SAMPLES, "_contrib_fft",
+     Sample([uniform((3, 5), seed=40)]), Sample([uniform((2, 1, 3, 4), seed=41)]),
+     Sample([uniform((2, 8), seed=42).astype(np.float32)], grad=False))
+_add(FAILURES, "_contrib_fft",
+     Failure([uniform((6,))], {}, ValueError,
+             r"^_contrib_fft: data must have 2 or 4 dimensions", out=False),
+     Failure([ints(1, 2).reshape(1, 2)], {}, TypeError,
+             r"^_contrib_fft: needs a floating-point input", out=False),
+     Failure([uniform((2, 3))], {"compute_size": 0}, ValueError,
+             r"^_contrib_fft: compute_size must be >= 1", out=((2, 6), np.float64)))
+_add(ZERO_SIZE, "_contrib_fft",
+     ZeroSize([zeros(0, 4)], {}, np_fft), ZeroSize([zeros(3, 0)], {}, np_fft))
+
+_add(SAMPLES, "_contrib_ifft",
+     Sample([uniform((3, 10), seed=43)]), Sample([uniform((2, 2, 1, 6), seed=44)]),
+     Sample([uniform((2, 4), seed=45).astype(np.float32)], grad=False))
+_add(FAILURES, "_contrib_ifft",
+     Failure([uniform((2, 5))], {}, ValueError,
+             r"^_contrib_ifft: the last axis must be even", out=False),
+     Failure([uniform((2, 2, 4))], {}, ValueError,
+             r"^_contrib_ifft: data must have 2 or 4 dimensions", out=False))
+_add(ZERO_SIZE, "_contrib_ifft",
+     ZeroSize([zeros(0, 4)], {}, np_ifft), ZeroSize([zeros(3, 0)], {}, np_ifft))
+
+
+def np_count_sketch(x, h, s, out_dim=None):
+    out = np.zeros((x.shape[0], out_dim))
+    for i, b in enumerate(h.ravel().astype(np.int64)):
+        out[:, b] += s.ravel()[i] * x[:, i]
+    return out
+
+
+_H = np.array([[0.0, 3.0, 4.0, 3.0]])
+_S = np.array([[1.0, -1.0, 1.0, 1.0]])
+_add(SAMPLES, "_contrib_count_sketch",
+     Sample([uniform((3, 4), seed=46), _H, _S], {"out_dim": 5}, wrt=[0]),
+     Sample([uniform((2, 4), seed=47), _H + 0.5, -_S], {"out_dim": 6}, wrt=[0]))
+_add(FAILURES, "_contrib_count_sketch",
+     Failure([uniform((3, 4)), _H, _S], {}, TypeError,
+             r"^_contrib_count_sketch: attribute 'out_dim' is required", out=False),
+     Failure([uniform((3, 4)), _H[:, :3], _S], {"out_dim": 5}, ValueError,
+             r"^_contrib_count_sketch: data must be \(N, in_dim\) and h, s \(1, in_dim\)",
+             out=False),
+     Failure([uniform((3, 4)), _H, _S.astype(np.float32)], {"out_dim": 5}, TypeError,
+             r"^_contrib_count_sketch: data, h and s must have one floating-point dtype",
+             out=False),
+     Failure([uniform((3, 4)), _H, _S], {"out_dim": 0}, ValueError,
+             r"^_contrib_count_sketch: out_dim and processing_batch_size must be >= 1",
+             out=False),
+     Failure([uniform((3, 4)), _H, _S], {"out_dim": 4}, IndexError,
+             r"^_contrib_count_sketch: h must hold buckets in \[0, 4\) \(got 4.0\)",
+             out=((3, 4), np.float64)))
+_add(ZERO_SIZE, "_contrib_count_sketch",
+     ZeroSize([zeros(0, 4), _H, _S], {"out_dim": 5},
+              lambda x, h, s: np_count_sketch(x, h, s, 5)),
+     ZeroSize([zeros(2, 0), zeros(1, 0), zeros(1, 0)], {"out_dim": 3},
+              lambda x, h, s: np.zeros((2, 3))))

@@ -384,10 +384,41 @@ def test_allclose_matches_mxnet():
                                nd.array([1, 7], dtype="int32"), atol=2).asnumpy()[0] == 1
 
 
+def test_fft_ifft_against_the_dft_sum():
+    x = _rng(8).normal(size=(2, 1, 3, 6))
+    d = 6
+    k = np.arange(d)
+    w = np.exp(-2j * np.pi * np.outer(k, k) / d)               # X_k = sum_j x_j w[j, k]
+    got = nd.contrib.fft(nd.array(x, dtype=F64)).asnumpy()
+    assert got.shape == (2, 1, 3, 12)
+    c = x @ w
+    np.testing.assert_allclose(got[..., 0::2], c.real, atol=1e-12)
+    np.testing.assert_allclose(got[..., 1::2], c.imag, atol=1e-12)
+    back = nd.contrib.ifft(nd.array(got, dtype=F64)).asnumpy()
+    np.testing.assert_allclose(back, d * x, atol=1e-11)          # unnormalised, as MXNet
+    f32 = nd.contrib.fft(nd.array(x[0, 0], dtype="float32"))
+    assert f32.dtype == np.float32 and f32.shape == (3, 12)
+
+
+def test_count_sketch_documented_example():
+    x = nd.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]])
+    got = nd.contrib.count_sketch(data=x, h=nd.array([[0, 3, 4]]), s=nd.array([[1, -1, 1]]),
+                                  out_dim=5)
+    np.testing.assert_allclose(got.asnumpy(), [[1.2, 0, 0, -2.5, 3.4],
+                                               [3.2, 0, 0, -5.7, 6.6]], rtol=1e-6)
+    # shared buckets add up; the gradient reads the bucket of each input
+    x = _rng(9).normal(size=(3, 4))
+    h, sgn = nd.array([[1, 1, 0, 2]], dtype=F64), nd.array([[1, -1, -1, 1]], dtype=F64)
+    head = _rng(10).normal(size=(3, 3))
+    (g,), (w,) = _grads(lambda a: nd.sum(nd.contrib.count_sketch(a, h, sgn, out_dim=3)
+                                         * nd.array(head, dtype=F64)), x)
+    np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-8)
+
+
 def test_contrib_namespace():
     for name in ("foreach", "while_loop", "cond", "isinf", "isfinite", "isnan",
                  "boolean_mask", "index_copy", "index_array", "arange_like", "div_sqrt_dim",
-                 "quadratic", "gradientmultiplier", "allclose"):
+                 "quadratic", "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch"):
         assert callable(getattr(nd.contrib, name)), name
         assert name in nd.contrib.__all__
     assert nd.contrib.foreach.__doc__ and nd.contrib.index_copy.__doc__
