@@ -235,11 +235,8 @@ def _arange_like(attrs, ins, outs):
     start = dtype_scalar("_contrib_arange_like", "start", attrs["start"], d)
     step = dtype_scalar("_contrib_arange_like", "step", attrs["step"], d)
     k = np.arange(out.size, dtype=np.int64) // attrs["repeat"]
-    if d.kind == "f":
-        vals = np.float64(start) + k * np.float64(step)
-    else:                   # integer arithmetic in the data's dtype, as MXNet's kernel
-        vals = start + k.astype(d) * step
-    out[...] = vals.astype(d).reshape(out.shape)
+    with np.errstate(over="ignore"):    # arithmetic in data's dtype, as MXNet's kernel
+        out[...] = (start + k.astype(d) * step).reshape(out.shape)
 
 
 register("_contrib_arange_like", aliases=("arange_like",),
