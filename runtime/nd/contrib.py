@@ -364,7 +364,7 @@ isnan = _nan_test("isnan", "NaN", "``data != data``", "[0. 0. 1. 0.]",
 
 # -- operators -------------------------------------------------------------------------------
 
-_boolean_mask_op = make_function(registry.get("_contrib_boolean_mask"))
+_boolean_mask_op = make_function(registry.get("_contrib_boolean_mask"))  # needs size=
 
 
 def boolean_mask(data, index, axis=0, out=None, name=None):
@@ -407,15 +407,20 @@ def boolean_mask(data, index, axis=0, out=None, name=None):
     return _boolean_mask_op(data, index, axis=axis, size=size, out=out)
 
 
-def _install(namespace):
-    for n, op in registry.OPS.items():
-        if n.startswith("_contrib_"):
-            short = n[len("_contrib_"):]
-            if short not in namespace:
-                namespace[short] = make_function(op)
+def _op(name):
+    return make_function(registry.get(f"_contrib_{name}"))
 
 
-_install(globals())
+index_copy = _op("index_copy")
+index_array = _op("index_array")
+arange_like = _op("arange_like")
+div_sqrt_dim = _op("div_sqrt_dim")
+quadratic = _op("quadratic")
+gradientmultiplier = _op("gradientmultiplier")
+allclose = _op("allclose")
+fft = _op("fft")
+ifft = _op("ifft")
+count_sketch = _op("count_sketch")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",

@@ -422,6 +422,10 @@ def test_contrib_namespace():
         assert callable(getattr(nd.contrib, name)), name
         assert name in nd.contrib.__all__
     assert nd.contrib.foreach.__doc__ and nd.contrib.index_copy.__doc__
+    from runtime.ops.registry import OPS
+    for name in OPS:                     # every contrib operator under its short name
+        if name.startswith("_contrib_"):
+            assert name[len("_contrib_"):] in nd.contrib.__all__, name
     x = nd.array([[1.0, 2.0]])
     assert nd._contrib_quadratic(x, a=1.0).asnumpy().tolist() == [[1, 4]]
     assert nd.op._contrib_div_sqrt_dim(x).shape == (1, 2)
