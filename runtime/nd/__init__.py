@@ -3,7 +3,8 @@
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
 interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_frombuffer`; submodules
-:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random` and :mod:`runtime.nd.linalg`.
+:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random`, :mod:`runtime.nd.linalg` and :mod:`runtime.nd.contrib`
+(control flow and MXNet's contrib operators).
 """
 
 import types
@@ -145,7 +146,7 @@ def waitall():
 
 
 import runtime.ops  # noqa: E402  (registers the operators)
-from runtime.nd import _ops, linalg  # noqa: E402
+from runtime.nd import _ops, contrib, linalg  # noqa: E402
 
 _ops.install(globals())
 
@@ -216,4 +217,5 @@ set_method_hook(_method)
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
-           "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg"]
+           "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
+           "contrib"]
