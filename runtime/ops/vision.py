@@ -94,7 +94,7 @@ def _batch_index(op, rois, n, allow_negative=False):
     if bad.any():
         lo = "" if allow_negative else "0 <= "
         raise ValueError(f"{op}: rois' batch index must be {lo}index < {n} (data's batch "
-                         f"size) (got {col[bad][0]!r} in row {int(np.argmax(bad))})")
+                         f"size) (got {float(col[bad][0])!r} in row {int(np.argmax(bad))})")
     return b
 
 
@@ -537,7 +537,7 @@ register(
            "mode": Attr("str", "size", choices=_RESIZE_MODES),
            "align_corners": Attr("bool", True)},
     infer_shape=_resize_shape, infer_type=float_input("_contrib_BilinearResize2D"),
-    compute=_resize, gradient=_resize_grad, ignores=(1,),
+    compute=_resize, gradient=_resize_grad,
     doc="""Bilinear resize of (N, C, H, W) data (MXNet's ``contrib.BilinearResize2D``).
 Output size by ``mode``: 'size': ``height``/``width`` (1 to 10000), or ``int(scale * H)``
 where ``scale_height``/``scale_width`` is given (MXNet's documented rule, per axis);
@@ -819,7 +819,7 @@ def _nms_layout(data, attrs):
 
 
 def _as3(a):
-    return a.reshape((-1,) + a.shape[-2:])
+    return a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
 
 
 def _nms_type(op):
@@ -842,6 +842,11 @@ def _nms(attrs, ins, outs):
     outs[0][...] = out.reshape(x.shape)
 
 
+def _nms_reads(k):
+    """grad_inputs: the data at position ``k``, unless topk=0 (the identity)."""
+    return lambda attrs, n: () if attrs["topk"] == 0 else (k,)
+
+
 def _nms_attrs(attrs):
     return {k: attrs[k] for k in _NMS_ATTRS}
 
@@ -850,9 +855,10 @@ register(
     "_contrib_box_nms", aliases=("_contrib_box_non_maximum_suppression",),
     attrs=_NMS_ATTRS, infer_shape=_nms_shape, infer_type=_nms_type("_contrib_box_nms"),
     compute=_nms,
-    gradient=lambda attrs, inputs, outputs, g: [F._backward_contrib_box_nms(
-        g[0], inputs[0], **_nms_attrs(attrs))],
-    grad_inputs=(0,),
+    gradient=lambda attrs, inputs, outputs, g: [g[0] if attrs["topk"] == 0 else
+                                                 F._backward_contrib_box_nms(
+                                                     g[0], inputs[0], **_nms_attrs(attrs))],
+    grad_inputs=_nms_reads(0),
     doc="""Non-maximum suppression (MXNet's ``contrib.box_nms``, alias
 ``box_non_maximum_suppression``) of data (..., n, k): leading axes are batches of n boxes
 of width k, a box holding its score at ``score_index``, 4 coordinates from
@@ -893,8 +899,9 @@ register(
     infer_shape=_bnms_shape, infer_type=_nms_type("_backward_contrib_box_nms"),
     compute=_bnms,
     gradient=lambda attrs, inputs, outputs, g: [
-        F._box_nms_pick(inputs[1], g[0], **_nms_attrs(attrs)), None],
-    grad_inputs=(1,),
+        g[0] if attrs["topk"] == 0 else F._box_nms_pick(inputs[1], g[0], **_nms_attrs(attrs)),
+        None],
+    grad_inputs=_nms_reads(1),
     doc="""Hidden: box_nms's data gradient: output row i's ``grad`` row written to the
 input row it came from (0 elsewhere).  Linear in grad (its gradient is
 ``_box_nms_pick``); none to data.""")
@@ -922,9 +929,10 @@ def _pick_nms(attrs, ins, outs):
 register(
     "_box_nms_pick", inputs=("data", "values"), attrs=_NMS_ATTRS,
     infer_shape=_pick_nms_shape, infer_type=_nms_type("_box_nms_pick"), compute=_pick_nms,
-    gradient=lambda attrs, inputs, outputs, g: [
-        None, F._backward_contrib_box_nms(g[0], inputs[0], **_nms_attrs(attrs))],
-    grad_inputs=(0,),
+    gradient=lambda attrs, inputs, outputs, g: [None, g[0] if attrs["topk"] == 0 else
+                                                 F._backward_contrib_box_nms(
+                                                     g[0], inputs[0], **_nms_attrs(attrs))],
+    grad_inputs=_nms_reads(0),
     doc="""Hidden: the rows of ``values`` (data's shape) in box_nms's output order of
 ``data`` (0 for the rows of -1): the adjoint of ``_backward_contrib_box_nms``, whose
 gradient it is.""")
