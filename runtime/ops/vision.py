@@ -130,41 +130,52 @@ def _roi_pool_windows(op, rois, shape, attrs, dtype):
     return (b,) + window(bin_h, ph, y1, h) + window(bin_w, pw, x1, w)
 
 
-def _roi_pool_argmax(op, x, rois, attrs):
+def _roi_pool_argmax(op, x, rois, attrs, with_arg=True):
     """MXNet's ROIPooling of NumPy ``x``: (maxima, flat argmax within the image plane or
-    -1), both (R, C, PH, PW)."""
+    -1, or None without ``with_arg``), both (R, C, PH, PW)."""
     n, c, h, w = x.shape
     b, hs, he, ws, we = _roi_pool_windows(op, rois, x.shape, attrs, x.dtype)
     nr, ph, pw = len(b), hs.shape[1], ws.shape[1]
     lowest = np.array(-_FLT_MAX).astype(x.dtype)
     best = np.full((nr, ph, pw, c), lowest, x.dtype)
-    arg = np.full(best.shape, -1, np.int64)
-    if nr == 0 or c == 0:
-        return best.transpose(0, 3, 1, 2), arg.transpose(0, 3, 1, 2)
-    # along the width: the first maximum of each row of each column window
-    best1 = np.full((nr, pw, c, h), lowest, x.dtype)
-    arg1 = np.full(best1.shape, -1, np.int64)
-    xt = x.transpose(0, 3, 1, 2)                       # (N, W, C, H)
-    for k in range(int((we - ws).max(initial=0))):
-        col = ws + k
-        v = xt[b[:, None], np.minimum(col, w - 1)]      # (R, PW, C, H)
-        upd = (col < we)[:, :, None, None] & (v > best1)
-        np.copyto(best1, v, where=upd)
-        np.copyto(arg1, col[:, :, None, None], where=upd)
-    # along the height: the first row whose maximum beats the ones above
-    ridx = np.arange(nr)[:, None]
-    b1, a1 = best1.transpose(0, 3, 1, 2), arg1.transpose(0, 3, 1, 2)   # (R, H, PW, C)
-    for k in range(int((he - hs).max(initial=0))):
-        row = hs + k
-        rc = np.minimum(row, h - 1)
-        v = b1[ridx, rc]                                # (R, PH, PW, C)
-        upd = (row < he)[:, :, None, None] & (v > best)
-        np.copyto(best, v, where=upd)
-        np.copyto(arg, row[:, :, None, None] * w + a1[ridx, rc], where=upd)
+    arg = np.full(best.shape, -1, np.int32) if with_arg else None
+    if nr and c and h and w:
+        # the rows each roi's bins cover: top, and how many (the same count for all rois)
+        top = hs[:, :1]
+        span = int((he[:, -1:] - top).max(initial=0))
+        rows = np.minimum(top + np.arange(span)[None], h - 1)          # (R, S)
+        # along the width: the first maximum of each row of each column window, over
+        # contiguous (rows, C) blocks
+        best1 = np.full((nr, pw, span, c), lowest, x.dtype)
+        arg1 = np.full(best1.shape, -1, np.int32) if with_arg else None
+        xt = np.ascontiguousarray(x.transpose(0, 3, 2, 1))              # (N, W, H, C)
+        for k in range(int((we - ws).max(initial=0))):
+            col = ws + k
+            v = xt[b[:, None, None], np.minimum(col, w - 1)[:, :, None], rows[:, None, :]]
+            upd = (col < we)[:, :, None, None] & (v > best1)            # (R, PW, S, C)
+            np.copyto(best1, v, where=upd)
+            if with_arg:
+                np.copyto(arg1, col[:, :, None, None].astype(np.int32), where=upd)
+        # along the height: the first row whose maximum beats the ones above
+        ridx = np.arange(nr)[:, None]
+        b1 = np.ascontiguousarray(best1.transpose(0, 2, 1, 3))        # (R, S, PW, C)
+        a1 = np.ascontiguousarray(arg1.transpose(0, 2, 1, 3)) if with_arg else None
+        del best1, arg1
+        for k in range(int((he - hs).max(initial=0))):
+            row = hs + k
+            rel = np.minimum(row - top, span - 1)
+            v = b1[ridx, rel]                                          # (R, PH, PW, C)
+            upd = (row < he)[:, :, None, None] & (v > best)
+            np.copyto(best, v, where=upd)
+            if with_arg:
+                np.copyto(arg, (row[:, :, None, None] * w + a1[ridx, rel]).astype(np.int32),
+                          where=upd)
     empty = (he <= hs)[:, :, None] | (we <= ws)[:, None, :]
     best[empty] = 0
-    arg[empty] = -1
-    return best.transpose(0, 3, 1, 2), arg.transpose(0, 3, 1, 2)
+    if with_arg:
+        arg[empty] = -1
+        arg = arg.transpose(0, 3, 1, 2)
+    return best.transpose(0, 3, 1, 2), arg
 
 
 def _roi_flat(arg, b, c, hw):
@@ -184,7 +195,7 @@ def _roipool_shape(attrs, shapes):
 
 def _roipool(attrs, ins, outs):
     x, rois = _as_np(ins[0]), _as_np(ins[1])
-    val, _ = _roi_pool_argmax("ROIPooling", x, rois, attrs)
+    val, _ = _roi_pool_argmax("ROIPooling", x, rois, attrs, with_arg=False)
     outs[0][...] = val
 
 
