@@ -4,7 +4,7 @@
 ``_contrib_box_non_maximum_suppression``).  Layout NCHW; rois are rows
 ``[batch_index, x1, y1, x2, y2]`` in input-image coordinates (times ``spatial_scale``).
 
-Kernels (NumPy):
+Kernels (NumPy; on a GPU context the inputs are copied to the host and the result back):
 
 - ROIPooling: the window of each output bin is a rectangle of the feature map; a max
   over it is taken along the width first, then along the height, one vectorised pass per
@@ -41,7 +41,17 @@ def _calc_dtype(dtype):
 
 
 def _as_np(a):
+    """A kernel array as NumPy (a CuPy one is copied to the host)."""
     return a if isinstance(a, np.ndarray) else np.asarray(a.get())
+
+
+def _store(out, value):
+    """Write NumPy ``value`` into the kernel's output ``out`` (NumPy or CuPy)."""
+    if isinstance(out, np.ndarray):
+        out[...] = value
+    else:
+        import cupy
+        out[...] = cupy.asarray(value)
 
 
 def _data4(op, shape, what="data"):
@@ -196,7 +206,7 @@ def _roipool_shape(attrs, shapes):
 def _roipool(attrs, ins, outs):
     x, rois = _as_np(ins[0]), _as_np(ins[1])
     val, _ = _roi_pool_argmax("ROIPooling", x, rois, attrs, with_arg=False)
-    outs[0][...] = val
+    _store(outs[0], val)
 
 
 def _roi_attrs(attrs):
@@ -237,7 +247,7 @@ def _broipool(attrs, ins, outs):
     b = _batch_index(op, rois, n)
     flat, on = _roi_flat(arg, b, c, h * w)
     acc = np.bincount(flat[on], weights=g[on], minlength=x.size)
-    outs[0][...] = acc.reshape(x.shape)
+    _store(outs[0], acc.reshape(x.shape))
 
 
 register(
@@ -268,7 +278,7 @@ def _pick(attrs, ins, outs):
     _, arg = _roi_pool_argmax(op, x, rois, attrs)
     n, c, h, w = x.shape
     flat, on = _roi_flat(arg, _batch_index(op, rois, n), c, h * w)
-    outs[0][...] = np.where(on, v.reshape(-1)[np.where(on, flat, 0)], 0)
+    _store(outs[0], np.where(on, v.reshape(-1)[np.where(on, flat, 0)], 0))
 
 
 register(
@@ -382,7 +392,7 @@ def _align(attrs, ins, outs):
         else:
             t = np.tensordot(a[sel], x[n], axes=([2], [1]))          # (r, PH, C, W)
             out[sel] = np.matmul(t, bm[sel].transpose(0, 2, 1)[:, None]).transpose(0, 2, 1, 3)
-    outs[0][...] = out
+    _store(outs[0], out)
 
 
 def _align_attrs(attrs):
@@ -436,7 +446,7 @@ def _balign(attrs, ins, outs):
         else:
             u = np.matmul(g[sel], bm[sel][:, None])                   # (r, C, PH, W)
             dx[n] += np.tensordot(u, a[sel], axes=([0, 2], [0, 1])).transpose(0, 2, 1)
-    outs[0][...] = dx
+    _store(outs[0], dx)
 
 
 register(
@@ -524,7 +534,7 @@ def _resize_shape(attrs, shapes):
 
 def _separable(x, a, b, out):
     """``a @ x @ b.T`` over x's last two axes, into ``out``."""
-    out[...] = np.matmul(np.matmul(a, x), b.T)
+    _store(out, np.matmul(np.matmul(a, x), b.T))
 
 
 def _resize(attrs, ins, outs):
@@ -727,7 +737,7 @@ def _iou_shape(attrs, shapes):
 def _iou(attrs, ins, outs):
     p, q = _as_np(ins[0]), _as_np(ins[1])
     p = p.reshape(p.shape[:-1] + (1,) * (q.ndim - 1) + (4,))
-    outs[0][...] = _box_iou(p, q, attrs["format"])
+    _store(outs[0], _box_iou(p, q, attrs["format"]))
 
 
 register(
@@ -850,7 +860,7 @@ def _nms_shape(attrs, shapes):
 def _nms(attrs, ins, outs):
     x = _as_np(ins[0])
     out, _ = _nms_layout(_as3(x), attrs)
-    outs[0][...] = out.reshape(x.shape)
+    _store(outs[0], out.reshape(x.shape))
 
 
 def _nms_reads(k):
@@ -902,7 +912,7 @@ def _bnms(attrs, ins, outs):
     dx = np.zeros(g3.shape, g.dtype)
     bi, ri = np.nonzero(record >= 0)
     dx[bi, record[bi, ri]] = g3[bi, ri]
-    outs[0][...] = dx.reshape(x.shape)
+    _store(outs[0], dx.reshape(x.shape))
 
 
 register(
@@ -934,7 +944,7 @@ def _pick_nms(attrs, ins, outs):
     out = np.zeros(v3.shape, v.dtype)
     bi, ri = np.nonzero(record >= 0)
     out[bi, ri] = v3[bi, record[bi, ri]]
-    outs[0][...] = out.reshape(x.shape)
+    _store(outs[0], out.reshape(x.shape))
 
 
 register(

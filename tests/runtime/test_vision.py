@@ -293,9 +293,9 @@ def resize_reference(x, oh, ow, align_corners=True):
             w1 = int(w1r)
             w1p = 1 if w1 < iw - 1 else 0
             k1 = float(w1r - w1)
-            out[:, :, h2, w2] = ((1 - l1) * ((1 - k1) * x[:, :, h1, w1] + k1 * x[:, :, h1, w1 + w1p])
-                                 + l1 * ((1 - k1) * x[:, :, h1 + h1p, w1]
-                                         + k1 * x[:, :, h1 + h1p, w1 + w1p]))
+            top = (1 - k1) * x[:, :, h1, w1] + k1 * x[:, :, h1, w1 + w1p]
+            bottom = (1 - k1) * x[:, :, h1 + h1p, w1] + k1 * x[:, :, h1 + h1p, w1 + w1p]
+            out[:, :, h2, w2] = (1 - l1) * top + l1 * bottom
     return out
 
 
