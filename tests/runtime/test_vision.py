@@ -264,6 +264,22 @@ def test_roi_align_second_order_is_the_forward_map():
     np.testing.assert_allclose(h.grad.asnumpy(), want, atol=1e-12)
 
 
+def test_roi_pooling_second_order_reads_the_head_at_the_argmax():
+    """The data gradient scatters the head to the argmax; its gradient with respect to
+    the head reads the head-gradient of data's shape back at the argmax."""
+    x, rois = rand((1, 2, 5, 6), 23), np.array([[0, 0.4, 0.3, 4.6, 3.7], [0, 2, 1, 5, 4]])
+    attrs = dict(pooled_size=(2, 2), spatial_scale=1.0)
+    _, arg = roi_pool_reference(x, rois, (2, 2), 1.0)
+    h = arr(rand((2, 2, 2, 2), 24))
+    h.attach_grad()
+    v = rand(x.shape, 25)
+    with autograd.record():
+        g = nd._backward_ROIPooling(h, arr(x), arr(rois), **attrs)
+    g.backward(arr(v))
+    want = np.where(arg >= 0, v[0][np.arange(2)[None, :, None, None], arg // 6, arg % 6], 0)
+    np.testing.assert_allclose(h.grad.asnumpy(), want, atol=1e-15)
+
+
 # -- BilinearResize2D -------------------------------------------------------------------------
 
 def resize_reference(x, oh, ow, align_corners=True):
@@ -449,6 +465,25 @@ def test_box_nms_against_loops(attrs):
     np.testing.assert_allclose(got, want, atol=1e-15)
     got32 = nd._contrib_box_nms(arr(x.astype(np.float32)), **attrs)
     assert got32.dtype == np.float32
+
+
+def test_box_nms_second_order_routes_back():
+    """box_nms's gradient is a routing of rows, linear in the head gradient; the gradient
+    of that routing with respect to the head is the routing's adjoint (the rows read back
+    in output order)."""
+    _, record = nms_reference(NMS_DOC, overlap_thresh=0.1, id_index=0, force_suppress=True)
+    attrs = dict(overlap_thresh=0.1, id_index=0, force_suppress=True)
+    h = arr(rand(NMS_DOC.shape, 26))
+    h.attach_grad()
+    v = rand(NMS_DOC.shape, 27)
+    with autograd.record():
+        g = nd._backward_contrib_box_nms(h, arr(NMS_DOC), **attrs)
+    g.backward(arr(v))
+    want = np.zeros_like(v)
+    for i, j in enumerate(record[0]):
+        if j >= 0:
+            want[i] = v[j]
+    np.testing.assert_allclose(h.grad.asnumpy(), want)
 
 
 def test_box_nms_batches_are_independent_and_keep_leading_axes():
