@@ -6,11 +6,12 @@
 
 Kernels (NumPy; on a GPU context the inputs are copied to the host and the result back):
 
-- ROIPooling: the window of each output bin is a rectangle of the feature map; a max
-  over it is taken along the width first, then along the height, one vectorised pass per
-  window offset over all rois, channels and bins at once (the passes number the widest
-  window plus the tallest).  The flat argmax kept beside the maximum is that of MXNet's
-  row-major scan with a strict ``>`` (the first maximum wins).
+- ROIPooling: the window of each output bin is a rectangle of the feature map, computed
+  here (MXNet's rounding and clipping); float32/float64 data are scanned by a compiled
+  kernel (runtime/_vision_kernels), other dtypes by NumPy: a max along the width first,
+  then along the height, one vectorised pass per window offset over all rois, channels
+  and bins at once.  Both keep the flat argmax of MXNet's row-major scan with a strict
+  ``>`` from -FLT_MAX (the first maximum wins).
 - ROIAlign, BilinearResize2D, AdaptiveAvgPooling2D are linear in the data and separable:
   each output is ``A @ x @ B.T`` for a (rows x H) matrix ``A`` and a (cols x W) matrix
   ``B`` built from the sizes (and, for ROIAlign, each roi's grid of bilinear samples), so
@@ -29,6 +30,7 @@ its adjoint ``_box_nms_pick``.
 
 import numpy as np
 
+from runtime import _vision_kernels
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
@@ -140,13 +142,21 @@ def _roi_pool_windows(op, rois, shape, attrs, dtype):
     return (b,) + window(bin_h, ph, y1, h) + window(bin_w, pw, x1, w)
 
 
-def _roi_pool_argmax(op, x, rois, attrs, with_arg=True):
+def _roi_pool_argmax(op, x, rois, attrs, with_arg=True, compiled=True):
     """MXNet's ROIPooling of NumPy ``x``: (maxima, flat argmax within the image plane or
-    -1, or None without ``with_arg``), both (R, C, PH, PW)."""
+    -1, or None without ``with_arg``), both (R, C, PH, PW); by the compiled kernel for
+    float32/float64 (unless ``compiled=False``), else by NumPy passes."""
     n, c, h, w = x.shape
     b, hs, he, ws, we = _roi_pool_windows(op, rois, x.shape, attrs, x.dtype)
     nr, ph, pw = len(b), hs.shape[1], ws.shape[1]
-    lowest = np.array(-_FLT_MAX).astype(x.dtype)
+    # MXNet starts every bin from -FLT_MAX (float16 cannot hold it: -inf)
+    lowest = np.array(-_FLT_MAX if x.dtype.itemsize >= 4 else -np.inf, x.dtype)
+    if compiled and x.dtype in (np.float32, np.float64):
+        best = np.empty((nr, c, ph, pw), x.dtype)
+        arg = np.empty(best.shape, np.int32)
+        _vision_kernels.roi_pool_max(np.ascontiguousarray(x), b, hs, he, ws, we, best, arg,
+                                     lowest)
+        return best, arg if with_arg else None
     best = np.full((nr, ph, pw, c), lowest, x.dtype)
     arg = np.full(best.shape, -1, np.int32) if with_arg else None
     if nr and c and h and w:

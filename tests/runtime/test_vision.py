@@ -121,6 +121,26 @@ def test_roi_pooling_against_loops(pooled, scale, dtype):
         roi_pool_grad_reference(x, rois, arg, head), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_roi_pooling_numpy_path_matches_the_loops(dtype):
+    """float16 data take the NumPy passes (float32/float64 the compiled kernel): same
+    maxima and argmax as MXNet's scan, ties included."""
+    from runtime.ops import vision
+    x = np.round(rand((2, 3, 9, 8), 21) * 4).astype(dtype)       # many ties
+    rois = np.array([[0, 0, 0, 8, 7], [1, 1.4, 2.6, 5.5, 8.5], [1, 3, 3, 3, 3],
+                     [0, -4, -3, 20, 18], [1, 6.5, 1, 2, 7]], dtype)
+    attrs = {"pooled_size": (3, 2), "spatial_scale": 1.0}
+    want, warg = roi_pool_reference(x.astype(np.float64), rois.astype(np.float64), (3, 2),
+                                    1.0)
+    if dtype == np.float16:
+        got = nd.ROIPooling(arr(x), arr(rois), **attrs).asnumpy()
+        np.testing.assert_array_equal(got, want.astype(dtype))
+    # the NumPy passes directly, for a dtype the kernel would take
+    val, arg = vision._roi_pool_argmax("ROIPooling", x, rois, attrs, compiled=False)
+    np.testing.assert_array_equal(val, want.astype(dtype))
+    np.testing.assert_array_equal(arg, warg)
+
+
 def test_roi_pooling_ties_go_to_the_first_maximum_in_row_major_order():
     x = np.zeros((1, 1, 4, 4))
     x[0, 0, 1, 3] = x[0, 0, 2, 0] = x[0, 0, 3, 2] = 5.0    # ties in one bin
