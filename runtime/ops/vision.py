@@ -97,10 +97,13 @@ def _same_float(op):
 
 def _batch_index(op, rois, n, allow_negative=False):
     """The rois' batch indices (C's truncation of the float column), checked against the
-    batch size ``n`` (ROIAlign skips rois with a negative index, as MXNet)."""
+    batch size ``n`` (ROIAlign skips rois with a negative index, as MXNet); every value
+    of ``rois`` must be finite."""
+    bad = ~np.isfinite(rois).all(axis=1)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"{op}: rois must be finite (got row {row}: {rois[row].tolist()})")
     col = rois[:, 0]
-    if not np.all(np.isfinite(col)):
-        raise ValueError(f"{op}: rois' batch indices must be finite (got {col.tolist()})")
     b = np.trunc(col).astype(np.int64)
     bad = (b >= n) | ((b < 0) & (not allow_negative))
     if bad.any():
@@ -370,6 +373,13 @@ def _align_plan(op, rois, shape, attrs, dtype):
     sr = attrs["sample_ratio"]
     gh = np.full(len(b), sr) if sr > 0 else np.ceil(rh / dt.type(ph)).astype(np.int64)
     gw = np.full(len(b), sr) if sr > 0 else np.ceil(rw / dt.type(pw)).astype(np.int64)
+    # MXNet samples every grid point; beyond this many per roi and axis the sampling
+    # would not fit in memory (a roi many times the map's size): refused
+    limit = 1 << 20
+    if max(int(gh.max(initial=0)) * ph, int(gw.max(initial=0)) * pw) > limit:
+        raise ValueError(f"{op}: a roi's sampling grid exceeds {limit} points per axis "
+                         f"(rois larger than the map by orders of magnitude; give "
+                         f"sample_ratio)")
     a = _interp_weights(y1, bin_h, np.maximum(gh, 1), ph, h, dt)
     bm = _interp_weights(x1, bin_w, np.maximum(gw, 1), pw, w, dt)
     return b, b >= 0, a, bm

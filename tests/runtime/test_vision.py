@@ -171,6 +171,22 @@ def test_roi_pooling_bad_batch_index_leaves_out_unchanged():
     np.testing.assert_array_equal(out.asnumpy(), 7.0)
 
 
+@pytest.mark.parametrize("op", ["ROIPooling", "_contrib_ROIAlign"])
+def test_roi_ops_refuse_non_finite_and_huge_rois(op):
+    x = arr(rand((1, 1, 4, 4)))
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=rf"^{op}: rois must be finite \(got row 0"):
+            getattr(nd, op)(x, arr(np.array([[0, 0, 0, bad, 2.0]])), pooled_size=(2, 2),
+                            spatial_scale=1.0)
+    if op == "_contrib_ROIAlign":
+        with pytest.raises(ValueError, match=r"sampling grid exceeds 1048576 points"):
+            nd._contrib_ROIAlign(x, arr(np.array([[0, 0, 0, 1e12, 2.0]])),
+                                 pooled_size=(2, 2), spatial_scale=1.0)
+        got = nd._contrib_ROIAlign(x, arr(np.array([[0, 0, 0, 1e12, 2.0]])),
+                                   pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2)
+        assert got.shape == (1, 1, 2, 2)
+
+
 # -- ROIAlign ---------------------------------------------------------------------------------
 
 def _bilinear(h, w, y, x):
