@@ -132,7 +132,7 @@ def _roi_pool_windows(op, rois, shape, attrs, dtype):
     dt = _calc_dtype(dtype)
     r = rois.astype(dt)
     b = _batch_index(op, r, n)
-    s = dt.type(attrs["spatial_scale"])
+    s = dt.type(np.float32(attrs["spatial_scale"]))   # MXNet: a float parameter
     x1, y1, x2, y2 = (_cround(r[:, k] * s).astype(np.int64) for k in range(1, 5))
     bin_h = np.maximum(y2 - y1 + 1, 1).astype(dt) / dt.type(ph)
     bin_w = np.maximum(x2 - x1 + 1, 1).astype(dt) / dt.type(pw)
@@ -357,7 +357,7 @@ def _align_plan(op, rois, shape, attrs, dtype):
     dt = _calc_dtype(dtype)
     r = rois.astype(dt)
     b = _batch_index(op, r, n, allow_negative=True)
-    s = dt.type(attrs["spatial_scale"])
+    s = dt.type(np.float32(attrs["spatial_scale"]))   # MXNet: a float parameter
     off = dt.type(0.5 if attrs["aligned"] else 0)
     x1, y1, x2, y2 = (r[:, k] * s - off for k in range(1, 5))
     rw, rh = x2 - x1, y2 - y1

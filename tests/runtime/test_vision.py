@@ -56,6 +56,7 @@ def c_round(v):
 
 def roi_pool_reference(x, rois, pooled, scale):
     """MXNet's ROIPoolForward written out: (output, argmax)."""
+    scale = float(np.float32(scale))          # spatial_scale is a float parameter
     n, c, h, w = x.shape
     ph_n, pw_n = pooled
     out = np.full((len(rois), c, ph_n, pw_n), -FLT_MAX)
@@ -215,6 +216,7 @@ def roi_align_weights(shape, rois, pooled, scale, sample_ratio=-1, position_sens
     """MXNet's ROIAlignForward/Backward written out, as the (output, data) coefficients:
     out.flat[o] = sum_k M[o, k] * data.flat[k]."""
     n, c, h, w = shape
+    scale = float(np.float32(scale))          # spatial_scale is a float parameter
     ph_n, pw_n = pooled
     co = c // (ph_n * pw_n) if position_sensitive else c
     m = np.zeros((len(rois) * co * ph_n * pw_n, n * c * h * w))
