@@ -554,7 +554,10 @@ def _resize_shape(attrs, shapes):
 
 def _separable(x, a, b, out):
     """``a @ x @ b.T`` over x's last two axes, into ``out``."""
-    _store(out, np.matmul(np.matmul(a, x), b.T))
+    if isinstance(out, np.ndarray) and out.dtype == x.dtype:
+        np.matmul(np.matmul(a, x), b.T, out=out)
+    else:
+        _store(out, np.matmul(np.matmul(a, x), b.T))
 
 
 def _resize(attrs, ins, outs):
