@@ -22,22 +22,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmarks.bench_vision import _rois  # noqa: E402
 from run_allocator_figures import bench  # noqa: E402  (one timer for every figure)
+from run_norm_figures import line, ms, torch  # noqa: E402  (table helpers, torch or None)
 
 from runtime import autograd, nd  # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-
-def line(*cells):
-    print("| " + " | ".join(cells) + " |")
-    sys.stdout.flush()
-
-
-def ms(t):
-    return f"{t * 1e3:.2f} ms"
 
 
 def _fwd_bwd(f, x, *rest, **attrs):
