@@ -824,15 +824,16 @@ def _nms_record(data, attrs):
     same_class = ii >= 0 and not attrs["force_suppress"]
     ids = np.trunc(boxes[..., ii]) if same_class else None
     thresh = attrs["overlap_thresh"]
-    for k in range(int(count.max(initial=0)) - 1):
+    top = int(count.max(initial=0))     # ranks past every batch's count are never kept
+    for k in range(top - 1):
         active = keep[:, k]
         if not active.any():
             continue
-        iou = _box_iou(coords[:, k:k + 1], coords[:, k + 1:], fmt)
+        iou = _box_iou(coords[:, k:k + 1], coords[:, k + 1:top], fmt)
         gone = active[:, None] & (iou > thresh)
         if same_class:
-            gone &= ids[:, k + 1:] == ids[:, k:k + 1]
-        keep[:, k + 1:] &= ~gone
+            gone &= ids[:, k + 1:top] == ids[:, k:k + 1]
+        keep[:, k + 1:top] &= ~gone
     return boxes, keep, order
 
 
