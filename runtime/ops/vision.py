@@ -553,11 +553,15 @@ def _resize_shape(attrs, shapes):
 
 
 def _separable(x, a, b, out):
-    """``a @ x @ b.T`` over x's last two axes, into ``out``."""
-    if isinstance(out, np.ndarray) and out.dtype == x.dtype:
-        np.matmul(np.matmul(a, x), b.T, out=out)
+    """``a @ x @ b.T`` over x's last two axes, into ``out``: one GEMM along the width
+    over every row of every plane, then one per plane along the height."""
+    planes = int(np.prod(x.shape[:-2]))
+    h, w = x.shape[-2:]
+    t = (np.ascontiguousarray(x).reshape(planes * h, w) @ b.T).reshape(planes, h, len(b))
+    if isinstance(out, np.ndarray) and out.dtype == x.dtype and out.flags.c_contiguous:
+        np.matmul(a, t, out=out.reshape(planes, len(a), len(b)))
     else:
-        _store(out, np.matmul(np.matmul(a, x), b.T))
+        _store(out, np.matmul(a, t).reshape(out.shape))
 
 
 def _resize(attrs, ins, outs):
