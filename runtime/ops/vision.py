@@ -63,11 +63,9 @@ def _data4(op, shape, what="data"):
 
 def _pooled(op, attrs):
     ps = attrs["pooled_size"]
-    if len(ps) == 1:
-        ps = (ps[0], ps[0])
     if len(ps) != 2 or min(ps) <= 0:
-        raise ValueError(f"{op}: pooled_size must be 1 or 2 positive ints (got "
-                         f"pooled_size={attrs['pooled_size']!r})")
+        raise ValueError(f"{op}: pooled_size must be 2 positive ints (height, width) (got "
+                         f"pooled_size={ps!r})")
     return ps
 
 
