@@ -917,9 +917,11 @@ dropped; the rest, in descending score order (ties in input order), are cut to t
 suppresses the later ones whose IoU with it exceeds ``overlap_thresh`` (only those of its
 own class unless ``force_suppress`` or id_index is -1).  Output: data's shape, the kept
 boxes first in score order (coordinates converted to ``out_format``), the other rows
-filled with -1.  Gradient (MXNet's): each output row's head gradient goes to the input
-row it came from, unchanged (the format conversion is not differentiated); dropped rows
-get 0.""")
+filled with -1 (MXNet's conversion kernel skips a row whose first coordinate is
+negative, meant for the -1 rows, which also leaves a kept box with a negative xmin or x
+unconverted; here every kept row is converted).  Gradient (MXNet's): each output row's
+head gradient goes to the input row it came from, unchanged (the format conversion is not
+differentiated); dropped rows get 0.""")
 
 
 def _bnms_shape(attrs, shapes):
