@@ -40,6 +40,7 @@ RANKS = {
     "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
+    "runtime._vision_kernels": KERNELS,
     "runtime._loss_kernels": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
     "runtime._infer": STORAGE_HIGH,
