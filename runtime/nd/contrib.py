@@ -7,7 +7,8 @@ autograd records the operators those functions run and gradients flow through th
 :func:`isfinite` and :func:`isnan` are made of operators, as MXNet's are.  Every
 registry operator named ``_contrib_<name>`` is here under ``<name>`` (``boolean_mask``,
 ``index_copy``, ``index_array``, ``arange_like``, ``div_sqrt_dim``, ``quadratic``,
-``gradientmultiplier``, ``allclose``, ``fft``, ``ifft``, ``count_sketch``);
+``gradientmultiplier``, ``allclose``, ``fft``, ``ifft``, ``count_sketch``, ``CTCLoss``
+and ``ctc_loss``);
 :func:`boolean_mask` counts the selected entries of
 its index before calling the operator, whose output shape depends on them.
 """
@@ -421,7 +422,8 @@ allclose = _op("allclose")
 fft = _op("fft")
 ifft = _op("ifft")
 count_sketch = _op("count_sketch")
+CTCLoss = ctc_loss = _op("ctc_loss")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
-           "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch"]
+           "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch", "CTCLoss", "ctc_loss"]
