@@ -354,4 +354,40 @@ def test_failed_call_leaves_out_unchanged():
                                                brute_nll(x.asnumpy()[:, 1], [2, 1], 0)])
 
 
+# -- Gluon's CTCLoss ------------------------------------------------------------------------
+
+@frees_arrays
+def test_gluon_ctc_loss_layouts_lengths_and_weights():
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(3, 5, 4))                       # NTC, blank 'last' = 3
+    label = np.array([[0, 2, -1], [1, 1, 2], [2, -1, -1]])
+    want = [brute_nll(x[i], lab, 3) for i, lab in enumerate([[0, 2], [1, 1, 2], [2]])]
+    got = L.CTCLoss()(a64(x), nd.array(label)).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    tnc = L.CTCLoss(layout="TNC", label_layout="TN", weight=2.0)
+    got = tnc(a64(x.transpose(1, 0, 2)), nd.array(label.T)).asnumpy()
+    np.testing.assert_allclose(got, 2 * np.array(want), rtol=1e-10)
+    # label_lengths alone (no pred_lengths), then both, with sample weights
+    got = L.CTCLoss()(a64(x), nd.array(label), None, nd.array([1, 2, 0]),
+                      sample_weight=a64([1.0, 0.5, 3.0])).asnumpy()
+    ref = [brute_nll(x[0], [0], 3), 0.5 * brute_nll(x[1], [1, 1], 3),
+           3 * brute_nll(x[2], [], 3)]
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+    got = L.CTCLoss()(a64(x), nd.array(label), nd.array([4, 5, 2]), nd.array([2, 3, 1]))
+    np.testing.assert_allclose(got.asnumpy(), [brute_nll(x[0, :4], [0, 2], 3),
+                                               want[1], brute_nll(x[2, :2], [2], 3)],
+                               rtol=1e-10)
+    xa = a64(x)
+    xa.attach_grad()
+    with autograd.record():
+        loss = L.CTCLoss()(xa, nd.array(label))
+    loss.backward()
+    f = (lambda v: float(np.sum(L.CTCLoss()(a64(v), nd.array(label)).asnumpy())))
+    np.testing.assert_allclose(xa.grad.asnumpy(), _num_grad(f, x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match=r"^CTCLoss: layout must be 'NTC' or 'TNC'"):
+        L.CTCLoss(layout="NCT")
+    with pytest.raises(ValueError, match=r"^CTCLoss: label_layout must be 'NT' or 'TN'"):
+        L.CTCLoss(label_layout="N")
+
+
 free_failing_tests(globals())
