@@ -158,6 +158,21 @@ def _log_softmax(x):
     return z
 
 
+def _logsumexp3(a, b, c):
+    """log(exp(a) + exp(b) + exp(c)) elementwise, -inf where all three are (the
+    maximum subtracted first; three exps and a log run several times faster than two
+    ``np.logaddexp``)."""
+    m = np.maximum(a, b)
+    np.maximum(m, c, out=m)
+    m[np.isneginf(m)] = 0
+    r = np.exp(a - m)
+    r += np.exp(b - m)
+    r += np.exp(c - m)
+    np.log(r, out=r)
+    r += m
+    return r
+
+
 def _ctc(attrs, ins, want_grad, op):
     """(loss (N,), the data gradient per unit head gradient (T, N, C) or None), in the
     working dtype (float32 for float16 data)."""
@@ -188,7 +203,7 @@ def _ctc(attrs, ins, want_grad, op):
     emit = lp[:, rows, ext]                  # (T, N, S) log-probabilities on the path
     valid = np.arange(s) < sl[:, None]
     alpha = np.full((t_max, n, s), ninf, wd)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         a = np.full((n, s), ninf, wd)
         a[:, 0] = emit[0, :, 0]
         if s > 1:
@@ -196,14 +211,12 @@ def _ctc(attrs, ins, want_grad, op):
         a[~valid] = ninf
         alpha[0] = a
         shifted = np.full((n, s), ninf, wd)
+        shifted2 = np.full((n, s), ninf, wd)
         for t in range(1, t_max):
             prev = alpha[t - 1]
-            acc = prev.copy()
             shifted[:, 1:] = prev[:, :-1]
-            np.logaddexp(acc, shifted, out=acc)
-            shifted[:, 2:] = np.where(skip[:, 2:], prev[:, :-2], ninf)
-            shifted[:, :2] = ninf
-            np.logaddexp(acc, shifted, out=acc)
+            shifted2[:, 2:] = np.where(skip[:, 2:], prev[:, :-2], ninf)
+            acc = _logsumexp3(prev, shifted, shifted2)
             acc += emit[t]
             acc[~valid] = ninf
             live = (t < tl)[:, None]
@@ -218,6 +231,8 @@ def _ctc(attrs, ins, want_grad, op):
             return loss, None
         # beta (emission at t included), and the occupancy alpha * beta / p
         beta = np.full((n, s), ninf, wd)
+        shifted[:] = ninf
+        shifted2[:] = ninf
         init = np.full((n, s), ninf, wd)
         ends = valid & (np.arange(s) >= sl[:, None] - 2)
         norm = np.where(possible & (tl > 0), ll, wd.type(0))
@@ -225,13 +240,9 @@ def _ctc(attrs, ins, want_grad, op):
         occ = np.empty((t_max, n, s), wd)
         for t in range(t_max - 1, -1, -1):
             nxt = beta
-            acc = nxt.copy()
             shifted[:, :-1] = nxt[:, 1:]
-            shifted[:, -1] = ninf
-            np.logaddexp(acc, shifted, out=acc)
-            shifted[:, :-2] = np.where(skip[:, 2:], nxt[:, 2:], ninf)
-            shifted[:, -2:] = ninf
-            np.logaddexp(acc, shifted, out=acc)
+            shifted2[:, :-2] = np.where(skip[:, 2:], nxt[:, 2:], ninf)
+            acc = _logsumexp3(nxt, shifted, shifted2)
             acc += emit[t]
             init[:] = np.where(ends, emit[t], ninf)
             beta = np.where((t == tl - 1)[:, None], init,
