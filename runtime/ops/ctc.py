@@ -9,7 +9,8 @@ them).  The two length inputs are present only when ``use_data_lengths`` /
 ``use_label_lengths`` say so (MXNet's input list then reads ``data, label[,
 data_lengths][, label_lengths]``).
 
-The forward-backward recursion runs in log space over the extended label (a blank
+The kernel runs on the host (device arrays are copied there and the results back).  The
+forward-backward recursion runs in log space over the extended label (a blank
 before, between and after the symbols), vectorised over the batch with one NumPy step
 per frame.  While autograd records, the forward also runs the backward (beta) pass and
 keeps the data gradient per unit of head gradient in the per-call state, as MXNet's
@@ -23,6 +24,7 @@ import numpy as np
 from runtime._imperative import is_recording
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
+from runtime.ops.nn import _on_device_of
 from runtime.ops.registry import Attr, register
 
 _OP = "CTCLoss"
@@ -279,12 +281,12 @@ def _forward(attrs, ins, outs, state=None):
     loss, grad = _ctc(attrs, ins, want, _OP)
     if want:
         state.grad = grad.astype(ins[0].dtype, copy=False)
-    outs[0][...] = loss
+    outs[0][...] = _on_device_of(outs[0], loss)
 
 
 def _grad_kernel(attrs, ins, outs):
     _, grad = _ctc(attrs, ins, True, "_ctc_loss_grad")
-    outs[0][...] = grad
+    outs[0][...] = _on_device_of(outs[0], grad)
 
 
 def _reads(attrs, n):
