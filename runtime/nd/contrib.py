@@ -7,9 +7,10 @@ autograd records the operators those functions run and gradients flow through th
 :func:`isfinite` and :func:`isnan` are made of operators, as MXNet's are.  Every
 registry operator named ``_contrib_<name>`` is here under ``<name>`` (``boolean_mask``,
 ``index_copy``, ``index_array``, ``arange_like``, ``div_sqrt_dim``, ``quadratic``,
-``gradientmultiplier``, ``allclose``, ``fft``, ``ifft``, ``count_sketch``, and the
-vision operators of runtime/ops/vision.py: ``ROIAlign``, ``BilinearResize2D``,
-``AdaptiveAvgPooling2D``, ``box_iou``, ``box_nms`` alias ``box_non_maximum_suppression``);
+``gradientmultiplier``, ``allclose``, ``fft``, ``ifft``, ``count_sketch``, ``CTCLoss``
+and ``ctc_loss``, and the vision operators of runtime/ops/vision.py: ``ROIAlign``,
+``BilinearResize2D``, ``AdaptiveAvgPooling2D``, ``box_iou``, ``box_nms`` alias
+``box_non_maximum_suppression``);
 :func:`boolean_mask` counts the selected entries of
 its index before calling the operator, whose output shape depends on them.
 """
@@ -429,9 +430,10 @@ AdaptiveAvgPooling2D = _op("AdaptiveAvgPooling2D")
 box_iou = _op("box_iou")
 box_nms = _op("box_nms")
 box_non_maximum_suppression = _op("box_non_maximum_suppression")
+CTCLoss = ctc_loss = _op("ctc_loss")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
            "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch", "ROIAlign",
            "BilinearResize2D", "AdaptiveAvgPooling2D", "box_iou", "box_nms",
-           "box_non_maximum_suppression"]
+           "box_non_maximum_suppression", "CTCLoss", "ctc_loss"]

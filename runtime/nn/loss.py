@@ -1,6 +1,6 @@
 """Losses (Gluon's ``gluon.loss``): ``SoftmaxCrossEntropyLoss`` (alias
 ``SoftmaxCELoss``), ``L2Loss``, ``L1Loss``, ``SigmoidBinaryCrossEntropyLoss`` (alias
-``SigmoidBCELoss``).
+``SigmoidBCELoss``), ``CTCLoss``.
 
 Each is a block called as ``loss(pred, label, sample_weight=None)`` that returns one
 loss per sample: the elementwise loss times ``weight`` and ``sample_weight``
@@ -185,5 +185,51 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
+
+class CTCLoss(Loss):
+    """Connectionist temporal classification loss (Gluon's ``CTCLoss``), one value per
+    sequence: the ``CTCLoss`` operator with ``blank_label='last'``, as Gluon calls it
+    (the blank is the last class, labels hold 0 .. classes-2 and -1 pads them).
+
+    ``layout`` ('NTC' or 'TNC') is pred's, ``label_layout`` ('NT' or 'TN') label's; called
+    ``loss(pred, label, pred_lengths=None, label_lengths=None, sample_weight=None)``, the
+    lengths (N,) optional.  The result (N,) is scaled by ``weight`` and ``sample_weight``
+    (no mean: the loss is already one value per sequence).
+    """
+
+    def __init__(self, layout="NTC", label_layout="NT", weight=None, **kwargs):
+        if layout not in ("NTC", "TNC"):
+            raise ValueError(f"CTCLoss: layout must be 'NTC' or 'TNC' (got {layout!r})")
+        if label_layout not in ("NT", "TN"):
+            raise ValueError(f"CTCLoss: label_layout must be 'NT' or 'TN' (got "
+                             f"{label_layout!r})")
+        super().__init__(weight, label_layout.find("N"), **kwargs)
+        self._layout = layout
+        self._label_layout = label_layout
+
+    def forward(self, pred, label, pred_lengths=None, label_lengths=None,
+                sample_weight=None):
+        if pred.ndim != 3 or label.ndim != 2:
+            raise ValueError(f"CTCLoss: pred must be 3-D ({self._layout}) and label 2-D "
+                             f"({self._label_layout}) (got shapes {pred.shape!r} and "
+                             f"{label.shape!r})")
+        if self._layout == "NTC":
+            pred = nd.swapaxes(pred, 0, 1)
+        if self._batch_axis == 1:
+            label = nd.swapaxes(label, 0, 1)
+        lengths = [a for a in (pred_lengths, label_lengths) if a is not None]
+        loss = F.CTCLoss(pred, label, *lengths, use_data_lengths=pred_lengths is not None,
+                         use_label_lengths=label_lengths is not None, blank_label="last")
+        if sample_weight is not None:
+            loss = loss * sample_weight
+        if self._weight is not None:
+            loss = loss * self._weight
+        return loss
+
+    def __repr__(self):
+        return (f"CTCLoss(layout={self._layout!r}, label_layout={self._label_layout!r}, "
+                f"w={self._weight})")
+
+
 __all__ = ["Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss",
-           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss"]
+           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss", "CTCLoss"]
