@@ -672,6 +672,7 @@ cdef class OpFunction:
     cdef tuple attr_names
     cdef bint star            # every positional argument is an array (concat, add_n)
     cdef bint optional        # trailing inputs may be None or left out (FullyConnected)
+    cdef bint compact         # any optional input may be None or left out (CTCLoss)
     cdef readonly str __name__
     cdef readonly object __doc__
 
@@ -682,6 +683,7 @@ cdef class OpFunction:
         self.attr_names = tuple(op.attrs)
         self.star = op.variadic and len(self.names) <= 1
         self.optional = op.variadic and len(self.names) > 1
+        self.compact = op.flagged_inputs
         self.__name__ = op.name
         self.__doc__ = doc
 
@@ -771,7 +773,9 @@ cdef class OpFunction:
 
     cdef list _named_inputs(self, list arrays, dict kwargs):
         """``arrays`` followed by the inputs given by name (popped from ``kwargs``); for
-        ops with optional trailing inputs, the trailing Nones dropped."""
+        ops with optional trailing inputs, the trailing Nones dropped; for ops whose
+        inputs are present by their attributes (``flagged_inputs``), every None and
+        missing input skipped, as MXNet's generated functions do."""
         cdef Py_ssize_t i, n = len(arrays)
         cdef str name
         missing = None
@@ -781,10 +785,12 @@ cdef class OpFunction:
                 missing = name
                 continue
             v = kwargs.pop(name)
-            if missing is not None and v is not None:
+            if missing is not None and v is not None and not self.compact:
                 raise TypeError(f"{self.op.name}: input {missing} is missing before input "
                                 f"{name}")
             arrays.append(v)
+        if self.compact:
+            arrays = [v for v in arrays if v is not None]
         if self.optional:
             while arrays and arrays[len(arrays) - 1] is None:
                 arrays.pop()

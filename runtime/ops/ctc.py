@@ -308,7 +308,7 @@ def _rule(attrs, inputs, outputs, out_grads, state=None):
 _INPUTS = ("data", "label", "data_lengths", "label_lengths")
 
 register(
-    "CTCLoss", inputs=_INPUTS, variadic=True, attrs=CTC_ATTRS,
+    "CTCLoss", inputs=_INPUTS, variadic=True, flagged_inputs=True, attrs=CTC_ATTRS,
     aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     infer_shape=_ctc_shape, infer_type=_types(_OP), compute=_forward, prepare=_prepare,
     gradient=_rule, grad_inputs=_reads,

@@ -46,6 +46,10 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
 - ``null_outputs``: the dense kernel receives ``None`` in place of an output whose
   request is ``null`` and skips that work (a fused backward op computing only the
   gradients asked for); otherwise such an output gets a scratch array.
+- ``flagged_inputs`` (variadic ops): the optional inputs are present by attributes
+  (CTCLoss's lengths with ``use_data_lengths`` / ``use_label_lengths``); the nd function
+  skips any None or missing one, as MXNet's generated functions do, rather than requiring
+  them in order.
 """
 
 import math
@@ -94,7 +98,7 @@ class Op:
                  "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
                  "doc", "needs_rng",
                  "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out",
-                 "null_outputs")
+                 "null_outputs", "flagged_inputs")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
@@ -102,7 +106,8 @@ class Op:
                  inplace=(), mutates=(), ignores=(), aliases=(),
                  variadic=False, differentiable=True, doc="", needs_rng=False,
                  sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
-                 grad_donates=False, sparse_out=False, null_outputs=False):
+                 grad_donates=False, sparse_out=False, null_outputs=False,
+                 flagged_inputs=False):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -146,6 +151,7 @@ class Op:
         self.ufunc = ufunc
         self.scalar_forms = None if scalar_forms is None else tuple(scalar_forms)
         self.null_outputs = null_outputs
+        self.flagged_inputs = flagged_inputs
 
     def n_out(self, attrs):
         n = self.num_outputs

@@ -113,6 +113,16 @@ def test_lengths_match_brute_force_on_the_slices():
     for i in range(4):
         want = brute_nll(x[:dl[i], i], label[i, :ll[i]], 0)
         np.testing.assert_allclose(got[i], want, rtol=1e-10)
+    # label_lengths alone, by keyword or after a None: MXNet's generated functions skip
+    # the absent data_lengths
+    by_name = nd.ctc_loss(a64(x), nd.array(label), label_lengths=nd.array(ll),
+                          use_label_lengths=True).asnumpy()
+    after_none = nd.CTCLoss(a64(x), nd.array(label), None, nd.array(ll),
+                            use_label_lengths=True).asnumpy()
+    for i in range(4):
+        want = brute_nll(x[:, i], label[i, :ll[i]], 0)
+        np.testing.assert_allclose(by_name[i], want, rtol=1e-10)
+        np.testing.assert_allclose(after_none[i], want, rtol=1e-10)
     # use_data_lengths alone: the label ends at its first 0 (blank 'first')
     label2 = np.array([[1, 0, 2], [2, 1, 0], [1, 1, 2], [0, 2, 2]], np.int64)
     got = nd.CTCLoss(a64(x), nd.array(label2), nd.array(dl),
