@@ -188,24 +188,28 @@ cdef inline void _input_unit(const floating* src, floating* dst, Py_ssize_t step
     columns."""
     cdef floating rows[4][2 * TILE_BLOCK + 2]
     cdef floating tr[4][2 * TILE_BLOCK + 2]
-    cdef Py_ssize_t i, j0, cnt, width, q, r, row, col, jj, t
+    cdef Py_ssize_t i, j0, cnt, width, q, r, row, col, jj, t, lo, hi
     cdef floating* out
     for i in range(th):
         for j0 in range(0, tw, TILE_BLOCK):
             cnt = min(TILE_BLOCK, tw - j0)
             width = 2 * cnt + 2
+            col = 2 * j0 - pad_w
+            # the block's columns inside the image: [lo, hi) of its width
+            lo = min(max(-col, 0), width)
+            hi = max(min(w - col, width), lo)
             for r in range(4):
                 row = 2 * i - pad_h + r
-                col = 2 * j0 - pad_w
                 if row < 0 or row >= h:
                     for q in range(width):
                         rows[r][q] = 0
-                elif col >= 0 and col + width <= w:
-                    for q in range(width):
-                        rows[r][q] = src[row * w + col + q]
-                else:
-                    for q in range(width):
-                        rows[r][q] = (src[row * w + col + q] if 0 <= col + q < w else 0)
+                    continue
+                for q in range(lo):
+                    rows[r][q] = 0
+                for q in range(lo, hi):
+                    rows[r][q] = src[row * w + col + q]
+                for q in range(hi, width):
+                    rows[r][q] = 0
             for q in range(width):
                 tr[0][q] = rows[0][q] - rows[2][q]
                 tr[1][q] = rows[1][q] + rows[2][q]
