@@ -311,8 +311,14 @@ cdef inline void _grad_unit(const floating* src, floating* dst, Py_ssize_t step,
             n = min(2 * cnt, ow - 2 * j0)
             for r in range(2):
                 row = 2 * i + r
-                for q in range(2 * cnt):
-                    g[r][q] = src[row * ow + 2 * j0 + q] if row < oh and q < n else 0
+                if row >= oh:
+                    for q in range(2 * cnt):
+                        g[r][q] = 0
+                    continue
+                for q in range(n):
+                    g[r][q] = src[row * ow + 2 * j0 + q]
+                for q in range(n, 2 * cnt):
+                    g[r][q] = 0
             for q in range(2 * cnt):
                 a[0][q] = g[0][q]
                 a[1][q] = g[0][q] + g[1][q]
