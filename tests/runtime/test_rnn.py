@@ -1,0 +1,357 @@
+"""nd.RNN (MXNet 1.x's fused RNN operator) against an independent NumPy float64
+transcription of each cell's equations (MXNet's documentation), gradients against float64
+central differences, and its errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from runtime import autograd, nd
+from runtime.nd._rnn import rnn_param_size
+from tests.runtime.conftest import free_failing_tests
+
+GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+# -- reference --------------------------------------------------------------------------------
+
+def unpack(params, mode, isz, h, layers, d):
+    """The flat vector split as MXNet packs it: all weights (per layer, per direction:
+    i2h then h2h), then all biases in the same order."""
+    g = GATES[mode]
+    pos = 0
+    ws = []
+    for layer in range(layers):
+        i = isz if layer == 0 else d * h
+        for _ in range(d):
+            wx = params[pos:pos + g * h * i].reshape(g * h, i)
+            pos += g * h * i
+            wh = params[pos:pos + g * h * h].reshape(g * h, h)
+            pos += g * h * h
+            ws.append([wx, wh])
+    for k in range(layers * d):
+        ws[k].append(params[pos:pos + g * h])
+        pos += g * h
+        ws[k].append(params[pos:pos + g * h])
+        pos += g * h
+    assert pos == params.size
+    return ws
+
+
+def sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def cell(mode, x, hp, cp, wx, wh, bx, bh, clip=None):
+    """One step of one sample set, as MXNet documents the cells."""
+    h = hp.shape[1]
+    if mode in ("rnn_relu", "rnn_tanh"):
+        pre = x @ wx.T + bx + hp @ wh.T + bh
+        return (np.maximum(pre, 0) if mode == "rnn_relu" else np.tanh(pre)), None
+    if mode == "lstm":
+        pre = x @ wx.T + bx + hp @ wh.T + bh
+        i, f, g, o = (pre[:, k * h:(k + 1) * h] for k in range(4))
+        c = sigmoid(f) * cp + sigmoid(i) * np.tanh(g)
+        if clip is not None:
+            c = np.clip(c, *clip)
+        return sigmoid(o) * np.tanh(c), c
+    xi = x @ wx.T + bx
+    hh = hp @ wh.T + bh
+    r = sigmoid(xi[:, :h] + hh[:, :h])
+    z = sigmoid(xi[:, h:2 * h] + hh[:, h:2 * h])
+    n = np.tanh(xi[:, 2 * h:] + r * hh[:, 2 * h:])
+    return (1 - z) * n + z * hp, None
+
+
+def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None):
+    """Sample by sample: each sequence cut at its length, run forward (and reversed for
+    the backward direction), outputs past the length 0."""
+    t, n, isz = x.shape
+    d = 2 if bidir else 1
+    ws = unpack(params, mode, isz, h, layers, d)
+    out = np.zeros((t, n, d * h))
+    hn = np.zeros((layers * d, n, h))
+    cn = np.zeros((layers * d, n, h))
+    for b in range(n):
+        length = t if lengths is None else int(lengths[b])
+        seq = x[:length, b]
+        for layer in range(layers):
+            outs = []
+            for direction in range(d):
+                k = layer * d + direction
+                hp, cp = h0[k, b:b + 1], (c0[k, b:b + 1] if c0 is not None else None)
+                ys = []
+                order = range(length - 1, -1, -1) if direction else range(length)
+                for s in order:
+                    hp, cp = cell(mode, seq[s:s + 1], hp, cp, *ws[k], clip=clip)
+                    ys.append(hp[0])
+                if direction:
+                    ys = ys[::-1]
+                outs.append(np.array(ys).reshape(length, h))
+                hn[k, b] = hp[0]
+                if cp is not None:
+                    cn[k, b] = cp[0]
+            seq = np.concatenate(outs, axis=1)
+        out[:length, b] = seq
+    return out, hn, cn
+
+
+def make(mode, t, n, isz, h, layers, bidir, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    d = 2 if bidir else 1
+    size = rnn_param_size(mode, isz, h, layers, bidir)
+    x = rng.uniform(-1, 1, (t, n, isz))
+    params = rng.uniform(-0.6, 0.6, size)
+    h0 = rng.uniform(-1, 1, (layers * d, n, h))
+    c0 = rng.uniform(-1, 1, (layers * d, n, h)) if mode == "lstm" else None
+    return x.astype(dtype), params.astype(dtype), h0.astype(dtype), \
+        None if c0 is None else c0.astype(dtype)
+
+
+def call(mode, x, params, h0, c0, h, layers, bidir, lengths=None, **kw):
+    args = dict(state_size=h, num_layers=layers, bidirectional=bidir, mode=mode,
+                state_outputs=True, **kw)
+    if c0 is not None:
+        args["state_cell"] = c0
+    if lengths is not None:
+        args.update(sequence_length=lengths, use_sequence_length=True)
+    return nd.RNN(x, params, h0, **args)
+
+
+# -- forward ------------------------------------------------------------------------------------
+
+CASES = list(itertools.product(GATES, (1, 2), (False, True), (False, True)))
+
+
+@pytest.mark.parametrize("mode,layers,bidir,use_len", CASES)
+def test_forward_matches_numpy(mode, layers, bidir, use_len):
+    t, n, isz, h = 5, 3, 4, 3
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir)
+    lengths = np.array([5, 2, 4]) if use_len else None
+    res = call(mode, nd.array(x, dtype=np.float64), nd.array(params, dtype=np.float64),
+               nd.array(h0, dtype=np.float64),
+               None if c0 is None else nd.array(c0, dtype=np.float64), h, layers, bidir,
+               None if lengths is None else nd.array(lengths, dtype=np.float64))
+    out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths)
+    d = 2 if bidir else 1
+    assert len(res) == (3 if mode == "lstm" else 2)
+    assert res[0].shape == (t, n, d * h) and res[1].shape == (layers * d, n, h)
+    np.testing.assert_allclose(res[0].asnumpy(), out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[1].asnumpy(), hn, rtol=1e-10, atol=1e-12)
+    if mode == "lstm":
+        np.testing.assert_allclose(res[2].asnumpy(), cn, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_and_single_output():
+    x, params, h0, c0 = make("lstm", 4, 2, 3, 5, 1, True, dtype=np.float32)
+    out = nd.RNN(nd.array(x), nd.array(params), nd.array(h0), nd.array(c0), state_size=5,
+                 num_layers=1, bidirectional=True, mode="lstm")
+    assert isinstance(out, nd.NDArray) and out.dtype == np.float32
+    ref, _, _ = reference("lstm", x.astype(np.float64), params.astype(np.float64),
+                          h0.astype(np.float64), c0.astype(np.float64), 5, 1, True)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_positional_attributes_in_mxnet_order():
+    x, params, h0, _ = make("gru", 3, 2, 2, 2, 1, False)
+    a = nd.RNN(nd.array(x), nd.array(params), nd.array(h0), None, None, 2, 1, False, "gru")
+    ref, _, _ = reference("gru", x, params, h0, None, 2, 1, False)
+    np.testing.assert_allclose(a.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_state_clip():
+    x, params, h0, c0 = make("lstm", 4, 2, 3, 3, 2, False, seed=3)
+    c0 = c0 * 4
+    res = call("lstm", nd.array(x, dtype=np.float64), nd.array(params, dtype=np.float64),
+               nd.array(h0, dtype=np.float64), nd.array(c0, dtype=np.float64), 3, 2, False,
+               lstm_state_clip_min=-0.3, lstm_state_clip_max=0.2)
+    out, hn, cn = reference("lstm", x, params, h0, c0, 3, 2, False, clip=(-0.3, 0.2))
+    np.testing.assert_allclose(res[0].asnumpy(), out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[2].asnumpy(), cn, rtol=1e-10, atol=1e-12)
+    assert cn.max() <= 0.2 and cn.min() >= -0.3
+    unclipped = call("lstm", nd.array(x, dtype=np.float64),
+                     nd.array(params, dtype=np.float64), nd.array(h0, dtype=np.float64),
+                     nd.array(c0, dtype=np.float64), 3, 2, False)
+    assert not np.allclose(unclipped[2].asnumpy(), cn)
+
+
+def test_lstm_state_clip_nan():
+    x, params, h0, c0 = make("lstm", 2, 2, 2, 2, 1, False)
+    c0[0, 0, 0] = np.nan
+    args = [nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)]
+    kept = call("lstm", *args, 2, 1, False, lstm_state_clip_min=-1.0,
+                lstm_state_clip_max=1.0)
+    assert np.isnan(kept[2].asnumpy()[0, 0, 0])
+    stopped = call("lstm", *args, 2, 1, False, lstm_state_clip_min=-1.0,
+                   lstm_state_clip_max=1.0, lstm_state_clip_nan=True)
+    assert not np.isnan(stopped[0].asnumpy()).any()
+    assert not np.isnan(stopped[2].asnumpy()).any()
+
+
+def test_dropout_between_layers_training_only():
+    x, params, h0, _ = make("rnn_tanh", 3, 4, 3, 8, 2, False, dtype=np.float32)
+    args = [nd.array(a) for a in (x, params, h0)]
+    kw = dict(state_size=8, num_layers=2, mode="rnn_tanh", p=0.5)
+    ref, _, _ = reference("rnn_tanh", x.astype(np.float64), params.astype(np.float64),
+                          h0.astype(np.float64), None, 8, 2, False)
+    np.testing.assert_allclose(nd.RNN(*args, **kw).asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    with autograd.record():
+        dropped = nd.RNN(*args, **kw)
+    assert not np.allclose(dropped.asnumpy(), ref, atol=1e-3)
+    # the first layer alone is not affected: p applies between layers only
+    one = dict(kw, num_layers=1)
+    n1 = rnn_param_size("rnn_tanh", 3, 8, 1)
+    first = [np.concatenate([params[:8 * 3 + 64], params[-4 * 8:-2 * 8]])]
+    with autograd.record():
+        single = nd.RNN(args[0], nd.array(first[0]), nd.array(h0[:1]), **one)
+    ref1, _, _ = reference("rnn_tanh", x.astype(np.float64), first[0].astype(np.float64),
+                           h0[:1].astype(np.float64), None, 8, 1, False)
+    assert first[0].size == n1
+    np.testing.assert_allclose(single.asnumpy(), ref1, rtol=1e-5, atol=1e-5)
+
+
+# -- gradients ------------------------------------------------------------------------------
+
+def numeric_grad(f, a, eps=1e-6):
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        old = a[idx]
+        a[idx] = old + eps
+        up = f()
+        a[idx] = old - eps
+        down = f()
+        a[idx] = old
+        g[idx] = (up - down) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("mode,layers,bidir,use_len", [
+    ("rnn_tanh", 2, True, True), ("rnn_relu", 1, False, False), ("lstm", 2, True, False),
+    ("lstm", 1, False, True), ("gru", 2, False, True), ("gru", 1, True, False)])
+def test_gradients_match_central_differences(mode, layers, bidir, use_len):
+    t, n, isz, h = 3, 2, 2, 2
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=5)
+    if mode == "rnn_relu":
+        h0 = np.abs(h0)        # away from relu's kink
+    lengths = np.array([3, 2]) if use_len else None
+    rng = np.random.default_rng(1)
+    d = 2 if bidir else 1
+    wo = rng.uniform(-1, 1, (t, n, d * h))
+    wh = rng.uniform(-1, 1, (layers * d, n, h))
+    wc = rng.uniform(-1, 1, (layers * d, n, h))
+    arrays = [x, params, h0] + ([c0] if c0 is not None else [])
+
+    def loss_np():
+        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths)
+        return (out * wo).sum() + (hn * wh).sum() + (cn * wc).sum() * (mode == "lstm")
+
+    nds = [nd.array(a, dtype=np.float64) for a in arrays]
+    for a in nds:
+        a.attach_grad()
+    ln = None if lengths is None else nd.array(lengths, dtype=np.float64)
+    with autograd.record():
+        res = call(mode, nds[0], nds[1], nds[2], nds[3] if c0 is not None else None, h,
+                   layers, bidir, ln)
+        loss = (res[0] * nd.array(wo, dtype=np.float64)).sum() + \
+            (res[1] * nd.array(wh, dtype=np.float64)).sum()
+        if mode == "lstm":
+            loss = loss + (res[2] * nd.array(wc, dtype=np.float64)).sum()
+    loss.backward()
+    np.testing.assert_allclose(loss.asnumpy(), loss_np(), rtol=1e-10)
+    for a, arr, nm in zip(arrays, nds, ("data", "parameters", "state", "state_cell")):
+        num = numeric_grad(loss_np, a)
+        np.testing.assert_allclose(arr.grad.asnumpy(), num, rtol=1e-5, atol=1e-7,
+                                   err_msg=nm)
+    if use_len:   # the padding of data gets no gradient
+        assert np.all(nds[0].grad.asnumpy()[2:, 1] == 0)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+def _inputs(mode="lstm", layers=1, bidir=False):
+    x, params, h0, c0 = make(mode, 3, 2, 4, 5, layers, bidir, dtype=np.float32)
+    return nd.array(x), nd.array(params), nd.array(h0), \
+        None if c0 is None else nd.array(c0)
+
+
+def test_parameter_count_rule():
+    # MXNet: per layer and direction G*H*(I + H) + 2*G*H
+    assert rnn_param_size("lstm", 4, 5, 1) == 4 * 5 * (4 + 5) + 2 * 4 * 5
+    assert rnn_param_size("gru", 4, 5, 2, True) == \
+        2 * (3 * 5 * (4 + 5) + 30) + 2 * (3 * 5 * (10 + 5) + 30)
+    assert rnn_param_size("rnn_tanh", 3, 2, 1) == 2 * 5 + 4
+    x, params, h0, c0 = _inputs()
+    with pytest.raises(ValueError, match=r"parameters must be a 1-D array of 220 values"):
+        nd.RNN(x, params[:-1], h0, c0, state_size=5, num_layers=1, mode="lstm")
+    with pytest.raises(ValueError, match=r"220 values"):
+        nd.RNN(x, params.reshape((2, 110)), h0, c0, state_size=5, num_layers=1, mode="lstm")
+
+
+@pytest.mark.parametrize("kw,exc,msg", [
+    (dict(mode="lstmx"), ValueError, r"mode must be one of .* \(got mode='lstmx'\)"),
+    (dict(mode=None), ValueError, r"mode must be one of"),
+    (dict(state_size=0), ValueError, r"state_size must be a positive integer \(got "
+                                     r"state_size=0\)"),
+    (dict(num_layers=None), ValueError, r"num_layers must be a positive integer"),
+    (dict(p=1.0), ValueError, r"p must be in \[0, 1\) \(got p=1.0\)"),
+    (dict(projection_size=3), ValueError, r"projection_size is not supported"),
+    (dict(lstm_state_clip_min=1.0), ValueError, r"must be given together"),
+    (dict(lstm_state_clip_min=1.0, lstm_state_clip_max=0.0), ValueError,
+     r"lstm_state_clip_min must be <= lstm_state_clip_max"),
+    (dict(use_sequence_length=True), ValueError, r"needs sequence_length"),
+])
+def test_bad_attributes(kw, exc, msg):
+    x, params, h0, c0 = _inputs()
+    args = dict(state_size=5, num_layers=1, mode="lstm")
+    args.update(kw)
+    with pytest.raises(exc, match=msg):
+        nd.RNN(x, params, h0, c0, **args)
+
+
+def test_bad_shapes_and_inputs():
+    x, params, h0, c0 = _inputs()
+    kw = dict(state_size=5, num_layers=1, mode="lstm")
+    with pytest.raises(ValueError, match=r"data must be 3-D .* \(got shape \(3, 8\)\)"):
+        nd.RNN(x.reshape((3, 8)), params, h0, c0, **kw)
+    with pytest.raises(ValueError, match=r"state must have shape .* = \(1, 2, 5\) \(got "
+                                         r"\(2, 2, 5\)\)"):
+        nd.RNN(x, params, nd.zeros((2, 2, 5)), c0, **kw)
+    with pytest.raises(ValueError, match=r"state_cell must have shape .* \(got \(1, 3, 5\)"):
+        nd.RNN(x, params, h0, nd.zeros((1, 3, 5)), **kw)
+    with pytest.raises(ValueError, match=r"state_cell is required for mode='lstm'"):
+        nd.RNN(x, params, h0, **kw)
+    xg, pg, hg, _ = _inputs("gru")
+    with pytest.raises(ValueError, match=r"state_cell is an input of mode='lstm' only"):
+        nd.RNN(xg, pg, hg, c0, state_size=5, num_layers=1, mode="gru")
+    with pytest.raises(TypeError, match=r"data must be an NDArray \(got ndarray\)"):
+        nd.RNN(x.asnumpy(), params, h0, c0, **kw)
+    with pytest.raises(TypeError, match=r"state must have data's dtype float32 \(got "
+                                        r"float64\)"):
+        nd.RNN(x, params, h0.astype(np.float64), c0, **kw)
+    with pytest.raises(ValueError, match=r"sequence_length must hold integers in \[1, 3\]"):
+        nd.RNN(x, params, h0, c0, nd.array([0, 2]), use_sequence_length=True, **kw)
+    with pytest.raises(ValueError, match=r"sequence_length must have shape \(batch,\) = "
+                                         r"\(2,\)"):
+        nd.RNN(x, params, h0, c0, nd.array([1, 2, 3]), use_sequence_length=True, **kw)
+    with pytest.raises(ValueError, match=r"use_sequence_length is False"):
+        nd.RNN(x, params, h0, c0, nd.array([1, 2]), **kw)
+    # inputs unchanged after the failures
+    ref = _inputs()
+    for a, b in zip((x, params, h0, c0), ref):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_zero_length_sequence_and_batch():
+    x, params, h0, c0 = _inputs()
+    res = nd.RNN(nd.zeros((0, 2, 4)), params, h0, c0, state_size=5, num_layers=1,
+                 mode="lstm", state_outputs=True)
+    assert res[0].shape == (0, 2, 5)
+    np.testing.assert_array_equal(res[1].asnumpy(), h0.asnumpy())
+    np.testing.assert_array_equal(res[2].asnumpy(), c0.asnumpy())
+    out = nd.RNN(nd.zeros((3, 0, 4)), params, nd.zeros((1, 0, 5)), nd.zeros((1, 0, 5)),
+                 state_size=5, num_layers=1, mode="lstm")
+    assert out.shape == (3, 0, 5)
+
+
+free_failing_tests(globals())
