@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from runtime import autograd, nd
+from runtime import autograd, nd, nn
 from runtime.nd._rnn import rnn_param_size
 from tests.runtime.conftest import free_failing_tests
 
@@ -352,6 +352,93 @@ def test_zero_length_sequence_and_batch():
     out = nd.RNN(nd.zeros((3, 0, 4)), params, nd.zeros((1, 0, 5)), nd.zeros((1, 0, 5)),
                  state_size=5, num_layers=1, mode="lstm")
     assert out.shape == (3, 0, 5)
+
+
+# -- Gluon-style layers ------------------------------------------------------------------------
+
+def layer_params(layer, mode, layers, bidir):
+    """The layer's parameters packed flat in MXNet's order, from their Gluon names."""
+    names = [f"{d}{i}_{g}_{t}" for t in ("weight", "bias") for i in range(layers)
+             for d in "lr"[:2 if bidir else 1] for g in ("i2h", "h2h")]
+    return np.concatenate([getattr(layer, n).data().asnumpy().astype(np.float64).ravel()
+                           for n in names])
+
+
+@pytest.mark.parametrize("cls,mode,kw", [
+    (nn.RNN, "rnn_relu", {}), (nn.RNN, "rnn_tanh", {"activation": "tanh"}),
+    (nn.LSTM, "lstm", {}), (nn.GRU, "gru", {})])
+@pytest.mark.parametrize("layout", ["TNC", "NTC"])
+def test_layers_match_reference(cls, mode, kw, layout):
+    layer = cls(4, num_layers=2, bidirectional=True, layout=layout, **kw)
+    names = [n for n in layer.collect_params()]
+    p = layer.prefix
+    assert names[:4] == [p + "l0_i2h_weight", p + "l0_h2h_weight", p + "l0_i2h_bias",
+                         p + "l0_h2h_bias"]
+    assert p + "r1_h2h_bias" in names and len(names) == 16
+    layer.initialize(nn.init.Uniform(0.5))
+    g = GATES[mode]
+    assert layer.l0_i2h_weight.shape == (g * 4, 0)          # input size inferred on call
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (5, 2, 3))
+    xin = x if layout == "TNC" else x.transpose(1, 0, 2)
+    layer(nd.array(xin))
+    assert layer.l0_i2h_weight.shape == (g * 4, 3) and layer.l1_i2h_weight.shape == (g * 4, 8)
+    assert not layer.r0_h2h_bias.data().asnumpy().any()     # zeros by default
+    for prm in layer.collect_params().values():              # give the biases values too
+        prm.set_data(nd.random.uniform(-0.5, 0.5, shape=prm.shape))
+    out = layer(nd.array(xin))
+    params = layer_params(layer, mode, 2, True)
+    zeros = np.zeros((4, 2, 4))
+    ref, hn, cn = reference(mode, x, params, zeros, zeros if mode == "lstm" else None, 4, 2,
+                            True)
+    got = out.asnumpy() if layout == "TNC" else out.asnumpy().transpose(1, 0, 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    states = layer.begin_state(2)
+    assert len(states) == (2 if mode == "lstm" else 1) and states[0].shape == (4, 2, 4)
+    h0 = rng.uniform(-1, 1, (4, 2, 4))
+    states[0] = nd.array(h0)
+    out2, new = layer(nd.array(xin), states)
+    ref2, hn2, cn2 = reference(mode, x, params, h0, zeros if mode == "lstm" else None, 4, 2,
+                               True)
+    np.testing.assert_allclose(new[0].asnumpy(), hn2, rtol=1e-5, atol=1e-5)
+    if mode == "lstm":
+        np.testing.assert_allclose(new[1].asnumpy(), cn2, rtol=1e-5, atol=1e-5)
+
+
+def test_layer_trains_and_sequence_length():
+    layer = nn.GRU(3, input_size=2, use_sequence_length=True)
+    layer.initialize()
+    x = nd.random.uniform(shape=(4, 2, 2))
+    lengths = nd.array([4, 2])
+    with autograd.record():
+        out = layer(x, sequence_length=lengths)
+        loss = out.sum()
+    loss.backward()
+    assert np.all(out.asnumpy()[2:, 1] == 0)
+    for prm in layer.collect_params().values():
+        assert prm.grad().shape == prm.shape
+    assert np.abs(layer.l0_h2h_weight.grad().asnumpy()).sum() > 0
+
+
+def test_layer_errors():
+    with pytest.raises(ValueError, match=r"RNN: layout must be 'TNC' or 'NTC' \(got 'NCT'\)"):
+        nn.RNN(3, layout="NCT")
+    with pytest.raises(ValueError, match=r"RNN: activation must be 'relu' or 'tanh'"):
+        nn.RNN(3, activation="sigmoid")
+    with pytest.raises(ValueError, match=r"LSTM: hidden_size must be an integer >= 1"):
+        nn.LSTM(0)
+    with pytest.raises(ValueError, match=r"GRU: dropout must be a number in \[0, 1\)"):
+        nn.GRU(3, dropout=1.5)
+    with pytest.raises(ValueError, match=r"LSTM: projection_size is not supported"):
+        nn.LSTM(3, projection_size=2)
+    with pytest.raises(ValueError, match=r"LSTM: state_clip_min and state_clip_max"):
+        nn.LSTM(3, state_clip_min=-1.0)
+    layer = nn.LSTM(3)
+    layer.initialize()
+    with pytest.raises(ValueError, match=r"LSTM: states must be a list of 2 NDArray"):
+        layer(nd.zeros((2, 1, 2)), [nd.zeros((1, 1, 3))])
+    with pytest.raises(ValueError, match=r"LSTM: inputs must be a 3-D NDArray"):
+        layer(nd.zeros((2, 2)))
 
 
 free_failing_tests(globals())
