@@ -43,6 +43,7 @@ _clip = _fn("clip")
 _where = _fn("where")
 _dropout = _fn("Dropout")
 _not_equal = _fn("_not_equal")
+_copy = _fn("_copy")
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -250,7 +251,7 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
 
     if t == 0 or n == 0:
         out = from_numpy(np.zeros((t, n, d * h), data.dtype), data.ctx)
-        finals = [state] + ([state_cell] if mode == "lstm" else [])
+        finals = [_copy(state)] + ([_copy(state_cell)] if mode == "lstm" else [])
         return [out] + finals if state_outputs else out
 
     # views of the flat parameter vector, in MXNet's packing order

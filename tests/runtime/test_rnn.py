@@ -199,15 +199,13 @@ def test_dropout_between_layers_training_only():
     with autograd.record():
         dropped = nd.RNN(*args, **kw)
     assert not np.allclose(dropped.asnumpy(), ref, atol=1e-3)
-    # the first layer alone is not affected: p applies between layers only
-    one = dict(kw, num_layers=1)
-    n1 = rnn_param_size("rnn_tanh", 3, 8, 1)
-    first = [np.concatenate([params[:8 * 3 + 64], params[-4 * 8:-2 * 8]])]
+    # a single layer is not affected: p applies between layers only
+    first = np.concatenate([params[:8 * 3 + 64], params[-4 * 8:-2 * 8]])  # layer 0's
+    assert first.size == rnn_param_size("rnn_tanh", 3, 8, 1)
     with autograd.record():
-        single = nd.RNN(args[0], nd.array(first[0]), nd.array(h0[:1]), **one)
-    ref1, _, _ = reference("rnn_tanh", x.astype(np.float64), first[0].astype(np.float64),
+        single = nd.RNN(args[0], nd.array(first), nd.array(h0[:1]), **dict(kw, num_layers=1))
+    ref1, _, _ = reference("rnn_tanh", x.astype(np.float64), first.astype(np.float64),
                            h0[:1].astype(np.float64), None, 8, 1, False)
-    assert first[0].size == n1
     np.testing.assert_allclose(single.asnumpy(), ref1, rtol=1e-5, atol=1e-5)
 
 
@@ -228,8 +226,12 @@ def numeric_grad(f, a, eps=1e-6):
 
 @pytest.mark.parametrize("mode,layers,bidir,use_len", [
     ("rnn_tanh", 2, True, True), ("rnn_relu", 1, False, False), ("lstm", 2, True, False),
-    ("lstm", 1, False, True), ("gru", 2, False, True), ("gru", 1, True, False)])
+    ("lstm", 1, False, True), ("gru", 2, False, True), ("gru", 1, True, False),
+    ("lstm_clip", 2, True, True)])
 def test_gradients_match_central_differences(mode, layers, bidir, use_len):
+    clip = None
+    if mode == "lstm_clip":     # some cell states clipped (no value on the bounds)
+        mode, clip = "lstm", (-0.41, 0.37)
     t, n, isz, h = 3, 2, 2, 2
     x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=5)
     if mode == "rnn_relu":
@@ -243,7 +245,7 @@ def test_gradients_match_central_differences(mode, layers, bidir, use_len):
     arrays = [x, params, h0] + ([c0] if c0 is not None else [])
 
     def loss_np():
-        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths)
+        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths, clip)
         return (out * wo).sum() + (hn * wh).sum() + (cn * wc).sum() * (mode == "lstm")
 
     nds = [nd.array(a, dtype=np.float64) for a in arrays]
@@ -252,7 +254,8 @@ def test_gradients_match_central_differences(mode, layers, bidir, use_len):
     ln = None if lengths is None else nd.array(lengths, dtype=np.float64)
     with autograd.record():
         res = call(mode, nds[0], nds[1], nds[2], nds[3] if c0 is not None else None, h,
-                   layers, bidir, ln)
+                   layers, bidir, ln, **({} if clip is None else dict(
+                       lstm_state_clip_min=clip[0], lstm_state_clip_max=clip[1])))
         loss = (res[0] * nd.array(wo, dtype=np.float64)).sum() + \
             (res[1] * nd.array(wh, dtype=np.float64)).sum()
         if mode == "lstm":
@@ -349,6 +352,8 @@ def test_zero_length_sequence_and_batch():
     assert res[0].shape == (0, 2, 5)
     np.testing.assert_array_equal(res[1].asnumpy(), h0.asnumpy())
     np.testing.assert_array_equal(res[2].asnumpy(), c0.asnumpy())
+    res[1][:] = 7.0                       # new arrays, not the inputs
+    assert not (h0.asnumpy() == 7.0).any()
     out = nd.RNN(nd.zeros((3, 0, 4)), params, nd.zeros((1, 0, 5)), nd.zeros((1, 0, 5)),
                  state_size=5, num_layers=1, mode="lstm")
     assert out.shape == (3, 0, 5)
