@@ -99,7 +99,7 @@ def _check_lengths(sequence_length, t, n):
 def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_size=None,
         num_layers=None, bidirectional=False, mode=None, p=0.0, state_outputs=False,
         projection_size=None, lstm_state_clip_min=None, lstm_state_clip_max=None,
-        lstm_state_clip_nan=False, use_sequence_length=False, name=None):
+        lstm_state_clip_nan=False, use_sequence_length=False, out=None, name=None):
     """Recurrent layers over ``data`` (MXNet 1.x's ``nd.RNN``).
 
     Modes (``W_*`` and ``b_*`` the slices of ``parameters``, see below):
@@ -150,6 +150,10 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         propagating (cuDNN's clip without NaN propagation); ignored without clipping.
     use_sequence_length : bool
         Take ``sequence_length`` into account.
+    out : NDArray or list of NDArrays, optional
+        Where to write the results: one array for ``out`` alone, a list of all of them
+        with ``state_outputs``, each of the result's shape and dtype (checked before
+        anything is computed).
     name : str, optional
         Accepted and ignored, as in MXNet's imperative mode.
 
@@ -167,7 +171,8 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         A bad ``mode``, ``state_size``, ``num_layers``, ``p``, clip range or
         ``projection_size``; ``data`` not 3-D; a ``parameters`` size other than MXNet's
         (the message names the expected size); state shapes other than ``(L*D, N, H)``;
-        mixed dtypes; a missing or extra ``state_cell`` / ``sequence_length``.
+        mixed dtypes; a missing or extra ``state_cell`` / ``sequence_length``; an ``out``
+        that does not match the results.
     """
     if mode not in _GATES:
         raise ValueError(f"RNN: mode must be one of 'rnn_relu', 'rnn_tanh', 'lstm', 'gru' "
@@ -236,6 +241,9 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
                             f"{np.dtype(a.dtype)})")
         if a is not None and a.ctx != data.ctx:
             raise ValueError(f"RNN: {nm} must be on data's context {data.ctx} (got {a.ctx})")
+    shapes = [(t, n, d * h)] + ([sshape] * (2 if mode == "lstm" else 1) if state_outputs
+                                else [])
+    targets = _check_out(out, shapes, data.dtype)
     masks = None
     if use_sequence_length:
         if sequence_length is None:
@@ -252,7 +260,7 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     if t == 0 or n == 0:
         out = from_numpy(np.zeros((t, n, d * h), data.dtype), data.ctx)
         finals = [_copy(state)] + ([_copy(state_cell)] if mode == "lstm" else [])
-        return [out] + finals if state_outputs else out
+        return _write([out] + finals if state_outputs else out, targets)
 
     # views of the flat parameter vector, in MXNet's packing order
     def take(begin, shape):
@@ -293,11 +301,37 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         if p > 0 and layer < layers - 1:
             x = _dropout(x, p=p)
     if not state_outputs:
-        return x
+        return _write(x, targets)
     res = [x, _stack(*hn, axis=0)]
     if mode == "lstm":
         res.append(_stack(*cn, axis=0))
-    return res
+    return _write(res, targets)
+
+
+def _check_out(out, shapes, dtype):
+    """``out`` as a list of arrays matching ``shapes`` and ``dtype`` (None if not given)."""
+    if out is None:
+        return None
+    outs = [out] if isinstance(out, NDArray) else out
+    if not isinstance(outs, (list, tuple)) or len(outs) != len(shapes) or not all(
+            isinstance(o, NDArray) for o in outs):
+        raise TypeError(f"RNN: out must be {'an NDArray' if len(shapes) == 1 else 'a list'} "
+                        f"of {len(shapes)} NDArray(s) (one per result) (got {out!r})")
+    for k, (o, shape) in enumerate(zip(outs, shapes)):
+        if o.shape != shape or o.dtype != dtype or o.stype != "default":
+            raise ValueError(f"RNN: out[{k}] must be a dense array of shape {shape} and "
+                             f"dtype {np.dtype(dtype)} (got shape {o.shape}, dtype "
+                             f"{np.dtype(o.dtype)}, stype {o.stype!r})")
+    return list(outs)
+
+
+def _write(res, outs):
+    """``res`` (an array or a list) copied into ``outs`` when given (and those
+    returned instead)."""
+    if outs is None:
+        return res
+    items = [_copy(r, out=o) for r, o in zip(res if isinstance(res, list) else [res], outs)]
+    return items if isinstance(res, list) else items[0]
 
 
 def _run(mode, steps, wh, bh, hprev, cprev, masks, clip, clip_nan, reverse):

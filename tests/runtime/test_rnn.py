@@ -160,6 +160,32 @@ def test_positional_attributes_in_mxnet_order():
     np.testing.assert_allclose(a.asnumpy(), ref, rtol=1e-5, atol=1e-6)
 
 
+def test_out_argument():
+    x, params, h0, c0 = (nd.array(a) for a in make("lstm", 3, 2, 2, 3, 1, True,
+                                                    dtype=np.float32))
+    kw = dict(state_size=3, num_layers=1, bidirectional=True, mode="lstm")
+    ref = nd.RNN(x, params, h0, c0, state_outputs=True, **kw)
+    outs = [nd.zeros((3, 2, 6)), nd.zeros((2, 2, 3)), nd.zeros((2, 2, 3))]
+    got = nd.RNN(x, params, h0, c0, state_outputs=True, out=outs, **kw)
+    for g, o, r in zip(got, outs, ref):
+        assert g is o
+        np.testing.assert_array_equal(o.asnumpy(), r.asnumpy())
+    single = nd.zeros((3, 2, 6))
+    assert nd.RNN(x, params, h0, c0, out=single, **kw) is single
+    np.testing.assert_array_equal(single.asnumpy(), ref[0].asnumpy())
+    bad = [nd.ones((3, 2, 6)), nd.ones((2, 2, 3)), nd.ones((1, 2, 3))]
+    with pytest.raises(ValueError, match=r"out\[2\] must be a dense array of shape "
+                                         r"\(2, 2, 3\) and dtype float32 \(got shape "
+                                         r"\(1, 2, 3\)"):
+        nd.RNN(x, params, h0, c0, state_outputs=True, out=bad, **kw)
+    assert all((b.asnumpy() == 1).all() for b in bad)       # left unchanged
+    with pytest.raises(TypeError, match=r"out must be a list of 3 NDArray"):
+        nd.RNN(x, params, h0, c0, state_outputs=True, out=bad[0], **kw)
+    with pytest.raises(ValueError, match=r"out\[0\] .* dtype float32 \(got shape \(3, 2, "
+                                         r"6\), dtype float64"):
+        nd.RNN(x, params, h0, c0, out=nd.zeros((3, 2, 6), dtype=np.float64), **kw)
+
+
 def test_lstm_state_clip():
     x, params, h0, c0 = make("lstm", 4, 2, 3, 3, 2, False, seed=3)
     c0 = c0 * 4
