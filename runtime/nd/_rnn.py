@@ -14,6 +14,12 @@ the number of gates (1 for rnn_relu/rnn_tanh, 4 for lstm in the order i, f, g, o
 gru in the order r, z, n), ``H`` is ``state_size``, ``I_0`` the feature size of ``data``
 and ``I_l = D*H`` for the layers above (``D`` = 2 when bidirectional).  States are
 ``(L*D, N, H)`` with layer ``l``, direction ``d`` at index ``l*D + d``.
+
+With ``projection_size`` ``P`` (LSTM only; MXNet runs it through cuDNN's LSTMP): the
+hidden state is ``h_t = W_hr (o * tanh(c_t))`` of size ``P``, so ``h2h`` weights are
+``(4H, P)``, ``I_l = D*P`` above the first layer, and each layer and direction has a third
+weight ``h2r (P, H)`` after its ``h2h`` (no bias); ``state`` and the output's features are
+``P`` wide (``D*P``), ``state_cell`` stays ``H`` wide.
 """
 
 import numpy as np
@@ -39,6 +45,7 @@ _relu = _fn("relu")
 _add = _fn("elemwise_add")
 _sub = _fn("elemwise_sub")
 _mul = _fn("elemwise_mul")
+_bmul = _fn("broadcast_mul")
 _clip = _fn("clip")
 _where = _fn("where")
 _dropout = _fn("Dropout")
@@ -48,14 +55,20 @@ _copy = _fn("_copy")
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
-def rnn_param_size(mode, input_size, state_size, num_layers, bidirectional=False):
-    """The length of the flat ``parameters`` vector of :func:`RNN` (MXNet's rule):
-    ``sum over layers and directions of G*H*(I_l + H) + 2*G*H``."""
+def rnn_param_size(mode, input_size, state_size, num_layers, bidirectional=False,
+                   projection_size=None):
+    """The length of the flat ``parameters`` vector of :func:`RNN` (MXNet's
+    ``GetRnnParamSize``): the sum over layers and directions of ``G*H*(I_l + R) + 2*G*H``,
+    with ``R`` the recurrent width (``H``, or ``P`` with a projection, which adds ``P*H``
+    for each ``h2r`` weight)."""
     g, h, d = _GATES[mode], state_size, 2 if bidirectional else 1
+    r = h if projection_size is None else projection_size
     size = 0
     for layer in range(num_layers):
-        i = input_size if layer == 0 else d * h
-        size += d * (g * h * (i + h) + 2 * g * h)
+        i = input_size if layer == 0 else d * r
+        size += d * (g * h * (i + r) + 2 * g * h)
+        if projection_size is not None:
+            size += d * r * h
     return size
 
 
@@ -140,9 +153,9 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         training mode (``autograd.record()``/``train_mode()``), as MXNet's.
     state_outputs : bool
         Return the final states too.
-    projection_size : None
-        LSTM projection (LSTMP) is cuDNN-only in MXNet and not supported here: any value
-        but None is a ValueError.
+    projection_size : int, optional
+        LSTM with a projection (LSTMP, module docstring): the hidden state, ``state`` and
+        the output are ``projection_size`` wide.
     lstm_state_clip_min, lstm_state_clip_max : float, optional
         Clip the LSTM cell state to [min, max] after each step (both or neither).
     lstm_state_clip_nan : bool
@@ -180,8 +193,10 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     h = _positive_int("state_size", state_size)
     layers = _positive_int("num_layers", num_layers)
     if projection_size is not None:
-        raise ValueError(f"RNN: projection_size is not supported (MXNet supports it only "
-                         f"for lstm with cuDNN) (got projection_size={projection_size!r})")
+        if mode != "lstm":
+            raise ValueError(f"RNN: projection_size applies to mode='lstm' only (got "
+                             f"mode={mode!r})")
+        projection_size = _positive_int("projection_size", projection_size)
     try:
         p = float(p)
     except (TypeError, ValueError):
@@ -215,16 +230,19 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     t, n, i = data.shape
     d = 2 if bidirectional else 1
     g = _GATES[mode]
-    expected = rnn_param_size(mode, i, h, layers, bool(bidirectional))
+    r = h if projection_size is None else projection_size      # recurrent width
+    expected = rnn_param_size(mode, i, h, layers, bool(bidirectional), projection_size)
+    extra = "" if projection_size is None else f", projection_size={r}"
     if parameters.ndim != 1 or parameters.shape[0] != expected:
         raise ValueError(f"RNN: parameters must be a 1-D array of {expected} values for "
                          f"mode={mode!r}, input size {i}, state_size={h}, "
-                         f"num_layers={layers}, bidirectional={bool(bidirectional)} (got "
-                         f"shape {parameters.shape})")
+                         f"num_layers={layers}, bidirectional={bool(bidirectional)}{extra} "
+                         f"(got shape {parameters.shape})")
     sshape = (layers * d, n, h)
-    if state.shape != sshape:
+    width = "state_size" if projection_size is None else "projection_size"
+    if state.shape != (layers * d, n, r):
         raise ValueError(f"RNN: state must have shape (num_layers*directions, batch, "
-                         f"state_size) = {sshape} (got {state.shape})")
+                         f"{width}) = {(layers * d, n, r)} (got {state.shape})")
     if mode == "lstm":
         if state_cell is None:
             raise ValueError("RNN: state_cell is required for mode='lstm'")
@@ -241,8 +259,8 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
                             f"{np.dtype(a.dtype)})")
         if a is not None and a.ctx != data.ctx:
             raise ValueError(f"RNN: {nm} must be on data's context {data.ctx} (got {a.ctx})")
-    shapes = [(t, n, d * h)] + ([sshape] * (2 if mode == "lstm" else 1) if state_outputs
-                                else [])
+    shapes = [(t, n, d * r)] + ([(layers * d, n, r)] + [sshape] * (mode == "lstm")
+                                if state_outputs else [])
     targets = _check_out(out, shapes, data.dtype)
     masks = None
     if use_sequence_length:
@@ -251,14 +269,13 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         lengths = _check_lengths(sequence_length, t, n)
         if np.any(lengths < t):
             step = np.arange(t)[:, None] < lengths[None, :]        # (T, N)
-            masks = [from_numpy(np.ascontiguousarray(
-                np.broadcast_to(m[:, None], (n, h)), dtype=data.dtype), data.ctx)
-                for m in step]
+            masks = [from_numpy(np.ascontiguousarray(m[:, None], dtype=data.dtype), data.ctx)
+                     for m in step]                                # (N, 1) each
     elif sequence_length is not None:
         raise ValueError("RNN: sequence_length is given but use_sequence_length is False")
 
     if t == 0 or n == 0:
-        out = from_numpy(np.zeros((t, n, d * h), data.dtype), data.ctx)
+        out = from_numpy(np.zeros((t, n, d * r), data.dtype), data.ctx)
         finals = [_copy(state)] + ([_copy(state_cell)] if mode == "lstm" else [])
         return _write([out] + finals if state_outputs else out, targets)
 
@@ -270,11 +287,14 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
 
     weights, pos = [], 0
     for layer in range(layers):
-        isz = i if layer == 0 else d * h
+        isz = i if layer == 0 else d * r
         for _ in range(d):
             wx, pos = take(pos, (g * h, isz))
-            wh, pos = take(pos, (g * h, h))
-            weights.append([wx, wh])
+            wh, pos = take(pos, (g * h, r))
+            wr = None
+            if projection_size is not None:
+                wr, pos = take(pos, (r, h))
+            weights.append([wx, wh, wr])
     for k in range(layers * d):
         bx, pos = take(pos, (g * h,))
         bh, pos = take(pos, (g * h,))
@@ -289,10 +309,10 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
         outs = []
         for direction in range(d):
             k = layer * d + direction
-            wx, wh, bx, bh = weights[k]
+            wx, wh, wr, bx, bh = weights[k]
             proj = _reshape(_fc(xin, wx, bx, num_hidden=g * h), shape=(t, n, g * h))
             steps = _pieces(proj, t, 0)
-            ys, hl, cl = _run(mode, steps, wh, bh, h0[k], c0[k], masks, clip,
+            ys, hl, cl = _run(mode, steps, wh, bh, wr, h0[k], c0[k], masks, clip,
                               lstm_state_clip_nan, reverse=direction == 1)
             outs.append(_stack(*ys, axis=0))
             hn.append(hl)
@@ -334,9 +354,10 @@ def _write(res, outs):
     return items if isinstance(res, list) else items[0]
 
 
-def _run(mode, steps, wh, bh, hprev, cprev, masks, clip, clip_nan, reverse):
+def _run(mode, steps, wh, bh, wr, hprev, cprev, masks, clip, clip_nan, reverse):
     """One direction of one layer: the outputs of every step (in time order) and the final
-    hidden and cell states.  ``steps[t]`` is the input projection ``W_ih x_t + b_ih``."""
+    hidden and cell states.  ``steps[t]`` is the input projection ``W_ih x_t + b_ih``;
+    ``wr`` the LSTM projection weight or None; ``masks[t]`` (N, 1) or None."""
     g = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
     t = len(steps)
     ys = [None] * t
@@ -356,6 +377,8 @@ def _run(mode, steps, wh, bh, hprev, cprev, masks, clip, clip_nan, reverse):
                     c = _where(nan, _full_like(c, clip[0]), c)
                 c = _clip(c, a_min=clip[0], a_max=clip[1])
             hnew = _mul(_sigmoid(go), _tanh(c))
+            if wr is not None:
+                hnew = _fc(hnew, wr, num_hidden=wr.shape[0], no_bias=True)
         else:   # gru
             xr, xz, xn = _pieces(steps[s], g, 1)
             hr, hz, hn = _pieces(hh, g, 1)
@@ -365,10 +388,10 @@ def _run(mode, steps, wh, bh, hprev, cprev, masks, clip, clip_nan, reverse):
             hnew = _add(cand, _mul(z, _sub(hprev, cand)))
         if masks is not None:
             m = masks[s]
-            ys[s] = _mul(m, hnew)
-            hnew = _add(hprev, _mul(m, _sub(hnew, hprev)))
+            ys[s] = _bmul(m, hnew)
+            hnew = _add(hprev, _bmul(m, _sub(hnew, hprev)))
             if c is not None:
-                c = _add(cprev, _mul(m, _sub(c, cprev)))
+                c = _add(cprev, _bmul(m, _sub(c, cprev)))
         else:
             ys[s] = hnew
         hprev, cprev = hnew, c

@@ -3,7 +3,8 @@ optionally bidirectional, over the fused :func:`runtime.nd.RNN`.
 
 Parameters as Gluon names them, per layer ``i`` and direction (``l`` forward, ``r``
 backward): ``l0_i2h_weight`` ``(G*H, input_size)``, ``l0_h2h_weight`` ``(G*H, H)``,
-``l0_i2h_bias`` and ``l0_h2h_bias`` ``(G*H,)``, registered in that order; the forward
+``l0_i2h_bias`` and ``l0_h2h_bias`` ``(G*H,)``, registered in that order (with LSTM's
+``projection_size`` P, ``l0_h2r_weight (P, H)`` after ``l0_h2h_weight (G*H, P)``); the forward
 concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
 """
 
@@ -24,7 +25,8 @@ class _RNNLayer(Block):
                  i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
                  h2h_bias_initializer, mode, lstm_state_clip_min=None,
                  lstm_state_clip_max=None, lstm_state_clip_nan=False, dtype="float32",
-                 use_sequence_length=False, **kwargs):
+                 use_sequence_length=False, projection_size=None,
+                 h2r_weight_initializer=None, **kwargs):
         super().__init__(**kwargs)
         layer = type(self).__name__
         if layout not in ("TNC", "NTC"):
@@ -49,21 +51,27 @@ class _RNNLayer(Block):
         self._clip = (lstm_state_clip_min, lstm_state_clip_max, bool(lstm_state_clip_nan))
         self._use_sequence_length = bool(use_sequence_length)
         self._dtype = dtype
+        self._projection_size = None if projection_size is None else \
+            _positive_int(layer, "projection_size", projection_size)
         ng, ni, nh = self._gates, self._input_size, self._hidden_size
+        nr = nh if projection_size is None else self._projection_size   # recurrent width
         inits = {"i2h_weight": i2h_weight_initializer, "h2h_weight": h2h_weight_initializer,
+                 "h2r_weight": h2r_weight_initializer,
                  "i2h_bias": i2h_bias_initializer, "h2h_bias": h2h_bias_initializer}
         self._names = []
         for i in range(self._num_layers):
             for j in "lr"[:self._dir]:
-                for kind, shape in (("i2h_weight", (ng * nh, ni)),
-                                    ("h2h_weight", (ng * nh, nh)),
-                                    ("i2h_bias", (ng * nh,)), ("h2h_bias", (ng * nh,))):
+                kinds = [("i2h_weight", (ng * nh, ni)), ("h2h_weight", (ng * nh, nr))]
+                if projection_size is not None:
+                    kinds.append(("h2r_weight", (nr, nh)))
+                for kind, shape in kinds + [("i2h_bias", (ng * nh,)),
+                                            ("h2h_bias", (ng * nh,))]:
                     name = f"{j}{i}_{kind}"
                     setattr(self, name, self.params.get(
                         name, shape=shape, dtype=dtype, init=inits[kind],
                         allow_deferred_init=True))
                     self._names.append(name)
-            ni = nh * self._dir
+            ni = nr * self._dir
 
     def __repr__(self):
         shape = getattr(self, "l0_i2h_weight").shape
@@ -75,9 +83,12 @@ class _RNNLayer(Block):
     def state_info(self, batch_size=0):
         """The shape and layout of each begin state: ``(num_layers*directions,
         batch_size, hidden_size)``, 'LNC' (two of them for LSTM: h and c)."""
-        info = {"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                "__layout__": "LNC"}
-        return [dict(info) for _ in range(2 if self._mode == "lstm" else 1)]
+        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
+        info = [{"shape": shape, "__layout__": "LNC"}
+                for _ in range(2 if self._mode == "lstm" else 1)]
+        if self._projection_size is not None:      # h is projection_size wide, c is not
+            info[0]["shape"] = shape[:2] + (self._projection_size,)
+        return info
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
         """The initial states: ``func(shape=..., **kwargs)`` for each of
@@ -118,7 +129,8 @@ class _RNNLayer(Block):
                      sequence_length=sequence_length if self._use_sequence_length else None,
                      state_size=self._hidden_size, num_layers=self._num_layers,
                      bidirectional=self._dir == 2, mode=self._mode, p=self._dropout,
-                     state_outputs=True, lstm_state_clip_min=self._clip[0],
+                     state_outputs=True, projection_size=self._projection_size,
+                     lstm_state_clip_min=self._clip[0],
                      lstm_state_clip_max=self._clip[1], lstm_state_clip_nan=self._clip[2],
                      use_sequence_length=self._use_sequence_length)
         outputs, new_states = out[0], list(out[1:])
@@ -128,10 +140,12 @@ class _RNNLayer(Block):
 
     def _flat_order(self):
         """The parameter names in nd.RNN's packing order: every weight (per layer, per
-        direction: i2h then h2h), then every bias in the same order."""
+        direction: i2h, h2h, and h2r with a projection), then every bias (i2h, h2h) in the
+        same order."""
+        kinds = ("i2h", "h2h") if self._projection_size is None else ("i2h", "h2h", "h2r")
         return [f"{d}{i}_{g}_{t}" for t in ("weight", "bias")
                 for i in range(self._num_layers) for d in "lr"[:self._dir]
-                for g in ("i2h", "h2h")]
+                for g in kinds if t == "weight" or g != "h2r"]
 
     def _infer(self, input_size):
         """Finish the deferred first-layer weights once the input size is known."""
@@ -184,8 +198,10 @@ class LSTM(_RNNLayer):
     """Long short-term memory (Gluon's ``rnn.LSTM``; gates i, f, g, o); states ``[h, c]``.
 
     Parameters as :class:`RNN` (no activation), plus ``state_clip_min``,
-    ``state_clip_max`` (clip the cell state, both or neither) and ``state_clip_nan``.
-    ``projection_size`` must be None (LSTMP is cuDNN-only in MXNet).
+    ``state_clip_max`` (clip the cell state, both or neither) and ``state_clip_nan``;
+    ``projection_size`` (LSTMP: ``h = W_hr (o * tanh(c))``, weights ``l0_h2r_weight``
+    ``(projection_size, hidden_size)`` initialised by ``h2r_weight_initializer``; the
+    output and h state are ``projection_size`` wide).
     """
 
     def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,
@@ -194,14 +210,13 @@ class LSTM(_RNNLayer):
                  h2h_bias_initializer="zeros", projection_size=None,
                  h2r_weight_initializer=None, state_clip_min=None, state_clip_max=None,
                  state_clip_nan=False, dtype="float32", use_sequence_length=False, **kwargs):
-        if projection_size is not None:
-            raise ValueError(f"LSTM: projection_size is not supported (MXNet supports it "
-                             f"only with cuDNN) (got projection_size={projection_size!r})")
         super().__init__(hidden_size, num_layers, layout, dropout, bidirectional,
                          input_size, i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer, "lstm",
                          state_clip_min, state_clip_max, state_clip_nan, dtype=dtype,
-                         use_sequence_length=use_sequence_length, **kwargs)
+                         use_sequence_length=use_sequence_length,
+                         projection_size=projection_size,
+                         h2r_weight_initializer=h2r_weight_initializer, **kwargs)
 
 
 class GRU(_RNNLayer):

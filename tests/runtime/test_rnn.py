@@ -16,20 +16,25 @@ GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 # -- reference --------------------------------------------------------------------------------
 
-def unpack(params, mode, isz, h, layers, d):
+def unpack(params, mode, isz, h, layers, d, proj=None):
     """The flat vector split as MXNet packs it: all weights (per layer, per direction:
-    i2h then h2h), then all biases in the same order."""
+    i2h, h2h and with a projection h2r), then all biases (i2h, h2h) in the same order."""
     g = GATES[mode]
+    r = h if proj is None else proj
     pos = 0
     ws = []
     for layer in range(layers):
-        i = isz if layer == 0 else d * h
+        i = isz if layer == 0 else d * r
         for _ in range(d):
             wx = params[pos:pos + g * h * i].reshape(g * h, i)
             pos += g * h * i
-            wh = params[pos:pos + g * h * h].reshape(g * h, h)
-            pos += g * h * h
-            ws.append([wx, wh])
+            wh = params[pos:pos + g * h * r].reshape(g * h, r)
+            pos += g * h * r
+            wr = None
+            if proj is not None:
+                wr = params[pos:pos + r * h].reshape(r, h)
+                pos += r * h
+            ws.append([wx, wh, wr])
     for k in range(layers * d):
         ws[k].append(params[pos:pos + g * h])
         pos += g * h
@@ -43,9 +48,10 @@ def sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v))
 
 
-def cell(mode, x, hp, cp, wx, wh, bx, bh, clip=None):
-    """One step of one sample set, as MXNet documents the cells."""
-    h = hp.shape[1]
+def cell(mode, x, hp, cp, wx, wh, wr, bx, bh, clip=None):
+    """One step of one sample set, as MXNet documents the cells (``wr``: LSTMP's
+    projection ``h_t = W_hr (o * tanh(c_t))``)."""
+    h = wh.shape[0] // GATES[mode]
     if mode in ("rnn_relu", "rnn_tanh"):
         pre = x @ wx.T + bx + hp @ wh.T + bh
         return (np.maximum(pre, 0) if mode == "rnn_relu" else np.tanh(pre)), None
@@ -55,7 +61,8 @@ def cell(mode, x, hp, cp, wx, wh, bx, bh, clip=None):
         c = sigmoid(f) * cp + sigmoid(i) * np.tanh(g)
         if clip is not None:
             c = np.clip(c, *clip)
-        return sigmoid(o) * np.tanh(c), c
+        hn = sigmoid(o) * np.tanh(c)
+        return (hn if wr is None else hn @ wr.T), c
     xi = x @ wx.T + bx
     hh = hp @ wh.T + bh
     r = sigmoid(xi[:, :h] + hh[:, :h])
@@ -64,14 +71,16 @@ def cell(mode, x, hp, cp, wx, wh, bx, bh, clip=None):
     return (1 - z) * n + z * hp, None
 
 
-def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None):
+def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None,
+              proj=None):
     """Sample by sample: each sequence cut at its length, run forward (and reversed for
     the backward direction), outputs past the length 0."""
     t, n, isz = x.shape
     d = 2 if bidir else 1
-    ws = unpack(params, mode, isz, h, layers, d)
-    out = np.zeros((t, n, d * h))
-    hn = np.zeros((layers * d, n, h))
+    r = h if proj is None else proj
+    ws = unpack(params, mode, isz, h, layers, d, proj)
+    out = np.zeros((t, n, d * r))
+    hn = np.zeros((layers * d, n, r))
     cn = np.zeros((layers * d, n, h))
     for b in range(n):
         length = t if lengths is None else int(lengths[b])
@@ -88,7 +97,7 @@ def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None
                     ys.append(hp[0])
                 if direction:
                     ys = ys[::-1]
-                outs.append(np.array(ys).reshape(length, h))
+                outs.append(np.array(ys).reshape(length, r))
                 hn[k, b] = hp[0]
                 if cp is not None:
                     cn[k, b] = cp[0]
@@ -97,13 +106,13 @@ def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None
     return out, hn, cn
 
 
-def make(mode, t, n, isz, h, layers, bidir, dtype=np.float64, seed=0):
+def make(mode, t, n, isz, h, layers, bidir, dtype=np.float64, seed=0, proj=None):
     rng = np.random.default_rng(seed)
     d = 2 if bidir else 1
-    size = rnn_param_size(mode, isz, h, layers, bidir)
+    size = rnn_param_size(mode, isz, h, layers, bidir, proj)
     x = rng.uniform(-1, 1, (t, n, isz))
     params = rng.uniform(-0.6, 0.6, size)
-    h0 = rng.uniform(-1, 1, (layers * d, n, h))
+    h0 = rng.uniform(-1, 1, (layers * d, n, h if proj is None else proj))
     c0 = rng.uniform(-1, 1, (layers * d, n, h)) if mode == "lstm" else None
     return x.astype(dtype), params.astype(dtype), h0.astype(dtype), \
         None if c0 is None else c0.astype(dtype)
@@ -141,6 +150,23 @@ def test_forward_matches_numpy(mode, layers, bidir, use_len):
     np.testing.assert_allclose(res[1].asnumpy(), hn, rtol=1e-10, atol=1e-12)
     if mode == "lstm":
         np.testing.assert_allclose(res[2].asnumpy(), cn, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("layers,bidir,use_len", [(1, False, False), (2, True, True),
+                                                  (2, False, True)])
+def test_lstm_projection(layers, bidir, use_len):
+    t, n, isz, h, proj = 4, 3, 3, 4, 2
+    x, params, h0, c0 = make("lstm", t, n, isz, h, layers, bidir, proj=proj, seed=7)
+    c0 = np.random.default_rng(8).uniform(-1, 1, (layers * (2 if bidir else 1), n, h))
+    lengths = np.array([4, 1, 3]) if use_len else None
+    res = call("lstm", *(nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)), h,
+               layers, bidir, None if lengths is None else nd.array(lengths),
+               projection_size=proj)
+    out, hn, cn = reference("lstm", x, params, h0, c0, h, layers, bidir, lengths, proj=proj)
+    assert res[0].shape == (t, n, (2 if bidir else 1) * proj) and res[1].shape == h0.shape
+    assert res[2].shape == c0.shape
+    for got, ref in zip(res, (out, hn, cn)):
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-10, atol=1e-12)
 
 
 def test_float32_and_single_output():
@@ -253,25 +279,31 @@ def numeric_grad(f, a, eps=1e-6):
 @pytest.mark.parametrize("mode,layers,bidir,use_len", [
     ("rnn_tanh", 2, True, True), ("rnn_relu", 1, False, False), ("lstm", 2, True, False),
     ("lstm", 1, False, True), ("gru", 2, False, True), ("gru", 1, True, False),
-    ("lstm_clip", 2, True, True)])
+    ("lstm_clip", 2, True, True), ("lstm_proj", 2, True, True)])
 def test_gradients_match_central_differences(mode, layers, bidir, use_len):
-    clip = None
+    clip = proj = None
     if mode == "lstm_clip":     # some cell states clipped (no value on the bounds)
         mode, clip = "lstm", (-0.41, 0.37)
+    if mode == "lstm_proj":
+        mode, proj = "lstm", 1
     t, n, isz, h = 3, 2, 2, 2
-    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=5)
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=5, proj=proj)
+    r = h if proj is None else proj
+    if proj is not None:
+        c0 = np.random.default_rng(6).uniform(-1, 1, (layers * (2 if bidir else 1), n, h))
     if mode == "rnn_relu":
         h0 = np.abs(h0)        # away from relu's kink
     lengths = np.array([3, 2]) if use_len else None
     rng = np.random.default_rng(1)
     d = 2 if bidir else 1
-    wo = rng.uniform(-1, 1, (t, n, d * h))
-    wh = rng.uniform(-1, 1, (layers * d, n, h))
+    wo = rng.uniform(-1, 1, (t, n, d * r))
+    wh = rng.uniform(-1, 1, (layers * d, n, r))
     wc = rng.uniform(-1, 1, (layers * d, n, h))
     arrays = [x, params, h0] + ([c0] if c0 is not None else [])
 
     def loss_np():
-        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths, clip)
+        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths, clip,
+                                proj)
         return (out * wo).sum() + (hn * wh).sum() + (cn * wc).sum() * (mode == "lstm")
 
     nds = [nd.array(a, dtype=np.float64) for a in arrays]
@@ -280,7 +312,7 @@ def test_gradients_match_central_differences(mode, layers, bidir, use_len):
     ln = None if lengths is None else nd.array(lengths, dtype=np.float64)
     with autograd.record():
         res = call(mode, nds[0], nds[1], nds[2], nds[3] if c0 is not None else None, h,
-                   layers, bidir, ln, **({} if clip is None else dict(
+                   layers, bidir, ln, projection_size=proj, **({} if clip is None else dict(
                        lstm_state_clip_min=clip[0], lstm_state_clip_max=clip[1])))
         loss = (res[0] * nd.array(wo, dtype=np.float64)).sum() + \
             (res[1] * nd.array(wh, dtype=np.float64)).sum()
@@ -310,6 +342,10 @@ def test_parameter_count_rule():
     assert rnn_param_size("gru", 4, 5, 2, True) == \
         2 * (3 * 5 * (4 + 5) + 30) + 2 * (3 * 5 * (10 + 5) + 30)
     assert rnn_param_size("rnn_tanh", 3, 2, 1) == 2 * 5 + 4
+    # with a projection P: (I + P + 2)*4H for the first layer, (D*P + P + 2)*4H*D above,
+    # plus P*H per layer and direction (MXNet's GetRnnParamSize)
+    assert rnn_param_size("lstm", 4, 5, 2, True, 3) == \
+        (4 + 3 + 2) * 40 + (6 + 3 + 2) * 40 + 3 * 5 * 2 * 2
     x, params, h0, c0 = _inputs()
     with pytest.raises(ValueError, match=r"parameters must be a 1-D array of 220 values"):
         nd.RNN(x, params[:-1], h0, c0, state_size=5, num_layers=1, mode="lstm")
@@ -324,7 +360,10 @@ def test_parameter_count_rule():
                                      r"state_size=0\)"),
     (dict(num_layers=None), ValueError, r"num_layers must be a positive integer"),
     (dict(p=1.0), ValueError, r"p must be in \[0, 1\) \(got p=1.0\)"),
-    (dict(projection_size=3), ValueError, r"projection_size is not supported"),
+    (dict(projection_size=0), ValueError, r"projection_size must be a positive integer "
+                                          r"\(got projection_size=0\)"),
+    (dict(projection_size=2, mode="gru"), ValueError,
+     r"projection_size applies to mode='lstm' only \(got mode='gru'\)"),
     (dict(lstm_state_clip_min=1.0), ValueError, r"must be given together"),
     (dict(lstm_state_clip_min=1.0, lstm_state_clip_max=0.0), ValueError,
      r"lstm_state_clip_min must be <= lstm_state_clip_max"),
@@ -436,6 +475,33 @@ def test_layers_match_reference(cls, mode, kw, layout):
         np.testing.assert_allclose(new[1].asnumpy(), cn2, rtol=1e-5, atol=1e-5)
 
 
+def test_lstm_layer_with_projection():
+    layer = nn.LSTM(4, num_layers=2, bidirectional=True, projection_size=2, input_size=3)
+    p = layer.prefix
+    assert list(layer.collect_params())[:5] == [p + "l0_i2h_weight", p + "l0_h2h_weight",
+                                                p + "l0_h2r_weight", p + "l0_i2h_bias",
+                                                p + "l0_h2h_bias"]
+    assert layer.l0_h2h_weight.shape == (16, 2) and layer.l0_h2r_weight.shape == (2, 4)
+    assert layer.l1_i2h_weight.shape == (16, 4)
+    layer.initialize(nn.init.Uniform(0.5))
+    for prm in layer.collect_params().values():
+        prm.set_data(nd.random.uniform(-0.5, 0.5, shape=prm.shape))
+    states = layer.begin_state(2)
+    assert [st.shape for st in states] == [(4, 2, 2), (4, 2, 4)]
+    x = np.random.default_rng(4).uniform(-1, 1, (3, 2, 3))
+    out, new = layer(nd.array(x), states)
+    names = [f"{d}{i}_{g}_{t}" for t in ("weight", "bias") for i in range(2) for d in "lr"
+             for g in ("i2h", "h2h", "h2r") if t == "weight" or g != "h2r"]
+    params = np.concatenate([getattr(layer, nm).data().asnumpy().astype(np.float64).ravel()
+                             for nm in names])
+    ref, hn, cn = reference("lstm", x, params, np.zeros((4, 2, 2)), np.zeros((4, 2, 4)), 4,
+                            2, True, proj=2)
+    assert out.shape == (3, 2, 4)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(new[0].asnumpy(), hn, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(new[1].asnumpy(), cn, rtol=1e-5, atol=1e-5)
+
+
 def test_layer_trains_and_sequence_length():
     layer = nn.GRU(3, input_size=2, use_sequence_length=True)
     layer.initialize()
@@ -460,8 +526,8 @@ def test_layer_errors():
         nn.LSTM(0)
     with pytest.raises(ValueError, match=r"GRU: dropout must be a number in \[0, 1\)"):
         nn.GRU(3, dropout=1.5)
-    with pytest.raises(ValueError, match=r"LSTM: projection_size is not supported"):
-        nn.LSTM(3, projection_size=2)
+    with pytest.raises(ValueError, match=r"LSTM: projection_size must be an integer >= 1"):
+        nn.LSTM(3, projection_size=0)
     with pytest.raises(ValueError, match=r"LSTM: state_clip_min and state_clip_max"):
         nn.LSTM(3, state_clip_min=-1.0)
     layer = nn.LSTM(3)
