@@ -358,7 +358,7 @@ def _run(mode, steps, wh, bh, wr, hprev, cprev, masks, clip, clip_nan, reverse):
     """One direction of one layer: the outputs of every step (in time order) and the final
     hidden and cell states.  ``steps[t]`` is the input projection ``W_ih x_t + b_ih``;
     ``wr`` the LSTM projection weight or None; ``masks[t]`` (N, 1) or None."""
-    g = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
+    g = _GATES[mode]
     t = len(steps)
     ys = [None] * t
     for s in (range(t - 1, -1, -1) if reverse else range(t)):

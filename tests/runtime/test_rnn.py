@@ -394,6 +394,8 @@ def test_bad_shapes_and_inputs():
         nd.RNN(xg, pg, hg, c0, state_size=5, num_layers=1, mode="gru")
     with pytest.raises(TypeError, match=r"data must be an NDArray \(got ndarray\)"):
         nd.RNN(x.asnumpy(), params, h0, c0, **kw)
+    with pytest.raises(TypeError, match=r"data must have a floating dtype \(got int32\)"):
+        nd.RNN(x.astype(np.int32), params, h0, c0, **kw)
     with pytest.raises(TypeError, match=r"state must have data's dtype float32 \(got "
                                         r"float64\)"):
         nd.RNN(x, params, h0.astype(np.float64), c0, **kw)
