@@ -239,6 +239,14 @@ def test_lstm_state_clip_nan():
                    lstm_state_clip_max=1.0, lstm_state_clip_nan=True)
     assert not np.isnan(stopped[0].asnumpy()).any()
     assert not np.isnan(stopped[2].asnumpy()).any()
+    # one step: the NaN cell state becomes lstm_state_clip_min (cuDNN's fmin(fmax(c, lo),
+    # hi)), the others are clipped as usual
+    one = call("lstm", args[0][:1], *args[1:], 2, 1, False, lstm_state_clip_min=-1.0,
+               lstm_state_clip_max=1.0, lstm_state_clip_nan=True)
+    _, _, cn = reference("lstm", x[:1], params, h0, np.nan_to_num(c0), 2, 1, False,
+                         clip=(-1.0, 1.0))
+    cn[0, 0, 0] = -1.0
+    np.testing.assert_allclose(one[2].asnumpy(), cn, rtol=1e-12)
 
 
 def test_dropout_between_layers_training_only():
