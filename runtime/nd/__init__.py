@@ -2,6 +2,7 @@
 
 Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full`,
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
+the fused recurrent layers :func:`RNN` (MXNet's ``RNN`` operator, made of registry operators);
 interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_frombuffer`; submodules
 :mod:`runtime.nd.sparse`, :mod:`runtime.nd.random`, :mod:`runtime.nd.linalg` and :mod:`runtime.nd.contrib`
 (control flow and MXNet's contrib operators).
@@ -147,6 +148,7 @@ def waitall():
 
 import runtime.ops  # noqa: E402  (registers the operators)
 from runtime.nd import _ops, contrib, linalg  # noqa: E402
+from runtime.nd._rnn import RNN  # noqa: E402
 
 _ops.install(globals())
 

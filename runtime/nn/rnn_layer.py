@@ -1,0 +1,237 @@
+"""Recurrent layers (Gluon 1.x's ``rnn.RNN``, ``rnn.LSTM``, ``rnn.GRU``): multi-layer,
+optionally bidirectional, over the fused :func:`runtime.nd.RNN`.
+
+Parameters as Gluon names them, per layer ``i`` and direction (``l`` forward, ``r``
+backward): ``l0_i2h_weight`` ``(G*H, input_size)``, ``l0_h2h_weight`` ``(G*H, H)``,
+``l0_i2h_bias`` and ``l0_h2h_bias`` ``(G*H,)``, registered in that order (with LSTM's
+``projection_size`` P, ``l0_h2r_weight (P, H)`` after ``l0_h2h_weight (G*H, P)``); the forward
+concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
+"""
+
+import numpy as np
+
+from runtime import nd
+from runtime.nn.basic_layers import _positive_int
+from runtime.nn.block import Block
+
+_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+class _RNNLayer(Block):
+    """The common part of :class:`RNN`, :class:`LSTM` and :class:`GRU` (Gluon's
+    ``_RNNLayer``)."""
+
+    def __init__(self, hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                 i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                 h2h_bias_initializer, mode, lstm_state_clip_min=None,
+                 lstm_state_clip_max=None, lstm_state_clip_nan=False, dtype="float32",
+                 use_sequence_length=False, projection_size=None,
+                 h2r_weight_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        layer = type(self).__name__
+        if layout not in ("TNC", "NTC"):
+            raise ValueError(f"{layer}: layout must be 'TNC' or 'NTC' (got {layout!r})")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.integer,
+                                                                 np.floating)) \
+                or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"{layer}: dropout must be a number in [0, 1) (got "
+                             f"{dropout!r})")
+        self._hidden_size = _positive_int(layer, "hidden_size", hidden_size)
+        self._num_layers = _positive_int(layer, "num_layers", num_layers)
+        self._input_size = _positive_int(layer, "input_size", input_size, minimum=0)
+        self._layout = layout
+        self._dropout = float(dropout)
+        self._dir = 2 if bidirectional else 1
+        self._mode = mode
+        self._gates = _GATES[mode]
+        if (lstm_state_clip_min is None) != (lstm_state_clip_max is None):
+            raise ValueError(f"{layer}: state_clip_min and state_clip_max must be given "
+                             f"together (got {lstm_state_clip_min!r}, "
+                             f"{lstm_state_clip_max!r})")
+        self._clip = (lstm_state_clip_min, lstm_state_clip_max, bool(lstm_state_clip_nan))
+        self._use_sequence_length = bool(use_sequence_length)
+        self._dtype = dtype
+        self._projection_size = None if projection_size is None else \
+            _positive_int(layer, "projection_size", projection_size)
+        ng, ni, nh = self._gates, self._input_size, self._hidden_size
+        nr = nh if projection_size is None else self._projection_size   # recurrent width
+        inits = {"i2h_weight": i2h_weight_initializer, "h2h_weight": h2h_weight_initializer,
+                 "h2r_weight": h2r_weight_initializer,
+                 "i2h_bias": i2h_bias_initializer, "h2h_bias": h2h_bias_initializer}
+        self._names = []
+        for i in range(self._num_layers):
+            for j in "lr"[:self._dir]:
+                kinds = [("i2h_weight", (ng * nh, ni)), ("h2h_weight", (ng * nh, nr))]
+                if projection_size is not None:
+                    kinds.append(("h2r_weight", (nr, nh)))
+                for kind, shape in kinds + [("i2h_bias", (ng * nh,)),
+                                            ("h2h_bias", (ng * nh,))]:
+                    name = f"{j}{i}_{kind}"
+                    setattr(self, name, self.params.get(
+                        name, shape=shape, dtype=dtype, init=inits[kind],
+                        allow_deferred_init=True))
+                    self._names.append(name)
+            ni = nr * self._dir
+
+    def __repr__(self):
+        shape = getattr(self, "l0_i2h_weight").shape
+        return (f"{type(self).__name__}({shape[1] if shape[1] else None} -> "
+                f"{self._hidden_size}, {self._layout}, num_layers={self._num_layers}"
+                f"{', dropout=' + str(self._dropout) if self._dropout else ''}"
+                f"{', bidirectional' if self._dir == 2 else ''})")
+
+    def state_info(self, batch_size=0):
+        """The shape and layout of each begin state: ``(num_layers*directions,
+        batch_size, hidden_size)``, 'LNC' (two of them for LSTM: h and c)."""
+        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
+        info = [{"shape": shape, "__layout__": "LNC"}
+                for _ in range(2 if self._mode == "lstm" else 1)]
+        if self._projection_size is not None:      # h is projection_size wide, c is not
+            info[0]["shape"] = shape[:2] + (self._projection_size,)
+        return info
+
+    def begin_state(self, batch_size=0, func=None, **kwargs):
+        """The initial states: ``func(shape=..., **kwargs)`` for each of
+        :meth:`state_info` (default ``nd.zeros``; ``ctx=``, ``dtype=`` pass through)."""
+        func = nd.zeros if func is None else func
+        states = []
+        for info in self.state_info(batch_size):
+            info.pop("__layout__")
+            info.update(kwargs)
+            states.append(func(**info))
+        return states
+
+    def forward(self, inputs, states=None, sequence_length=None):
+        """``outputs`` for ``inputs`` (``layout``), and with ``states`` given the pair
+        ``(outputs, new_states)`` (Gluon: states default to zeros and are then not
+        returned).  ``sequence_length`` (N,) is taken with ``use_sequence_length``."""
+        layer = type(self).__name__
+        if not isinstance(inputs, nd.NDArray) or inputs.ndim != 3:
+            raise ValueError(f"{layer}: inputs must be a 3-D NDArray in layout "
+                             f"{self._layout!r} (got "
+                             f"{getattr(inputs, 'shape', type(inputs).__name__)!r})")
+        skip_states = states is None
+        if skip_states:
+            batch = inputs.shape[self._layout.find("N")]
+            states = self.begin_state(batch, ctx=inputs.ctx, dtype=inputs.dtype)
+        if isinstance(states, nd.NDArray):
+            states = [states]
+        want = 2 if self._mode == "lstm" else 1
+        if not isinstance(states, (list, tuple)) or len(states) != want:
+            raise ValueError(f"{layer}: states must be a list of {want} NDArray(s) "
+                             f"(begin_state's) (got {states!r})")
+        if self._layout == "NTC":
+            inputs = nd.swapaxes(inputs, dim1=0, dim2=1)
+        self._infer(inputs.shape[2])
+        params = nd.concat(*(getattr(self, name).data().reshape((-1,))
+                             for name in self._flat_order()), dim=0)
+        out = nd.RNN(inputs, params, *states,
+                     sequence_length=sequence_length if self._use_sequence_length else None,
+                     state_size=self._hidden_size, num_layers=self._num_layers,
+                     bidirectional=self._dir == 2, mode=self._mode, p=self._dropout,
+                     state_outputs=True, projection_size=self._projection_size,
+                     lstm_state_clip_min=self._clip[0],
+                     lstm_state_clip_max=self._clip[1], lstm_state_clip_nan=self._clip[2],
+                     use_sequence_length=self._use_sequence_length)
+        outputs, new_states = out[0], list(out[1:])
+        if self._layout == "NTC":
+            outputs = nd.swapaxes(outputs, dim1=0, dim2=1)
+        return outputs if skip_states else (outputs, new_states)
+
+    def _flat_order(self):
+        """The parameter names in nd.RNN's packing order: every weight (per layer, per
+        direction: i2h, h2h, and h2r with a projection), then every bias (i2h, h2h) in the
+        same order."""
+        kinds = ("i2h", "h2h") if self._projection_size is None else ("i2h", "h2h", "h2r")
+        return [f"{d}{i}_{g}_{t}" for t in ("weight", "bias")
+                for i in range(self._num_layers) for d in "lr"[:self._dir]
+                for g in kinds if t == "weight" or g != "h2r"]
+
+    def _infer(self, input_size):
+        """Finish the deferred first-layer weights once the input size is known."""
+        for d in "lr"[:self._dir]:
+            w = getattr(self, f"{d}0_i2h_weight")
+            if w.shape[1] == 0:
+                w.shape = (w.shape[0], input_size)
+        for name in self._names:
+            getattr(self, name)._finish_deferred_init()
+
+
+class RNN(_RNNLayer):
+    """Elman RNN: ``h_t = activation(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)`` (Gluon's
+    ``rnn.RNN``); ``activation`` is 'relu' or 'tanh'.
+
+    Parameters
+    ----------
+    hidden_size : int
+    num_layers : int
+    activation : {'relu', 'tanh'}
+    layout : {'TNC', 'NTC'}
+        Of the inputs and outputs (states are always (L*D, N, H)).
+    dropout : float
+        Between layers, in training mode.
+    bidirectional : bool
+    i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+    h2h_bias_initializer : Initializer or str
+    input_size : int
+        0 infers it on the first call.
+    dtype : str
+    use_sequence_length : bool
+        Take the ``sequence_length`` argument of the call.
+    """
+
+    def __init__(self, hidden_size, num_layers=1, activation="relu", layout="TNC",
+                 dropout=0, bidirectional=False, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", input_size=0, dtype="float32",
+                 use_sequence_length=False, **kwargs):
+        if activation not in ("relu", "tanh"):
+            raise ValueError(f"RNN: activation must be 'relu' or 'tanh' (got "
+                             f"{activation!r})")
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional,
+                         input_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, "rnn_" + activation,
+                         dtype=dtype, use_sequence_length=use_sequence_length, **kwargs)
+
+
+class LSTM(_RNNLayer):
+    """Long short-term memory (Gluon's ``rnn.LSTM``; gates i, f, g, o); states ``[h, c]``.
+
+    Parameters as :class:`RNN` (no activation), plus ``state_clip_min``,
+    ``state_clip_max`` (clip the cell state, both or neither) and ``state_clip_nan``;
+    ``projection_size`` (LSTMP: ``h = W_hr (o * tanh(c))``, weights ``l0_h2r_weight``
+    ``(projection_size, hidden_size)`` initialised by ``h2r_weight_initializer``; the
+    output and h state are ``projection_size`` wide).
+    """
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,
+                 bidirectional=False, input_size=0, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", projection_size=None,
+                 h2r_weight_initializer=None, state_clip_min=None, state_clip_max=None,
+                 state_clip_nan=False, dtype="float32", use_sequence_length=False, **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional,
+                         input_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, "lstm",
+                         state_clip_min, state_clip_max, state_clip_nan, dtype=dtype,
+                         use_sequence_length=use_sequence_length,
+                         projection_size=projection_size,
+                         h2r_weight_initializer=h2r_weight_initializer, **kwargs)
+
+
+class GRU(_RNNLayer):
+    """Gated recurrent unit (Gluon's ``rnn.GRU``; gates r, z, n, the reset gate applied
+    to ``W_hn h + b_hn`` as MXNet/cuDNN).  Parameters as :class:`RNN` (no activation)."""
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,
+                 bidirectional=False, input_size=0, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", dtype="float32", use_sequence_length=False,
+                 **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional,
+                         input_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, "gru", dtype=dtype,
+                         use_sequence_length=use_sequence_length, **kwargs)
+
+
+__all__ = ["RNN", "LSTM", "GRU"]

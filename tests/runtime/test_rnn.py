@@ -1,0 +1,551 @@
+"""nd.RNN (MXNet 1.x's fused RNN operator) against an independent NumPy float64
+transcription of each cell's equations (MXNet's documentation), gradients against float64
+central differences, and its errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from runtime import autograd, nd, nn
+from runtime.nd._rnn import rnn_param_size
+from tests.runtime.conftest import free_failing_tests
+
+GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+# -- reference --------------------------------------------------------------------------------
+
+def unpack(params, mode, isz, h, layers, d, proj=None):
+    """The flat vector split as MXNet packs it: all weights (per layer, per direction:
+    i2h, h2h and with a projection h2r), then all biases (i2h, h2h) in the same order."""
+    g = GATES[mode]
+    r = h if proj is None else proj
+    pos = 0
+    ws = []
+    for layer in range(layers):
+        i = isz if layer == 0 else d * r
+        for _ in range(d):
+            wx = params[pos:pos + g * h * i].reshape(g * h, i)
+            pos += g * h * i
+            wh = params[pos:pos + g * h * r].reshape(g * h, r)
+            pos += g * h * r
+            wr = None
+            if proj is not None:
+                wr = params[pos:pos + r * h].reshape(r, h)
+                pos += r * h
+            ws.append([wx, wh, wr])
+    for k in range(layers * d):
+        ws[k].append(params[pos:pos + g * h])
+        pos += g * h
+        ws[k].append(params[pos:pos + g * h])
+        pos += g * h
+    assert pos == params.size
+    return ws
+
+
+def sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def cell(mode, x, hp, cp, wx, wh, wr, bx, bh, clip=None):
+    """One step of one sample set, as MXNet documents the cells (``wr``: LSTMP's
+    projection ``h_t = W_hr (o * tanh(c_t))``)."""
+    h = wh.shape[0] // GATES[mode]
+    if mode in ("rnn_relu", "rnn_tanh"):
+        pre = x @ wx.T + bx + hp @ wh.T + bh
+        return (np.maximum(pre, 0) if mode == "rnn_relu" else np.tanh(pre)), None
+    if mode == "lstm":
+        pre = x @ wx.T + bx + hp @ wh.T + bh
+        i, f, g, o = (pre[:, k * h:(k + 1) * h] for k in range(4))
+        c = sigmoid(f) * cp + sigmoid(i) * np.tanh(g)
+        if clip is not None:
+            c = np.clip(c, *clip)
+        hn = sigmoid(o) * np.tanh(c)
+        return (hn if wr is None else hn @ wr.T), c
+    xi = x @ wx.T + bx
+    hh = hp @ wh.T + bh
+    r = sigmoid(xi[:, :h] + hh[:, :h])
+    z = sigmoid(xi[:, h:2 * h] + hh[:, h:2 * h])
+    n = np.tanh(xi[:, 2 * h:] + r * hh[:, 2 * h:])
+    return (1 - z) * n + z * hp, None
+
+
+def reference(mode, x, params, h0, c0, h, layers, bidir, lengths=None, clip=None,
+              proj=None):
+    """Sample by sample: each sequence cut at its length, run forward (and reversed for
+    the backward direction), outputs past the length 0."""
+    t, n, isz = x.shape
+    d = 2 if bidir else 1
+    r = h if proj is None else proj
+    ws = unpack(params, mode, isz, h, layers, d, proj)
+    out = np.zeros((t, n, d * r))
+    hn = np.zeros((layers * d, n, r))
+    cn = np.zeros((layers * d, n, h))
+    for b in range(n):
+        length = t if lengths is None else int(lengths[b])
+        seq = x[:length, b]
+        for layer in range(layers):
+            outs = []
+            for direction in range(d):
+                k = layer * d + direction
+                hp, cp = h0[k, b:b + 1], (c0[k, b:b + 1] if c0 is not None else None)
+                ys = []
+                order = range(length - 1, -1, -1) if direction else range(length)
+                for s in order:
+                    hp, cp = cell(mode, seq[s:s + 1], hp, cp, *ws[k], clip=clip)
+                    ys.append(hp[0])
+                if direction:
+                    ys = ys[::-1]
+                outs.append(np.array(ys).reshape(length, r))
+                hn[k, b] = hp[0]
+                if cp is not None:
+                    cn[k, b] = cp[0]
+            seq = np.concatenate(outs, axis=1)
+        out[:length, b] = seq
+    return out, hn, cn
+
+
+def make(mode, t, n, isz, h, layers, bidir, dtype=np.float64, seed=0, proj=None):
+    rng = np.random.default_rng(seed)
+    d = 2 if bidir else 1
+    size = rnn_param_size(mode, isz, h, layers, bidir, proj)
+    x = rng.uniform(-1, 1, (t, n, isz))
+    params = rng.uniform(-0.6, 0.6, size)
+    h0 = rng.uniform(-1, 1, (layers * d, n, h if proj is None else proj))
+    c0 = rng.uniform(-1, 1, (layers * d, n, h)) if mode == "lstm" else None
+    return x.astype(dtype), params.astype(dtype), h0.astype(dtype), \
+        None if c0 is None else c0.astype(dtype)
+
+
+def call(mode, x, params, h0, c0, h, layers, bidir, lengths=None, **kw):
+    args = dict(state_size=h, num_layers=layers, bidirectional=bidir, mode=mode,
+                state_outputs=True, **kw)
+    if c0 is not None:
+        args["state_cell"] = c0
+    if lengths is not None:
+        args.update(sequence_length=lengths, use_sequence_length=True)
+    return nd.RNN(x, params, h0, **args)
+
+
+# -- forward ------------------------------------------------------------------------------------
+
+CASES = list(itertools.product(GATES, (1, 2), (False, True), (False, True)))
+
+
+@pytest.mark.parametrize("mode,layers,bidir,use_len", CASES)
+def test_forward_matches_numpy(mode, layers, bidir, use_len):
+    t, n, isz, h = 5, 3, 4, 3
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir)
+    lengths = np.array([5, 2, 4]) if use_len else None
+    res = call(mode, nd.array(x, dtype=np.float64), nd.array(params, dtype=np.float64),
+               nd.array(h0, dtype=np.float64),
+               None if c0 is None else nd.array(c0, dtype=np.float64), h, layers, bidir,
+               None if lengths is None else nd.array(lengths, dtype=np.float64))
+    out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths)
+    d = 2 if bidir else 1
+    assert len(res) == (3 if mode == "lstm" else 2)
+    assert res[0].shape == (t, n, d * h) and res[1].shape == (layers * d, n, h)
+    np.testing.assert_allclose(res[0].asnumpy(), out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[1].asnumpy(), hn, rtol=1e-10, atol=1e-12)
+    if mode == "lstm":
+        np.testing.assert_allclose(res[2].asnumpy(), cn, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("layers,bidir,use_len", [(1, False, False), (2, True, True),
+                                                  (2, False, True)])
+def test_lstm_projection(layers, bidir, use_len):
+    t, n, isz, h, proj = 4, 3, 3, 4, 2
+    x, params, h0, c0 = make("lstm", t, n, isz, h, layers, bidir, proj=proj, seed=7)
+    c0 = np.random.default_rng(8).uniform(-1, 1, (layers * (2 if bidir else 1), n, h))
+    lengths = np.array([4, 1, 3]) if use_len else None
+    res = call("lstm", *(nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)), h,
+               layers, bidir, None if lengths is None else nd.array(lengths),
+               projection_size=proj)
+    out, hn, cn = reference("lstm", x, params, h0, c0, h, layers, bidir, lengths, proj=proj)
+    assert res[0].shape == (t, n, (2 if bidir else 1) * proj) and res[1].shape == h0.shape
+    assert res[2].shape == c0.shape
+    for got, ref in zip(res, (out, hn, cn)):
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_and_single_output():
+    x, params, h0, c0 = make("lstm", 4, 2, 3, 5, 1, True, dtype=np.float32)
+    out = nd.RNN(nd.array(x), nd.array(params), nd.array(h0), nd.array(c0), state_size=5,
+                 num_layers=1, bidirectional=True, mode="lstm")
+    assert isinstance(out, nd.NDArray) and out.dtype == np.float32
+    ref, _, _ = reference("lstm", x.astype(np.float64), params.astype(np.float64),
+                          h0.astype(np.float64), c0.astype(np.float64), 5, 1, True)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_positional_attributes_in_mxnet_order():
+    x, params, h0, _ = make("gru", 3, 2, 2, 2, 1, False)
+    a = nd.RNN(nd.array(x), nd.array(params), nd.array(h0), None, None, 2, 1, False, "gru")
+    ref, _, _ = reference("gru", x, params, h0, None, 2, 1, False)
+    np.testing.assert_allclose(a.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_out_argument():
+    x, params, h0, c0 = (nd.array(a) for a in make("lstm", 3, 2, 2, 3, 1, True,
+                                                    dtype=np.float32))
+    kw = dict(state_size=3, num_layers=1, bidirectional=True, mode="lstm")
+    ref = nd.RNN(x, params, h0, c0, state_outputs=True, **kw)
+    outs = [nd.zeros((3, 2, 6)), nd.zeros((2, 2, 3)), nd.zeros((2, 2, 3))]
+    got = nd.RNN(x, params, h0, c0, state_outputs=True, out=outs, **kw)
+    for g, o, r in zip(got, outs, ref):
+        assert g is o
+        np.testing.assert_array_equal(o.asnumpy(), r.asnumpy())
+    single = nd.zeros((3, 2, 6))
+    assert nd.RNN(x, params, h0, c0, out=single, **kw) is single
+    np.testing.assert_array_equal(single.asnumpy(), ref[0].asnumpy())
+    bad = [nd.ones((3, 2, 6)), nd.ones((2, 2, 3)), nd.ones((1, 2, 3))]
+    with pytest.raises(ValueError, match=r"out\[2\] must be a dense array of shape "
+                                         r"\(2, 2, 3\) and dtype float32 \(got shape "
+                                         r"\(1, 2, 3\)"):
+        nd.RNN(x, params, h0, c0, state_outputs=True, out=bad, **kw)
+    assert all((b.asnumpy() == 1).all() for b in bad)       # left unchanged
+    with pytest.raises(TypeError, match=r"out must be a list of 3 NDArray"):
+        nd.RNN(x, params, h0, c0, state_outputs=True, out=bad[0], **kw)
+    with pytest.raises(ValueError, match=r"out\[0\] .* dtype float32 \(got shape \(3, 2, "
+                                         r"6\), dtype float64"):
+        nd.RNN(x, params, h0, c0, out=nd.zeros((3, 2, 6), dtype=np.float64), **kw)
+
+
+def test_lstm_state_clip():
+    x, params, h0, c0 = make("lstm", 4, 2, 3, 3, 2, False, seed=3)
+    c0 = c0 * 4
+    res = call("lstm", nd.array(x, dtype=np.float64), nd.array(params, dtype=np.float64),
+               nd.array(h0, dtype=np.float64), nd.array(c0, dtype=np.float64), 3, 2, False,
+               lstm_state_clip_min=-0.3, lstm_state_clip_max=0.2)
+    out, hn, cn = reference("lstm", x, params, h0, c0, 3, 2, False, clip=(-0.3, 0.2))
+    np.testing.assert_allclose(res[0].asnumpy(), out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[2].asnumpy(), cn, rtol=1e-10, atol=1e-12)
+    assert cn.max() <= 0.2 and cn.min() >= -0.3
+    unclipped = call("lstm", nd.array(x, dtype=np.float64),
+                     nd.array(params, dtype=np.float64), nd.array(h0, dtype=np.float64),
+                     nd.array(c0, dtype=np.float64), 3, 2, False)
+    assert not np.allclose(unclipped[2].asnumpy(), cn)
+
+
+def test_lstm_state_clip_nan():
+    x, params, h0, c0 = make("lstm", 2, 2, 2, 2, 1, False)
+    c0[0, 0, 0] = np.nan
+    args = [nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)]
+    kept = call("lstm", *args, 2, 1, False, lstm_state_clip_min=-1.0,
+                lstm_state_clip_max=1.0)
+    assert np.isnan(kept[2].asnumpy()[0, 0, 0])
+    stopped = call("lstm", *args, 2, 1, False, lstm_state_clip_min=-1.0,
+                   lstm_state_clip_max=1.0, lstm_state_clip_nan=True)
+    assert not np.isnan(stopped[0].asnumpy()).any()
+    assert not np.isnan(stopped[2].asnumpy()).any()
+    # one step: the NaN cell state becomes lstm_state_clip_min (cuDNN's fmin(fmax(c, lo),
+    # hi)), the others are clipped as usual
+    one = call("lstm", args[0][:1], *args[1:], 2, 1, False, lstm_state_clip_min=-1.0,
+               lstm_state_clip_max=1.0, lstm_state_clip_nan=True)
+    _, _, cn = reference("lstm", x[:1], params, h0, np.nan_to_num(c0), 2, 1, False,
+                         clip=(-1.0, 1.0))
+    cn[0, 0, 0] = -1.0
+    np.testing.assert_allclose(one[2].asnumpy(), cn, rtol=1e-12)
+
+
+def test_dropout_between_layers_training_only():
+    x, params, h0, _ = make("rnn_tanh", 3, 4, 3, 8, 2, False, dtype=np.float32)
+    args = [nd.array(a) for a in (x, params, h0)]
+    kw = dict(state_size=8, num_layers=2, mode="rnn_tanh", p=0.5)
+    ref, _, _ = reference("rnn_tanh", x.astype(np.float64), params.astype(np.float64),
+                          h0.astype(np.float64), None, 8, 2, False)
+    np.testing.assert_allclose(nd.RNN(*args, **kw).asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    with autograd.record():
+        dropped = nd.RNN(*args, **kw)
+    assert not np.allclose(dropped.asnumpy(), ref, atol=1e-3)
+    # a single layer is not affected: p applies between layers only
+    first = np.concatenate([params[:8 * 3 + 64], params[-4 * 8:-2 * 8]])  # layer 0's
+    assert first.size == rnn_param_size("rnn_tanh", 3, 8, 1)
+    with autograd.record():
+        single = nd.RNN(args[0], nd.array(first), nd.array(h0[:1]), **dict(kw, num_layers=1))
+    ref1, _, _ = reference("rnn_tanh", x.astype(np.float64), first.astype(np.float64),
+                           h0[:1].astype(np.float64), None, 8, 1, False)
+    np.testing.assert_allclose(single.asnumpy(), ref1, rtol=1e-5, atol=1e-5)
+
+
+# -- gradients ------------------------------------------------------------------------------
+
+def numeric_grad(f, a, eps=1e-6):
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        old = a[idx]
+        a[idx] = old + eps
+        up = f()
+        a[idx] = old - eps
+        down = f()
+        a[idx] = old
+        g[idx] = (up - down) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("mode,layers,bidir,use_len", [
+    ("rnn_tanh", 2, True, True), ("rnn_relu", 1, False, False), ("lstm", 2, True, False),
+    ("lstm", 1, False, True), ("gru", 2, False, True), ("gru", 1, True, False),
+    ("lstm_clip", 2, True, True), ("lstm_proj", 2, True, True)])
+def test_gradients_match_central_differences(mode, layers, bidir, use_len):
+    clip = proj = None
+    if mode == "lstm_clip":     # some cell states clipped (no value on the bounds)
+        mode, clip = "lstm", (-0.41, 0.37)
+    if mode == "lstm_proj":
+        mode, proj = "lstm", 1
+    t, n, isz, h = 3, 2, 2, 2
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=5, proj=proj)
+    r = h if proj is None else proj
+    if proj is not None:
+        c0 = np.random.default_rng(6).uniform(-1, 1, (layers * (2 if bidir else 1), n, h))
+    if mode == "rnn_relu":
+        h0 = np.abs(h0)        # away from relu's kink
+    lengths = np.array([3, 2]) if use_len else None
+    rng = np.random.default_rng(1)
+    d = 2 if bidir else 1
+    wo = rng.uniform(-1, 1, (t, n, d * r))
+    wh = rng.uniform(-1, 1, (layers * d, n, r))
+    wc = rng.uniform(-1, 1, (layers * d, n, h))
+    arrays = [x, params, h0] + ([c0] if c0 is not None else [])
+
+    def loss_np():
+        out, hn, cn = reference(mode, x, params, h0, c0, h, layers, bidir, lengths, clip,
+                                proj)
+        return (out * wo).sum() + (hn * wh).sum() + (cn * wc).sum() * (mode == "lstm")
+
+    nds = [nd.array(a, dtype=np.float64) for a in arrays]
+    for a in nds:
+        a.attach_grad()
+    ln = None if lengths is None else nd.array(lengths, dtype=np.float64)
+    with autograd.record():
+        res = call(mode, nds[0], nds[1], nds[2], nds[3] if c0 is not None else None, h,
+                   layers, bidir, ln, projection_size=proj, **({} if clip is None else dict(
+                       lstm_state_clip_min=clip[0], lstm_state_clip_max=clip[1])))
+        loss = (res[0] * nd.array(wo, dtype=np.float64)).sum() + \
+            (res[1] * nd.array(wh, dtype=np.float64)).sum()
+        if mode == "lstm":
+            loss = loss + (res[2] * nd.array(wc, dtype=np.float64)).sum()
+    loss.backward()
+    np.testing.assert_allclose(loss.asnumpy(), loss_np(), rtol=1e-10)
+    for a, arr, nm in zip(arrays, nds, ("data", "parameters", "state", "state_cell")):
+        num = numeric_grad(loss_np, a)
+        np.testing.assert_allclose(arr.grad.asnumpy(), num, rtol=1e-5, atol=1e-7,
+                                   err_msg=nm)
+    if use_len:   # the padding of data gets no gradient
+        assert np.all(nds[0].grad.asnumpy()[2:, 1] == 0)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+def _inputs(mode="lstm", layers=1, bidir=False):
+    x, params, h0, c0 = make(mode, 3, 2, 4, 5, layers, bidir, dtype=np.float32)
+    return nd.array(x), nd.array(params), nd.array(h0), \
+        None if c0 is None else nd.array(c0)
+
+
+def test_parameter_count_rule():
+    # MXNet: per layer and direction G*H*(I + H) + 2*G*H
+    assert rnn_param_size("lstm", 4, 5, 1) == 4 * 5 * (4 + 5) + 2 * 4 * 5
+    assert rnn_param_size("gru", 4, 5, 2, True) == \
+        2 * (3 * 5 * (4 + 5) + 30) + 2 * (3 * 5 * (10 + 5) + 30)
+    assert rnn_param_size("rnn_tanh", 3, 2, 1) == 2 * 5 + 4
+    # with a projection P: (I + P + 2)*4H for the first layer, (D*P + P + 2)*4H*D above,
+    # plus P*H per layer and direction (MXNet's GetRnnParamSize)
+    assert rnn_param_size("lstm", 4, 5, 2, True, 3) == \
+        (4 + 3 + 2) * 40 + (6 + 3 + 2) * 40 + 3 * 5 * 2 * 2
+    x, params, h0, c0 = _inputs()
+    with pytest.raises(ValueError, match=r"parameters must be a 1-D array of 220 values"):
+        nd.RNN(x, params[:-1], h0, c0, state_size=5, num_layers=1, mode="lstm")
+    with pytest.raises(ValueError, match=r"220 values"):
+        nd.RNN(x, params.reshape((2, 110)), h0, c0, state_size=5, num_layers=1, mode="lstm")
+
+
+@pytest.mark.parametrize("kw,exc,msg", [
+    (dict(mode="lstmx"), ValueError, r"mode must be one of .* \(got mode='lstmx'\)"),
+    (dict(mode=None), ValueError, r"mode must be one of"),
+    (dict(state_size=0), ValueError, r"state_size must be a positive integer \(got "
+                                     r"state_size=0\)"),
+    (dict(num_layers=None), ValueError, r"num_layers must be a positive integer"),
+    (dict(p=1.0), ValueError, r"p must be in \[0, 1\) \(got p=1.0\)"),
+    (dict(projection_size=0), ValueError, r"projection_size must be a positive integer "
+                                          r"\(got projection_size=0\)"),
+    (dict(projection_size=2, mode="gru"), ValueError,
+     r"projection_size applies to mode='lstm' only \(got mode='gru'\)"),
+    (dict(lstm_state_clip_min=1.0), ValueError, r"must be given together"),
+    (dict(lstm_state_clip_min=1.0, lstm_state_clip_max=0.0), ValueError,
+     r"lstm_state_clip_min must be <= lstm_state_clip_max"),
+    (dict(use_sequence_length=True), ValueError, r"needs sequence_length"),
+])
+def test_bad_attributes(kw, exc, msg):
+    x, params, h0, c0 = _inputs()
+    args = dict(state_size=5, num_layers=1, mode="lstm")
+    args.update(kw)
+    with pytest.raises(exc, match=msg):
+        nd.RNN(x, params, h0, c0, **args)
+
+
+def test_bad_shapes_and_inputs():
+    x, params, h0, c0 = _inputs()
+    kw = dict(state_size=5, num_layers=1, mode="lstm")
+    with pytest.raises(ValueError, match=r"data must be 3-D .* \(got shape \(3, 8\)\)"):
+        nd.RNN(x.reshape((3, 8)), params, h0, c0, **kw)
+    with pytest.raises(ValueError, match=r"state must have shape .* = \(1, 2, 5\) \(got "
+                                         r"\(2, 2, 5\)\)"):
+        nd.RNN(x, params, nd.zeros((2, 2, 5)), c0, **kw)
+    with pytest.raises(ValueError, match=r"state_cell must have shape .* \(got \(1, 3, 5\)"):
+        nd.RNN(x, params, h0, nd.zeros((1, 3, 5)), **kw)
+    with pytest.raises(ValueError, match=r"state_cell is required for mode='lstm'"):
+        nd.RNN(x, params, h0, **kw)
+    xg, pg, hg, _ = _inputs("gru")
+    with pytest.raises(ValueError, match=r"state_cell is an input of mode='lstm' only"):
+        nd.RNN(xg, pg, hg, c0, state_size=5, num_layers=1, mode="gru")
+    with pytest.raises(TypeError, match=r"data must be an NDArray \(got ndarray\)"):
+        nd.RNN(x.asnumpy(), params, h0, c0, **kw)
+    with pytest.raises(TypeError, match=r"data must have a floating dtype \(got int32\)"):
+        nd.RNN(x.astype(np.int32), params, h0, c0, **kw)
+    with pytest.raises(TypeError, match=r"state must have data's dtype float32 \(got "
+                                        r"float64\)"):
+        nd.RNN(x, params, h0.astype(np.float64), c0, **kw)
+    with pytest.raises(ValueError, match=r"sequence_length must hold integers in \[1, 3\]"):
+        nd.RNN(x, params, h0, c0, nd.array([0, 2]), use_sequence_length=True, **kw)
+    with pytest.raises(ValueError, match=r"sequence_length must have shape \(batch,\) = "
+                                         r"\(2,\)"):
+        nd.RNN(x, params, h0, c0, nd.array([1, 2, 3]), use_sequence_length=True, **kw)
+    with pytest.raises(ValueError, match=r"use_sequence_length is False"):
+        nd.RNN(x, params, h0, c0, nd.array([1, 2]), **kw)
+    # inputs unchanged after the failures
+    ref = _inputs()
+    for a, b in zip((x, params, h0, c0), ref):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_zero_length_sequence_and_batch():
+    x, params, h0, c0 = _inputs()
+    res = nd.RNN(nd.zeros((0, 2, 4)), params, h0, c0, state_size=5, num_layers=1,
+                 mode="lstm", state_outputs=True)
+    assert res[0].shape == (0, 2, 5)
+    np.testing.assert_array_equal(res[1].asnumpy(), h0.asnumpy())
+    np.testing.assert_array_equal(res[2].asnumpy(), c0.asnumpy())
+    res[1][:] = 7.0                       # new arrays, not the inputs
+    assert not (h0.asnumpy() == 7.0).any()
+    out = nd.RNN(nd.zeros((3, 0, 4)), params, nd.zeros((1, 0, 5)), nd.zeros((1, 0, 5)),
+                 state_size=5, num_layers=1, mode="lstm")
+    assert out.shape == (3, 0, 5)
+
+
+# -- Gluon-style layers ------------------------------------------------------------------------
+
+def layer_params(layer, mode, layers, bidir):
+    """The layer's parameters packed flat in MXNet's order, from their Gluon names."""
+    names = [f"{d}{i}_{g}_{t}" for t in ("weight", "bias") for i in range(layers)
+             for d in "lr"[:2 if bidir else 1] for g in ("i2h", "h2h")]
+    return np.concatenate([getattr(layer, n).data().asnumpy().astype(np.float64).ravel()
+                           for n in names])
+
+
+@pytest.mark.parametrize("cls,mode,kw", [
+    (nn.RNN, "rnn_relu", {}), (nn.RNN, "rnn_tanh", {"activation": "tanh"}),
+    (nn.LSTM, "lstm", {}), (nn.GRU, "gru", {})])
+@pytest.mark.parametrize("layout", ["TNC", "NTC"])
+def test_layers_match_reference(cls, mode, kw, layout):
+    layer = cls(4, num_layers=2, bidirectional=True, layout=layout, **kw)
+    names = [n for n in layer.collect_params()]
+    p = layer.prefix
+    assert names[:4] == [p + "l0_i2h_weight", p + "l0_h2h_weight", p + "l0_i2h_bias",
+                         p + "l0_h2h_bias"]
+    assert p + "r1_h2h_bias" in names and len(names) == 16
+    layer.initialize(nn.init.Uniform(0.5))
+    g = GATES[mode]
+    assert layer.l0_i2h_weight.shape == (g * 4, 0)          # input size inferred on call
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (5, 2, 3))
+    xin = x if layout == "TNC" else x.transpose(1, 0, 2)
+    layer(nd.array(xin))
+    assert layer.l0_i2h_weight.shape == (g * 4, 3) and layer.l1_i2h_weight.shape == (g * 4, 8)
+    assert not layer.r0_h2h_bias.data().asnumpy().any()     # zeros by default
+    for prm in layer.collect_params().values():              # give the biases values too
+        prm.set_data(nd.random.uniform(-0.5, 0.5, shape=prm.shape))
+    out = layer(nd.array(xin))
+    params = layer_params(layer, mode, 2, True)
+    zeros = np.zeros((4, 2, 4))
+    ref, hn, cn = reference(mode, x, params, zeros, zeros if mode == "lstm" else None, 4, 2,
+                            True)
+    got = out.asnumpy() if layout == "TNC" else out.asnumpy().transpose(1, 0, 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    states = layer.begin_state(2)
+    assert len(states) == (2 if mode == "lstm" else 1) and states[0].shape == (4, 2, 4)
+    h0 = rng.uniform(-1, 1, (4, 2, 4))
+    states[0] = nd.array(h0)
+    out2, new = layer(nd.array(xin), states)
+    ref2, hn2, cn2 = reference(mode, x, params, h0, zeros if mode == "lstm" else None, 4, 2,
+                               True)
+    np.testing.assert_allclose(new[0].asnumpy(), hn2, rtol=1e-5, atol=1e-5)
+    if mode == "lstm":
+        np.testing.assert_allclose(new[1].asnumpy(), cn2, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_layer_with_projection():
+    layer = nn.LSTM(4, num_layers=2, bidirectional=True, projection_size=2, input_size=3)
+    p = layer.prefix
+    assert list(layer.collect_params())[:5] == [p + "l0_i2h_weight", p + "l0_h2h_weight",
+                                                p + "l0_h2r_weight", p + "l0_i2h_bias",
+                                                p + "l0_h2h_bias"]
+    assert layer.l0_h2h_weight.shape == (16, 2) and layer.l0_h2r_weight.shape == (2, 4)
+    assert layer.l1_i2h_weight.shape == (16, 4)
+    layer.initialize(nn.init.Uniform(0.5))
+    for prm in layer.collect_params().values():
+        prm.set_data(nd.random.uniform(-0.5, 0.5, shape=prm.shape))
+    states = layer.begin_state(2)
+    assert [st.shape for st in states] == [(4, 2, 2), (4, 2, 4)]
+    x = np.random.default_rng(4).uniform(-1, 1, (3, 2, 3))
+    out, new = layer(nd.array(x), states)
+    names = [f"{d}{i}_{g}_{t}" for t in ("weight", "bias") for i in range(2) for d in "lr"
+             for g in ("i2h", "h2h", "h2r") if t == "weight" or g != "h2r"]
+    params = np.concatenate([getattr(layer, nm).data().asnumpy().astype(np.float64).ravel()
+                             for nm in names])
+    ref, hn, cn = reference("lstm", x, params, np.zeros((4, 2, 2)), np.zeros((4, 2, 4)), 4,
+                            2, True, proj=2)
+    assert out.shape == (3, 2, 4)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(new[0].asnumpy(), hn, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(new[1].asnumpy(), cn, rtol=1e-5, atol=1e-5)
+
+
+def test_layer_trains_and_sequence_length():
+    layer = nn.GRU(3, input_size=2, use_sequence_length=True)
+    layer.initialize()
+    x = nd.random.uniform(shape=(4, 2, 2))
+    lengths = nd.array([4, 2])
+    with autograd.record():
+        out = layer(x, sequence_length=lengths)
+        loss = out.sum()
+    loss.backward()
+    assert np.all(out.asnumpy()[2:, 1] == 0)
+    for prm in layer.collect_params().values():
+        assert prm.grad().shape == prm.shape
+    assert np.abs(layer.l0_h2h_weight.grad().asnumpy()).sum() > 0
+
+
+def test_layer_errors():
+    with pytest.raises(ValueError, match=r"RNN: layout must be 'TNC' or 'NTC' \(got 'NCT'\)"):
+        nn.RNN(3, layout="NCT")
+    with pytest.raises(ValueError, match=r"RNN: activation must be 'relu' or 'tanh'"):
+        nn.RNN(3, activation="sigmoid")
+    with pytest.raises(ValueError, match=r"LSTM: hidden_size must be an integer >= 1"):
+        nn.LSTM(0)
+    with pytest.raises(ValueError, match=r"GRU: dropout must be a number in \[0, 1\)"):
+        nn.GRU(3, dropout=1.5)
+    with pytest.raises(ValueError, match=r"LSTM: projection_size must be an integer >= 1"):
+        nn.LSTM(3, projection_size=0)
+    with pytest.raises(ValueError, match=r"LSTM: state_clip_min and state_clip_max"):
+        nn.LSTM(3, state_clip_min=-1.0)
+    layer = nn.LSTM(3)
+    layer.initialize()
+    with pytest.raises(ValueError, match=r"LSTM: states must be a list of 2 NDArray"):
+        layer(nd.zeros((2, 1, 2)), [nd.zeros((1, 1, 3))])
+    with pytest.raises(ValueError, match=r"LSTM: inputs must be a 3-D NDArray"):
+        layer(nd.zeros((2, 2)))
+
+
+free_failing_tests(globals())
