@@ -1073,15 +1073,21 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         buf = xp.zeros(x_shape[:2] + tuple(s + 2 * p + e for s, p, e in
                                            zip(x_shape[2:], plan.pad, plan.extra)), dtype)
     if g.size:
-        win = plan.windows(buf)
-        lead = (slice(None),) * (2 + plan.nd)
         if plan.kind == "avg":
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / plan.counts(x_shape[2:], xp, dtype)
-        for k in plan.offsets():
-            if tiled:
-                win[lead + k] = g
-            else:
+        if tiled:
+            # each position in exactly one window: g repeated along the last axis, then one
+            # broadcast write into the data seen as (N, C, O_0, K_0, ..., S_last) (a 6-D
+            # broadcast with inner runs of K_last values is 1.6x slower)
+            rows = xp.repeat(g, plan.kernel[-1], axis=-1)
+            blocks = buf.reshape(x_shape[:2] + sum(zip(plan.out[:-1], plan.kernel[:-1]), ())
+                                 + x_shape[-1:])
+            blocks[...] = rows[(slice(None),) * 2 + (slice(None), None) * (plan.nd - 1)]
+        else:
+            win = plan.windows(buf)
+            lead = (slice(None),) * (2 + plan.nd)
+            for k in plan.offsets():
                 win[lead + k] += g
     if not direct:
         out[...] = buf[crop]
