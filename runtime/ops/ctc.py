@@ -254,11 +254,11 @@ def _ctc(attrs, ins, want_grad, op):
         occ -= norm[None, :, None]
         np.exp(occ, out=occ)
         live = (np.arange(t_max)[:, None] < tl[None, :]) & possible[None, :]   # (T, N)
-        occ *= live[:, :, None]
+        occ[~live] = 0      # not a product: frames past data_lengths may hold NaN
         # the occupancy of each symbol: the sum over the path positions holding it
         idx = (np.arange(t_max * n).reshape(t_max, n, 1) * c + ext[None]).ravel()
         hits = np.bincount(idx, occ.ravel(), minlength=t_max * n * c).reshape(t_max, n, c)
-        prob *= live[:, :, None]
+        prob[~live] = 0
         np.subtract(prob, hits.astype(wd, copy=False), out=grad)
     return loss, grad
 
