@@ -137,15 +137,12 @@ def _setup(op, attrs, ins):
         first_pad = pad.argmax(axis=1) if width else np.zeros(n, np.int64)
         lens = np.where(pad.any(axis=1), first_pad, width).astype(np.int64)
     inside = np.arange(width) < lens[:, None]
-    lo, hi = (1, c - 1) if first else (0, c - 2)
-    rule = (f"symbols in [{lo}, {hi}] within its length (blank_label="
-            f"'{attrs['blank_label']}' reserves {blank} for the blank, alphabet_size {c})")
-    if hi < lo and inside.any():
-        rule = (f"no symbols: alphabet_size {c} holds only the blank (got a label of "
-                f"length {int(lens.max())})")
-        raise ValueError(f"{op}: label must hold {rule}")
-    vals = np.where(inside, label, lo)
-    labels = _integers(op, "label", vals, lo, max(hi, lo), rule)
+    # as MXNet (warp-ctc), a symbol equal to the blank within the length is taken: its
+    # path position emits the blank class and is never entered by a skip
+    rule = (f"symbols in [0, {c - 1}] within its length (alphabet_size {c}, blank_label="
+            f"'{attrs['blank_label']}')")
+    vals = np.where(inside, label, 0)
+    labels = _integers(op, "label", vals, 0, c - 1, rule)
     labels[~inside] = blank
     return labels, lens, tl, blank
 
@@ -318,7 +315,9 @@ batch entry, shape (N,), data's dtype.  ``data`` (T, N, alphabet_size) unnormali
 activations (softmax is applied over the last axis inside); ``label`` (N, L) symbols
 (integers, or floats holding integers).  ``blank_label='first'``: 0 is the blank, symbols
 are 1 .. alphabet_size-1 and 0 pads the label; ``'last'``: alphabet_size-1 is the blank,
-symbols are 0 .. alphabet_size-2 and -1 pads.  Without ``use_label_lengths`` a label ends
+symbols are 0 .. alphabet_size-2 and -1 pads.  As in MXNet, the blank's own value within
+a label's length (possible with ``label_lengths``, or with 'last') is taken as a symbol
+that emits the blank class.  Without ``use_label_lengths`` a label ends
 at its first padding value; with it the input ``label_lengths`` (N,) gives the lengths.
 With ``use_data_lengths`` the input ``data_lengths`` (N,) gives each sequence's length
 (frames beyond it are ignored and get a zero gradient).  The array inputs are ``data,

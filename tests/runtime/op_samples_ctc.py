@@ -40,9 +40,8 @@ for _name in ("CTCLoss", "_ctc_loss_grad"):
                  TypeError, rf"^{_name}: needs a floating-point data \(got int64\)"),
          # raised by the kernel, after out= is chosen
          Failure([uniform((5, 2, 3)), np.array([[1, 3, 0], [2, 2, 1]])], {}, ValueError,
-                 rf"^{_name}: label must hold symbols in \[1, 2\] within its length "
-                 r"\(blank_label='first' reserves 0 for the blank, alphabet_size 3\) \(got 3 "
-                 r"at \(0, 1\)\)", out=_out),
+                 rf"^{_name}: label must hold symbols in \[0, 2\] within its length "
+                 r"\(alphabet_size 3, blank_label='first'\) \(got 3 at \(0, 1\)\)", out=_out),
          Failure([uniform((5, 2, 3)), _LABEL, ints(6, 5)], {"use_data_lengths": True},
                  ValueError, rf"^{_name}: data_lengths must hold integers in \[0, 5\] \(the "
                  r"sequence length\) \(got 6 at \(0,\)\)", out=_out),

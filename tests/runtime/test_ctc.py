@@ -183,9 +183,10 @@ def test_padding_ends_the_label_and_later_values_are_ignored():
     np.testing.assert_array_equal(a, b)
     c = nd.ctc_loss(a64(x), nd.array([[1, -1, 5]]), blank_label="last").asnumpy()
     np.testing.assert_allclose(c, brute_nll(x[:, 0], [1], 2), rtol=1e-10)
-    # explicit label_lengths override padding: a 0 within the length is refused
-    with pytest.raises(ValueError, match=r"^CTCLoss: label must hold symbols in \[1, 2\]"):
-        nd.ctc_loss(a64(x), nd.array([[2, 0, 1]]), nd.array([3]), use_label_lengths=True)
+    # explicit label_lengths override padding: a 0 within the length is, as in MXNet
+    # (warp-ctc), a symbol emitting the blank (never entered by a skip)
+    d = nd.ctc_loss(a64(x), nd.array([[2, 0, 1]]), nd.array([3]), use_label_lengths=True)
+    np.testing.assert_allclose(d.asnumpy(), textbook_nll(x[:, 0], [2, 0, 1], 0), rtol=1e-10)
 
 
 @frees_arrays
@@ -324,11 +325,11 @@ def test_bad_input_is_refused_with_clear_messages():
     lab = nd.array([[1, 2], [2, 1]])
     cases = [
         (lambda: nd.ctc_loss(x, nd.array([[1, 2], [-1, 1]])), ValueError,
-         r"^CTCLoss: label must hold symbols in \[1, 2\] within its length .*\(got -1(\.0)? at "
+         r"^CTCLoss: label must hold symbols in \[0, 2\] within its length .*\(got -1(\.0)? at "
          r"\(1, 0\)\)"),
-        (lambda: nd.ctc_loss(x, nd.array([[0, 2], [2, 1]]), blank_label="last"),
-         ValueError, r"^CTCLoss: label must hold symbols in \[0, 1\] within its length "
-                     r"\(blank_label='last' reserves 2 for the blank"),
+        (lambda: nd.ctc_loss(x, nd.array([[0, 3], [2, 1]]), blank_label="last"),
+         ValueError, r"^CTCLoss: label must hold symbols in \[0, 2\] within its length "
+                     r"\(alphabet_size 3, blank_label='last'\) \(got 3"),
         (lambda: nd.ctc_loss(x, nd.array([[1.5, 2], [2, 1]])), ValueError,
          r"^CTCLoss: label must hold symbols .*\(got 1.5 at \(0, 0\)\)"),
         (lambda: nd.ctc_loss(x, lab, nd.array([4, -1]), use_data_lengths=True), ValueError,
@@ -343,7 +344,7 @@ def test_bad_input_is_refused_with_clear_messages():
         (lambda: nd.ctc_loss(a64(np.zeros((4, 2, 0))), nd.array(np.zeros((2, 0)))),
          ValueError, r"^CTCLoss: data's alphabet_size \(axis 2\) must be at least 1"),
         (lambda: nd.ctc_loss(a64(np.zeros((4, 2, 1))), lab), ValueError,
-         r"^CTCLoss: label must hold no symbols: alphabet_size 1 holds only the blank"),
+         r"^CTCLoss: label must hold symbols in \[0, 0\] within its length"),
         (lambda: nd.ctc_loss(x, nd.array([[True, False]] * 2, dtype="bool")), TypeError,
          r"^CTCLoss: label must hold integers"),
     ]

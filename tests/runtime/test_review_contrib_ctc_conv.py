@@ -314,3 +314,23 @@ def test_ctc_loss_grad_mxnet_tf_numbers(blank_label, fn):
     np.testing.assert_allclose(loss.asnumpy(), [-loss_log_prob_0, -loss_log_prob_1],
                                atol=1e-5, rtol=1e-5)
     np.testing.assert_allclose(data.grad.asnumpy(), grad_truth, atol=1e-5, rtol=1e-5)
+
+
+def test_gluon_ctc_loss_mxnet():
+    want = [18.82820702, 16.50581741]
+    lab = nd.array([[1, 0, -1, -1], [2, 1, 1, -1]])
+    l = gloss.CTCLoss()(nd.ones((2, 20, 4)), lab)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss(layout="TNC")(nd.ones((20, 2, 4)), lab)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss(layout="TNC", label_layout="TN")(nd.ones((20, 2, 4)), lab.T)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 20, 4)), nd.array([[2, 1, 2, 2], [3, 2, 2, 2]]), None,
+                        nd.array([2, 3]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 25, 4)), nd.array([[2, 1, -1, -1], [3, 2, 2, -1]]),
+                        nd.array([20, 20]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 25, 4)), nd.array([[2, 1, 3, 3], [3, 2, 2, 3]]),
+                        nd.array([20, 20]), nd.array([2, 3]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
