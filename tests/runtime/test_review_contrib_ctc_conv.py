@@ -199,6 +199,36 @@ def test_while_loop_mxnet_shapes():
     assert outs == [] and v.asnumpy()[0] == 3
 
 
+def test_while_loop_simple_forward_mxnet():
+    # test_contrib_control_flow.py's test_while_loop_simple_forward, imperative
+    def run(cond, func, *loop_vars):
+        return nd.contrib.while_loop(cond=cond, func=func, loop_vars=loop_vars,
+                                     max_iterations=1000)
+
+    def i64(v):
+        return nd.array([v], dtype="int64")
+    _, r = run(lambda i, s: i <= 5, lambda i, s: (None, (i + 1, s + i)), i64(1), i64(0))
+    assert (r[0].asscalar(), r[1].asscalar()) == (6, 15)
+    _, r = run(lambda i, s, t: t, lambda i, s, t: (None, (i + 1, s + i, t)), i64(1), i64(0),
+               i64(1))
+    assert (r[0].asscalar(), r[1].asscalar(), r[2].asscalar()) == (1001, 500500, 1)
+    _, r = run(lambda i, s, f: f, lambda i, s, f: (None, (i + 1, s + i, f)), i64(1), i64(0),
+               i64(0))
+    assert (r[0].asscalar(), r[1].asscalar(), r[2].asscalar()) == (1, 0, 0)
+    outs, (ri, rs) = run(lambda i, s: i <= 100, lambda i, s: (i, (i + 1, s + i)), i64(1),
+                         i64(0))
+    assert outs.shape == (1000, 1)
+    assert (outs.asnumpy()[:100] == np.arange(1, 101).reshape(100, 1)).all()
+    assert (ri.asscalar(), rs.asscalar()) == (101, 5050)
+    outs, (ri, rs, _) = run(lambda i, s, t: t, lambda i, s, t: (i, (i + 1, s + i, t)),
+                            i64(1), i64(0), i64(1))
+    assert (outs.asnumpy() == np.arange(1, 1001).reshape(1000, 1)).all()
+    assert (ri.asscalar(), rs.asscalar()) == (1001, 500500)
+    outs, (ri, rs, _) = run(lambda i, s, f: f, lambda i, s, f: (i, (i + 1, s + i, f)),
+                            i64(1), i64(0), i64(0))
+    assert outs == [] and (ri.asscalar(), rs.asscalar()) == (1, 0)
+
+
 def test_foreach_mxnet_nested():
     data = nd.array(np.arange(12).reshape(3, 4))
     x = data.copy()
