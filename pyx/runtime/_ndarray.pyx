@@ -677,6 +677,8 @@ cdef class NDArray:
         return int(self.asscalar())
 
     def __bool__(self):
+        if self._size() == 0:
+            return False        # MXNet 1.x: an empty array is false
         if self._size() != 1:
             raise ValueError(f"the truth value of an array with {self._size()} elements is "
                              "ambiguous")
@@ -1489,6 +1491,8 @@ cdef object _setitem(NDArray x, object key, object value):
     if basic is not None:
         begin, end, step, sliced, shape = basic
         attrs = {"begin": begin, "end": end, "step": step}
+        if shape == ():
+            shape = (1,)        # as x[key] reads it (MXNet 1.x): x[1, 2] = [5] works
     else:
         shape = flat.shape
         flat_x = _view_as(x, (x._size(),))
