@@ -9,6 +9,8 @@ after ``l0_h2h_bias``, as Gluon 1.x registers them); the forward
 concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
 """
 
+import re
+
 import numpy as np
 
 from runtime import nd
@@ -81,6 +83,26 @@ class _RNNLayer(Block):
                 f"{self._hidden_size}, {self._layout}{layers}"
                 f"{', dropout=' + str(self._dropout) if self._dropout else ''}"
                 f"{', bidirectional' if self._dir == 2 else ''})")
+
+    def _collect_params_with_prefix(self, prefix=""):
+        """The structural names that save_parameters/load_parameters use: Gluon 1.x's
+        (``_unfused.0.i2h_weight``, bidirectional ``_unfused.0.l_cell.i2h_weight``), so
+        that files saved by MXNet load; ``h2r`` weights (which Gluon 1.x cannot save)
+        keep their own name."""
+        if prefix:
+            prefix += "."
+
+        def key(name):
+            m = re.fullmatch(r"(l|r)(\d+)_(i2h|h2h)_(weight|bias)", name)
+            if m is None:
+                return name
+            d, i, g, t = m.groups()
+            cell = f"{d}_cell." if self._dir == 2 else ""
+            return f"_unfused.{i}.{cell}{g}_{t}"
+        ret = {prefix + key(k): p for k, p in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
 
     def state_info(self, batch_size=0):
         """The shape, layout and dtype of each begin state: ``(num_layers*directions,

@@ -183,3 +183,34 @@ def test_nd_rnn_signature_and_outputs():
     out = nd.RNN(x, nd.zeros((gsize,)), h0, state_size=H, num_layers=1, mode="gru",
                  state_outputs=True)
     assert [o.shape for o in out] == [(T, N, H), (1, N, H)]
+
+
+def test_save_load_parameters_uses_gluon_1x_keys(tmp_path):
+    # Gluon 1.x's _RNNLayer._collect_params_with_prefix: a .params file saved by MXNet
+    # holds '_unfused.<layer>.[<l|r>_cell.]<i2h|h2h>_<weight|bias>'
+    layer = nn.GRU(3, num_layers=2, bidirectional=True, input_size=2)
+    keys = list(layer._collect_params_with_prefix())
+    assert keys[:4] == ["_unfused.0.l_cell.i2h_weight", "_unfused.0.l_cell.h2h_weight",
+                        "_unfused.0.l_cell.i2h_bias", "_unfused.0.l_cell.h2h_bias"]
+    assert "_unfused.1.r_cell.h2h_bias" in keys
+    uni = nn.LSTM(3, input_size=2)
+    assert list(uni._collect_params_with_prefix()) == [
+        "_unfused.0.i2h_weight", "_unfused.0.h2h_weight", "_unfused.0.i2h_bias",
+        "_unfused.0.h2h_bias"]
+    rng = np.random.default_rng(0)
+    arrays = {k: nd.array(rng.uniform(size=p.shape))
+              for k, p in uni._collect_params_with_prefix().items()}
+    f = str(tmp_path / "lstm.params")
+    nd.save(f, arrays, format="mxnet")
+    uni.load_parameters(f)
+    np.testing.assert_array_equal(uni.l0_h2h_weight.data().asnumpy(),
+                                  arrays["_unfused.0.h2h_weight"].asnumpy())
+    uni.save_parameters(f)
+    back = nn.LSTM(3, input_size=2)
+    back.load_parameters(f)
+    np.testing.assert_array_equal(back.l0_i2h_bias.data().asnumpy(),
+                                  arrays["_unfused.0.i2h_bias"].asnumpy())
+    net = nn.Sequential()
+    net.add(nn.LSTM(3, input_size=2, projection_size=2))
+    assert list(net._collect_params_with_prefix())[-1] == "0.l0_h2r_weight"
+    assert list(net._collect_params_with_prefix())[0] == "0._unfused.0.i2h_weight"
