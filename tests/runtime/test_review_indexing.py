@@ -206,3 +206,49 @@ def test_bool_mxnet():
     assert bool(nd.ones((1,)))
     with pytest.raises(ValueError):
         bool(nd.ones((2, 3, 4)))
+
+
+# -- x[key] = value while recording -------------------------------------------------------
+# MXNet 1.x refuses every in-place write while recording; ndrt refuses a write into an
+# array on the tape (basic and advanced keys alike) and records a write of a recorded value
+# into an array off the tape (_slice_assign / _take_assign), so that its gradient flows.
+
+def _grad_through_setitem(key, shape, wshape, coef):
+    w = nd.array(np.arange(1, 1 + int(np.prod(wshape)), dtype=np.float32).reshape(wshape))
+    w.attach_grad()
+    c = nd.array(coef)
+    with autograd.record():
+        buf = nd.zeros(shape)
+        buf[key] = w * 2
+        loss = (buf * c).sum() + w.sum()
+    loss.backward()
+    return w.grad.asnumpy()
+
+
+@pytest.mark.parametrize("key,wshape", [
+    (slice(0, 1), (1, 4)), ((slice(None), 1), (3,)), ((slice(None), 1), (1,)),
+    ((1, 2), (1,)), ((slice(1, 3), slice(0, 4, 2)), (2, 2)), ((None, 1), (1, 1, 4)),
+    (([0, 2], 1), (2,)), (([0, 2], slice(1, 3)), (2, 2)), ((np.array([2, 0]),), (2, 4))])
+def test_setitem_of_a_recorded_value_records(key, wshape):
+    coef = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    got = _grad_through_setitem(key, (3, 4), wshape, coef)
+    # d/dw_i: 2 * sum(coef * (zeros with key set to the basis vector e_i)) + 1 (NumPy)
+    want = np.empty(int(np.prod(wshape)))
+    for i in range(want.size):
+        e = np.zeros(want.size, np.float32)
+        e[i] = 1
+        b = np.zeros((3, 4), np.float32)
+        b[key] = e.reshape(wshape) if np.ndim(b[key]) else e[0]    # NumPy: 0-d there
+        want[i] = 2 * (coef * b).sum() + 1
+    np.testing.assert_allclose(got, want.reshape(wshape), rtol=1e-6)
+
+
+@pytest.mark.parametrize("key", [slice(0, 1), ([0, 2], 1), (np.array([True, False, True]),)])
+def test_setitem_into_an_array_on_the_tape_is_refused(key):
+    x = nd.ones((3, 4))
+    x.attach_grad()
+    before = x.asnumpy().copy()
+    with autograd.record():
+        with pytest.raises(RuntimeError, match="on the autograd tape while recording"):
+            x[key] = 5
+    np.testing.assert_array_equal(x.asnumpy(), before)
