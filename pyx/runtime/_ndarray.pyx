@@ -677,6 +677,8 @@ cdef class NDArray:
         return int(self.asscalar())
 
     def __bool__(self):
+        if self._size() == 0:
+            return False        # MXNet 1.x: an empty array is false
         if self._size() != 1:
             raise ValueError(f"the truth value of an array with {self._size()} elements is "
                              "ambiguous")
@@ -1489,8 +1491,15 @@ cdef object _setitem(NDArray x, object key, object value):
     if basic is not None:
         begin, end, step, sliced, shape = basic
         attrs = {"begin": begin, "end": end, "step": step}
+        if shape == ():
+            shape = (1,)        # as x[key] reads it (MXNet 1.x): x[1, 2] = [5] works
     else:
         shape = flat.shape
+        if x._entry is not None and _recording_now():    # as the basic path (_slice_assign)
+            raise RuntimeError(
+                f"__setitem__: cannot write into an array on the autograd tape while "
+                f"recording (shape {x._shape!r}): the gradients recorded from its old values "
+                f"would be wrong; write outside autograd.record(), or into a copy")
         flat_x = _view_as(x, (x._size(),))
         idx = dense_from_numpy(flat, x._chunk.ctx)
         attrs = {"mode": "raise"}
@@ -1505,9 +1514,11 @@ cdef object _setitem(NDArray x, object key, object value):
         value = scalar           # a 0-d array: the operator's float would round it
     rhs = _value_array(x, key, value, shape)
     if basic is not None:
-        _nd("_slice_assign")(x, _view_as(rhs, sliced), out=x, **attrs)
+        _nd("_slice_assign")(x, _reshaped(rhs, sliced), out=x, **attrs)
     else:
         _nd("_take_assign")(flat_x, rhs, idx, out=flat_x, **attrs)
+        if flat_x._entry is not None:   # recorded (a value on the tape): x is its reshape
+            _nd("reshape")(flat_x, shape=x._shape, out=x)
 
 
 cdef object _as_scalar(NDArray x, object key, object value):
@@ -1557,5 +1568,5 @@ cdef NDArray _value_array(NDArray x, object key, object value, tuple shape):
         v = v.astype(x._dtype)
     have = (1,) * (len(shape) - len(have)) + have
     if v._shape != have:
-        v = _view_as(v, have)
+        v = _reshaped(v, have)
     return v if have == shape else _nd("broadcast_to")(v, shape=shape)

@@ -4,9 +4,12 @@ optionally bidirectional, over the fused :func:`runtime.nd.RNN`.
 Parameters as Gluon names them, per layer ``i`` and direction (``l`` forward, ``r``
 backward): ``l0_i2h_weight`` ``(G*H, input_size)``, ``l0_h2h_weight`` ``(G*H, H)``,
 ``l0_i2h_bias`` and ``l0_h2h_bias`` ``(G*H,)``, registered in that order (with LSTM's
-``projection_size`` P, ``l0_h2r_weight (P, H)`` after ``l0_h2h_weight (G*H, P)``); the forward
+``projection_size`` P, ``l0_h2h_weight`` is ``(G*H, P)`` and ``l0_h2r_weight (P, H)`` comes
+after ``l0_h2h_bias``, as Gluon 1.x registers them); the forward
 concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
 """
+
+import re
 
 import numpy as np
 
@@ -61,11 +64,11 @@ class _RNNLayer(Block):
         self._names = []
         for i in range(self._num_layers):
             for j in "lr"[:self._dir]:
-                kinds = [("i2h_weight", (ng * nh, ni)), ("h2h_weight", (ng * nh, nr))]
-                if projection_size is not None:
+                kinds = [("i2h_weight", (ng * nh, ni)), ("h2h_weight", (ng * nh, nr)),
+                         ("i2h_bias", (ng * nh,)), ("h2h_bias", (ng * nh,))]
+                if projection_size is not None:     # Gluon 1.x: after the biases
                     kinds.append(("h2r_weight", (nr, nh)))
-                for kind, shape in kinds + [("i2h_bias", (ng * nh,)),
-                                            ("h2h_bias", (ng * nh,))]:
+                for kind, shape in kinds:
                     name = f"{j}{i}_{kind}"
                     setattr(self, name, self.params.get(
                         name, shape=shape, dtype=dtype, init=inits[kind],
@@ -75,23 +78,45 @@ class _RNNLayer(Block):
 
     def __repr__(self):
         shape = getattr(self, "l0_i2h_weight").shape
+        layers = f", num_layers={self._num_layers}" if self._num_layers != 1 else ""
         return (f"{type(self).__name__}({shape[1] if shape[1] else None} -> "
-                f"{self._hidden_size}, {self._layout}, num_layers={self._num_layers}"
+                f"{self._hidden_size}, {self._layout}{layers}"
                 f"{', dropout=' + str(self._dropout) if self._dropout else ''}"
                 f"{', bidirectional' if self._dir == 2 else ''})")
 
+    def _collect_params_with_prefix(self, prefix=""):
+        """The structural names that save_parameters/load_parameters use: Gluon 1.x's
+        (``_unfused.0.i2h_weight``, bidirectional ``_unfused.0.l_cell.i2h_weight``), so
+        that files saved by MXNet load; ``h2r`` weights (which Gluon 1.x cannot save)
+        keep their own name."""
+        if prefix:
+            prefix += "."
+
+        def key(name):
+            m = re.fullmatch(r"(l|r)(\d+)_(i2h|h2h)_(weight|bias)", name)
+            if m is None:
+                return name
+            d, i, g, t = m.groups()
+            cell = f"{d}_cell." if self._dir == 2 else ""
+            return f"_unfused.{i}.{cell}{g}_{t}"
+        ret = {prefix + key(k): p for k, p in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
     def state_info(self, batch_size=0):
-        """The shape and layout of each begin state: ``(num_layers*directions,
-        batch_size, hidden_size)``, 'LNC' (two of them for LSTM: h and c)."""
+        """The shape, layout and dtype of each begin state: ``(num_layers*directions,
+        batch_size, hidden_size)``, 'LNC', the layer's dtype (two of them for LSTM: h
+        and c)."""
         shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
-        info = [{"shape": shape, "__layout__": "LNC"}
+        info = [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype}
                 for _ in range(2 if self._mode == "lstm" else 1)]
         if self._projection_size is not None:      # h is projection_size wide, c is not
             info[0]["shape"] = shape[:2] + (self._projection_size,)
         return info
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
-        """The initial states: ``func(shape=..., **kwargs)`` for each of
+        """The initial states: ``func(shape=..., dtype=..., **kwargs)`` for each of
         :meth:`state_info` (default ``nd.zeros``; ``ctx=``, ``dtype=`` pass through)."""
         func = nd.zeros if func is None else func
         states = []

@@ -489,8 +489,8 @@ def test_lstm_layer_with_projection():
     layer = nn.LSTM(4, num_layers=2, bidirectional=True, projection_size=2, input_size=3)
     p = layer.prefix
     assert list(layer.collect_params())[:5] == [p + "l0_i2h_weight", p + "l0_h2h_weight",
-                                                p + "l0_h2r_weight", p + "l0_i2h_bias",
-                                                p + "l0_h2h_bias"]
+                                                p + "l0_i2h_bias", p + "l0_h2h_bias",
+                                                p + "l0_h2r_weight"]    # Gluon 1.x order
     assert layer.l0_h2h_weight.shape == (16, 2) and layer.l0_h2r_weight.shape == (2, 4)
     assert layer.l1_i2h_weight.shape == (16, 4)
     layer.initialize(nn.init.Uniform(0.5))
