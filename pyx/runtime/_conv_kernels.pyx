@@ -231,40 +231,6 @@ cdef inline void _input_unit(const floating* src, floating* dst, Py_ssize_t step
                     out[jj] = tr[r][2 * jj + 1] - tr[r][2 * jj + 3]
 
 
-def winograd_input(floating[:, :, :, ::1] x, floating[:, :, ::1] v, Py_ssize_t n0,
-                   Py_ssize_t c0, Py_ssize_t pad_h, Py_ssize_t pad_w, Py_ssize_t th,
-                   Py_ssize_t tw):
-    """v (16, cg, m * th * tw) = B^T d B of every 4x4 tile d of channels c0:c0 + cg of
-    samples n0:n0 + m of x (N, C, H, W), tile (i, j) starting at row 2i - pad_h and column
-    2j - pad_w (zeros outside x)."""
-    cdef Py_ssize_t cg = v.shape[1], tiles = v.shape[2], h = x.shape[2], w = x.shape[3]
-    cdef Py_ssize_t m
-    cdef Py_ssize_t u, n, c, step
-    cdef int nt
-    cdef double starts[TRACKED_THREADS]
-    cdef double t0
-    cdef bint late
-    m = _tile_check(x.shape[0], n0, x.shape[1], c0, cg, v.shape[0], tiles, th, tw, "v")
-    step = cg * tiles
-    if pad_h < 0 or pad_w < 0:
-        raise ValueError(f"pad must be non-negative (got {pad_h}, {pad_w})")
-    if m == 0 or cg == 0:
-        return
-    nt = arith_threads(m * cg, 16 * cg * tiles)
-    with nogil:
-        clear_starts(starts, nt)
-        t0 = omp_get_wtime()
-        for u in prange(m * cg, num_threads=nt, schedule="static"):
-            mark_start(starts)
-            n = u // cg
-            c = u % cg
-            _input_unit(&x[n0 + n, c0 + c, 0, 0], &v[0, c, n * th * tw], step,
-                        pad_h, pad_w, h, w, th, tw)
-        late = nt > 1 and started_late(t0, starts, nt)
-    if late:
-        back_off()
-
-
 cdef inline void _output_unit(const floating* src, floating* dst, Py_ssize_t step,
                               Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t th,
                               Py_ssize_t tw) noexcept nogil:
@@ -340,47 +306,68 @@ cdef inline void _grad_unit(const floating* src, floating* dst, Py_ssize_t step,
                     out[jj] = -a[r][2 * jj + 1]
 
 
-cdef void _product_pass(floating[:, :, ::1] mm, floating[:, :, :, ::1] img, Py_ssize_t n0,
-                       Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw, bint adjoint,
-                       what) except *:
-    """img[n0:n0 + m, f0:f0 + fg] (of img (N, F, OH, OW)) from the products mm (16, fg,
-    m * th * tw) (``_output_unit``), or with ``adjoint`` mm from img (``_grad_unit``)."""
-    cdef Py_ssize_t fg = mm.shape[1], tiles = mm.shape[2], oh = img.shape[2]
-    cdef Py_ssize_t ow = img.shape[3], step = fg * tiles
-    cdef Py_ssize_t m, u, n, f
+# What _tile_pass does per (sample, channel) image.
+cdef enum:
+    INPUT = 0       # the data's tile transforms (_input_unit)
+    OUTPUT = 1      # the products' inverse transform into the image (_output_unit)
+    GRAD = 2        # the head gradient's tile transforms (_grad_unit)
+
+
+cdef void _tile_pass(floating[:, :, ::1] t, floating[:, :, :, ::1] img, Py_ssize_t n0,
+                     Py_ssize_t c0, Py_ssize_t th, Py_ssize_t tw, int mode, Py_ssize_t pad_h,
+                     Py_ssize_t pad_w, what) except *:
+    """One of the transforms between the tile array t (16, cg, m * th * tw) and channels
+    c0:c0 + cg of samples n0:n0 + m of img (N, C, H, W), an image at a time (``mode``)."""
+    cdef Py_ssize_t cg = t.shape[1], tiles = t.shape[2], h = img.shape[2], w = img.shape[3]
+    cdef Py_ssize_t step = cg * tiles
+    cdef Py_ssize_t m, u, n, c
     cdef int nt
     cdef double starts[TRACKED_THREADS]
     cdef double t0
     cdef bint late
-    m = _tile_check(img.shape[0], n0, img.shape[1], f0, fg, mm.shape[0], tiles, th, tw, what)
-    if th < (oh + 1) // 2 or tw < (ow + 1) // 2:
-        raise ValueError(f"{th} x {tw} tiles do not cover outputs of {oh} x {ow}")
-    if m == 0 or fg == 0:
+    m = _tile_check(img.shape[0], n0, img.shape[1], c0, cg, t.shape[0], tiles, th, tw, what)
+    if mode == INPUT and (pad_h < 0 or pad_w < 0):
+        raise ValueError(f"pad must be non-negative (got {pad_h}, {pad_w})")
+    if mode != INPUT and (th < (h + 1) // 2 or tw < (w + 1) // 2):
+        raise ValueError(f"{th} x {tw} tiles do not cover outputs of {h} x {w}")
+    if m == 0 or cg == 0:
         return
-    nt = arith_threads(m * fg, 16 * fg * tiles)
+    nt = arith_threads(m * cg, 16 * cg * tiles)
     with nogil:
         clear_starts(starts, nt)
         t0 = omp_get_wtime()
-        for u in prange(m * fg, num_threads=nt, schedule="static"):
+        for u in prange(m * cg, num_threads=nt, schedule="static"):
             mark_start(starts)
-            n = u // fg
-            f = u % fg
-            if adjoint:
-                _grad_unit(&img[n0 + n, f0 + f, 0, 0], &mm[0, f, n * th * tw], step, oh, ow,
-                           th, tw)
+            n = u // cg
+            c = u % cg
+            if mode == INPUT:
+                _input_unit(&img[n0 + n, c0 + c, 0, 0], &t[0, c, n * th * tw], step, pad_h,
+                            pad_w, h, w, th, tw)
+            elif mode == OUTPUT:
+                _output_unit(&t[0, c, n * th * tw], &img[n0 + n, c0 + c, 0, 0], step, h, w,
+                             th, tw)
             else:
-                _output_unit(&mm[0, f, n * th * tw], &img[n0 + n, f0 + f, 0, 0], step, oh,
-                             ow, th, tw)
+                _grad_unit(&img[n0 + n, c0 + c, 0, 0], &t[0, c, n * th * tw], step, h, w,
+                           th, tw)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
+
+
+def winograd_input(floating[:, :, :, ::1] x, floating[:, :, ::1] v, Py_ssize_t n0,
+                   Py_ssize_t c0, Py_ssize_t pad_h, Py_ssize_t pad_w, Py_ssize_t th,
+                   Py_ssize_t tw):
+    """v (16, cg, m * th * tw) = B^T d B of every 4x4 tile d of channels c0:c0 + cg of
+    samples n0:n0 + m of x (N, C, H, W), tile (i, j) starting at row 2i - pad_h and column
+    2j - pad_w (zeros outside x)."""
+    _tile_pass(v, x, n0, c0, th, tw, INPUT, pad_h, pad_w, "v")
 
 
 def winograd_output(floating[:, :, ::1] mm, floating[:, :, :, ::1] out, Py_ssize_t n0,
                     Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw):
     """out[n0:n0 + m, f0:f0 + fg] (of out (N, F, OH, OW)) = A^T M A of every tile of
     mm (16, fg, m * th * tw), the outputs past OH and OW dropped."""
-    _product_pass(mm, out, n0, f0, th, tw, False, "mm")
+    _tile_pass(mm, out, n0, f0, th, tw, OUTPUT, 0, 0, "mm")
 
 
 def winograd_grad_output(floating[:, :, :, ::1] gy, floating[:, :, ::1] z, Py_ssize_t n0,
@@ -388,4 +375,4 @@ def winograd_grad_output(floating[:, :, :, ::1] gy, floating[:, :, ::1] z, Py_ss
     """z (16, fg, m * th * tw) = A g A^T of every 2x2 tile g of the head gradient
     gy[n0:n0 + m, f0:f0 + fg] (zeros past OH and OW): the adjoint of ``winograd_output``,
     for the weight gradient."""
-    _product_pass(z, gy, n0, f0, th, tw, True, "z")
+    _tile_pass(z, gy, n0, f0, th, tw, GRAD, 0, 0, "z")

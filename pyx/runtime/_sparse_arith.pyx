@@ -300,6 +300,17 @@ cdef class ColumnPlan:
         return self.cols.shape[0]
 
 
+cdef inline bint _dropped_row(const index_t* indptr, const index_t* rowmap, Py_ssize_t i,
+                              index_t* pos) noexcept nogil:
+    """Whether row i is outside the plan (rowmap[i] < 0); its entries' pos are then -1."""
+    cdef Py_ssize_t k
+    if rowmap == NULL or rowmap[i] >= 0:
+        return False
+    for k in range(indptr[i], indptr[i + 1]):
+        pos[k] = -1
+    return True
+
+
 cdef Py_ssize_t _plan_columns(const index_t* indptr, const index_t* indices, Py_ssize_t rows,
                               const index_t* rowmap, Py_ssize_t ncols, index_t* pos,
                               index_t* keys, index_t* vals, index_t* keys2, index_t* vals2,
@@ -313,9 +324,7 @@ cdef Py_ssize_t _plan_columns(const index_t* indptr, const index_t* indices, Py_
     cdef index_t hist[_RADIX]
     cdef index_t* t
     for i in range(rows):
-        if rowmap != NULL and rowmap[i] < 0:
-            for k in range(indptr[i], indptr[i + 1]):
-                pos[k] = -1
+        if _dropped_row(indptr, rowmap, i, pos):
             continue
         for k in range(indptr[i], indptr[i + 1]):
             c = indices[k]
@@ -393,9 +402,7 @@ cdef Py_ssize_t _plan_columns_counted(const index_t* indptr, const index_t* indi
             counts[c] = -1
     colptr[p] = run
     for i in range(rows):
-        if rowmap != NULL and rowmap[i] < 0:
-            for k in range(indptr[i], indptr[i + 1]):
-                pos[k] = -1
+        if _dropped_row(indptr, rowmap, i, pos):
             continue
         for k in range(indptr[i], indptr[i + 1]):
             pos[k] = counts[indices[k]]

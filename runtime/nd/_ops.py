@@ -41,6 +41,12 @@ def make_function(op):
     return OpFunction(op, doc)
 
 
+def prefixed(prefix):
+    """``f(name)`` -> the nd function of the registry operator ``prefix + name`` (the
+    short names of ``nd.linalg`` and ``nd.contrib``)."""
+    return lambda name: make_function(registry.get(prefix + name))
+
+
 def install(namespace):
     """Add a function for every registered name (and alias) not already in ``namespace``."""
     for name, op in registry.OPS.items():

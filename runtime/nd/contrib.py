@@ -18,7 +18,7 @@ its index before calling the operator, whose output shape depends on them.
 import numpy as np
 
 from runtime._ndarray import NDArray, empty
-from runtime.nd._ops import make_function
+from runtime.nd._ops import make_function, prefixed
 from runtime.ops import registry
 
 _stack = make_function(registry.get("stack"))
@@ -410,8 +410,7 @@ def boolean_mask(data, index, axis=0, out=None, name=None):
     return _boolean_mask_op(data, index, axis=axis, size=size, out=out)
 
 
-def _op(name):
-    return make_function(registry.get(f"_contrib_{name}"))
+_op = prefixed("_contrib_")
 
 
 index_copy = _op("index_copy")

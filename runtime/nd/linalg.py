@@ -2,12 +2,10 @@
 operators ``_linalg_<name>`` (runtime.ops.linalg_la documents them) under MXNet's short
 names."""
 
-from runtime.nd._ops import make_function
-from runtime.ops import registry
+from runtime.nd._ops import prefixed
 
 
-def _op(name):
-    return make_function(registry.get(f"_linalg_{name}"))
+_op = prefixed("_linalg_")
 
 
 gemm = _op("gemm")

@@ -924,24 +924,33 @@ head gradient goes to the input row it came from, unchanged (the format conversi
 differentiated); dropped rows get 0.""")
 
 
+def _nms_pair_shape(op, attrs, data, other, name):
+    """[data] after checking ``other`` (the second array of box_nms's routing pair) has
+    the data's shape."""
+    _nms_check(op, attrs, data)
+    if other != data:
+        raise ValueError(f"{op}: {name} must have data's shape {data!r} (got {other!r})")
+    return [data]
+
+
+def _nms_routes(x, attrs):
+    """(batch, output row, input row) of every row box_nms keeps for data x."""
+    _, record = _nms_layout(_as3(x), attrs)
+    bi, ri = np.nonzero(record >= 0)
+    return bi, ri, record[bi, ri]
+
+
 def _bnms_shape(attrs, shapes):
-    op = "_backward_contrib_box_nms"
-    _nms_check(op, attrs, shapes[1])
-    if shapes[0] != shapes[1]:
-        raise ValueError(f"{op}: grad must have data's shape {shapes[1]!r} (got "
-                         f"{shapes[0]!r})")
-    return [shapes[1]]
+    return _nms_pair_shape("_backward_contrib_box_nms", attrs, shapes[1], shapes[0], "grad")
 
 
 def _bnms(attrs, ins, outs):
     g, x = _as_np(ins[0]), _as_np(ins[1])
-    _, record = _nms_layout(_as3(x), attrs)
+    bi, ri, src = _nms_routes(x, attrs)
     g3 = _as3(g)
     dx = np.zeros(g3.shape, g.dtype)
-    bi, ri = np.nonzero(record >= 0)
-    dx[bi, record[bi, ri]] = g3[bi, ri]
+    dx[bi, src] = g3[bi, ri]
     _store(outs[0], dx.reshape(x.shape))
-
 
 register(
     "_backward_contrib_box_nms", inputs=("grad", "data"), attrs=_NMS_ATTRS,
@@ -957,21 +966,15 @@ input row it came from (0 elsewhere).  Linear in grad (its gradient is
 
 
 def _pick_nms_shape(attrs, shapes):
-    op = "_box_nms_pick"
-    _nms_check(op, attrs, shapes[0])
-    if shapes[0] != shapes[1]:
-        raise ValueError(f"{op}: values must have data's shape {shapes[0]!r} (got "
-                         f"{shapes[1]!r})")
-    return [shapes[0]]
+    return _nms_pair_shape("_box_nms_pick", attrs, shapes[0], shapes[1], "values")
 
 
 def _pick_nms(attrs, ins, outs):
     x, v = _as_np(ins[0]), _as_np(ins[1])
-    _, record = _nms_layout(_as3(x), attrs)
+    bi, ri, src = _nms_routes(x, attrs)
     v3 = _as3(v)
     out = np.zeros(v3.shape, v.dtype)
-    bi, ri = np.nonzero(record >= 0)
-    out[bi, ri] = v3[bi, record[bi, ri]]
+    out[bi, ri] = v3[bi, src]
     _store(outs[0], out.reshape(x.shape))
 
 
