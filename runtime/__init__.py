@@ -1,17 +1,47 @@
-"""ndrt's runtime: NDArray with dense and sparse storage in pooled memory.
+"""ndrt's runtime, in MXNet 1.x's module layout: ``import runtime as mx`` ports a
+Gluon/NDArray program.
 
->>> import runtime as rt
->>> from runtime import nd
->>> x = nd.array([[1, 2], [3, 4]], ctx=rt.cpu())
+>>> import runtime as mx
+>>> x = mx.nd.array([[1, 2], [3, 4]], ctx=mx.cpu())
+>>> net = mx.gluon.nn.Dense(2)
+>>> net.initialize(mx.init.Xavier())
+
+Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtime.autograd``,
+``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
+``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
+``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``.  The second name
+of a module is the same module object (registered in ``sys.modules``), not a copy.
 """
+
+import sys
 
 from runtime import autograd, random
 from runtime._imperative import get_storage_fallback, set_storage_fallback
+from runtime.base import MXNetError
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
-from runtime import nd
+from runtime import context, nd
 from runtime._ndarray import NDArray
+from runtime import initializer, lr_scheduler, optimizer
+from runtime import gluon, io, test_utils
 
-__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd",
-           "NDArray", "random", "autograd", "set_storage_fallback", "get_storage_fallback",
-           "StorageFallbackWarning", "StorageFallbackError"]
+
+def _alias(name, module):
+    """Make ``runtime.<name>`` the same module as ``module``, with its loaded submodules
+    (``runtime.ndarray.sparse`` is ``runtime.nd.sparse``), as MXNet's
+    ``from . import ndarray as nd`` makes both names work."""
+    globals()[name] = module
+    prefix = module.__name__
+    for key, mod in list(sys.modules.items()):
+        if key == prefix or key.startswith(prefix + "."):
+            sys.modules[f"{__name__}.{name}{key[len(prefix):]}"] = mod
+
+
+_alias("ndarray", nd)
+_alias("init", initializer)
+
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
+           "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
+           "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
+           "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
+           "StorageFallbackError"]

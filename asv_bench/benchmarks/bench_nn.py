@@ -1,8 +1,8 @@
-"""The training layer (runtime.nn, runtime.io), each beside the NumPy work it is compared
+"""The training layer (runtime.gluon, runtime.io), each beside the NumPy work it is compared
 with, so that the ratio shows in one run:
 
 * ``NNMLPStep``: forward, backward and SGD update of bench_autograd's MLP 784-256-256-10
-  written with ``nn.Sequential``/``nn.Dense``/``nn.loss.SoftmaxCrossEntropyLoss``,
+  written with ``nn.Sequential``/``nn.Dense``/``mx.gluon.loss.SoftmaxCrossEntropyLoss``,
   beside the same model in raw registry ops (bench_autograd's ``ndrt_mlp``) and the
   handwritten NumPy step: the layer's own overhead is nn minus raw.
 * ``LossStep``: forward and backward of a loss block on (batch, 10) logits (softmax
@@ -16,9 +16,11 @@ with, so that the ratio shows in one run:
 import numpy as np
 
 from benchmarks.bench_autograd import LAYERS, LR, mlp_data, ndrt_mlp, numpy_step
-from runtime import autograd, nd, nn
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 from runtime.io import NDArrayIter
-from runtime.nn.loss import SigmoidBCELoss, SoftmaxCrossEntropyLoss
+from runtime.gluon.loss import SigmoidBCELoss, SoftmaxCrossEntropyLoss
 
 
 def nn_mlp(P0, X, Y):

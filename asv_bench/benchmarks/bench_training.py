@@ -6,7 +6,7 @@ The models, batches and references live here and are imported by
 
 * ``SparseStep``: the sparse job's model (``runtime.jobs.SparseCTR``: ``dot(csr, W)`` with
   W 1,000,000 x 8 and a row_sparse gradient, Dense(32, relu), Dense(1)), sigmoid binary
-  cross-entropy, Adam with lazy updates through ``runtime.optim.Trainer``, on CSR batches
+  cross-entropy, Adam with lazy updates through ``runtime.gluon.Trainer``, on CSR batches
   of 1,024 rows with 20 features each; reference: SciPy's CSR product, the MLP by hand
   and lazy Adam on the batch's rows in NumPy.
 * ``WideCSRTransposeDot``: the sparse job's embedding gradient alone, ``dot(csr.T, g)``
@@ -27,7 +27,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from runtime import autograd, nd, nn, optim
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 from runtime.jobs import SparseCTR, digits, digits_mlp, synthetic_ctr
 
 from .bench_autograd import numpy_grads, upstream_allocs
@@ -151,9 +153,9 @@ def ndrt_sparse(P0, batches):
     net.initialize()
     _set([net.embed_weight, net.mlp[0].weight, net.mlp[0].bias, net.mlp[1].weight,
           net.mlp[1].bias], P0)
-    trainer = optim.Trainer(net.collect_params(), "adam",
+    trainer = mx.gluon.Trainer(net.collect_params(), "adam",
                             {"learning_rate": SPARSE_LR, "lazy_update": True})
-    loss_fn = nn.loss.SigmoidBinaryCrossEntropyLoss()
+    loss_fn = mx.gluon.loss.SigmoidBinaryCrossEntropyLoss()
     data = itertools.cycle([(nd.sparse.csr_matrix(X), nd.array(y.reshape(-1, 1)))
                             for X, y in batches])
 
@@ -171,8 +173,8 @@ def ndrt_mlp(P0, X, Y):
     net = digits_mlp(MLP_HIDDEN)
     net.initialize()
     _set([p for layer in net for p in (layer.weight, layer.bias)], P0)
-    trainer = optim.Trainer(net.collect_params(), "adam", {"learning_rate": MLP_LR})
-    loss_fn = nn.loss.SoftmaxCrossEntropyLoss()
+    trainer = mx.gluon.Trainer(net.collect_params(), "adam", {"learning_rate": MLP_LR})
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     x, y = nd.array(X), nd.array(Y.astype(np.float32))
 
     def step():

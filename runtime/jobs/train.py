@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import allocator
-from runtime import _imperative, autograd, nd, nn, optim
+from runtime import _imperative, autograd, gluon, nd
+from runtime import initializer as init
+from runtime.gluon import nn
 from runtime import random as rt_random
 from runtime.context import Context, cpu
 from runtime.io import NDArrayIter
@@ -117,7 +119,7 @@ class SparseCTR(nn.Block):
         with self.name_scope():
             self.embed_weight = self.params.get(
                 "embed_weight", shape=(features, embed), grad_stype="row_sparse",
-                init=nn.init.Normal(0.01))
+                init=init.Normal(0.01))
             self.mlp = nn.Sequential()
             self.mlp.add(nn.Dense(hidden, activation="relu", in_units=embed),
                          nn.Dense(1, in_units=hidden))
@@ -282,9 +284,9 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
 
     rt_random.seed(seed)
     net = SparseCTR(features, embed=embed, hidden=hidden)
-    net.initialize(nn.init.Xavier(), ctx=ctx)
+    net.initialize(init.Xavier(), ctx=ctx)
     result.net = net
-    trainer = optim.Trainer(net.collect_params(), "adam",
+    trainer = gluon.Trainer(net.collect_params(), "adam",
                             {"learning_rate": lr, "lazy_update": True})
     it = NDArrayIter(data.X_train, data.y_train.reshape(-1, 1), batch_size=batch_size,
                      shuffle=True, seed=seed, last_batch_handle="discard")
@@ -296,7 +298,7 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
     def on_step():
         result.grad_stypes.add(weight.grad().stype)
 
-    return _fit(result, net, nn.loss.SigmoidBinaryCrossEntropyLoss(), trainer, it, epochs,
+    return _fit(result, net, gluon.loss.SigmoidBinaryCrossEntropyLoss(), trainer, it, epochs,
                 evaluate, ctx, quiet, log, on_step)
 
 
@@ -320,14 +322,14 @@ def train_mlp(epochs=MLP_DEFAULTS["epochs"], batch_size=MLP_DEFAULTS["batch_size
 
     rt_random.seed(seed)
     net = digits_mlp(hidden)
-    net.initialize(nn.init.Xavier(), ctx=ctx)
+    net.initialize(init.Xavier(), ctx=ctx)
     result.net = net
-    trainer = optim.Trainer(net.collect_params(), "adam", {"learning_rate": lr})
+    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": lr})
     it = NDArrayIter(X_train, y_train.astype(np.float32), batch_size=batch_size,
                      shuffle=True, seed=seed, last_batch_handle="discard")
 
     def evaluate():
         return accuracy(y_test, _predict(net, X_test, ctx).argmax(axis=1))
 
-    return _fit(result, net, nn.loss.SoftmaxCrossEntropyLoss(), trainer, it, epochs,
+    return _fit(result, net, gluon.loss.SoftmaxCrossEntropyLoss(), trainer, it, epochs,
                 evaluate, ctx, quiet, log)

@@ -46,7 +46,7 @@ _LR = Attr("float", required=True, infer=False)
 
 def check_number(owner, name, v, lo=None, lo_open=False, hi=None):
     """ValueError unless float ``v`` is finite and in the range given: [lo, hi), or from
-    ``lo`` (excluded when ``lo_open``).  runtime.optim checks its arguments with it too."""
+    ``lo`` (excluded when ``lo_open``).  runtime.optimizer checks its arguments with it too."""
     ok = math.isfinite(v)
     if ok and lo is not None:
         ok = v > lo if lo_open else v >= lo
@@ -60,6 +60,17 @@ def check_number(owner, name, v, lo=None, lo_open=False, hi=None):
         else:
             rule = "finite"
         raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+
+
+def as_number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """``v`` (a Python or NumPy real number, not a bool) as a float, checked by
+    :func:`check_number`; TypeError for anything else."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        raise TypeError(f"{owner}: {name} must be a number (got {v!r})")
+    v = float(v)
+    check_number(owner, name, v, lo, lo_open, hi)
+    return v
 
 
 def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):

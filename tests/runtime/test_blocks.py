@@ -1,4 +1,4 @@
-"""runtime.nn blocks and parameters: Dense, Embedding, Sequential, Dropout, Activation,
+"""runtime.gluon blocks and parameters: Dense, Embedding, Sequential, Dropout, Activation,
 Flatten against NumPy; gradients of whole blocks against float64 central differences;
 names, collect_params, deferred initialisation, save/load and their errors;
 initialisers' statistics and reproducibility; pool bytes after a training step."""
@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 import allocator
-from runtime import autograd, nd, nn
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 from runtime import random as rt_random
-from runtime.nn import init
-from runtime.nn.loss import SoftmaxCrossEntropyLoss
+from runtime import initializer as init
+from runtime.gluon.loss import SoftmaxCrossEntropyLoss
 from tests.runtime.conftest import free_failing_tests
 
 ACTS = {"relu": lambda x: np.maximum(x, 0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
@@ -240,7 +242,7 @@ def test_collect_params_select_bad_regex():
 # -- Parameter --------------------------------------------------------------------------
 
 def test_parameter_lifecycle_and_errors():
-    p = nn.Parameter("w", shape=(2, 3), lr_mult=0.5, wd_mult=0.0)
+    p = mx.gluon.Parameter("w", shape=(2, 3), lr_mult=0.5, wd_mult=0.0)
     assert (p.lr_mult, p.wd_mult, p.grad_req) == (0.5, 0.0, "write")
     with pytest.raises(RuntimeError, match="Parameter 'w' has not been initialised"):
         p.data()
@@ -257,20 +259,20 @@ def test_parameter_lifecycle_and_errors():
         p.set_data(np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"grad_req must be one of .* \(got 'sum'\)"):
         p.grad_req = "sum"
-    q = nn.Parameter("q", shape=(0, 2), allow_deferred_init=True)
+    q = mx.gluon.Parameter("q", shape=(0, 2), allow_deferred_init=True)
     q.initialize()
-    with pytest.raises(nn.DeferredInitializationError, match=r"Parameter 'q' .* shape "
+    with pytest.raises(mx.gluon.DeferredInitializationError, match=r"Parameter 'q' .* shape "
                                                              r"\(0, 2\) is unknown"):
         q.data()
     with pytest.raises(ValueError, match=r"Parameter 'r': cannot initialise with unknown "
                                          r"shape \(0, 2\)"):
-        nn.Parameter("r", shape=(0, 2)).initialize()
+        mx.gluon.Parameter("r", shape=(0, 2)).initialize()
     with pytest.raises(ValueError, match=r"Parameter 's': shape must hold integers >= 0"):
-        nn.Parameter("s", shape=(2, -1))
+        mx.gluon.Parameter("s", shape=(2, -1))
 
 
 def test_parameter_grad_req_add_null_and_zero_grad():
-    p = nn.Parameter("p", shape=(3,), grad_req="add")
+    p = mx.gluon.Parameter("p", shape=(3,), grad_req="add")
     p.initialize(init.One())
     for _ in range(2):
         with autograd.record():
@@ -440,7 +442,7 @@ def test_custom_initializer_as_mxnet():
     np.testing.assert_array_equal(layer.weight.data().asnumpy(), np.arange(6.0).reshape(2, 3))
     assert not layer.bias.data().asnumpy().any()
     with pytest.raises(NotImplementedError, match=r"Initializer: no rule to initialise 'w'"):
-        nn.Parameter("w", shape=(2,)).initialize(init.Initializer())
+        mx.gluon.Parameter("w", shape=(2,)).initialize(init.Initializer())
 
 
 def test_initializer_reproducible_with_seed():

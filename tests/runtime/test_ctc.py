@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from runtime import autograd, nd
-from runtime.nn import loss as L
+from runtime.gluon import loss as L
 from runtime.ops._call import F
 from tests.runtime.conftest import frees_arrays, free_failing_tests
 

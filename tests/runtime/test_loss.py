@@ -1,4 +1,4 @@
-"""runtime.nn.loss against NumPy/SciPy formulas (float64), large logits without
+"""runtime.gluon.loss against NumPy/SciPy formulas (float64), large logits without
 overflow, weights, gradients against float64 central differences, bad input."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import scipy.special as sps
 
 from runtime import autograd, nd
-from runtime.nn import loss as L
+from runtime.gluon import loss as L
 from tests.runtime.conftest import free_failing_tests
 
 

@@ -1,4 +1,4 @@
-"""The optimizer update operators and runtime.optim against NumPy references of MXNet's
+"""The optimizer update operators and runtime.optimizer against NumPy references of MXNet's
 update rules, over several steps: dense gradients, row_sparse gradients with lazy updates
 (untouched rows keep their values and their state) and standard ones (equal to the dense
 update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
@@ -11,7 +11,9 @@ import platform
 import numpy as np
 import pytest
 
-from runtime import autograd, nd, nn, optim
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 from runtime._sparse_common import set_arith_serial_cutoff
 from tests.runtime.conftest import dense_values, free_failing_tests
 
@@ -404,7 +406,7 @@ def test_optimizer_matches_numpy(kind, kw, sparse):
             keep[rows] = True
             g[~keep] = 0
         grads.append((rows if sparse else None, g))
-    opt = optim.create(kind, **kw)
+    opt = mx.optimizer.create(kind, **kw)
     w = nd.array(w0, dtype=F64)
     state = opt.create_state(0, w)
     for rows, g in grads:
@@ -424,7 +426,7 @@ def test_optimizer_matches_numpy(kind, kw, sparse):
 
 
 def test_multipliers_scheduler_and_learning_rate():
-    opt = optim.SGD(learning_rate=0.5)
+    opt = mx.optimizer.SGD(learning_rate=0.5)
     opt.set_lr_mult({0: 0.1})
     opt.set_wd_mult({0: 0.0})
     assert opt._get_lr(0) == pytest.approx(0.05) and opt._get_lr(1) == 0.5
@@ -436,11 +438,11 @@ def test_multipliers_scheduler_and_learning_rate():
 
     class Param:
         lr_mult, wd_mult = 2.0, 0.5
-    opt = optim.SGD(learning_rate=0.1, wd=0.2, param_dict={3: Param()})
+    opt = mx.optimizer.SGD(learning_rate=0.1, wd=0.2, param_dict={3: Param()})
     assert opt._get_lr(3) == pytest.approx(0.2) and opt._get_wd(3) == pytest.approx(0.1)
 
-    sched = optim.FactorScheduler(step=2, factor=0.5)
-    opt = optim.SGD(learning_rate=1.0, lr_scheduler=sched)
+    sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5)
+    opt = mx.optimizer.SGD(learning_rate=1.0, lr_scheduler=sched)
     lrs = []
     w = nd.zeros((1,))
     for _ in range(5):
@@ -465,25 +467,25 @@ def test_multipliers_scheduler_and_learning_rate():
 ])
 def test_bad_optimizer_arguments(kind, kw, match):
     with pytest.raises(ValueError, match=match):
-        optim.create(kind, **kw)
+        mx.optimizer.create(kind, **kw)
 
 
 def test_create_and_register():
-    assert isinstance(optim.create("SGD"), optim.SGD)
-    assert isinstance(optim.create("adam"), optim.Adam)
+    assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
+    assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
     with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, sgd "
                                          r"\(got 'rmsprop'\)"):
-        optim.create("rmsprop")
+        mx.optimizer.create("rmsprop")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
                                         r"'0\.1'\)"):
-        optim.create("sgd", learning_rate="0.1")
+        mx.optimizer.create("sgd", learning_rate="0.1")
     with pytest.raises(TypeError, match="^register: klass must be a subclass"):
-        optim.register(int)
+        mx.optimizer.register(int)
 
 
 @pytest.mark.parametrize("kind", ["sgd", "adam", "adagrad"])
 def test_failed_update_leaves_weight_and_state_unchanged(kind):
-    opt = optim.create(kind, momentum=0.9) if kind == "sgd" else optim.create(kind)
+    opt = mx.optimizer.create(kind, momentum=0.9) if kind == "sgd" else mx.optimizer.create(kind)
     w = nd.ones((4, 2))
     state = opt.create_state(0, w)
     states = list(state) if isinstance(state, tuple) else [state]
@@ -506,7 +508,7 @@ def test_clip_global_norm_matches_numpy(max_norm):
     c = np.zeros((6, 2), F32)
     c[[1, 4]] = rng.standard_normal((2, 2))
     arrays = [nd.array(a), nd.array(b), nd.sparse.row_sparse_array(c)]
-    norm = optim.clip_global_norm(arrays, max_norm)
+    norm = mx.gluon.utils.clip_global_norm(arrays, max_norm)
     want = math.sqrt(sum(float(np.sum(x.astype(F64) ** 2)) for x in (a, b, c)))
     assert norm == pytest.approx(want, rel=1e-6)
     scale = min(1.0, max_norm / (want + 1e-8))
@@ -517,15 +519,15 @@ def test_clip_global_norm_matches_numpy(max_norm):
 
 def test_clip_global_norm_errors_and_non_finite():
     with pytest.raises(ValueError, match=r"^clip_global_norm: arrays must hold at least one"):
-        optim.clip_global_norm([], 1.0)
+        mx.gluon.utils.clip_global_norm([], 1.0)
     with pytest.raises(ValueError, match=r"^clip_global_norm: max_norm must be finite and "
                                          r"> 0 \(got 0\)"):
-        optim.clip_global_norm([nd.ones(2)], 0)
+        mx.gluon.utils.clip_global_norm([nd.ones(2)], 0)
     with pytest.raises(TypeError, match=r"^clip_global_norm: arrays\[1\] must be an NDArray"):
-        optim.clip_global_norm([nd.ones(2), np.ones(2)], 1.0)
+        mx.gluon.utils.clip_global_norm([nd.ones(2), np.ones(2)], 1.0)
     x = nd.array([np.inf, 1.0])
     with pytest.warns(UserWarning, match="nan or inf"):
-        assert math.isinf(optim.clip_global_norm([x], 1.0))
+        assert math.isinf(mx.gluon.utils.clip_global_norm([x], 1.0))
 
 
 # -- Trainer --------------------------------------------------------------------------------
@@ -566,8 +568,8 @@ def test_trainer_step_rescales_by_batch_size(kind, kw):
     w0, e0 = rng.standard_normal((3, 2)), rng.standard_normal((10, 2))
     params = {"w": Param("w", w0), "e": Param("e", e0, grad_stype="row_sparse"),
               "frozen": Param("frozen", np.ones(2), grad_req="null")}
-    trainer = optim.Trainer(params, kind, kw)
-    ref = optim.create(kind, **kw)
+    trainer = mx.gluon.Trainer(params, kind, kw)
+    ref = mx.optimizer.create(kind, **kw)
     rw, re = nd.array(w0), nd.array(e0)
     rstates = [ref.create_state(0, rw), ref.create_state(1, re)]
     batch = 4
@@ -598,7 +600,7 @@ def test_trainer_step_before_any_backward_is_stale():
     last step) is stale; the weights stay as they are."""
     p = Param("w", [1.0, 2.0])
     w = p.data()
-    trainer = optim.Trainer([p], "sgd", {"learning_rate": 0.1, "wd": 0.5})
+    trainer = mx.gluon.Trainer([p], "sgd", {"learning_rate": 0.1, "wd": 0.5})
     with pytest.raises(RuntimeError, match="`w` on context cpu\\(0\\) has not been updated "
                                            "by backward since last `step`"):
         trainer.step(1)
@@ -617,13 +619,13 @@ def test_trainer_stale_gradients_and_multipliers():
     rng = np.random.default_rng(10)
     params = [Param("w", rng.standard_normal((3, 2)), lr_mult=0.0),
               Param("e", rng.standard_normal((10, 2)), grad_stype="row_sparse")]
-    trainer = optim.Trainer(params, optim.SGD(learning_rate=0.1))
+    trainer = mx.gluon.Trainer(params, mx.optimizer.SGD(learning_rate=0.1))
     _model_step({"w": params[0], "e": params[1]}, nd.ones((2, 3)), [0, 1])
     w_before = params[0].data().asnumpy().copy()
     trainer.step(1)
     np.testing.assert_array_equal(params[0].data().asnumpy(), w_before)   # lr_mult 0
     e_after = params[1].data().asnumpy().copy()
-    with pytest.raises(optim.StaleGradientError, match=r"^Gradient of Parameter `w` on "
+    with pytest.raises(mx.gluon.StaleGradientError, match=r"^Gradient of Parameter `w` on "
                                                      r"context cpu\(0\) has not been updated"):
         trainer.step(1)
     np.testing.assert_array_equal(params[1].data().asnumpy(), e_after)
@@ -663,7 +665,7 @@ def test_trainer_makes_states_before_the_first_step():
     net = nn.Sequential()
     net.add(nn.Dense(3, in_units=4), nn.Dense(2))           # the second: deferred
     net.initialize()
-    trainer = optim.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+    trainer = mx.gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
     assert sorted(trainer._states) == [0, 1, 3]              # the deferred weight: none
     assert all(np.array_equal(s.asnumpy(), np.zeros((3, 4))) for s in trainer._states[0])
     rng = np.random.default_rng(11)
@@ -684,7 +686,7 @@ def test_trainer_makes_states_before_the_first_step():
                                    rtol=1e-5, atol=1e-7)
     # a weight re-made in another dtype after the Trainer: its early state is replaced
     p = Param("w", np.ones((2, 2)))
-    t = optim.Trainer([p], "sgd", {"learning_rate": 0.1, "momentum": 0.5})
+    t = mx.gluon.Trainer([p], "sgd", {"learning_rate": 0.1, "momentum": 0.5})
     assert t._states[0].dtype == np.float32
     p._data = nd.array(np.ones((2, 2)), dtype="float64")
     p._data.attach_grad()
@@ -697,7 +699,7 @@ def test_trainer_makes_states_before_the_first_step():
     # an optimizer of its own: create_state runs at the first update (it may read the
     # weight's values, as this one does)
 
-    class Snapshot(optim.SGD):
+    class Snapshot(mx.optimizer.SGD):
         def create_state(self, index, weight):
             return weight.copy()
 
@@ -705,7 +707,7 @@ def test_trainer_makes_states_before_the_first_step():
             weight[:] = state * 10
 
     p = Param("w", np.ones(3))
-    t = optim.Trainer([p], Snapshot())
+    t = mx.gluon.Trainer([p], Snapshot())
     assert t._states == {}
     p.data()[:] = 2.0
     with autograd.record():
@@ -718,16 +720,16 @@ def test_trainer_makes_states_before_the_first_step():
 def test_trainer_bad_arguments():
     p = Param("w", np.ones(2))
     with pytest.raises(TypeError, match=r"^Trainer: params must be a dict of Parameters"):
-        optim.Trainer(p, "sgd")
+        mx.gluon.Trainer(p, "sgd")
     with pytest.raises(TypeError, match=r"^Trainer: params\[0\] must be a Parameter"):
-        optim.Trainer([object()], "sgd")
+        mx.gluon.Trainer([object()], "sgd")
     with pytest.raises(ValueError, match=r"^Trainer: optimizer_params must be None"):
-        optim.Trainer([p], optim.SGD(), {"learning_rate": 0.1})
+        mx.gluon.Trainer([p], mx.optimizer.SGD(), {"learning_rate": 0.1})
     with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
-        optim.Trainer([p, p], "sgd")
+        mx.gluon.Trainer([p, p], "sgd")
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
-        optim.Trainer([p], "nadam")
-    trainer = optim.Trainer([p], "sgd")
+        mx.gluon.Trainer([p], "nadam")
+    trainer = mx.gluon.Trainer([p], "sgd")
     with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
                                          r"\(got 0\)"):
         trainer.step(0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from runtime import autograd, nd
-from runtime.nn import loss as gloss
+from runtime.gluon import loss as gloss
 
 
 def a64(x):

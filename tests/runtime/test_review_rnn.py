@@ -5,7 +5,9 @@ shapes, the fixed-weight LSTM inference values, and nd.RNN's MXNet signature."""
 import numpy as np
 import pytest
 
-from runtime import autograd, nd, nn
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 
 
 def check_rnn_layer_forward(layer, inputs, states=None, run_only=False):
@@ -34,22 +36,22 @@ def check_rnn_layer_forward(layer, inputs, states=None, run_only=False):
 def test_rnn_layers_fp32(dropout):
     ro = dropout > 0
     one = lambda *s: nd.ones(s)
-    out = check_rnn_layer_forward(nn.RNN(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
+    out = check_rnn_layer_forward(mx.gluon.rnn.RNN(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
     assert out.shape == (8, 3, 10)
-    out = check_rnn_layer_forward(nn.RNN(10, 2, bidirectional=True, dropout=dropout),
+    out = check_rnn_layer_forward(mx.gluon.rnn.RNN(10, 2, bidirectional=True, dropout=dropout),
                                   one(8, 3, 20), one(4, 3, 10), run_only=ro)
     assert out.shape == (8, 3, 20)
-    check_rnn_layer_forward(nn.LSTM(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
-    check_rnn_layer_forward(nn.LSTM(10, 2, bidirectional=True, dropout=dropout),
+    check_rnn_layer_forward(mx.gluon.rnn.LSTM(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
+    check_rnn_layer_forward(mx.gluon.rnn.LSTM(10, 2, bidirectional=True, dropout=dropout),
                             one(8, 3, 20), [one(4, 3, 10), one(4, 3, 10)], run_only=ro)
-    check_rnn_layer_forward(nn.GRU(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
-    check_rnn_layer_forward(nn.GRU(10, 2, bidirectional=True, dropout=dropout),
+    check_rnn_layer_forward(mx.gluon.rnn.GRU(10, 2, dropout=dropout), one(8, 3, 20), run_only=ro)
+    check_rnn_layer_forward(mx.gluon.rnn.GRU(10, 2, bidirectional=True, dropout=dropout),
                             one(8, 3, 20), one(4, 3, 10), run_only=ro)
 
 
 def test_rnn_layer_in_sequential():
     net = nn.Sequential()
-    net.add(nn.LSTM(10, bidirectional=True), nn.Flatten(), nn.Dense(3, activation="relu"))
+    net.add(mx.gluon.rnn.LSTM(10, bidirectional=True), nn.Flatten(), nn.Dense(3, activation="relu"))
     net.initialize()
     with autograd.record():
         out = net(nd.ones((2, 3, 10)))
@@ -58,12 +60,12 @@ def test_rnn_layer_in_sequential():
 
 
 def test_layer_fill_shape():
-    layer = nn.LSTM(10)
+    layer = mx.gluon.rnn.LSTM(10)
     assert repr(layer) == "LSTM(None -> 10, TNC)"
     check_rnn_layer_forward(layer, nd.ones((3, 2, 7)))
     assert layer.l0_i2h_weight.shape[1] == 7
     assert repr(layer) == "LSTM(7 -> 10, TNC)"
-    assert repr(nn.GRU(4, 2, dropout=0.5, bidirectional=True, input_size=3)) == \
+    assert repr(mx.gluon.rnn.GRU(4, 2, dropout=0.5, bidirectional=True, input_size=3)) == \
         "GRU(3 -> 4, TNC, num_layers=2, dropout=0.5, bidirectional)"
 
 
@@ -72,14 +74,14 @@ def test_lstm_cpu_inference():
                           [0.72045636, 0.72045636, 0.95215213, 0.95215213]],
                          [[0.95215213, 0.95215213, 0.72045636, 0.72045636],
                           [0.95215213, 0.95215213, 0.72045636, 0.72045636]]])
-    model = nn.LSTM(2, num_layers=6, bidirectional=True)
-    model.initialize(nn.init.One())
+    model = mx.gluon.rnn.LSTM(2, num_layers=6, bidirectional=True)
+    model.initialize(mx.init.One())
     y = model(nd.ones((2, 2, 2))).asnumpy()
     np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-5)
 
 
-@pytest.mark.parametrize("cls,gates,extra", [(nn.RNN, 1, {}), (nn.LSTM, 4, {}),
-                                             (nn.GRU, 3, {})])
+@pytest.mark.parametrize("cls,gates,extra", [(mx.gluon.rnn.RNN, 1, {}), (mx.gluon.rnn.LSTM, 4, {}),
+                                             (mx.gluon.rnn.GRU, 3, {})])
 def test_parameter_names_and_shapes(cls, gates, extra):
     layer = cls(7, num_layers=2, bidirectional=True, input_size=5, prefix="rnn_")
     params = layer.collect_params()
@@ -96,19 +98,19 @@ def test_parameter_names_and_shapes(cls, gates, extra):
 
 def test_lstmp_parameter_order():
     # Gluon 1.x registers h2r_weight after the biases of each layer and direction
-    layer = nn.LSTM(4, projection_size=2, input_size=3, prefix="lstm0_")
+    layer = mx.gluon.rnn.LSTM(4, projection_size=2, input_size=3, prefix="lstm0_")
     assert list(layer.collect_params()) == [
         "lstm0_l0_i2h_weight", "lstm0_l0_h2h_weight", "lstm0_l0_i2h_bias",
         "lstm0_l0_h2h_bias", "lstm0_l0_h2r_weight"]
 
 
 def test_default_prefixes():
-    a, b = nn.LSTM(3), nn.LSTM(3)
+    a, b = mx.gluon.rnn.LSTM(3), mx.gluon.rnn.LSTM(3)
     assert a.prefix.startswith("lstm") and a.prefix != b.prefix
-    assert nn.GRU(3).prefix.startswith("gru") and nn.RNN(3).prefix.startswith("rnn")
+    assert mx.gluon.rnn.GRU(3).prefix.startswith("gru") and mx.gluon.rnn.RNN(3).prefix.startswith("rnn")
 
 
-@pytest.mark.parametrize("cls,n", [(nn.RNN, 1), (nn.LSTM, 2), (nn.GRU, 1)])
+@pytest.mark.parametrize("cls,n", [(mx.gluon.rnn.RNN, 1), (mx.gluon.rnn.LSTM, 2), (mx.gluon.rnn.GRU, 1)])
 def test_begin_state(cls, n):
     layer = cls(5, num_layers=3, bidirectional=True)
     info = layer.state_info(4)
@@ -126,7 +128,7 @@ def test_begin_state(cls, n):
 
 
 @pytest.mark.parametrize("layout", ["TNC", "NTC"])
-@pytest.mark.parametrize("cls", [nn.RNN, nn.LSTM, nn.GRU])
+@pytest.mark.parametrize("cls", [mx.gluon.rnn.RNN, mx.gluon.rnn.LSTM, mx.gluon.rnn.GRU])
 def test_layouts_and_state_outputs(cls, layout):
     layer = cls(6, num_layers=2, bidirectional=True, layout=layout)
     layer.initialize()
@@ -152,15 +154,15 @@ def test_layouts_and_state_outputs(cls, layout):
 
 
 def test_state_shape_checked():
-    layer = nn.GRU(4, num_layers=2)
+    layer = mx.gluon.rnn.GRU(4, num_layers=2)
     layer.initialize()
     with pytest.raises(ValueError, match=r"Invalid recurrent state shape|state"):
         layer(nd.ones((3, 2, 5)), nd.zeros((2, 3, 4)))     # batch 2, state batch 3
 
 
 def test_lstm_state_clip_layer():
-    layer = nn.LSTM(3, state_clip_min=-0.01, state_clip_max=0.01, input_size=2)
-    layer.initialize(nn.init.One())
+    layer = mx.gluon.rnn.LSTM(3, state_clip_min=-0.01, state_clip_max=0.01, input_size=2)
+    layer.initialize(mx.init.One())
     out, (h, c) = layer(nd.ones((4, 1, 2)) * 10, layer.begin_state(1))
     assert np.abs(c.asnumpy()).max() <= 0.01 + 1e-7
     assert out.shape == (4, 1, 3)
@@ -188,12 +190,12 @@ def test_nd_rnn_signature_and_outputs():
 def test_save_load_parameters_uses_gluon_1x_keys(tmp_path):
     # Gluon 1.x's _RNNLayer._collect_params_with_prefix: a .params file saved by MXNet
     # holds '_unfused.<layer>.[<l|r>_cell.]<i2h|h2h>_<weight|bias>'
-    layer = nn.GRU(3, num_layers=2, bidirectional=True, input_size=2)
+    layer = mx.gluon.rnn.GRU(3, num_layers=2, bidirectional=True, input_size=2)
     keys = list(layer._collect_params_with_prefix())
     assert keys[:4] == ["_unfused.0.l_cell.i2h_weight", "_unfused.0.l_cell.h2h_weight",
                         "_unfused.0.l_cell.i2h_bias", "_unfused.0.l_cell.h2h_bias"]
     assert "_unfused.1.r_cell.h2h_bias" in keys
-    uni = nn.LSTM(3, input_size=2)
+    uni = mx.gluon.rnn.LSTM(3, input_size=2)
     assert list(uni._collect_params_with_prefix()) == [
         "_unfused.0.i2h_weight", "_unfused.0.h2h_weight", "_unfused.0.i2h_bias",
         "_unfused.0.h2h_bias"]
@@ -206,11 +208,11 @@ def test_save_load_parameters_uses_gluon_1x_keys(tmp_path):
     np.testing.assert_array_equal(uni.l0_h2h_weight.data().asnumpy(),
                                   arrays["_unfused.0.h2h_weight"].asnumpy())
     uni.save_parameters(f)
-    back = nn.LSTM(3, input_size=2)
+    back = mx.gluon.rnn.LSTM(3, input_size=2)
     back.load_parameters(f)
     np.testing.assert_array_equal(back.l0_i2h_bias.data().asnumpy(),
                                   arrays["_unfused.0.i2h_bias"].asnumpy())
     net = nn.Sequential()
-    net.add(nn.LSTM(3, input_size=2, projection_size=2))
+    net.add(mx.gluon.rnn.LSTM(3, input_size=2, projection_size=2))
     assert list(net._collect_params_with_prefix())[-1] == "0.l0_h2r_weight"
     assert list(net._collect_params_with_prefix())[0] == "0._unfused.0.i2h_weight"

@@ -7,7 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from runtime import autograd, nd, nn
+import runtime as mx
+from runtime import autograd, nd
+from runtime.gluon import nn
 from runtime.nd._rnn import rnn_param_size
 from tests.runtime.conftest import free_failing_tests
 
@@ -445,8 +447,8 @@ def layer_params(layer, mode, layers, bidir):
 
 
 @pytest.mark.parametrize("cls,mode,kw", [
-    (nn.RNN, "rnn_relu", {}), (nn.RNN, "rnn_tanh", {"activation": "tanh"}),
-    (nn.LSTM, "lstm", {}), (nn.GRU, "gru", {})])
+    (mx.gluon.rnn.RNN, "rnn_relu", {}), (mx.gluon.rnn.RNN, "rnn_tanh", {"activation": "tanh"}),
+    (mx.gluon.rnn.LSTM, "lstm", {}), (mx.gluon.rnn.GRU, "gru", {})])
 @pytest.mark.parametrize("layout", ["TNC", "NTC"])
 def test_layers_match_reference(cls, mode, kw, layout):
     layer = cls(4, num_layers=2, bidirectional=True, layout=layout, **kw)
@@ -455,7 +457,7 @@ def test_layers_match_reference(cls, mode, kw, layout):
     assert names[:4] == [p + "l0_i2h_weight", p + "l0_h2h_weight", p + "l0_i2h_bias",
                          p + "l0_h2h_bias"]
     assert p + "r1_h2h_bias" in names and len(names) == 16
-    layer.initialize(nn.init.Uniform(0.5))
+    layer.initialize(mx.init.Uniform(0.5))
     g = GATES[mode]
     assert layer.l0_i2h_weight.shape == (g * 4, 0)          # input size inferred on call
     rng = np.random.default_rng(2)
@@ -486,14 +488,14 @@ def test_layers_match_reference(cls, mode, kw, layout):
 
 
 def test_lstm_layer_with_projection():
-    layer = nn.LSTM(4, num_layers=2, bidirectional=True, projection_size=2, input_size=3)
+    layer = mx.gluon.rnn.LSTM(4, num_layers=2, bidirectional=True, projection_size=2, input_size=3)
     p = layer.prefix
     assert list(layer.collect_params())[:5] == [p + "l0_i2h_weight", p + "l0_h2h_weight",
                                                 p + "l0_i2h_bias", p + "l0_h2h_bias",
                                                 p + "l0_h2r_weight"]    # Gluon 1.x order
     assert layer.l0_h2h_weight.shape == (16, 2) and layer.l0_h2r_weight.shape == (2, 4)
     assert layer.l1_i2h_weight.shape == (16, 4)
-    layer.initialize(nn.init.Uniform(0.5))
+    layer.initialize(mx.init.Uniform(0.5))
     for prm in layer.collect_params().values():
         prm.set_data(nd.random.uniform(-0.5, 0.5, shape=prm.shape))
     states = layer.begin_state(2)
@@ -513,7 +515,7 @@ def test_lstm_layer_with_projection():
 
 
 def test_layer_trains_and_sequence_length():
-    layer = nn.GRU(3, input_size=2, use_sequence_length=True)
+    layer = mx.gluon.rnn.GRU(3, input_size=2, use_sequence_length=True)
     layer.initialize()
     x = nd.random.uniform(shape=(4, 2, 2))
     lengths = nd.array([4, 2])
@@ -529,18 +531,18 @@ def test_layer_trains_and_sequence_length():
 
 def test_layer_errors():
     with pytest.raises(ValueError, match=r"RNN: layout must be 'TNC' or 'NTC' \(got 'NCT'\)"):
-        nn.RNN(3, layout="NCT")
+        mx.gluon.rnn.RNN(3, layout="NCT")
     with pytest.raises(ValueError, match=r"RNN: activation must be 'relu' or 'tanh'"):
-        nn.RNN(3, activation="sigmoid")
+        mx.gluon.rnn.RNN(3, activation="sigmoid")
     with pytest.raises(ValueError, match=r"LSTM: hidden_size must be an integer >= 1"):
-        nn.LSTM(0)
+        mx.gluon.rnn.LSTM(0)
     with pytest.raises(ValueError, match=r"GRU: dropout must be a number in \[0, 1\)"):
-        nn.GRU(3, dropout=1.5)
+        mx.gluon.rnn.GRU(3, dropout=1.5)
     with pytest.raises(ValueError, match=r"LSTM: projection_size must be an integer >= 1"):
-        nn.LSTM(3, projection_size=0)
+        mx.gluon.rnn.LSTM(3, projection_size=0)
     with pytest.raises(ValueError, match=r"LSTM: state_clip_min and state_clip_max"):
-        nn.LSTM(3, state_clip_min=-1.0)
-    layer = nn.LSTM(3)
+        mx.gluon.rnn.LSTM(3, state_clip_min=-1.0)
+    layer = mx.gluon.rnn.LSTM(3)
     layer.initialize()
     with pytest.raises(ValueError, match=r"LSTM: states must be a list of 2 NDArray"):
         layer(nd.zeros((2, 1, 2)), [nd.zeros((1, 1, 3))])

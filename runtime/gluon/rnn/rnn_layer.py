@@ -14,8 +14,8 @@ import re
 import numpy as np
 
 from runtime import nd
-from runtime.nn.basic_layers import _positive_int
-from runtime.nn.block import Block
+from runtime.gluon.nn.basic_layers import _positive_int
+from runtime.gluon.block import Block
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 

@@ -1,4 +1,4 @@
-"""``Block`` and ``Sequential`` (Gluon's, imperative only).
+"""``Block``, the base of every layer and model (Gluon's ``gluon.Block``, imperative).
 
 Names follow Gluon: a block made outside any other block's ``name_scope()`` gets the
 prefix ``<class name lowercased><count>_`` from a process-wide counter (``dense0_``,
@@ -16,8 +16,8 @@ import threading
 from collections import OrderedDict
 
 from runtime import nd
-from runtime.nn import init as _init
-from runtime.nn.parameter import Parameter, ParameterDict, _compatible
+from runtime import initializer as _init
+from runtime.gluon.parameter import Parameter, ParameterDict, _compatible
 
 _COUNTERS = {}
 _COUNTER_LOCK = threading.Lock()
@@ -248,36 +248,4 @@ class Block:
                 param.set_data(loaded[key])
 
 
-class Sequential(Block):
-    """Blocks applied one after the other (Gluon's ``nn.Sequential``)."""
-
-    def add(self, *blocks):
-        """Append ``blocks`` (registered as children '0', '1', ...)."""
-        for block in blocks:
-            self.register_child(block)
-        return self
-
-    def forward(self, x, *args):
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                x, args = x[0], tuple(x[1:])
-        return (x,) + args if args else x
-
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if isinstance(key, slice):
-            net = type(self)(prefix=self._prefix)
-            net.add(*layers)
-            return net
-        return layers
-
-    def __len__(self):
-        return len(self._children)
-
-    def __iter__(self):
-        return iter(self._children.values())
-
-
-__all__ = ["Block", "Sequential"]
+__all__ = ["Block"]

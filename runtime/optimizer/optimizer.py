@@ -1,6 +1,5 @@
 """Optimizers (MXNet 1.x's ``mx.optimizer``): :class:`Optimizer`, :class:`SGD`,
-:class:`Adam`, :class:`AdaGrad`, :func:`create` and :func:`register`, and the learning
-rate schedule :class:`FactorScheduler` (``mx.lr_scheduler.FactorScheduler``).
+:class:`Adam`, :class:`AdaGrad`, :func:`create` and :func:`register`.
 
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
 state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
@@ -22,15 +21,17 @@ states, and refuses writes into arrays on the tape while recording.
 """
 
 import math
+import pickle
 
 import numpy as np
 
 from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
-from runtime.ops.optim import check_number
+from runtime.ops.optim import as_number as _number
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
+           "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -56,41 +57,6 @@ def create(name, **kwargs):
         raise ValueError(f"create: name must be one of {', '.join(sorted(_REGISTRY))} "
                          f"(got {name!r})") from None
     return klass(**kwargs)
-
-
-def _number(owner, name, v, lo=None, lo_open=False, hi=None):
-    """``v`` as a float, finite and in the range given ([lo, hi), (lo, ...))."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
-                                                             np.floating)):
-        raise TypeError(f"{owner}: {name} must be a number (got {v!r})")
-    v = float(v)
-    check_number(owner, name, v, lo, lo_open, hi)
-    return v
-
-
-class FactorScheduler:
-    """The learning rate times ``factor`` every ``step`` updates, never below
-    ``stop_factor_lr`` (MXNet's ``mx.lr_scheduler.FactorScheduler``); an optimizer
-    given it sets ``base_lr`` to its learning_rate."""
-
-    def __init__(self, step, factor=1.0, stop_factor_lr=1e-8, base_lr=0.01):
-        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-            raise ValueError(f"FactorScheduler: step must be an integer >= 1 (got {step!r})")
-        self.step = step
-        self.factor = _number("FactorScheduler", "factor", factor, lo=0, lo_open=True)
-        if self.factor > 1.0:
-            raise ValueError(f"FactorScheduler: factor must be <= 1 to make the learning "
-                             f"rate decay (got {factor!r})")
-        self.stop_factor_lr = _number("FactorScheduler", "stop_factor_lr", stop_factor_lr,
-                                      lo=0)
-        self.base_lr = _number("FactorScheduler", "base_lr", base_lr, lo=0)
-        self.count = 0
-
-    def __call__(self, num_update):
-        while num_update > self.count + self.step:
-            self.count += self.step
-            self.base_lr = max(self.base_lr * self.factor, self.stop_factor_lr)
-        return self.base_lr
 
 
 class Optimizer:
@@ -299,3 +265,47 @@ class AdaGrad(Optimizer):
             "lr": lr, "epsilon": float(self.float_stable_eps),
             "wd": wd, "rescale_grad": float(self.rescale_grad),
             "clip_gradient": self._clip()})
+
+
+class Updater:
+    """Applies an optimizer to weights by index, making each weight's state on its first
+    update (MXNet's ``mx.optimizer.Updater``, what ``get_updater`` returns and what a
+    local KVStore calls): ``updater(index, grad, weight)``, or lists of each."""
+
+    def __init__(self, optimizer):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"Updater: optimizer must be an Optimizer (got "
+                            f"{type(optimizer).__name__})")
+        self.optimizer = optimizer
+        self.states = {}
+
+    def __call__(self, index, grad, weight):
+        if isinstance(index, (list, tuple)):
+            if not (isinstance(grad, (list, tuple)) and isinstance(weight, (list, tuple))
+                    and len(grad) == len(index) == len(weight)):
+                raise ValueError("Updater: index, grad and weight must be lists of one "
+                                 f"length (got {len(index)} indices)")
+            for i, g, w in zip(index, grad, weight):
+                self(i, g, w)
+            return
+        if index not in self.states:
+            self.states[index] = self.optimizer.create_state(index, weight)
+        self.optimizer.update(index, weight, grad, self.states[index])
+
+    def get_states(self, dump_optimizer=False):
+        """The states (and the optimizer when ``dump_optimizer``), pickled."""
+        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+    def set_states(self, states):
+        """Restore what :meth:`get_states` gave."""
+        loaded = pickle.loads(states)
+        if isinstance(loaded, tuple) and len(loaded) == 2:
+            self.states, self.optimizer = loaded
+        else:
+            self.states = loaded
+
+
+def get_updater(optimizer):
+    """An :class:`Updater` of ``optimizer`` (MXNet's ``mx.optimizer.get_updater``)."""
+    return Updater(optimizer)
+

@@ -12,7 +12,7 @@ import numpy as np
 import allocator
 from runtime import nd
 from runtime._ndarray import NDArray
-from runtime.optim.optimizer import SGD, AdaGrad, Adam, Optimizer, create
+from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer", "StaleGradientError"]
 

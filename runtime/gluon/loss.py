@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime import nd
 from runtime.ops._call import F
-from runtime.nn.block import Block
+from runtime.gluon.block import Block
 
 
 def _reshape_like(loss, label, pred):

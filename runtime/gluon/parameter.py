@@ -12,14 +12,15 @@ import re
 import numpy as np
 
 from runtime import autograd, nd
+from runtime.base import MXNetError
 from runtime.context import Context, current_context
-from runtime.nn import init as _init
+from runtime import initializer as _init
 
 GRAD_REQS = ("write", "add", "null")
 STYPES = ("default", "row_sparse", "csr")
 
 
-class DeferredInitializationError(RuntimeError):
+class DeferredInitializationError(MXNetError):
     """The parameter's shape is not known yet: call the block on data first."""
 
 
@@ -292,6 +293,31 @@ class Parameter:
         raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
 
 
+class _Value(_init.Initializer):
+    """Writes one fixed array (a :class:`Constant`'s value), whatever the name."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def _init_weight(self, name, arr):
+        arr[:] = self.values
+
+    def _kwargs(self):
+        return {"shape": self.values.shape, "dtype": str(self.values.dtype)}
+
+
+class Constant(Parameter):
+    """A parameter that never trains (Gluon's ``gluon.Constant``): ``grad_req`` is
+    'null' and :meth:`initialize` writes ``value`` (an NDArray, a NumPy array or a
+    nested list; ``nd.array``'s dtype rule) whatever initialiser is given."""
+
+    def __init__(self, name, value):
+        value = value if isinstance(value, nd.NDArray) else nd.array(value)
+        self.value = value.asnumpy()
+        super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
+                         init=_Value(self.value), differentiable=False)
+
+
 class ParameterDict(dict):
     """An ordered ``{name: Parameter}`` with Gluon's helpers.  ``prefix`` is prepended
     by :meth:`get` to the names it creates."""
@@ -379,4 +405,4 @@ class ParameterDict(dict):
         return out
 
 
-__all__ = ["Parameter", "ParameterDict", "DeferredInitializationError"]
+__all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError"]

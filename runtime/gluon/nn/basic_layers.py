@@ -1,4 +1,4 @@
-"""Layers (Gluon's ``nn``): ``Dense``, ``Embedding``, ``Dropout``, ``Activation``,
+"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``, ``Activation``,
 ``Flatten``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
 ``Dropout``, ``relu`` ...), so autograd records it."""
 
@@ -7,9 +7,41 @@ import math
 import numpy as np
 
 from runtime import nd
-from runtime.nn.block import Block
+from runtime.gluon.block import Block
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
+
+
+class Sequential(Block):
+    """Blocks applied one after the other (Gluon's ``nn.Sequential``)."""
+
+    def add(self, *blocks):
+        """Append ``blocks`` (registered as children '0', '1', ...)."""
+        for block in blocks:
+            self.register_child(block)
+        return self
+
+    def forward(self, x, *args):
+        for block in self._children.values():
+            x = block(x, *args)
+            args = ()
+            if isinstance(x, (tuple, list)):
+                x, args = x[0], tuple(x[1:])
+        return (x,) + args if args else x
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())[key]
+        if isinstance(key, slice):
+            net = type(self)(prefix=self._prefix)
+            net.add(*layers)
+            return net
+        return layers
+
+    def __len__(self):
+        return len(self._children)
+
+    def __iter__(self):
+        return iter(self._children.values())
 
 
 def _positive_int(layer, name, value, minimum=1):
@@ -171,4 +203,4 @@ class Flatten(Block):
         return "Flatten"
 
 
-__all__ = ["Dense", "Embedding", "Dropout", "Activation", "Flatten"]
+__all__ = ["Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten"]

@@ -1,0 +1,18 @@
+"""Optimizers (MXNet 1.x's ``mx.optimizer``).
+
+>>> import runtime as mx
+>>> opt = mx.optimizer.create("adam", learning_rate=0.01)
+>>> updater = mx.optimizer.get_updater(opt)
+>>> updater(0, grad, weight)          # one update of weight 0, state made on first use
+
+Updates are the registry operators of runtime/ops (``sgd_update``, ``sgd_mom_update``,
+``adam_update``, ``adagrad_update``) called with ``out=weight``: the weight and the
+optimizer's state change in place, and row_sparse gradients take lazy updates (only the
+rows present are touched) unless ``lazy_update=False``.
+"""
+
+from runtime.optimizer.optimizer import (SGD, AdaGrad, Adam, Optimizer, Updater, create,
+                                         get_updater, register)
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
+           "register"]

@@ -1,0 +1,188 @@
+"""Helpers that test suites import from ``mxnet.test_utils`` (MXNet 1.x): tolerances and
+comparisons, random shapes and arrays, the default context, expected exceptions and
+environment variables.
+
+Comparisons take NDArrays (read with ``asnumpy()``), NumPy arrays or numbers.  The
+default tolerances depend on the dtypes compared (the looser of the two), as MXNet's:
+float16 rtol 1e-2 / atol 1e-1, float32 1e-4 / 1e-3, float64 1e-5 / 1e-20, integers and
+bool exact.
+"""
+
+import contextlib
+import numbers
+import os
+
+import numpy as np
+
+from runtime import context as _context
+from runtime import nd
+from runtime._ndarray import NDArray
+
+__all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
+           "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
+           "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
+           "assert_exception", "environment"]
+
+
+def default_context():
+    """The context tests run on: the current one."""
+    return _context.current_context()
+
+
+def set_default_context(ctx):
+    """Make ``ctx`` the current context for the rest of the thread (as MXNet's, which
+    replaces the default rather than entering a ``with`` block)."""
+    if not isinstance(ctx, _context.Context):
+        raise TypeError(f"set_default_context: ctx must be a Context (got {ctx!r})")
+    ctx.__enter__()
+
+
+def default_dtype():
+    """float32, MXNet's default dtype."""
+    return np.float32
+
+
+def default_rtols():
+    """Relative tolerance by dtype."""
+    return {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
+            np.dtype(np.float64): 1e-5}
+
+
+def default_atols():
+    """Absolute tolerance by dtype."""
+    return {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+            np.dtype(np.float64): 1e-20}
+
+
+def _numpy(x):
+    if isinstance(x, NDArray):
+        return x.asnumpy()
+    return np.asarray(x)
+
+
+def _tolerance(arrays, tol, table):
+    if isinstance(tol, numbers.Number):
+        return float(tol)
+    if tol is not None:
+        raise TypeError(f"tolerance must be a number or None (got {tol!r})")
+    return max(table.get(a.dtype, 0.0) for a in arrays)
+
+
+def get_rtol(rtol=None, dtype=np.dtype(np.float64)):
+    """``rtol``, or the default relative tolerance of ``dtype``."""
+    return _tolerance([np.empty(0, dtype)], rtol, default_rtols())
+
+
+def get_atol(atol=None, dtype=np.dtype(np.float64)):
+    """``atol``, or the default absolute tolerance of ``dtype``."""
+    return _tolerance([np.empty(0, dtype)], atol, default_atols())
+
+
+def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True):
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (shapes broadcast unless
+    ``use_broadcast`` is False, then they must be equal)."""
+    a, b = _numpy(a), _numpy(b)
+    rtol = _tolerance([a, b], rtol, default_rtols())
+    atol = _tolerance([a, b], atol, default_atols())
+    if not use_broadcast and a.shape != b.shape:
+        return False
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False,
+                        use_broadcast=True):
+    """AssertionError unless :func:`almost_equal`; the message names the arrays, the
+    tolerances and the worst element."""
+    an, bn = _numpy(a), _numpy(b)
+    rtol_ = _tolerance([an, bn], rtol, default_rtols())
+    atol_ = _tolerance([an, bn], atol, default_atols())
+    if not use_broadcast and an.shape != bn.shape:
+        raise AssertionError(f"{names[0]} and {names[1]} must have one shape (got "
+                             f"{an.shape!r} and {bn.shape!r})")
+    np.testing.assert_allclose(an, bn, rtol=rtol_, atol=atol_, equal_nan=equal_nan,
+                               err_msg=f"{names[0]} and {names[1]} differ")
+
+
+def same(a, b):
+    """Whether ``a`` and ``b`` hold exactly the same values and shape."""
+    return np.array_equal(_numpy(a), _numpy(b))
+
+
+def rand_shape_2d(dim0=10, dim1=10):
+    """A random 2-d shape, each size in [1, dim]."""
+    return tuple(int(d) for d in np.random.randint(1, (dim0 + 1, dim1 + 1)))
+
+
+def rand_shape_3d(dim0=10, dim1=10, dim2=10):
+    """A random 3-d shape, each size in [1, dim]."""
+    return tuple(int(d) for d in np.random.randint(1, (dim0 + 1, dim1 + 1, dim2 + 1)))
+
+
+def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
+    """A random ``num_dim``-d shape, each size in [1, dim] ([0, dim] with
+    ``allow_zero_size``)."""
+    low = 0 if allow_zero_size else 1
+    return tuple(int(d) for d in np.random.randint(low, dim + 1, size=num_dim))
+
+
+def rand_ndarray(shape, stype="default", density=None, dtype=None, ctx=None):
+    """A random NDArray of ``shape``: uniform in [0, 1) for 'default'; for 'row_sparse'
+    and 'csr', each row (row_sparse) or element (csr) stored with probability
+    ``density`` (random in [0, 1) when None)."""
+    dtype = np.dtype(dtype or default_dtype())
+    ctx = ctx or default_context()
+    if stype == "default":
+        return nd.array(np.random.uniform(size=shape).astype(dtype), ctx=ctx, dtype=dtype)
+    density = np.random.rand() if density is None else float(density)
+    if not 0.0 <= density <= 1.0:
+        raise ValueError(f"rand_ndarray: density must be in [0, 1] (got {density!r})")
+    if stype == "row_sparse":
+        rows = np.flatnonzero(np.random.rand(shape[0]) < density)
+        values = np.random.uniform(size=(rows.size,) + tuple(shape[1:])).astype(dtype)
+        return nd.sparse.row_sparse_array((values, rows), shape=shape, ctx=ctx, dtype=dtype)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"rand_ndarray: a csr array must be 2-d (got shape {shape!r})")
+        dense = np.random.uniform(size=shape).astype(dtype)
+        dense[np.random.rand(*shape) >= density] = 0
+        return nd.array(dense, ctx=ctx, dtype=dtype).tostype("csr")
+    raise ValueError(f"rand_ndarray: stype must be 'default', 'row_sparse' or 'csr' (got "
+                     f"{stype!r})")
+
+
+def assert_exception(f, exception_type, *args, **kwargs):
+    """AssertionError unless ``f(*args, **kwargs)`` raises ``exception_type``."""
+    try:
+        f(*args, **kwargs)
+    except exception_type:
+        return
+    raise AssertionError(f"{getattr(f, '__name__', f)} did not raise "
+                         f"{exception_type.__name__}")
+
+
+@contextlib.contextmanager
+def environment(*args):
+    """Set environment variables for the ``with`` block and restore them after:
+    ``environment('NAME', 'value')`` or ``environment({'A': '1', 'B': None})`` (None
+    unsets)."""
+    if len(args) == 2:
+        changes = {args[0]: args[1]}
+    elif len(args) == 1 and isinstance(args[0], dict):
+        changes = dict(args[0])
+    else:
+        raise TypeError("environment: give a name and a value, or a dict (got "
+                        f"{len(args)} arguments)")
+    saved = {k: os.environ.get(k) for k in changes}
+    try:
+        for k, v in changes.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = str(v)
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
