@@ -162,7 +162,7 @@ def _rowmap(rows, nrows):
 # -- dot ------------------------------------------------------------------------------------
 
 def _flags(attrs):
-    # x @ y reaches the op with an empty attribute dict (see runtime.ops.linalg).
+    # x @ y reaches the op with an empty attribute dict (see runtime.ops.dot).
     return bool(attrs.get("transpose_a", False)), bool(attrs.get("transpose_b", False))
 
 
@@ -608,5 +608,5 @@ attach_sparse("mean", _csr_reduce("mean", True), _csr_axis("mean"), _dtype_check
 attach_sparse("add_n", _add_n, _add_n_stypes, _dtype_check)
 attach_sparse("cast", _cast, lambda attrs, stypes: [stypes[0]])
 attach_sparse("slice", _csr_slice, _csr_slice_stypes)
-if "dot" in registry.OPS:      # runtime.ops.linalg (imported before this module)
+if "dot" in registry.OPS:      # runtime.ops.dot (imported before this module)
     attach_sparse("dot", _dot, _dot_stypes, _dtype_check)

@@ -28,7 +28,7 @@ import numpy as np
 from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
-from runtime.ops.optim import check_number
+from runtime.ops.optimizer_op import check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "FactorScheduler", "create", "register"]
 

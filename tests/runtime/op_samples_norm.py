@@ -347,3 +347,25 @@ _add(FAILURES, "smooth_l1",
      Failure([ints(1, 2)], {}, TypeError, r"^smooth_l1: needs a floating-point data",
              out=((2,), F32)))
 _add(ZERO_SIZE, "smooth_l1", ZeroSize([zeros(0, 3)], {}, lambda x: x))
+
+
+# -- LRN, _lrn_window_sum --
+
+_LRN_X = uniform((2, 5, 3, 2), seed=780)
+_add(SAMPLES, "LRN",
+     Sample([_LRN_X], {"nsize": 3, "alpha": 0.5}),
+     Sample([uniform((2, 4, 3), seed=781)], {"nsize": 5, "alpha": 0.3, "beta": 0.5,
+                                             "knorm": 1.0}),
+     Sample([uniform((1, 3, 2, 2), seed=782, dtype=np.float32)], {"nsize": 1}, grad=False))
+_add(SAMPLES, "_lrn_window_sum",
+     Sample([_LRN_X], {"nsize": 3}),
+     Sample([uniform((2, 4), seed=783, dtype=np.float32)], {"nsize": 5}, grad=False))
+for _name in ("LRN", "_lrn_window_sum"):
+    _add(FAILURES, _name,
+         Failure([_LRN_X], {"nsize": 4}, ValueError,
+                 rf"^{_name}: nsize must be a positive odd number \(got nsize=4\)"),
+         Failure([uniform((5,))], {"nsize": 3}, ValueError,
+                 rf"^{_name}: data must have a channel axis 1"),
+         Failure([ints(1, 2, 3, 4).reshape(1, 4)], {"nsize": 3}, TypeError,
+                 rf"^{_name}: needs a floating-point input"))
+    _add(ZERO_SIZE, _name, ZeroSize([zeros(0, 3, 2)], {"nsize": 3}, lambda x: x))

@@ -242,7 +242,7 @@ def test_threaded_kernels_match_the_serial_ones(name):
 def test_device_formulas_match_the_host_kernels(name, clip):
     """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
     they give the host kernel's results (the GPU suite runs them on CuPy)."""
-    from runtime.ops import optim as ops_optim
+    from runtime.ops import optimizer_op as ops_optim
     from runtime.ops.registry import get
     op = get(name)
     attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
