@@ -12,16 +12,20 @@ Gradient rules are themselves ``dot`` / ``batch_dot`` calls with transpose flags
 zero-copy reshapes, so no transpose is ever materialised, and higher-order gradients
 compose.  FullyConnected's rule is one call of the hidden ``_backward_FullyConnected``
 (dX, dW and db in one kernel, the ones not asked for skipped), whose own rule is made of
-``dot`` again.  The sparse kernels of ``dot`` (csr / row_sparse) are attached by
-``runtime.ops.sparse``; the declaration here is the dense one.
+``dot`` again.  ``dot``'s sparse kernel (csr / row_sparse operands; the result storage
+types are tabled in runtime.ops.sparse) is declared here with it.
 """
 
 import numpy as np
 
+from runtime import _sparse_arith as K
 from runtime._imperative import invoke_parsed, is_recording
-from runtime._ndarray import shape_size
+from runtime._ndarray import shape_size, storage_host
+from runtime._sparse_common import row_size
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops import registry
+from runtime.ops._sparse_kernels import (Dense, Sparse, csr_np, data_np, dense_np, dtype_check,
+                                         rowmap, work_dtype)
 from runtime.ops.registry import Attr, register, same_dtype
 
 _STYPES = (None, "default", "csr", "row_sparse")
@@ -151,10 +155,93 @@ def _dot_grad(attrs, inputs, outputs, out_grads, needs=(True, True)):
             _reshape(db(), y.shape) if needs[1] else None]
 
 
+# -- the sparse kernel of dot (csr / row_sparse operands) ---------------------------------
+
+def _dot_stypes(attrs, stypes):
+    ta, tb = _flags(attrs)
+    lhs, rhs = stypes
+    if lhs == "csr" and rhs in ("default", "row_sparse") and not tb:
+        return ["row_sparse" if ta else "default"]
+    if lhs == "default" and rhs == "csr" and not ta:
+        return ["default" if tb else "csr"]
+    return None
+
+
+def _rhs_rows(b, work):
+    """D as (rows, n) and its rowmap (None for a dense D) for the products."""
+    n = row_size(b.shape)
+    if b.stype == "default":
+        return dense_np(b, work).reshape(b.shape[0], n), None
+    idx = storage_host(b, 0)
+    return data_np(b, work).reshape(idx.shape[0], n), rowmap(idx, b.shape[0])
+
+
+def _csr_dot(a, b, work):
+    """csr @ (dense | row_sparse) -> dense."""
+    m = a.shape[0]
+    d, rowmap = _rhs_rows(b, work)
+    out = Dense((m,) + b.shape[1:], a.dtype, a.ctx, work)
+    K.csr_dot_dense(*csr_np(a, work), d, out.view.reshape(m, d.shape[1]), rowmap)
+    return out.done()
+
+
+def _csr_t_dot(a, b, work):
+    """csr.T @ (dense | row_sparse) -> row_sparse: the rows are the used columns of a."""
+    k = a.shape[1]
+    indptr, indices, data = csr_np(a, work)
+    d, rowmap = _rhs_rows(b, work)
+    plan = K.csr_column_plan(indptr, indices, k, rowmap)
+    nused = plan.nused
+    rest = b.shape[1:]
+    out = Sparse("row_sparse", (k,) + rest, a.dtype, a.ctx, work, (nused,) + rest,
+                  [(nused,)])
+    K.csr_t_dot_dense(indptr, indices, data, d, plan, out.aux[0],
+                      out.data.reshape(nused, d.shape[1]), rowmap)
+    return out.done()
+
+
+def _dense_dot_csr(a, b, tb, work):
+    """dense @ csr -> csr (MXNet's CPU result: every row stores every column that b uses),
+    dense @ csr.T -> dense."""
+    indptr, indices, data = csr_np(b, work)
+    if tb:
+        m = shape_size(a.shape[:-1])
+        a2 = dense_np(a, work).reshape(m, b.shape[1])
+        out = Dense(a.shape[:-1] + (b.shape[0],), a.dtype, a.ctx, work)
+        K.dense_dot_csr_t(a2, indptr, indices, data, out.view.reshape(m, b.shape[0]))
+        return out.done()
+    if a.ndim != 2:
+        raise ValueError(f"dot: dot(default, csr) gives a csr array and needs a 2-D lhs (got "
+                         f"shape {a.shape!r}); reshape lhs or convert rhs to default")
+    m, n = a.shape[0], b.shape[1]
+    # out.T = b.T @ a.T: the rows of that row_sparse product are the used columns of b.
+    at = np.ascontiguousarray(dense_np(a, work).T)
+    plan = K.csr_column_plan(indptr, indices, n)
+    nused = plan.nused
+    cols = np.empty(nused, np.int64)
+    prod = np.empty((nused, m), work)
+    K.csr_t_dot_dense(indptr, indices, data, at, plan, cols, prod)
+    out = Sparse("csr", (m, n), a.dtype, a.ctx, work, (m * nused,), [(m + 1,), (m * nused,)])
+    out.aux[0][...] = np.arange(m + 1, dtype=np.int64) * nused
+    out.aux[1].reshape(m, nused)[...] = cols
+    out.data.reshape(m, nused)[...] = prod.T
+    return out.done()
+
+
+def _dot_sparse(attrs, inputs):
+    a, b = inputs
+    ta, tb = _flags(attrs)
+    work = work_dtype(a)
+    if a.stype == "csr":
+        return [_csr_t_dot(a, b, work) if ta else _csr_dot(a, b, work)]
+    return [_dense_dot_csr(a, b, tb, work)]
+
+
 register(
     "dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_dot_shape,
     infer_storage=_forward_stype("dot"),
     infer_type=_same_type("dot"), compute=_dot, gradient=_dot_grad, grad_inputs=(0, 1),
+    compute_sparse=_dot_sparse, sparse_stypes=_dot_stypes, sparse_check=dtype_check,
     doc="""Dot product of two arrays (MXNet's ``dot``; also the ``@`` operator).
 
 - 1-D x 1-D: the inner product, with shape ``(1,)`` (MXNet; NumPy gives a 0-d array).

@@ -14,9 +14,12 @@ import math
 import numpy as np
 import scipy.special as sps
 
+from runtime import _sparse_arith as K
 from runtime import _storage
 from runtime._ndarray import from_numpy, storage_host
 from runtime.ops._call import F, unbroadcast, zeros
+from runtime.ops._sparse_kernels import (Sparse, csr_np, data_np, dense_np, dtype_check,
+                                         floats_only, rows2d, work_dtype)
 from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, equal_shapes,
                                    float_input, no_bool, register, same_dtype, scalar_type)
 
@@ -398,8 +401,6 @@ shape (a row, a column, a full matrix; float32/float64) gives a csr of the csr's
 each stored value divided by the dense value at its position (MXNet's ``broadcast_div(csr,
 dense) = csr``: the unstored zeros stay zero, even where the dense value is 0)."""
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
 INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); ``x % 0``
 gives 0, as MXNet (floating-point too, where NumPy gives NaN; on integers with NumPy's
 RuntimeWarning)."""
@@ -433,22 +434,107 @@ def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_ou
                         f"have one dtype.\n\n{notes}")
 
 
+# -- the sparse kernels of add, subtract, multiply ----------------------------------------
+
+def _binary_stypes(name):
+    def stypes(attrs, st):
+        lhs, rhs = st
+        if lhs == rhs and lhs in ("csr", "row_sparse"):
+            return [lhs]
+        if name == "multiply" and {lhs, rhs} == {"row_sparse", "default"}:
+            return ["row_sparse"]
+        if name == "multiply" and {lhs, rhs} == {"csr", "default"}:
+            return ["csr"]
+        return None
+    return stypes
+
+
+def _csr_binary(name, a, b, work):
+    ap, bp = csr_np(a, work), csr_np(b, work)
+    indptr = np.empty(a.shape[0] + 1, np.int64)
+    nnz = K.csr_binary_count(name, *ap, *bp, indptr)
+    out = Sparse("csr", a.shape, a.dtype, a.ctx, work, (nnz,), [(a.shape[0] + 1,), (nnz,)])
+    out.aux[0][...] = indptr
+    K.csr_binary_fill(name, *ap, *bp, out.aux[0], out.aux[1], out.data)
+    return out.done()
+
+
+def _rsp_binary(name, a, b, work):
+    ai, bi = storage_host(a, 0), storage_host(b, 0)
+    n = K.rsp_binary_count(name, ai, bi)
+    out = Sparse("row_sparse", a.shape, a.dtype, a.ctx, work, (n,) + a.shape[1:], [(n,)])
+    K.rsp_binary(name, ai, rows2d(data_np(a, work), ai.shape[0], a.shape), bi,
+                 rows2d(data_np(b, work), bi.shape[0], b.shape), out.aux[0],
+                 rows2d(out.data, n, a.shape))
+    return out.done()
+
+
+def _rsp_mul_dense(x, d, work):
+    idx = storage_host(x, 0)
+    n = idx.shape[0]
+    out = Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
+    out.aux[0][...] = idx
+    K.rsp_mul_dense(idx, rows2d(data_np(x, work), n, x.shape),
+                    rows2d(dense_np(d, work), x.shape[0], x.shape),
+                    rows2d(out.data, n, x.shape))
+    return out.done()
+
+
+def _csr_mul_dense(x, d, work):
+    """csr ``x`` times dense ``d`` of one shape: x's structure, each stored value times
+    the dense value at its position (MXNet's elemwise_mul(csr, default) = csr)."""
+    indptr, indices, data = csr_np(x, work)
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+    nnz = data.shape[0]
+    out = Sparse("csr", x.shape, x.dtype, x.ctx, work, (nnz,), [(x.shape[0] + 1,), (nnz,)])
+    out.aux[0][...] = indptr
+    out.aux[1][...] = indices
+    np.multiply(data, dense_np(d, work)[rows, indices], out=out.data)
+    return out.done()
+
+
+def _binary_check(attrs, shapes, dtypes):
+    if shapes[0] != shapes[1]:
+        return "broadcasting"
+    return dtype_check(attrs, shapes, dtypes)
+
+
+def _sparse_binary(name):
+    """The sparse kernel of add, subtract or multiply, as register's keywords."""
+    stypes = _binary_stypes(name)
+
+    def compute(attrs, inputs):
+        a, b = inputs
+        work = work_dtype(a)
+        if a.stype == b.stype == "csr":
+            return [_csr_binary(name, a, b, work)]
+        if a.stype == b.stype == "row_sparse":
+            return [_rsp_binary(name, a, b, work)]
+        x, d = (a, b) if a.stype != "default" else (b, a)
+        if x.stype == "csr":
+            return [_csr_mul_dense(x, d, work)]
+        return [_rsp_mul_dense(x, d, work)]
+    return {"compute_sparse": compute, "sparse_stypes": stypes,
+            "sparse_check": _binary_check}
+
+
 binary("add", np.add, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                    lambda a, i, o, g: _ub(g[0], i[1])),
        ("_plus_scalar", "_plus_scalar"),
        aliases=("broadcast_add", "broadcast_plus", "_plus", "_add"),
-       grad_inputs=(), expr="lhs + rhs")
+       grad_inputs=(), expr="lhs + rhs", **_sparse_binary("add"))
 binary("subtract", np.subtract, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                              lambda a, i, o, g: _ub(-g[0], i[1])),
        ("_minus_scalar", "_rminus_scalar"),
        aliases=("broadcast_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
-       notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
+       notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.",
+       **_sparse_binary("subtract"))
 binary("multiply", np.multiply,
        _binary_grad(lambda a, i, o, g: _ub(g[0] * i[1], i[0]),
                     lambda a, i, o, g: _ub(g[0] * i[0], i[1])),
        ("_mul_scalar", "_mul_scalar"),
-       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs")
+       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs", **_sparse_binary("multiply"))
 def _csr_div_stypes(attrs, stypes):
     return ["csr"] if stypes[0] == "csr" and stypes[1] == "default" else None
 
@@ -457,7 +543,7 @@ def _csr_div_check(attrs, shapes, dtypes):
     lhs, rhs = shapes
     if len(rhs) > 2 or np.broadcast_shapes(lhs, rhs) != lhs:
         return "broadcasting to a larger shape"
-    return None if dtypes[0] in _FLOATS else f"dtype {dtypes[0]}"
+    return floats_only(attrs, shapes, dtypes)
 
 
 def _csr_div_dense(attrs, inputs):
@@ -486,11 +572,14 @@ binary("mod", _mod,
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
-def _elemwise(name, base):
+def _elemwise(name, base, sparse):
     """MXNet's ``elemwise_<op>``: ``base`` (add, subtract ...) on inputs of one shape
-    (no broadcasting: unequal shapes raise), no scalar form."""
+    (no broadcasting: unequal shapes raise), no scalar form; with ``sparse``, base's sparse
+    kernel."""
     op = OPS[base]
-    return register(name, inputs=("lhs", "rhs"), compute=op.compute,
+    kernel = ({"compute_sparse": op.compute_sparse, "sparse_stypes": op.sparse_stypes,
+               "sparse_check": op.sparse_check} if sparse else {})
+    return register(name, inputs=("lhs", "rhs"), compute=op.compute, **kernel,
                     infer_shape=equal_shapes(name, hint=f"; broadcast_{name[9:]} broadcasts"), infer_type=_btype(name),
                     gradient=op.gradient, grad_inputs=op.grad_inputs,
                     grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
@@ -537,7 +626,7 @@ for _name, _fn, _sym, _rev, _al in (
 
 for _name, _base in (("elemwise_add", "add"), ("elemwise_sub", "subtract"),
                      ("elemwise_mul", "multiply"), ("elemwise_div", "divide")):
-    _elemwise(_name, _base)
+    _elemwise(_name, _base, sparse=_base != "divide")
 
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
@@ -754,8 +843,17 @@ def _cast(attrs, ins, outs):
     np.copyto(outs[0], ins[0], casting="unsafe")
 
 
+def _cast_sparse(attrs, inputs):
+    """csr / row_sparse cast: the values cast, the layout kept."""
+    x = inputs[0]
+    aux = [storage_host(x, i) for i in range(len(x.chunk.aux_shapes))]
+    return [_storage.from_parts(x.stype, x.shape, attrs["dtype"], x.ctx, storage_host(x, -1),
+                                aux, check=False)]
+
+
 register("cast", aliases=("Cast",), attrs={"dtype": Attr("dtype", required=True)},
-         compute=_cast, infer_type=lambda a, d: [a["dtype"]],
+         compute=_cast, infer_type=lambda a, d: [a["dtype"]], compute_sparse=_cast_sparse,
+         sparse_stypes=lambda attrs, stypes: [stypes[0]],
          gradient=lambda a, i, o, g: [F.cast(g[0], dtype=i[0].dtype)])
 
 
@@ -811,6 +909,22 @@ def _add_n_type(attrs, dtypes):
     return [same_dtype("add_n", dtypes)]
 
 
+def _add_n_stypes(attrs, st):
+    return ["row_sparse"] if all(s == "row_sparse" for s in st) else None
+
+
+def _add_n_sparse(attrs, inputs):
+    x = inputs[0]
+    work = work_dtype(x)
+    idx = [storage_host(v, 0) for v in inputs]
+    n = K.rsp_union_count(idx)
+    out = Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
+    K.rsp_add_n(idx, [rows2d(data_np(v, work), i.shape[0], x.shape)
+                      for v, i in zip(inputs, idx)], out.aux[0], rows2d(out.data, n, x.shape))
+    return [out.done()]
+
+
 register("add_n", aliases=("ElementWiseSum",), inputs=("args",), variadic=True,
          compute=_add_n, infer_shape=_add_n_shape, infer_type=_add_n_type,
+         compute_sparse=_add_n_sparse, sparse_stypes=_add_n_stypes, sparse_check=dtype_check,
          inplace=[(0, 0)], gradient=lambda a, i, o, g: [g[0]] * len(i))

@@ -11,9 +11,11 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 
 import numpy as np
 
+from runtime import _sparse_arith as K
 from runtime._infer import reduced_axes as _reduced_axes
 from runtime._ndarray import from_numpy, shape_size, storage_host
 from runtime.ops._call import F, broadcast, zeros
+from runtime.ops._sparse_kernels import Dense, csr_np, dtype_check, floats_only, work_dtype
 from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
 
 REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
@@ -156,8 +158,33 @@ def _prod(x, axis, keepdims):
     return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
+# the sparse kernel of sum and mean: csr over one axis
+
+def _csr_axis(op):
+    def stypes(attrs, st):
+        if st[0] != "csr":
+            return None
+        return ["default"] if len(reduced_axes(op, attrs, 2)) == 1 else None
+    return stypes
+
+
+def _csr_reduce(op, mean):
+    def compute(attrs, inputs):
+        x = inputs[0]
+        work = work_dtype(x)
+        (axis,) = reduced_axes(op, attrs, 2)
+        n = x.shape[axis]
+        scale = (1.0 / n if n else float("nan")) if mean else 1.0
+        out = Dense(reduced_shape(op, attrs, x.shape), x.dtype, x.ctx, work)
+        K.csr_sum(*csr_np(x, work), axis, out.view.reshape(-1), scale)
+        return [out.done()]
+    return compute
+
+
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
          compute=_fold(np.add, _sum), gradient=_sum_grad, ufunc=np.add,
+         compute_sparse=_csr_reduce("sum", False), sparse_stypes=_csr_axis("sum"),
+         sparse_check=dtype_check,
          doc="""Sum over ``axis`` (MXNet's sum).
 
 The result keeps the input dtype and is accumulated in it (MXNet), where NumPy sums bool
@@ -165,7 +192,8 @@ and small integers in int64: an integer sum wraps around on overflow (int8 ``[10
 gives -56) and a bool sum is a logical or, not a count (``[True, True]`` gives
 ``[True]``).  Cast first (``x.astype('int64').sum()``) for NumPy's result.""")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
-         gradient=_mean_grad, ufunc=np.add,
+         gradient=_mean_grad, ufunc=np.add, compute_sparse=_csr_reduce("mean", True),
+         sparse_stypes=_csr_axis("mean"), sparse_check=dtype_check,
          doc="""Mean over ``axis`` (MXNet's mean).
 
 The result keeps the input dtype (MXNet), where NumPy gives float64: on integers the sum
@@ -278,17 +306,12 @@ def _norm_type(attrs, dtypes):
 
 
 _no_bool_norm = no_bool("norm")
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _norm_sparse_stypes(attrs, stypes):
     if stypes[0] in ("csr", "row_sparse") and attrs["axis"] is None:
         return ["default"]
     return None
-
-
-def _float_values(attrs, shapes, dtypes):
-    return None if dtypes[0] in _FLOATS else f"dtype {dtypes[0]}"
 
 
 def _norm_sparse(attrs, inputs):
@@ -306,7 +329,7 @@ register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
                         "keepdims": Attr("bool", False)},
          infer_shape=_norm_shape, infer_type=_norm_type, compute=_norm,
          compute_sparse=_norm_sparse, sparse_stypes=_norm_sparse_stypes,
-         sparse_check=_float_values, gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
+         sparse_check=floats_only, gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
          doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
              "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
              "then entrywise over both axes — Frobenius for ord=2 — as MXNet computes it, "

@@ -6,7 +6,7 @@
 >>> trainer = optim.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
 >>> trainer.step(batch_size)          # after backward
 
-Updates are the registry operators of runtime/ops/optim.py (``sgd_update``,
+Updates are the registry operators of runtime/ops/optimizer_op.py (``sgd_update``,
 ``sgd_mom_update``, ``adam_update``, ``adagrad_update``) called with ``out=weight``: the
 weight and the optimizer's state change in place, and row_sparse gradients take lazy
 updates (only the rows present are touched) unless ``lazy_update=False``.

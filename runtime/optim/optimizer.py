@@ -5,7 +5,7 @@ rate schedule :class:`FactorScheduler` (``mx.lr_scheduler.FactorScheduler``).
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
 state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
 arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
-operator of runtime/ops/optim.py with ``out=weight``, which writes the weight and its
+operator of runtime/ops/optimizer_op.py with ``out=weight``, which writes the weight and its
 state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
 ``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
 update), else every row is (the standard update).  Per-weight learning-rate and weight

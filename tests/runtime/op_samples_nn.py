@@ -22,3 +22,30 @@ _add(FAILURES, "softmin",
              r"^softmin: use_length=True needs a length input"))
 _add(ZERO_SIZE, "softmin", ZeroSize([zeros(0, 5)], {}, lambda x: x),
      ZeroSize([zeros(3, 0)], {}, lambda x: x))
+
+# the hidden softmax cross-entropy gradients
+
+_BCE = "_backward_softmax_cross_entropy"
+_add(SAMPLES, _BCE,
+     Sample([np.array([0.7]), uniform((3, 4), seed=5), ints(0, 3, 1)], wrt=[0, 1]),
+     Sample([np.array([0.5], np.float32), uniform((2, 5), seed=6, dtype=np.float32),
+             np.array([4.0, 0.0], np.float32)], grad=False))
+
+_PCE = "_backward_softmax_ce_prob"
+_add(SAMPLES, _PCE,
+     Sample([np.array([0.7]), uniform((3, 4), 0.05, 0.9, seed=7), ints(0, 3, 1)], wrt=[0, 1]),
+     Sample([np.array([0.5], np.float32), uniform((2, 5), 0.05, 0.9, seed=8, dtype=np.float32),
+             np.array([4.0, 0.0], np.float32)], grad=False))
+for _name, _what in ((_BCE, "data"), (_PCE, "prob")):
+    _add(FAILURES, _name,
+         Failure([np.array([1.0]), uniform((3, 4)), ints(0, 4, 1)], {}, ValueError,
+                 rf"^{_name}: label must hold integers in \[0, 4\) \(got 4 at position 1\)",
+                 out=((3, 4), np.float64)),
+         Failure([np.array([1.0, 2.0]), uniform((3, 4)), ints(0, 1, 1)], {}, ValueError,
+                 rf"^{_name}: ograd must have shape \(1,\) \(got \(2,\)\)",
+                 out=((3, 4), np.float64)),
+         Failure([np.array([1.0], np.float32), uniform((3, 4)), ints(0, 1, 1)], {}, TypeError,
+                 rf"^{_name}: ograd must have {_what}'s dtype float64 \(got float32\)",
+                 out=((3, 4), np.float64)))
+    _add(ZERO_SIZE, _name, ZeroSize([np.array([1.0]), zeros(0, 4), np.zeros(0, np.int64)], {},
+                                    lambda og, x, label: np.zeros((0, 4))))
