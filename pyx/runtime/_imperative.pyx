@@ -1486,7 +1486,7 @@ cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs) except -1:
 
 
 cdef _check_cupy(object op, object ctx):
-    _device.cupy(f"{op.name} on {ctx} (its GPU kernel)")
+    _device.cupy(f"{op.name} on {ctx}")
 
 
 

@@ -1,5 +1,5 @@
-"""Activation layers: Activation and LeakyReLU (MXNet 1.x names, input and attribute
-order, defaults and semantics).  Floating-point data only; gradient rules are made of
+"""Activation layers: Activation, LeakyReLU and hard_sigmoid (MXNet 1.x names, input and
+attribute order, defaults and semantics).  Floating-point data only; gradient rules are made of
 registry ops.
 """
 

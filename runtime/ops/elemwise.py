@@ -1,7 +1,8 @@
 """Elementwise operators: unary math, binary with broadcasting, scalar forms,
 comparisons, where, clip, cast, copies, add_n; the fused backward kernels of tanh and relu
-(``_backward_tanh``, ``_backward_relu``); the sparse kernels of ``divide`` (csr / dense)
-and ``where`` (csr condition).
+(``_backward_tanh``, ``_backward_relu``); the sparse kernels of ``add``, ``subtract``,
+``multiply`` (and their ``elemwise_`` forms), ``divide`` (csr / dense), ``where`` (csr
+condition), ``add_n`` (row_sparse) and ``cast``.
 
 Dtype rules are MXNet's: binary operands share one dtype, results keep it (comparisons
 too: 1 and 0 in the input's dtype), scalars are cast to the array's dtype.  Kernels are

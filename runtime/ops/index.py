@@ -1,6 +1,8 @@
 """More indexing and shape operators of MXNet 1.x: gather_nd, scatter_nd, batch_take,
 slice_like, broadcast_axis, swapaxes, moveaxis, pad, split_v2, diag, shape_array,
-size_array, and the logical family (``logical_not``, ``broadcast_logical_and/or/xor``).
+size_array, the logical family (``logical_not``, ``broadcast_logical_and/or/xor``),
+``fill_element_0index`` (legacy), ``depth_to_space``/``space_to_depth``, and
+``ravel_multi_index``/``unravel_index``.
 
 Hidden helpers of the gradient rules are registry ops too, so that gradients of
 gradients work: ``_backward_gather_nd`` (MXNet's: the scatter-add of gather_nd's output

@@ -1,5 +1,6 @@
 """Normalisation operators: BatchNorm, LayerNorm, InstanceNorm, GroupNorm,
-L2Normalization (MXNet 1.x names, input and attribute order, defaults and semantics).
+L2Normalization, LRN (and its hidden window sum ``_lrn_window_sum``) (MXNet 1.x names,
+input and attribute order, defaults and semantics).
 
 Statistics are computed in float32 for float16 data (MXNet's accumulation type) and in the
 data's dtype otherwise; variances are the biased (population) ones, as MXNet's.  The

@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, prod, max, min, norm, argmax, argmin, logsumexp.
+"""Reductions: sum, mean, prod, max, min, norm, argmax, argmin, logsumexp, moments; the
+sparse kernels of sum and mean (csr, one axis) and of norm (csr / row_sparse, every axis).
 
 ``axis`` is None (all axes), an int or a tuple; ``keepdims`` keeps reduced axes as 1;
 ``exclude=True`` reduces over every axis *not* listed (MXNet).  Reducing every axis

@@ -1,4 +1,5 @@
-"""Shape and indexing operators: reshape, transpose, broadcast_to, concat, take, ...
+"""Shape and indexing operators: reshape, transpose, broadcast_to, concat, take, ...; the
+sparse kernel of slice (csr rows, and columns, with step 1).
 
 Results are new arrays (MXNet's operators always write an output); the zero-copy views
 are NDArray methods (``x.reshape``, ``x[a:b]``).
