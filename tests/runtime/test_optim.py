@@ -3,7 +3,7 @@ update rules, over several steps: dense gradients, row_sparse gradients with laz
 (untouched rows keep their values and their state) and standard ones (equal to the dense
 update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
 correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight and state
-unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
+unchanged.  (test_all_ops.py runs the generic checks from op_samples_optimizer_op.py.)"""
 
 import math
 import platform
