@@ -12,6 +12,7 @@ import allocator
 from allocator import _cuda
 from allocator.errors import CudaError
 from runtime import _imperative, _sparse_common
+from runtime import _device
 from runtime.context import num_gpus
 
 
@@ -44,7 +45,7 @@ def cuda_state():
 def cupy_state():
     """(usable, note) for CuPy: importable and able to see a device."""
     try:
-        import cupy
+        cupy = _device.cupy("ndrt's GPU kernels")
     except ImportError:
         return False, "not installed (pip install 'ndrt[gpu]')"
     except Exception as e:                       # a broken CUDA install raises at import

@@ -14,18 +14,11 @@ import numpy as np
 
 from runtime import _storage
 from runtime import random as _random
+from runtime._device import like
 from runtime._imperative import is_recording, is_training
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
-
-
-def _on_device_of(x, a):
-    """Host array ``a`` on the device of kernel array ``x`` (NumPy or CuPy)."""
-    if isinstance(x, np.ndarray):
-        return a
-    import cupy
-    return cupy.asarray(a)
 
 
 def _indices(op, a, n, what):
@@ -62,7 +55,7 @@ _ROWS_OF = {}       # n -> np.arange(n), the row indices of label picks (host)
 def _rows(x, n):
     """``arange(n)`` on the device of ``x``; host ones are kept per n."""
     if type(x) is not np.ndarray:
-        return _on_device_of(x, np.arange(n))
+        return like(x, np.arange(n))
     r = _ROWS_OF.get(n)
     if r is None:
         r = np.arange(n)
@@ -314,7 +307,7 @@ def _softmax_ce(attrs, ins, outs, state=None):
         x = x.astype(np.float32)
     m = np.max(x, axis=1, keepdims=True)
     lse = np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
-    picked = x[_on_device_of(x, np.arange(n)), idx]
+    picked = x[like(x, np.arange(n)), idx]
     outs[0][...] = np.sum(lse - picked)
 
 
@@ -440,7 +433,7 @@ def _one_hot(attrs, ins, outs):
     idx = _indices("_label_one_hot", label, k, "label")
     out = outs[0]
     out[...] = 0
-    out[_on_device_of(out, np.arange(n)), idx] = 1
+    out[like(out, np.arange(n)), idx] = 1
 
 
 register(
@@ -497,7 +490,7 @@ def _dropout(attrs, ins, outs, state):
     mask = (u >= np.float32(p)).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - p))
     state.mask = mask
-    np.multiply(x, _on_device_of(x, mask), out=out)
+    np.multiply(x, like(x, mask), out=out)
 
 
 def _dropout_grad(attrs, inputs, outputs, out_grads, state=None):

@@ -4,7 +4,7 @@
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
 state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
 arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
-operator of runtime/ops/optim.py with ``out=weight``, which writes the weight and its
+operator of runtime/ops/optimizer_op.py with ``out=weight``, which writes the weight and its
 state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
 ``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
 update), else every row is (the standard update).  Per-weight learning-rate and weight
@@ -28,7 +28,7 @@ import numpy as np
 from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
-from runtime.ops.optim import as_number as _number
+from runtime.ops.optimizer_op import as_number as _number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
            "register"]

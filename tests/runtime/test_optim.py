@@ -3,7 +3,7 @@ update rules, over several steps: dense gradients, row_sparse gradients with laz
 (untouched rows keep their values and their state) and standard ones (equal to the dense
 update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
 correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight and state
-unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
+unchanged.  (test_all_ops.py runs the generic checks from op_samples_optimizer_op.py.)"""
 
 import math
 import platform
@@ -244,7 +244,7 @@ def test_threaded_kernels_match_the_serial_ones(name):
 def test_device_formulas_match_the_host_kernels(name, clip):
     """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
     they give the host kernel's results (the GPU suite runs them on CuPy)."""
-    from runtime.ops import optim as ops_optim
+    from runtime.ops import optimizer_op as ops_optim
     from runtime.ops.registry import get
     op = get(name)
     attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})

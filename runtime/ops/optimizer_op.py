@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from runtime import _sparse_optim as K
+from runtime._device import array_module
 from runtime._ndarray import empty as _empty
 from runtime._ndarray import storage_view
 from runtime.ops.registry import Attr, register
@@ -221,16 +222,9 @@ def _sparse(op, update, lazy_attr):
     return compute
 
 
-def _xp(a):
-    if isinstance(a, np.ndarray):
-        return np
-    import cupy
-    return cupy
-
-
 def _scaled(g, attrs, extra=None):
     """clip(rescale_grad * g (+ extra)) as a new array (device formulas)."""
-    xp = _xp(g)
+    xp = array_module(g)
     r = g * g.dtype.type(attrs["rescale_grad"])
     if extra is not None:
         r += extra
@@ -296,7 +290,7 @@ def _adam_host(o, w, g, rows, states, attrs, lazy):
 
 
 def _adam_device(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     mean, var = states
     b1, b2 = t(attrs["beta1"]), t(attrs["beta2"])
     step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
@@ -333,7 +327,7 @@ def _adagrad_host(o, w, g, rows, states, attrs, lazy):
 
 
 def _adagrad_device(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     hist = states[0]
     step = _scaled(g, attrs)
     hist += step * step
