@@ -849,6 +849,33 @@ def test_row_sparse_contributions_stay_row_sparse(no_fallback):
     assert 1 not in set(w.grad.indices.asnumpy().tolist())
 
 
+@pytest.mark.parametrize("case", ["a*b", "b*a", "dot(a,b.T)", "dot(b,a.T)", "dot(a,b)"])
+def test_row_sparse_and_csr_variables_get_row_sparse_and_csr_gradients(case):
+    """MXNet 1.9 computes these: the gradients come back in the variables' storage
+    types (a gradient of the other sparse layout goes through dense)."""
+    va = np.array([[1.5, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, -2.0, 0.5]])
+    vb = np.array([[0.0, 3.0, 0.0], [1.0, 0.0, -1.0], [0.0, 0.0, 2.0]])
+    a, b = sparse.row_sparse_array(va), sparse.csr_matrix(vb)
+    a.attach_grad()
+    b.attach_grad()
+    h = rand((3, 3), 12)
+    fns_ = {"a*b": (lambda: a * b, va * vb, h * vb, h * va),
+            "b*a": (lambda: b * a, va * vb, h * vb, h * va),
+            "dot(a,b.T)": (lambda: nd.dot(a, b, transpose_b=True), va @ vb.T, h @ vb,
+                           h.T @ va),
+            "dot(b,a.T)": (lambda: nd.dot(b, a, transpose_b=True), vb @ va.T, h.T @ vb,
+                           h @ va),
+            "dot(a,b)": (lambda: nd.dot(a, b), va @ vb, h @ vb.T, va.T @ h)}
+    f, want_y, want_ga, want_gb = fns_[case]
+    with autograd.record():
+        y = f()
+    y.backward(out_grad=arr(h).tostype(y.stype))
+    assert_values(y, want_y)
+    assert (a.grad.stype, b.grad.stype) == ("row_sparse", "csr")
+    assert_values(a.grad, want_ga)
+    assert_values(b.grad, want_gb)
+
+
 def test_embedding_sparse_grad_gives_a_row_sparse_gradient(no_fallback):
     idx = np.array([[0, 4], [4, 1]], np.int64)
     vw = rand((6, 3), 7)
