@@ -133,7 +133,10 @@ def _write_replacing(fname, write):
     file keeps the old one's permissions (else the umask's); a name that is a symbolic
     link has its target replaced.  What is not a regular file (a device, a FIFO) is
     written in place."""
-    path = os.path.realpath(os.fsdecode(os.fspath(fname)))
+    given = os.fsdecode(os.fspath(fname))
+    if given.endswith(os.sep):          # a folder's name (realpath would drop the slash)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), given)
+    path = os.path.realpath(given)
     try:
         old = os.stat(path)
     except FileNotFoundError:
