@@ -203,7 +203,7 @@ def train(args):
         print(f"ndrt: {e}", file=sys.stderr)
         return 130
     except KeyboardInterrupt:
-        print("ndrt: interrupted before training started", file=sys.stderr)
+        print("ndrt: interrupted before the first step", file=sys.stderr)
         return 130
     print("\n".join(result.report_lines()))
     if args.save is not None:
@@ -297,6 +297,9 @@ def main(argv=None):
     except BrokenPipeError:      # `ndrt ... | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:    # outside training (train reports where it stopped)
+        print("ndrt: interrupted", file=sys.stderr)
+        return 130
     return status
 
 

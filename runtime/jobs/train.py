@@ -194,7 +194,8 @@ class _Meter:
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during training: ``epoch`` (from 1) and ``step`` (from 1 within the epoch)
-    of the step that was running, or of the epoch's last step while it was evaluated."""
+    of the step that was running, or of the epoch's last step while the epoch was being
+    evaluated or reported."""
 
     def __init__(self, epoch, step):
         super().__init__(f"interrupted at epoch {epoch}, step {step}")
@@ -207,30 +208,31 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
     A KeyboardInterrupt becomes :class:`Interrupted`, saying where training was."""
     meter = _Meter(ctx)
     where = [1, 1]                  # epoch, step within it
-    for epoch in range(1, epochs + 1):
-        where[:] = [epoch, 1]
-        it.reset()
-        bar = None
-        if tqdm is not None and not quiet:
-            bar = tqdm(total=it.num_data // it.batch_size, desc=f"epoch {epoch}/{epochs}",
-                       unit="batch", leave=False, dynamic_ncols=True)
-        try:
-            total, count, t_epoch = _epoch(result, net, loss_fn, trainer, it, ctx, on_step,
-                                           meter, bar, where)
-            metric = evaluate()
-        except KeyboardInterrupt:
-            raise Interrupted(*where) from None
-        finally:
-            if bar is not None:
-                bar.close()
-        result.samples += count
-        result.seconds += t_epoch
-        result.epoch_losses.append(total / max(count, 1))
-        result.epoch_metrics.append(metric)
-        if not quiet:
-            log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
-                f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
-                f"{count / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    try:
+        for epoch in range(1, epochs + 1):
+            where[:] = [epoch, 1]
+            it.reset()
+            bar = None
+            if tqdm is not None and not quiet:
+                bar = tqdm(total=it.num_data // it.batch_size, leave=False,
+                           desc=f"epoch {epoch}/{epochs}", unit="batch", dynamic_ncols=True)
+            try:
+                total, count, t_epoch = _epoch(result, net, loss_fn, trainer, it, ctx,
+                                               on_step, meter, bar, where)
+                metric = evaluate()
+            finally:
+                if bar is not None:
+                    bar.close()
+            result.samples += count
+            result.seconds += t_epoch
+            result.epoch_losses.append(total / max(count, 1))
+            result.epoch_metrics.append(metric)
+            if not quiet:
+                log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
+                    f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
+                    f"{count / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    except KeyboardInterrupt:
+        raise Interrupted(*where) from None
     meter.finish(result)
     return result
 
