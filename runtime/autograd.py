@@ -273,10 +273,10 @@ class Function:
     it back from ``saved_tensors``; then call an instance on NDArrays.  Unlike MXNet's, a
     Function honours its variables' ``grad_req='add'``.
 
-    An instance may be called more than once while recording: as PyTorch's ``ctx`` is
-    per call, each recorded call keeps the values it saved, and its ``backward`` reads
-    those from ``saved_tensors`` (MXNet's Function keeps only the last call's, so its
-    earlier calls' gradients come out wrong).  Writing into a saved array before
+    An instance may be called more than once while recording (newer MXNet refuses a
+    second call): as PyTorch's ``ctx`` is per call, each recorded call keeps the values
+    it saved, and its ``backward`` reads those from ``saved_tensors`` (outside backward,
+    ``saved_tensors`` shows the last call's).  Writing into a saved array before
     backward makes backward raise, as it does for built-in operators.
 
     >>> class Sigmoid(Function):
