@@ -20,6 +20,11 @@ array and read once; a member is read only after the zip's declared size, its ``
 header and the size the JSON header allows for it agree, and then with that bound (a
 deflate bomb is refused after a few kilobytes).
 
+Loading makes the process hold at most HOLD_RATIO (16) times the file's size plus
+HOLD_FLOOR (64 MiB), each array part counted as at least a 4 KiB page (see ``_Budget``),
+and reads only regular files.  Saving writes a temporary file beside the target and
+renames it over the target once complete: a failed save leaves the old file whole.
+
 Unpickling an NDArray runs the same per-array check (``runtime._storage.check_array``).
 
 MXNet's binary files (``mx.nd.save`` output, ``.params`` checkpoints) are read too, found by
@@ -235,10 +240,10 @@ class _Budget:
         self.left -= sum(max(n, PAGE) for n in sizes)
         if self.left < 0:
             raise _OverBudget(
-                f"{what} brings what its arrays would hold in memory past "
+                f"{what} brings what the file's arrays would hold in memory past "
                 f"{HOLD_RATIO * self.size + HOLD_FLOOR} bytes ({HOLD_RATIO} times the "
-                f"file's {self.size} bytes plus {HOLD_FLOOR >> 20} MiB; each array part "
-                f"takes at least a {PAGE}-byte page): too many small arrays")
+                f"file's {self.size} bytes plus {HOLD_FLOOR >> 20} MiB, each array part "
+                f"counted as at least a {PAGE}-byte page)")
 
 
 class _OverBudget(Exception):

@@ -23,7 +23,6 @@ class StaleGradientError(RuntimeError, UserWarning):
     """A parameter's gradient was not written by backward since the last step.  gluon
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
-_NONE = object()     # no state made yet (None is the state of a stateless optimizer)
 _TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
