@@ -139,6 +139,8 @@ def _memory():
 
 def _size(n):
     """``n`` bytes in binary units: '23.4 GiB'."""
+    if n >= 1 << 1000:                 # past what a float holds
+        return f"{n >> 50:,} PiB"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:,.1f} {unit}" if unit != "B" else f"{n} B"

@@ -399,6 +399,7 @@ def test_cli_save_into_a_folder_that_does_not_exist_is_refused_before_training(t
                                   "can have"),
     (["--rows", "99999999999999999999"], "argument --rows: 99,999,999,999,999,999,999 rows "
                                          "need at least "),
+    (["--rows", "1" + "0" * 400], "argument --rows: 10,000,000,000,000,000,000,000"),
     (["--features", "9223372036854775807"],
      "argument --features: 9,223,372,036,854,775,807 features need at least 786,432.0 PiB "
      "for the embedding weight and Adam's states (12 bytes per feature and embedding "
@@ -406,7 +407,7 @@ def test_cli_save_into_a_folder_that_does_not_exist_is_refused_before_training(t
     # fits the machine, not this process's address space
     (["--rows", "2000000"], "argument --rows: 2,000,000 rows need at least 1.5 GiB for the "
                             "data set"),
-], ids=["terabytes", "beyond-int64", "features", "over-rlimit"])
+], ids=["terabytes", "beyond-int64", "beyond-float", "features", "over-rlimit"])
 def test_cli_sizes_beyond_memory_are_refused_up_front(args, message):
     p = run_limited(NDRT_CODE, "train", "--quiet", *args, memory=3 << 29, timeout=60)
     assert p.returncode == 2, p.stderr[-2000:]
