@@ -46,7 +46,7 @@ from runtime._tape cimport Entry, on_tape, record
 from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
 
 from runtime import _device
-from runtime._ndarray import DTYPES, STYPES, as_dtype
+from runtime._ndarray import DTYPES, STYPES, as_dtype, shape_size
 from runtime._storage import cast_storage
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 
@@ -1071,6 +1071,10 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
     inf.n_out = len(out_shapes)
     inf.shapes = tuple([tuple(s) for s in out_shapes])
     inf.dtypes = tuple(out_dtypes)
+    for i in range(inf.n_out):     # an output too large for int64 bytes, named by its op
+        shape_size(inf.shapes[i], np.dtype(inf.dtypes[i]) if i < len(inf.dtypes) else None,
+                   f"{op.name}: output shape" if inf.n_out == 1 else
+                   f"{op.name}: output {i} shape")
     inf.mutates = tuple(op.mutates)
     inf.prepare = op.prepare
     inf.why = None

@@ -1379,6 +1379,8 @@ cdef int assign(NDArray dst, NDArray src) except -1:
     """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
     sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
     if dst._stype != src._stype:   # never let a chunk of another layout in
+        if dst._stype != STYPE_DEFAULT and src._stype != STYPE_DEFAULT:
+            src = src.tostype("default")  # csr <-> row_sparse has no direct conversion
         src = src.tostype(STYPES[dst._stype])
     if dst._stype == STYPE_DEFAULT:
         dst.copyto_dense(src)

@@ -57,6 +57,15 @@ def cupy_state():
     return n > 0, f"CuPy {cupy.__version__}, {n} device(s)"
 
 
+def _fallback_note():
+    """The storage fallback mode, or what is wrong with NDRT_STORAGE_FALLBACK."""
+    try:
+        mode = _imperative.get_storage_fallback()
+    except ValueError as e:
+        return f"not usable: {e}"
+    return f"{mode} (NDRT_STORAGE_FALLBACK or runtime.set_storage_fallback)"
+
+
 def info_lines():
     """The report of ``ndrt info`` as a list of lines (no GPU needed)."""
     build = _sparse_common.build_info()
@@ -78,8 +87,7 @@ def info_lines():
         f"(CPUs usable: {len(os.sched_getaffinity(0))}, OMP_NUM_THREADS="
         f"{os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"fast path: {_imperative.fast_path_note()}",
-        f"storage fallback: {_imperative.get_storage_fallback()} "
-        f"(NDRT_STORAGE_FALLBACK or runtime.set_storage_fallback)",
+        f"storage fallback: {_fallback_note()}",
         "pools: " + ", ".join(f"{kind} {strategy}" for kind, strategy in cfg["pool_type"].items())
         + f" (page {cfg['page_size']} B, round cutoff 2^{cfg['round_cutoff']}, "
           f"GPU reserve {cfg['reserve_percent']}%, max split {cfg['max_split_size']} B)",

@@ -221,6 +221,11 @@ def _ctc(attrs, ins, want_grad, op):
         end2 = np.where(sl > 1, last[np.arange(n), np.maximum(sl - 2, 0)], ninf)
         ll = np.logaddexp(end1, end2)
         ll = np.where(tl == 0, wd.type(0), ll)      # no frames, empty label: p = 1
+        # no path at all (p = 0) although the lengths allow one: a symbol equal to the
+        # blank that no path can reach (labels [1, 3] with 4 classes, blank_label=
+        # 'last', in two frames), where warp-ctc's loss is inf and its gradient NaN:
+        # unalignable too, loss 0 and no gradient
+        possible &= ~np.isneginf(ll)
         loss[:] = np.where(possible, -ll, wd.type(0))
         if not want_grad:
             return loss, None
@@ -320,7 +325,9 @@ With ``use_data_lengths`` the input ``data_lengths`` (N,) gives each sequence's 
 label[, data_lengths][, label_lengths]``, the lengths only when their flag is set.  L
 may not exceed T.  As MXNet's CPU kernel (warp-ctc), an entry whose label cannot be
 aligned (its length plus its repeated neighbours exceeds its sequence length) gets loss
-0 and a zero gradient, not infinity.  The gradient (data only) is ``(softmax(data) -
+0 and a zero gradient, not infinity; so does one that no path fits for another reason
+(a symbol equal to the blank that no path can reach in time), where warp-ctc gives an
+infinite loss and a NaN gradient.  NaN or infinite data still give NaN.  The gradient (data only) is ``(softmax(data) -
 occupancy) * head_grad``, from the forward-backward recursion in log space.""")
 
 register(

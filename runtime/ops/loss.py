@@ -1,4 +1,4 @@
-"""Fused per-sample losses behind ``runtime.nn.loss`` (hidden operators: MXNet has no
+"""Fused per-sample losses behind ``runtime.gluon.loss`` (hidden operators: MXNet has no
 such ops; Gluon composes them).  One kernel each way instead of four or five small ops,
 with the numerically stable formulas:
 

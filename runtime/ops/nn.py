@@ -65,12 +65,17 @@ def _rows(x, n):
     return r
 
 
-def _clipped_rows(a, n):
+def _clipped_rows(op, a, n):
     """Row indices ``a`` as int64, clipped into [0, n) as MXNet's Embedding does (an
     index too large addresses the last row, a negative one the first; floats are
-    truncated, NaN reads row 0)."""
+    truncated); a NaN or infinite index is an IndexError, as in ``take``."""
     if a.dtype.kind == "f":
-        a = np.trunc(np.nan_to_num(a, nan=0.0, posinf=n - 1, neginf=0))
+        bad = (a != a) | (abs(a) == np.inf)
+        if a.size and bool(bad.any()):
+            pos = int(bad.ravel().argmax())
+            raise IndexError(f"{op}: index {float(a.ravel()[pos])} at position {pos} is "
+                             "not a finite number")
+        a = np.trunc(a)
     return np.clip(a, 0, n - 1).astype(np.int64)
 
 
@@ -570,7 +575,7 @@ def _embedding_type(attrs, dtypes):
 
 def _embedding(attrs, ins, outs):
     data, w = ins
-    idx = _clipped_rows(data, attrs["input_dim"])
+    idx = _clipped_rows("Embedding", data, attrs["input_dim"])
     if isinstance(w, np.ndarray):
         np.take(w, idx, axis=0, out=outs[0])
     else:
@@ -593,7 +598,8 @@ register(
 ``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
 MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or
 floats, truncated); as MXNet documents, an index too large is replaced by the last row
-(input_dim - 1) and a negative one by row 0, in the gradient too.  The weight gradient is a dense scatter-add of the head gradients, or with
+(input_dim - 1) and a negative one by row 0, in the gradient too; a NaN or infinite index
+is refused (IndexError), as ``take`` refuses it.  The weight gradient is a dense scatter-add of the head gradients, or with
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
 ``data`` gets no gradient.""")
 
@@ -621,7 +627,7 @@ def _embed_grad_type(op):
 def _embedding_grad(attrs, ins, outs):
     data, g = ins
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _clipped_rows(data, n)
+    idx = _clipped_rows("_embedding_grad", data, n)
     out = outs[0]
     out[...] = 0
     np.add.at(out, idx.reshape(-1), g.reshape(-1, d))
@@ -647,7 +653,7 @@ into zeros of shape (input_dim, output_dim).""")
 def _embedding_grad_rsp(attrs, inputs):
     data, g = inputs
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _clipped_rows(data.asnumpy(), n).reshape(-1)
+    idx = _clipped_rows("_embedding_grad_rsp", data.asnumpy(), n).reshape(-1)
     rows, inverse = np.unique(idx, return_inverse=True)
     values = np.zeros((rows.size, d), np.dtype(g.dtype))
     np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))

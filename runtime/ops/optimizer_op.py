@@ -184,8 +184,9 @@ def _adagrad_ok(attrs):
 
 # -- kernels ---------------------------------------------------------------------------------
 
-def _check_lr(op, attrs):
-    """lr is not part of the inference signature (_LR): each kernel checks it first."""
+def check_lr(op, attrs):
+    """lr is not part of the inference signature (_LR): each kernel checks it first (and
+    runtime.optimizer before it runs any update of a step)."""
     if not 0.0 <= attrs["lr"] < _INF:
         _finite(op, attrs, "lr", lo=0)
 
@@ -194,7 +195,7 @@ def _dense(op, update, device):
     """The dense kernel: the host runs ``update(out, weight, grad, None, states, attrs,
     lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
     def compute(attrs, ins, outs):
-        _check_lr(op, attrs)
+        check_lr(op, attrs)
         w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
         if isinstance(w, np.ndarray):
             update(o, w, g, None, states, attrs, False)
@@ -207,7 +208,7 @@ def _sparse(op, update, lazy_attr):
     """The kernel of a row_sparse gradient: the rows of the weight that it updates are
     written into ``out=weight`` itself, else into a copy of the weight."""
     def compute(attrs, inputs, outs):
-        _check_lr(op, attrs)
+        check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
         if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
             raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "

@@ -89,13 +89,13 @@ def _batch_index(op, rois, n, allow_negative=False):
         row = int(np.argmax(bad))
         raise ValueError(f"{op}: rois must be finite (got row {row}: {rois[row].tolist()})")
     col = rois[:, 0]
-    b = np.trunc(col).astype(np.int64)
-    bad = (b >= n) | ((b < 0) & (not allow_negative))
+    t = np.trunc(col)                   # checked as floats: 1e30 has no int64
+    bad = (t >= n) | ((t < 0) & (not allow_negative))
     if bad.any():
         lo = "" if allow_negative else "0 <= "
         raise ValueError(f"{op}: rois' batch index must be {lo}index < {n} (data's batch "
                          f"size) (got {float(col[bad][0])!r} in row {int(np.argmax(bad))})")
-    return b
+    return np.maximum(t, -1).astype(np.int64)
 
 
 # -- ROIPooling -----------------------------------------------------------------------------
