@@ -15,6 +15,7 @@ of a module is the same module object (registered in ``sys.modules``), not a cop
 
 import sys
 
+from runtime import _wiring  # noqa: F401  (first: the hooks of the lower layers)
 from runtime import autograd, random
 from runtime._imperative import get_storage_fallback, set_storage_fallback
 from runtime.base import MXNetError

@@ -28,7 +28,7 @@ import numpy as np
 
 from runtime import _executor, _tape
 from runtime._imperative import is_recording, is_training, set_recording, set_training
-from runtime._ndarray import NDArray, set_autograd_hooks, zeros
+from runtime._ndarray import NDArray, zeros
 
 
 class _RecordingStateScope:
@@ -327,7 +327,6 @@ def _attach_grad(x, grad_req="write", stype=None):
     _mark(x, grad, grad_req)
 
 
-set_autograd_hooks(_attach_grad, _tape.variable_node, backward, is_recording)
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",

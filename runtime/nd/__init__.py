@@ -14,7 +14,7 @@ import numpy as np
 
 from runtime import _device
 from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_dtype, borrow,
-                              empty, from_numpy, full, ones, set_method_hook, zeros)
+                              empty, from_numpy, full, ones, zeros)
 from runtime._storage import is_scipy_sparse
 from runtime.context import Context
 from runtime.nd import linalg, random, sparse
@@ -210,8 +210,6 @@ def _method(name):
     :func:`sparse.retain` (it takes array-like indices), the rest are operators."""
     return sparse.retain if name == "retain" else _ops.method(name)
 
-
-set_method_hook(_method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",

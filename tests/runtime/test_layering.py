@@ -2,8 +2,9 @@
 
 A module imports its own layer and the layers below it, never a higher one, and never
 from inside a function: where a lower layer must call up, the higher one registers a
-hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
-``set_operator_impl``).  Inside a function only the optional or costly third-party
+hook, and runtime/_wiring.py installs every such hook at import
+(``runtime._ndarray.set_method_hook``, ``set_storage_hooks``, ``set_autograd_hooks``,
+``runtime._imperative.connect``, ``runtime._executor.set_ops``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
     base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device
@@ -53,7 +54,7 @@ RANKS = {
     "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
     "runtime.gluon": API, "runtime.optimizer": API, "runtime.lr_scheduler": API,
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
-    "runtime.mxnet_compat": API, "runtime.jobs": API,
+    "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime._wiring": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]
