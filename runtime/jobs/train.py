@@ -125,7 +125,7 @@ class SparseCTR(nn.Block):
                          nn.Dense(1, in_units=hidden))
 
     def forward(self, x):
-        return self.mlp(nd.dot(x, self.embed_weight.data()))
+        return self.mlp(nd.dot(x, self.embed_weight.data(x.context)))
 
 
 def digits_mlp(hidden=64, classes=10):
