@@ -16,6 +16,7 @@ requests tested with growing sleeps, so a rank waiting for a slower one (rank 0
 evaluating) does not spin a core, as MPICH's blocking calls do.
 """
 
+import atexit
 import os
 import sys
 import threading
@@ -77,6 +78,9 @@ class Communicator:
         except ImportError as e:
             raise ImportError("the dist_* kvstores need mpi4py and an MPI library: pip "
                               f"install 'ndrt[dist]' (or mpi4py with your MPI) ({e})") from e
+        if not MPI.Is_initialized():        # mpi4py imported without initialising
+            MPI.Init_thread(MPI.THREAD_MULTIPLE)     # (ndrt info's look at the library)
+            atexit.register(MPI.Finalize)
         self.MPI = MPI
         self.comm = MPI.COMM_WORLD.Dup()
         self.rank = self.comm.Get_rank()
@@ -129,6 +133,14 @@ class Communicator:
         s["seconds"] += time.perf_counter() - t0
         s["calls"] += 1
 
+    @staticmethod
+    def _spin(request):
+        """Wait for ``request`` on the hot path: test it, yielding the core between tests,
+        so that on a machine with fewer free cores than ranks the rank being waited for
+        gets to run (MPICH's blocking calls poll without yielding)."""
+        while not request.Test():
+            os.sched_yield()
+
     def _wait(self, request):
         """Wait for ``request`` with growing sleeps (50 us to 20 ms): no core spins."""
         pause = 5e-5
@@ -141,7 +153,7 @@ class Communicator:
         """Sum the NumPy array ``buf`` over the ranks, in place."""
         self._arm(what)
         t0 = time.perf_counter()
-        self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM)
+        self._spin(self.comm.Iallreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM))
         self._done(buf.nbytes, t0)
 
     def allgather_counts(self, n):
@@ -149,7 +161,7 @@ class Communicator:
         out = np.empty(self.size, np.int64)
         self._arm("Allgather of the row counts")
         t0 = time.perf_counter()
-        self.comm.Allgather(np.array([n], np.int64), out)
+        self._spin(self.comm.Iallgather(np.array([n], np.int64), out))
         self._done(out.nbytes, t0)
         return out
 
@@ -162,7 +174,7 @@ class Communicator:
         out = np.empty(int(counts.sum()), np.uint8)
         self._arm(what)
         t0 = time.perf_counter()
-        self.comm.Allgatherv(send, [out, counts, offsets, self.MPI.BYTE])
+        self._spin(self.comm.Iallgatherv(send, [out, counts, offsets, self.MPI.BYTE]))
         self._done(out.nbytes, t0)
         return out, offsets
 
@@ -171,7 +183,7 @@ class Communicator:
         out = np.empty((self.size, send.shape[0]), np.uint8)
         self._arm(what)
         t0 = time.perf_counter()
-        self.comm.Allgather(send, out)
+        self._spin(self.comm.Iallgather(send, out))
         self._done(out.nbytes, t0)
         return out
 
