@@ -133,14 +133,6 @@ class Communicator:
         s["seconds"] += time.perf_counter() - t0
         s["calls"] += 1
 
-    @staticmethod
-    def _spin(request):
-        """Wait for ``request`` on the hot path: test it, yielding the core between tests,
-        so that on a machine with fewer free cores than ranks the rank being waited for
-        gets to run (MPICH's blocking calls poll without yielding)."""
-        while not request.Test():
-            os.sched_yield()
-
     def _wait(self, request):
         """Wait for ``request`` with growing sleeps (50 us to 20 ms): no core spins."""
         pause = 5e-5
@@ -153,7 +145,7 @@ class Communicator:
         """Sum the NumPy array ``buf`` over the ranks, in place."""
         self._arm(what)
         t0 = time.perf_counter()
-        self._spin(self.comm.Iallreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM))
+        self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=self.MPI.SUM)
         self._done(buf.nbytes, t0)
 
     def allgather_counts(self, n):
@@ -161,7 +153,7 @@ class Communicator:
         out = np.empty(self.size, np.int64)
         self._arm("Allgather of the row counts")
         t0 = time.perf_counter()
-        self._spin(self.comm.Iallgather(np.array([n], np.int64), out))
+        self.comm.Allgather(np.array([n], np.int64), out)
         self._done(out.nbytes, t0)
         return out
 
@@ -174,7 +166,7 @@ class Communicator:
         out = np.empty(int(counts.sum()), np.uint8)
         self._arm(what)
         t0 = time.perf_counter()
-        self._spin(self.comm.Iallgatherv(send, [out, counts, offsets, self.MPI.BYTE]))
+        self.comm.Allgatherv(send, [out, counts, offsets, self.MPI.BYTE])
         self._done(out.nbytes, t0)
         return out, offsets
 
@@ -183,7 +175,7 @@ class Communicator:
         out = np.empty((self.size, send.shape[0]), np.uint8)
         self._arm(what)
         t0 = time.perf_counter()
-        self._spin(self.comm.Iallgather(send, out))
+        self.comm.Allgather(send, out)
         self._done(out.nbytes, t0)
         return out
 

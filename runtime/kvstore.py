@@ -338,6 +338,15 @@ class KVStore(KVStoreBase):
         """Push ``value`` and pull the result into ``out`` (default: ``value`` itself).
         Without an optimizer the stored value is not involved: ``out`` receives the sum
         (the key need not be initialised); with one, this is push then pull."""
+        if ((out is None or out is value) and type(value) is NDArray and key in self._order
+                and self._updater is None and self._compression is None
+                and value.stype == "default" and self._store.get(key, value).shape == value.shape):
+            # one dense array of a key seen before, summed in place: its own memory is
+            # the bucket (the per-step path of a large gradient)
+            if self._comm is not None:
+                self._comm.allreduce(np.asarray(value), "Allreduce")
+                mark_written(value)
+            return
         pairs = _pairs("pushpull", key, value)
         outs = pairs if out is None else _pairs("pushpull", key, out, "out")
         for (k, vals), (_, arrays) in zip(pairs, outs):
@@ -469,7 +478,7 @@ class KVStore(KVStoreBase):
     def _flush(self, arrays):
         comm = self._comm
         if len(arrays) == 1:
-            comm.allreduce(np.asarray(arrays[0]).reshape(-1), "Allreduce")
+            comm.allreduce(np.asarray(arrays[0]), "Allreduce")
             mark_written(arrays[0])
             return
         n = sum(a.size for a in arrays)

@@ -4,6 +4,8 @@ and a launch under MPI without a dist store stops with status 2."""
 
 import re
 
+import pytest
+
 from runtime.jobs import train_sparse
 from tests.runtime import mpi_launch
 
@@ -46,7 +48,7 @@ def test_launch_under_mpi_without_a_dist_store_stops_with_status_2():
 
 
 def test_info_names_the_mpi_library_without_initialising_mpi():
-    mpi4py = mpi_launch.pytest.importorskip("mpi4py")
+    mpi4py = pytest.importorskip("mpi4py", reason="the dist extra (pip install 'ndrt[dist]')")
     from runtime.jobs.info import mpi_state
     line = mpi_state()
     assert f"mpi4py {mpi4py.__version__}" in line and "(MPI " in line, line
