@@ -1,6 +1,8 @@
-"""The optimizer updates, compiled: SGD (with and without momentum), Adam and AdaGrad for
-a dense gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
-``sgd_mom_update``, ``adam_update``, ``adagrad_update`` kernels).
+"""The optimizer updates, compiled: SGD (with and without momentum), Adam, AdaGrad,
+Nesterov momentum, RMSProp, FTRL, Signum and signSGD for a dense gradient or the stored
+rows of a row_sparse one (MXNet's ``sgd_update``, ``sgd_mom_update``, ``adam_update``,
+``adagrad_update``, ``nag_mom_update``, ``rmsprop_update``, ``ftrl_update``,
+``signum_update``, ``signsgd_update`` kernels).
 
 Each function writes the updated weight into ``out`` (``weight`` itself for the in-place
 call; otherwise ``weight`` is copied into ``out`` first) and updates the states in
@@ -32,7 +34,8 @@ from runtime._types cimport float32_t, float64_t, floating, index_t
 
 cnp.import_array()
 
-__all__ = ["adagrad_update", "adam_update", "sgd_update"]
+__all__ = ["adagrad_update", "adam_update", "ftrl_update", "nag_mom_update",
+           "rmsprop_update", "sgd_update", "signum_update"]
 
 cdef enum:
     # A dense gradient is updated in blocks of this many values (the parallel unit).
@@ -177,6 +180,7 @@ cdef inline floating _root(floating x) noexcept nogil:
 
 cdef struct Attrs:
     double lr, wd, rescale, clip, momentum, beta1, beta2, eps
+    double gamma1, lamda1, beta, wd_lh, clip_weights
 
 
 ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, Py_ssize_t,
@@ -247,6 +251,74 @@ cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* un
             gr = _clipped(rescale * g[c], clip)
             h[c] = h[c] + gr * gr
             w[c] = w[c] - lr * gr / (_root(h[c]) + eps) - lwd * w[c]
+
+
+cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused,
+                   Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """g = clip(rescale g) + wd w; mom = momentum mom + g; w -= lr (g + momentum mom)."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating momentum = <floating>a.momentum
+    for c in range(d):
+        gr = wd * w[c] if g == NULL else _clipped(rescale * g[c], clip) + wd * w[c]
+        m[c] = momentum * m[c] + gr
+        w[c] = w[c] - lr * (gr + momentum * m[c])
+
+
+cdef void _rmsprop_row(floating* w, const floating* g, floating* n, floating* unused,
+                       Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """g = clip(rescale g + wd w); n = (1 - gamma1) g^2 + gamma1 n;
+    w = clip_weights(w - lr g / sqrt(n + epsilon))."""
+    cdef Py_ssize_t c
+    cdef floating gr, v, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating gamma1 = <floating>a.gamma1, g1 = 1 - gamma1, eps = <floating>a.eps
+    cdef floating cw = <floating>_bound(a.clip_weights)
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        n[c] = g1 * gr * gr + gamma1 * n[c]
+        v = w[c] - lr * gr / _root(n[c] + eps)
+        w[c] = _clipped(v, cw)
+
+
+cdef void _ftrl_row(floating* w, const floating* g, floating* z, floating* n,
+                    Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """g = clip(rescale g); z += g - (sqrt(n + g^2) - sqrt(n)) w / lr; n += g^2;
+    w = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating lamda1 = <floating>a.lamda1, beta = <floating>a.beta, sz
+    for c in range(d):
+        gr = 0 if g == NULL else _clipped(rescale * g[c], clip)
+        z[c] = z[c] + gr - (_root(n[c] + gr * gr) - _root(n[c])) * w[c] / lr
+        n[c] = n[c] + gr * gr
+        sz = (z[c] > 0) - (z[c] < 0)
+        # times the mask, as MXNet's kernel: a NaN z gives a NaN weight, not 0
+        w[c] = ((sz * lamda1 - z[c]) / ((beta + _root(n[c])) / lr + wd)
+                * ((z[c] > lamda1) | (z[c] < -lamda1)))
+
+
+cdef void _signum_row(floating* w, const floating* g, floating* m, floating* unused,
+                      Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """m NULL (signSGD): w = (1 - lr wd) w - lr sign(g).  Else (Signum):
+    mom = momentum mom - (1 - momentum) (wd w + clip(rescale g));
+    w = (1 - lr wd_lh) w + lr sign(mom)."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating momentum = <floating>a.momentum, m1 = 1 - momentum
+    cdef floating keep = 1 - lr * <floating>a.wd_lh, decay = 1 - lr * wd
+    if m == NULL:
+        for c in range(d):
+            gr = 0 if g == NULL else g[c]
+            w[c] = decay * w[c] - lr * ((gr > 0) - (gr < 0))
+        return
+    for c in range(d):
+        gr = 0 if g == NULL else _clipped(rescale * g[c], clip)
+        m[c] = momentum * m[c] - m1 * wd * w[c] - m1 * gr
+        w[c] = keep * w[c] + lr * ((m[c] > 0) - (m[c] < 0))
 
 
 cdef inline floating* _at(char* base, Py_ssize_t i, floating* kind) noexcept nogil:
@@ -362,3 +434,57 @@ def adagrad_update(out, weight, grad, rows, history, double lr, double epsilon, 
     _plan(&p, "adagrad_update", out, weight, grad, rows, (history,), ("history",), lazy)
     a.lr, a.wd, a.rescale, a.clip, a.eps = lr, wd, rescale_grad, clip_gradient, epsilon
     _dispatch(&p, &a, lazy, _adagrad_row[float32_t], _adagrad_row[float64_t])
+
+
+def nag_mom_update(out, weight, grad, rows, mom, double lr, double momentum, double wd,
+                   double rescale_grad, double clip_gradient, bint lazy):
+    """Nesterov momentum (MXNet's nag_mom_update): g = clip(rescale g) + wd weight;
+    mom = momentum mom + g; out = weight - lr (g + momentum mom)."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "nag_mom_update", out, weight, grad, rows, (mom,), ("mom",), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
+        momentum
+    _dispatch(&p, &a, lazy, _nag_row[float32_t], _nag_row[float64_t])
+
+
+def rmsprop_update(out, weight, grad, rows, n, double lr, double gamma1, double epsilon,
+                   double wd, double rescale_grad, double clip_gradient,
+                   double clip_weights, bint lazy):
+    """RMSProp (MXNet's rmsprop_update): g = clip(rescale g + wd weight);
+    n = (1 - gamma1) g^2 + gamma1 n; out = weight - lr g / sqrt(n + epsilon), clipped to
+    [-clip_weights, clip_weights] when clip_weights >= 0."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "rmsprop_update", out, weight, grad, rows, (n,), ("n",), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.gamma1, a.eps = lr, wd, rescale_grad, clip_gradient, \
+        gamma1, epsilon
+    a.clip_weights = clip_weights
+    _dispatch(&p, &a, lazy, _rmsprop_row[float32_t], _rmsprop_row[float64_t])
+
+
+def ftrl_update(out, weight, grad, rows, z, n, double lr, double lamda1, double beta,
+                double wd, double rescale_grad, double clip_gradient, bint lazy):
+    """FTRL-proximal (MXNet's ftrl_update): g = clip(rescale g);
+    z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2;
+    out = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "ftrl_update", out, weight, grad, rows, (z, n), ("z", "n"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.lamda1, a.beta = lr, wd, rescale_grad, clip_gradient, \
+        lamda1, beta
+    _dispatch(&p, &a, lazy, _ftrl_row[float32_t], _ftrl_row[float64_t])
+
+
+def signum_update(out, weight, grad, rows, mom, double lr, double momentum, double wd,
+                  double rescale_grad, double clip_gradient, double wd_lh, bint lazy):
+    """Signum (MXNet's signum_update), or signSGD (signsgd_update) when ``mom`` is None:
+    see _signum_row."""
+    cdef Plan p
+    cdef Attrs a
+    states, names = ((), ()) if mom is None else ((mom,), ("mom",))
+    _plan(&p, "signum_update", out, weight, grad, rows, states, names, lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
+        momentum
+    a.wd_lh = wd_lh
+    _dispatch(&p, &a, lazy, _signum_row[float32_t], _signum_row[float64_t])

@@ -1,13 +1,16 @@
 """Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
-``sgd_mom_update``, ``adam_update`` and ``adagrad_update`` (MXNet's
-``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``).
+``sgd_mom_update``, ``adam_update``, ``adagrad_update`` (MXNet's
+``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``),
+``nag_mom_update``, ``rmsprop_update``, ``ftrl_update``, ``signum_update`` and
+``signsgd_update``.
 
 Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
 states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
 which updates the weight in place (``inplace`` (0, 0)).  Without ``out=`` the result is
 a new array and the weight is left alone, but the states are still updated, as in
 MXNet.  The gradient is dense or row_sparse (weight and states dense).  For a row_sparse
-gradient with ``lazy_update=True`` (adagrad_update: always) only the rows present in the
+gradient with ``lazy_update=True`` (the ops without that attribute in MXNet: always)
+only the rows present in the
 gradient are touched, in the weight and in the states (MXNet's lazy update); with
 ``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
 (MXNet's standard update, equal to the dense update of the densified gradient).
@@ -357,3 +360,181 @@ clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd
 ``history`` is updated in place.  A row_sparse grad updates only its rows of weight and
 history (always lazy, as MXNet); MXNet's sparse op refuses wd != 0, here wd decays the
 rows updated.""")
+
+
+# nag_mom_update, rmsprop_update, ftrl_update, signum_update, signsgd_update
+
+def _check_nag(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _check_rmsprop(op, attrs):
+    _finite(op, attrs, "gamma1", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+    if math.isnan(attrs["clip_weights"]):
+        raise ValueError(f"{op}: clip_weights must be a number, < 0 for no clipping (got "
+                         f"{attrs['clip_weights']!r})")
+
+
+def _rmsprop_ok(attrs):
+    return (0.0 <= attrs["gamma1"] < 1.0 and 0.0 < attrs["epsilon"] < _INF
+            and attrs["clip_weights"] == attrs["clip_weights"])
+
+
+def _check_ftrl(op, attrs):
+    _finite(op, attrs, "lamda1", lo=0)
+    _finite(op, attrs, "beta", lo=0)
+
+
+def _ftrl_ok(attrs):
+    return 0.0 <= attrs["lamda1"] < _INF and 0.0 <= attrs["beta"] < _INF
+
+
+def _check_signum(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+    _finite(op, attrs, "wd_lh")
+
+
+def _signum_ok(attrs):
+    return 0.0 <= attrs["momentum"] < 1.0 and -_INF < attrs["wd_lh"] < _INF
+
+
+def _nag_host(o, w, g, rows, states, attrs, lazy):
+    K.nag_mom_update(o, w, g, rows, states[0], attrs["lr"], attrs["momentum"], attrs["wd"],
+                     attrs["rescale_grad"], attrs["clip_gradient"], lazy)
+
+
+def _nag_device(w, g, states, o, attrs):
+    t = w.dtype.type
+    mom = states[0]
+    step = _scaled(g, attrs) + t(attrs["wd"]) * w
+    mom *= t(attrs["momentum"])
+    mom += step
+    o[...] = w - t(attrs["lr"]) * (step + t(attrs["momentum"]) * mom)
+
+
+register(
+    "nag_mom_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON},
+    infer_shape=_shapes("nag_mom_update", ("mom",), _check_nag, _momentum_ok),
+    infer_type=_types("nag_mom_update", ("mom",)),
+    infer_storage=_storage("nag_mom_update", ("mom",)),
+    compute=_dense("nag_mom_update", _nag_host, _nag_device),
+    compute_sparse=_sparse("nag_mom_update", _nag_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""Nesterov momentum (MXNet's nag_mom_update): g = clip(rescale_grad grad,
+clip_gradient) + wd weight; mom = momentum mom + g; weight -= lr (g + momentum mom).
+``mom`` is updated in place; a row_sparse grad updates only its rows.""")
+
+
+def _rmsprop_host(o, w, g, rows, states, attrs, lazy):
+    K.rmsprop_update(o, w, g, rows, states[0], attrs["lr"], attrs["gamma1"],
+                     attrs["epsilon"], attrs["wd"], attrs["rescale_grad"],
+                     attrs["clip_gradient"], attrs["clip_weights"], lazy)
+
+
+def _rmsprop_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    n = states[0]
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    g1 = t(attrs["gamma1"])
+    n *= g1
+    n += (1 - g1) * step * step
+    o[...] = w - t(attrs["lr"]) * step / xp.sqrt(n + t(attrs["epsilon"]))
+    if attrs["clip_weights"] >= 0:
+        xp.clip(o, -attrs["clip_weights"], attrs["clip_weights"], out=o)
+
+
+register(
+    "rmsprop_update", inputs=("weight", "grad", "n"),
+    attrs={"lr": _LR, "gamma1": Attr("float", 0.95), "epsilon": Attr("float", 1e-8),
+           **_COMMON, "clip_weights": Attr("float", -1.0)},
+    infer_shape=_shapes("rmsprop_update", ("n",), _check_rmsprop, _rmsprop_ok),
+    infer_type=_types("rmsprop_update", ("n",)),
+    infer_storage=_storage("rmsprop_update", ("n",)),
+    compute=_dense("rmsprop_update", _rmsprop_host, _rmsprop_device),
+    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""RMSProp (MXNet's rmsprop_update): g = clip(rescale_grad grad + wd weight,
+clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; weight -= lr g / sqrt(n + epsilon), then
+clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n`` is updated in
+place; a row_sparse grad updates only its rows.""")
+
+
+def _ftrl_host(o, w, g, rows, states, attrs, lazy):
+    K.ftrl_update(o, w, g, rows, states[0], states[1], attrs["lr"], attrs["lamda1"],
+                  attrs["beta"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"],
+                  lazy)
+
+
+def _ftrl_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    z, n = states
+    lr, l1 = t(attrs["lr"]), t(attrs["lamda1"])
+    step = _scaled(g, attrs)
+    z += step - (xp.sqrt(n + step * step) - xp.sqrt(n)) * w / lr
+    n += step * step
+    o[...] = ((xp.sign(z) * l1 - z) / ((t(attrs["beta"]) + xp.sqrt(n)) / lr + t(attrs["wd"]))
+              * (xp.abs(z) > l1))
+
+
+register(
+    "ftrl_update", inputs=("weight", "grad", "z", "n"),
+    attrs={"lr": _LR, "lamda1": Attr("float", 0.01), "beta": Attr("float", 1.0),
+           **_COMMON},
+    infer_shape=_shapes("ftrl_update", ("z", "n"), _check_ftrl, _ftrl_ok),
+    infer_type=_types("ftrl_update", ("z", "n")),
+    infer_storage=_storage("ftrl_update", ("z", "n")),
+    compute=_dense("ftrl_update", _ftrl_host, _ftrl_device),
+    compute_sparse=_sparse("ftrl_update", _ftrl_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3), differentiable=False,
+    doc="""FTRL-proximal (MXNet's ftrl_update): g = clip(rescale_grad grad,
+clip_gradient); z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2; weight =
+(sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0.  ``z``
+and ``n`` are updated in place; a row_sparse grad updates only its rows.""")
+
+
+def _signum_host(o, w, g, rows, states, attrs, lazy):
+    K.signum_update(o, w, g, rows, states[0] if states else None, attrs["lr"],
+                    attrs.get("momentum", 0.0), attrs["wd"], attrs["rescale_grad"],
+                    attrs["clip_gradient"], attrs.get("wd_lh", 0.0), lazy)
+
+
+def _signum_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    lr, wd = t(attrs["lr"]), t(attrs["wd"])
+    if not states:
+        o[...] = (1 - lr * wd) * w - lr * xp.sign(g)
+        return
+    mom = states[0]
+    m = t(attrs["momentum"])
+    mom *= m
+    mom -= (1 - m) * (wd * w + _scaled(g, attrs))
+    o[...] = (1 - lr * t(attrs["wd_lh"])) * w + lr * xp.sign(mom)
+
+
+register(
+    "signum_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON,
+           "wd_lh": Attr("float", 0.0)},
+    infer_shape=_shapes("signum_update", ("mom",), _check_signum, _signum_ok),
+    infer_type=_types("signum_update", ("mom",)),
+    infer_storage=_storage("signum_update", ("mom",)),
+    compute=_dense("signum_update", _signum_host, _signum_device),
+    compute_sparse=_sparse("signum_update", _signum_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""Signum (MXNet's signum_update): mom = momentum mom - (1 - momentum) (wd weight
++ clip(rescale_grad grad, clip_gradient)); weight = (1 - lr wd_lh) weight + lr sign(mom).
+``mom`` is updated in place; a row_sparse grad updates only its rows.""")
+
+register(
+    "signsgd_update", inputs=("weight", "grad"),
+    attrs={"lr": _LR, **_COMMON},
+    infer_shape=_shapes("signsgd_update", (), _no_check, _no_check_ok),
+    infer_type=_types("signsgd_update", ()), infer_storage=_storage("signsgd_update", ()),
+    compute=_dense("signsgd_update", _signum_host, _signum_device),
+    compute_sparse=_sparse("signsgd_update", _signum_host, None), sparse_out=True,
+    inplace=((0, 0),), differentiable=False,
+    doc="""signSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
+(the sign of the raw gradient: rescaling and clipping do not change it).  A row_sparse
+grad updates only its rows.""")

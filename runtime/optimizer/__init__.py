@@ -6,13 +6,14 @@
 >>> updater(0, grad, weight)          # one update of weight 0, state made on first use
 
 Updates are the registry operators of runtime/ops (``sgd_update``, ``sgd_mom_update``,
-``adam_update``, ``adagrad_update``) called with ``out=weight``: the weight and the
-optimizer's state change in place, and row_sparse gradients take lazy updates (only the
-rows present are touched) unless ``lazy_update=False``.
+``adam_update``, ``adagrad_update``, ``nag_mom_update``, ``rmsprop_update``,
+``ftrl_update``, ``signum_update``, ``signsgd_update``) called with ``out=weight``: the
+weight and the optimizer's state change in place, and row_sparse gradients take lazy
+updates (only the rows present are touched) unless ``lazy_update=False``.
 """
 
-from runtime.optimizer.optimizer import (SGD, AdaGrad, Adam, Optimizer, Updater, create,
-                                         get_updater, register)
+from runtime.optimizer.optimizer import (NAG, SGD, AdaGrad, Adam, Ftrl, Optimizer, RMSProp,
+                                         Signum, Updater, create, get_updater, register)
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
-           "register"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
+           "Updater", "get_updater", "create", "register"]

@@ -30,8 +30,8 @@ from runtime._imperative import invoke_parsed
 from runtime.ops import registry
 from runtime.ops.optim import as_number as _number
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
-           "register"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
+           "Updater", "get_updater", "create", "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -265,6 +265,111 @@ class AdaGrad(Optimizer):
             "lr": lr, "epsilon": float(self.float_stable_eps),
             "wd": wd, "rescale_grad": float(self.rescale_grad),
             "clip_gradient": self._clip()})
+
+
+@register
+class NAG(Optimizer):
+    """Nesterov accelerated gradient (MXNet's ``mx.optimizer.NAG``): ``nag_mom_update``
+    (state: the momentum), or ``sgd_update`` when momentum is 0.  A row_sparse gradient
+    updates only its rows with momentum, every row without (MXNet's dense formula)."""
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("NAG", "momentum", momentum, lo=0, hi=1)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        common = {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
+                  "clip_gradient": self._clip()}
+        if state is None:
+            self._run("sgd_update", [weight, grad], {**common, "lazy_update": False})
+        else:
+            self._run("nag_mom_update", [weight, grad, state],
+                      {**common, "momentum": float(self.momentum)})
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp (MXNet's ``mx.optimizer.RMSProp``), Tieleman and Hinton's form through
+    ``rmsprop_update`` (state: the mean square n).  ``centered=True`` (Graves' form,
+    MXNet's ``rmspropalex_update``) is refused: ndrt does not have it yet."""
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
+                 centered=False, clip_weights=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        if centered:
+            raise NotImplementedError("RMSProp: centered=True (rmspropalex_update) is not "
+                                      "implemented in ndrt; use centered=False")
+        self.gamma1 = _number("RMSProp", "gamma1", gamma1, lo=0, hi=1)
+        self.gamma2 = _number("RMSProp", "gamma2", gamma2, lo=0, hi=1)
+        self.epsilon = _number("RMSProp", "epsilon", epsilon, lo=0, lo_open=True)
+        self.centered = False
+        self.clip_weights = (None if clip_weights is None else
+                             _number("RMSProp", "clip_weights", clip_weights, lo=0))
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight)
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        self._run("rmsprop_update", [weight, grad, state], {
+            "lr": lr, "gamma1": float(self.gamma1), "epsilon": float(self.epsilon),
+            "wd": wd, "rescale_grad": float(self.rescale_grad),
+            "clip_gradient": self._clip(),
+            "clip_weights": -1.0 if self.clip_weights is None else float(self.clip_weights)})
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-proximal (MXNet's ``mx.optimizer.Ftrl``) through ``ftrl_update`` (states: z
+    and n); a row_sparse gradient updates only its rows."""
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1 = _number("Ftrl", "lamda1", lamda1, lo=0)
+        self.beta = _number("Ftrl", "beta", beta, lo=0)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        z, n = state
+        self._run("ftrl_update", [weight, grad, z, n], {
+            "lr": lr, "lamda1": float(self.lamda1), "beta": float(self.beta), "wd": wd,
+            "rescale_grad": float(self.rescale_grad), "clip_gradient": self._clip()})
+
+
+@register
+class Signum(Optimizer):
+    """Signum (MXNet's ``mx.optimizer.Signum``): ``signum_update`` (state: the
+    momentum), or ``signsgd_update`` when momentum is 0; ``wd_lh`` is the decoupled
+    weight decay.  A row_sparse gradient updates only its rows."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = _number("Signum", "momentum", momentum, lo=0, hi=1)
+        self.wd_lh = _number("Signum", "wd_lh", wd_lh)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        common = {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
+                  "clip_gradient": self._clip()}
+        if state is None:
+            self._run("signsgd_update", [weight, grad], common)
+        else:
+            self._run("signum_update", [weight, grad, state], {
+                **common, "momentum": float(self.momentum), "wd_lh": float(self.wd_lh)})
 
 
 class Updater:

@@ -41,6 +41,27 @@ def ref_update(name, w, g, states, a):
         mean = b1 * states[0] + (1 - b1) * gr
         var = b2 * states[1] + (1 - b2) * gr * gr
         return w - lr * mean / (np.sqrt(var) + eps), [mean, var]
+    if name == "nag_mom_update":
+        gr = _clip(rs * g, clip) + wd * w
+        m = a.get("momentum", 0.0) * states[0] + gr
+        return w - lr * (gr + a.get("momentum", 0.0) * m), [m]
+    if name == "rmsprop_update":
+        g1, eps, cw = a.get("gamma1", 0.95), a.get("epsilon", 1e-8), a.get("clip_weights", -1)
+        gr = _clip(rs * g + wd * w, clip)
+        n = (1 - g1) * gr * gr + g1 * states[0]
+        return _clip(w - lr * gr / np.sqrt(n + eps), cw), [n]
+    if name == "ftrl_update":
+        l1, beta = a.get("lamda1", 0.01), a.get("beta", 1.0)
+        gr = _clip(rs * g, clip)
+        z = states[0] + gr - (np.sqrt(states[1] + gr * gr) - np.sqrt(states[1])) * w / lr
+        n = states[1] + gr * gr
+        return (np.sign(z) * l1 - z) / ((beta + np.sqrt(n)) / lr + wd) * (np.abs(z) > l1), [z, n]
+    if name == "signum_update":
+        mo = a.get("momentum", 0.0)
+        m = mo * states[0] - (1 - mo) * wd * w - (1 - mo) * _clip(rs * g, clip)
+        return (1 - lr * a.get("wd_lh", 0.0)) * w + lr * np.sign(m), [m]
+    if name == "signsgd_update":
+        return (1 - lr * wd) * w - lr * np.sign(g), []
     assert name == "adagrad_update"
     gr = _clip(rs * g, clip)
     h = states[0] + gr * gr
@@ -58,7 +79,13 @@ def ref_lazy(name, w, rows, grows, states, a):
     return w, states
 
 
-N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1}
+N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1,
+            "nag_mom_update": 1, "rmsprop_update": 1, "ftrl_update": 2, "signum_update": 1,
+            "signsgd_update": 0}
+# The updates with MXNet's lazy_update attribute (the others are always lazy).
+LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
+# sign(NaN) is 0 in MXNet's kernels: a NaN gradient leaves Signum's weight finite.
+SIGN_OPS = ("signum_update", "signsgd_update")
 ATTRS = {
     "sgd_update": {"lr": 0.1, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
     "sgd_mom_update": {"lr": 0.1, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
@@ -67,6 +94,15 @@ ATTRS = {
                     "rescale_grad": 0.5, "clip_gradient": 0.4},
     "adagrad_update": {"lr": 0.1, "epsilon": 1e-6, "wd": 0.05, "rescale_grad": 0.5,
                        "clip_gradient": 0.4},
+    "nag_mom_update": {"lr": 0.1, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
+                       "clip_gradient": 0.4},
+    "rmsprop_update": {"lr": 0.01, "gamma1": 0.9, "epsilon": 1e-6, "wd": 0.05,
+                       "rescale_grad": 0.5, "clip_gradient": 0.4, "clip_weights": 1.5},
+    "ftrl_update": {"lr": 0.1, "lamda1": 0.05, "beta": 1.0, "wd": 0.05, "rescale_grad": 0.5,
+                    "clip_gradient": 0.4},
+    "signum_update": {"lr": 0.01, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
+                      "clip_gradient": 0.4, "wd_lh": 0.1},
+    "signsgd_update": {"lr": 0.01, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
 }
 OPS = sorted(N_STATES)
 
@@ -79,7 +115,8 @@ def _initial(name, shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(shape)
     states = [rng.standard_normal(shape) * 0.1 for _ in range(N_STATES[name])]
-    if name in ("adam_update", "adagrad_update"):   # var, history: sums of squares
+    if name in ("adam_update", "adagrad_update", "rmsprop_update", "ftrl_update"):
+        # var, history, n: sums of squares
         states[-1] = np.abs(states[-1])
     return w.astype(dtype), [s.astype(dtype) for s in states]
 
@@ -135,7 +172,7 @@ def test_lazy_row_sparse_update_touches_only_the_rows_present(name, dtype):
         np.testing.assert_array_equal(s.asnumpy()[untouched], s_first[untouched])
 
 
-@pytest.mark.parametrize("name", [n for n in OPS if n != "adagrad_update"])
+@pytest.mark.parametrize("name", [n for n in OPS if n in LAZY_ATTR])
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_standard_row_sparse_update_equals_the_dense_update(name, dtype):
     attrs = {**ATTRS[name], "lazy_update": False}
@@ -226,7 +263,7 @@ def test_threaded_kernels_match_the_serial_ones(name):
             out = []
             for grad, extra in ((g, {}), (g, {"lazy_update": False}),
                                 (nd.array(dense, dtype=F64), {})):
-                if name == "adagrad_update" and extra:
+                if name not in LAZY_ATTR and extra:
                     continue
                 w, states = nd.array(w0, dtype=F64), [nd.array(s, dtype=F64) for s in s0]
                 getattr(nd, name)(w, grad, *states, out=w, **attrs, **extra)
@@ -250,7 +287,12 @@ def test_device_formulas_match_the_host_kernels(name, clip):
     attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
     device = {"sgd_update": ops_optim._sgd_device, "sgd_mom_update": ops_optim._sgd_device,
               "adam_update": ops_optim._adam_device,
-              "adagrad_update": ops_optim._adagrad_device}[name]
+              "adagrad_update": ops_optim._adagrad_device,
+              "nag_mom_update": ops_optim._nag_device,
+              "rmsprop_update": ops_optim._rmsprop_device,
+              "ftrl_update": ops_optim._ftrl_device,
+              "signum_update": ops_optim._signum_device,
+              "signsgd_update": ops_optim._signum_device}[name]
     w0, s0 = _initial(name, (4, 5), F64, seed=11)
     g = np.random.default_rng(12).standard_normal((4, 5))
     w, states, out = w0.copy(), [s.copy() for s in s0], np.empty_like(w0)
@@ -262,7 +304,7 @@ def test_device_formulas_match_the_host_kernels(name, clip):
         np.testing.assert_allclose(s, r, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("name", [n for n in OPS if n not in SIGN_OPS])
 @pytest.mark.parametrize("clip", [-1.0, 0.4])
 def test_nan_gradients_propagate(name, clip):
     """A NaN gradient gives a NaN weight whether or not it is clipped (as NumPy's
@@ -366,11 +408,32 @@ def ref_optimizer(kind, kw, w, grads):
         b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
         attrs = {"wd": wd, "rescale_grad": rs, "clip_gradient": clip, "beta1": b1,
                  "beta2": b2, "epsilon": kw.get("epsilon", 1e-8)}
-    else:
+    elif kind == "adagrad":
         name, states = "adagrad_update", [np.zeros_like(w)]
         attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip,
                  "epsilon": kw.get("eps", 1e-7)}
         lazy = True
+    else:
+        lr = kw.get("learning_rate", {"rmsprop": 0.001, "ftrl": 0.1}.get(kind, 0.01))
+        attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip}
+        lazy = True
+        mom = kw.get("momentum", 0.9 if kind == "signum" else 0.0)
+        if kind == "nag":
+            name = "nag_mom_update" if mom else "sgd_update"
+            states, lazy = ([np.zeros_like(w)], True) if mom else ([], False)
+            attrs["momentum"] = mom
+        elif kind == "rmsprop":
+            name, states = "rmsprop_update", [np.zeros_like(w)]
+            cw = kw.get("clip_weights")
+            attrs.update(gamma1=kw.get("gamma1", 0.9), epsilon=kw.get("epsilon", 1e-8),
+                         clip_weights=-1.0 if cw is None else cw)
+        elif kind == "ftrl":
+            name, states = "ftrl_update", [np.zeros_like(w), np.zeros_like(w)]
+            attrs.update(lamda1=kw.get("lamda1", 0.01), beta=kw.get("beta", 1.0))
+        else:
+            name = "signum_update" if mom else "signsgd_update"
+            states = [np.zeros_like(w)] if mom else []
+            attrs.update(momentum=mom, wd_lh=kw.get("wd_lh", 0.0))
     for t, (rows, g) in enumerate(grads, 1):
         if kind == "adam":
             attrs["lr"] = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
@@ -389,6 +452,12 @@ OPTIMIZERS = [
     ("adam", {"learning_rate": 0.05, "beta1": 0.5, "lazy_update": False,
               "rescale_grad": 0.25}),
     ("adagrad", {"learning_rate": 0.1, "eps": 1e-6, "wd": 0.01, "clip_gradient": 1.0}),
+    ("nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
+    ("nag", {"learning_rate": 0.1}),
+    ("rmsprop", {"learning_rate": 0.01, "gamma1": 0.8, "wd": 0.01, "clip_weights": 1.0}),
+    ("ftrl", {"lamda1": 0.05, "beta": 0.5, "wd": 0.01, "rescale_grad": 0.5}),
+    ("signum", {"learning_rate": 0.05, "wd": 0.01, "wd_lh": 0.1}),
+    ("signum", {"learning_rate": 0.05, "momentum": 0.0}),
 ]
 
 
@@ -473,9 +542,9 @@ def test_bad_optimizer_arguments(kind, kw, match):
 def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
-    with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, sgd "
-                                         r"\(got 'rmsprop'\)"):
-        mx.optimizer.create("rmsprop")
+    with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, ftrl, "
+                                         r"nag, rmsprop, sgd, signum \(got 'lars'\)"):
+        mx.optimizer.create("lars")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
                                         r"'0\.1'\)"):
         mx.optimizer.create("sgd", learning_rate="0.1")
@@ -769,3 +838,9 @@ def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
             op(w, g, *s, lr=bad, wd=0.01, out=w)
         for a, b in zip([w] + s, before):
             np.testing.assert_array_equal(a.asnumpy(), b)
+
+
+def test_centered_rmsprop_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match=r"^RMSProp: centered=True "
+                                                  r"\(rmspropalex_update\) is not implemented"):
+        mx.optimizer.RMSProp(centered=True)
