@@ -64,7 +64,9 @@ class Optimizer:
 
     Parameters
     ----------
-    learning_rate : float, >= 0
+    learning_rate : float >= 0, optional
+        None: the lr_scheduler's ``base_lr`` when one is given, else the class's default
+        (0.01; Adam and RMSProp 0.001, Ftrl 0.1).
     wd : float
         Weight decay (L2 regularisation) coefficient.
     rescale_grad : float
@@ -79,10 +81,13 @@ class Optimizer:
     """
 
     name = "optimizer"
+    default_lr = 0.01
 
-    def __init__(self, learning_rate=0.01, wd=0.0, rescale_grad=1.0, clip_gradient=None,
+    def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
                  lr_scheduler=None, param_dict=None, begin_num_update=0):
         owner = type(self).__name__
+        if learning_rate is None:
+            learning_rate = getattr(lr_scheduler, "base_lr", self.default_lr)
         self.lr = _number(owner, "learning_rate", learning_rate, lo=0)
         self.wd = _number(owner, "wd", wd)
         self.rescale_grad = _number(owner, "rescale_grad", rescale_grad)
@@ -92,7 +97,9 @@ class Optimizer:
             raise TypeError(f"{owner}: lr_scheduler must be callable num_update -> lr (got "
                             f"{lr_scheduler!r})")
         self.lr_scheduler = lr_scheduler
-        if lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
+        if hasattr(lr_scheduler, "_set_base_lr"):
+            lr_scheduler._set_base_lr(self.lr)
+        elif lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
             lr_scheduler.base_lr = self.lr
         self.param_dict = dict(param_dict or {})
         self.lr_mult = {}
@@ -220,7 +227,9 @@ class Adam(Optimizer):
     ``adam_update`` does the rest (state: mean and variance).  With ``lazy_update`` a
     row_sparse gradient updates only its rows of weight, mean and variance."""
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  lazy_update=True, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1 = _number("Adam", "beta1", beta1, lo=0, hi=1)
@@ -298,7 +307,9 @@ class RMSProp(Optimizer):
     ``rmsprop_update`` (state: the mean square n).  ``centered=True`` (Graves' form,
     MXNet's ``rmspropalex_update``) is refused: ndrt does not have it yet."""
 
-    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
                  centered=False, clip_weights=None, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         if centered:
@@ -329,7 +340,9 @@ class Ftrl(Optimizer):
     """FTRL-proximal (MXNet's ``mx.optimizer.Ftrl``) through ``ftrl_update`` (states: z
     and n); a row_sparse gradient updates only its rows."""
 
-    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+    default_lr = 0.1
+
+    def __init__(self, lamda1=0.01, learning_rate=None, beta=1, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.lamda1 = _number("Ftrl", "lamda1", lamda1, lo=0)
         self.beta = _number("Ftrl", "beta", beta, lo=0)
@@ -352,7 +365,7 @@ class Signum(Optimizer):
     momentum), or ``signsgd_update`` when momentum is 0; ``wd_lh`` is the decoupled
     weight decay.  A row_sparse gradient updates only its rows."""
 
-    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+    def __init__(self, learning_rate=None, momentum=0.9, wd_lh=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.momentum = _number("Signum", "momentum", momentum, lo=0, hi=1)
         self.wd_lh = _number("Signum", "wd_lh", wd_lh)
