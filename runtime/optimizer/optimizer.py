@@ -161,6 +161,14 @@ class Optimizer:
         self.num_update = max(n, self.num_update)
         return n
 
+    def _count_and_common(self, index):
+        """Count one update of ``index`` and return the attributes every update operator
+        takes (lr, wd, rescale_grad, clip_gradient) for it."""
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        return {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
+                "clip_gradient": self._clip()}
+
     def _clip(self):
         """clip_gradient in the operators' form (< 0: no clipping)."""
         return -1.0 if self.clip_gradient is None else float(self.clip_gradient)
@@ -290,10 +298,7 @@ class NAG(Optimizer):
         return self._zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._lr_wd(index)
-        common = {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
-                  "clip_gradient": self._clip()}
+        common = self._count_and_common(index)
         if state is None:
             self._run("sgd_update", [weight, grad], {**common, "lazy_update": False})
         else:
@@ -326,12 +331,9 @@ class RMSProp(Optimizer):
         return self._zeros_like(weight)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._lr_wd(index)
         self._run("rmsprop_update", [weight, grad, state], {
-            "lr": lr, "gamma1": float(self.gamma1), "epsilon": float(self.epsilon),
-            "wd": wd, "rescale_grad": float(self.rescale_grad),
-            "clip_gradient": self._clip(),
+            **self._count_and_common(index), "gamma1": float(self.gamma1),
+            "epsilon": float(self.epsilon),
             "clip_weights": -1.0 if self.clip_weights is None else float(self.clip_weights)})
 
 
@@ -351,12 +353,10 @@ class Ftrl(Optimizer):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._lr_wd(index)
         z, n = state
         self._run("ftrl_update", [weight, grad, z, n], {
-            "lr": lr, "lamda1": float(self.lamda1), "beta": float(self.beta), "wd": wd,
-            "rescale_grad": float(self.rescale_grad), "clip_gradient": self._clip()})
+            **self._count_and_common(index), "lamda1": float(self.lamda1),
+            "beta": float(self.beta)})
 
 
 @register
@@ -374,10 +374,7 @@ class Signum(Optimizer):
         return self._zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._lr_wd(index)
-        common = {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
-                  "clip_gradient": self._clip()}
+        common = self._count_and_common(index)
         if state is None:
             self._run("signsgd_update", [weight, grad], common)
         else:
