@@ -31,7 +31,7 @@ from runtime.ops import registry
 from runtime.ops.optim import as_number as _number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Updater", "get_updater", "create", "register"]
+           "Adamax", "AdaDelta", "Nadam", "Updater", "get_updater", "create", "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -168,6 +168,18 @@ class Optimizer:
         lr, wd = self._lr_wd(index)
         return {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
                 "clip_gradient": self._clip()}
+
+    def _scaled_grad(self, weight, grad, wd):
+        """clip(rescale_grad grad + wd weight) as a new dense array (the Python-level
+        updates of MXNet's optimizers without an update operator; a row_sparse gradient
+        counts as its dense form, as in their formulas)."""
+        g = grad.tostype("default") if grad.stype != "default" else grad
+        g = g * float(self.rescale_grad)
+        if wd:
+            g = g + weight * wd
+        if self.clip_gradient is not None:
+            g = nd.clip(g, -float(self.clip_gradient), float(self.clip_gradient))
+        return g
 
     def _clip(self):
         """clip_gradient in the operators' form (< 0: no clipping)."""
@@ -380,6 +392,99 @@ class Signum(Optimizer):
         else:
             self._run("signum_update", [weight, grad, state], {
                 **common, "momentum": float(self.momentum), "wd_lh": float(self.wd_lh)})
+
+
+@register
+class Adamax(Optimizer):
+    """AdaMax, Adam on the infinity norm (MXNet's ``mx.optimizer.Adamax``; MXNet has no
+    update operator for it, nor does ndrt: NDArray formulas).  g = clip(rescale_grad
+    grad + wd weight); m = beta1 m + (1 - beta1) g; u = max(beta2 u, |g|); weight -= lr /
+    (1 - beta1^t) m / u (states: m and u)."""
+
+    default_lr = 0.002
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("Adamax", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("Adamax", "beta2", beta2, lo=0, hi=1)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        lr /= 1.0 - self.beta1 ** t
+        g = self._scaled_grad(weight, grad, wd)
+        m, u = state
+        m[:] = m * self.beta1 + g * (1.0 - self.beta1)
+        u[:] = nd.maximum(u * self.beta2, nd.abs(g))
+        weight[:] = weight - m / u * lr
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (MXNet's ``mx.optimizer.AdaDelta``; NDArray formulas, no update operator
+    in MXNet): g = clip(rescale_grad grad); acc_g = rho acc_g + (1 - rho) g^2; delta =
+    sqrt(acc_delta + eps) / sqrt(acc_g + eps) g; acc_delta = rho acc_delta + (1 - rho)
+    delta^2; weight -= delta + wd weight (the learning rate is not used, as MXNet's)."""
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = _number("AdaDelta", "rho", rho, lo=0, hi=1)
+        self.epsilon = _number("AdaDelta", "epsilon", epsilon, lo=0, lo_open=True)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        _, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, 0.0)
+        acc_g, acc_delta = state
+        rho, eps = self.rho, self.epsilon
+        acc_g[:] = acc_g * rho + g * g * (1.0 - rho)
+        delta = nd.sqrt(acc_delta + eps) / nd.sqrt(acc_g + eps) * g
+        acc_delta[:] = acc_delta * rho + delta * delta * (1.0 - rho)
+        weight[:] = weight - (delta + weight * wd)
+
+
+@register
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (MXNet's ``mx.optimizer.Nadam``; NDArray formulas, no
+    update operator in MXNet), with Dozat's momentum schedule: momentum_t = beta1 (1 -
+    0.5 * 0.96^(t schedule_decay)); the product of the momenta so far, ``m_schedule``, is
+    kept by the optimizer for all weights together, as in MXNet (states: m and v)."""
+
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 schedule_decay=0.004, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("Nadam", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("Nadam", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("Nadam", "epsilon", epsilon, lo=0, lo_open=True)
+        self.schedule_decay = _number("Nadam", "schedule_decay", schedule_decay, lo=0)
+        self.m_schedule = 1.0
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, wd)
+        b1, b2 = self.beta1, self.beta2
+        mom_t = b1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
+        mom_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
+        self.m_schedule *= mom_t
+        schedule_next = self.m_schedule * mom_next
+        m, v = state
+        m[:] = m * b1 + g * (1.0 - b1)
+        v[:] = v * b2 + g * g * (1.0 - b2)
+        m_bar = g * ((1.0 - mom_t) / (1.0 - self.m_schedule)) + m * (mom_next / (1.0 - schedule_next))
+        v_prime = v / (1.0 - b2 ** t)
+        weight[:] = weight - m_bar / (nd.sqrt(v_prime) + self.epsilon) * lr
 
 
 class Updater:

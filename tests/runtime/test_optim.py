@@ -542,8 +542,9 @@ def test_bad_optimizer_arguments(kind, kw, match):
 def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
-    with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, ftrl, "
-                                         r"nag, rmsprop, sgd, signum \(got 'lars'\)"):
+    with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, adam, "
+                                         r"adamax, ftrl, nadam, nag, rmsprop, sgd, signum "
+                                         r"\(got 'lars'\)"):
         mx.optimizer.create("lars")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
                                         r"'0\.1'\)"):
@@ -844,3 +845,74 @@ def test_centered_rmsprop_is_refused_clearly():
     with pytest.raises(NotImplementedError, match=r"^RMSProp: centered=True "
                                                   r"\(rmspropalex_update\) is not implemented"):
         mx.optimizer.RMSProp(centered=True)
+
+
+def _ref_formula_optimizer(kind, kw, w, grads):
+    """NumPy transcriptions of MXNet's Python-level Adamax, AdaDelta and Nadam."""
+    rs, wd, clip = kw.get("rescale_grad", 1.0), kw.get("wd", 0.0), kw.get("clip_gradient")
+    s0, s1 = np.zeros_like(w), np.zeros_like(w)
+    m_schedule = 1.0
+    for t, g in enumerate(grads, 1):
+        gw = g * rs + (0.0 if kind == "adadelta" else wd) * w
+        gw = gw if clip is None else np.clip(gw, -clip, clip)
+        if kind == "adamax":
+            lr = kw.get("learning_rate", 0.002) / (1 - kw.get("beta1", 0.9) ** t)
+            b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = np.maximum(b2 * s1, np.abs(gw))
+            w = w - lr * s0 / s1
+        elif kind == "adadelta":
+            rho, eps = kw.get("rho", 0.9), kw.get("epsilon", 1e-5)
+            s0 = rho * s0 + (1 - rho) * gw * gw
+            delta = np.sqrt(s1 + eps) / np.sqrt(s0 + eps) * gw
+            s1 = rho * s1 + (1 - rho) * delta * delta
+            w = w - (delta + wd * w)
+        else:
+            b1, b2, eps = kw.get("beta1", 0.9), kw.get("beta2", 0.999), kw.get("epsilon", 1e-8)
+            sd, lr = kw.get("schedule_decay", 0.004), kw.get("learning_rate", 0.001)
+            mt = b1 * (1 - 0.5 * 0.96 ** (t * sd))
+            mt1 = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * sd))
+            m_schedule *= mt
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = b2 * s1 + (1 - b2) * gw * gw
+            m_bar = (1 - mt) * gw / (1 - m_schedule) + mt1 * s0 / (1 - m_schedule * mt1)
+            w = w - lr * m_bar / (np.sqrt(s1 / (1 - b2 ** t)) + eps)
+    return w, [s0, s1]
+
+
+@pytest.mark.parametrize("kind, kw", [
+    ("adamax", {"learning_rate": 0.05, "wd": 0.01, "clip_gradient": 0.5}),
+    ("adamax", {"beta1": 0.5, "rescale_grad": 0.25}),
+    ("adadelta", {"rho": 0.8, "wd": 0.01, "clip_gradient": 0.4}),
+    ("adadelta", {"epsilon": 1e-6, "rescale_grad": 2.0}),
+    ("nadam", {"learning_rate": 0.01, "wd": 0.01, "clip_gradient": 0.5}),
+    ("nadam", {"beta1": 0.8, "schedule_decay": 0.1, "rescale_grad": 0.5}),
+])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_formula_optimizers_match_numpy(kind, kw, sparse):
+    shape = (5, 3)
+    rng = np.random.default_rng(21)
+    w0 = rng.standard_normal(shape)
+    grads = []
+    for rows in ([0, 2], [1, 4], [3]):
+        g = rng.standard_normal(shape)
+        if sparse:
+            keep = np.zeros(shape[0], bool)
+            keep[rows] = True
+            g[~keep] = 0
+        grads.append(g)
+    opt = mx.optimizer.create(kind, **kw)
+    w = nd.array(w0, dtype=F64)
+    state = opt.create_state(0, w)
+    for g in grads:
+        if sparse:
+            rows = np.flatnonzero(np.abs(g).sum(axis=1))
+            ga = nd.sparse.row_sparse_array((g[rows], rows.astype(np.int64)), shape=shape,
+                                            dtype=F64)
+        else:
+            ga = nd.array(g, dtype=F64)
+        opt.update(0, w, ga, state)
+    want, want_states = _ref_formula_optimizer(kind, kw, w0, grads)
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-10, atol=1e-12)
+    for s, r in zip(state, want_states):
+        np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-10, atol=1e-12)
