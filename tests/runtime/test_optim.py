@@ -798,7 +798,7 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
         mx.gluon.Trainer([p, p], "sgd")
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
-        mx.gluon.Trainer([p], "nadam")
+        mx.gluon.Trainer([p], "lamb")
     trainer = mx.gluon.Trainer([p], "sgd")
     with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
                                          r"\(got 0\)"):
