@@ -170,12 +170,13 @@ class Optimizer:
                 "clip_gradient": self._clip()}
 
     def _scaled_grad(self, weight, grad, wd):
-        """clip(rescale_grad grad + wd weight) as a new dense array (the Python-level
-        updates of MXNet's optimizers without an update operator; a row_sparse gradient
-        counts as its dense form, as in their formulas)."""
+        """clip(rescale_grad grad + wd weight) (wd None: without the term) as a new dense
+        array (the Python-level updates of MXNet's optimizers without an update operator;
+        a row_sparse gradient counts as its dense form, as in their formulas; wd = 0 still
+        adds 0 * weight, as they do, so a NaN weight makes a NaN gradient)."""
         g = grad.tostype("default") if grad.stype != "default" else grad
         g = g * float(self.rescale_grad)
-        if wd:
+        if wd is not None:
             g = g + weight * wd
         if self.clip_gradient is not None:
             g = nd.clip(g, -float(self.clip_gradient), float(self.clip_gradient))
@@ -440,7 +441,7 @@ class AdaDelta(Optimizer):
     def update(self, index, weight, grad, state):
         self._update_count(index)
         _, wd = self._lr_wd(index)
-        g = self._scaled_grad(weight, grad, 0.0)
+        g = self._scaled_grad(weight, grad, None)
         acc_g, acc_delta = state
         rho, eps = self.rho, self.epsilon
         acc_g[:] = acc_g * rho + g * g * (1.0 - rho)

@@ -853,14 +853,15 @@ def _ref_formula_optimizer(kind, kw, w, grads):
     s0, s1 = np.zeros_like(w), np.zeros_like(w)
     m_schedule = 1.0
     for t, g in enumerate(grads, 1):
-        gw = g * rs + (0.0 if kind == "adadelta" else wd) * w
+        gw = g * rs if kind == "adadelta" else g * rs + wd * w
         gw = gw if clip is None else np.clip(gw, -clip, clip)
         if kind == "adamax":
             lr = kw.get("learning_rate", 0.002) / (1 - kw.get("beta1", 0.9) ** t)
             b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
             s0 = b1 * s0 + (1 - b1) * gw
             s1 = np.maximum(b2 * s1, np.abs(gw))
-            w = w - lr * s0 / s1
+            with np.errstate(invalid="ignore"):    # 0 / 0 where no gradient came yet: NaN
+                w = w - lr * s0 / s1
         elif kind == "adadelta":
             rho, eps = kw.get("rho", 0.9), kw.get("epsilon", 1e-5)
             s0 = rho * s0 + (1 - rho) * gw * gw
@@ -916,3 +917,6 @@ def test_formula_optimizers_match_numpy(kind, kw, sparse):
     np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-10, atol=1e-12)
     for s, r in zip(state, want_states):
         np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-10, atol=1e-12)
+
+
+free_failing_tests(globals())
