@@ -138,7 +138,7 @@ class Trainer:
             return
         for i, weight, _ in self._initialised():
             if i not in self._states:
-                self._states[i] = self._optimizer.create_state(i, weight)
+                self._states[i] = self._optimizer.create_state_multi_precision(i, weight)
                 self._early[i] = (weight.shape, weight.dtype, weight.context)
 
     @property
@@ -227,8 +227,8 @@ class Trainer:
                     None, (weight.shape, weight.dtype, weight.context)):
                 state = _NONE         # the weight was re-made (cast, reinitialised)
             if state is _NONE:
-                state = states[i] = opt.create_state(i, weight)
-            opt.update(i, weight, grad, state)
+                state = states[i] = opt.create_state_multi_precision(i, weight)
+            opt.update_multi_precision(i, weight, grad, state)
             if grad.stype != "default" and i not in self._twinned:
                 self._twinned.add(i)
                 _reserve_twin(grad)

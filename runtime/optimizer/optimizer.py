@@ -22,6 +22,7 @@ states, and refuses writes into arrays on the tape while recording.
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 
@@ -78,13 +79,19 @@ class Optimizer:
         Whose ``lr_mult`` and ``wd_mult`` scale the learning rate and wd of each index.
     begin_num_update : int
         The update count to start from.
+    multi_precision : bool
+        Keep a float32 master copy of each float16 weight: the update runs on it (and
+        the state is made for it) and the weight receives it cast back to float16
+        (MXNet's ``create_state_multi_precision``/``update_multi_precision``, which the
+        Updater and gluon's Trainer call).
     """
 
     name = "optimizer"
     default_lr = 0.01
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
-                 lr_scheduler=None, param_dict=None, begin_num_update=0):
+                 lr_scheduler=None, param_dict=None, begin_num_update=0,
+                 multi_precision=False):
         owner = type(self).__name__
         if learning_rate is None:
             learning_rate = getattr(lr_scheduler, "base_lr", self.default_lr)
@@ -105,6 +112,7 @@ class Optimizer:
         self.lr_mult = {}
         self.wd_mult = {}
         self.begin_num_update = self.num_update = int(begin_num_update)
+        self.multi_precision = bool(multi_precision)
         self._index_update_count = {}
 
     # -- the learning rate and the multipliers --------------------------------------
@@ -204,6 +212,31 @@ class Optimizer:
     def update(self, index, weight, grad, state):
         """Update ``weight`` (and ``state``) in place from ``grad``."""
         raise NotImplementedError(f"{type(self).__name__}.update")
+
+    def _master(self, weight):
+        return self.multi_precision and np.dtype(weight.dtype) == np.float16
+
+    def create_state_multi_precision(self, index, weight):
+        """The state of ``weight``; with ``multi_precision`` and a float16 weight,
+        (float32 master copy, the state made for the copy)."""
+        if self._master(weight):
+            master = weight.astype(np.float32)
+            return (master, self.create_state(index, master))
+        if np.dtype(weight.dtype) == np.float16:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
+                          "or slow convergence. Consider using multi_precision=True option "
+                          "of the optimizer", UserWarning, stacklevel=2)
+        return self.create_state(index, weight)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """:meth:`update`, on the float32 master copy of a float16 weight (then cast
+        back into the weight) when ``multi_precision``."""
+        if self._master(weight):
+            master, inner = state
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight[:] = master.astype(weight.dtype)
+        else:
+            self.update(index, weight, grad, state)
 
     @staticmethod
     def _zeros_like(weight):
@@ -510,8 +543,8 @@ class Updater:
                 self(i, g, w)
             return
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
     def get_states(self, dump_optimizer=False):
         """The states (and the optimizer when ``dump_optimizer``), pickled."""

@@ -920,3 +920,24 @@ def test_formula_optimizers_match_numpy(kind, kw, sparse):
 
 
 free_failing_tests(globals())
+
+
+@pytest.mark.parametrize("kind, kw", [("sgd", {"learning_rate": 0.1, "momentum": 0.9}),
+                                      ("adam", {"learning_rate": 0.01}),
+                                      ("rmsprop", {"learning_rate": 0.01})])
+def test_multi_precision_updates_a_float32_master_copy(kind, kw):
+    rng = np.random.default_rng(31)
+    w16 = rng.standard_normal((4, 3)).astype(np.float16)
+    grads = [rng.standard_normal((4, 3)).astype(np.float16) for _ in range(4)]
+    updater = mx.optimizer.get_updater(mx.optimizer.create(kind, multi_precision=True, **kw))
+    ref = mx.optimizer.get_updater(mx.optimizer.create(kind, **kw))
+    w, master = nd.array(w16, dtype=np.float16), nd.array(w16.astype(F32))
+    for g in grads:
+        updater(0, nd.array(g, dtype=np.float16), w)
+        ref(0, nd.array(g.astype(F32)), master)        # the same update in float32
+    assert w.dtype == np.float16
+    kept = updater.states[0][0]
+    np.testing.assert_array_equal(kept.asnumpy(), master.asnumpy())
+    np.testing.assert_array_equal(w.asnumpy(), master.asnumpy().astype(np.float16))
+    with pytest.warns(UserWarning, match="Consider using multi_precision=True"):
+        mx.optimizer.SGD().create_state_multi_precision(0, nd.zeros(2, dtype=np.float16))
