@@ -10,13 +10,15 @@ Updates are the registry operators of runtime/ops (``sgd_update``, ``sgd_mom_upd
 ``ftrl_update``, ``signum_update``, ``signsgd_update``) called with ``out=weight``: the
 weight and the optimizer's state change in place, and row_sparse gradients take lazy
 updates (only the rows present are touched) unless ``lazy_update=False``.  Adamax,
-AdaDelta and Nadam, which have no update operator in MXNet either, are NDArray formulas
-(a row_sparse gradient counts as its dense form).
+AdaDelta, Nadam, SGLD and DCASGD, which have no update operator in MXNet either, and LAMB
+(whose two phase operators ndrt does not have) are NDArray formulas (a row_sparse
+gradient counts as its dense form).
 """
 
-from runtime.optimizer.optimizer import (NAG, SGD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl,
-                                         Nadam, Optimizer, RMSProp, Signum, Updater, create,
-                                         get_updater, register)
+from runtime.optimizer.optimizer import (DCASGD, LAMB, NAG, SGD, SGLD, AdaDelta, AdaGrad,
+                                         Adam, Adamax, Ftrl, Nadam, Optimizer, RMSProp,
+                                         Signum, Updater, create, get_updater, register)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "Updater", "get_updater", "create", "register"]
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "Updater", "get_updater",
+           "create", "register"]

@@ -32,7 +32,8 @@ from runtime.ops import registry
 from runtime.ops.optim import as_number as _number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "Updater", "get_updater", "create", "register"]
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "Updater", "get_updater",
+           "create", "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -519,6 +520,100 @@ class Nadam(Optimizer):
         m_bar = g * ((1.0 - mom_t) / (1.0 - self.m_schedule)) + m * (mom_next / (1.0 - schedule_next))
         v_prime = v / (1.0 - b2 ** t)
         weight[:] = weight - m_bar / (nd.sqrt(v_prime) + self.epsilon) * lr
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics (MXNet's ``mx.optimizer.SGLD``; NDArray
+    formulas): weight += -lr / 2 (clip(rescale_grad grad) + wd weight) + N(0, sqrt(lr)),
+    the noise drawn from ``runtime.random`` (``mx.random.seed`` makes it repeatable)."""
+
+    def create_state(self, index, weight):
+        return None
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        noise = nd.random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                 ctx=weight.context)
+        weight[:] = weight - (g + weight * wd) * (lr / 2) + noise
+
+
+@register
+class DCASGD(Optimizer):
+    """Delay-compensated asynchronous SGD (MXNet's ``mx.optimizer.DCASGD``; NDArray
+    formulas): step = -lr (g + wd weight + lamda g^2 (weight - previous weight)), with
+    g = clip(rescale_grad grad); with momentum, mom = momentum mom + step and the weight
+    moves by mom (states: the momentum or None, and the previous weight)."""
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("DCASGD", "momentum", momentum, lo=0, hi=1)
+        self.lamda = _number("DCASGD", "lamda", lamda)
+
+    def create_state(self, index, weight):
+        mom = self._zeros_like(weight) if self.momentum != 0.0 else None
+        return (mom, weight.copy())
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        mom, previous = state
+        step = (g + weight * wd + g * g * (weight - previous) * self.lamda) * -lr
+        if mom is not None:
+            mom[:] = mom * self.momentum + step
+            step = mom
+        previous[:] = weight
+        weight[:] = weight + step
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB (MXNet's ``mx.optimizer.LAMB``, its two phases ``lamb_update_phase1`` and
+    ``lamb_update_phase2`` as NDArray formulas): g = clip(rescale_grad grad); mean, var
+    as Adam's (bias-corrected with ``bias_correction``); u = mean / (sqrt(var) + epsilon)
+    + wd weight; r1 = ||weight|| (within [lower_bound, upper_bound] when given), r2 =
+    ||u||; weight -= lr (r1 / r2 when both are > 0, else 1) u (states: mean, var)."""
+
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("LAMB", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("LAMB", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("LAMB", "epsilon", epsilon, lo=0, lo_open=True)
+        self.lower_bound = None if lower_bound is None else \
+            _number("LAMB", "lower_bound", lower_bound, lo=0)
+        self.upper_bound = None if upper_bound is None else \
+            _number("LAMB", "upper_bound", upper_bound, lo=0)
+        self.bias_correction = bool(bias_correction)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        mean, var = state
+        b1, b2 = self.beta1, self.beta2
+        mean[:] = mean * b1 + g * (1.0 - b1)
+        var[:] = var * b2 + g * g * (1.0 - b2)
+        m, v = mean, var
+        if self.bias_correction:
+            m, v = mean / (1.0 - b1 ** t), var / (1.0 - b2 ** t)
+        u = m / (nd.sqrt(v) + self.epsilon) + weight * wd
+        r1 = float(nd.norm(weight).asscalar())
+        if self.lower_bound is not None:
+            r1 = max(r1, self.lower_bound)
+        if self.upper_bound is not None:
+            r1 = min(r1, self.upper_bound)
+        r2 = float(nd.norm(u).asscalar())
+        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
+        weight[:] = weight - u * (lr * ratio)
 
 
 class Updater:

@@ -543,7 +543,7 @@ def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
     with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, adam, "
-                                         r"adamax, ftrl, nadam, nag, rmsprop, sgd, signum "
+                                         r"adamax, dcasgd, ftrl, lamb, nadam, nag, rmsprop, sgd, sgld, signum "
                                          r"\(got 'lars'\)"):
         mx.optimizer.create("lars")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
@@ -798,7 +798,7 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
         mx.gluon.Trainer([p, p], "sgd")
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
-        mx.gluon.Trainer([p], "lamb")
+        mx.gluon.Trainer([p], "lars")
     trainer = mx.gluon.Trainer([p], "sgd")
     with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
                                          r"\(got 0\)"):
@@ -853,9 +853,30 @@ def _ref_formula_optimizer(kind, kw, w, grads):
     s0, s1 = np.zeros_like(w), np.zeros_like(w)
     m_schedule = 1.0
     for t, g in enumerate(grads, 1):
-        gw = g * rs if kind == "adadelta" else g * rs + wd * w
+        gw = g * rs if kind in ("adadelta", "dcasgd", "lamb") else g * rs + wd * w
         gw = gw if clip is None else np.clip(gw, -clip, clip)
-        if kind == "adamax":
+        if t == 1 and kind == "dcasgd":
+            s1 = w.copy()                      # the previous weight
+        if kind == "dcasgd":
+            lr, mo = kw.get("learning_rate", 0.01), kw.get("momentum", 0.0)
+            step = -lr * (gw + wd * w + kw.get("lamda", 0.04) * gw * gw * (w - s1))
+            s0 = mo * s0 + step if mo else step
+            s1 = w.copy()
+            w = w + s0
+        elif kind == "lamb":
+            b1, b2, eps = kw.get("beta1", 0.9), kw.get("beta2", 0.999), kw.get("epsilon", 1e-6)
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = b2 * s1 + (1 - b2) * gw * gw
+            m, v = s0 / (1 - b1 ** t), s1 / (1 - b2 ** t)
+            u = m / (np.sqrt(v) + eps) + wd * w
+            r1 = np.linalg.norm(w)
+            if kw.get("lower_bound") is not None:
+                r1 = max(r1, kw["lower_bound"])
+            if kw.get("upper_bound") is not None:
+                r1 = min(r1, kw["upper_bound"])
+            r2 = np.linalg.norm(u)
+            w = w - kw.get("learning_rate", 0.001) * (r1 / r2 if r1 > 0 and r2 > 0 else 1) * u
+        elif kind == "adamax":
             lr = kw.get("learning_rate", 0.002) / (1 - kw.get("beta1", 0.9) ** t)
             b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
             s0 = b1 * s0 + (1 - b1) * gw
@@ -888,6 +909,11 @@ def _ref_formula_optimizer(kind, kw, w, grads):
     ("adadelta", {"epsilon": 1e-6, "rescale_grad": 2.0}),
     ("nadam", {"learning_rate": 0.01, "wd": 0.01, "clip_gradient": 0.5}),
     ("nadam", {"beta1": 0.8, "schedule_decay": 0.1, "rescale_grad": 0.5}),
+    ("dcasgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "lamda": 0.5}),
+    ("dcasgd", {"learning_rate": 0.1, "clip_gradient": 0.5}),
+    ("lamb", {"learning_rate": 0.01, "wd": 0.01, "clip_gradient": 0.5}),
+    ("lamb", {"learning_rate": 0.01, "lower_bound": 3.0, "upper_bound": 3.5,
+              "rescale_grad": 0.5}),
 ])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_formula_optimizers_match_numpy(kind, kw, sparse):
@@ -916,7 +942,25 @@ def test_formula_optimizers_match_numpy(kind, kw, sparse):
     want, want_states = _ref_formula_optimizer(kind, kw, w0, grads)
     np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-10, atol=1e-12)
     for s, r in zip(state, want_states):
-        np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-10, atol=1e-12)
+        if s is not None:
+            np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-10, atol=1e-12)
+
+
+def test_sgld_adds_gaussian_noise_of_variance_lr():
+    lr, n = 0.04, 200_000
+    w0 = np.full(n, 2.0)
+    g = np.random.default_rng(41).standard_normal(n)
+    mx.random.seed(5)
+    opt = mx.optimizer.SGLD(learning_rate=lr, wd=0.1)
+    w = nd.array(w0, dtype=F64)
+    opt.update(0, w, nd.array(g, dtype=F64), None)
+    noise = w.asnumpy() - (w0 - lr / 2 * (g + 0.1 * w0))
+    assert abs(noise.mean()) < 4 * math.sqrt(lr / n)
+    assert abs(noise.std() - math.sqrt(lr)) < 0.01 * math.sqrt(lr)
+    mx.random.seed(5)
+    again = nd.array(w0, dtype=F64)
+    opt.update(0, again, nd.array(g, dtype=F64), None)
+    np.testing.assert_array_equal(again.asnumpy(), w.asnumpy())
 
 
 free_failing_tests(globals())
