@@ -32,3 +32,8 @@ def signum_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
                   rows: npt.NDArray[np.int64] | None, mom: np.ndarray | None, lr: float,
                   momentum: float, wd: float, rescale_grad: float, clip_gradient: float,
                   wd_lh: float, lazy: bool) -> None: ...
+def rmspropalex_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                       rows: npt.NDArray[np.int64] | None, n: np.ndarray, g: np.ndarray,
+                       delta: np.ndarray, lr: float, gamma1: float, gamma2: float,
+                       epsilon: float, wd: float, rescale_grad: float, clip_gradient: float,
+                       clip_weights: float, lazy: bool) -> None: ...

@@ -1,8 +1,9 @@
 """The optimizer updates, compiled: SGD (with and without momentum), Adam, AdaGrad,
-Nesterov momentum, RMSProp, FTRL, Signum and signSGD for a dense gradient or the stored
-rows of a row_sparse one (MXNet's ``sgd_update``, ``sgd_mom_update``, ``adam_update``,
-``adagrad_update``, ``nag_mom_update``, ``rmsprop_update``, ``ftrl_update``,
-``signum_update``, ``signsgd_update`` kernels).
+Nesterov momentum, RMSProp (plain and centered), FTRL, Signum and signSGD for a dense
+gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
+``sgd_mom_update``, ``adam_update``, ``adagrad_update``, ``nag_mom_update``,
+``rmsprop_update``, ``rmspropalex_update``, ``ftrl_update``, ``signum_update``,
+``signsgd_update`` kernels).
 
 Each function writes the updated weight into ``out`` (``weight`` itself for the in-place
 call; otherwise ``weight`` is copied into ``out`` first) and updates the states in
@@ -35,7 +36,7 @@ from runtime._types cimport float32_t, float64_t, floating, index_t
 cnp.import_array()
 
 __all__ = ["adagrad_update", "adam_update", "ftrl_update", "nag_mom_update",
-           "rmsprop_update", "sgd_update", "signum_update"]
+           "rmsprop_update", "rmspropalex_update", "sgd_update", "signum_update"]
 
 cdef enum:
     # A dense gradient is updated in blocks of this many values (the parallel unit).
@@ -50,6 +51,7 @@ cdef struct Plan:
     const index_t* rows   # NULL: a dense grad
     char* s0              # states (NULL where the update has fewer)
     char* s1
+    char* s2
     Py_ssize_t size       # values of the weight
     Py_ssize_t n, d       # the weight as (rows, row size)
     Py_ssize_t k          # stored rows of a sparse grad
@@ -140,6 +142,7 @@ cdef int _plan(Plan* p, str op, object out, object weight, object grad, object r
     p.g = <const char*>cnp.PyArray_DATA(g)
     p.s0 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[0]) if len(states) > 0 else NULL
     p.s1 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[1]) if len(states) > 1 else NULL
+    p.s2 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[2]) if len(states) > 2 else NULL
     if p.rows == NULL:
         p.nthreads = arith_threads((p.size + _BLOCK - 1) // _BLOCK, p.size)
     elif lazy:
@@ -173,19 +176,21 @@ cdef inline floating _root(floating x) noexcept nogil:
 
 # -- the loops: one function per update runs the three shapes of a call -------------------
 
-# ``row(w, g, s0, s1, n, a)`` updates n values (g NULL: a zero gradient); ``a`` holds the
+# ``row(w, g, s0, s1, s2, n, a)`` updates n values (g NULL: a zero gradient); ``a`` holds the
 # attributes.  The row functions keep every branch outside the loop over values (no
 # gradient, no momentum), so that the loops vectorise; no clipping is clipping to an
 # infinite bound.
 
 cdef struct Attrs:
     double lr, wd, rescale, clip, momentum, beta1, beta2, eps
-    double gamma1, lamda1, beta, wd_lh, clip_weights
+    double gamma1, gamma2, lamda1, beta, wd_lh, clip_weights
 
 
-ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, Py_ssize_t,
+ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, float32_t*,
+                         Py_ssize_t,
                          const Attrs*) noexcept nogil
-ctypedef void (*row_f64)(float64_t*, const float64_t*, float64_t*, float64_t*, Py_ssize_t,
+ctypedef void (*row_f64)(float64_t*, const float64_t*, float64_t*, float64_t*, float64_t*,
+                         Py_ssize_t,
                          const Attrs*) noexcept nogil
 
 
@@ -194,7 +199,7 @@ cdef inline double _bound(double clip) noexcept nogil:
 
 
 cdef void _sgd_row(floating* w, const floating* g, floating* m, floating* unused,
-                   Py_ssize_t d, const Attrs* a) noexcept nogil:
+                   floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
     cdef floating decay = 1 - lwd, rescale = <floating>a.rescale
@@ -217,7 +222,7 @@ cdef void _sgd_row(floating* w, const floating* g, floating* m, floating* unused
 
 
 cdef void _adam_row(floating* w, const floating* g, floating* mean, floating* var,
-                    Py_ssize_t d, const Attrs* a) noexcept nogil:
+                    floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
     cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
@@ -238,7 +243,7 @@ cdef void _adam_row(floating* w, const floating* g, floating* mean, floating* va
 
 
 cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* unused,
-                       Py_ssize_t d, const Attrs* a) noexcept nogil:
+                       floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating gr, lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
     cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
@@ -254,7 +259,7 @@ cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* un
 
 
 cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused,
-                   Py_ssize_t d, const Attrs* a) noexcept nogil:
+                   floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     """g = clip(rescale g) + wd w; mom = momentum mom + g; w -= lr (g + momentum mom)."""
     cdef Py_ssize_t c
     cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
@@ -267,7 +272,7 @@ cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused
 
 
 cdef void _rmsprop_row(floating* w, const floating* g, floating* n, floating* unused,
-                       Py_ssize_t d, const Attrs* a) noexcept nogil:
+                       floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     """g = clip(rescale g + wd w); n = (1 - gamma1) g^2 + gamma1 n;
     w = clip_weights(w - lr g / sqrt(n + epsilon))."""
     cdef Py_ssize_t c
@@ -282,8 +287,26 @@ cdef void _rmsprop_row(floating* w, const floating* g, floating* n, floating* un
         w[c] = _clipped(v, cw)
 
 
+cdef void _rmspropalex_row(floating* w, const floating* g, floating* n, floating* gm,
+                           floating* delta, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """Graves' centered RMSProp: g = clip(rescale g + wd w); n = (1 - gamma1) g^2 +
+    gamma1 n; gm = (1 - gamma1) g + gamma1 gm; delta = gamma2 delta - lr g /
+    sqrt(n - gm^2 + epsilon); w = clip_weights(w + delta)."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating gamma1 = <floating>a.gamma1, g1 = 1 - gamma1, eps = <floating>a.eps
+    cdef floating gamma2 = <floating>a.gamma2, cw = <floating>_bound(a.clip_weights)
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        n[c] = g1 * gr * gr + gamma1 * n[c]
+        gm[c] = g1 * gr + gamma1 * gm[c]
+        delta[c] = gamma2 * delta[c] - lr * gr / _root(n[c] - gm[c] * gm[c] + eps)
+        w[c] = _clipped(w[c] + delta[c], cw)
+
+
 cdef void _ftrl_row(floating* w, const floating* g, floating* z, floating* n,
-                    Py_ssize_t d, const Attrs* a) noexcept nogil:
+                    floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     """g = clip(rescale g); z += g - (sqrt(n + g^2) - sqrt(n)) w / lr; n += g^2;
     w = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0."""
     cdef Py_ssize_t c
@@ -301,7 +324,7 @@ cdef void _ftrl_row(floating* w, const floating* g, floating* z, floating* n,
 
 
 cdef void _signum_row(floating* w, const floating* g, floating* m, floating* unused,
-                      Py_ssize_t d, const Attrs* a) noexcept nogil:
+                      floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     """m NULL (signSGD): w = (1 - lr wd) w - lr sign(g).  Else (Signum):
     mom = momentum mom - (1 - momentum) (wd w + clip(rescale g));
     w = (1 - lr wd_lh) w + lr sign(mom)."""
@@ -349,8 +372,8 @@ cdef extern from *:
 
 
 cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
-               void (*row)(floating*, const floating*, floating*, floating*, Py_ssize_t,
-                           const Attrs*) noexcept nogil) noexcept nogil:
+               void (*row)(floating*, const floating*, floating*, floating*, floating*,
+                           Py_ssize_t, const Attrs*) noexcept nogil) noexcept nogil:
     """The update ``row`` over a dense gradient (in blocks), the rows of a sparse one
     (lazy) or every row (standard); denormals flushed to zero (ftz_on)."""
     cdef floating* w = <floating*>p.w
@@ -361,7 +384,7 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
     if p.rows == NULL and p.nthreads <= 1:
         # one thread: no OpenMP region (its start costs more than a small update)
         csr = ftz_on()
-        row(w, g, _at(p.s0, 0, kind), _at(p.s1, 0, kind), p.size, a)
+        row(w, g, _at(p.s0, 0, kind), _at(p.s1, 0, kind), _at(p.s2, 0, kind), p.size, a)
         ftz_off(csr)
         return
     with parallel(num_threads=p.nthreads):
@@ -369,17 +392,18 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
         if p.rows == NULL:
             for b in prange(nb, schedule="static"):
                 lo = b * _BLOCK
-                row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind),
+                row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind), _at(p.s2, lo, kind),
                     min(<Py_ssize_t>_BLOCK, p.size - lo), a)
         elif lazy:
             for j in prange(p.k, schedule="static"):
                 i = p.rows[j] * d
-                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), d, a)
+                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), _at(p.s2, i, kind), d, a)
         else:
             for i in prange(p.n, schedule="static"):
                 q = _grad_row(p.rows, p.k, i)
                 row(w + i * d, <const floating*>NULL if q < 0 else g + q * d,
-                    _at(p.s0, i * d, kind), _at(p.s1, i * d, kind), d, a)
+                    _at(p.s0, i * d, kind), _at(p.s1, i * d, kind),
+                    _at(p.s2, i * d, kind), d, a)
         ftz_off(csr)
 
 
@@ -488,3 +512,17 @@ def signum_update(out, weight, grad, rows, mom, double lr, double momentum, doub
         momentum
     a.wd_lh = wd_lh
     _dispatch(&p, &a, lazy, _signum_row[float32_t], _signum_row[float64_t])
+
+
+def rmspropalex_update(out, weight, grad, rows, n, g, delta, double lr, double gamma1,
+                       double gamma2, double epsilon, double wd, double rescale_grad,
+                       double clip_gradient, double clip_weights, bint lazy):
+    """Centered RMSProp (MXNet's rmspropalex_update): see _rmspropalex_row."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "rmspropalex_update", out, weight, grad, rows, (n, g, delta),
+          ("n", "g", "delta"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.gamma1, a.gamma2, a.eps = lr, wd, rescale_grad, \
+        clip_gradient, gamma1, gamma2, epsilon
+    a.clip_weights = clip_weights
+    _dispatch(&p, &a, lazy, _rmspropalex_row[float32_t], _rmspropalex_row[float64_t])

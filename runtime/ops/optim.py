@@ -1,8 +1,8 @@
 """Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
 ``sgd_mom_update``, ``adam_update``, ``adagrad_update`` (MXNet's
 ``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``),
-``nag_mom_update``, ``rmsprop_update``, ``ftrl_update``, ``signum_update`` and
-``signsgd_update``.
+``nag_mom_update``, ``rmsprop_update``, ``rmspropalex_update``, ``ftrl_update``,
+``signum_update`` and ``signsgd_update``.
 
 Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
 states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
@@ -459,6 +459,56 @@ register(
 clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; weight -= lr g / sqrt(n + epsilon), then
 clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n`` is updated in
 place; a row_sparse grad updates only its rows.""")
+
+
+def _check_rmspropalex(op, attrs):
+    _check_rmsprop(op, attrs)
+    _finite(op, attrs, "gamma2", lo=0, hi=1)
+
+
+def _rmspropalex_ok(attrs):
+    return _rmsprop_ok(attrs) and 0.0 <= attrs["gamma2"] < 1.0
+
+
+def _rmspropalex_host(o, w, g, rows, states, attrs, lazy):
+    K.rmspropalex_update(o, w, g, rows, states[0], states[1], states[2], attrs["lr"],
+                         attrs["gamma1"], attrs["gamma2"], attrs["epsilon"], attrs["wd"],
+                         attrs["rescale_grad"], attrs["clip_gradient"], attrs["clip_weights"],
+                         lazy)
+
+
+def _rmspropalex_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    n, gm, delta = states
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    g1 = t(attrs["gamma1"])
+    n *= g1
+    n += (1 - g1) * step * step
+    gm *= g1
+    gm += (1 - g1) * step
+    delta *= t(attrs["gamma2"])
+    delta -= t(attrs["lr"]) * step / xp.sqrt(n - gm * gm + t(attrs["epsilon"]))
+    o[...] = w + delta
+    if attrs["clip_weights"] >= 0:
+        xp.clip(o, -attrs["clip_weights"], attrs["clip_weights"], out=o)
+
+
+register(
+    "rmspropalex_update", inputs=("weight", "grad", "n", "g", "delta"),
+    attrs={"lr": _LR, "gamma1": Attr("float", 0.95), "gamma2": Attr("float", 0.9),
+           "epsilon": Attr("float", 1e-8), **_COMMON, "clip_weights": Attr("float", -1.0)},
+    infer_shape=_shapes("rmspropalex_update", ("n", "g", "delta"), _check_rmspropalex,
+                        _rmspropalex_ok),
+    infer_type=_types("rmspropalex_update", ("n", "g", "delta")),
+    infer_storage=_storage("rmspropalex_update", ("n", "g", "delta")),
+    compute=_dense("rmspropalex_update", _rmspropalex_host, _rmspropalex_device),
+    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, None), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
+    doc="""Centered RMSProp, Graves' form (MXNet's rmspropalex_update): g = clip(rescale_grad
+grad + wd weight, clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; g_avg = (1 - gamma1) g +
+gamma1 g_avg; delta = gamma2 delta - lr g / sqrt(n - g_avg^2 + epsilon); weight += delta,
+then clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n``, ``g`` and
+``delta`` are updated in place; a row_sparse grad updates only its rows.""")
 
 
 def _ftrl_host(o, w, g, rows, states, attrs, lazy):

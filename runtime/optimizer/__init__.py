@@ -7,9 +7,10 @@
 
 Updates are the registry operators of runtime/ops (``sgd_update``, ``sgd_mom_update``,
 ``adam_update``, ``adagrad_update``, ``nag_mom_update``, ``rmsprop_update``,
-``ftrl_update``, ``signum_update``, ``signsgd_update``) called with ``out=weight``: the
-weight and the optimizer's state change in place, and row_sparse gradients take lazy
-updates (only the rows present are touched) unless ``lazy_update=False``.  Adamax,
+``rmspropalex_update``, ``ftrl_update``, ``signum_update``, ``signsgd_update``) called
+with ``out=weight``: the weight and the optimizer's state change in place, and
+row_sparse gradients take lazy updates (only the rows present are touched) unless
+``lazy_update=False``.  Adamax,
 AdaDelta, Nadam, SGLD and DCASGD, which have no update operator in MXNet either, and LAMB
 (whose two phase operators ndrt does not have) are NDArray formulas (a row_sparse
 gradient counts as its dense form).

@@ -355,33 +355,37 @@ class NAG(Optimizer):
 
 @register
 class RMSProp(Optimizer):
-    """RMSProp (MXNet's ``mx.optimizer.RMSProp``), Tieleman and Hinton's form through
-    ``rmsprop_update`` (state: the mean square n).  ``centered=True`` (Graves' form,
-    MXNet's ``rmspropalex_update``) is refused: ndrt does not have it yet."""
+    """RMSProp (MXNet's ``mx.optimizer.RMSProp``): Tieleman and Hinton's form through
+    ``rmsprop_update`` (state: the mean square n), or with ``centered=True`` Graves'
+    form through ``rmspropalex_update`` (states: n, the mean gradient g, delta;
+    ``gamma2`` is its momentum)."""
 
     default_lr = 0.001
 
     def __init__(self, learning_rate=None, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
                  centered=False, clip_weights=None, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
-        if centered:
-            raise NotImplementedError("RMSProp: centered=True (rmspropalex_update) is not "
-                                      "implemented in ndrt; use centered=False")
         self.gamma1 = _number("RMSProp", "gamma1", gamma1, lo=0, hi=1)
         self.gamma2 = _number("RMSProp", "gamma2", gamma2, lo=0, hi=1)
         self.epsilon = _number("RMSProp", "epsilon", epsilon, lo=0, lo_open=True)
-        self.centered = False
+        self.centered = bool(centered)
         self.clip_weights = (None if clip_weights is None else
                              _number("RMSProp", "clip_weights", clip_weights, lo=0))
 
     def create_state(self, index, weight):
+        if self.centered:
+            return tuple(self._zeros_like(weight) for _ in range(3))
         return self._zeros_like(weight)
 
     def update(self, index, weight, grad, state):
-        self._run("rmsprop_update", [weight, grad, state], {
-            **self._count_and_common(index), "gamma1": float(self.gamma1),
-            "epsilon": float(self.epsilon),
-            "clip_weights": -1.0 if self.clip_weights is None else float(self.clip_weights)})
+        attrs = {**self._count_and_common(index), "gamma1": float(self.gamma1),
+                 "epsilon": float(self.epsilon),
+                 "clip_weights": -1.0 if self.clip_weights is None else float(self.clip_weights)}
+        if self.centered:
+            self._run("rmspropalex_update", [weight, grad, *state],
+                      {**attrs, "gamma2": float(self.gamma2)})
+        else:
+            self._run("rmsprop_update", [weight, grad, state], attrs)
 
 
 @register

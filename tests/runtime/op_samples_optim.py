@@ -30,6 +30,9 @@ UPDATES = [
     ("adagrad_update", 1, {"lr": 0.1, "epsilon": 1e-6, "rescale_grad": 2.0}),
     ("nag_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
     ("rmsprop_update", 1, {"lr": 0.01, "gamma1": 0.9, "wd": 0.1, "clip_weights": 0.6}),
+    # epsilon 1: n - g^2 + epsilon stays > 0 with the samples' random states
+    ("rmspropalex_update", 3, {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8, "epsilon": 1.0,
+                               "wd": 0.1}),
     ("ftrl_update", 2, {"lr": 0.1, "lamda1": 0.01, "beta": 1.0, "wd": 0.01}),
     ("signum_update", 1, {"lr": 0.01, "momentum": 0.9, "wd": 0.01, "wd_lh": 0.1}),
     ("signsgd_update", 0, {"lr": 0.01, "wd": 0.01}),
@@ -80,6 +83,7 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
     if _n:
         _state = {"sgd_mom_update": "mom", "adam_update": "mean",
                   "adagrad_update": "history", "nag_mom_update": "mom", "rmsprop_update": "n",
+                  "rmspropalex_update": "n",
                   "ftrl_update": "z", "signum_update": "mom"}[_name]
         _add(FAILURES, _name,
              Failure([_w, _g, uniform((4, 2)), *_st[1:]], _attrs, ValueError,
@@ -129,3 +133,6 @@ _add(FAILURES, "nag_mom_update",
 _add(FAILURES, "signum_update",
      Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "momentum": -0.5}, ValueError,
              r"^signum_update: momentum must be in \[0, 1\) \(got -0\.5\)"))
+_add(FAILURES, "rmspropalex_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "gamma2": 1.0},
+             ValueError, r"^rmspropalex_update: gamma2 must be in \[0, 1\) \(got 1\.0\)"))

@@ -50,6 +50,14 @@ def ref_update(name, w, g, states, a):
         gr = _clip(rs * g + wd * w, clip)
         n = (1 - g1) * gr * gr + g1 * states[0]
         return _clip(w - lr * gr / np.sqrt(n + eps), cw), [n]
+    if name == "rmspropalex_update":
+        g1, g2 = a.get("gamma1", 0.95), a.get("gamma2", 0.9)
+        eps, cw = a.get("epsilon", 1e-8), a.get("clip_weights", -1)
+        gr = _clip(rs * g + wd * w, clip)
+        n = (1 - g1) * gr * gr + g1 * states[0]
+        gm = (1 - g1) * gr + g1 * states[1]
+        delta = g2 * states[2] - lr * gr / np.sqrt(n - gm * gm + eps)
+        return _clip(w + delta, cw), [n, gm, delta]
     if name == "ftrl_update":
         l1, beta = a.get("lamda1", 0.01), a.get("beta", 1.0)
         gr = _clip(rs * g, clip)
@@ -80,7 +88,8 @@ def ref_lazy(name, w, rows, grows, states, a):
 
 
 N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1,
-            "nag_mom_update": 1, "rmsprop_update": 1, "ftrl_update": 2, "signum_update": 1,
+            "nag_mom_update": 1, "rmsprop_update": 1, "rmspropalex_update": 3,
+            "ftrl_update": 2, "signum_update": 1,
             "signsgd_update": 0}
 # The updates with MXNet's lazy_update attribute (the others are always lazy).
 LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
@@ -98,6 +107,9 @@ ATTRS = {
                        "clip_gradient": 0.4},
     "rmsprop_update": {"lr": 0.01, "gamma1": 0.9, "epsilon": 1e-6, "wd": 0.05,
                        "rescale_grad": 0.5, "clip_gradient": 0.4, "clip_weights": 1.5},
+    "rmspropalex_update": {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8, "epsilon": 1e-4,
+                           "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4,
+                           "clip_weights": 1.5},
     "ftrl_update": {"lr": 0.1, "lamda1": 0.05, "beta": 1.0, "wd": 0.05, "rescale_grad": 0.5,
                     "clip_gradient": 0.4},
     "signum_update": {"lr": 0.01, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
@@ -115,6 +127,8 @@ def _initial(name, shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(shape)
     states = [rng.standard_normal(shape) * 0.1 for _ in range(N_STATES[name])]
+    if name == "rmspropalex_update":       # n: a mean square above the mean's square
+        states[0] = np.abs(states[0]) + 1.0
     if name in ("adam_update", "adagrad_update", "rmsprop_update", "ftrl_update"):
         # var, history, n: sums of squares
         states[-1] = np.abs(states[-1])
@@ -290,6 +304,7 @@ def test_device_formulas_match_the_host_kernels(name, clip):
               "adagrad_update": ops_optim._adagrad_device,
               "nag_mom_update": ops_optim._nag_device,
               "rmsprop_update": ops_optim._rmsprop_device,
+              "rmspropalex_update": ops_optim._rmspropalex_device,
               "ftrl_update": ops_optim._ftrl_device,
               "signum_update": ops_optim._signum_device,
               "signsgd_update": ops_optim._signum_device}[name]
@@ -423,9 +438,12 @@ def ref_optimizer(kind, kw, w, grads):
             states, lazy = ([np.zeros_like(w)], True) if mom else ([], False)
             attrs["momentum"] = mom
         elif kind == "rmsprop":
-            name, states = "rmsprop_update", [np.zeros_like(w)]
+            centered = kw.get("centered", False)
+            name = "rmspropalex_update" if centered else "rmsprop_update"
+            states = [np.zeros_like(w) for _ in range(3 if centered else 1)]
             cw = kw.get("clip_weights")
-            attrs.update(gamma1=kw.get("gamma1", 0.9), epsilon=kw.get("epsilon", 1e-8),
+            attrs.update(gamma1=kw.get("gamma1", 0.9), gamma2=kw.get("gamma2", 0.9),
+                         epsilon=kw.get("epsilon", 1e-8),
                          clip_weights=-1.0 if cw is None else cw)
         elif kind == "ftrl":
             name, states = "ftrl_update", [np.zeros_like(w), np.zeros_like(w)]
@@ -455,6 +473,8 @@ OPTIMIZERS = [
     ("nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
     ("nag", {"learning_rate": 0.1}),
     ("rmsprop", {"learning_rate": 0.01, "gamma1": 0.8, "wd": 0.01, "clip_weights": 1.0}),
+    ("rmsprop", {"learning_rate": 0.01, "centered": True, "gamma2": 0.7, "epsilon": 1e-4,
+                 "wd": 0.01}),
     ("ftrl", {"lamda1": 0.05, "beta": 0.5, "wd": 0.01, "rescale_grad": 0.5}),
     ("signum", {"learning_rate": 0.05, "wd": 0.01, "wd_lh": 0.1}),
     ("signum", {"learning_rate": 0.05, "momentum": 0.0}),
@@ -839,12 +859,6 @@ def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
             op(w, g, *s, lr=bad, wd=0.01, out=w)
         for a, b in zip([w] + s, before):
             np.testing.assert_array_equal(a.asnumpy(), b)
-
-
-def test_centered_rmsprop_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match=r"^RMSProp: centered=True "
-                                                  r"\(rmspropalex_update\) is not implemented"):
-        mx.optimizer.RMSProp(centered=True)
 
 
 def _ref_formula_optimizer(kind, kw, w, grads):
