@@ -260,15 +260,16 @@ cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* un
 
 cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused,
                    floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
-    """g = clip(rescale g) + wd w; mom = momentum mom + g; w -= lr (g + momentum mom)."""
+    """s = lr (clip(rescale g) + wd w); mom = momentum mom - s; w += momentum mom - s
+    (MXNet's kernel: its momentum holds the lr-scaled steps)."""
     cdef Py_ssize_t c
-    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating st, lr = <floating>a.lr, wd = <floating>a.wd
     cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
     cdef floating momentum = <floating>a.momentum
     for c in range(d):
-        gr = wd * w[c] if g == NULL else _clipped(rescale * g[c], clip) + wd * w[c]
-        m[c] = momentum * m[c] + gr
-        w[c] = w[c] - lr * (gr + momentum * m[c])
+        st = lr * (wd * w[c] if g == NULL else _clipped(rescale * g[c], clip) + wd * w[c])
+        m[c] = momentum * m[c] - st
+        w[c] = w[c] + momentum * m[c] - st
 
 
 cdef void _rmsprop_row(floating* w, const floating* g, floating* n, floating* unused,
@@ -462,8 +463,8 @@ def adagrad_update(out, weight, grad, rows, history, double lr, double epsilon, 
 
 def nag_mom_update(out, weight, grad, rows, mom, double lr, double momentum, double wd,
                    double rescale_grad, double clip_gradient, bint lazy):
-    """Nesterov momentum (MXNet's nag_mom_update): g = clip(rescale g) + wd weight;
-    mom = momentum mom + g; out = weight - lr (g + momentum mom)."""
+    """Nesterov momentum (MXNet's nag_mom_update): s = lr (clip(rescale g) + wd weight);
+    mom = momentum mom - s; out = weight + momentum mom - s."""
     cdef Plan p
     cdef Attrs a
     _plan(&p, "nag_mom_update", out, weight, grad, rows, (mom,), ("mom",), lazy)

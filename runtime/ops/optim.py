@@ -9,11 +9,13 @@ states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, ou
 which updates the weight in place (``inplace`` (0, 0)).  Without ``out=`` the result is
 a new array and the weight is left alone, but the states are still updated, as in
 MXNet.  The gradient is dense or row_sparse (weight and states dense).  For a row_sparse
-gradient with ``lazy_update=True`` (the ops without that attribute in MXNet: always)
-only the rows present in the
+gradient with ``lazy_update=True`` (adagrad_update: always) only the rows present in the
 gradient are touched, in the weight and in the states (MXNet's lazy update); with
 ``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
-(MXNet's standard update, equal to the dense update of the densified gradient).
+(MXNet's standard update, equal to the dense update of the densified gradient).  The
+updates that have no row_sparse kernel in MXNet (nag_mom_update, rmsprop_update,
+rmspropalex_update, ftrl_update, signum_update, signsgd_update: MXNet densifies the
+gradient through its storage fallback) always take the standard update.
 ``clip_gradient`` < 0 means no clipping.
 
 Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
@@ -207,7 +209,9 @@ def _dense(op, update, device):
 
 def _sparse(op, update, lazy_attr):
     """The kernel of a row_sparse gradient: the rows of the weight that it updates are
-    written into ``out=weight`` itself, else into a copy of the weight."""
+    written into ``out=weight`` itself, else into a copy of the weight.  ``lazy_attr``:
+    the attribute that chooses the lazy update, or True (always lazy), or False (always
+    the standard update)."""
     def compute(attrs, inputs, outs):
         _check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
@@ -219,7 +223,7 @@ def _sparse(op, update, lazy_attr):
             o = _empty(w.shape, ctx=w.context, dtype=w.dtype)
         update(storage_view(o, -1), storage_view(w, -1), storage_view(g, -1),
                storage_view(g, 0), [storage_view(s, -1) for s in states], attrs,
-               attrs[lazy_attr] if lazy_attr else True)
+               attrs[lazy_attr] if isinstance(lazy_attr, str) else lazy_attr)
         return [o]
     return compute
 
@@ -353,7 +357,7 @@ register(
     infer_type=_types("adagrad_update", ("history",)),
     infer_storage=_storage("adagrad_update", ("history",)),
     compute=_dense("adagrad_update", _adagrad_host, _adagrad_device),
-    compute_sparse=_sparse("adagrad_update", _adagrad_host, None), sparse_out=True,
+    compute_sparse=_sparse("adagrad_update", _adagrad_host, True), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""AdaGrad (MXNet's nd.sparse.adagrad_update): g = clip(rescale_grad grad,
 clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd weight).
@@ -407,10 +411,10 @@ def _nag_host(o, w, g, rows, states, attrs, lazy):
 def _nag_device(w, g, states, o, attrs):
     t = w.dtype.type
     mom = states[0]
-    step = _scaled(g, attrs) + t(attrs["wd"]) * w
+    step = t(attrs["lr"]) * (_scaled(g, attrs) + t(attrs["wd"]) * w)
     mom *= t(attrs["momentum"])
-    mom += step
-    o[...] = w - t(attrs["lr"]) * (step + t(attrs["momentum"]) * mom)
+    mom -= step
+    o[...] = w + t(attrs["momentum"]) * mom - step
 
 
 register(
@@ -420,11 +424,13 @@ register(
     infer_type=_types("nag_mom_update", ("mom",)),
     infer_storage=_storage("nag_mom_update", ("mom",)),
     compute=_dense("nag_mom_update", _nag_host, _nag_device),
-    compute_sparse=_sparse("nag_mom_update", _nag_host, None), sparse_out=True,
+    compute_sparse=_sparse("nag_mom_update", _nag_host, False), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
-    doc="""Nesterov momentum (MXNet's nag_mom_update): g = clip(rescale_grad grad,
-clip_gradient) + wd weight; mom = momentum mom + g; weight -= lr (g + momentum mom).
-``mom`` is updated in place; a row_sparse grad updates only its rows.""")
+    doc="""Nesterov momentum (MXNet's nag_mom_update kernel): s = lr (clip(rescale_grad
+grad, clip_gradient) + wd weight); mom = momentum mom - s; weight += momentum mom - s.
+``mom`` is updated in place; a row_sparse grad takes the standard update.  (MXNet's
+in-place kernel reads the new weight in the wd term of the momentum; ndrt reads the
+weight the update started from.)""")
 
 
 def _rmsprop_host(o, w, g, rows, states, attrs, lazy):
@@ -453,12 +459,12 @@ register(
     infer_type=_types("rmsprop_update", ("n",)),
     infer_storage=_storage("rmsprop_update", ("n",)),
     compute=_dense("rmsprop_update", _rmsprop_host, _rmsprop_device),
-    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, None), sparse_out=True,
+    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, False), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""RMSProp (MXNet's rmsprop_update): g = clip(rescale_grad grad + wd weight,
 clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; weight -= lr g / sqrt(n + epsilon), then
 clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n`` is updated in
-place; a row_sparse grad updates only its rows.""")
+place; a row_sparse grad takes the standard update.""")
 
 
 def _check_rmspropalex(op, attrs):
@@ -502,13 +508,13 @@ register(
     infer_type=_types("rmspropalex_update", ("n", "g", "delta")),
     infer_storage=_storage("rmspropalex_update", ("n", "g", "delta")),
     compute=_dense("rmspropalex_update", _rmspropalex_host, _rmspropalex_device),
-    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, None), sparse_out=True,
+    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, False), sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
     doc="""Centered RMSProp, Graves' form (MXNet's rmspropalex_update): g = clip(rescale_grad
 grad + wd weight, clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; g_avg = (1 - gamma1) g +
 gamma1 g_avg; delta = gamma2 delta - lr g / sqrt(n - g_avg^2 + epsilon); weight += delta,
 then clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n``, ``g`` and
-``delta`` are updated in place; a row_sparse grad updates only its rows.""")
+``delta`` are updated in place; a row_sparse grad takes the standard update.""")
 
 
 def _ftrl_host(o, w, g, rows, states, attrs, lazy):
@@ -536,12 +542,12 @@ register(
     infer_type=_types("ftrl_update", ("z", "n")),
     infer_storage=_storage("ftrl_update", ("z", "n")),
     compute=_dense("ftrl_update", _ftrl_host, _ftrl_device),
-    compute_sparse=_sparse("ftrl_update", _ftrl_host, None), sparse_out=True,
+    compute_sparse=_sparse("ftrl_update", _ftrl_host, False), sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3), differentiable=False,
     doc="""FTRL-proximal (MXNet's ftrl_update): g = clip(rescale_grad grad,
 clip_gradient); z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2; weight =
 (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0.  ``z``
-and ``n`` are updated in place; a row_sparse grad updates only its rows.""")
+and ``n`` are updated in place; a row_sparse grad takes the standard update.""")
 
 
 def _signum_host(o, w, g, rows, states, attrs, lazy):
@@ -571,11 +577,11 @@ register(
     infer_type=_types("signum_update", ("mom",)),
     infer_storage=_storage("signum_update", ("mom",)),
     compute=_dense("signum_update", _signum_host, _signum_device),
-    compute_sparse=_sparse("signum_update", _signum_host, None), sparse_out=True,
+    compute_sparse=_sparse("signum_update", _signum_host, False), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""Signum (MXNet's signum_update): mom = momentum mom - (1 - momentum) (wd weight
 + clip(rescale_grad grad, clip_gradient)); weight = (1 - lr wd_lh) weight + lr sign(mom).
-``mom`` is updated in place; a row_sparse grad updates only its rows.""")
+``mom`` is updated in place; a row_sparse grad takes the standard update.""")
 
 register(
     "signsgd_update", inputs=("weight", "grad"),
@@ -583,8 +589,8 @@ register(
     infer_shape=_shapes("signsgd_update", (), _no_check, _no_check_ok),
     infer_type=_types("signsgd_update", ()), infer_storage=_storage("signsgd_update", ()),
     compute=_dense("signsgd_update", _signum_host, _signum_device),
-    compute_sparse=_sparse("signsgd_update", _signum_host, None), sparse_out=True,
+    compute_sparse=_sparse("signsgd_update", _signum_host, False), sparse_out=True,
     inplace=((0, 0),), differentiable=False,
     doc="""signSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
 (the sign of the raw gradient: rescaling and clipping do not change it).  A row_sparse
-grad updates only its rows.""")
+grad takes the standard update.""")

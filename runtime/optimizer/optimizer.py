@@ -335,7 +335,7 @@ class AdaGrad(Optimizer):
 class NAG(Optimizer):
     """Nesterov accelerated gradient (MXNet's ``mx.optimizer.NAG``): ``nag_mom_update``
     (state: the momentum), or ``sgd_update`` when momentum is 0.  A row_sparse gradient
-    updates only its rows with momentum, every row without (MXNet's dense formula)."""
+    takes the standard update (every row), as MXNet's storage fallback gives."""
 
     def __init__(self, momentum=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -391,7 +391,7 @@ class RMSProp(Optimizer):
 @register
 class Ftrl(Optimizer):
     """FTRL-proximal (MXNet's ``mx.optimizer.Ftrl``) through ``ftrl_update`` (states: z
-    and n); a row_sparse gradient updates only its rows."""
+    and n); a row_sparse gradient takes the standard update, as in MXNet."""
 
     default_lr = 0.1
 
@@ -414,7 +414,7 @@ class Ftrl(Optimizer):
 class Signum(Optimizer):
     """Signum (MXNet's ``mx.optimizer.Signum``): ``signum_update`` (state: the
     momentum), or ``signsgd_update`` when momentum is 0; ``wd_lh`` is the decoupled
-    weight decay.  A row_sparse gradient updates only its rows."""
+    weight decay.  A row_sparse gradient takes the standard update, as in MXNet."""
 
     def __init__(self, learning_rate=None, momentum=0.9, wd_lh=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
