@@ -310,10 +310,8 @@ class KVStore(KVStoreBase):
             stored = self._store[k]
             if self._updater is not None:
                 self._updater(k, m, stored)
-            elif stored.stype == "default":
-                stored.copyto_dense(m if m.stype == "default" else m.tostype("default"))
             else:
-                stored[:] = m
+                self._keep(k, m)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored value of ``key`` into ``out`` (an NDArray or one per context);
@@ -335,36 +333,45 @@ class KVStore(KVStoreBase):
             _assign(o, stored)
 
     def pushpull(self, key, value, out=None, priority=0):
-        """Push ``value`` and pull the result into ``out`` (default: ``value`` itself).
-        Without an optimizer the stored value is not involved: ``out`` receives the sum
-        (the key need not be initialised); with one, this is push then pull."""
-        if ((out is None or out is value) and type(value) is NDArray and key in self._order
+        """Push ``value`` and pull the result into ``out`` (default: ``value`` itself), as
+        MXNet's: the key must be initialised; the store then holds the sum (or, with an
+        optimizer, the updated value, which ``out`` receives)."""
+        if ((out is None or out is value) and type(value) is NDArray
                 and self._updater is None and self._compression is None
-                and value.stype == "default" and self._store.get(key, value).shape == value.shape):
-            # one dense array of a key seen before, summed in place: its own memory is
-            # the bucket (the per-step path of a large gradient)
-            if self._comm is not None:
-                self._comm.allreduce(np.asarray(value), "Allreduce")
-                mark_written(value)
-            return
+                and value.stype == "default"):
+            stored = self._store.get(key)
+            if stored is not None and stored.stype == "default" and \
+                    stored.shape == value.shape:
+                # one dense array summed in place: its own memory is the bucket (the
+                # per-step path of a large gradient), then the store keeps a copy
+                if self._comm is not None:
+                    self._comm.allreduce(np.asarray(value), "Allreduce")
+                    mark_written(value)
+                stored.copyto_dense(value)
+                return
         pairs = _pairs("pushpull", key, value)
         outs = pairs if out is None else _pairs("pushpull", key, out, "out")
         for (k, vals), (_, arrays) in zip(pairs, outs):
-            ref = self._store.get(k, vals[0])
+            ref = self._stored("pushpull", k)
             self._check_like("pushpull", k, vals, ref)
             self._check_like("pushpull", k, arrays, ref, "out")
         if self._updater is not None:
-            for k, _ in pairs:
-                self._stored("pushpull", k)
             self.push(key, value, priority)
             for k, arrays in outs:
                 self._pull_into(k, arrays, ignore_sparse=False)
             return
-        self._check_key_kind("pushpull", [k for k, _ in pairs])
-        for k, _ in pairs:
-            self._order.setdefault(k, len(self._order))
-            self._key_kind = isinstance(k, str)
-        self._reduce("pushpull", pairs, [a for _, a in outs])
+        results = self._reduce("pushpull", pairs, [a for _, a in outs])
+        for (k, _), r in zip(pairs, results):
+            self._keep(k, r)
+
+    def _keep(self, key, value):
+        """The store's value of ``key`` becomes a copy of ``value``."""
+        stored = self._store[key]
+        if stored.stype == "default":
+            stored.copyto_dense(value if value.stype == "default" else value.tostype("default"))
+        else:
+            value = value.tostype(stored.stype) if value.stype != stored.stype else value
+            self._store[key] = value.copyto(stored.context)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         """The rows ``row_ids`` (an int64 NDArray, or one per out; repeats and any order

@@ -54,17 +54,21 @@ def collectives(kv, digest):
         x = nd.array(rank_data(rank, int(key), (5, 3), dtype), dtype=dtype)
         want = sum(rank_data(r, int(key), (5, 3), dtype) for r in range(size))
         out = nd.zeros((5, 3), dtype=dtype)
+        kv.init(key, nd.zeros((5, 3), dtype=dtype))
         kv.pushpull(key, x, out=out)
         assert np.array_equal(out.asnumpy(), want)
         assert np.array_equal(x.asnumpy(), rank_data(rank, int(key), (5, 3), dtype))
         kv.pushpull(key, x)
         assert np.array_equal(x.asnumpy(), want)
+        kv.pull(key, out=out)              # the store holds the sum too
+        assert np.array_equal(out.asnumpy(), want)
         digest.update(x.asnumpy().tobytes())
 
     # many keys of one call: buckets (a first small one, a large array alone)
     shapes = [(3,), (1000,), (300, 100), (7, 7), (600, 700), (2,), (50, 40)]
     keys = [str(k) for k in range(10, 10 + len(shapes))]
     vals = [nd.array(rank_data(rank, int(k), s)) for k, s in zip(keys, shapes)]
+    kv.init(keys, [nd.zeros(s) for s in shapes])
     kv.pushpull(keys, vals, out=vals)
     for k, s, v in zip(keys, shapes, vals):
         assert np.array_equal(v.asnumpy(), sum(rank_data(r, int(k), s) for r in range(size))), k
@@ -89,6 +93,7 @@ def collectives(kv, digest):
     assert g.stype == "row_sparse"
     import scipy.sparse as sp
     whole = embedding_grad(sp.vstack(Xs).tocsr(), W, np.concatenate(coefs))
+    kv.init("emb", nd.zeros((features, embed), stype="row_sparse"))
     kv.pushpull("emb", g, out=g)
     assert g.stype == "row_sparse"
     assert np.array_equal(g.indices.asnumpy(), whole.indices.asnumpy())
@@ -102,6 +107,7 @@ def collectives(kv, digest):
     want = np.zeros((12, 3), np.float32)
     for r in range(size):
         want[np.arange(r, 10)] += rank_data(r, 70, (10 - r, 3))
+    kv.init("small", nd.zeros((12, 3), stype="row_sparse"))
     kv.pushpull("small", small, out=small)
     assert np.array_equal(small.indices.asnumpy(), np.arange(10))
     assert np.array_equal(small.asnumpy(), want)
@@ -126,6 +132,7 @@ def collectives(kv, digest):
     kv2 = mx.kv.create("dist_sync")
     kv2.set_gradient_compression({"type": "2bit", "threshold": 0.5})
     res = [np.zeros(40, np.float32) for _ in range(size)]
+    kv2.init("c", nd.zeros((40,)))
     for step in range(3):
         x = nd.array(rank_data(rank, 200 + step, (40,)))
         kv2.pushpull("c", x)
@@ -149,6 +156,7 @@ def main():
         collectives(kv, digest)
     else:
         x = nd.ones((1000,))
+        kv.init(0, nd.zeros((1000,)))
         kv.pushpull(0, x)
         if kv.rank == 1:
             print("FAILING", flush=True)

@@ -55,12 +55,16 @@ def test_two_contexts_give_the_one_context_sum(kind):
         assert np.array_equal(o.asnumpy(), a + b)
     assert outs[1].context == mx.cpu(1)
     xs = [nd.array(a), nd.array(b, ctx=mx.cpu(1))]
-    kv.pushpull(3, xs)                 # in place, the stored value untouched
+    kv.pushpull(3, xs)                 # in place; the store keeps the sum, as MXNet's
     for x in xs:
         assert np.array_equal(x.asnumpy(), a + b)
-    single = nd.array(a + b)
-    kv.pushpull(7, single)             # one context: the value itself
-    assert np.array_equal(single.asnumpy(), a + b)
+    single = nd.array(2 * a)
+    kv.pushpull(3, single)             # one context: the value itself
+    assert np.array_equal(single.asnumpy(), 2 * a)
+    kv.pull(3, out=outs[0])
+    assert np.array_equal(outs[0].asnumpy(), 2 * a)
+    with pytest.raises(KeyError, match="pushpull: key 7 has not been initialised"):
+        kv.pushpull(7, single)
 
 
 def test_lists_of_keys_and_row_sparse_sum():
@@ -160,6 +164,7 @@ def test_gradient_compression_on_device_against_numpy():
     with pytest.raises(ValueError, match="must be 'device' or 'dist_"):
         mx.kv.create("local").set_gradient_compression({"type": "2bit"})
     kv.set_gradient_compression({"type": "2bit", "threshold": 0.4})
+    kv.init("g", nd.zeros(11))
     rng = np.random.default_rng(3)
     res = [np.zeros(11, np.float32), np.zeros(11, np.float32)]
     for step in range(4):
