@@ -12,8 +12,8 @@ push gives for several contexts (``cpu(0)``, ``cpu(1)`` ...); ``dist_sync`` and
 rescales).  ``dist_async``, ``horovod``, ``byteps`` and ``nccl`` are refused.
 
 How a dist store moves data.  Dense values are summed with in-place ``Allreduce`` on
-pool memory, in flat buckets: the arrays of one call, newest key first (the order in
-which backward finishes gradients), a first bucket of at most 1 MiB, then buckets of
+pool memory, in flat buckets: the arrays of one call, the key initialised last first
+(the order in which backward finishes a model's gradients), a first bucket of at most 1 MiB, then buckets of
 about 25 MiB; a bucket of one array is reduced in that array's own memory (zero copy,
 through the buffer protocol), the others are packed into a flat pool array kept by the
 store between calls.  A row_sparse value: every rank's row count (``Allgather``), then
@@ -21,8 +21,9 @@ one ``Allgatherv`` of each rank's packed row ids and rows, then a merge in compi
 that adds the rows of each id in rank order, so every replica computes the same bits;
 where the rows of all ranks together would outweigh the dense array, the ranks densify
 and ``Allreduce`` instead (with an ``Allgatherv`` of the ids, so the result still holds
-exactly the rows present on some rank).  With an optimizer set, every rank applies the
-same update to its replica of the stored value.  Every rank must make the same calls
+exactly the rows present on some rank).  ``pushpull`` is push then pull, as MXNet's: the
+store keeps a copy of the sum.  With an optimizer set, every rank applies the same update
+to its replica of the stored value.  Every rank must make the same calls
 with the same keys in the same order (collectives).
 
 A failing rank ends the job (runtime/_dist.py): an uncaught exception aborts the
