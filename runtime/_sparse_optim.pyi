@@ -37,3 +37,7 @@ def rmspropalex_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
                        delta: np.ndarray, lr: float, gamma1: float, gamma2: float,
                        epsilon: float, wd: float, rescale_grad: float, clip_gradient: float,
                        clip_weights: float, lazy: bool) -> None: ...
+def ftml_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                rows: npt.NDArray[np.int64] | None, d: np.ndarray, v: np.ndarray, z: np.ndarray,
+                lr: float, beta1: float, beta2: float, epsilon: float, t: int, wd: float,
+                rescale_grad: float, clip_grad: float, lazy: bool) -> None: ...

@@ -1,9 +1,9 @@
 """The optimizer updates, compiled: SGD (with and without momentum), Adam, AdaGrad,
-Nesterov momentum, RMSProp (plain and centered), FTRL, Signum and signSGD for a dense
-gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
+Nesterov momentum, RMSProp (plain and centered), FTML, FTRL, Signum and signSGD for a
+dense gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
 ``sgd_mom_update``, ``adam_update``, ``adagrad_update``, ``nag_mom_update``,
-``rmsprop_update``, ``rmspropalex_update``, ``ftrl_update``, ``signum_update``,
-``signsgd_update`` kernels).
+``rmsprop_update``, ``rmspropalex_update``, ``ftml_update``, ``ftrl_update``,
+``signum_update``, ``signsgd_update`` kernels).
 
 Each function writes the updated weight into ``out`` (``weight`` itself for the in-place
 call; otherwise ``weight`` is copied into ``out`` first) and updates the states in
@@ -35,7 +35,7 @@ from runtime._types cimport float32_t, float64_t, floating, index_t
 
 cnp.import_array()
 
-__all__ = ["adagrad_update", "adam_update", "ftrl_update", "nag_mom_update",
+__all__ = ["adagrad_update", "adam_update", "ftml_update", "ftrl_update", "nag_mom_update",
            "rmsprop_update", "rmspropalex_update", "sgd_update", "signum_update"]
 
 cdef enum:
@@ -184,6 +184,7 @@ cdef inline floating _root(floating x) noexcept nogil:
 cdef struct Attrs:
     double lr, wd, rescale, clip, momentum, beta1, beta2, eps
     double gamma1, gamma2, lamda1, beta, wd_lh, clip_weights
+    double c1, c2         # FTML's bias corrections 1 - beta1^t, 1 - beta2^t
 
 
 ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, float32_t*,
@@ -304,6 +305,25 @@ cdef void _rmspropalex_row(floating* w, const floating* g, floating* n, floating
         gm[c] = g1 * gr + gamma1 * gm[c]
         delta[c] = gamma2 * delta[c] - lr * gr / _root(n[c] - gm[c] * gm[c] + eps)
         w[c] = _clipped(w[c] + delta[c], cw)
+
+
+cdef void _ftml_row(floating* w, const floating* g, floating* dd, floating* v,
+                    floating* z, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """FTML: g = clip(rescale g + wd w); v = beta2 v + (1 - beta2) g^2;
+    d_t = (1 - beta1^t) / lr (sqrt(v / (1 - beta2^t)) + epsilon);
+    z = beta1 z + (1 - beta1) g - (d_t - beta1 d) w; d = d_t; w = -z / d_t."""
+    cdef Py_ssize_t c
+    cdef floating gr, dt, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating beta1 = <floating>a.beta1, beta2 = <floating>a.beta2
+    cdef floating c1 = <floating>a.c1, c2 = <floating>a.c2, eps = <floating>a.eps
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        v[c] = beta2 * v[c] + (1 - beta2) * gr * gr
+        dt = c1 / lr * (_root(v[c] / c2) + eps)
+        z[c] = beta1 * z[c] + (1 - beta1) * gr - (dt - beta1 * dd[c]) * w[c]
+        dd[c] = dt
+        w[c] = -z[c] / dt
 
 
 cdef void _ftrl_row(floating* w, const floating* g, floating* z, floating* n,
@@ -527,3 +547,16 @@ def rmspropalex_update(out, weight, grad, rows, n, g, delta, double lr, double g
         clip_gradient, gamma1, gamma2, epsilon
     a.clip_weights = clip_weights
     _dispatch(&p, &a, lazy, _rmspropalex_row[float32_t], _rmspropalex_row[float64_t])
+
+
+def ftml_update(out, weight, grad, rows, d, v, z, double lr, double beta1, double beta2,
+                double epsilon, int t, double wd, double rescale_grad, double clip_grad,
+                bint lazy):
+    """FTML (MXNet's ftml_update): see _ftml_row; ``t`` >= 1 the update count."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "ftml_update", out, weight, grad, rows, (d, v, z), ("d", "v", "z"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.beta1, a.beta2, a.eps = lr, wd, rescale_grad, \
+        clip_grad, beta1, beta2, epsilon
+    a.c1, a.c2 = 1.0 - beta1 ** t, 1.0 - beta2 ** t
+    _dispatch(&p, &a, lazy, _ftml_row[float32_t], _ftml_row[float64_t])

@@ -1,8 +1,8 @@
 """Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
 ``sgd_mom_update``, ``adam_update``, ``adagrad_update`` (MXNet's
 ``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``),
-``nag_mom_update``, ``rmsprop_update``, ``rmspropalex_update``, ``ftrl_update``,
-``signum_update`` and ``signsgd_update``.
+``nag_mom_update``, ``rmsprop_update``, ``rmspropalex_update``, ``ftml_update``,
+``ftrl_update``, ``signum_update`` and ``signsgd_update``.
 
 Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
 states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
@@ -14,7 +14,8 @@ gradient are touched, in the weight and in the states (MXNet's lazy update); wit
 ``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
 (MXNet's standard update, equal to the dense update of the densified gradient).  The
 updates that have no row_sparse kernel in MXNet (nag_mom_update, rmsprop_update,
-rmspropalex_update, ftrl_update, signum_update, signsgd_update: MXNet densifies the
+rmspropalex_update, ftml_update, ftrl_update, signum_update, signsgd_update: MXNet
+densifies the
 gradient through its storage fallback) always take the standard update.
 ``clip_gradient`` < 0 means no clipping.
 
@@ -82,21 +83,27 @@ def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
     check_number(op, name, attrs[name], lo, lo_open, hi)
 
 
+def _clip_name(attrs):
+    """The clipping attribute: ``clip_gradient``, or ``clip_grad`` (MXNet's ftml_update)."""
+    return "clip_gradient" if "clip_gradient" in attrs else "clip_grad"
+
+
 def _check_common(op, attrs):
     _finite(op, attrs, "lr", lo=0)
     _finite(op, attrs, "wd")
     _finite(op, attrs, "rescale_grad")
-    if math.isnan(attrs["clip_gradient"]):
-        raise ValueError(f"{op}: clip_gradient must be a number, < 0 for no clipping (got "
-                         f"{attrs['clip_gradient']!r})")
+    clip = _clip_name(attrs)
+    if math.isnan(attrs[clip]):
+        raise ValueError(f"{op}: {clip} must be a number, < 0 for no clipping (got "
+                         f"{attrs[clip]!r})")
 
 
 def _common_ok(attrs):
     """True when the attributes of _check_common pass (its quick form: the optimizers
     call the updates with a new lr at every step, so inference runs every time)."""
+    clip = attrs[_clip_name(attrs)]
     return (0.0 <= attrs["lr"] < _INF and -_INF < attrs["wd"] < _INF
-            and -_INF < attrs["rescale_grad"] < _INF
-            and attrs["clip_gradient"] == attrs["clip_gradient"])
+            and -_INF < attrs["rescale_grad"] < _INF and clip == clip)
 
 
 def _shapes(op, states, check, ok):
@@ -515,6 +522,62 @@ grad + wd weight, clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; g_avg = (1 - 
 gamma1 g_avg; delta = gamma2 delta - lr g / sqrt(n - g_avg^2 + epsilon); weight += delta,
 then clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n``, ``g`` and
 ``delta`` are updated in place; a row_sparse grad takes the standard update.""")
+
+
+def _check_ftml(op, attrs):
+    _finite(op, attrs, "beta1", lo=0, hi=1)
+    _finite(op, attrs, "beta2", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+    if attrs["t"] < 1:
+        raise ValueError(f"{op}: t must be an integer >= 1, the update count (got "
+                         f"{attrs['t']!r})")
+
+
+def _ftml_ok(attrs):
+    return (0.0 <= attrs["beta1"] < 1.0 and 0.0 <= attrs["beta2"] < 1.0
+            and 0.0 < attrs["epsilon"] < _INF and attrs["t"] >= 1)
+
+
+def _ftml_host(o, w, g, rows, states, attrs, lazy):
+    K.ftml_update(o, w, g, rows, states[0], states[1], states[2], attrs["lr"],
+                  attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["t"], attrs["wd"],
+                  attrs["rescale_grad"], attrs["clip_grad"], lazy)
+
+
+def _ftml_device(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    d, v, z = states
+    b1, b2, n = t(attrs["beta1"]), t(attrs["beta2"]), attrs["t"]
+    step = g * t(attrs["rescale_grad"]) + t(attrs["wd"]) * w
+    if attrs["clip_grad"] >= 0:
+        xp.clip(step, -attrs["clip_grad"], attrs["clip_grad"], out=step)
+    v *= b2
+    v += (1 - b2) * step * step
+    dt = t(1 - attrs["beta1"] ** n) / t(attrs["lr"]) * (
+        xp.sqrt(v / t(1 - attrs["beta2"] ** n)) + t(attrs["epsilon"]))
+    z *= b1
+    z += (1 - b1) * step - (dt - b1 * d) * w
+    d[...] = dt
+    o[...] = -z / dt
+
+
+register(
+    "ftml_update", inputs=("weight", "grad", "d", "v", "z"),
+    attrs={"lr": _LR, "beta1": Attr("float", 0.6), "beta2": Attr("float", 0.999),
+           "epsilon": Attr("float", 1e-8), "t": Attr("int", required=True),
+           "wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
+           "clip_grad": Attr("float", -1.0)},
+    infer_shape=_shapes("ftml_update", ("d", "v", "z"), _check_ftml, _ftml_ok),
+    infer_type=_types("ftml_update", ("d", "v", "z")),
+    infer_storage=_storage("ftml_update", ("d", "v", "z")),
+    compute=_dense("ftml_update", _ftml_host, _ftml_device),
+    compute_sparse=_sparse("ftml_update", _ftml_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
+    doc="""FTML, Follow the Moving Leader (MXNet's ftml_update): g = clip(rescale_grad grad +
+wd weight, clip_grad); v = beta2 v + (1 - beta2) g^2; d_t = (1 - beta1^t) / lr
+(sqrt(v / (1 - beta2^t)) + epsilon); z = beta1 z + (1 - beta1) g - (d_t - beta1 d) weight;
+d = d_t; weight = -z / d_t, at update ``t`` >= 1.  ``d``, ``v`` and ``z`` are updated in
+place; a row_sparse grad takes the standard update.""")
 
 
 def _ftrl_host(o, w, g, rows, states, attrs, lazy):

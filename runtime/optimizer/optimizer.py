@@ -32,8 +32,8 @@ from runtime.ops import registry
 from runtime.ops.optim import as_number as _number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "Updater", "get_updater",
-           "create", "register"]
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "Updater",
+           "get_updater", "create", "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -408,6 +408,29 @@ class Ftrl(Optimizer):
         self._run("ftrl_update", [weight, grad, z, n], {
             **self._count_and_common(index), "lamda1": float(self.lamda1),
             "beta": float(self.beta)})
+
+
+@register
+class FTML(Optimizer):
+    """FTML, Follow the Moving Leader (MXNet's ``mx.optimizer.FTML``) through
+    ``ftml_update`` (states: d, v, z); a row_sparse gradient takes the standard update,
+    as in MXNet."""
+
+    def __init__(self, learning_rate=None, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("FTML", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("FTML", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("FTML", "epsilon", epsilon, lo=0, lo_open=True)
+
+    def create_state(self, index, weight):
+        return tuple(self._zeros_like(weight) for _ in range(3))
+
+    def update(self, index, weight, grad, state):
+        attrs = self._count_and_common(index)
+        attrs["clip_grad"] = attrs.pop("clip_gradient")
+        self._run("ftml_update", [weight, grad, *state], {
+            **attrs, "beta1": float(self.beta1), "beta2": float(self.beta2),
+            "epsilon": float(self.epsilon), "t": self._index_update_count[index]})
 
 
 @register

@@ -36,7 +36,10 @@ UPDATES = [
     ("ftrl_update", 2, {"lr": 0.1, "lamda1": 0.01, "beta": 1.0, "wd": 0.01}),
     ("signum_update", 1, {"lr": 0.01, "momentum": 0.9, "wd": 0.01, "wd_lh": 0.1}),
     ("signsgd_update", 0, {"lr": 0.01, "wd": 0.01}),
+    ("ftml_update", 3, {"lr": 0.05, "beta1": 0.6, "t": 2, "wd": 0.01}),
 ]
+# The clipping attribute where it is not clip_gradient (MXNet's names).
+CLIP = {"ftml_update": "clip_grad"}
 # The updates with MXNet's lazy_update attribute (the others are always lazy).
 LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
 
@@ -47,7 +50,7 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
          Sample([_weight(_s), uniform((4, 3), seed=_s + 1), *_states(_n, _s + 2)], _attrs,
                 grad=False),
          Sample([_weight(_s, (5,), F32), uniform((5,), seed=_s + 1, dtype=F32),
-                 *_states(_n, _s + 2, (5,), F32)], {**_attrs, "clip_gradient": 0.3},
+                 *_states(_n, _s + 2, (5,), F32)], {**_attrs, CLIP.get(_name, "clip_gradient"): 0.3},
                 grad=False),
          Sample([_weight(_s, (2, 2, 3)), uniform((2, 2, 3), seed=_s + 1),
                  *_states(_n, _s + 2, (2, 2, 3))], _attrs, grad=False),
@@ -84,7 +87,7 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
         _state = {"sgd_mom_update": "mom", "adam_update": "mean",
                   "adagrad_update": "history", "nag_mom_update": "mom", "rmsprop_update": "n",
                   "rmspropalex_update": "n",
-                  "ftrl_update": "z", "signum_update": "mom"}[_name]
+                  "ftrl_update": "z", "signum_update": "mom", "ftml_update": "d"}[_name]
         _add(FAILURES, _name,
              Failure([_w, _g, uniform((4, 2)), *_st[1:]], _attrs, ValueError,
                      rf"^{_name}: {_state} must have the weight's shape \(4, 3\) "
@@ -136,3 +139,9 @@ _add(FAILURES, "signum_update",
 _add(FAILURES, "rmspropalex_update",
      Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "gamma2": 1.0},
              ValueError, r"^rmspropalex_update: gamma2 must be in \[0, 1\) \(got 1\.0\)"))
+_add(FAILURES, "ftml_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "t": 0}, ValueError,
+             r"^ftml_update: t must be an integer >= 1, the update count \(got 0\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)],
+             {"lr": 0.1, "t": 1, "clip_grad": float("nan")}, ValueError,
+             r"^ftml_update: clip_grad must be a number, < 0 for no clipping"))

@@ -29,7 +29,14 @@ def _clip(g, clip):
 def ref_update(name, w, g, states, a):
     """One update of weight ``w`` by dense ``g``; returns (weight, states), new arrays."""
     lr, wd, rs, clip = a["lr"], a.get("wd", 0.0), a.get("rescale_grad", 1.0), \
-        a.get("clip_gradient", -1.0)
+        a.get(CLIP.get(name, "clip_gradient"), -1.0)
+    if name == "ftml_update":
+        b1, b2, eps, t = a.get("beta1", 0.6), a.get("beta2", 0.999), a.get("epsilon", 1e-8), a["t"]
+        gr = _clip(rs * g + wd * w, clip)
+        v = b2 * states[1] + (1 - b2) * gr * gr
+        dt = (1 - b1 ** t) / lr * (np.sqrt(v / (1 - b2 ** t)) + eps)
+        z = b1 * states[2] + (1 - b1) * gr - (dt - b1 * states[0]) * w
+        return -z / dt, [dt, v, z]
     if name == "sgd_update":
         return (1 - lr * wd) * w - lr * _clip(rs * g, clip), []
     if name == "sgd_mom_update":
@@ -89,14 +96,16 @@ def ref_lazy(name, w, rows, grows, states, a):
 
 N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1,
             "nag_mom_update": 1, "rmsprop_update": 1, "rmspropalex_update": 3,
-            "ftrl_update": 2, "signum_update": 1,
+            "ftrl_update": 2, "signum_update": 1, "ftml_update": 3,
             "signsgd_update": 0}
 # The updates with MXNet's lazy_update attribute (the others are always lazy).
 LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
 # The updates without a row_sparse kernel in MXNet: a row_sparse gradient takes the
 # standard update (MXNet's storage fallback densifies it).
 STANDARD_ONLY = ("nag_mom_update", "rmsprop_update", "rmspropalex_update", "ftrl_update",
-                 "signum_update", "signsgd_update")
+                 "signum_update", "signsgd_update", "ftml_update")
+# The clipping attribute where it is not clip_gradient (MXNet's names).
+CLIP = {"ftml_update": "clip_grad"}
 # sign(NaN) is 0 in MXNet's kernels: a NaN gradient leaves Signum's weight finite.
 SIGN_OPS = ("signum_update", "signsgd_update")
 ATTRS = {
@@ -119,6 +128,8 @@ ATTRS = {
     "signum_update": {"lr": 0.01, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
                       "clip_gradient": 0.4, "wd_lh": 0.1},
     "signsgd_update": {"lr": 0.01, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
+    "ftml_update": {"lr": 0.05, "beta1": 0.6, "beta2": 0.99, "epsilon": 1e-6, "t": 3,
+                    "wd": 0.05, "rescale_grad": 0.5, "clip_grad": 0.4},
 }
 OPS = sorted(N_STATES)
 
@@ -133,6 +144,8 @@ def _initial(name, shape, dtype, seed=0):
     states = [rng.standard_normal(shape) * 0.1 for _ in range(N_STATES[name])]
     if name == "rmspropalex_update":       # n: a mean square above the mean's square
         states[0] = np.abs(states[0]) + 1.0
+    if name == "ftml_update":              # v: a mean square
+        states[1] = np.abs(states[1])
     if name in ("adam_update", "adagrad_update", "rmsprop_update", "ftrl_update"):
         # var, history, n: sums of squares
         states[-1] = np.abs(states[-1])
@@ -305,7 +318,7 @@ def test_device_formulas_match_the_host_kernels(name, clip):
     from runtime.ops import optim as ops_optim
     from runtime.ops.registry import get
     op = get(name)
-    attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
+    attrs = op.parse_attrs({**ATTRS[name], CLIP.get(name, "clip_gradient"): clip})
     device = {"sgd_update": ops_optim._sgd_device, "sgd_mom_update": ops_optim._sgd_device,
               "adam_update": ops_optim._adam_device,
               "adagrad_update": ops_optim._adagrad_device,
@@ -314,7 +327,8 @@ def test_device_formulas_match_the_host_kernels(name, clip):
               "rmspropalex_update": ops_optim._rmspropalex_device,
               "ftrl_update": ops_optim._ftrl_device,
               "signum_update": ops_optim._signum_device,
-              "signsgd_update": ops_optim._signum_device}[name]
+              "signsgd_update": ops_optim._signum_device,
+              "ftml_update": ops_optim._ftml_device}[name]
     w0, s0 = _initial(name, (4, 5), F64, seed=11)
     g = np.random.default_rng(12).standard_normal((4, 5))
     w, states, out = w0.copy(), [s.copy() for s in s0], np.empty_like(w0)
@@ -335,7 +349,7 @@ def test_nan_gradients_propagate(name, clip):
     g = np.ones((2, 3), F32)
     g[1, 2] = np.nan
     w, states = nd.array(w0), [nd.array(s) for s in s0]
-    attrs = {**ATTRS[name], "clip_gradient": clip}
+    attrs = {**ATTRS[name], CLIP.get(name, "clip_gradient"): clip}
     getattr(nd, name)(w, nd.array(g), *states, out=w, **attrs)
     got = w.asnumpy()
     assert np.isnan(got[1, 2])
@@ -570,7 +584,7 @@ def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
     with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, adam, "
-                                         r"adamax, dcasgd, ftrl, lamb, nadam, nag, rmsprop, sgd, sgld, signum "
+                                         r"adamax, dcasgd, ftml, ftrl, lamb, nadam, nag, rmsprop, sgd, sgld, signum "
                                          r"\(got 'lars'\)"):
         mx.optimizer.create("lars")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "

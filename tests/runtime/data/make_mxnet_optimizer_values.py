@@ -34,6 +34,7 @@ CONFIGS = [
     ("nadam", {"learning_rate": 0.01, "wd": 0.01}),
     ("dcasgd", {"learning_rate": 0.1, "momentum": 0.9, "lamda": 0.1}),
     ("lamb", {"learning_rate": 0.01, "wd": 0.01}),
+    ("ftml", {"learning_rate": 0.05, "wd": 0.01, "clip_gradient": 0.5}),
 ]
 SHAPE, STEPS, ROWS = (6, 4), 3, ([0, 2, 5], [1, 2], [3, 5])
 
