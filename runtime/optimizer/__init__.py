@@ -17,11 +17,11 @@ AdaDelta, Nadam, SGLD and DCASGD, which have no update operator in MXNet either,
 gradient counts as its dense form).
 """
 
-from runtime.optimizer.optimizer import (DCASGD, FTML, LAMB, NAG, SGD, SGLD, AdaDelta,
-                                         AdaGrad, Adam, Adamax, Ftrl, Nadam, Optimizer,
-                                         RMSProp, Signum, Updater, create, get_updater,
-                                         register)
+from runtime.optimizer.optimizer import (DCASGD, FTML, LAMB, LARS, NAG, SGD, SGLD,
+                                         AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam,
+                                         Optimizer, RMSProp, Signum, Updater, create,
+                                         get_updater, register)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "Updater",
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "Updater",
            "get_updater", "create", "register"]

@@ -32,7 +32,7 @@ from runtime.ops import registry
 from runtime.ops.optim import as_number as _number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "Updater",
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "Updater",
            "get_updater", "create", "register"]
 
 _REGISTRY = {}
@@ -431,6 +431,57 @@ class FTML(Optimizer):
         self._run("ftml_update", [weight, grad, *state], {
             **attrs, "beta1": float(self.beta1), "beta2": float(self.beta2),
             "epsilon": float(self.epsilon), "t": self._index_update_count[index]})
+
+
+@register
+class LARS(Optimizer):
+    """LARS, layer-wise adaptive rate scaling (MXNet's ``mx.optimizer.LARS``): SGD (with
+    momentum) whose learning rate, for a weight whose name does not end in ``gamma``,
+    ``beta`` or ``bias``, is scaled by eta ||weight|| / (||rescale_grad grad|| + wd
+    ||weight|| + eps) when both norms are > 0 (MXNet's ``multi_lars``), through
+    ``sgd_update``/``sgd_mom_update``.  With ``momentum_correction`` the momentum is
+    scaled by the ratio of this update's learning rate to the previous one's (a schedule
+    that changes it); a name comes from ``param_dict`` (else the index)."""
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0.0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("LARS", "momentum", momentum, lo=0, hi=1)
+        self.lazy_update = bool(lazy_update)
+        self.eta = _number("LARS", "eta", eta, lo=0)
+        self.eps = _number("LARS", "eps", eps, lo=0)
+        self.momentum_correction = bool(momentum_correction)
+        self.last_lr = self.cur_lr = None
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    @staticmethod
+    def _norm(x):
+        values = x if x.stype == "default" else x.data
+        return math.sqrt(float(nd.square_sum(values.astype(np.float32)).asscalar())) \
+            if values.size else 0.0
+
+    def update(self, index, weight, grad, state):
+        base = self.learning_rate
+        self.last_lr = base if self.cur_lr is None else self.cur_lr
+        self.cur_lr = base
+        attrs = self._count_and_common(index)
+        p = self.param_dict.get(index)
+        name = getattr(p, "name", str(index))
+        if not name.endswith(("gamma", "beta", "bias")):
+            w_norm = self._norm(weight)
+            g_norm = self._norm(grad) * abs(float(self.rescale_grad))
+            if w_norm > 0.0 and g_norm > 0.0:
+                attrs["lr"] *= self.eta * w_norm / (g_norm + attrs["wd"] * w_norm + self.eps)
+        attrs["lazy_update"] = self.lazy_update
+        if state is None:
+            self._run("sgd_update", [weight, grad], attrs)
+            return
+        momentum = self.momentum
+        if self.momentum_correction and self.last_lr != 0:
+            momentum *= self.cur_lr / self.last_lr
+        self._run("sgd_mom_update", [weight, grad, state], {**attrs, "momentum": momentum})
 
 
 @register

@@ -35,6 +35,8 @@ CONFIGS = [
     ("dcasgd", {"learning_rate": 0.1, "momentum": 0.9, "lamda": 0.1}),
     ("lamb", {"learning_rate": 0.01, "wd": 0.01}),
     ("ftml", {"learning_rate": 0.05, "wd": 0.01, "clip_gradient": 0.5}),
+    ("lars", {"learning_rate": 0.1, "momentum": 0.9, "eta": 0.01, "wd": 0.01}),
+    ("lars", {"learning_rate": 0.1, "eta": 0.05, "eps": 0.1, "rescale_grad": 0.5}),
 ]
 SHAPE, STEPS, ROWS = (6, 4), 3, ([0, 2, 5], [1, 2], [3, 5])
 
