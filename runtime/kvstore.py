@@ -13,18 +13,18 @@ rescales).  ``dist_async``, ``horovod``, ``byteps`` and ``nccl`` are refused.
 
 How a dist store moves data.  Dense values are summed with in-place ``Allreduce`` on
 pool memory, in flat buckets: the arrays of one call, the key initialised last first
-(the order in which backward finishes a model's gradients), a first bucket of at most 1 MiB, then buckets of
-about 25 MiB; a bucket of one array is reduced in that array's own memory (zero copy,
-through the buffer protocol), the others are packed into a flat pool array kept by the
-store between calls.  A row_sparse value: every rank's row count (``Allgather``), then
-one ``Allgatherv`` of each rank's packed row ids and rows, then a merge in compiled code
-that adds the rows of each id in rank order, so every replica computes the same bits;
-where the rows of all ranks together would outweigh the dense array, the ranks densify
-and ``Allreduce`` instead (with an ``Allgatherv`` of the ids, so the result still holds
-exactly the rows present on some rank).  ``pushpull`` is push then pull, as MXNet's: the
-store keeps a copy of the sum.  With an optimizer set, every rank applies the same update
-to its replica of the stored value.  Every rank must make the same calls
-with the same keys in the same order (collectives).
+(the order in which backward finishes a model's gradients), a first bucket of at most 1
+MiB, then buckets of about 25 MiB; a bucket of one array is reduced in that array's own
+memory (zero copy, through the buffer protocol), the others are packed into a flat pool
+array kept by the store between calls.  A row_sparse value: every rank's row count
+(``Allgather``), then one ``Allgatherv`` of each rank's packed row ids and rows, then a
+merge in compiled code that adds the rows of each id in rank order, so every replica
+computes the same bits; where the rows of all ranks together would outweigh the dense
+array, the ranks densify and ``Allreduce`` instead (with an ``Allgatherv`` of the ids,
+so the result still holds exactly the rows present on some rank).  ``pushpull`` is push
+then pull, as MXNet's: the store keeps a copy of the sum.  With an optimizer set, every
+rank applies the same update to its replica of the stored value.  Every rank must make
+the same calls with the same keys in the same order (collectives).
 
 A failing rank ends the job (runtime/_dist.py): an uncaught exception aborts the
 communicator, and a collective that waits longer than ``NDRT_KVSTORE_TIMEOUT`` seconds
@@ -399,8 +399,9 @@ class KVStore(KVStoreBase):
                                      f"(got {o.stype})")
                 r = np.unique(ids[j if len(ids) > 1 else 0].asnumpy().astype(np.int64).ravel())
                 if r.size and (r[0] < 0 or r[-1] >= stored.shape[0]):
+                    bad = int(r[0] if r[0] < 0 else r[-1])
                     raise IndexError(f"row_sparse_pull: row_ids of key {k!r} must be in "
-                                     f"[0, {stored.shape[0]}) (got {int(r[0] if r[0] < 0 else r[-1])})")
+                                     f"[0, {stored.shape[0]}) (got {bad})")
                 jobs.append((o, stored, r))
         for o, stored, r in jobs:
             dense = stored if stored.stype == "default" else None
@@ -531,7 +532,8 @@ class KVStore(KVStoreBase):
             pad = (-row_bytes * ids.size) % 8
             send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
             send[:ids.size * 8] = ids.view(np.uint8)
-            send[ids.size * 8:ids.size * 8 + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
+            body = ids.size * 8
+            send[body:body + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
             sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
             buf, offsets = comm.allgatherv(send, sizes,
                                            f"Allgatherv of key {key!r}'s rows")

@@ -418,7 +418,8 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
         elif lazy:
             for j in prange(p.k, schedule="static"):
                 i = p.rows[j] * d
-                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), _at(p.s2, i, kind), d, a)
+                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind),
+                    _at(p.s2, i, kind), d, a)
         else:
             for i in prange(p.n, schedule="static"):
                 q = _grad_row(p.rows, p.k, i)

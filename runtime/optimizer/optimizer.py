@@ -595,7 +595,8 @@ class Nadam(Optimizer):
         m, v = state
         m[:] = m * b1 + g * (1.0 - b1)
         v[:] = v * b2 + g * g * (1.0 - b2)
-        m_bar = g * ((1.0 - mom_t) / (1.0 - self.m_schedule)) + m * (mom_next / (1.0 - schedule_next))
+        m_bar = (g * ((1.0 - mom_t) / (1.0 - self.m_schedule))
+                 + m * (mom_next / (1.0 - schedule_next)))
         v_prime = v / (1.0 - b2 ** t)
         weight[:] = weight - m_bar / (nd.sqrt(v_prime) + self.epsilon) * lr
 

@@ -45,7 +45,8 @@ def test_register_makes_create_find_the_class_and_warns_on_override():
 @pytest.mark.parametrize("kind", ["local", "device"])
 def test_two_contexts_give_the_one_context_sum(kind):
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal((4, 3)).astype(np.float32)
     kv = mx.kv.create(kind)
     kv.init(3, nd.zeros((4, 3)))
     kv.push(3, [nd.array(a, ctx=mx.cpu(0)), nd.array(b, ctx=mx.cpu(1))])
@@ -113,7 +114,8 @@ def test_bad_calls_name_the_rule_and_change_nothing():
         kv.init(0, nd.zeros((2, 2)))
     with pytest.raises(KeyError, match="key 5 has not been initialised"):
         kv.push(5, nd.ones((2, 2)))
-    with pytest.raises(ValueError, match=r"value of key 0 must have shape \(2, 2\) \(got \(3,\)\)"):
+    with pytest.raises(ValueError,
+                       match=r"value of key 0 must have shape \(2, 2\) \(got \(3,\)\)"):
         kv.push(0, nd.ones((3,)))
     with pytest.raises(TypeError, match="keys must be all ints or all strs"):
         kv.init("a", nd.ones((1,)))

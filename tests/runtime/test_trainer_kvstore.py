@@ -73,7 +73,8 @@ def test_allreduce_grads_then_update_and_refusals():
         np.testing.assert_allclose(g.asnumpy(), 2 * g0, rtol=1e-6)
     trainer.update(4)
     on = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1}, kvstore="device")
-    with pytest.raises(RuntimeError, match="allreduce_grads.. when parameters are updated on kvstore"):
+    with pytest.raises(RuntimeError,
+                       match="allreduce_grads.. when parameters are updated on kvstore"):
         on.allreduce_grads()
     with pytest.raises(RuntimeError, match="update.. when parameters are updated on kvstore"):
         on.update(1)
@@ -114,7 +115,8 @@ def test_split_data_follows_gluon():
     with pytest.raises(ValueError, match="cannot be evenly split into 2 slices along axis 0"):
         gluon.utils.split_data(x, 2)
     parts = gluon.utils.split_data(x, 2, even_split=False)
-    assert [p.asnumpy().tolist() for p in parts] == [x.asnumpy()[:2].tolist(), x.asnumpy()[2:].tolist()]
+    assert [p.asnumpy().tolist() for p in parts] == [x.asnumpy()[:2].tolist(),
+                                                     x.asnumpy()[2:].tolist()]
     cols = gluon.utils.split_data(nd.arange(8).reshape(2, 4), 2, batch_axis=1)
     assert [c.asnumpy().tolist() for c in cols] == [[[0, 1], [4, 5]], [[2, 3], [6, 7]]]
     loaded = gluon.utils.split_and_load(np.arange(4, dtype=np.float32), [mx.cpu(0), mx.cpu(1)])
