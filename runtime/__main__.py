@@ -5,13 +5,18 @@
     ndrt info                 versions, build, threads, fast path, pools, CUDA and CuPy
     ndrt demo                 a tour: dense and sparse operators, autograd, pool statistics
 
+    mpiexec -n 2 ndrt train sparse --kvstore dist_sync
+                              data parallel on 2 ranks (the dist extra: mpi4py, mpich)
+
 ``ndrt train --help`` lists the options.  Bad arguments exit with argparse's message and
 status 2 (output paths for ``--save``/``--plot``, and sizes the memory cannot hold, are
-checked before training); a request the machine cannot serve (``--ctx gpu`` without a
-usable GPU, ``--plot`` without matplotlib) or a bad ``NDRT_STORAGE_FALLBACK`` exits with
-status 1 before training starts.  Ctrl-C during training prints where it stopped and
-exits with status 130; a reader that leaves early (``ndrt train | head -1``) ends the
-command quietly with status 0.
+checked before training); under mpiexec with more than one rank, ``--kvstore dist_sync``
+(or ``dist_device_sync``) is required: without it the ranks would train alone on the same
+data, so the command stops with status 2 and says so.  A request the machine cannot serve
+(``--ctx gpu`` without a usable GPU, ``--plot`` without matplotlib) or a bad
+``NDRT_STORAGE_FALLBACK`` exits with status 1 before training starts.  Ctrl-C during
+training prints where it stopped and exits with status 130; a reader that leaves early
+(``ndrt train | head -1``) ends the command quietly with status 0.
 """
 
 import argparse
@@ -23,7 +28,7 @@ import sys
 import numpy as np
 
 import allocator
-from runtime import _imperative, autograd, nd
+from runtime import _dist, _imperative, autograd, nd
 from runtime import random as rt_random
 from runtime.context import cpu, gpu
 from runtime.jobs import MLP_DEFAULTS, SPARSE_DEFAULTS, info_lines, train_mlp, train_sparse
@@ -94,6 +99,9 @@ def build_parser():
                    "pip install 'ndrt[demo]')")
     t.add_argument("--ctx", choices=("cpu", "gpu"), default="cpu",
                    help="device to train on (default: cpu)")
+    t.add_argument("--kvstore", choices=("local", "device", "dist_sync", "dist_device_sync"),
+                   help="the Trainer's kvstore; dist_sync: data parallel over the ranks of "
+                   "`mpiexec -n N ndrt train ...` (pip install 'ndrt[dist]'); default: none")
     t.set_defaults(subparser=t)
     sub.add_parser("info", help="versions, build flags, threads, fast path, pools, CUDA/CuPy",
                    description="Print what this installation is made of and can use.")
@@ -178,6 +186,10 @@ def train(args):
         _output_path(parser, "--plot", args.plot,
                      set(Figure().canvas.get_supported_filetypes()))
     fn = MODELS[args.model][0]
+    if _dist.launched_by_mpi() and not (args.kvstore or "").startswith("dist"):
+        parser.error("launched by mpiexec with several ranks, but --kvstore is not "
+                     "dist_sync or dist_device_sync: each rank would train alone on the same "
+                     "data; add --kvstore dist_sync")
     if args.features is not None and args.model != "sparse":
         parser.error("argument --features: only the sparse model has hashed features")
     if args.model == "sparse":
@@ -197,6 +209,8 @@ def train(args):
         ctx = gpu(0)
     else:
         ctx = cpu()
+    if args.kvstore is not None:
+        kwargs["kvstore"] = args.kvstore
     try:
         result = fn(seed=args.seed, ctx=ctx, quiet=args.quiet, **kwargs)
     except ValueError as e:        # a combination the job refuses (batch larger than data)
@@ -207,6 +221,10 @@ def train(args):
     except KeyboardInterrupt:
         print("ndrt: interrupted before the first step", file=sys.stderr)
         return 130
+    except ImportError as e:       # a dist store without mpi4py
+        return _fail(str(e))
+    if result.rank != 0:           # the other ranks of a data-parallel job stay quiet
+        return 0
     print("\n".join(result.report_lines()))
     if args.save is not None:
         result.net.save_parameters(args.save)

@@ -421,6 +421,12 @@ def storage_host(NDArray x, int i):
     return _transfer.to_host(x._chunk.ctx, ptr, shape, dtype)
 
 
+def mark_written(NDArray x):
+    """Count a write into ``x`` made through its buffer (an in-place MPI collective on a
+    zero-copy view): bumps the version, as a write by an operator does."""
+    x._chunk.bump()
+
+
 def write_storage(NDArray x, int i, src):
     """Copy NumPy ``src`` (the part's shape) into part ``i`` of ``x``, cast unsafely to
     the part's dtype, on any context.  No version bump: for filling new arrays."""

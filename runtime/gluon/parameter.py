@@ -1,4 +1,9 @@
-"""``Parameter`` and ``ParameterDict`` (Gluon's, imperative only, one context).
+"""``Parameter`` and ``ParameterDict`` (Gluon's, imperative only).
+
+A parameter lives on one context or on several (``initialize(ctx=[cpu(0), cpu(1)])``):
+one copy of the array per context, each its own autograd variable, as Gluon's; the
+Trainer sums their gradients through a ``local``/``device`` kvstore and writes the
+updated weight into every copy.
 
 A parameter's shape may hold 0 for a dimension not known until the block's first call
 (Dense's ``in_units``): ``initialize`` then only remembers the initialiser, and the block
@@ -29,12 +34,27 @@ def _ctx(ctx, who):
         return current_context()
     if isinstance(ctx, (list, tuple)):
         if len(ctx) != 1:
-            raise NotImplementedError(f"{who}: ndrt keeps a parameter on one context (got "
-                                      f"ctx={ctx!r})")
+            raise ValueError(f"{who}: ctx must be one Context here (got ctx={ctx!r})")
         ctx = ctx[0]
     if not isinstance(ctx, Context):
         raise TypeError(f"{who}: ctx must be a Context (got {ctx!r})")
     return ctx
+
+
+def _contexts(ctx, who):
+    """``ctx`` (None: the current context; a Context; a list of them) as a non-empty list
+    of distinct Contexts."""
+    if ctx is None:
+        return [current_context()]
+    items = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
+    if not items:
+        raise ValueError(f"{who}: ctx must hold at least one Context (got {ctx!r})")
+    for c in items:
+        if not isinstance(c, Context):
+            raise TypeError(f"{who}: ctx must be a Context or a list of Contexts (got {c!r})")
+    if len(set(items)) != len(items):
+        raise ValueError(f"{who}: ctx must not repeat a Context (got {ctx!r})")
+    return items
 
 
 def _shape(shape, who):
@@ -114,6 +134,8 @@ class Parameter:
         self.grad_req = grad_req
         self._data = None
         self._ctx = None
+        self._copies = None        # [array per context of _ctx_list] on several contexts
+        self._ctx_list = None
         self._deferred = None      # (initializer, own) waiting for the shape
 
     def __repr__(self):
@@ -174,7 +196,7 @@ class Parameter:
         """
         if self._data is not None and not force_reinit:
             return
-        ctx = _ctx(ctx, f"Parameter {self.name!r}")
+        ctxs = _contexts(ctx, f"Parameter {self.name!r}")
         if init is not None:
             chosen, own = _init.create(init, f"Parameter {self.name!r}: init"), True
         elif self.init is not None:
@@ -183,7 +205,7 @@ class Parameter:
             chosen = _init.create(default_init if default_init is not None
                                   else _init.Uniform(), f"Parameter {self.name!r}: init")
             own = False
-        self._ctx = ctx
+        self._ctx, self._ctx_list = ctxs[0], ctxs
         if not _known(self._shape):
             if not self.allow_deferred_init:
                 raise ValueError(f"Parameter {self.name!r}: cannot initialise with unknown "
@@ -201,7 +223,18 @@ class Parameter:
                 data = data.tostype(self._stype)
         self._data = data
         self._deferred = None
+        self._spread()
         self._attach()
+
+    def _spread(self):
+        """One copy of the array per context of ``_ctx_list`` (a single context: none)."""
+        ctxs = self._ctx_list or [self._ctx]
+        if len(ctxs) == 1:
+            self._copies = None
+            return
+        with autograd.pause():
+            self._copies = [self._data if c == self._ctx else self._data.copyto(c)
+                            for c in ctxs]
 
     def _finish_deferred_init(self):
         """Fill the array now that the block has set the whole shape."""
@@ -209,10 +242,15 @@ class Parameter:
             self._fill(*self._deferred)
 
     def _attach(self):
+        arrays = self._copies or [self._data]
         if self._grad_req != "null":
-            self._data.attach_grad(self._grad_req, stype=self._grad_stype)
-        else:        # a fresh handle on the same memory, no longer a variable
-            self._data = self._data.detach()
+            for a in arrays:
+                a.attach_grad(self._grad_req, stype=self._grad_stype)
+        else:        # fresh handles on the same memory, no longer variables
+            arrays = [a.detach() for a in arrays]
+            self._data = arrays[0]
+            if self._copies is not None:
+                self._copies = arrays
 
     def _check_initialized(self):
         if self._data is not None:
@@ -226,17 +264,24 @@ class Parameter:
 
     # -- data and gradient ---------------------------------------------------------------
     def data(self, ctx=None):
-        """The array (an autograd variable unless grad_req is 'null')."""
+        """The array on ``ctx`` (an autograd variable unless grad_req is 'null').  On one
+        context ``ctx=None`` gives it; on several, the copy on the current context."""
         data = self._data
-        if ctx is None and data is not None:      # the per-step path
-            return data
+        if data is not None and self._copies is None and (ctx is None or ctx == self._ctx):
+            return data                            # the per-step path
         self._check_initialized()
-        if ctx is not None and _ctx(ctx, f"Parameter {self.name!r}") != self._ctx:
-            raise ValueError(f"Parameter {self.name!r} lives on {self._ctx}, not on {ctx}")
-        return self._data
+        if ctx is None:
+            ctx = current_context() if self._copies is not None else self._ctx
+        ctx = _ctx(ctx, f"Parameter {self.name!r}")
+        for c, a in zip(self._ctx_list or [self._ctx], self._copies or [self._data]):
+            if c == ctx:
+                return a
+        raise ValueError(f"Parameter {self.name!r} lives on {self.list_ctx()}, not on {ctx}")
 
     def list_data(self):
-        return [self.data()]
+        """The copies of the array, one per context of :meth:`list_ctx`."""
+        self._check_initialized()
+        return list(self._copies or [self._data])
 
     def grad(self, ctx=None):
         """The gradient buffer (``grad_stype`` storage)."""
@@ -247,11 +292,52 @@ class Parameter:
         return data.grad
 
     def list_grad(self):
-        return [self.grad()]
+        """The gradients of the copies, one per context of :meth:`list_ctx`."""
+        if self._grad_req == "null":
+            raise RuntimeError(f"Parameter {self.name!r} has no gradient because its "
+                               f"grad_req is 'null'")
+        return [a.grad for a in self.list_data()]
 
     def list_ctx(self):
+        """The contexts the parameter lives on (those it will, while deferred)."""
+        if self._data is None and self._deferred is not None:
+            return list(self._ctx_list or [self._ctx])
         self._check_initialized()
-        return [self._ctx]
+        return list(self._ctx_list or [self._ctx])
+
+    def reset_ctx(self, ctx):
+        """Move the parameter to ``ctx`` (a Context or a list of them), keeping its
+        values (those of the first copy); a deferred one will be made there."""
+        ctxs = _contexts(ctx, f"Parameter {self.name!r}")
+        if self._data is None:
+            if self._deferred is None:
+                raise RuntimeError(f"Parameter {self.name!r} has not been initialised: call "
+                                   f".initialize() first")
+            self._ctx, self._ctx_list = ctxs[0], ctxs
+            return
+        with autograd.pause():
+            self._data = self._data.copyto(ctxs[0]).detach()
+        self._ctx, self._ctx_list = ctxs[0], ctxs
+        self._spread()
+        self._attach()
+
+    def row_sparse_data(self, row_id):
+        """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
+        row_id's context (Gluon's)."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Parameter {self.name!r}: row_sparse_data needs stype "
+                               f"'row_sparse' (got {self._stype!r}); use data()")
+        if not isinstance(row_id, nd.NDArray):
+            raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
+                            f"{type(row_id).__name__})")
+        return nd.sparse.retain(self.data(row_id.context), row_id)
+
+    def list_row_sparse_data(self, row_id):
+        """:meth:`row_sparse_data` of every copy."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Parameter {self.name!r}: list_row_sparse_data needs stype "
+                               f"'row_sparse' (got {self._stype!r}); use list_data()")
+        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self.list_data()]
 
     def set_data(self, data):
         """Write ``data`` (an NDArray or array-like of this parameter's shape) into the
@@ -269,6 +355,7 @@ class Parameter:
                     value = value.tostype(self._stype)
             self._data = value
             self._deferred = None
+            self._spread()
             self._attach()
             return
         if data.shape != self._data.shape:
@@ -276,18 +363,21 @@ class Parameter:
                              f"{self._data.shape!r} (got {data.shape!r})")
         with autograd.pause():
             if self._stype == "default":
-                self._data[:] = data.tostype("default") if data.stype != "default" else data
+                for a in self._copies or [self._data]:
+                    a[:] = data.tostype("default") if data.stype != "default" else data
             else:
                 value = data.astype(self.dtype, copy=False).tostype(self._stype)
                 self._data = value.copyto(self._ctx) if value.ctx != self._ctx else value
+                self._spread()
                 self._attach()
 
     def zero_grad(self):
         """Set the gradient to 0 (a row_sparse gradient becomes empty)."""
         if self._data is None or self._grad_req == "null":
             return
-        g = self._data.grad
-        g[:] = 0
+        for a in self._copies or [self._data]:
+            g = a.grad
+            g[:] = 0
 
     def var(self):
         raise NotImplementedError("Parameter.var: ndrt has no symbolic API")

@@ -66,6 +66,27 @@ def _fallback_note():
     return f"{mode} (NDRT_STORAGE_FALLBACK or runtime.set_storage_fallback)"
 
 
+def mpi_state():
+    """The MPI library that mpi4py uses, and mpi4py's version, or why there is none;
+    MPI is not initialised for it (MPI_Get_library_version may run before MPI_Init)."""
+    try:
+        import mpi4py      # the dist extra; optional
+    except ImportError:
+        return "not installed (pip install 'ndrt[dist]' for the dist_sync kvstore)"
+    if "mpi4py.MPI" not in sys.modules:
+        saved = (mpi4py.rc.initialize, mpi4py.rc.finalize)
+        mpi4py.rc.initialize = mpi4py.rc.finalize = False
+        try:
+            from mpi4py import MPI
+        finally:
+            mpi4py.rc.initialize, mpi4py.rc.finalize = saved
+    else:
+        from mpi4py import MPI
+    library = " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
+    major, minor = MPI.Get_version()
+    return f"{library} (MPI {major}.{minor}), mpi4py {mpi4py.__version__}"
+
+
 def info_lines():
     """The report of ``ndrt info`` as a list of lines (no GPU needed)."""
     build = _sparse_common.build_info()
@@ -93,6 +114,7 @@ def info_lines():
           f"GPU reserve {cfg['reserve_percent']}%, max split {cfg['max_split_size']} B)",
         f"CUDA usable: {'yes' if cuda_ok else 'no'}: {cuda_note}",
         f"CuPy usable: {'yes' if cupy_ok else 'no'}: {cupy_note}",
+        f"MPI (dist_sync kvstore): {mpi_state()}",
     ]
     for name in ("tqdm", "matplotlib", "scikit-learn"):
         lines.append(f"{name}: {_version(name)}")

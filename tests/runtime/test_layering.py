@@ -7,15 +7,16 @@ hook, and runtime/_wiring.py installs every such hook at import
 ``runtime._imperative.connect``, ``runtime._executor.set_ops``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
-    base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device
-    kernels   runtime._sparse_*, runtime._types (NumPy and C only)
+    base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device,
+              runtime._dist
+    kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
     executor  runtime._executor
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
-              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*
+              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -55,6 +56,7 @@ RANKS = {
     "runtime.gluon": API, "runtime.optimizer": API, "runtime.lr_scheduler": API,
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
     "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime._wiring": API,
+    "runtime.kvstore": API, "runtime._dist": BASE, "runtime._kvstore_kernels": KERNELS,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]
@@ -64,6 +66,8 @@ LAZY = {
     "cupy": "optional dependency (the gpu extra)",
     "scipy.sparse": "imported on first use: it costs import time and few programs need it",
     "matplotlib": "optional dependency (the demo extra), needed by `ndrt train --plot` only",
+    "mpi4py": "optional dependency (the dist extra); importing mpi4py.MPI initialises MPI, "
+              "so only a dist_* kvstore imports it",
     "sklearn": "optional dependency (the demo extra) that costs about a second of import "
                "time, needed by `ndrt train mlp` only",
 }

@@ -130,10 +130,10 @@ class Dense(Block):
                                  f"{x.shape!r}")
             self.weight.shape = (self._units, in_units)
             self.weight._finish_deferred_init()
-        args = [x, self.weight.data()]
+        args = [x, self.weight.data(x.context)]
         if self._use_bias:
             self.bias._finish_deferred_init()
-            args.append(self.bias.data())
+            args.append(self.bias.data(x.context))
         out = nd.FullyConnected(*args, num_hidden=self._units, no_bias=not self._use_bias,
                                 flatten=self._flatten)
         return out if self._act is None else _apply_activation(self._act, out)
@@ -162,7 +162,7 @@ class Embedding(Block):
             grad_stype="row_sparse" if self._sparse_grad else "default")
 
     def forward(self, x):
-        return nd.Embedding(x, self.weight.data(), input_dim=self._input_dim,
+        return nd.Embedding(x, self.weight.data(x.context), input_dim=self._input_dim,
                             output_dim=self._output_dim, dtype=self._dtype,
                             sparse_grad=self._sparse_grad)
 
