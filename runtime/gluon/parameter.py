@@ -289,6 +289,16 @@ class Parameter:
         g = self._data.grad
         g[:] = 0
 
+    def cast(self, dtype):
+        """Cast the data (and with it the gradient) to ``dtype`` (Gluon's
+        ``Parameter.cast``); before initialisation only the dtype changes."""
+        self.dtype = nd.as_dtype(dtype)
+        if self._data is None:
+            return
+        with autograd.pause():
+            self._data = self._data.astype(self.dtype)
+        self._attach()
+
     def var(self):
         raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
 

@@ -1,14 +1,16 @@
-"""Gradient clipping by global norm (gluon's ``gluon.utils.clip_global_norm``)."""
+"""Gluon's helpers (``gluon.utils``): gradient clipping by global norm
+(``clip_global_norm``) and the handles of forward hooks (``HookHandle``)."""
 
 import math
 import warnings
+import weakref
 
 import numpy as np
 
 from runtime import nd
 from runtime._ndarray import NDArray
 
-__all__ = ["clip_global_norm"]
+__all__ = ["clip_global_norm", "HookHandle"]
 
 
 def _square_sum(x):
@@ -52,3 +54,33 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
             for a in arrays:
                 a *= scale
     return total
+
+
+class HookHandle:
+    """The handle :meth:`Block.register_forward_hook` and
+    :meth:`~Block.register_forward_pre_hook` return: ``detach()`` removes the hook (also
+    on leaving a ``with`` block), as Gluon's."""
+
+    def __init__(self):
+        self._hooks_ref = None
+        self._id = None
+
+    def attach(self, hooks, hook):
+        """Add ``hook`` to the ordered dict ``hooks`` (once per handle)."""
+        if self._hooks_ref is not None:
+            raise RuntimeError("HookHandle: a handle cannot be attached twice")
+        self._id = id(hook)
+        hooks[self._id] = hook
+        self._hooks_ref = weakref.ref(hooks)
+
+    def detach(self):
+        """Remove the hook; a second call does nothing."""
+        hooks = self._hooks_ref() if self._hooks_ref is not None else None
+        if hooks is not None:
+            hooks.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()

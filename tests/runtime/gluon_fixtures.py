@@ -1,0 +1,138 @@
+"""Reference values from MXNet 1.9.1 for the Gluon layer tests.
+
+The cases (layer, constructor arguments, input shape) are plain data that both sides
+read: run this file with an interpreter where ``import mxnet`` is MXNet 1.9.1 (the
+recipe is in the peers' README) to rewrite ``data/gluon_mx191.npz``::
+
+    python tests/runtime/gluon_fixtures.py tests/runtime/data/gluon_mx191.npz
+
+(with MXNet's default MKL-DNN kernels: the native ones lack 3-D transposed convolution).
+
+For each case it stores the input, the parameters (in registration order), the output of
+a forward under ``autograd.record()`` (training mode), the gradients of
+``sum(out * head)`` with respect to the input and every trained parameter, and the
+parameters after the step (BatchNorm's running statistics), all drawn from one seeded
+NumPy generator; the tests read the inputs back from the file.
+"""
+
+import sys
+
+import numpy as np
+
+# (key, layer class, constructor kwargs, input shape); positive inputs where a layer
+# needs them are made by the drawing rule in ``inputs``
+LAYER_CASES = [
+    ("conv1d", "Conv1D", dict(channels=4, kernel_size=3, padding=1, strides=2), (2, 3, 9)),
+    ("conv2d", "Conv2D", dict(channels=4, kernel_size=(3, 2), padding=(1, 0), dilation=(1, 2),
+                              activation="relu"), (2, 3, 7, 8)),
+    ("conv2d_groups", "Conv2D", dict(channels=6, kernel_size=3, groups=3, use_bias=False,
+                                     strides=2), (2, 3, 7, 7)),
+    ("conv2d_nhwc", "Conv2D", dict(channels=5, kernel_size=3, layout="NHWC", padding=1),
+     (2, 6, 5, 3)),
+    ("conv3d", "Conv3D", dict(channels=2, kernel_size=2, strides=(1, 2, 1)), (1, 3, 4, 5, 4)),
+    ("deconv1d", "Conv1DTranspose", dict(channels=3, kernel_size=3, strides=2,
+                                         output_padding=1), (2, 4, 5)),
+    ("deconv2d", "Conv2DTranspose", dict(channels=4, kernel_size=(3, 2), strides=2, padding=1,
+                                         groups=2, in_channels=2), (2, 2, 4, 5)),
+    ("deconv3d", "Conv3DTranspose", dict(channels=2, kernel_size=2, strides=2), (1, 3, 2, 3, 2)),
+    ("maxpool1d", "MaxPool1D", dict(pool_size=3, strides=2, padding=1), (2, 3, 9)),
+    ("maxpool2d_ceil", "MaxPool2D", dict(pool_size=3, strides=2, ceil_mode=True), (2, 3, 8, 8)),
+    ("maxpool2d_nhwc", "MaxPool2D", dict(layout="NHWC"), (2, 6, 6, 3)),
+    ("maxpool3d", "MaxPool3D", dict(pool_size=2), (1, 2, 4, 4, 4)),
+    ("avgpool1d", "AvgPool1D", dict(pool_size=3, strides=1, padding=1), (2, 3, 7)),
+    ("avgpool2d_nopad", "AvgPool2D", dict(pool_size=3, strides=2, padding=1,
+                                          count_include_pad=False), (2, 3, 7, 7)),
+    ("avgpool3d", "AvgPool3D", dict(pool_size=2, strides=1), (1, 2, 3, 3, 3)),
+    ("gmaxpool1d", "GlobalMaxPool1D", {}, (2, 3, 7)),
+    ("gavgpool2d", "GlobalAvgPool2D", {}, (2, 3, 5, 4)),
+    ("gmaxpool3d", "GlobalMaxPool3D", {}, (1, 2, 3, 3, 2)),
+    ("reflpad2d", "ReflectionPad2D", dict(padding=2), (2, 3, 4, 5)),
+    ("batchnorm", "BatchNorm", dict(momentum=0.8), (4, 3, 2, 2)),
+    ("batchnorm_last", "BatchNorm", dict(axis=-1, center=False, in_channels=3), (5, 2, 3)),
+    ("batchnorm_noscale", "BatchNorm", dict(scale=False, epsilon=1e-3), (6, 4)),
+    ("instancenorm", "InstanceNorm", dict(scale=True), (2, 3, 4, 5)),
+    ("layernorm", "LayerNorm", dict(), (3, 4, 6)),
+    ("layernorm_axis1", "LayerNorm", dict(axis=1), (3, 4, 2)),
+    ("groupnorm", "GroupNorm", dict(num_groups=2), (2, 4, 3, 3)),
+    ("leakyrelu", "LeakyReLU", dict(alpha=0.1), (3, 5)),
+    ("prelu", "PReLU", dict(in_channels=3), (2, 3, 4)),
+    ("elu", "ELU", dict(alpha=0.7), (3, 5)),
+    ("selu", "SELU", {}, (3, 5)),
+    ("gelu", "GELU", {}, (3, 5)),
+    ("swish", "Swish", dict(beta=1.5), (3, 5)),
+    ("dense_noflat", "Dense", dict(units=3, flatten=False, activation="tanh"), (2, 4, 5)),
+]
+
+
+def inputs(key, shape, param_shapes):
+    """The seeded input and parameter values of case ``key`` (params: a list of
+    (shape, kind) with kind 'var' for positive running variances)."""
+    rng = np.random.default_rng(sum(map(ord, key)))
+    x = rng.standard_normal(shape).astype(np.float32)
+    params = []
+    for pshape, kind in param_shapes:
+        if kind == "var":
+            params.append(rng.uniform(0.5, 1.5, pshape).astype(np.float32))
+        else:
+            params.append((rng.standard_normal(pshape) * 0.5).astype(np.float32))
+    return x, params
+
+
+def _to_first(a):
+    return np.moveaxis(a, -1, 1)
+
+
+def _to_last(a):
+    return np.moveaxis(a, 1, -1)
+
+
+def _run_mxnet(out_path):
+    """MXNet 1.9.1's CPU operators take channel-first layouts only, so a channel-last
+    case runs the channel-first layer on transposed data and weight: the reference of
+    the layout's meaning is then MXNet's weight shape for that layout and the transposes
+    of this function."""
+    import mxnet as mx
+    from mxnet import autograd, gluon
+
+    arrays = {}
+    for key, cls, kwargs, shape in LAYER_CASES:
+        last = kwargs.get("layout", "NC")[1] != "C"
+        shapes = [p.shape for p in getattr(gluon.nn, cls)(**kwargs).collect_params().values()]
+        if last:
+            kwargs = dict(kwargs, layout=kwargs["layout"][0] + "C" + kwargs["layout"][1:-1])
+        layer = getattr(gluon.nn, cls)(**kwargs)
+        layer.initialize()
+        x_shape = (shape[0], shape[-1]) + shape[1:-1] if last else shape
+        layer(mx.nd.zeros(x_shape))               # completes deferred shapes
+        params = list(layer.collect_params().values())
+        kinds = [(tuple(p.shape) if 0 in s or not last else s,
+                  "var" if p.name.endswith("running_var") else "")
+                 for p, s in zip(params, shapes)]
+        x, values = inputs(key, shape, kinds)
+        for p, v in zip(params, values):
+            p.set_data(mx.nd.array(_to_first(v) if last and v.ndim > 1 else v))
+        xa = mx.nd.array(_to_first(x) if last else x)
+        xa.attach_grad()
+        with autograd.record():
+            out = layer(xa)
+        fix = _to_last if last else (lambda a: a)
+        head = np.random.default_rng(7).standard_normal(fix(out.asnumpy()).shape)
+        head = head.astype(np.float32)
+        out.backward(mx.nd.array(_to_first(head) if last else head))
+        arrays[f"{key}/x"] = x
+        arrays[f"{key}/out"] = fix(out.asnumpy())
+        arrays[f"{key}/head"] = head
+        arrays[f"{key}/dx"] = fix(xa.grad.asnumpy())
+        for i, (p, v) in enumerate(zip(params, values)):
+            after = p.data().asnumpy()
+            arrays[f"{key}/p{i}"] = v
+            arrays[f"{key}/after{i}"] = fix(after) if last and after.ndim > 1 else after
+            if p.grad_req != "null":
+                g = p.grad().asnumpy()
+                arrays[f"{key}/dp{i}"] = fix(g) if last and g.ndim > 1 else g
+        arrays[f"{key}/names"] = np.array([p.name for p in params] or [""])
+    np.savez(out_path, **arrays)
+
+
+if __name__ == "__main__":
+    _run_mxnet(sys.argv[1])
