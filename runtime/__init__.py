@@ -7,10 +7,11 @@ Gluon/NDArray program.
 >>> net.initialize(mx.init.Xavier())
 
 Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtime.autograd``,
-``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
-``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
-``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``.  The second name
-of a module is the same module object (registered in ``sys.modules``), not a copy.
+``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``,
+``data``, ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer``
+(also ``runtime.init``), ``runtime.io``, ``runtime.metric``, ``runtime.test_utils``,
+``runtime.base``. The second name of a module is the same module object (registered in
+``sys.modules``), not a copy.
 """
 
 import sys
@@ -23,7 +24,7 @@ from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_
 from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
-from runtime import gluon, io, test_utils
+from runtime import gluon, io, metric, test_utils
 
 
 def _alias(name, module):
@@ -42,6 +43,6 @@ _alias("init", initializer)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
-           "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
+           "lr_scheduler", "initializer", "init", "io", "metric", "test_utils", "MXNetError",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

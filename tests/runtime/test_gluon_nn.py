@@ -1,5 +1,5 @@
 """Gluon's layers (runtime.gluon.nn) against MXNet 1.9.1: outputs and gradients from
-``data/gluon_mx191.npz`` (written by ``gluon_fixtures.py`` under MXNet), parameter names,
+``data/mxnet191.npz`` (written by ``mxnet_fixtures.py`` under MXNet), parameter names,
 shapes, defaults and reprs as MXNet prints them, and the Block API (hooks, cast,
 summary, share_parameters, save/load options)."""
 
@@ -12,9 +12,9 @@ import runtime as mx
 from runtime import autograd, nd
 from runtime.gluon import nn
 
-from tests.runtime.gluon_fixtures import LAYER_CASES
+from tests.runtime.mxnet_fixtures import LAYER_CASES
 
-FIXTURES = np.load(os.path.join(os.path.dirname(__file__), "data", "gluon_mx191.npz"))
+FIXTURES = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
 
 def _close(actual, expected, what):

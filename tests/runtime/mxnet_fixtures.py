@@ -1,14 +1,15 @@
-"""Reference values from MXNet 1.9.1 for the Gluon layer tests.
+"""Reference values from MXNet 1.9.1 for the tests of Gluon's layers, metrics, losses
+and recurrent cells.
 
-The cases (layer, constructor arguments, input shape) are plain data that both sides
+The cases (class, constructor arguments, input shapes) are plain data that both sides
 read: run this file with an interpreter where ``import mxnet`` is MXNet 1.9.1 (the
-recipe is in the peers' README) to rewrite ``data/gluon_mx191.npz``::
+recipe is in the peers' README) to rewrite ``data/mxnet191.npz``::
 
-    python tests/runtime/gluon_fixtures.py tests/runtime/data/gluon_mx191.npz
+    python tests/runtime/mxnet_fixtures.py tests/runtime/data/mxnet191.npz
 
 (with MXNet's default MKL-DNN kernels: the native ones lack 3-D transposed convolution).
 
-For each case it stores the input, the parameters (in registration order), the output of
+For each layer case it stores the input, the parameters (in registration order), the output of
 a forward under ``autograd.record()`` (training mode), the gradients of
 ``sum(out * head)`` with respect to the input and every trained parameter, and the
 parameters after the step (BatchNorm's running statistics), all drawn from one seeded
@@ -131,7 +132,67 @@ def _run_mxnet(out_path):
                 g = p.grad().asnumpy()
                 arrays[f"{key}/dp{i}"] = fix(g) if last and g.ndim > 1 else g
         arrays[f"{key}/names"] = np.array([p.name for p in params] or [""])
+    _metrics(mx, arrays)
     np.savez(out_path, **arrays)
+
+
+# (key, metric name for create, kwargs, label kind, pred kind, updates, batch size);
+# kinds: 'class' (ints in [0, classes)), 'binary', 'prob' (rows summing to 1), 'score',
+# 'real'; a reset_local() comes after the second update
+METRIC_CASES = [
+    ("acc", "acc", {}, "class", "score", 3, 8),
+    ("acc_classes", "accuracy", {}, "class", "class", 3, 8),
+    ("acc_axis0", "acc", dict(axis=0), "class_t", "score_t", 2, 6),
+    ("topk", "top_k_accuracy", dict(top_k=3), "class", "score", 3, 8),
+    ("f1_macro", "f1", {}, "binary", "prob2", 3, 10),
+    ("f1_micro", "f1", dict(average="micro"), "binary", "prob2", 3, 10),
+    ("mcc_macro", "mcc", {}, "binary", "prob2", 3, 10),
+    ("mcc_micro", "mcc", dict(average="micro"), "binary", "prob2", 3, 10),
+    ("mae", "mae", {}, "real", "real", 3, 6),
+    ("mse", "mse", {}, "real", "real", 3, 6),
+    ("rmse", "rmse", {}, "real", "real", 3, 6),
+    ("ce", "ce", {}, "class", "prob", 3, 8),
+    ("nll", "nll_loss", {}, "class", "prob", 3, 8),
+    ("perplexity", "perplexity", dict(ignore_label=None), "class", "prob", 3, 8),
+    ("perplexity_ignore", "perplexity", dict(ignore_label=2), "class", "prob", 3, 8),
+    ("pearsonr", "pearsonr", {}, "real", "real", 3, 12),
+    ("pearsonr_micro", "pearsonr", dict(average="micro"), "real", "real", 3, 12),
+    ("pcc", "pcc", {}, "class", "score", 3, 12),
+    ("loss", "loss", {}, "real", "real", 3, 5),
+]
+
+
+def metric_data(kind, n, rng, classes=5):
+    """One label or prediction array of ``kind`` for ``n`` samples."""
+    if kind == "class":
+        return rng.integers(0, classes, n).astype(np.float32)
+    if kind == "class_t":
+        return rng.integers(0, 3, classes).astype(np.float32)
+    if kind == "binary":
+        return rng.integers(0, 2, n).astype(np.float32)
+    if kind in ("score", "prob", "prob2"):
+        k = 2 if kind == "prob2" else classes
+        x = rng.random((n, k)).astype(np.float32)
+        return x / x.sum(axis=1, keepdims=True) if kind != "score" else x
+    if kind == "score_t":
+        return rng.random((3, classes)).astype(np.float32)
+    return rng.standard_normal(n).astype(np.float32)
+
+
+def _metrics(mx, arrays):
+    for key, name, kwargs, lkind, pkind, updates, n in METRIC_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        metric = mx.metric.create(name, **kwargs)
+        arrays[f"metric/{key}/name"] = np.array(str(metric.get()[0]))
+        for i in range(updates):
+            label, pred = metric_data(lkind, n, rng), metric_data(pkind, n, rng)
+            arrays[f"metric/{key}/label{i}"] = label
+            arrays[f"metric/{key}/pred{i}"] = pred
+            metric.update([mx.nd.array(label)], [mx.nd.array(pred)])
+            arrays[f"metric/{key}/get{i}"] = np.float64(metric.get()[1])
+            arrays[f"metric/{key}/global{i}"] = np.float64(metric.get_global()[1])
+            if i == 1:
+                metric.reset_local()
 
 
 if __name__ == "__main__":
