@@ -470,17 +470,6 @@ class RMSE(EvalMetric):
             self._add(float(numpy.sqrt(((label - pred) ** 2.0).mean())), 1)
 
 
-def _picked_log_loss(who, labels, preds, eps):
-    labels, preds = check_label_shapes(labels, preds, True)
-    for label, pred in zip(labels, preds):
-        label, pred = _host(label).ravel(), _host(pred)
-        if label.shape[0] != pred.shape[0]:
-            raise ValueError(f"{who}: label must have one entry per row of pred (got "
-                             f"{label.shape[0]} labels, pred of shape {pred.shape!r})")
-        prob = pred[numpy.arange(label.shape[0]), label.astype(numpy.int64)]
-        yield float((-numpy.log(prob + eps)).sum()), label.shape[0]
-
-
 @alias("ce")
 class CrossEntropy(EvalMetric):
     """The mean of ``-log(p[label] + eps)`` over samples (``pred``: probabilities)."""
@@ -490,22 +479,24 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels, preds):
-        for value, count in _picked_log_loss("CrossEntropy", labels, preds, self.eps):
-            self._add(value, count)
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            label, pred = _host(label).ravel(), _host(pred)
+            if label.shape[0] != pred.shape[0]:
+                raise ValueError(f"{type(self).__name__}: label must have one entry per row "
+                                 f"of pred (got {label.shape[0]} labels, pred of shape "
+                                 f"{pred.shape!r})")
+            prob = pred[numpy.arange(label.shape[0]), label.astype(numpy.int64)]
+            self._add(float((-numpy.log(prob + self.eps)).sum()), label.shape[0])
 
 
 @alias("nll_loss")
-class NegativeLogLikelihood(EvalMetric):
-    """The mean negative log-likelihood ``-log(p[label] + eps)`` over samples."""
+class NegativeLogLikelihood(CrossEntropy):
+    """The mean negative log-likelihood ``-log(p[label] + eps)`` over samples (the same
+    computation as :class:`CrossEntropy`, under MXNet's other name)."""
 
     def __init__(self, eps=1e-12, name="nll-loss", output_names=None, label_names=None):
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names)
-        self.eps = eps
-
-    def update(self, labels, preds):
-        for value, count in _picked_log_loss("NegativeLogLikelihood", labels, preds,
-                                             self.eps):
-            self._add(value, count)
+        super().__init__(eps, name, output_names, label_names)
 
 
 @alias("pearsonr")
