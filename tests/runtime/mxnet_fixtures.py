@@ -133,6 +133,7 @@ def _run_mxnet(out_path):
                 arrays[f"{key}/dp{i}"] = fix(g) if last and g.ndim > 1 else g
         arrays[f"{key}/names"] = np.array([p.name for p in params] or [""])
     _metrics(mx, arrays)
+    _losses(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -193,6 +194,86 @@ def _metrics(mx, arrays):
             arrays[f"metric/{key}/global{i}"] = np.float64(metric.get_global()[1])
             if i == 1:
                 metric.reset_local()
+
+
+# (key, loss class, kwargs, [input kinds], shape, sample_weight shape or None); the
+# gradient is taken with respect to the first input
+LOSS_CASES = [
+    ("softmax_ce", "SoftmaxCrossEntropyLoss", {}, ["real", "class"], (4, 5), (4, 1)),
+    ("softmax_ce_dense", "SoftmaxCELoss", dict(sparse_label=False), ["real", "prob"],
+     (4, 5), None),
+    ("l2", "L2Loss", dict(weight=0.7), ["real", "real"], (4, 3), (4, 1)),
+    ("l1", "L1Loss", {}, ["real", "real"], (4, 3, 2), None),
+    ("sigmoid_bce", "SigmoidBCELoss", {}, ["real", "binary"], (4, 3), (4, 1)),
+    ("sigmoid_bce_prob", "SigmoidBinaryCrossEntropyLoss", dict(from_sigmoid=True),
+     ["unit", "binary"], (4, 3), None),
+    ("kldiv", "KLDivLoss", {}, ["logprob", "prob"], (4, 5), (4, 1)),
+    ("kldiv_logits", "KLDivLoss", dict(from_logits=False, weight=2.0), ["real", "prob"],
+     (3, 4), None),
+    ("huber", "HuberLoss", dict(rho=0.5), ["real", "real"], (4, 3), (4, 1)),
+    ("hinge", "HingeLoss", dict(margin=0.8), ["real", "signed"], (4, 3), None),
+    ("sqhinge", "SquaredHingeLoss", {}, ["real", "signed"], (4, 3), (4, 1)),
+    ("logistic", "LogisticLoss", {}, ["real", "signed"], (4, 3), None),
+    ("logistic_binary", "LogisticLoss", dict(label_format="binary"), ["real", "binary"],
+     (4, 3), (4, 1)),
+    ("triplet", "TripletLoss", dict(margin=0.5), ["real", "real", "real"], (4, 3), None),
+    ("poisson", "PoissonNLLLoss", {}, ["real", "count"], (4, 3), None),
+    ("poisson_rate", "PoissonNLLLoss", dict(from_logits=False, compute_full=True),
+     ["pos", "count1"], (4, 3), (4, 1)),
+    ("cosine", "CosineEmbeddingLoss", dict(margin=0.2), ["real", "real", "signed_row"],
+     (4, 3), None),
+    ("sdml", "SDMLLoss", {}, ["real", "real"], (4, 3), None),
+    ("batch_axis1", "L2Loss", dict(batch_axis=1), ["real", "real"], (3, 4, 2), None),
+]
+
+
+def loss_data(kind, shape, rng):
+    """One input of ``kind`` and ``shape`` for a loss case."""
+    if kind == "class":
+        return rng.integers(0, shape[-1], shape[:-1]).astype(np.float32)
+    if kind in ("prob", "logprob"):
+        x = rng.random(shape) + 0.1
+        x = x / x.sum(axis=-1, keepdims=True)
+        return (np.log(x) if kind == "logprob" else x).astype(np.float32)
+    if kind == "binary":
+        return rng.integers(0, 2, shape).astype(np.float32)
+    if kind == "signed":
+        return (rng.integers(0, 2, shape) * 2 - 1).astype(np.float32)
+    if kind == "signed_row":
+        return (rng.integers(0, 2, shape[0]) * 2 - 1).astype(np.float32)
+    if kind == "unit":
+        return rng.uniform(0.05, 0.95, shape).astype(np.float32)
+    if kind == "pos":
+        return rng.uniform(0.2, 3.0, shape).astype(np.float32)
+    if kind == "count":
+        return rng.integers(0, 5, shape).astype(np.float32)
+    if kind == "count1":          # >= 1: MXNet's full Poisson loss is NaN at 0
+        return rng.integers(1, 6, shape).astype(np.float32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _losses(mx, arrays):
+    from mxnet import autograd, gluon
+    for key, cls, kwargs, kinds, shape, sw_shape in LOSS_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        loss = getattr(gluon.loss, cls)(**kwargs)
+        values = [loss_data(k, shape, rng) for k in kinds]
+        args = [mx.nd.array(v) for v in values]
+        if sw_shape is not None:
+            sw = rng.uniform(0.5, 2.0, sw_shape).astype(np.float32)
+            arrays[f"loss/{key}/sw"] = sw
+            args.append(mx.nd.array(sw))
+        args[0].attach_grad()
+        try:
+            with autograd.record():
+                out = loss(*args)
+            out.backward()
+            arrays[f"loss/{key}/grad"] = args[0].grad.asnumpy()
+        except mx.base.MXNetError:     # compute_full's in-place product cannot record
+            out = loss(*args)
+        for i, v in enumerate(values):
+            arrays[f"loss/{key}/in{i}"] = v
+        arrays[f"loss/{key}/out"] = out.asnumpy()
 
 
 if __name__ == "__main__":
