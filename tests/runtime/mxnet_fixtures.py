@@ -134,6 +134,7 @@ def _run_mxnet(out_path):
         arrays[f"{key}/names"] = np.array([p.name for p in params] or [""])
     _metrics(mx, arrays)
     _losses(mx, arrays)
+    _cells(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -274,6 +275,79 @@ def _losses(mx, arrays):
         for i, v in enumerate(values):
             arrays[f"loss/{key}/in{i}"] = v
         arrays[f"loss/{key}/out"] = out.asnumpy()
+
+
+# (key, cell expression over ``rnn``, layout, merge_outputs, valid lengths or None,
+# input shape in that layout); the expression is evaluated on both sides
+CELL_CASES = [
+    ("rnn_relu", "rnn.RNNCell(4, activation='relu')", "NTC", True, None, (2, 5, 3)),
+    ("rnn_tanh_list", "rnn.RNNCell(4)", "TNC", False, None, (5, 2, 3)),
+    ("lstm", "rnn.LSTMCell(4, input_size=3)", "NTC", True, None, (2, 5, 3)),
+    ("lstm_valid", "rnn.LSTMCell(4)", "NTC", True, [3, 5], (2, 5, 3)),
+    ("gru", "rnn.GRUCell(4)", "TNC", None, None, (5, 2, 3)),
+    ("gru_valid_list", "rnn.GRUCell(3)", "TNC", False, [2, 4, 1], (4, 3, 2)),
+    ("sequential", "_seq(rnn.SequentialRNNCell(), rnn.LSTMCell(4), rnn.DropoutCell(0.5), "
+     "rnn.GRUCell(3))", "NTC", True, None, (2, 4, 3)),
+    ("hybrid_sequential_valid", "_seq(rnn.HybridSequentialRNNCell(), rnn.RNNCell(3), "
+     "rnn.LSTMCell(3))", "NTC", True, [4, 2], (2, 4, 3)),
+    ("bidirectional", "rnn.BidirectionalCell(rnn.LSTMCell(3), rnn.GRUCell(2))", "NTC", True,
+     None, (2, 4, 3)),
+    ("bidirectional_valid", "rnn.BidirectionalCell(rnn.GRUCell(3), rnn.RNNCell(3))", "TNC",
+     True, [2, 4], (4, 2, 3)),
+    ("residual", "rnn.ResidualCell(rnn.GRUCell(3))", "NTC", True, None, (2, 4, 3)),
+    ("residual_valid_list", "rnn.ResidualCell(rnn.LSTMCell(3))", "NTC", False, [1, 3],
+     (2, 3, 3)),
+    ("zoneout_predict", "rnn.ZoneoutCell(rnn.LSTMCell(3), 0.5, 0.5)", "NTC", True, None,
+     (2, 3, 3)),
+]
+
+
+def make_cell(rnn, expr):
+    """The cell of a case's expression, built from the ``rnn`` module given."""
+    def _seq(seq, *cells):
+        for cell in cells:
+            seq.add(cell)
+        return seq
+    return eval(expr, {"rnn": rnn, "_seq": _seq})     # constant expressions of CELL_CASES
+
+
+def _cells(mx, arrays):
+    from mxnet import autograd, gluon
+    for key, expr, layout, merge, valid, shape in CELL_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        cell = make_cell(gluon.rnn, expr)
+        cell.initialize()
+        x = rng.standard_normal(shape).astype(np.float32)
+        length = shape[layout.find("T")]
+        cell.unroll(length, mx.nd.array(x), layout=layout, merge_outputs=True)  # shapes
+        params = list(cell.collect_params().values())
+        values = [(rng.standard_normal(p.shape) * 0.5).astype(np.float32) for p in params]
+        for p, v in zip(params, values):
+            p.set_data(mx.nd.array(v))
+        xa = mx.nd.array(x)
+        xa.attach_grad()
+        vl = None if valid is None else mx.nd.array(valid)
+        # predict mode: DropoutCell and ZoneoutCell pass their values unchanged
+        with autograd.record(train_mode=False):
+            outputs, states = cell.unroll(length, xa, layout=layout, merge_outputs=merge,
+                                          valid_length=vl)
+            outs = [outputs] if isinstance(outputs, mx.nd.NDArray) else list(outputs)
+            heads = [rng.standard_normal(o.shape).astype(np.float32) for o in outs]
+            total = sum((o * mx.nd.array(h)).sum() for o, h in zip(outs, heads))
+            total = total + sum((s * (i + 1)).sum() for i, s in enumerate(states))
+        total.backward()
+        arrays[f"cell/{key}/x"] = x
+        arrays[f"cell/{key}/names"] = np.array([p.name for p in params])
+        for i, v in enumerate(values):
+            arrays[f"cell/{key}/p{i}"] = v
+            arrays[f"cell/{key}/dp{i}"] = params[i].grad().asnumpy()
+        arrays[f"cell/{key}/nout"] = np.array(len(outs))
+        for i, (o, h) in enumerate(zip(outs, heads)):
+            arrays[f"cell/{key}/out{i}"] = o.asnumpy()
+            arrays[f"cell/{key}/head{i}"] = h
+        for i, st in enumerate(states):
+            arrays[f"cell/{key}/state{i}"] = st.asnumpy()
+        arrays[f"cell/{key}/dx"] = xa.grad.asnumpy()
 
 
 if __name__ == "__main__":
