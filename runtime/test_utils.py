@@ -30,11 +30,12 @@ def default_context():
 
 
 def set_default_context(ctx):
-    """Make ``ctx`` the current context for the rest of the thread (as MXNet's, which
-    replaces the default rather than entering a ``with`` block)."""
+    """Make ``ctx`` the current context for the rest of the thread, or of the enclosing
+    ``with`` block (as MXNet's, which replaces the default rather than entering a
+    ``with`` block)."""
     if not isinstance(ctx, _context.Context):
         raise TypeError(f"set_default_context: ctx must be a Context (got {ctx!r})")
-    ctx.__enter__()
+    _context.set_current_context(ctx)
 
 
 def default_dtype():

@@ -1,6 +1,7 @@
 """Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
-``sgd_mom_update``, ``adam_update`` and ``adagrad_update`` (MXNet's
-``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``).
+``sgd_mom_update``, ``adam_update``, ``adagrad_update`` (MXNet's
+``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``),
+``signsgd_update`` and ``signum_update`` (dense gradients only).
 
 Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
 states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
@@ -126,7 +127,9 @@ def _types(op, states):
     return infer
 
 
-def _storage(op, states):
+def _storage(op, states, row_sparse_grad=True):
+    """infer_storage: dense weight and states; a dense grad, or a row_sparse one when
+    the op has a sparse kernel (``row_sparse_grad``)."""
     names = ("weight", "grad") + states
 
     def infer(attrs, stypes):
@@ -136,6 +139,9 @@ def _storage(op, states):
                                           f"(got {s!r})")
         if stypes[1] == "default":
             return ["default"], "dense"
+        if not row_sparse_grad:
+            raise NotImplementedError(f"{op}: grad must have storage type 'default' (got "
+                                      f"{stypes[1]!r})")
         if stypes[1] != "row_sparse":
             raise NotImplementedError(f"{op}: grad must have storage type 'default' or "
                                       f"'row_sparse' (got {stypes[1]!r})")
@@ -357,3 +363,52 @@ clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd
 ``history`` is updated in place.  A row_sparse grad updates only its rows of weight and
 history (always lazy, as MXNet); MXNet's sparse op refuses wd != 0, here wd decays the
 rows updated.""")
+
+
+# signsgd_update / signum_update (dense; one NumPy/CuPy formula for host and device)
+
+def _signsgd(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    # MXNet's kernel: rescale_grad and clip_gradient do not change a sign
+    o[...] = (1 - t(attrs["lr"]) * t(attrs["wd"])) * w - t(attrs["lr"]) * xp.sign(g)
+
+
+def _signum(w, g, states, o, attrs):
+    xp, t = _xp(w), w.dtype.type
+    mom = states[0]
+    m = t(attrs["momentum"])
+    mom *= m
+    mom -= (1 - m) * (t(attrs["wd"]) * w + _scaled(g, attrs))
+    o[...] = (1 - t(attrs["lr"]) * t(attrs["wd_lh"])) * w + t(attrs["lr"]) * xp.sign(mom)
+
+
+def _host(device):
+    """A host ``update`` of _dense from a formula taking (w, g, states, o, attrs)."""
+    def update(o, w, g, rows, states, attrs, lazy):
+        device(w, g, states, o, attrs)
+    return update
+
+
+register(
+    "signsgd_update", inputs=("weight", "grad"), attrs={"lr": _LR, **_COMMON},
+    infer_shape=_shapes("signsgd_update", (), _no_check, _no_check_ok),
+    infer_type=_types("signsgd_update", ()),
+    infer_storage=_storage("signsgd_update", (), row_sparse_grad=False),
+    compute=_dense("signsgd_update", _host(_signsgd), _signsgd),
+    inplace=((0, 0),), differentiable=False,
+    doc="""SignSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
+(``rescale_grad`` and ``clip_gradient`` are accepted and, as in MXNet's kernel, do not
+change the sign).  Dense gradients only.""")
+
+register(
+    "signum_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON,
+           "wd_lh": Attr("float", 0.0)},
+    infer_shape=_shapes("signum_update", ("mom",), _check_momentum, _momentum_ok),
+    infer_type=_types("signum_update", ("mom",)),
+    infer_storage=_storage("signum_update", ("mom",), row_sparse_grad=False),
+    compute=_dense("signum_update", _host(_signum), _signum),
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""Signum (MXNet's signum_update): mom = momentum mom - (1 - momentum) (wd weight +
+clip(rescale_grad grad, clip_gradient)); weight = (1 - lr wd_lh) weight + lr sign(mom).
+``mom`` is updated in place.  Dense gradients only.""")

@@ -107,3 +107,27 @@ _add(FAILURES, "adam_update",
 _add(FAILURES, "adagrad_update",
      Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "epsilon": -1e-7}, ValueError,
              r"^adagrad_update: epsilon must be finite and > 0 \(got -1e-07\)"))
+
+# signsgd_update / signum_update: dense gradients only
+for _name, _n, _attrs in (("signsgd_update", 0, {"lr": 0.1, "wd": 0.01}),
+                          ("signum_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01,
+                                                "wd_lh": 0.02, "clip_gradient": 0.5})):
+    _add(SAMPLES, _name,
+         Sample([_weight(70), uniform((4, 3), seed=71), *_states(_n, 72)], _attrs,
+                grad=False),
+         Sample([_weight(73, (5,), F32), uniform((5,), seed=74, dtype=F32),
+                 *_states(_n, 75, (5,), F32)], _attrs, grad=False))
+    _w, _g, _st = _weight(76), uniform((4, 3), seed=77), _states(_n, 78)
+    _add(FAILURES, _name,
+         Failure([_w, _g, *_st], {**_attrs, "lr": -0.1}, ValueError,
+                 rf"^{_name}: lr must be finite and >= 0 \(got -0\.1\)"),
+         Failure([_w, uniform((3, 4)), *_st], _attrs, ValueError,
+                 rf"^{_name}: grad must have the weight's shape \(4, 3\) \(got \(3, 4\)\)"),
+         Failure([_w, _rsp(_sparse_input((4, 3), 79)), *_st], _attrs, NotImplementedError,
+                 rf"^{_name}: grad must have storage type 'default' \(got 'row_sparse'\)"))
+    _add(ZERO_SIZE, _name,
+         ZeroSize([zeros(0, 3), zeros(0, 3), *[zeros(0, 3)] * _n], _attrs,
+                  lambda w, *rest: w))
+_add(FAILURES, "signum_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "momentum": 1.5}, ValueError,
+             r"^signum_update: momentum must be in \[0, 1\) \(got 1\.5\)"))

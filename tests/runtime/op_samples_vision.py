@@ -223,7 +223,8 @@ _add(SAMPLES, "_contrib_box_nms",
      Sample([_DETS_G], {**_NMS, "out_format": "center"},
             grad_ref=lambda ins, heads: [_nms_routing(ins[0], heads[0], {
                 **_NMS, "out_format": "center"})]),
-     Sample([_DETS.astype(F32)], _NMS, grad=False))
+     Sample([_DETS.astype(F32)], _NMS, grad=False),
+     Sample([_DETS.astype(np.float16)], _NMS, grad=False))
 _add(FAILURES, "_contrib_box_nms",
      Failure([_DETS], {"coord_start": 3}, ValueError,
              r"^_contrib_box_nms: coord_start must leave 4 coordinates inside the box width "
@@ -235,9 +236,9 @@ _add(FAILURES, "_contrib_box_nms",
      Failure([_DETS[0, 0]], {}, ValueError,
              r"^_contrib_box_nms: data must have 2 or more dimensions", out=((6,),
                                                                             np.float64)),
-     Failure([_DETS.astype(np.float16)], {}, TypeError,
-             r"^_contrib_box_nms: needs float32 or float64 inputs \(got float16\)",
-             out=(_DETS.shape, np.float16)))
+     Failure([_DETS.astype(np.int32)], {}, TypeError,
+             r"^_contrib_box_nms: needs float16, float32 or float64 inputs \(got int32\)",
+             out=(_DETS.shape, np.int32)))
 _add(ZERO_SIZE, "_contrib_box_nms",
      ZeroSize([zeros(2, 0, 6)], {}, lambda x: np.zeros((2, 0, 6))),
      ZeroSize([zeros(0, 3, 6)], {}, lambda x: np.zeros((0, 3, 6))))
