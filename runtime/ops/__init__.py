@@ -6,7 +6,8 @@ forms."""
 from runtime import _executor, _imperative
 from runtime.ops import (  # noqa: F401  (registration)
     elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort,
-    optim, loss, conv, norm, activation, output, backward, conform, contrib, vision, ctc)
+    optim, loss, conv, norm, activation, output, backward, conform, contrib, vision, ctc,
+    bounding_box)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

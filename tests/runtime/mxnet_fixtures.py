@@ -135,6 +135,7 @@ def _run_mxnet(out_path):
     _metrics(mx, arrays)
     _losses(mx, arrays)
     _cells(mx, arrays)
+    _contrib(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -348,6 +349,55 @@ def _cells(mx, arrays):
         for i, st in enumerate(states):
             arrays[f"cell/{key}/state{i}"] = st.asnumpy()
         arrays[f"cell/{key}/dx"] = xa.grad.asnumpy()
+
+
+# contrib box operators: (key, operator, kwargs, input builder name)
+CONTRIB_CASES = [
+    ("prior", "MultiBoxPrior", dict(sizes=(0.5, 0.25), ratios=(1, 2, 0.5)), "feature"),
+    ("prior_clip", "MultiBoxPrior", dict(sizes=(0.9,), ratios=(1, 3), clip=True,
+                                         steps=(0.3, 0.2), offsets=(0.2, 0.7)), "feature"),
+    ("match", "bipartite_matching", dict(threshold=0.3), "scores"),
+    ("match_ascend_topk", "bipartite_matching", dict(threshold=0.8, is_ascend=True, topk=2),
+     "scores"),
+    ("encode", "box_encode", {}, "encode"),
+    ("decode_center", "box_decode", dict(std0=0.1, std1=0.1, std2=0.2, std3=0.2),
+     "decode"),
+    ("decode_corner_clip", "box_decode", dict(format="corner", clip=0.5), "decode"),
+]
+
+
+def contrib_inputs(kind, rng):
+    """The input arrays of a contrib case."""
+    if kind == "feature":
+        return [np.zeros((2, 3, 4, 5), np.float32)]
+    if kind == "scores":
+        return [rng.random((2, 5, 4)).astype(np.float32)]
+    if kind == "encode":
+        samples = rng.choice([-1.0, 0.0, 1.0], (2, 6)).astype(np.float32)
+        matches = rng.integers(0, 3, (2, 6)).astype(np.float32)
+        lo = rng.uniform(0, 5, (2, 6, 2))
+        anchors = np.concatenate([lo, lo + rng.uniform(1, 4, (2, 6, 2))], -1)
+        lo = rng.uniform(0, 5, (2, 3, 2))
+        refs = np.concatenate([lo, lo + rng.uniform(1, 4, (2, 3, 2))], -1)
+        means = np.array([0.1, -0.1, 0.0, 0.2], np.float32)
+        stds = np.array([0.1, 0.1, 0.2, 0.3], np.float32)
+        return [samples, matches, anchors.astype(np.float32), refs.astype(np.float32),
+                means, stds]
+    lo = rng.uniform(0, 5, (1, 6, 2))
+    anchors = np.concatenate([lo, lo + rng.uniform(1, 4, (1, 6, 2))], -1)
+    return [rng.standard_normal((2, 6, 4)).astype(np.float32), anchors.astype(np.float32)]
+
+
+def _contrib(mx, arrays):
+    for key, op, kwargs, kind in CONTRIB_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        ins = contrib_inputs(kind, rng)
+        out = getattr(mx.nd.contrib, op)(*[mx.nd.array(a) for a in ins], **kwargs)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        for i, a in enumerate(ins):
+            arrays[f"contrib/{key}/in{i}"] = a
+        for i, o in enumerate(outs):
+            arrays[f"contrib/{key}/out{i}"] = o.asnumpy()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,267 @@
+"""Anchor and box-target operators of MXNet 1.x's contrib (names, signatures, defaults
+and semantics): ``_contrib_MultiBoxPrior``, ``_contrib_bipartite_matching``,
+``_contrib_box_encode`` and ``_contrib_box_decode``.  None is differentiable (MXNet's
+backward passes zeros or nothing).
+
+Kernels are NumPy on the host (a device input is copied there and the result back);
+coordinates are computed in float32 for float16/float32 data, as MXNet's, in float64
+for float64 data.
+"""
+
+import math
+
+import numpy as np
+
+from runtime.ops.registry import Attr, float_input, register
+from runtime.ops.vision import _as_np, _calc_dtype, _same_float, _store
+
+
+def _floats(op, name, v, positive=False):
+    """A tuple of floats from a number or a sequence of numbers."""
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        v = (v,)
+    try:
+        out = tuple(float(x) for x in v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be a number or a tuple of numbers (got "
+                        f"{v!r})") from None
+    if not out or not all(math.isfinite(x) for x in out) or \
+            (positive and not all(x > 0 for x in out)):
+        raise ValueError(f"{op}: {name} must be a non-empty tuple of finite numbers"
+                         f"{' > 0' if positive else ''} (got {v!r})")
+    return out
+
+
+# -- MultiBoxPrior ---------------------------------------------------------------------
+
+_PRIOR = "_contrib_MultiBoxPrior"
+
+
+def _prior_plan(attrs):
+    sizes = _floats(_PRIOR, "sizes", attrs["sizes"], positive=True)
+    ratios = _floats(_PRIOR, "ratios", attrs["ratios"], positive=True)
+    steps = _floats(_PRIOR, "steps", attrs["steps"])
+    offsets = _floats(_PRIOR, "offsets", attrs["offsets"])
+    for name, v in (("steps", steps), ("offsets", offsets)):
+        if len(v) != 2:
+            raise ValueError(f"{_PRIOR}: {name} must have 2 values (y, x) (got {v!r})")
+    return sizes, ratios, steps, offsets
+
+
+def _prior_shape(attrs, shapes):
+    if len(shapes[0]) != 4:
+        raise ValueError(f"{_PRIOR}: data must be 4-D (batch, channel, height, width) (got "
+                         f"shape {shapes[0]!r})")
+    sizes, ratios, _, _ = _prior_plan(attrs)
+    h, w = shapes[0][2:]
+    return [(1, h * w * (len(sizes) + len(ratios) - 1), 4)]
+
+
+def _prior(attrs, ins, outs):
+    sizes, ratios, steps, offsets = _prior_plan(attrs)
+    h, w = ins[0].shape[2:]
+    f = _calc_dtype(ins[0].dtype).type
+    step_y = f(steps[0]) if steps[0] > 0 else f(1) / f(max(h, 1))     # no cell: no box
+    step_x = f(steps[1]) if steps[1] > 0 else f(1) / f(max(w, 1))
+    cy = (np.arange(h, dtype=f) + f(offsets[0])) * step_y
+    cx = (np.arange(w, dtype=f) + f(offsets[1])) * step_x
+    # per anchor (w/2, h/2): every size at ratio 1, then sizes[0] at each other ratio
+    aspect = f(h) / f(max(w, 1))
+    half = [(f(s) * aspect / f(2), f(s) / f(2)) for s in sizes]
+    for r in ratios[1:]:
+        q = np.sqrt(f(r))
+        half.append((f(sizes[0]) * aspect * q / f(2), f(sizes[0]) / q / f(2)))
+    half = np.array(half, dtype=f)                                   # (A, 2)
+    y, x = np.meshgrid(cy, cx, indexing="ij")                        # (h, w)
+    x, y = x[..., None], y[..., None]
+    boxes = np.stack([x - half[:, 0], y - half[:, 1], x + half[:, 0], y + half[:, 1]],
+                     axis=-1)                                        # (h, w, A, 4)
+    if attrs["clip"]:
+        np.clip(boxes, 0, 1, out=boxes)
+    _store(outs[0], boxes.reshape(1, -1, 4))
+
+
+register(
+    _PRIOR, inputs=("data",),
+    attrs={"sizes": Attr("any", (1.0,)), "ratios": Attr("any", (1.0,)),
+           "clip": Attr("bool", False), "steps": Attr("any", (-1.0, -1.0)),
+           "offsets": Attr("any", (0.5, 0.5))},
+    infer_shape=_prior_shape, infer_type=float_input(_PRIOR), compute=_prior,
+    ignores=(0,), differentiable=False,
+    doc="""Anchor boxes for a (batch, channel, height, width) feature map (MXNet's
+``contrib.MultiBoxPrior``): for each cell (row-major), centred at ``((c + offsets[1]) *
+step_x, (r + offsets[0]) * step_y)`` (``steps`` (y, x); -1 means 1/width, 1/height), one
+box per size at ratio 1 (width ``size * height / width``, height ``size``), then one per
+further ratio at ``sizes[0]`` (width times sqrt(ratio), height divided by it).  Output
+(1, height * width * (len(sizes) + len(ratios) - 1), 4), corners [xmin, ymin, xmax, ymax]
+in [0, 1] coordinates, clipped to [0, 1] with ``clip``.  Only the data's shape is read.""")
+
+
+# -- bipartite_matching --------------------------------------------------------------------
+
+_MATCH = "_contrib_bipartite_matching"
+
+
+def _match_shape(attrs, shapes):
+    s = shapes[0]
+    if len(s) < 2:
+        raise ValueError(f"{_MATCH}: data must have 2 or more dimensions (..., N, M) (got "
+                         f"shape {s!r})")
+    if attrs["topk"] < -1:
+        raise ValueError(f"{_MATCH}: topk must be -1 (no limit) or >= 0 (got "
+                         f"{attrs['topk']})")
+    return [s[:-1], s[:-2] + s[-1:]]
+
+
+def _match(attrs, ins, outs):
+    x = _as_np(ins[0])
+    n, m = x.shape[-2:]
+    scores = x.reshape(int(np.prod(x.shape[:-2])), n * m)
+    rows = np.full((scores.shape[0], n), -1.0)
+    cols = np.full((scores.shape[0], m), -1.0)
+    ascend, thresh, topk = attrs["is_ascend"], attrs["threshold"], attrs["topk"]
+    for b, s in enumerate(scores):
+        # MXNet: a stable sort of every score, then a greedy pass in that order
+        order = np.argsort(s if ascend else -s, kind="stable")
+        count = 0
+        for k in order:
+            if not ((s[k] < thresh) if ascend else (s[k] > thresh)):
+                break
+            i, j = divmod(int(k), m)
+            if rows[b, i] < 0 and cols[b, j] < 0:
+                rows[b, i], cols[b, j] = j, i
+                count += 1
+                if 0 < topk < count:        # MXNet's test: topk + 1 matches
+                    break
+    _store(outs[0], rows.reshape(x.shape[:-1]))
+    _store(outs[1], cols.reshape(x.shape[:-2] + (m,)))
+
+
+register(
+    _MATCH, inputs=("data",),
+    attrs={"is_ascend": Attr("bool", False), "threshold": Attr("float", required=True),
+           "topk": Attr("int", -1)},
+    num_outputs=2, infer_shape=_match_shape,
+    infer_type=lambda attrs, dtypes: [float_input(_MATCH)(attrs, dtypes)[0]] * 2,
+    compute=_match, differentiable=False,
+    doc="""Greedy bipartite matching of a score matrix (..., N, M) (MXNet's
+``contrib.bipartite_matching``): the scores of each matrix are taken from the best
+(highest, or lowest with ``is_ascend``; ties in row-major order) until one is below
+``threshold`` (strictly above it, below it with ``is_ascend``, counts) or the match
+limit is passed; a pair whose row and column are both free is matched.  The limit, as
+MXNet 1.9.1's kernel tests it, stops after ``topk + 1`` matches (``topk`` -1 or 0: no
+limit).  Outputs: the matched
+column of each row (..., N) and the matched row of each column (..., M), -1 where
+unmatched, in data's dtype.""")
+
+
+# -- box_encode, box_decode ----------------------------------------------------------------
+
+_ENCODE = "_contrib_box_encode"
+
+
+def _encode_shape(attrs, shapes):
+    samples, matches, anchors, refs, means, stds = (tuple(s) for s in shapes)
+    if len(anchors) != 3 or anchors[2] != 4:
+        raise ValueError(f"{_ENCODE}: anchors must have shape (B, N, 4) (got {anchors!r})")
+    b, n = anchors[:2]
+    for name, s in (("samples", samples), ("matches", matches)):
+        if s != (b, n):
+            raise ValueError(f"{_ENCODE}: {name} must have shape {(b, n)!r} (got {s!r})")
+    if len(refs) != 3 or refs[0] != b or refs[2] != 4:
+        raise ValueError(f"{_ENCODE}: refs must have shape ({b}, M, 4) (got {refs!r})")
+    for name, s in (("means", means), ("stds", stds)):
+        if s != (4,):
+            raise ValueError(f"{_ENCODE}: {name} must have shape (4,) (got {s!r})")
+    return [anchors, anchors]
+
+
+def _center(box):
+    """(x, y, w, h) of corner boxes (..., 4)."""
+    w = box[..., 2] - box[..., 0]
+    h = box[..., 3] - box[..., 1]
+    return box[..., 0] + w / 2, box[..., 1] + h / 2, w, h
+
+
+def _encode(attrs, ins, outs):
+    samples, matches, anchors, refs, means, stds = (_as_np(a) for a in ins)
+    f = _calc_dtype(anchors.dtype)
+    m = refs.shape[1]
+    idx = matches.astype(np.int64)
+    positive = samples > 0.5
+    bad = positive & ((idx < 0) | (idx >= m))
+    if bad.any():
+        b, i = np.argwhere(bad)[0]
+        raise ValueError(f"{_ENCODE}: matches must index refs' {m} boxes where samples is "
+                         f"positive (got {matches[b, i]!r} at ({b}, {i}))")
+    ref = np.take_along_axis(refs.astype(f), np.clip(idx, 0, m - 1)[..., None], axis=1)
+    ax, ay, aw, ah = _center(anchors.astype(f))
+    rx, ry, rw, rh = _center(ref)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.stack([(rx - ax) / aw, (ry - ay) / ah, np.log(rw / aw), np.log(rh / ah)],
+                     axis=-1)
+    t = (t - means.astype(f)) / stds.astype(f)
+    mask = np.broadcast_to(positive[..., None], t.shape)
+    _store(outs[0], np.where(mask, t, 0))
+    _store(outs[1], mask.astype(f))
+
+
+register(
+    _ENCODE, inputs=("samples", "matches", "anchors", "refs", "means", "stds"), num_outputs=2,
+    infer_shape=_encode_shape, infer_type=lambda attrs, dtypes: [dtypes[2]] * 2,
+    compute=_encode, differentiable=False,
+    doc="""Regression targets of anchors (MXNet's ``contrib.box_encode``): for each
+anchor (B, N, 4) whose ``samples`` value is positive (> 0.5), the box ``refs[b,
+matches[b, i]]`` (refs (B, M, 4)) encoded against it in centre offsets: ``((rx - ax) /
+aw, (ry - ay) / ah, log(rw / aw), log(rh / ah))``, minus ``means`` (4,), divided by
+``stds`` (4,), all boxes corners [xmin, ymin, xmax, ymax].  Outputs: the targets (B, N,
+4), 0 for the other anchors, and the mask (B, N, 4), 1 for positive anchors.  A positive
+anchor's match outside [0, M) raises ValueError.""")
+
+
+_DECODE = "_contrib_box_decode"
+
+
+def _decode_shape(attrs, shapes):
+    data, anchors = tuple(shapes[0]), tuple(shapes[1])
+    if len(data) != 3 or data[2] != 4:
+        raise ValueError(f"{_DECODE}: data must have shape (B, N, 4) (got {data!r})")
+    if len(anchors) != 3 or anchors[0] not in (1, data[0]) or anchors[1:] != data[1:]:
+        raise ValueError(f"{_DECODE}: anchors must have shape (1, {data[1]}, 4) (got "
+                         f"{anchors!r})")
+    return [data]
+
+
+def _decode(attrs, ins, outs):
+    data, anchors = _as_np(ins[0]), _as_np(ins[1])
+    f = _calc_dtype(data.dtype)
+    data, anchors = data.astype(f), anchors.astype(f)
+    if attrs["format"] == "corner":
+        ax, ay, aw, ah = _center(anchors)
+    else:
+        ax, ay, aw, ah = (anchors[..., k] for k in range(4))
+    std = [f.type(attrs[f"std{k}"]) for k in range(4)]
+    ox = data[..., 0] * std[0] * aw + ax
+    oy = data[..., 1] * std[1] * ah + ay
+    dw, dh = data[..., 2] * std[2], data[..., 3] * std[3]
+    if attrs["clip"] > 0:
+        dw = np.minimum(dw, f.type(attrs["clip"]))
+        dh = np.minimum(dh, f.type(attrs["clip"]))
+    with np.errstate(over="ignore"):
+        hw, hh = np.exp(dw) * aw / 2, np.exp(dh) * ah / 2
+    _store(outs[0], np.stack([ox - hw, oy - hh, ox + hw, oy + hh], axis=-1))
+
+
+register(
+    _DECODE, inputs=("data", "anchors"),
+    attrs={"std0": Attr("float", 1.0), "std1": Attr("float", 1.0),
+           "std2": Attr("float", 1.0), "std3": Attr("float", 1.0),
+           "clip": Attr("float", -1.0),
+           "format": Attr("str", "center", choices=("center", "corner"))},
+    infer_shape=_decode_shape, infer_type=_same_float(_DECODE), compute=_decode,
+    differentiable=False,
+    doc="""Boxes from regression offsets (MXNet's ``contrib.box_decode``): data (B, N, 4)
+``(dx, dy, dw, dh)`` against anchors (1, N, 4) (``format`` 'center' [x, y, w, h] or
+'corner' [xmin, ymin, xmax, ymax]) gives the corner boxes of centre ``(dx * std0 * aw +
+ax, dy * std1 * ah + ay)`` and size ``(exp(dw * std2) * aw, exp(dh * std3) * ah)``; with
+``clip`` > 0 the exponents are capped at ``clip``.""")
