@@ -136,6 +136,7 @@ def _run_mxnet(out_path):
     _losses(mx, arrays)
     _cells(mx, arrays)
     _contrib(mx, arrays)
+    _correlation(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -398,6 +399,36 @@ def _contrib(mx, arrays):
             arrays[f"contrib/{key}/in{i}"] = a
         for i, o in enumerate(outs):
             arrays[f"contrib/{key}/out{i}"] = o.asnumpy()
+
+
+# (key, Correlation kwargs, data shape): outputs and both gradients
+CORRELATION_CASES = [
+    ("default", {}, (2, 3, 5, 6)),
+    ("wide", dict(kernel_size=3, max_displacement=2, stride1=1, stride2=1, pad_size=2),
+     (1, 2, 6, 5)),
+    ("strided", dict(kernel_size=1, max_displacement=4, stride1=2, stride2=2, pad_size=4),
+     (2, 2, 7, 8)),
+    ("subtract", dict(kernel_size=3, max_displacement=1, pad_size=1, is_multiply=False),
+     (1, 3, 4, 4)),
+]
+
+
+def _correlation(mx, arrays):
+    from mxnet import autograd
+    for key, kwargs, shape in CORRELATION_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        a = rng.standard_normal(shape).astype(np.float32)
+        b = rng.standard_normal(shape).astype(np.float32)
+        xa, xb = mx.nd.array(a), mx.nd.array(b)
+        xa.attach_grad()
+        xb.attach_grad()
+        with autograd.record():
+            out = mx.nd.Correlation(xa, xb, **kwargs)
+        head = rng.standard_normal(out.shape).astype(np.float32)
+        out.backward(mx.nd.array(head))
+        for name, v in (("a", a), ("b", b), ("out", out.asnumpy()), ("head", head),
+                        ("da", xa.grad.asnumpy()), ("db", xb.grad.asnumpy())):
+            arrays[f"corr/{key}/{name}"] = v
 
 
 if __name__ == "__main__":
