@@ -1,5 +1,6 @@
 """Anchor and box-target operators of MXNet 1.x's contrib (names, signatures, defaults
-and semantics): ``_contrib_MultiBoxPrior``, ``_contrib_bipartite_matching``,
+and semantics): ``_contrib_MultiBoxPrior``, ``_contrib_MultiBoxDetection``,
+``_contrib_bipartite_matching``,
 ``_contrib_box_encode`` and ``_contrib_box_decode``.  None is differentiable (MXNet's
 backward passes zeros or nothing).
 
@@ -265,3 +266,109 @@ register(
 'corner' [xmin, ymin, xmax, ymax]) gives the corner boxes of centre ``(dx * std0 * aw +
 ax, dy * std1 * ah + ay)`` and size ``(exp(dw * std2) * aw, exp(dh * std3) * ah)``; with
 ``clip`` > 0 the exponents are capped at ``clip``.""")
+
+
+# -- MultiBoxDetection ----------------------------------------------------------------------
+
+_DETECT = "_contrib_MultiBoxDetection"
+
+
+def _detect_shape(attrs, shapes):
+    cls, loc, anchor = (tuple(s) for s in shapes)
+    if len(cls) != 3:
+        raise ValueError(f"{_DETECT}: cls_prob must have shape (B, classes, anchors) (got "
+                         f"{cls!r})")
+    b, _, n = cls
+    if loc != (b, n * 4):
+        raise ValueError(f"{_DETECT}: loc_pred must have shape {(b, n * 4)!r} (got {loc!r})")
+    if anchor != (1, n, 4):
+        raise ValueError(f"{_DETECT}: anchor must have shape {(1, n, 4)!r} (got "
+                         f"{anchor!r})")
+    if len(_floats(_DETECT, "variances", attrs["variances"])) != 4:
+        raise ValueError(f"{_DETECT}: variances must have 4 values (got "
+                         f"{attrs['variances']!r})")
+    return [(b, n, 6)]
+
+
+def _iou_corner(a, b):
+    """MXNet's CalculateOverlap of corner box ``a`` (4,) with each of ``b`` (m, 4)."""
+    w = np.maximum(0, np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]))
+    h = np.maximum(0, np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]))
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union <= 0, 0, inter / union)
+
+
+def _detect(attrs, ins, outs):
+    cls_prob, loc_pred, anchor = (_as_np(a) for a in ins)
+    f = _calc_dtype(cls_prob.dtype).type
+    vx, vy, vw, vh = (f(v) for v in _floats(_DETECT, "variances", attrs["variances"]))
+    nb, classes, n = cls_prob.shape
+    nms, topk = attrs["nms_threshold"], attrs["nms_topk"]
+    out = np.full((nb, n, 6), -1, f)
+    a = anchor[0].astype(f)
+    aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    ax, ay = (a[:, 0] + a[:, 2]) / f(2), (a[:, 1] + a[:, 3]) / f(2)
+    # MXNet 1.9.1's CPU kernel: class 0 is the background whatever background_id says
+    candidates = list(range(1, classes))
+    for b in range(nb):
+        probs = cls_prob[b].astype(f)[candidates]                      # (classes', n)
+        best = probs.argmax(axis=0) if candidates else np.zeros(n, np.int64)
+        score = probs[best, np.arange(n)] if candidates else np.full(n, f(-1))
+        valid = np.flatnonzero(score >= f(attrs["threshold"])) if candidates else \
+            np.zeros(0, np.int64)
+        # the ids count from class 1 (MXNet's "id - 1")
+        loc = loc_pred[b].astype(f).reshape(n, 4)[valid]
+        ox = loc[:, 0] * vx * aw[valid] + ax[valid]
+        oy = loc[:, 1] * vy * ah[valid] + ay[valid]
+        with np.errstate(over="ignore"):
+            ow = np.exp(loc[:, 2] * vw) * aw[valid] / f(2)
+            oh = np.exp(loc[:, 3] * vh) * ah[valid] / f(2)
+        boxes = np.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=1)
+        if attrs["clip"]:
+            boxes = np.clip(boxes, 0, 1)
+        rows = np.concatenate([best[valid, None].astype(f), score[valid, None], boxes],
+                              axis=1)
+        count = len(valid)
+        out[b, :count] = rows
+        if count < 1 or not 0 < nms <= 1:
+            continue
+        order = np.argsort(-rows[:, 1], kind="stable")
+        keep = count if topk <= 0 else min(topk, count)
+        out[b, :keep] = rows[order[:keep]]
+        out[b, keep:count, 0] = -1        # MXNet: past nms_topk only the id is cleared
+        kept = out[b, :keep]
+        for i in range(keep):
+            if kept[i, 0] < 0:
+                continue
+            later = kept[i + 1:]
+            same = later[:, 0] >= 0
+            if not attrs["force_suppress"]:
+                same &= later[:, 0] == kept[i, 0]
+            gone = same & (_iou_corner(kept[i, 2:], later[:, 2:]) >= f(nms))
+            later[gone, 0] = -1
+    _store(outs[0], out)
+
+
+register(
+    _DETECT, inputs=("cls_prob", "loc_pred", "anchor"),
+    attrs={"clip": Attr("bool", True), "threshold": Attr("float", 0.01),
+           "background_id": Attr("int", 0), "nms_threshold": Attr("float", 0.5),
+           "force_suppress": Attr("bool", False),
+           "variances": Attr("any", (0.1, 0.1, 0.2, 0.2)), "nms_topk": Attr("int", -1)},
+    infer_shape=_detect_shape, infer_type=_same_float(_DETECT), compute=_detect,
+    differentiable=False,
+    doc="""Detections from SSD's outputs (MXNet's ``contrib.MultiBoxDetection``):
+cls_prob (B, classes, anchors), loc_pred (B, anchors * 4), anchor (1, anchors, 4) corner
+boxes.  Each anchor takes its most probable class other than class 0, the background
+(``background_id`` is accepted and, as by MXNet 1.9.1's CPU kernel, not used); those
+scoring >= ``threshold`` become rows ``[id, score, xmin, ymin, xmax, ymax]`` (id = class
+- 1), the box decoded from the anchor with
+``variances`` (centre offsets times vx, vy and the anchor's size; size times exp(offset
+times vw, vh)) and clipped to [0, 1] with ``clip``; other rows are -1.  With
+``nms_threshold`` in (0, 1] the rows are sorted by score (ties in anchor order), only
+the first ``nms_topk`` (-1: all) stay candidates (MXNet clears just the id of the
+others, leaving their values in anchor order), and each kept row sets the id of a later
+one of the same class (any class with ``force_suppress``) to -1 when their IoU is >=
+``nms_threshold``.  Output (B, anchors, 6).""")

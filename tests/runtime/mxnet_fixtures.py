@@ -137,6 +137,7 @@ def _run_mxnet(out_path):
     _cells(mx, arrays)
     _contrib(mx, arrays)
     _correlation(mx, arrays)
+    _detection(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -429,6 +430,40 @@ def _correlation(mx, arrays):
         for name, v in (("a", a), ("b", b), ("out", out.asnumpy()), ("head", head),
                         ("da", xa.grad.asnumpy()), ("db", xb.grad.asnumpy())):
             arrays[f"corr/{key}/{name}"] = v
+
+
+# (key, MultiBoxDetection kwargs, classes, anchors per batch)
+DETECTION_CASES = [
+    ("default", {}, 4, 12),
+    ("threshold_topk", dict(threshold=0.3, nms_topk=4, nms_threshold=0.3), 3, 12),
+    ("force_noclip", dict(force_suppress=True, clip=False, variances=(0.2, 0.2, 0.1, 0.1),
+                          nms_threshold=0.4), 3, 10),
+    ("background2", dict(background_id=2, threshold=0.2), 4, 10),
+    ("no_nms", dict(nms_threshold=0.0), 3, 8),
+]
+
+
+def detection_inputs(classes, anchors, rng):
+    """(cls_prob (2, classes, anchors), loc_pred (2, anchors * 4), anchor (1, anchors, 4))
+    with anchors clustered so that suppression happens."""
+    logits = rng.standard_normal((2, classes, anchors)) * 2
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    loc = rng.standard_normal((2, anchors * 4)) * 0.5
+    centre = rng.uniform(0.2, 0.8, (anchors // 2, 2)).repeat(2, axis=0)
+    centre = centre + rng.normal(0, 0.03, centre.shape)
+    size = rng.uniform(0.1, 0.4, (anchors, 2))
+    anchor = np.concatenate([centre - size / 2, centre + size / 2], axis=1)[None]
+    return [prob.astype(np.float32), loc.astype(np.float32), anchor.astype(np.float32)]
+
+
+def _detection(mx, arrays):
+    for key, kwargs, classes, anchors in DETECTION_CASES:
+        rng = np.random.default_rng(sum(map(ord, key)))
+        ins = detection_inputs(classes, anchors, rng)
+        out = mx.nd.contrib.MultiBoxDetection(*[mx.nd.array(a) for a in ins], **kwargs)
+        for i, a in enumerate(ins):
+            arrays[f"det/{key}/in{i}"] = a
+        arrays[f"det/{key}/out"] = out.asnumpy()
 
 
 if __name__ == "__main__":

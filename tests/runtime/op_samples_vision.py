@@ -400,3 +400,21 @@ _add(FAILURES, "_contrib_box_decode",
              r"^_contrib_box_decode: anchors must have shape \(1, 3, 4\)"))
 _add(ZERO_SIZE, "_contrib_box_decode",
      ZeroSize([zeros(2, 0, 4), zeros(1, 0, 4)], {}, lambda d, a: np.zeros((2, 0, 4))))
+
+_CLS = positive((2, 3, 4), seed=38)
+_CLS = _CLS / _CLS.sum(axis=1, keepdims=True)
+_add(SAMPLES, "_contrib_MultiBoxDetection",
+     Sample([_CLS, uniform((2, 16), seed=39), _ANCH[:1, :2].repeat(2, axis=1) / 8],
+            {"threshold": 0.2}, grad=False),
+     Sample([_CLS, uniform((2, 16), seed=40), _ANCH[:1, :2].repeat(2, axis=1) / 8],
+            {"force_suppress": True, "nms_topk": 2, "clip": False}, grad=False))
+_add(FAILURES, "_contrib_MultiBoxDetection",
+     Failure([_CLS, uniform((2, 12), seed=39), _ANCH[:1, :2].repeat(2, axis=1)], {},
+             ValueError, r"^_contrib_MultiBoxDetection: loc_pred must have shape \(2, 16\)",
+             out=False),
+     Failure([_CLS, uniform((2, 16), seed=39), _ANCH[:1, :2].repeat(2, axis=1)],
+             {"variances": (0.1, 0.2)}, ValueError,
+             r"^_contrib_MultiBoxDetection: variances must have 4 values", out=False))
+_add(ZERO_SIZE, "_contrib_MultiBoxDetection",
+     ZeroSize([zeros(2, 3, 0), zeros(2, 0), zeros(1, 0, 4)], {},
+              lambda c, l, a: np.zeros((2, 0, 6))))

@@ -1,5 +1,5 @@
 """runtime/ops/bounding_box.py (nd.contrib.MultiBoxPrior, bipartite_matching, box_encode,
-box_decode) and nd.contrib.getnnz against MXNet 1.9.1's outputs (``data/mxnet191.npz``,
+box_decode, MultiBoxDetection) and nd.contrib.getnnz against MXNet 1.9.1's outputs (``data/mxnet191.npz``,
 ``mxnet_fixtures.py``) and hand-checked cases."""
 
 import os
@@ -9,7 +9,7 @@ import pytest
 
 from runtime import nd
 
-from tests.runtime.mxnet_fixtures import CONTRIB_CASES
+from tests.runtime.mxnet_fixtures import CONTRIB_CASES, DETECTION_CASES
 
 MX = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
@@ -53,3 +53,13 @@ def test_getnnz():
     assert nd.contrib.getnnz(c).dtype == np.int64
     with pytest.raises(NotImplementedError, match="data must have storage type 'csr'"):
         nd.contrib.getnnz(nd.array(dense))
+
+
+@pytest.mark.parametrize("case", DETECTION_CASES, ids=[c[0] for c in DETECTION_CASES])
+def test_multibox_detection_matches_mxnet(case):
+    key, kwargs, _, _ = case
+    ins = [nd.array(MX[f"det/{key}/in{i}"]) for i in range(3)]
+    out = nd.contrib.MultiBoxDetection(*ins, **kwargs)
+    want = MX[f"det/{key}/out"]
+    assert out.shape == want.shape
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)

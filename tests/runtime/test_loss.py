@@ -1,6 +1,8 @@
 """runtime.gluon.loss against NumPy/SciPy formulas (float64), large logits without
 overflow, weights, gradients against float64 central differences, bad input."""
 
+import os
+
 import numpy as np
 import pytest
 import scipy.special as sps
@@ -8,6 +10,7 @@ import scipy.special as sps
 from runtime import autograd, nd
 from runtime.gluon import loss as L
 from tests.runtime.conftest import free_failing_tests
+from tests.runtime.mxnet_fixtures import LOSS_CASES
 
 
 def rand(shape, seed=0, lo=-2.0, hi=2.0):
@@ -220,9 +223,7 @@ free_failing_tests(globals())
 
 # -- every Gluon 1.x loss against MXNet 1.9.1 (data/mxnet191.npz, mxnet_fixtures.py) ----
 
-from tests.runtime.mxnet_fixtures import LOSS_CASES  # noqa: E402
-
-MX = np.load(__file__.rsplit("/", 1)[0] + "/data/mxnet191.npz")
+MX = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
 
 @pytest.mark.parametrize("case", LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
