@@ -272,10 +272,60 @@ def onehot_encode(indices, out):
     return one_hot(indices, depth=out.shape[1], dtype=out.dtype, out=out)  # noqa: F821
 
 
+def _view_or_op(name, view_shape):
+    """The method ``name`` with MXNet's ``inplace=``: True returns a view (a reshape
+    sharing the memory) of ``view_shape(x, *args, **kwargs)``, False the operator's copy."""
+    op = _ops.method(name)
+
+    def method(x, *args, inplace=False, **kwargs):
+        if not inplace:
+            return op(x, *args, **kwargs)
+        return x.reshape(view_shape(x, *args, **kwargs))
+    method.__name__ = name
+    method.__doc__ = (f"NDArray.{name}: the ``{name}`` operator, or with ``inplace=True`` "
+                      f"a view of the same memory (MXNet).")
+    return method
+
+
+def _expanded(x, axis):
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise ValueError(f"expand_dims: axis must be in [{-x.ndim - 1}, {x.ndim}] (got "
+                         f"{axis})")
+    shape = list(x.shape)
+    shape.insert(axis % (x.ndim + 1), 1)
+    return tuple(shape)
+
+
+def _squeezed(x, axis=None):
+    if axis is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    else:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        if len(set(a % x.ndim for a in axes)) != len(axes) or \
+                not all(-x.ndim <= a < x.ndim for a in axes):
+            raise ValueError(f"squeeze: axis must hold distinct axes of a {x.ndim}-d array "
+                             f"(got {axis!r})")
+        axes = [a % x.ndim for a in axes]
+        if any(x.shape[a] != 1 for a in axes):
+            raise ValueError(f"squeeze: the axes squeezed must have size 1 (got axis "
+                             f"{axis!r} of shape {x.shape!r})")
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes) or (1,)
+
+
+_INPLACE_METHODS = {
+    "flatten": _view_or_op("flatten", lambda x: (x.shape[0] if x.ndim else 1, -1)),
+    "expand_dims": _view_or_op("expand_dims", _expanded),
+    "squeeze": _view_or_op("squeeze", _squeezed),
+}
+
+
 def _method(name):
     """The nd function behind ``NDArray.<name>``: ``x.retain(indices)`` is
-    :func:`sparse.retain` (it takes array-like indices), the rest are operators."""
-    return sparse.retain if name == "retain" else _ops.method(name)
+    :func:`sparse.retain` (it takes array-like indices); ``flatten``, ``expand_dims`` and
+    ``squeeze`` take MXNet's ``inplace=``; the rest are operators."""
+    if name == "retain":
+        return sparse.retain
+    return _INPLACE_METHODS.get(name) or _ops.method(name)
 
 
 set_method_hook(_method)

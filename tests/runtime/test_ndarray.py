@@ -894,3 +894,22 @@ def test_reset_arrays():
     with pytest.raises(TypeError, match=r"data\[1\] must be an NDArray"):
         nd.reset_arrays(c, [1.0])
     assert c.asnumpy().tolist() == [1, 1]
+
+
+def test_flatten_expand_dims_squeeze_inplace_views():
+    x = nd.array(np.arange(6.0).reshape(2, 3, 1))
+    for call, shape in ((lambda a: a.flatten(inplace=True), (2, 3)),
+                        (lambda a: a.expand_dims(1, inplace=True), (2, 1, 3, 1)),
+                        (lambda a: a.squeeze(inplace=True), (2, 3)),
+                        (lambda a: a.squeeze(axis=-1, inplace=True), (2, 3))):
+        view = call(x)
+        assert view.shape == shape
+        view[:] = view + 1                                   # writes through to x
+    np.testing.assert_array_equal(x.asnumpy().ravel(), np.arange(6.0) + 4)
+    copy = x.flatten()
+    copy[:] = 0
+    assert x.asnumpy().sum() > 0                            # the default is a copy
+    with pytest.raises(ValueError, match="squeeze: the axes squeezed must have size 1"):
+        x.squeeze(axis=0, inplace=True)
+    with pytest.raises(ValueError, match=r"expand_dims: axis must be in \[-4, 3\]"):
+        x.expand_dims(5, inplace=True)
