@@ -11,7 +11,7 @@ registry operator named ``_contrib_<name>`` is here under ``<name>`` (``boolean_
 and ``ctc_loss``, and the vision operators of runtime/ops/vision.py: ``ROIAlign``,
 ``BilinearResize2D``, ``AdaptiveAvgPooling2D``, ``box_iou``, ``box_nms`` alias
 ``box_non_maximum_suppression``, and those of runtime/ops/bounding_box.py:
-``MultiBoxPrior``, ``MultiBoxDetection``, ``bipartite_matching``, ``box_encode``, ``box_decode``; ``getnnz`` of
+``MultiBoxPrior``, ``MultiBoxDetection``, ``MultiBoxTarget``, ``bipartite_matching``, ``box_encode``, ``box_decode``; ``getnnz`` of
 runtime/ops/sparse.py);
 :func:`boolean_mask` counts the selected entries of
 its index before calling the operator, whose output shape depends on them.
@@ -433,6 +433,7 @@ box_nms = _op("box_nms")
 box_non_maximum_suppression = _op("box_non_maximum_suppression")
 MultiBoxPrior = _op("MultiBoxPrior")
 MultiBoxDetection = _op("MultiBoxDetection")
+MultiBoxTarget = _op("MultiBoxTarget")
 bipartite_matching = _op("bipartite_matching")
 box_encode = _op("box_encode")
 box_decode = _op("box_decode")
@@ -443,6 +444,6 @@ __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boole
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
            "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch", "ROIAlign",
            "BilinearResize2D", "AdaptiveAvgPooling2D", "box_iou", "box_nms",
-           "box_non_maximum_suppression", "MultiBoxPrior", "MultiBoxDetection",
+           "box_non_maximum_suppression", "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget",
            "bipartite_matching",
            "box_encode", "box_decode", "getnnz", "CTCLoss", "ctc_loss"]

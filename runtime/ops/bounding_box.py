@@ -1,6 +1,6 @@
 """Anchor and box-target operators of MXNet 1.x's contrib (names, signatures, defaults
 and semantics): ``_contrib_MultiBoxPrior``, ``_contrib_MultiBoxDetection``,
-``_contrib_bipartite_matching``,
+``_contrib_MultiBoxTarget``, ``_contrib_bipartite_matching``,
 ``_contrib_box_encode`` and ``_contrib_box_decode``.  None is differentiable (MXNet's
 backward passes zeros or nothing).
 
@@ -372,3 +372,143 @@ the first ``nms_topk`` (-1: all) stay candidates (MXNet clears just the id of th
 others, leaving their values in anchor order), and each kept row sets the id of a later
 one of the same class (any class with ``force_suppress``) to -1 when their IoU is >=
 ``nms_threshold``.  Output (B, anchors, 6).""")
+
+
+# -- MultiBoxTarget --------------------------------------------------------------------------
+
+_TARGET = "_contrib_MultiBoxTarget"
+
+
+def _target_shape(attrs, shapes):
+    anchor, label, cls = (tuple(s) for s in shapes)
+    if len(anchor) != 3 or anchor[0] != 1 or anchor[2] != 4:
+        raise ValueError(f"{_TARGET}: anchor must have shape (1, anchors, 4) (got "
+                         f"{anchor!r})")
+    n = anchor[1]
+    if len(label) != 3 or label[2] < 5:
+        raise ValueError(f"{_TARGET}: label must have shape (B, labels, 5 or more) (got "
+                         f"{label!r})")
+    b = label[0]
+    if len(cls) != 3 or cls[0] != b or cls[2] != n:
+        raise ValueError(f"{_TARGET}: cls_pred must have shape ({b}, classes, {n}) (got "
+                         f"{cls!r})")
+    if len(_floats(_TARGET, "variances", attrs["variances"])) != 4:
+        raise ValueError(f"{_TARGET}: variances must have 4 values (got "
+                         f"{attrs['variances']!r})")
+    if attrs["negative_mining_ratio"] > 0 and not attrs["negative_mining_thresh"] > 0:
+        raise ValueError(f"{_TARGET}: negative_mining_thresh must be > 0 with negative "
+                         f"mining (got {attrs['negative_mining_thresh']!r})")
+    return [(b, n * 4), (b, n * 4), (b, n)]
+
+
+def _overlaps(anchors, gt):
+    """IoU (anchors, gts) of corner boxes, 0 where they do not intersect."""
+    a, g = anchors[:, None], gt[None]
+    w = np.maximum(0, np.minimum(a[..., 2], g[..., 2]) - np.maximum(a[..., 0], g[..., 0]))
+    h = np.maximum(0, np.minimum(a[..., 3], g[..., 3]) - np.maximum(a[..., 1], g[..., 1]))
+    inter = w * h
+    union = ((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+             + (g[..., 2] - g[..., 0]) * (g[..., 3] - g[..., 1]) - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, 0)
+
+
+def _match_anchors(iou, threshold):
+    """MXNet's matching: (flags (A,) 1 positive / -1 undecided, best gt (A,), best IoU
+    (A,), -1 where not computed).  Each gt first takes its best free anchor (greedy on
+    the largest IoU left, > 1e-6), then with ``threshold`` > 0 every other anchor takes
+    its best gt and is positive when that IoU exceeds the threshold."""
+    na, ng = iou.shape
+    flags = np.full(na, -1)
+    best_gt = np.full(na, -1)
+    best_iou = np.full(na, -1.0)
+    free = iou.copy()
+    for _ in range(ng):
+        j, k = np.unravel_index(np.argmax(free), free.shape)
+        if not free[j, k] > 1e-6:
+            break
+        flags[j], best_gt[j], best_iou[j] = 1, k, free[j, k]
+        free[j, :] = -1
+        free[:, k] = -1
+    if threshold > 0:
+        rest = flags != 1
+        best_gt[rest] = iou[rest].argmax(axis=1)
+        best_iou[rest] = iou[rest].max(axis=1)
+        flags[rest & (best_iou > threshold)] = 1
+    return flags, best_gt, best_iou
+
+
+def _target(attrs, ins, outs):
+    anchor, label, cls = (_as_np(a) for a in ins)
+    f = np.float32
+    vx, vy, vw, vh = (f(v) for v in _floats(_TARGET, "variances", attrs["variances"]))
+    nb, n = label.shape[0], anchor.shape[1]
+    a = anchor[0].astype(f)
+    loc_target = np.zeros((nb, n, 4), f)
+    loc_mask = np.zeros((nb, n, 4), f)
+    cls_target = np.full((nb, n), f(attrs["ignore_label"]))
+    ratio = attrs["negative_mining_ratio"]
+    for b in range(nb):
+        rows = label[b].astype(f)
+        valid = int(np.argmax(rows[:, 0] == -1)) if (rows[:, 0] == -1).any() else len(rows)
+        if valid == 0:
+            continue
+        gt = rows[:valid]
+        iou = _overlaps(a, gt[:, 1:5]).astype(f)
+        flags, best_gt, best_iou = _match_anchors(iou, attrs["overlap_threshold"])
+        positive = flags == 1
+        if ratio > 0:
+            npos = int(positive.sum())
+            nneg = min(int(npos * ratio), n - npos)
+            if nneg > 0:
+                todo = ~positive & (best_iou < 0)
+                best_gt[todo] = iou[todo].argmax(axis=1)
+                best_iou[todo] = iou[todo].max(axis=1)
+                cand = np.flatnonzero(~positive & (best_iou < attrs["negative_mining_thresh"]))
+                logits = cls[b][:, cand].astype(f)
+                prob = np.exp(logits[0] - logits.max(axis=0)) / \
+                    np.exp(logits - logits.max(axis=0)).sum(axis=0)
+                hardest = cand[np.argsort(prob, kind="stable")[:nneg]]   # lowest background
+                flags[hardest] = 0
+        else:
+            flags[~positive] = 0
+        pos = np.flatnonzero(flags == 1)
+        g = gt[best_gt[pos]]
+        cls_target[b, pos] = g[:, 0] + 1
+        cls_target[b, flags == 0] = 0
+        loc_mask[b, pos] = 1
+        ap = a[pos]
+        aw, ah = ap[:, 2] - ap[:, 0], ap[:, 3] - ap[:, 1]
+        gw, gh = g[:, 3] - g[:, 1], g[:, 4] - g[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loc_target[b, pos] = np.stack([
+                ((g[:, 1] + g[:, 3]) / 2 - (ap[:, 0] + ap[:, 2]) / 2) / aw / vx,
+                ((g[:, 2] + g[:, 4]) / 2 - (ap[:, 1] + ap[:, 3]) / 2) / ah / vy,
+                np.log(gw / aw) / vw, np.log(gh / ah) / vh], axis=1)
+    _store(outs[0], loc_target.reshape(nb, n * 4))
+    _store(outs[1], loc_mask.reshape(nb, n * 4))
+    _store(outs[2], cls_target)
+
+
+register(
+    _TARGET, inputs=("anchor", "label", "cls_pred"), num_outputs=3,
+    attrs={"overlap_threshold": Attr("float", 0.5), "ignore_label": Attr("float", -1.0),
+           "negative_mining_ratio": Attr("float", -1.0),
+           "negative_mining_thresh": Attr("float", 0.5),
+           "minimum_negative_samples": Attr("int", 0),
+           "variances": Attr("any", (0.1, 0.1, 0.2, 0.2))},
+    infer_shape=_target_shape, infer_type=lambda attrs, dtypes: [dtypes[0]] * 3,
+    compute=_target, differentiable=False,
+    doc="""SSD training targets (MXNet's ``contrib.MultiBoxTarget``): anchor (1, A, 4)
+corner boxes, label (B, L, 5+) rows ``[class, xmin, ymin, xmax, ymax]`` up to the first
+row of class -1, cls_pred (B, classes, A).  Each ground truth first takes its best free
+anchor (greedily by IoU), then every other anchor whose best IoU exceeds
+``overlap_threshold`` is positive too.  With ``negative_mining_ratio`` > 0 the negatives
+are the ``ratio * positives`` anchors (at most all the others) with IoU below
+``negative_mining_thresh`` and the lowest background probability (softmax of cls_pred,
+ties in anchor order); otherwise every other anchor is negative.  Outputs: loc_target
+(B, A * 4), the positives' offsets ``((gx - ax) / aw / vx, (gy - ay) / ah / vy,
+log(gw / aw) / vw, log(gh / ah) / vh)``; loc_mask (B, A * 4), 1 on positives; cls_target
+(B, A), class + 1 on positives, 0 on negatives, ``ignore_label`` elsewhere (an image
+without ground truth keeps 0, 0, ``ignore_label``).  ``minimum_negative_samples`` is
+accepted and, as by MXNet 1.9.1's CPU kernel, not used.  Computed in float32.""")

@@ -138,6 +138,7 @@ def _run_mxnet(out_path):
     _contrib(mx, arrays)
     _correlation(mx, arrays)
     _detection(mx, arrays)
+    _target(mx, arrays)
     np.savez(out_path, **arrays)
 
 
@@ -390,16 +391,23 @@ def contrib_inputs(kind, rng):
     return [rng.standard_normal((2, 6, 4)).astype(np.float32), anchors.astype(np.float32)]
 
 
-def _contrib(mx, arrays):
-    for key, op, kwargs, kind in CONTRIB_CASES:
-        rng = np.random.default_rng(sum(map(ord, key)))
-        ins = contrib_inputs(kind, rng)
-        out = getattr(mx.nd.contrib, op)(*[mx.nd.array(a) for a in ins], **kwargs)
-        outs = out if isinstance(out, (list, tuple)) else [out]
+def _op_cases(mx, arrays, tag, cases, inputs_of, op_of):
+    """For each case: its inputs ``inputs_of(case, rng)`` (seeded by the key), the
+    outputs of MXNet's ``nd.contrib.<op_of(case)>(*inputs, **case[kwargs])``, stored as
+    ``<tag>/<key>/in<i>`` and ``<tag>/<key>/out<i>``."""
+    for case in cases:
+        key, kwargs = case[0], case[2] if tag == "contrib" else case[1]
+        ins = inputs_of(case, np.random.default_rng(sum(map(ord, key))))
+        out = getattr(mx.nd.contrib, op_of(case))(*[mx.nd.array(a) for a in ins], **kwargs)
         for i, a in enumerate(ins):
-            arrays[f"contrib/{key}/in{i}"] = a
-        for i, o in enumerate(outs):
-            arrays[f"contrib/{key}/out{i}"] = o.asnumpy()
+            arrays[f"{tag}/{key}/in{i}"] = a
+        for i, o in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+            arrays[f"{tag}/{key}/out{i}"] = o.asnumpy()
+
+
+def _contrib(mx, arrays):
+    _op_cases(mx, arrays, "contrib", CONTRIB_CASES, lambda c, rng: contrib_inputs(c[3], rng),
+              lambda c: c[1])
 
 
 # (key, Correlation kwargs, data shape): outputs and both gradients
@@ -457,13 +465,37 @@ def detection_inputs(classes, anchors, rng):
 
 
 def _detection(mx, arrays):
-    for key, kwargs, classes, anchors in DETECTION_CASES:
-        rng = np.random.default_rng(sum(map(ord, key)))
-        ins = detection_inputs(classes, anchors, rng)
-        out = mx.nd.contrib.MultiBoxDetection(*[mx.nd.array(a) for a in ins], **kwargs)
-        for i, a in enumerate(ins):
-            arrays[f"det/{key}/in{i}"] = a
-        arrays[f"det/{key}/out"] = out.asnumpy()
+    _op_cases(mx, arrays, "det", DETECTION_CASES,
+              lambda c, rng: detection_inputs(c[2], c[3], rng), lambda c: "MultiBoxDetection")
+
+
+# (key, MultiBoxTarget kwargs, anchors, ground truths per image (the rest padded -1))
+TARGET_CASES = [
+    ("default", {}, 12, (2, 3)),
+    ("mining", dict(negative_mining_ratio=2, negative_mining_thresh=0.4,
+                    overlap_threshold=0.3), 16, (1, 2)),
+    ("variances_minneg", dict(variances=(0.2, 0.2, 0.4, 0.4), negative_mining_ratio=1,
+                              minimum_negative_samples=3, ignore_label=-2), 12, (3, 1)),
+]
+
+
+def target_inputs(anchors, gts, rng):
+    """(anchor (1, A, 4), label (2, 4, 5), cls_pred (2, 3, A))."""
+    centre = rng.uniform(0.2, 0.8, (anchors, 2))
+    size = rng.uniform(0.1, 0.4, (anchors, 2))
+    anchor = np.concatenate([centre - size / 2, centre + size / 2], axis=1)[None]
+    label = np.full((2, 4, 5), -1.0)
+    for b, n in enumerate(gts):
+        pick = rng.choice(anchors, n, replace=False)
+        box = anchor[0, pick] + rng.normal(0, 0.03, (n, 4))
+        label[b, :n] = np.concatenate([rng.integers(0, 2, (n, 1)), box], axis=1)
+    cls = rng.standard_normal((2, 3, anchors))
+    return [anchor.astype(np.float32), label.astype(np.float32), cls.astype(np.float32)]
+
+
+def _target(mx, arrays):
+    _op_cases(mx, arrays, "target", TARGET_CASES,
+              lambda c, rng: target_inputs(c[2], c[3], rng), lambda c: "MultiBoxTarget")
 
 
 if __name__ == "__main__":

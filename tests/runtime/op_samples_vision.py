@@ -418,3 +418,24 @@ _add(FAILURES, "_contrib_MultiBoxDetection",
 _add(ZERO_SIZE, "_contrib_MultiBoxDetection",
      ZeroSize([zeros(2, 3, 0), zeros(2, 0), zeros(1, 0, 4)], {},
               lambda c, l, a: np.zeros((2, 0, 6))))
+
+_TANCH = np.array([[[0.1, 0.1, 0.4, 0.4], [0.5, 0.5, 0.9, 0.9], [0.12, 0.1, 0.42, 0.38],
+                    [0.6, 0.1, 0.9, 0.3]]])
+_TLAB = np.array([[[0.0, 0.1, 0.1, 0.41, 0.4], [1.0, 0.5, 0.52, 0.88, 0.9],
+                   [-1.0, -1.0, -1.0, -1.0, -1.0]],
+                  [[1.0, 0.6, 0.12, 0.88, 0.3], [-1.0, -1.0, -1.0, -1.0, -1.0],
+                   [-1.0, -1.0, -1.0, -1.0, -1.0]]])
+_TCLS = uniform((2, 3, 4), seed=41)
+_add(SAMPLES, "_contrib_MultiBoxTarget",
+     Sample([_TANCH, _TLAB, _TCLS], grad=False),
+     Sample([_TANCH, _TLAB, _TCLS], {"negative_mining_ratio": 1.0,
+                                     "overlap_threshold": 0.3}, grad=False))
+_add(FAILURES, "_contrib_MultiBoxTarget",
+     Failure([_TANCH, _TLAB, _TCLS[:, :, :3]], {}, ValueError,
+             r"^_contrib_MultiBoxTarget: cls_pred must have shape \(2, classes, 4\)",
+             out=False),
+     Failure([_TANCH, _TLAB[..., :4], _TCLS], {}, ValueError,
+             r"^_contrib_MultiBoxTarget: label must have shape", out=False),
+     Failure([_TANCH, _TLAB, _TCLS], {"negative_mining_ratio": 1.0,
+                                      "negative_mining_thresh": 0.0}, ValueError,
+             r"^_contrib_MultiBoxTarget: negative_mining_thresh must be > 0", out=False))

@@ -1,5 +1,5 @@
 """runtime/ops/bounding_box.py (nd.contrib.MultiBoxPrior, bipartite_matching, box_encode,
-box_decode, MultiBoxDetection) and nd.contrib.getnnz against MXNet 1.9.1's outputs (``data/mxnet191.npz``,
+box_decode, MultiBoxDetection, MultiBoxTarget) and nd.contrib.getnnz against MXNet 1.9.1's outputs (``data/mxnet191.npz``,
 ``mxnet_fixtures.py``) and hand-checked cases."""
 
 import os
@@ -9,7 +9,7 @@ import pytest
 
 from runtime import nd
 
-from tests.runtime.mxnet_fixtures import CONTRIB_CASES, DETECTION_CASES
+from tests.runtime.mxnet_fixtures import CONTRIB_CASES, DETECTION_CASES, TARGET_CASES
 
 MX = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
@@ -60,6 +60,17 @@ def test_multibox_detection_matches_mxnet(case):
     key, kwargs, _, _ = case
     ins = [nd.array(MX[f"det/{key}/in{i}"]) for i in range(3)]
     out = nd.contrib.MultiBoxDetection(*ins, **kwargs)
-    want = MX[f"det/{key}/out"]
+    want = MX[f"det/{key}/out0"]
     assert out.shape == want.shape
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", TARGET_CASES, ids=[c[0] for c in TARGET_CASES])
+def test_multibox_target_matches_mxnet(case):
+    key, kwargs, _, _ = case
+    ins = [nd.array(MX[f"target/{key}/in{i}"]) for i in range(3)]
+    outs = nd.contrib.MultiBoxTarget(*ins, **kwargs)
+    assert len(outs) == 3
+    for i, o in enumerate(outs):
+        np.testing.assert_allclose(o.asnumpy(), MX[f"target/{key}/out{i}"], rtol=1e-5,
+                                   atol=1e-6)
