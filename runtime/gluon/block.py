@@ -18,7 +18,7 @@ from collections import OrderedDict
 
 from runtime import nd
 from runtime import initializer as _init
-from runtime.gluon.parameter import Parameter, ParameterDict, _compatible
+from runtime.gluon.parameter import Parameter, ParameterDict, _load_into
 from runtime.gluon.utils import HookHandle
 
 _COUNTERS = {}
@@ -332,7 +332,9 @@ class Block:
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current"):
-        """Load what :meth:`save_parameters` wrote into this block's parameters.
+        """Load what :meth:`save_parameters` wrote into this block's parameters (or
+        what Gluon 1.x's ``collect_params().save(f, strip_prefix=block.prefix)`` wrote:
+        a file of names without dots that are not this block's structural names).
 
         A parameter of the block missing from the file (unless ``allow_missing``; a
         shared parameter is present when any of its names is), an array in the file
@@ -342,49 +344,20 @@ class Block:
         values to the parameter's dtype, ``'saved'`` casts the parameter to the file's.
         Parameters whose shape is still unknown take the file's shape.
         """
-        if dtype_source not in ("current", "saved"):
-            raise ValueError(f"load_parameters: dtype_source must be 'current' or 'saved' "
-                             f"(got {dtype_source!r})")
         loaded = nd.load(filename, ctx=None)
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
         params = self._collect_params_with_prefix()
-        names = {}
-        for key, param in params.items():
-            names.setdefault(id(param), []).append(key)
-        missing = [k for k, p in params.items()
-                   if not any(n in loaded for n in names[id(p)])] if not allow_missing else []
-        extra = [k for k in loaded if k not in params] if not ignore_extra else []
-        if missing:
-            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                             f"{filename!r}, which holds {sorted(loaded)!r} (set "
-                             f"allow_missing=True to ignore missing parameters)")
-        if extra:
-            raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
-                             f"is not present in this block, which has {list(params)!r} "
-                             f"(set ignore_extra=True to ignore it)")
-        for key, param in params.items():
-            if key not in loaded:
-                continue
-            value = loaded[key]
-            want = param._data.shape if param._data is not None else param.shape
-            if want is None or not _compatible(want, value.shape):
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"shape {want!r} but file {filename!r} holds shape "
-                                 f"{value.shape!r}")
-            if value.dtype != param.dtype and not cast_dtype:
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"dtype {param.dtype} but file {filename!r} holds "
-                                 f"{value.dtype} (set cast_dtype=True to cast)")
-        for key, param in params.items():
-            if key in loaded:
-                if ctx is not None and param._data is None:
-                    param._ctx = ctx
-                if cast_dtype and dtype_source == "saved" and \
-                        loaded[key].dtype != param.dtype:
-                    param.cast(loaded[key].dtype)
-                param.set_data(loaded[key])
+        if loaded and not any("." in k for k in loaded) and not set(loaded) & set(params):
+            # Gluon's older files (save_params, collect_params().save): full names
+            # without this block's prefix
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
+                                       self.prefix, cast_dtype, dtype_source)
+            return
+        _load_into("load_parameters", params, loaded,
+                   f"file {filename!r}", "this block", ctx, allow_missing, ignore_extra,
+                   cast_dtype, dtype_source)
 
 
 def _shape_str(values):

@@ -358,3 +358,33 @@ def test_save_deduplicate_shared_parameters(tmp_path):
     again.load_parameters(dedup)                         # 0.weight found as 1.weight
     np.testing.assert_array_equal(again[0].weight.data().asnumpy(),
                                   net[0].weight.data().asnumpy())
+
+
+def test_parameter_dict_save_load_and_legacy_files(tmp_path):
+    net = nn.Sequential(prefix="net_")
+    with net.name_scope():
+        net.add(nn.Dense(3, in_units=2), nn.Dense(1, in_units=3))
+    net.initialize()
+    f = str(tmp_path / "legacy.params")
+    net.collect_params().save(f, strip_prefix="net_")
+    assert sorted(nd.load(f)) == ["dense0_bias", "dense0_weight", "dense1_bias",
+                                  "dense1_weight"]
+    other = nn.Sequential(prefix="other_")
+    with other.name_scope():
+        other.add(nn.Dense(3, in_units=2), nn.Dense(1, in_units=3))
+    other.initialize()
+    other.load_parameters(f)                       # Gluon 1.x's legacy path
+    np.testing.assert_array_equal(other[1].weight.data().asnumpy(),
+                                  net[1].weight.data().asnumpy())
+    third = nn.Sequential(prefix="net_")
+    with third.name_scope():
+        third.add(nn.Dense(3, in_units=2), nn.Dense(1, in_units=3))
+    third.collect_params().load(f, restore_prefix="net_")     # deferred: takes the file's
+    np.testing.assert_array_equal(third[0].bias.data().asnumpy(),
+                                  net[0].bias.data().asnumpy())
+    with pytest.raises(ValueError, match="strip_prefix 'x_' must begin every parameter"):
+        net.collect_params().save(f, strip_prefix="x_")
+    with pytest.raises(ValueError, match="restore_prefix 'net_x' must begin every parameter"):
+        third.collect_params().load(f, restore_prefix="net_x")
+    with pytest.raises(ValueError, match=r"parameter 'net_dense0_weight' is missing in file"):
+        third.collect_params().load(f)
