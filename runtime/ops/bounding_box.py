@@ -497,7 +497,8 @@ register(
            "negative_mining_thresh": Attr("float", 0.5),
            "minimum_negative_samples": Attr("int", 0),
            "variances": Attr("any", (0.1, 0.1, 0.2, 0.2))},
-    infer_shape=_target_shape, infer_type=lambda attrs, dtypes: [dtypes[0]] * 3,
+    infer_shape=_target_shape,
+    infer_type=lambda attrs, dtypes: _same_float(_TARGET)(attrs, dtypes) * 3,
     compute=_target, differentiable=False,
     doc="""SSD training targets (MXNet's ``contrib.MultiBoxTarget``): anchor (1, A, 4)
 corner boxes, label (B, L, 5+) rows ``[class, xmin, ymin, xmax, ymax]`` up to the first
