@@ -209,15 +209,6 @@ for _name in random.LEGACY:         # mx.nd.random_uniform, mx.nd.sample_normal,
     globals()[_name] = getattr(random, _name)
 # MXNet's un-prefixed names of the legacy samplers (the operators' aliases)
 uniform, normal, shuffle = random.random_uniform, random.random_normal, random.shuffle
-_moveaxis_op = moveaxis  # noqa: F821  (installed above)
-
-
-def moveaxis(tensor, source, destination, out=None, name=None):
-    """Move axes ``source`` to positions ``destination`` (MXNet's ``nd.moveaxis``; ints,
-    or sequences such as lists and ranges of ints), the ``moveaxis`` operator."""
-    def axes(v):
-        return tuple(v) if isinstance(v, (range, list)) else v
-    return _moveaxis_op(tensor, source=axes(source), destination=axes(destination), out=out)
 
 # MXNet's mx.nd._internal and mx.nd.op: namespaces holding every operator, hidden ones
 # (_square_sum, _plus_scalar, _ravel_multi_index) included

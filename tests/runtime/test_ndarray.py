@@ -846,6 +846,19 @@ def test_unprefixed_samplers_are_the_legacy_operators():
     assert sorted(rows.tolist()) == list(range(10))
 
 
+def test_shape_and_axes_attributes_take_numpy_arrays_and_ranges():
+    # MXNet's attributes are strings of any int sequence: test_sparse_ndarray calls
+    # broadcast_to(shape=<a NumPy array>)
+    x = np.random.default_rng(0).random((1, 3)).astype(np.float32)
+    for stype in ("default", "csr", "row_sparse"):
+        got = nd.array(x).tostype(stype).broadcast_to(shape=np.array([4, 3]))
+        np.testing.assert_array_equal(got.asnumpy(), np.broadcast_to(x, (4, 3)))
+    np.testing.assert_allclose(nd.sum(nd.array(x), axis=np.array([0, 1])).asnumpy(),
+                               [x.sum()], rtol=1e-6)
+    with pytest.raises(TypeError, match="shape must be an int or a tuple of ints"):
+        nd.broadcast_to(nd.array(x), shape=np.array([4.0, 3.0]))
+
+
 def test_moveaxis_takes_lists_and_ranges():
     x = np.arange(120.0).reshape(2, 3, 4, 5)
     for src, dst in ((range(2), range(2, 4)), ([0, 3], [3, 0]), (1, -1)):
