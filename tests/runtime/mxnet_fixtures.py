@@ -1,5 +1,5 @@
 """Reference values from MXNet 1.9.1 for the tests of Gluon's layers, metrics, losses
-and recurrent cells.
+and recurrent cells, and of the contrib box operators and Correlation.
 
 The cases (class, constructor arguments, input shapes) are plain data that both sides
 read: run this file with an interpreter where ``import mxnet`` is MXNet 1.9.1 (the
@@ -9,19 +9,20 @@ recipe is in the peers' README) to rewrite ``data/mxnet191.npz``::
 
 (with MXNet's default MKL-DNN kernels: the native ones lack 3-D transposed convolution).
 
-For each layer case it stores the input, the parameters (in registration order), the output of
-a forward under ``autograd.record()`` (training mode), the gradients of
+For each layer case it stores the input, the parameters (in registration order), the
+output of a forward under ``autograd.record()`` (training mode), the gradients of
 ``sum(out * head)`` with respect to the input and every trained parameter, and the
-parameters after the step (BatchNorm's running statistics), all drawn from one seeded
-NumPy generator; the tests read the inputs back from the file.
+parameters after the step (BatchNorm's running statistics); the other groups store their
+inputs, outputs (and gradients where MXNet has them), all drawn from NumPy generators
+seeded by the case's key; the tests read the inputs back from the file.
 """
 
 import sys
 
 import numpy as np
 
-# (key, layer class, constructor kwargs, input shape); positive inputs where a layer
-# needs them are made by the drawing rule in ``inputs``
+# (key, layer class, constructor kwargs, input shape); running variances are drawn
+# positive by ``inputs``
 LAYER_CASES = [
     ("conv1d", "Conv1D", dict(channels=4, kernel_size=3, padding=1, strides=2), (2, 3, 9)),
     ("conv2d", "Conv2D", dict(channels=4, kernel_size=(3, 2), padding=(1, 0), dilation=(1, 2),
