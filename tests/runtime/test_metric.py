@@ -3,6 +3,7 @@
 reset_local, and the API (create, names, CompositeEvalMetric, CustomMetric, np, errors)
 against MXNet's documented behaviour."""
 
+import json
 import math
 import os
 
@@ -152,3 +153,96 @@ def test_loss_and_binary_errors():
         metric.F1(average="weighted")
     with pytest.raises(ValueError, match="predictions must have shape \\(batch, classes\\)"):
         metric.TopKAccuracy(top_k=2).update([nd.array([1])], [nd.array([0.5])])
+
+
+# -- cases of MXNet's test_metric.py that hold for 1.x's mx.metric ----------------------
+
+@pytest.mark.parametrize("name,args,kwargs", [
+    ("acc", (), {"axis": 0}), ("f1", (), {}), ("mcc", (), {}), ("perplexity", (-1,), {}),
+    ("pearsonr", (), {}), ("pcc", (), {}), ("nll_loss", (), {}), ("loss", (), {})])
+def test_config_round_trips_through_json(name, args, kwargs):
+    m = metric.create(name, *args, **kwargs)
+    again = metric.create(json.dumps(m.get_config()))
+    assert type(again) is type(m) and again.get_config() == m.get_config()
+    composite = metric.create(["acc", "f1"])
+    assert metric.create(json.dumps(composite.get_config())).get_config() == \
+        composite.get_config()
+
+
+def test_acc_with_2d_label_and_nll_by_hand():
+    pred = nd.array([[0.3, 0.7], [0, 1.0], [0.4, 0.6], [0.8, 0.2], [0.3, 0.5], [0.6, 0.4]])
+    label = nd.array([[0, 1, 1], [1, 0, 1]])
+    acc = metric.create("acc")
+    acc.update([label], [pred])
+    want = (pred.asnumpy().argmax(axis=1) == label.asnumpy().ravel()).mean()
+    assert acc.get()[1] == want
+    nll = metric.create("nll_loss")
+    p = nd.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
+    nll.update([nd.array([2, 1])], [p])
+    assert nll.get()[1] == pytest.approx(-(np.log(0.5) + np.log(0.1)) / 2, rel=1e-6)
+
+
+def test_binary_f1_divide_by_zero_and_counts():
+    micro, macro = metric.create("f1", average="micro"), metric.F1(average="macro")
+    assert math.isnan(macro.get()[1]) and math.isnan(micro.get()[1])
+    pred, label = nd.array([[0.9, 0.1], [0.8, 0.2]]), nd.array([0, 0])
+    macro.update([label], [pred])
+    micro.update([label], [pred])
+    assert macro.get()[1] == 0.0 and micro.get()[1] == 0.0
+    macro.reset()
+    micro.reset()
+    batch1 = ([nd.array([1, 0]), nd.array([1, 0])],
+              [nd.array([[0.1, 0.9], [0.5, 0.5]]), nd.array([[0.85, 0.15], [1.0, 0.0]])])
+    micro.update(*batch1)
+    macro.update(*batch1)
+    assert micro.num_inst == 4 and macro.num_inst == 1          # 1.x: macro counts updates
+    np.testing.assert_almost_equal(micro.get()[1], 2.0 / 3)
+    np.testing.assert_almost_equal(macro.get()[1], 2.0 / 3)
+
+
+def test_perplexity_and_single_arrays():
+    pred, label = nd.array([[0.8, 0.2], [0.2, 0.8], [0, 1.0]]), nd.array([0, 1, 1])
+    m = metric.create("perplexity", -1)
+    m.update([label], [pred])
+    assert m.get()[1] == pytest.approx(np.exp(-np.log([0.8, 0.8, 1.0]).sum() / 3))
+    p = nd.array([[1, 2, 3, 4]])
+    for name, want in (("mse", 0.01), ("mae", 0.1), ("rmse", 0.1)):
+        mm = metric.create(name)
+        mm.update(p + 0.1, p)
+        np.testing.assert_almost_equal(mm.get()[1], want, decimal=6)
+
+
+def _cm_batch(cm):
+    """One batch whose (label, argmax of pred) confusion matrix is ``cm``."""
+    labels, preds = [], []
+    for i, row in enumerate(cm):
+        for j, count in enumerate(row):
+            labels += [i] * count
+            preds += [np.eye(len(cm))[j]] * count
+    return [nd.array(labels, dtype="int32")], [nd.array(np.array(preds))]
+
+
+def test_pcc_agrees_with_mcc_and_the_multiclass_formula():
+    labels, preds = _cm_batch([[7, 3], [2, 5]])
+    pcc, mcc = metric.create("pcc"), metric.create("mcc")
+    pcc.update(labels, preds)
+    mcc.update(labels, preds)
+    np.testing.assert_almost_equal(pcc.get()[1], mcc.get()[1])
+    pcc.reset()
+    pcc.update(labels, [p.argmax(axis=1) for p in preds])       # classes instead of scores
+    np.testing.assert_almost_equal(pcc.get()[1], mcc.get()[1])
+    cm = np.array([[23, 13, 3], [7, 19, 11], [2, 5, 17]])
+    k = len(cm)
+    num = sum(cm[a, a] * cm[b, c] - cm[a, b] * cm[c, a] for a in range(k) for b in range(k)
+              for c in range(k))
+    rows, cols = cm.sum(axis=1), cm.sum(axis=0)
+    den = (sum(rows[a] * (cm.sum() - rows[a]) for a in range(k)) *
+           sum(cols[a] * (cm.sum() - cols[a]) for a in range(k))) ** 0.5
+    labels, preds = _cm_batch(cm.tolist())
+    pcc.reset()
+    pcc.update(labels, preds)
+    np.testing.assert_almost_equal(pcc.get()[1], num / den)
+    one_by_one = metric.create("pcc")           # order, batch size and updates do not matter
+    for lab, pr in reversed(list(zip(labels[0], preds[0]))):
+        one_by_one.update([lab.reshape((-1,))], [pr.reshape((1, -1))])
+    assert one_by_one.get()[1] == pytest.approx(pcc.get()[1], rel=1e-12)
