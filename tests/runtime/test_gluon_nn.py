@@ -388,3 +388,19 @@ def test_parameter_dict_save_load_and_legacy_files(tmp_path):
         third.collect_params().load(f, restore_prefix="net_x")
     with pytest.raises(ValueError, match=r"parameter 'net_dense0_weight' is missing in file"):
         third.collect_params().load(f)
+
+
+def test_batchnorm_relu_is_batchnorm_then_relu():
+    rng = np.random.default_rng(3)
+    x = nd.array(rng.standard_normal((4, 3, 2)))
+    plain, fused = nn.BatchNorm(in_channels=3), nn.BatchNormReLU(in_channels=3)
+    for layer in (plain, fused):
+        layer.initialize()
+        layer.gamma.set_data(np.array([1.0, 2.0, 0.5], np.float32))
+        layer.beta.set_data(np.array([0.1, -0.2, 0.3], np.float32))
+    with autograd.record():
+        a, b = plain(x), fused(x)
+    np.testing.assert_allclose(b.asnumpy(), np.maximum(a.asnumpy(), 0), rtol=1e-6)
+    np.testing.assert_allclose(fused.running_mean.data().asnumpy(),
+                               plain.running_mean.data().asnumpy(), rtol=1e-6)
+    assert repr(fused).startswith("BatchNormReLU(axis=1, eps=1e-05")

@@ -299,6 +299,14 @@ class BatchNorm(Block):
                 f"in_channels={channels if channels else None})")
 
 
+class BatchNormReLU(BatchNorm):
+    """:class:`BatchNorm` followed by ``relu`` (Gluon 1.x's ``nn.BatchNormReLU``, MXNet's
+    fused ``BatchNormWithReLU``; the same arguments and parameters)."""
+
+    def forward(self, x):
+        return nd.relu(super().forward(x))
+
+
 class SyncBatchNorm(BatchNorm):
     """Batch normalisation whose statistics are taken over the devices of one process
     (Gluon's ``contrib.nn.SyncBatchNorm``).  ndrt keeps a parameter on one context, so
@@ -461,5 +469,5 @@ class Identity(Block):
 
 
 __all__ = ["Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten",
-           "BatchNorm", "SyncBatchNorm", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda",
-           "Concatenate", "Identity"]
+           "BatchNorm", "BatchNormReLU", "SyncBatchNorm", "InstanceNorm", "LayerNorm",
+           "GroupNorm", "Lambda", "Concatenate", "Identity"]
