@@ -114,11 +114,11 @@ class Block:
         object.__setattr__(self, name, value)
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}("]
-        for key, child in self._children.items():
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({key}): {body}")
-        return "\n".join(lines) + "\n)" if len(lines) > 1 else f"{type(self).__name__}()"
+        # Gluon's text: the children one per line between the brackets, none for a leaf
+        # (``ELU(\n\n)``)
+        body = "\n".join(f"  ({key}): " + repr(child).replace("\n", "\n  ")
+                         for key, child in self._children.items())
+        return f"{type(self).__name__}(\n{body}\n)"
 
     # -- structure -----------------------------------------------------------------------
     def _alias(self):

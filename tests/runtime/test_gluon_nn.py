@@ -103,7 +103,8 @@ REPRS = [
     (lambda: nn.GroupNorm(2), "GroupNorm(eps=1e-05, num_groups=2, center=True, scale=True)",
      [("gamma", (2,), "write"), ("beta", (2,), "write")]),
     (lambda: nn.LeakyReLU(0.1), "LeakyReLU(0.1)", []),
-    (lambda: nn.PReLU(), None, [("alpha", (1,), "write")]),
+    (lambda: nn.PReLU(), "PReLU(\n\n)", [("alpha", (1,), "write")]),
+    (lambda: nn.ReflectionPad2D(2), "ReflectionPad2D(\n\n)", []),
     (lambda: nn.Lambda("tanh"), "Lambda(tanh)", []),
     (lambda: nn.SyncBatchNorm(),
      "SyncBatchNorm(eps=1e-05, momentum=0.9, fix_gamma=False, use_global_stats=False, "
@@ -116,8 +117,7 @@ REPRS = [
 @pytest.mark.parametrize("make,text,params", REPRS)
 def test_repr_and_parameters_as_mxnet(make, text, params):
     layer = make()
-    if text is not None:
-        assert repr(layer) == text.format(prefix=layer.prefix)
+    assert repr(layer) == text.format(prefix=layer.prefix)
     got = [(p.name[len(layer.prefix):], p.shape, p.grad_req)
            for p in layer.collect_params().values()]
     assert got == params
@@ -404,3 +404,10 @@ def test_batchnorm_relu_is_batchnorm_then_relu():
     np.testing.assert_allclose(fused.running_mean.data().asnumpy(),
                                plain.running_mean.data().asnumpy(), rtol=1e-6)
     assert repr(fused).startswith("BatchNormReLU(axis=1, eps=1e-05")
+
+
+def test_container_repr_as_mxnet():
+    net = nn.Sequential()
+    net.add(nn.Dense(2), nn.ELU())
+    assert repr(net) == ("Sequential(\n  (0): Dense(None -> 2, linear)\n  (1): ELU(\n  \n  )"
+                         "\n)")
