@@ -5,7 +5,7 @@ for that update; an optimizer given one sets the scheduler's ``base_lr`` to its 
 ``learning_rate``, as MXNet's does.
 """
 
-from runtime.ops.optim import as_number as _number
+from runtime.ops.optimizer_op import as_number as _number
 
 __all__ = ["LRScheduler", "FactorScheduler"]
 

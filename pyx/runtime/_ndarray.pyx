@@ -35,7 +35,7 @@ from allocator import as_device
 from allocator._pool import MAX_ALLOC
 from allocator.errors import OutOfMemoryError
 
-from runtime import _indexing, _transfer
+from runtime import _device, _indexing, _transfer
 from runtime import context as _context
 from runtime.context import Context
 
@@ -749,7 +749,7 @@ cdef class NDArray:
             kw["copy"] = copy
         if self._chunk.host:
             return np_view(self).__dlpack__(stream=stream, **kw)
-        return _transfer.cupy_view(self).__dlpack__(stream=stream, **kw)
+        return _device.cupy_view(self).__dlpack__(stream=stream, **kw)
 
     def __dlpack_device__(self):
         if self._chunk.ctx.device_type == "gpu":
@@ -1379,6 +1379,8 @@ cdef int assign(NDArray dst, NDArray src) except -1:
     """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
     sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
     if dst._stype != src._stype:   # never let a chunk of another layout in
+        if dst._stype != STYPE_DEFAULT and src._stype != STYPE_DEFAULT:
+            src = src.tostype("default")  # csr <-> row_sparse has no direct conversion
         src = src.tostype(STYPES[dst._stype])
     if dst._stype == STYPE_DEFAULT:
         dst.copyto_dense(src)

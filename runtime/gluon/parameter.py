@@ -12,11 +12,11 @@ import re
 import numpy as np
 
 from runtime import autograd, nd
+from runtime._tape import GRAD_REQS
 from runtime.base import MXNetError
 from runtime.context import Context, current_context
 from runtime import initializer as _init
 
-GRAD_REQS = ("write", "add", "null")
 STYPES = ("default", "row_sparse", "csr")
 
 
@@ -152,8 +152,8 @@ class Parameter:
     @grad_req.setter
     def grad_req(self, req):
         if req not in GRAD_REQS:
-            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of {GRAD_REQS} "
-                             f"(got {req!r})")
+            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of "
+                             f"{tuple(GRAD_REQS)} (got {req!r})")
         if not self._differentiable:
             req = "null"
         if req == self._grad_req:

@@ -7,6 +7,8 @@ Parameter having ``.name``, ``.grad_req`` ('write', 'add' or 'null': skipped),
 ``.lr_mult`` and ``.wd_mult`` (1.0 when absent).  One context: there is no kvstore.
 """
 
+import math
+
 import numpy as np
 
 import allocator
@@ -21,7 +23,6 @@ class StaleGradientError(RuntimeError, UserWarning):
     """A parameter's gradient was not written by backward since the last step.  gluon
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
-_NONE = object()     # no state made yet (None is the state of a stateless optimizer)
 _TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
@@ -32,7 +33,7 @@ class Trainer:
     ----------
     params : dict name -> Parameter, or list of Parameters
     optimizer : str or Optimizer
-        A name for :func:`runtime.optim.create` ('sgd', 'adam', 'adagrad'), or an
+        A name for :func:`runtime.optimizer.create` ('sgd', 'adam', 'adagrad'), or an
         optimizer (then ``optimizer_params`` must be None).
     optimizer_params : dict, optional
         Keyword arguments of the optimizer made from a name (``learning_rate``, ``wd``,
@@ -147,11 +148,15 @@ class Trainer:
         """Nothing to reduce on one context (gluon's API)."""
 
     def update(self, batch_size, ignore_stale_grad=False):
-        """The update half of :meth:`step` (gluon's ``Trainer.update``)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, float)) or \
-                not batch_size > 0:
-            raise ValueError(f"Trainer.step: batch_size must be a number > 0 (got "
-                             f"{batch_size!r})")
+        """The update half of :meth:`step` (gluon's ``Trainer.update``).
+
+        All or nothing: every parameter's update is checked (batch_size, stale
+        gradients, the update operators' attributes, shapes, dtypes and storage types)
+        before any weight, optimizer state, update count or rescale_grad changes, so a
+        refused step leaves everything as it was.  An optimizer that overrides
+        ``update`` itself cannot be checked ahead: its weights and states are copied
+        first and put back if one of its updates raises."""
+        rescale = self._rescale(batch_size)
         work = []
         seen = self._seen
         for i, p in enumerate(self._params):
@@ -175,20 +180,73 @@ class Trainer:
                 continue
             work.append((i, weight, grad))
         opt = self._optimizer
-        opt.rescale_grad = self._scale / batch_size
-        states = self._states
+        made = {}           # states made by this step, kept only if it succeeds
+        for i, weight, _ in work:
+            early = self._early.get(i)
+            if i not in self._states or (early is not None and early != (
+                    weight.shape, weight.dtype, weight.context)):
+                made[i] = opt.create_state(i, weight)   # (re-made: a cast, a reinit)
+        states = [made[i] if i in made else self._states[i] for i, _, _ in work]
+        before = (opt.rescale_grad, dict(opt._index_update_count), opt.num_update)
+        opt.rescale_grad = rescale
+        try:
+            if type(opt).update is Optimizer.update:
+                plans = []
+                for (i, weight, grad), state in zip(work, states):
+                    opt._update_count(i)
+                    plans.append(opt._plan(i, weight, grad, state))
+                    opt._check_plan(*plans[-1])
+                for plan in plans:
+                    opt._run(*plan)
+            else:
+                _update_restoring(opt, work, states)
+        except BaseException:
+            opt.rescale_grad, opt._index_update_count, opt.num_update = before
+            raise
+        self._states.update(made)
         for i, weight, grad in work:
-            state = states.get(i, _NONE)
-            if self._early and self._early.pop(i, None) not in (
-                    None, (weight.shape, weight.dtype, weight.context)):
-                state = _NONE         # the weight was re-made (cast, reinitialised)
-            if state is _NONE:
-                state = states[i] = opt.create_state(i, weight)
-            opt.update(i, weight, grad, state)
+            self._early.pop(i, None)
             if grad.stype != "default" and i not in self._twinned:
                 self._twinned.add(i)
                 _reserve_twin(grad)
             seen[i] = (grad.chunk, grad.version)
+
+    def _rescale(self, batch_size):
+        """The optimizer's rescale_grad for a step over ``batch_size`` samples."""
+        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(
+                batch_size, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Trainer.step: batch_size must be a number (got "
+                            f"{batch_size!r})")
+        try:
+            b = float(batch_size)
+        except OverflowError:
+            b = math.inf
+        if not (math.isfinite(b) and b > 0):
+            raise ValueError(f"Trainer.step: batch_size must be a finite number > 0 (got "
+                             f"{batch_size!r})")
+        rescale = self._scale / b
+        if not math.isfinite(rescale):
+            raise ValueError(f"Trainer.step: batch_size must leave rescale_grad / "
+                             f"batch_size finite (got {batch_size!r}: {self._scale!r} / "
+                             f"{batch_size!r} overflows)")
+        return rescale
+
+
+def _update_restoring(opt, work, states):
+    """``opt.update`` of every (index, weight, grad) of ``work`` with its state; if one
+    raises, the weights and the NDArrays of the states are put back as they were."""
+    kept = []
+    for (_, weight, _), state in zip(work, states):
+        for x in [weight, *(state if isinstance(state, (tuple, list)) else [state])]:
+            if isinstance(x, NDArray):
+                kept.append((x, x.copy()))
+    try:
+        for (i, weight, grad), state in zip(work, states):
+            opt.update(i, weight, grad, state)
+    except BaseException:
+        for x, copy in kept:
+            copy.copyto(x)
+        raise
 
 
 def _reserve_twin(grad):

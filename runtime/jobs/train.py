@@ -194,55 +194,83 @@ class _Meter:
         result.backward = autograd.last_backward_stats()
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during training: ``epoch`` (from 1) and ``step`` (from 1 within the epoch)
+    of the step that was running, or of the epoch's last step while the epoch was being
+    evaluated or reported."""
+
+    def __init__(self, epoch, step):
+        super().__init__(f"interrupted at epoch {epoch}, step {step}")
+        self.epoch, self.step = epoch, step
+
+
 def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, on_step=None):
     """The loop both jobs share: per epoch, batches from ``it`` (reset each epoch), a
-    recorded forward, backward, ``trainer.step``; then ``evaluate()`` gives the metric."""
+    recorded forward, backward, ``trainer.step``; then ``evaluate()`` gives the metric.
+    A KeyboardInterrupt becomes :class:`Interrupted`, saying where training was."""
     meter = _Meter(ctx)
-    for epoch in range(1, epochs + 1):
-        it.reset()
-        bar = None
-        if tqdm is not None and not quiet:
-            bar = tqdm(total=it.num_data // it.batch_size, desc=f"epoch {epoch}/{epochs}",
-                       unit="batch", leave=False, dynamic_ncols=True)
-        total, count, t_epoch = 0.0, 0, 0.0
-        for batch in it:
-            x, y = batch.data[0], batch.label[0]
-            if x.context != ctx:
-                x, y = x.as_in_context(ctx), y.as_in_context(ctx)
-            n = x.shape[0]
-            meter.begin()
-            t0 = time.perf_counter()
-            with autograd.record():
-                loss = loss_fn(net(x), y)
-            loss.backward()
-            trainer.step(n)
-            value = float(loss.mean().asscalar())
-            t_epoch += time.perf_counter() - t0
-            if on_step is not None:
-                on_step()
-            # Drop this step's arrays before the iterator makes the next batch, so that
-            # every step finds its blocks in the pool: no upstream allocation after the
-            # first step.
-            del batch, x, y, loss
-            meter.end(result)
-            result.losses.append(value)
-            total += value * n
-            count += n
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{count / t_epoch:,.0f}")
-        if bar is not None:
-            bar.close()
-        result.samples += count
-        result.seconds += t_epoch
-        result.epoch_losses.append(total / max(count, 1))
-        result.epoch_metrics.append(evaluate())
-        if not quiet:
-            log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
-                f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
-                f"{count / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    where = [1, 1]                  # epoch, step within it
+    try:
+        for epoch in range(1, epochs + 1):
+            where[:] = [epoch, 1]
+            it.reset()
+            bar = None
+            if tqdm is not None and not quiet:
+                bar = tqdm(total=it.num_data // it.batch_size, leave=False,
+                           desc=f"epoch {epoch}/{epochs}", unit="batch", dynamic_ncols=True)
+            try:
+                total, count, t_epoch = _epoch(result, net, loss_fn, trainer, it, ctx,
+                                               on_step, meter, bar, where)
+                metric = evaluate()
+            finally:
+                if bar is not None:
+                    bar.close()
+            result.samples += count
+            result.seconds += t_epoch
+            result.epoch_losses.append(total / max(count, 1))
+            result.epoch_metrics.append(metric)
+            if not quiet:
+                log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
+                    f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
+                    f"{count / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    except KeyboardInterrupt:
+        raise Interrupted(*where) from None
     meter.finish(result)
     return result
+
+
+def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where):
+    """The steps of one epoch of :func:`_fit`: (sum of loss * rows, rows, seconds);
+    ``where[1]`` follows the step running."""
+    total, count, t_epoch = 0.0, 0, 0.0
+    for k, batch in enumerate(it, 1):
+        where[1] = k
+        x, y = batch.data[0], batch.label[0]
+        if x.context != ctx:
+            x, y = x.as_in_context(ctx), y.as_in_context(ctx)
+        n = x.shape[0]
+        meter.begin()
+        t0 = time.perf_counter()
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(n)
+        value = float(loss.mean().asscalar())
+        t_epoch += time.perf_counter() - t0
+        if on_step is not None:
+            on_step()
+        # Drop this step's arrays before the iterator makes the next batch, so that
+        # every step finds its blocks in the pool: no upstream allocation after the
+        # first step.
+        del batch, x, y, loss
+        meter.end(result)
+        result.losses.append(value)
+        total += value * n
+        count += n
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{count / t_epoch:,.0f}")
+    return total, count, t_epoch
 
 
 def _positive(name, value):

@@ -12,6 +12,7 @@ import types
 
 import numpy as np
 
+from runtime import _device
 from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_dtype, borrow,
                               empty, full, set_method_hook)
 from runtime._ndarray import from_numpy as _from_numpy
@@ -168,11 +169,7 @@ def from_dlpack(obj):
             return borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
         return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
     if dev_type == 2:                                        # kDLCUDA
-        try:
-            import cupy    # optional dependency (the gpu extra): imported on use
-        except ImportError:
-            raise ImportError("from_dlpack of GPU memory needs CuPy: pip install "
-                              "'ndrt[gpu]'") from None
+        cupy = _device.cupy("from_dlpack of GPU memory")
         a = cupy.ascontiguousarray(cupy.from_dlpack(obj))
         d = as_dtype(a.dtype, "the DLPack dtype")
         return borrow(a, a.data.ptr, a.shape, d, Context("gpu", int(dev_id)))

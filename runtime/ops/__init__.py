@@ -5,9 +5,8 @@ forms."""
 
 from runtime import _executor, _imperative
 from runtime.ops import (  # noqa: F401  (registration)
-    elemwise, reduce, shape, linalg, linalg_la, nn, sparse, sparse_extra, index, sort,
-    optim, loss, conv, norm, activation, output, backward, conform, contrib, vision, ctc,
-    bounding_box, correlation)
+    elemwise, reduce, shape, dot, linalg, nn, sparse, index, sort, optimizer_op, loss, conv,
+    norm, activation, sequence, output, contrib, vision, ctc, bounding_box, correlation)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)

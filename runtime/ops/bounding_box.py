@@ -13,8 +13,9 @@ import math
 
 import numpy as np
 
+from runtime._device import store, to_host
 from runtime.ops.registry import Attr, float_input, register
-from runtime.ops.vision import _as_np, _calc_dtype, _same_float, _store
+from runtime.ops.vision import _calc_dtype, _same_float
 
 
 def _floats(op, name, v, positive=False):
@@ -79,7 +80,7 @@ def _prior(attrs, ins, outs):
                      axis=-1)                                        # (h, w, A, 4)
     if attrs["clip"]:
         np.clip(boxes, 0, 1, out=boxes)
-    _store(outs[0], boxes.reshape(1, -1, 4))
+    store(outs[0], boxes.reshape(1, -1, 4))
 
 
 register(
@@ -115,7 +116,7 @@ def _match_shape(attrs, shapes):
 
 
 def _match(attrs, ins, outs):
-    x = _as_np(ins[0])
+    x = to_host(ins[0])
     n, m = x.shape[-2:]
     scores = x.reshape(int(np.prod(x.shape[:-2])), n * m)
     rows = np.full((scores.shape[0], n), -1.0)
@@ -134,8 +135,8 @@ def _match(attrs, ins, outs):
                 count += 1
                 if 0 < topk < count:        # MXNet's test: topk + 1 matches
                     break
-    _store(outs[0], rows.reshape(x.shape[:-1]))
-    _store(outs[1], cols.reshape(x.shape[:-2] + (m,)))
+    store(outs[0], rows.reshape(x.shape[:-1]))
+    store(outs[1], cols.reshape(x.shape[:-2] + (m,)))
 
 
 register(
@@ -185,7 +186,7 @@ def _center(box):
 
 
 def _encode(attrs, ins, outs):
-    samples, matches, anchors, refs, means, stds = (_as_np(a) for a in ins)
+    samples, matches, anchors, refs, means, stds = (to_host(a) for a in ins)
     f = _calc_dtype(anchors.dtype)
     m = refs.shape[1]
     idx = matches.astype(np.int64)
@@ -203,8 +204,8 @@ def _encode(attrs, ins, outs):
                      axis=-1)
     t = (t - means.astype(f)) / stds.astype(f)
     mask = np.broadcast_to(positive[..., None], t.shape)
-    _store(outs[0], np.where(mask, t, 0))
-    _store(outs[1], mask.astype(f))
+    store(outs[0], np.where(mask, t, 0))
+    store(outs[1], mask.astype(f))
 
 
 register(
@@ -234,7 +235,7 @@ def _decode_shape(attrs, shapes):
 
 
 def _decode(attrs, ins, outs):
-    data, anchors = _as_np(ins[0]), _as_np(ins[1])
+    data, anchors = to_host(ins[0]), to_host(ins[1])
     f = _calc_dtype(data.dtype)
     data, anchors = data.astype(f), anchors.astype(f)
     if attrs["format"] == "corner":
@@ -250,7 +251,7 @@ def _decode(attrs, ins, outs):
         dh = np.minimum(dh, f.type(attrs["clip"]))
     with np.errstate(over="ignore"):
         hw, hh = np.exp(dw) * aw / 2, np.exp(dh) * ah / 2
-    _store(outs[0], np.stack([ox - hw, oy - hh, ox + hw, oy + hh], axis=-1))
+    store(outs[0], np.stack([ox - hw, oy - hh, ox + hw, oy + hh], axis=-1))
 
 
 register(
@@ -301,7 +302,7 @@ def _iou_corner(a, b):
 
 
 def _detect(attrs, ins, outs):
-    cls_prob, loc_pred, anchor = (_as_np(a) for a in ins)
+    cls_prob, loc_pred, anchor = (to_host(a) for a in ins)
     f = _calc_dtype(cls_prob.dtype).type
     vx, vy, vw, vh = (f(v) for v in _floats(_DETECT, "variances", attrs["variances"]))
     nb, classes, n = cls_prob.shape
@@ -348,7 +349,7 @@ def _detect(attrs, ins, outs):
                 same &= later[:, 0] == kept[i, 0]
             gone = same & (_iou_corner(kept[i, 2:], later[:, 2:]) >= f(nms))
             later[gone, 0] = -1
-    _store(outs[0], out)
+    store(outs[0], out)
 
 
 register(
@@ -439,7 +440,7 @@ def _match_anchors(iou, threshold):
 
 
 def _target(attrs, ins, outs):
-    anchor, label, cls = (_as_np(a) for a in ins)
+    anchor, label, cls = (to_host(a) for a in ins)
     f = np.float32
     vx, vy, vw, vh = (f(v) for v in _floats(_TARGET, "variances", attrs["variances"]))
     nb, n = label.shape[0], anchor.shape[1]
@@ -485,9 +486,9 @@ def _target(attrs, ins, outs):
                 ((g[:, 1] + g[:, 3]) / 2 - (ap[:, 0] + ap[:, 2]) / 2) / aw / vx,
                 ((g[:, 2] + g[:, 4]) / 2 - (ap[:, 1] + ap[:, 3]) / 2) / ah / vy,
                 np.log(gw / aw) / vw, np.log(gh / ah) / vh], axis=1)
-    _store(outs[0], loc_target.reshape(nb, n * 4))
-    _store(outs[1], loc_mask.reshape(nb, n * 4))
-    _store(outs[2], cls_target)
+    store(outs[0], loc_target.reshape(nb, n * 4))
+    store(outs[1], loc_mask.reshape(nb, n * 4))
+    store(outs[2], cls_target)
 
 
 register(

@@ -18,10 +18,9 @@ import math
 
 import numpy as np
 
+from runtime._device import store, to_host
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, register
-from runtime.ops.vision import _as_np as _host
-from runtime.ops.vision import _store
 
 _ATTRS = {"kernel_size": Attr("int", 1), "max_displacement": Attr("int", 1),
           "stride1": Attr("int", 1), "stride2": Attr("int", 1), "pad_size": Attr("int", 0),
@@ -96,7 +95,7 @@ def _type(attrs, dtypes):
 
 
 def _forward(attrs, ins, outs):
-    a, b = _host(ins[0]), _host(ins[1])
+    a, b = to_host(ins[0]), to_host(ins[1])
     plan = _Plan("Correlation", attrs, a.shape)
     acc = np.float64 if a.dtype == np.float64 else np.float32
     t1, t2 = plan.padded(a.astype(acc)), plan.padded(b.astype(acc))
@@ -104,7 +103,7 @@ def _forward(attrs, ins, outs):
     for tc, r1, c1, r2, c2 in plan.windows():
         u, v = t1[:, :, r1, c1], t2[:, :, r2, c2]
         out[:, tc] += (u * v if attrs["is_multiply"] else np.abs(u - v)).sum(axis=1)
-    _store(outs[0], out / acc(plan.norm))
+    store(outs[0], out / acc(plan.norm))
 
 
 register(
@@ -133,7 +132,7 @@ def _backward_shape(attrs, shapes):
 
 
 def _backward(attrs, ins, outs):
-    g, a, b = (_host(x) for x in ins)
+    g, a, b = (to_host(x) for x in ins)
     plan = _Plan("_backward_Correlation", attrs, a.shape)
     acc = np.float64 if a.dtype == np.float64 else np.float32
     t1, t2 = plan.padded(a.astype(acc)), plan.padded(b.astype(acc))
@@ -151,8 +150,8 @@ def _backward(attrs, ins, outs):
             g2[:, :, r2, c2] -= head * sign
     h, w = a.shape[2:]
     p = plan.pad
-    _store(outs[0], g1[:, :, p:p + h, p:p + w])
-    _store(outs[1], g2[:, :, p:p + h, p:p + w])
+    store(outs[0], g1[:, :, p:p + h, p:p + w])
+    store(outs[1], g2[:, :, p:p + h, p:p + w])
 
 
 register(

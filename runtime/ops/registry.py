@@ -277,21 +277,3 @@ def scalar_type(op, *names, wrap=False):
             dtype_scalar(op, name, attrs[name], dtypes[0], wrap)
         return [dtypes[0]]
     return infer
-
-
-def attach_sparse(name, compute, stypes, check=None):
-    """Declare the sparse kernel of operator ``name`` (registered by its dense module).
-
-    ``stypes(attrs, in_stypes)`` returns the output storage types when the kernel takes
-    these inputs, else None (then the invoker falls back to dense); ``check(attrs,
-    in_shapes, in_dtypes)`` says why the kernel does not take inputs of those storage
-    types after all (their dtype, their shapes), or None (see ``Op.sparse_check``).
-    Sparse kernels live beside each other in ``runtime.ops.sparse``, the dense
-    declarations in their area.
-    """
-    op = get(name)
-    if op.compute_sparse is not None:
-        raise ValueError(f"operator {name!r} already has a sparse kernel")
-    op.compute_sparse = compute
-    op.sparse_stypes = stypes
-    op.sparse_check = check

@@ -4,7 +4,7 @@
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
 state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
 arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
-operator of runtime/ops/optim.py with ``out=weight``, which writes the weight and its
+operator of runtime/ops/optimizer_op.py with ``out=weight``, which writes the weight and its
 state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
 ``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
 update), else every row is (the standard update).  Per-weight learning-rate and weight
@@ -28,7 +28,8 @@ import numpy as np
 from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
-from runtime.ops.optim import as_number as _number
+from runtime.ops.optimizer_op import as_number as _number
+from runtime.ops.optimizer_op import check_lr, check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
            "register"]
@@ -159,13 +160,34 @@ class Optimizer:
         return -1.0 if self.clip_gradient is None else float(self.clip_gradient)
 
     @staticmethod
-    def _run(name, inputs, attrs):
-        """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
-        the weight; ``attrs`` every attribute of the op, as floats and bools."""
+    def _op(name):
         op = _OPS.get(name)
         if op is None:
             op = _OPS[name] = registry.get(name)
-        invoke_parsed(op, inputs, attrs, inputs[0], None)
+        return op
+
+    @classmethod
+    def _run(cls, name, inputs, attrs):
+        """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
+        the weight; ``attrs`` every attribute of the op, as floats and bools."""
+        invoke_parsed(cls._op(name), inputs, attrs, inputs[0], None)
+
+    @classmethod
+    def _check_plan(cls, name, inputs, attrs):
+        """Raise what update operator ``name`` would raise on ``inputs`` and ``attrs``
+        before writing anything (its attribute, context, shape, dtype and storage type
+        checks), without running it: gluon's Trainer checks every parameter's update
+        with it before it applies any."""
+        op = cls._op(name)
+        check_lr(name, attrs)
+        ctx = inputs[0].context
+        for x in inputs[1:]:
+            if x.context != ctx:
+                raise ValueError(f"{name}: all inputs must be on one context (got {ctx} "
+                                 f"and {x.context})")
+        op.infer_shape(attrs, [x.shape for x in inputs])
+        op.infer_type(attrs, [np.dtype(x.dtype) for x in inputs])
+        op.infer_storage(attrs, [x.stype for x in inputs])
 
     # -- the interface of subclasses ------------------------------------------------
 
@@ -174,8 +196,16 @@ class Optimizer:
         return None
 
     def update(self, index, weight, grad, state):
-        """Update ``weight`` (and ``state``) in place from ``grad``."""
-        raise NotImplementedError(f"{type(self).__name__}.update")
+        """Update ``weight`` (and ``state``) in place from ``grad``: count the update,
+        then run the operator that :meth:`_plan` names."""
+        self._update_count(index)
+        self._run(*self._plan(index, weight, grad, state))
+
+    def _plan(self, index, weight, grad, state):
+        """The update of ``index`` as (operator name, inputs, attributes), for the count
+        already made by ``_update_count``; changes nothing.  A subclass defines it (the
+        built-in optimizers do), or overrides :meth:`update` instead."""
+        raise NotImplementedError(f"{type(self).__name__} must define update")
 
     @staticmethod
     def _zeros_like(weight):
@@ -199,18 +229,16 @@ class SGD(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_like(weight) if self.momentum != 0.0 else None
 
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
+    def _plan(self, index, weight, grad, state):
         lr, wd = self._lr_wd(index)
         lazy, rescale, clip = bool(self.lazy_update), float(self.rescale_grad), self._clip()
         if state is None:
-            self._run("sgd_update", [weight, grad], {
+            return "sgd_update", [weight, grad], {
                 "lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": clip,
-                "lazy_update": lazy})
-        else:
-            self._run("sgd_mom_update", [weight, grad, state], {
-                "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
-                "clip_gradient": clip, "lazy_update": lazy})
+                "lazy_update": lazy}
+        return "sgd_mom_update", [weight, grad, state], {
+            "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
+            "clip_gradient": clip, "lazy_update": lazy}
 
 
 @register
@@ -231,16 +259,16 @@ class Adam(Optimizer):
     def create_state(self, index, weight):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
-    def update(self, index, weight, grad, state):
-        t = self._update_count(index)
+    def _plan(self, index, weight, grad, state):
+        t = self._index_update_count[index]
         lr, wd = self._lr_wd(index)
         beta1, beta2 = float(self.beta1), float(self.beta2)
         lr *= math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
         mean, var = state
-        self._run("adam_update", [weight, grad, mean, var], {
+        return "adam_update", [weight, grad, mean, var], {
             "lr": lr, "beta1": beta1, "beta2": beta2, "epsilon": float(self.epsilon),
             "wd": wd, "rescale_grad": float(self.rescale_grad),
-            "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)})
+            "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)}
 
 
 @register
@@ -258,13 +286,12 @@ class AdaGrad(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_like(weight)
 
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
+    def _plan(self, index, weight, grad, state):
         lr, wd = self._lr_wd(index)
-        self._run("adagrad_update", [weight, grad, state], {
+        return "adagrad_update", [weight, grad, state], {
             "lr": lr, "epsilon": float(self.float_stable_eps),
             "wd": wd, "rescale_grad": float(self.rescale_grad),
-            "clip_gradient": self._clip()})
+            "clip_gradient": self._clip()}
 
 
 class Updater:

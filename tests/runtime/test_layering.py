@@ -6,7 +6,7 @@ hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
 ``set_operator_impl``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
-    base      runtime.base, runtime.errors, runtime.context, runtime.random
+    base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device
     kernels   runtime._sparse_*, runtime._types (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
@@ -40,6 +40,7 @@ if not (ROOT / "pyx" / "runtime").is_dir():
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
     "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
+    "runtime._device": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
     "runtime._vision_kernels": KERNELS,
@@ -238,9 +239,64 @@ def test_unknown_modules_have_no_layer():
 
 
 def test_a_function_level_import_of_the_api_fails(tmp_path):
-    """The check itself: what issue 9 found in _ndarray.pyx is refused."""
+    """The check itself: a function-level import of the API from a storage module is
+    refused."""
     pyx = tmp_path / "m.pyx"
     pyx.write_text("cdef class A:\n    def f(self):\n        from runtime.nd import sparse\n")
     (target, _, in_function), = _cython_imports(pyx)
     assert target == "runtime.nd.sparse" and in_function
     assert rank(target) > rank("runtime._ndarray")
+
+
+# The one module that imports CuPy on the runtime's behalf (the device boundary), and the
+# allocator's CuPy bridge (allocator.cupy.use_pool: the allocator sits below runtime and
+# cannot call into it).
+CUPY_IMPORTERS = {"runtime._device", "allocator.cupy"}
+
+# The public API layer: modules users import.  Operators and kernels work on raw arrays
+# and registry ops and never reach up into them.
+API_PACKAGES = ("runtime.nd", "runtime.ndarray", "runtime.autograd", "runtime.gluon",
+                "runtime.nn", "runtime.optim", "runtime.optimizer", "runtime.initializer",
+                "runtime.init", "runtime.lr_scheduler", "runtime.metric", "runtime.io",
+                "runtime.kvstore", "runtime.jobs", "runtime.test_utils")
+
+
+def _allocator_imports():
+    for path in sorted((ROOT / "allocator").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for target, lineno, _ in _python_imports(path, module):
+            yield module, path.relative_to(ROOT), target, lineno
+    for path in sorted((ROOT / "pyx" / "allocator").glob("*.p[yx][xd]")):
+        for target, lineno, _ in _cython_imports(path):
+            yield "allocator." + path.stem, path.relative_to(ROOT), target, lineno
+
+
+def _cupy_importers():
+    everything = [(m, p, t, n) for m, p, t, n, _ in _imports()] + list(_allocator_imports())
+    return {(m, f"{p}:{n}") for m, p, t, n in everything
+            if t == "cupy" or t.startswith("cupy.")}
+
+
+def test_only_the_device_module_imports_cupy():
+    found = _cupy_importers()
+    stray = sorted(where for module, where in found if module not in CUPY_IMPORTERS)
+    assert not stray, "import CuPy through runtime._device:\n" + "\n".join(stray)
+    assert {module for module, _ in found} == CUPY_IMPORTERS
+
+
+def _is_api(target):
+    return target == "runtime" or any(target == p or target.startswith(p + ".")
+                                      for p in API_PACKAGES)
+
+
+def test_operators_and_kernels_never_import_the_api():
+    bad = [f"{path}:{lineno}: {module} imports {target}"
+           for module, path, target, lineno, _ in _imports()
+           if (module.startswith("runtime.ops") or rank(module) == KERNELS) and _is_api(target)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_api_check_knows_the_api():
+    assert _is_api("runtime.nd.sparse") and _is_api("runtime.gluon.nn") and _is_api("runtime")
+    assert not _is_api("runtime.ops.registry") and not _is_api("runtime._device")
+    assert not _is_api("runtime.ndarray_kernels")

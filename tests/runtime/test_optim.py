@@ -3,7 +3,7 @@ update rules, over several steps: dense gradients, row_sparse gradients with laz
 (untouched rows keep their values and their state) and standard ones (equal to the dense
 update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
 correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight and state
-unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
+unchanged.  (test_all_ops.py runs the generic checks from op_samples_optimizer_op.py.)"""
 
 import math
 import platform
@@ -244,7 +244,7 @@ def test_threaded_kernels_match_the_serial_ones(name):
 def test_device_formulas_match_the_host_kernels(name, clip):
     """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
     they give the host kernel's results (the GPU suite runs them on CuPy)."""
-    from runtime.ops import optim as ops_optim
+    from runtime.ops import optimizer_op as ops_optim
     from runtime.ops.registry import get
     op = get(name)
     attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
@@ -730,9 +730,101 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
         mx.gluon.Trainer([p], "nadam")
     trainer = mx.gluon.Trainer([p], "sgd")
-    with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
-                                         r"\(got 0\)"):
+    with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a finite number "
+                                         r"> 0 \(got 0\)"):
         trainer.step(0)
+
+
+def _backward_all(params):
+    with autograd.record():
+        y = sum((p.data() * p.data()).sum() for p in params)
+    y.backward()
+
+
+def _snapshot(trainer, params):
+    opt = trainer.optimizer
+    states = {i: [x.asnumpy().copy() for x in (s if isinstance(s, tuple) else (s,))
+                  if x is not None] for i, s in trainer._states.items()}
+    return ([p.data().asnumpy().copy() for p in params], states, opt.rescale_grad,
+            dict(opt._index_update_count), opt.num_update)
+
+
+def _assert_unchanged(trainer, params, before):
+    weights, states, rescale, counts, num = before
+    now = _snapshot(trainer, params)
+    for a, b in zip(now[0], weights):
+        np.testing.assert_array_equal(a, b)
+    assert now[1].keys() == states.keys()
+    for i in states:
+        for a, b in zip(now[1][i], states[i]):
+            np.testing.assert_array_equal(a, b)
+    assert now[2:] == (rescale, counts, num)
+
+
+@pytest.mark.parametrize("kind, kw", [("sgd", {"momentum": 0.9}), ("adam", {}),
+                                      ("adagrad", {})])
+def test_a_refused_step_changes_nothing(kind, kw):
+    """A step applies to every parameter or to none: a bad multiplier on the second
+    parameter leaves the first one, every state, the update counts and rescale_grad as
+    they were; the next good step is the first update (Adam's count did not move)."""
+    params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    trainer = mx.gluon.Trainer(params, kind, {"learning_rate": 0.1, "wd": 0.01, **kw})
+    params[1].wd_mult = math.inf
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match=r"_update: wd must be finite \(got inf\)"):
+        trainer.step(2)
+    _assert_unchanged(trainer, params, before)
+    params[1].wd_mult = 1.0
+    trainer.step(2)
+    fresh = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    ref = mx.gluon.Trainer(fresh, kind, {"learning_rate": 0.1, "wd": 0.01, **kw})
+    _backward_all(fresh)
+    ref.step(2)
+    for p, q in zip(params, fresh):
+        np.testing.assert_array_equal(p.data().asnumpy(), q.data().asnumpy())
+
+
+@pytest.mark.parametrize("batch_size, exc, match", [
+    (1e-320, ValueError, r"batch_size must leave rescale_grad / batch_size finite \(got "
+                         r"1e-320: 1\.0 / 1e-320 overflows\)"),
+    (math.inf, ValueError, r"batch_size must be a finite number > 0 \(got inf\)"),
+    (math.nan, ValueError, r"batch_size must be a finite number > 0 \(got nan\)"),
+    (-3, ValueError, r"batch_size must be a finite number > 0 \(got -3\)"),
+    (10 ** 400, ValueError, r"batch_size must be a finite number > 0 \(got 1000"),
+    (True, TypeError, r"batch_size must be a number \(got True\)"),
+    ("4", TypeError, r"batch_size must be a number \(got '4'\)")],
+    ids=["tiny", "inf", "nan", "negative", "huge-int", "bool", "str"])
+def test_a_bad_batch_size_is_refused_before_anything_changes(batch_size, exc, match):
+    p = Param("w", [1.0, 1.0])
+    trainer = mx.gluon.Trainer([p], "adam", {"learning_rate": 0.1})
+    _backward_all([p])
+    before = _snapshot(trainer, [p])
+    with pytest.raises(exc, match="^Trainer.step: " + match):
+        trainer.step(batch_size)
+    _assert_unchanged(trainer, [p], before)
+    trainer.step(1)
+    # the first Adam update moves each weight by lr * g / (|g| + eps') (bias-corrected)
+    np.testing.assert_allclose(p.data().asnumpy(), [0.9, 0.9], rtol=1e-6)
+
+
+def test_a_refused_step_of_an_optimizer_of_its_own_is_undone():
+    """An optimizer that overrides update cannot be checked ahead: the weights and states
+    it updated before its update of a later parameter raised are put back."""
+
+    class Picky(mx.optimizer.SGD):
+        def update(self, index, weight, grad, state):
+            if index == 1:
+                raise ValueError("Picky: index must be 0 (got 1)")
+            super().update(index, weight, grad, state)
+
+    params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    trainer = mx.gluon.Trainer(params, Picky(learning_rate=0.1, momentum=0.5))
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match="^Picky: index must be 0"):
+        trainer.step(1)
+    _assert_unchanged(trainer, params, before)
 
 
 free_failing_tests(globals())

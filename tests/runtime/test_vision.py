@@ -6,6 +6,7 @@ differences for the gradients (tests/runtime/test_all_ops.py checks the generic
 behaviour from op_samples_vision.py)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -189,6 +190,18 @@ def test_roi_ops_refuse_non_finite_and_huge_rois(op):
         got = nd._contrib_ROIAlign(x, arr(np.array([[0, 0, 0, 1e12, 2.0]])),
                                    pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2)
         assert got.shape == (1, 1, 2, 2)
+
+
+@pytest.mark.parametrize("op", ["ROIPooling", "_contrib_ROIAlign"])
+@pytest.mark.parametrize("index", [1e30, 2.0 ** 63, 1.0])
+def test_roi_ops_refuse_a_batch_index_beyond_the_batch_even_past_int64(op, index):
+    # (1e30 has no int64: cast first, it became a negative index that ROIAlign skipped)
+    x = arr(rand((1, 1, 4, 4)))
+    with pytest.raises(ValueError, match=rf"^{op}: rois' batch index must be (0 <= )?index < "
+                                         rf"1 \(data's batch size\) \(got {re.escape(repr(index))} in row "
+                                         r"0\)"):
+        getattr(nd, op)(x, arr(np.array([[index, 0, 0, 2, 2.0]])), pooled_size=(2, 2),
+                        spatial_scale=1.0)
 
 
 # -- ROIAlign ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from runtime import _sparse_optim as K
+from runtime._device import array_module
 from runtime._ndarray import empty as _empty
 from runtime._ndarray import storage_view
 from runtime.ops.registry import Attr, register
@@ -189,8 +190,9 @@ def _adagrad_ok(attrs):
 
 # -- kernels ---------------------------------------------------------------------------------
 
-def _check_lr(op, attrs):
-    """lr is not part of the inference signature (_LR): each kernel checks it first."""
+def check_lr(op, attrs):
+    """lr is not part of the inference signature (_LR): each kernel checks it first (and
+    runtime.optimizer before it runs any update of a step)."""
     if not 0.0 <= attrs["lr"] < _INF:
         _finite(op, attrs, "lr", lo=0)
 
@@ -199,7 +201,7 @@ def _dense(op, update, device):
     """The dense kernel: the host runs ``update(out, weight, grad, None, states, attrs,
     lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
     def compute(attrs, ins, outs):
-        _check_lr(op, attrs)
+        check_lr(op, attrs)
         w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
         if isinstance(w, np.ndarray):
             update(o, w, g, None, states, attrs, False)
@@ -212,7 +214,7 @@ def _sparse(op, update, lazy_attr):
     """The kernel of a row_sparse gradient: the rows of the weight that it updates are
     written into ``out=weight`` itself, else into a copy of the weight."""
     def compute(attrs, inputs, outs):
-        _check_lr(op, attrs)
+        check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
         if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
             raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "
@@ -227,16 +229,9 @@ def _sparse(op, update, lazy_attr):
     return compute
 
 
-def _xp(a):
-    if isinstance(a, np.ndarray):
-        return np
-    import cupy
-    return cupy
-
-
 def _scaled(g, attrs, extra=None):
     """clip(rescale_grad * g (+ extra)) as a new array (device formulas)."""
-    xp = _xp(g)
+    xp = array_module(g)
     r = g * g.dtype.type(attrs["rescale_grad"])
     if extra is not None:
         r += extra
@@ -302,7 +297,7 @@ def _adam_host(o, w, g, rows, states, attrs, lazy):
 
 
 def _adam_device(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     mean, var = states
     b1, b2 = t(attrs["beta1"]), t(attrs["beta2"])
     step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
@@ -339,7 +334,7 @@ def _adagrad_host(o, w, g, rows, states, attrs, lazy):
 
 
 def _adagrad_device(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     hist = states[0]
     step = _scaled(g, attrs)
     hist += step * step
@@ -368,13 +363,13 @@ rows updated.""")
 # signsgd_update / signum_update (dense; one NumPy/CuPy formula for host and device)
 
 def _signsgd(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     # MXNet's kernel: rescale_grad and clip_gradient do not change a sign
     o[...] = (1 - t(attrs["lr"]) * t(attrs["wd"])) * w - t(attrs["lr"]) * xp.sign(g)
 
 
 def _signum(w, g, states, o, attrs):
-    xp, t = _xp(w), w.dtype.type
+    xp, t = array_module(w), w.dtype.type
     mom = states[0]
     m = t(attrs["momentum"])
     mom *= m

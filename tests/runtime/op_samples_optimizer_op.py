@@ -1,4 +1,4 @@
-"""Samples of the optimizer update operators (runtime/ops/optim.py): dense and row_sparse
+"""Samples of the optimizer update operators (runtime/ops/optimizer_op.py): dense and row_sparse
 gradients (lazy and standard updates), the failures of bad attributes, shapes, dtypes and
 storage types, and 0-size weights.  The updates are not differentiable: no grad samples.
 Values are checked against NumPy in depth by tests/runtime/test_optim.py."""
