@@ -10,7 +10,7 @@ Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtim
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
 ``runtime.init``), ``runtime.kvstore`` (also ``runtime.kv``), ``runtime.io``,
-``runtime.test_utils``, ``runtime.base``.  The second name of a module is the same module
+``runtime.metric``, ``runtime.test_utils``, ``runtime.base``.  The second name of a module is the same module
 object (registered in ``sys.modules``), not a copy.
 """
 
@@ -26,7 +26,7 @@ from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
 from runtime import kvstore
-from runtime import gluon, io, test_utils
+from runtime import gluon, io, metric, test_utils
 
 
 def _alias(name, module):
@@ -46,7 +46,7 @@ _alias("kv", kvstore)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
-           "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "test_utils",
+           "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
            "MXNetError",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

@@ -1,5 +1,6 @@
 """Helpers that test suites import from ``mxnet.test_utils`` (MXNet 1.x): tolerances and
-comparisons, random shapes and arrays, the default context, expected exceptions and
+comparisons, random shapes and arrays, the default context, gradient checks of
+imperative functions against central differences, expected exceptions, retries,
 environment variables.
 
 Comparisons take NDArrays (read with ``asnumpy()``), NumPy arrays or numbers.  The
@@ -9,11 +10,14 @@ bool exact.
 """
 
 import contextlib
+import functools
 import numbers
 import os
+import sys
 
 import numpy as np
 
+from runtime import autograd
 from runtime import context as _context
 from runtime import nd
 from runtime._ndarray import NDArray
@@ -21,7 +25,10 @@ from runtime._ndarray import NDArray
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
-           "assert_exception", "environment"]
+           "assert_exception", "environment", "check_numeric_gradient", "numeric_grad",
+           "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
+           "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
+           "set_env_var"]
 
 
 def default_context():
@@ -30,11 +37,12 @@ def default_context():
 
 
 def set_default_context(ctx):
-    """Make ``ctx`` the current context for the rest of the thread (as MXNet's, which
-    replaces the default rather than entering a ``with`` block)."""
+    """Make ``ctx`` the current context for the rest of the thread, or of the enclosing
+    ``with`` block (as MXNet's, which replaces the default rather than entering a
+    ``with`` block)."""
     if not isinstance(ctx, _context.Context):
         raise TypeError(f"set_default_context: ctx must be a Context (got {ctx!r})")
-    ctx.__enter__()
+    _context.set_current_context(ctx)
 
 
 def default_dtype():
@@ -186,3 +194,220 @@ def environment(*args):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")):
+    """:func:`assert_almost_equal` on the positions where neither ``a`` nor ``b`` is
+    NaN (MXNet's: NaNs are set to 0 on both sides first)."""
+    an, bn = np.copy(_numpy(a)), np.copy(_numpy(b))
+    nan = np.isnan(an) | np.isnan(bn)
+    an[nan] = 0
+    bn[nan] = 0
+    assert_almost_equal(an, bn, rtol, atol, names)
+
+
+def same_array(array1, array2):
+    """Whether two NDArrays share their memory: a write through one shows in the
+    other (MXNet's test, which adds 1 to ``array1`` and takes it back)."""
+    array1[:] += 1
+    shared = same(array1, array2)
+    array1[:] -= 1
+    return shared
+
+
+def random_arrays(*shapes):
+    """NumPy arrays of standard normal values in the default dtype, one per shape (a
+    shape () gives a float); a single shape gives the array itself."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0 else
+              np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population, k):
+    """``k`` distinct elements of the list ``population`` in random order."""
+    if not 0 <= k <= len(population):
+        raise ValueError(f"random_sample: k must be in [0, {len(population)}] (got {k!r})")
+    chosen = list(population)
+    np.random.shuffle(chosen)
+    return chosen[:k]
+
+
+def np_reduce(dat, axis, keepdims, numpy_reduce_func):
+    """``numpy_reduce_func`` applied over ``axis`` (None, an int or a tuple, one axis at
+    a time from the last), keeping the reduced axes with ``keepdims``."""
+    if isinstance(axis, int):
+        axis = [axis]
+    else:
+        axis = list(axis) if axis is not None else list(range(len(dat.shape)))
+    ret = dat
+    for i in reversed(sorted(a % dat.ndim for a in axis)):
+        ret = numpy_reduce_func(ret, axis=i)
+    if keepdims:
+        shape = list(dat.shape)
+        for i in axis:
+            shape[i % dat.ndim] = 1
+        ret = ret.reshape(tuple(shape))
+    return ret
+
+
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, ctx=None):
+    """A random sparse NDArray (as :func:`rand_ndarray`) and its parts as NumPy arrays:
+    ``(arr, (data, indices, indptr))`` for csr, ``(arr, (data, indices))`` for
+    row_sparse (MXNet's return form)."""
+    if stype not in ("csr", "row_sparse"):
+        raise ValueError(f"rand_sparse_ndarray: stype must be 'csr' or 'row_sparse' (got "
+                         f"{stype!r})")
+    arr = rand_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)
+    if stype == "csr":
+        return arr, (arr.data.asnumpy(), arr.indices.asnumpy(), arr.indptr.asnumpy())
+    return arr, (arr.data.asnumpy(), arr.indices.asnumpy())
+
+
+def _as_inputs(location, dtype, ctx):
+    if isinstance(location, dict):
+        names = list(location)
+        values = [location[k] for k in names]
+    elif isinstance(location, (list, tuple)):
+        names, values = None, list(location)
+    else:
+        raise TypeError(f"check_numeric_gradient: location must be a list or a dict of "
+                        f"arrays (got {type(location).__name__})")
+    arrays = [np.array(_numpy(v), dtype=dtype) for v in values]
+    return names, arrays, ctx or default_context()
+
+
+def _call(fn, names, arrays, ctx):
+    inputs = [nd.array(a, ctx=ctx, dtype=a.dtype) for a in arrays]
+    out = fn(**dict(zip(names, inputs))) if names is not None else fn(*inputs)
+    return out if isinstance(out, (list, tuple)) else [out]
+
+
+def numeric_grad(fn, location, heads, eps=1e-4, dtype=np.float64, ctx=None):
+    """Central differences of ``sum_i sum(fn(*location)[i] * heads[i])`` with respect to
+    each input (a list of NumPy arrays of the inputs' shapes, in ``location``'s order).
+    ``fn`` takes NDArrays (positionally for a list ``location``, by name for a dict)
+    and returns an NDArray or a list of them."""
+    names, arrays, ctx = _as_inputs(location, dtype, ctx)
+
+    def objective():
+        outs = _call(fn, names, arrays, ctx)
+        return sum(float(np.sum(o.asnumpy().astype(np.float64) * h))
+                   for o, h in zip(outs, heads))
+    grads = []
+    for a in arrays:
+        g = np.zeros(a.shape, np.float64)
+        flat, gflat = a.reshape(-1), g.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + eps
+            plus = objective()
+            flat[i] = old - eps
+            minus = objective()
+            flat[i] = old
+            gflat[i] = (plus - minus) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=None):
+    """Check the autograd gradient of the imperative function ``sym`` against central
+    differences (MXNet's ``check_numeric_gradient``, for a callable where MXNet takes a
+    Symbol).
+
+    ``sym(*inputs)`` (``location`` a list) or ``sym(**inputs)`` (a dict) returns an
+    NDArray or a list of them; the inputs are ``location``'s arrays (NumPy or NDArray)
+    cast to ``dtype`` (default float64: the differences are then accurate; MXNet's
+    default is float32).  As MXNet, the scalar differentiated is the sum of the outputs
+    times fixed random projections, the step is ``numeric_eps`` (1e-3 for float16 and
+    float32, 1e-6 for float64) and ``grad_nodes`` (names or positions) selects the inputs
+    checked (default: all).  ``use_forward_train`` runs the forward under
+    ``autograd.train_mode`` (else predict mode).  AssertionError names the input whose
+    gradient differs beyond ``rtol`` (default 1e-2) / ``atol`` (default: the dtype's).
+    """
+    if not callable(sym):
+        raise TypeError(f"check_numeric_gradient: sym must be a callable taking and "
+                        f"returning NDArrays (got {type(sym).__name__}); ndrt has no "
+                        f"symbolic executor")
+    if aux_states is not None or grad_stype_dict is not None:
+        raise NotImplementedError("check_numeric_gradient: aux_states and grad_stype_dict "
+                                  "belong to symbolic executors")
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    eps = numeric_eps if numeric_eps is not None else (1e-6 if dtype == np.float64
+                                                       else 1e-3)
+    names, arrays, ctx = _as_inputs(location, dtype, ctx)
+    labels = names if names is not None else [str(i) for i in range(len(arrays))]
+    if grad_nodes is None:
+        checked = list(range(len(arrays)))
+    else:
+        checked = [labels.index(str(g)) if str(g) in labels else g for g in grad_nodes]
+        bad = [g for g in checked if not isinstance(g, int) or not 0 <= g < len(arrays)]
+        if bad:
+            raise ValueError(f"check_numeric_gradient: grad_nodes must name inputs among "
+                             f"{labels!r} (got {grad_nodes!r})")
+    inputs = [nd.array(a, ctx=ctx, dtype=dtype) for a in arrays]
+    for i in checked:
+        inputs[i].attach_grad()
+    mode = autograd.train_mode if use_forward_train else autograd.predict_mode
+    with mode():
+        with autograd.record(train_mode=use_forward_train):
+            outs = sym(**dict(zip(names, inputs))) if names is not None else sym(*inputs)
+            outs = outs if isinstance(outs, (list, tuple)) else [outs]
+            heads = [np.random.normal(0, 0.01, size=o.shape) for o in outs]
+            total = sum((o * nd.array(h, ctx=ctx, dtype=o.dtype)).sum()
+                        for o, h in zip(outs, heads))
+        total.backward()
+        numeric = numeric_grad(sym, location, heads, eps=eps, dtype=dtype, ctx=ctx)
+    for i in checked:
+        assert_almost_equal(numeric[i], inputs[i].grad.asnumpy(),
+                            rtol=1e-2 if rtol is None else rtol, atol=atol,
+                            names=(f"NUMERICAL_{labels[i]}", f"BACKWARD_{labels[i]}"))
+
+
+def retry(n):
+    """Decorator running a (flaky, random) test up to ``n`` times until it passes
+    (MXNet's ``retry``); the last AssertionError is raised."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"retry: n must be an integer >= 1 (got {n!r})")
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for i in range(n):
+                try:
+                    return f(*args, **kwargs)
+                except AssertionError:
+                    if i == n - 1:
+                        raise
+        return wrapper
+    return decorate
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Send what is written to the process's stderr (file descriptor 2, C code included)
+    to /dev/null for the ``with`` block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def list_gpus():
+    """The ids of the visible GPUs (``range(num_gpus())``)."""
+    return list(range(_context.num_gpus()))
+
+
+def set_env_var(key, val, default_val=""):
+    """Set environment variable ``key`` to ``val``; returns its previous value
+    (``default_val`` when it was unset)."""
+    prev = os.environ.get(key, default_val)
+    os.environ[key] = str(val)
+    return prev

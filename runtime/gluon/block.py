@@ -13,11 +13,13 @@ said when either was made.
 """
 
 import threading
+import warnings
 from collections import OrderedDict
 
 from runtime import nd
 from runtime import initializer as _init
-from runtime.gluon.parameter import Parameter, ParameterDict, _compatible
+from runtime.gluon.parameter import Parameter, ParameterDict, _load_into
+from runtime.gluon.utils import HookHandle
 
 _COUNTERS = {}
 _COUNTER_LOCK = threading.Lock()
@@ -83,7 +85,9 @@ class Block:
             raise TypeError(f"{type(self).__name__}: prefix must be a str (got {prefix!r})")
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
-        self._prefix = _create_prefix(prefix, type(self).__name__.lower())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        self._prefix = _create_prefix(prefix, self._alias())
         if params is None:
             self._params = ParameterDict(self._prefix)
         elif isinstance(params, ParameterDict):
@@ -110,13 +114,18 @@ class Block:
         object.__setattr__(self, name, value)
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}("]
-        for key, child in self._children.items():
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({key}): {body}")
-        return "\n".join(lines) + "\n)" if len(lines) > 1 else f"{type(self).__name__}()"
+        # Gluon's text: the children one per line between the brackets, none for a leaf
+        # (``ELU(\n\n)``)
+        body = "\n".join(f"  ({key}): " + repr(child).replace("\n", "\n  ")
+                         for key, child in self._children.items())
+        return f"{type(self).__name__}(\n{body}\n)"
 
     # -- structure -----------------------------------------------------------------------
+    def _alias(self):
+        """The hint of this block's default prefix (Gluon: the class name lowercased;
+        convolutions say ``conv``, pooling layers ``pool``)."""
+        return type(self).__name__.lower()
+
     @property
     def prefix(self):
         """The prefix of this block's parameter names (``dense0_``)."""
@@ -182,21 +191,139 @@ class Block:
         """Set every parameter's gradient to 0."""
         self.collect_params().zero_grad()
 
+    def cast(self, dtype):
+        """Cast every parameter of this block and its children to ``dtype`` (data and
+        gradient), as Gluon's ``Block.cast``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for param in self._own_params():
+            param.cast(dtype)
+
+    def _own_params(self):
+        seen = OrderedDict((id(p), p) for p in self._params.values())
+        seen.update((id(p), p) for p in self._reg_params.values())
+        return list(seen.values())
+
+    def share_parameters(self, shared):
+        """Use the parameters of ``shared`` instead of this block's own: ``shared`` maps
+        structural names (``'0.weight'``, as ``_collect_params_with_prefix`` and the
+        files of :meth:`save_parameters` name them) to :class:`Parameter`; each one
+        replaces the parameter of that name here.  Names this block lacks give a warning
+        (Gluon 2's ``share_parameters``).  Returns this block."""
+        if shared is None:
+            return self
+        if not isinstance(shared, dict):
+            raise TypeError(f"{type(self).__name__}.share_parameters: shared must be a dict "
+                            f"of structural name -> Parameter (got {type(shared).__name__})")
+        for key, param in shared.items():
+            if not isinstance(param, Parameter):
+                raise TypeError(f"{type(self).__name__}.share_parameters: shared[{key!r}] "
+                                f"must be a Parameter (got {type(param).__name__})")
+        unused = set(shared)
+        self._share(shared, unused, "")
+        for key in sorted(unused):
+            warnings.warn(f"share_parameters: parameter {key!r} is not in this block",
+                          UserWarning, stacklevel=2)
+        return self
+
+    def _share(self, shared, unused, prefix):
+        for name, old in list(self._reg_params.items()):
+            new = shared.get(prefix + name)
+            if new is None:
+                continue
+            unused.discard(prefix + name)
+            if dict.get(self._params, old.name) is old:     # not get(): it creates
+                del self._params[old.name]
+                self._params[new.name] = new
+            object.__setattr__(self, name, new)
+            self._reg_params[name] = new
+        for key, child in self._children.items():
+            child._share(shared, unused, f"{prefix}{key}.")
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, args)`` before each forward; returns a
+        :class:`~runtime.gluon.utils.HookHandle` whose ``detach()`` removes it."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, args, output)`` after each forward; returns a
+        :class:`~runtime.gluon.utils.HookHandle` whose ``detach()`` removes it."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter count for one forward of
+        ``inputs`` (Gluon's table: totals with and without shared parameters, and
+        trainable ones, those whose ``grad_req`` is not 'null').  Every parameter must
+        be initialised (or deferred, completed by this forward)."""
+        rows = OrderedDict()
+        rows["Input"] = (_shape_str(inputs), 0, 0, 0)
+        seen = set()
+        handles = []
+
+        def record(block, _, outputs):
+            n = trainable = shared = 0
+            for param in block._own_params():
+                size = param.data().size
+                n += size
+                trainable += 0 if param.grad_req == "null" else size
+                if id(param) in seen:
+                    shared += size
+                seen.add(id(param))
+            rows[f"{type(block).__name__}-{len(rows)}"] = (_shape_str(outputs), n,
+                                                           trainable, shared)
+
+        def attach(block):
+            if not getattr(block, "_is_container", False):
+                handles.append(block.register_forward_hook(record))
+
+        try:
+            self.apply(attach)
+            self(*inputs)
+        finally:
+            for handle in handles:
+                handle.detach()
+        line = "{:>20}  {:>42} {:>15}"
+        out = ["-" * 80, line.format("Layer (type)", "Output Shape", "Param #"), "=" * 80]
+        out += [line.format(key, shape, n) for key, (shape, n, _, _) in rows.items()]
+        total = sum(r[1] for r in rows.values())
+        trainable = sum(r[2] for r in rows.values())
+        shared = sum(r[3] for r in rows.values())
+        out += ["=" * 80, "Parameters in forward computation graph, duplicate included",
+                f"   Total params: {total}", f"   Trainable params: {trainable}",
+                f"   Non-trainable params: {total - trainable}",
+                f"Shared params in forward computation graph: {shared}",
+                f"Unique parameters in model: {total - shared}", "-" * 80]
+        print("\n".join(out))
+
     def hybridize(self, active=True, **kwargs):
         """Accepted for Gluon compatibility; ndrt runs every block imperatively."""
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
+        return out
 
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__}: define forward()")
 
     # -- files ---------------------------------------------------------------------------
-    def save_parameters(self, filename):
+    def save_parameters(self, filename, deduplicate=False):
         """Save every parameter to ``filename`` with ``nd.save``, keyed by structural
-        name (``0.weight``).  Every parameter must be initialised."""
+        name (``0.weight``).  Every parameter must be initialised.  A parameter shared
+        by several children is saved under each of its names, or once (under its last
+        name, as Gluon) with ``deduplicate=True``; :meth:`load_parameters` reads both."""
         params = self._collect_params_with_prefix()
+        if deduplicate:
+            last = {id(p): key for key, p in params.items()}
+            params = OrderedDict((k, p) for k, p in params.items() if last[id(p)] == k)
         arrays = {}
         for key, param in params.items():
             param._check_initialized()
@@ -204,48 +331,43 @@ class Block:
         nd.save(filename, arrays)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                        cast_dtype=False):
-        """Load what :meth:`save_parameters` wrote into this block's parameters.
+                        cast_dtype=False, dtype_source="current"):
+        """Load what :meth:`save_parameters` wrote into this block's parameters (or
+        what Gluon 1.x's ``collect_params().save(f, strip_prefix=block.prefix)`` wrote:
+        a file of names without dots that are not this block's structural names).
 
-        A parameter of the block missing from the file (unless ``allow_missing``), an
-        array in the file that the block lacks (unless ``ignore_extra``), or one whose
-        shape or dtype (unless ``cast_dtype``) differs raises ValueError naming it;
-        then no parameter has changed.  Parameters whose shape is still unknown take
-        the file's shape.
+        A parameter of the block missing from the file (unless ``allow_missing``; a
+        shared parameter is present when any of its names is), an array in the file
+        that the block lacks (unless ``ignore_extra``), or one whose shape or dtype
+        (unless ``cast_dtype``) differs raises ValueError naming it; then no parameter
+        has changed.  With ``cast_dtype``, ``dtype_source='current'`` casts the file's
+        values to the parameter's dtype, ``'saved'`` casts the parameter to the file's.
+        Parameters whose shape is still unknown take the file's shape.
         """
         loaded = nd.load(filename, ctx=None)
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
         params = self._collect_params_with_prefix()
-        missing = [k for k in params if k not in loaded] if not allow_missing else []
-        extra = [k for k in loaded if k not in params] if not ignore_extra else []
-        if missing:
-            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                             f"{filename!r}, which holds {sorted(loaded)!r} (set "
-                             f"allow_missing=True to ignore missing parameters)")
-        if extra:
-            raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
-                             f"is not present in this block, which has {list(params)!r} "
-                             f"(set ignore_extra=True to ignore it)")
-        for key, param in params.items():
-            if key not in loaded:
-                continue
-            value = loaded[key]
-            want = param._data.shape if param._data is not None else param.shape
-            if want is None or not _compatible(want, value.shape):
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"shape {want!r} but file {filename!r} holds shape "
-                                 f"{value.shape!r}")
-            if value.dtype != param.dtype and not cast_dtype:
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"dtype {param.dtype} but file {filename!r} holds "
-                                 f"{value.dtype} (set cast_dtype=True to cast)")
-        for key, param in params.items():
-            if key in loaded:
-                if ctx is not None and param._data is None:
-                    param._ctx = ctx
-                param.set_data(loaded[key])
+        if loaded and not any("." in k for k in loaded) and not set(loaded) & set(params):
+            # Gluon's older files (save_params, collect_params().save): full names
+            # without this block's prefix
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
+                                       self.prefix, cast_dtype, dtype_source)
+            return
+        _load_into("load_parameters", params, loaded,
+                   f"file {filename!r}", "this block", ctx, allow_missing, ignore_extra,
+                   cast_dtype, dtype_source)
+
+
+def _shape_str(values):
+    """Gluon's summary text of the shapes in (nested) ``values``."""
+    def shapes(v):
+        if isinstance(v, (list, tuple)):
+            return [shapes(x) for x in v]
+        return v.shape if isinstance(v, nd.NDArray) else v
+    out = shapes(values)
+    return str(out)[1:-1] if isinstance(out, list) else str(out)
 
 
 __all__ = ["Block"]

@@ -379,6 +379,16 @@ class Parameter:
             g = a.grad
             g[:] = 0
 
+    def cast(self, dtype):
+        """Cast the data (and with it the gradient) to ``dtype`` (Gluon's
+        ``Parameter.cast``); before initialisation only the dtype changes."""
+        self.dtype = nd.as_dtype(dtype)
+        if self._data is None:
+            return
+        with autograd.pause():
+            self._data = self._data.astype(self.dtype)
+        self._attach()
+
     def var(self):
         raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
 
@@ -406,6 +416,58 @@ class Constant(Parameter):
         self.value = value.asnumpy()
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
                          init=_Value(self.value), differentiable=False)
+
+
+def _load_into(who, params, loaded, source, target, ctx, allow_missing, ignore_extra,
+               cast_dtype, dtype_source):
+    """Write the arrays of ``loaded`` ({key: NDArray}) into ``params`` ({key:
+    Parameter}) after checking them all, so that a failure changes nothing.
+
+    A parameter missing from ``loaded`` (unless ``allow_missing``; a parameter under
+    several keys, shared, is present when any of them is), an array whose key ``params``
+    lacks (unless ``ignore_extra``), or one whose shape, or dtype (unless ``cast_dtype``),
+    differs raises ValueError naming it, ``source`` and ``target`` (the receiver).  With ``cast_dtype``,
+    ``dtype_source='current'`` casts the loaded values to the parameter's dtype,
+    ``'saved'`` the parameter to theirs.  Parameters whose shape is still unknown take
+    the loaded shape.
+    """
+    if dtype_source not in ("current", "saved"):
+        raise ValueError(f"{who}: dtype_source must be 'current' or 'saved' (got "
+                         f"{dtype_source!r})")
+    keys = {}
+    for key, param in params.items():
+        keys.setdefault(id(param), []).append(key)
+    if not allow_missing:
+        for key, param in params.items():
+            if not any(k in loaded for k in keys[id(param)]):
+                raise ValueError(f"{who}: parameter {key!r} is missing in {source}, which "
+                                 f"holds {sorted(loaded)!r} (set allow_missing=True to "
+                                 f"ignore missing parameters)")
+    if not ignore_extra:
+        for key in loaded:
+            if key not in params:
+                raise ValueError(f"{who}: parameter {key!r} in {source} is not present "
+                                 f"in {target}, which has {list(params)!r} (set "
+                                 f"ignore_extra=True to ignore it)")
+    for key, param in params.items():
+        if key not in loaded:
+            continue
+        value = loaded[key]
+        want = param._data.shape if param._data is not None else param.shape
+        if want is None or not _compatible(want, value.shape):
+            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has shape {want!r} "
+                             f"but {source} holds shape {value.shape!r}")
+        if value.dtype != param.dtype and not cast_dtype:
+            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has dtype "
+                             f"{np.dtype(param.dtype)} but {source} holds "
+                             f"{np.dtype(value.dtype)} (set cast_dtype=True to cast)")
+    for key, param in params.items():
+        if key in loaded:
+            if ctx is not None and param._data is None:
+                param._ctx = _ctx(ctx, f"Parameter {param.name!r}")
+            if cast_dtype and dtype_source == "saved" and loaded[key].dtype != param.dtype:
+                param.cast(loaded[key].dtype)
+            param.set_data(loaded[key])
 
 
 class ParameterDict(dict):
@@ -477,6 +539,44 @@ class ParameterDict(dict):
         """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) of every parameter."""
         for param in self.values():
             setattr(param, name, value)
+
+    def save(self, filename, strip_prefix=""):
+        """Save every parameter with ``nd.save``, keyed by its name without
+        ``strip_prefix`` (which every name must start with)."""
+        arrays = {}
+        for param in self.values():
+            if not param.name.startswith(strip_prefix):
+                raise ValueError(f"ParameterDict.save: strip_prefix {strip_prefix!r} must "
+                                 f"begin every parameter name (got {param.name!r})")
+            param._check_initialized()
+            arrays[param.name[len(strip_prefix):]] = param.data()
+        nd.save(filename, arrays)
+
+    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+             restore_prefix="", cast_dtype=False, dtype_source="current"):
+        """Load what :meth:`save` wrote: each array goes to the parameter named
+        ``restore_prefix`` + its key (Gluon 1.x's rules and errors, as
+        :meth:`Block.load_parameters`)."""
+        loaded = nd.load(filename)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"ParameterDict.load: {filename!r} holds a list of arrays, "
+                             f"not named parameters")
+        self.load_dict(loaded, ctx, allow_missing, ignore_extra, restore_prefix,
+                       f"file {filename!r}", cast_dtype, dtype_source)
+
+    def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,
+                  restore_prefix="", filename=None, cast_dtype=False, dtype_source="current"):
+        """Load ``{name: NDArray}`` (keys may carry MXNet's ``arg:``/``aux:`` marks) into
+        the parameters named ``restore_prefix`` + name."""
+        for name in self:
+            if not name.startswith(restore_prefix):
+                raise ValueError(f"ParameterDict.load: restore_prefix {restore_prefix!r} "
+                                 f"must begin every parameter name (got {name!r})")
+        loaded = {restore_prefix + (k[4:] if k[:4] in ("arg:", "aux:") else k): v
+                  for k, v in param_dict.items()}
+        _load_into("ParameterDict.load", dict(self), loaded, filename or "param_dict",
+                   "this ParameterDict", ctx, allow_missing, ignore_extra, cast_dtype,
+                   dtype_source)
 
     def select(self, pattern):
         """The parameters whose names match the regular expression ``pattern`` (from

@@ -1,15 +1,17 @@
-"""gluon's ``gluon.utils``: gradient clipping by global norm (``clip_global_norm``) and
-batches cut into one slice per context (``split_data``, ``split_and_load``)."""
+"""Gluon's helpers (``gluon.utils``): gradient clipping by global norm
+(``clip_global_norm``), batches cut into one slice per context (``split_data``,
+``split_and_load``) and the handles of forward hooks (``HookHandle``)."""
 
 import math
 import warnings
+import weakref
 
 import numpy as np
 
 from runtime import nd
 from runtime._ndarray import NDArray
 
-__all__ = ["clip_global_norm", "split_data", "split_and_load"]
+__all__ = ["clip_global_norm", "split_data", "split_and_load", "HookHandle"]
 
 
 def _square_sum(x):
@@ -98,3 +100,33 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
         return [data.as_in_context(ctx_list[0])]
     slices = split_data(data, len(ctx_list), batch_axis, even_split)
     return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+
+
+class HookHandle:
+    """The handle :meth:`Block.register_forward_hook` and
+    :meth:`~Block.register_forward_pre_hook` return: ``detach()`` removes the hook (also
+    on leaving a ``with`` block), as Gluon's."""
+
+    def __init__(self):
+        self._hooks_ref = None
+        self._id = None
+
+    def attach(self, hooks, hook):
+        """Add ``hook`` to the ordered dict ``hooks`` (once per handle)."""
+        if self._hooks_ref is not None:
+            raise RuntimeError("HookHandle: a handle cannot be attached twice")
+        self._id = id(hook)
+        hooks[self._id] = hook
+        self._hooks_ref = weakref.ref(hooks)
+
+    def detach(self):
+        """Remove the hook; a second call does nothing."""
+        hooks = self._hooks_ref() if self._hooks_ref is not None else None
+        if hooks is not None:
+            hooks.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()

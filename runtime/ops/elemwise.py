@@ -658,7 +658,8 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype.
 
     ``sparse``: True (zero-preserving for every scalar), "zero" (only for the scalar 0,
-    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type)."""
+    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type), or
+    a storage rule ``rule(attrs, stypes)`` deciding per call."""
     def compute(attrs, ins, outs):
         x = ins[0]
         s = attrs["scalar"]
@@ -678,7 +679,8 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
                     gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0)], differentiable=differentiable,
                     compute_sparse=_sparse_map(compute) if sparse else None,
-                    sparse_stypes=(_keep_stype_if_zero if sparse == "zero" else _keep_stype)
+                    sparse_stypes=sparse if callable(sparse) else
+                    (_keep_stype_if_zero if sparse == "zero" else _keep_stype)
                     if sparse else None)
 
 
@@ -714,6 +716,24 @@ scalar_op("_minimum_scalar", np.minimum, lambda a, i, o, g: [g[0] * (i[0] <= _s(
           "minimum(data, scalar)")
 scalar_op("_hypot_scalar", np.hypot, lambda a, i, o, g: [g[0] * i[0] / o[0]],
           "hypot(data, scalar)", grad_outputs=(0,))
+def _keep_stype_if_false_at_zero(fn):
+    """The storage rule of a comparison with a scalar: sparse data stays sparse when
+    ``fn(0, scalar)`` is false (the implicit zeros stay zeros: ``x == 2``, ``x > 1``),
+    as MXNet's.  Only for a whole scalar in (-128, 128), which every dtype's cast of
+    the scalar (truncation, wrap-around in int8/uint8) leaves with the same answer at 0;
+    other scalars give a dense result."""
+    def rule(attrs, stypes):
+        s = attrs["scalar"]
+        if float(s).is_integer() and abs(s) < 128 and not fn(0, s):
+            return _keep_stype(attrs, stypes)
+        return None
+    return rule
+
+
+_COMPARE_SPARSE = ("On csr and row_sparse data the result keeps the storage type when "
+                   "the comparison is false at 0 for a whole scalar in (-128, 128) "
+                   "(``x == 2``, ``x > 1``; MXNet also for other scalars); otherwise it "
+                   "is dense.")
 for _name, _fn, _sym in (("_equal_scalar", np.equal, "=="),
                          ("_not_equal_scalar", np.not_equal, "!="),
                          ("_greater_scalar", np.greater, ">"),
@@ -721,7 +741,8 @@ for _name, _fn, _sym in (("_equal_scalar", np.equal, "=="),
                          ("_lesser_scalar", np.less, "<"),
                          ("_lesser_equal_scalar", np.less_equal, "<=")):
     scalar_op(_name, _fn, None, f"data {_sym} scalar", differentiable=False,
-              notes=COMPARE_DTYPE)
+              sparse=_keep_stype_if_false_at_zero(_fn),
+              notes=COMPARE_DTYPE + "\n\n" + _COMPARE_SPARSE)
 
 
 # -- where, clip, cast, copies ------------------------------------------------------------

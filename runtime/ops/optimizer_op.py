@@ -139,7 +139,9 @@ def _types(op, states):
     return infer
 
 
-def _storage(op, states):
+def _storage(op, states, row_sparse_grad=True):
+    """infer_storage: dense weight and states; a dense grad, or a row_sparse one when
+    the op has a sparse kernel (``row_sparse_grad``)."""
     names = ("weight", "grad") + states
 
     def infer(attrs, stypes):
@@ -149,6 +151,9 @@ def _storage(op, states):
                                           f"(got {s!r})")
         if stypes[1] == "default":
             return ["default"], "dense"
+        if not row_sparse_grad:
+            raise NotImplementedError(f"{op}: grad must have storage type 'default' (got "
+                                      f"{stypes[1]!r})")
         if stypes[1] != "row_sparse":
             raise NotImplementedError(f"{op}: grad must have storage type 'default' or "
                                       f"'row_sparse' (got {stypes[1]!r})")

@@ -66,7 +66,7 @@ import numpy as np
 
 from runtime import _sparse_arith as K
 from runtime import _sparse_format, _storage
-from runtime._ndarray import STYPES, storage_host
+from runtime._ndarray import STYPES, from_numpy, storage_host
 from runtime.ops._call import F
 from runtime.ops._sparse_kernels import (Dense, Sparse, data_np, dtype_check, rows2d,
                                          work_dtype)
@@ -253,3 +253,47 @@ row_sparse array: axis 0 gives a dense result, axis 1 a dense one, or a row_spar
 (the stored rows of ``data``) with ``keepdims=True`` (MXNet).  Other storage types and
 axes run the dense kernel (MXNet has no dense kernel).  Gradient ``2 * data * g``
 (row_sparse for row_sparse ``data``).""")
+
+
+# -- getnnz ------------------------------------------------------------------------------------
+
+def _getnnz_shape(attrs, shapes):
+    s = tuple(shapes[0])
+    if len(s) != 2:
+        raise ValueError(f"_contrib_getnnz: data must be a 2-D csr array (got shape {s!r})")
+    axis = attrs["axis"]
+    if axis is None:
+        return [(1,)]
+    if axis not in (0, 1, -1, -2):
+        raise ValueError(f"_contrib_getnnz: axis must be None, 0 or 1 (got {axis})")
+    return [(s[1 - axis % 2],)]
+
+
+def _getnnz_storage(attrs, stypes):
+    if stypes[0] != "csr":
+        raise NotImplementedError(f"_contrib_getnnz: data must have storage type 'csr' "
+                                  f"(got {stypes[0]!r})")
+    return ["default"], "sparse"
+
+
+def _getnnz(attrs, inputs):
+    x = inputs[0]
+    indptr, indices = storage_host(x, 0), storage_host(x, 1)
+    axis = attrs["axis"]
+    if axis is None:
+        counts = np.array([indices.size], np.int64)
+    elif axis % 2 == 1:
+        counts = np.diff(indptr).astype(np.int64)
+    else:
+        counts = np.bincount(indices, minlength=x.shape[1]).astype(np.int64)
+    return [from_numpy(counts, x.ctx)]
+
+
+register(
+    "_contrib_getnnz", attrs={"axis": Attr("axis", None)}, infer_shape=_getnnz_shape,
+    infer_type=lambda attrs, dtypes: [np.dtype(np.int64)], infer_storage=_getnnz_storage,
+    compute_sparse=_getnnz, differentiable=False,
+    doc="""The number of stored values of a csr array, explicit zeros included (MXNet's
+``contrib.getnnz``): in all (``axis=None``, shape (1,)), per row (``axis=1``) or per
+column (``axis=0``; MXNet 1.9.1 refuses it), int64.  Only csr data (NotImplementedError
+otherwise).""")

@@ -829,6 +829,9 @@ def _nms_record(data, attrs):
 def _nms_layout(data, attrs):
     """(output (B, n, k), record (B, n): the input row of each output row, -1 for the
     rows of -1)."""
+    if data.dtype == np.float16:    # scores, IoUs and conversions in float32, as mshadow's half
+        out, record = _nms_layout(data.astype(np.float32), attrs)
+        return out.astype(np.float16), record
     nb, n, width = data.shape
     if attrs["topk"] == 0:      # MXNet: topk < 1 copies the input
         return data.copy(), np.broadcast_to(np.arange(n), (nb, n)).copy()
@@ -858,8 +861,8 @@ def _as3(a):
 
 def _nms_type(op):
     def infer(attrs, dtypes):
-        if any(d not in (np.float32, np.float64) for d in dtypes):
-            raise TypeError(f"{op}: needs float32 or float64 inputs (got "
+        if any(d not in (np.float16, np.float32, np.float64) for d in dtypes):
+            raise TypeError(f"{op}: needs float16, float32 or float64 inputs (got "
                             f"{', '.join(str(d) for d in dtypes)})")
         return _same_float(op)(attrs, dtypes)
     return infer
@@ -908,7 +911,8 @@ filled with -1 (MXNet's conversion kernel skips a row whose first coordinate is
 negative, meant for the -1 rows, which also leaves a kept box with a negative xmin or x
 unconverted; here every kept row is converted).  Gradient (MXNet's): each output row's
 head gradient goes to the input row it came from, unchanged (the format conversion is not
-differentiated); dropped rows get 0.""")
+differentiated); dropped rows get 0.  float16 data is compared and converted in float32
+(MXNet's half arithmetic) and returned in float16.""")
 
 
 def _nms_pair_shape(op, attrs, data, other, name):

@@ -16,7 +16,8 @@ imports of ``LAZY`` may stand, each with its reason.
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
-              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore
+              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
+              runtime.metric
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -57,6 +58,7 @@ RANKS = {
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
     "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime._wiring": API,
     "runtime.kvstore": API, "runtime._dist": BASE, "runtime._kvstore_kernels": KERNELS,
+    "runtime.metric": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]

@@ -975,6 +975,20 @@ def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
             np.testing.assert_array_equal(a.asnumpy(), b)
 
 
+def test_signsgd_and_signum_updates_match_mxnet():
+    # values printed by MXNet 1.9.1 for these inputs
+    w = nd.array([1.0, -2.0, 3.0, 0.5])
+    g = nd.array([0.5, -3.0, 0.0, 2.0])
+    out = nd.signsgd_update(w, g, lr=0.1, wd=0.2, rescale_grad=2.0, clip_gradient=1.0)
+    np.testing.assert_allclose(out.asnumpy(), [0.88, -1.86, 2.94, 0.39], rtol=1e-6)
+    mom = nd.array([0.1, 0.2, -0.3, 0.0])
+    nd.signum_update(w, g, mom, lr=0.1, momentum=0.9, wd=0.2, rescale_grad=2.0,
+                     clip_gradient=1.0, wd_lh=0.05, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [0.895, -1.89, 2.885, 0.3975], rtol=1e-6)
+    np.testing.assert_allclose(mom.asnumpy(), [-0.03, 0.32, -0.33, -0.11], rtol=1e-5,
+                               atol=1e-7)
+
+
 def test_updater_makes_state_on_first_use_and_matches_the_optimizer():
     rng = np.random.RandomState(3)
     w0, g = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))

@@ -565,6 +565,23 @@ def test_box_nms_bad_arguments():
 free_failing_tests(globals())
 
 
+def test_box_nms_float16_as_float32():
+    # MXNet takes float16 boxes; the decisions and the rows kept are those of float32
+    rng = np.random.default_rng(5)
+    boxes = np.zeros((2, 8, 6), np.float16)
+    boxes[..., 0] = rng.integers(0, 3, (2, 8))
+    boxes[..., 1] = rng.uniform(0, 1, (2, 8)).round(2)
+    xy = rng.uniform(0, 8, (2, 8, 2)).round(1)
+    boxes[..., 2:4] = xy
+    boxes[..., 4:6] = xy + rng.uniform(1, 4, (2, 8, 2)).round(1)
+    attrs = dict(overlap_thresh=0.3, id_index=0, topk=5)
+    half = nd.contrib.box_nms(nd.array(boxes, dtype="float16"), **attrs)
+    single = nd.contrib.box_nms(nd.array(boxes.astype(np.float32)), **attrs)
+    assert half.dtype == np.float16
+    np.testing.assert_array_equal(half.asnumpy().astype(np.float32), single.asnumpy())
+    assert (single.asnumpy()[..., 0] >= 0).sum() > 4          # something kept
+
+
 # -- MXNet 1.x's box_nms/box_iou and vision operator cases, ported -------------------------
 
 def _nms(data, thresh=0.5, valid=0, topk=-1, coord=2, score=1, cid=0, force=False,
