@@ -23,6 +23,8 @@ from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_
 from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
+from runtime import attribute, name, symbol, executor
+from runtime.attribute import AttrScope
 from runtime import gluon, io, test_utils
 
 
@@ -39,9 +41,11 @@ def _alias(name, module):
 
 _alias("ndarray", nd)
 _alias("init", initializer)
+_alias("sym", symbol)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
+           "symbol", "sym", "executor", "name", "attribute", "AttrScope",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

@@ -14,7 +14,8 @@ imports of ``LAZY`` may stand, each with its reason.
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
-              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*
+              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.symbol.*,
+              runtime.executor, runtime.name, runtime.attribute
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -52,7 +53,8 @@ RANKS = {
     "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
     "runtime.gluon": API, "runtime.optimizer": API, "runtime.lr_scheduler": API,
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
-    "runtime.mxnet_compat": API, "runtime.jobs": API,
+    "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime.symbol": API,
+    "runtime.executor": API, "runtime.name": API, "runtime.attribute": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]

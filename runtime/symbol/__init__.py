@@ -1,0 +1,33 @@
+"""``runtime.symbol`` (also ``runtime.sym``): MXNet 1.x's symbolic API.
+
+:class:`Symbol`, :func:`Variable` (``var``), :func:`Group`, :func:`load`,
+:func:`load_json`, and a function for every registry operator, made from the operator's
+one declaration with ``nd``'s names, positional attributes and optional inputs
+(``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``
+and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``.
+Binding a symbol gives a :class:`runtime.executor.Executor`.
+"""
+
+import types
+
+from runtime.symbol import symbol as _symbol
+from runtime.symbol.symbol import (Group, Symbol, SymbolFunction, Variable, fromjson, load,
+                                   load_json, var)
+from runtime.ops import registry as _registry
+
+
+def _namespace(name, prefix):
+    module = types.ModuleType(f"{__name__}.{name}", f"Operators ``{prefix}<name>`` of the "
+                              "registry as symbol functions.")
+    for op_name in _registry.OPS:
+        if op_name.startswith(prefix):
+            setattr(module, op_name[len(prefix):], _symbol.SymbolFunction(op_name))
+    return module
+
+
+contrib = _namespace("contrib", "_contrib_")
+linalg = _namespace("linalg", "_linalg_")
+_symbol.install(globals())
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson",
+           "SymbolFunction", "contrib", "linalg"]
