@@ -16,12 +16,14 @@ import numpy as np
 
 from runtime import context as _context
 from runtime import nd
+from runtime.symbol import Symbol
 from runtime._ndarray import NDArray
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
-           "assert_exception", "environment"]
+           "assert_exception", "environment", "simple_forward", "check_symbolic_forward",
+           "check_symbolic_backward", "check_numeric_gradient"]
 
 
 def default_context():
@@ -186,3 +188,141 @@ def environment(*args):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# -- symbols (MXNet's symbolic checks) ---------------------------------------------------
+
+def _arg_values(sym, location, what):
+    """``location`` (a list in ``list_arguments()`` order or a dict by name) as a dict of
+    float arrays."""
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        missing = [k for k in names if k not in location]
+        if missing:
+            raise ValueError(f"{what}: location lacks argument {missing[0]!r} (arguments: "
+                             f"{', '.join(names)})")
+        return {k: _numpy(location[k]) for k in names}
+    location = list(location)
+    if len(location) != len(names):
+        raise ValueError(f"{what}: location must hold one array per argument of "
+                         f"{', '.join(names)} (got {len(location)})")
+    return {k: _numpy(v) for k, v in zip(names, location)}
+
+
+def _aux_values(sym, aux_states):
+    if aux_states is None:
+        return None
+    names = sym.list_auxiliary_states()
+    if isinstance(aux_states, dict):
+        return {k: nd.array(aux_states[k]) for k in names}
+    return {k: nd.array(v) for k, v in zip(names, aux_states)}
+
+
+def _bind(sym, ctx, values, dtype, aux_states, grad_req="null"):
+    ctx = ctx or default_context()
+    args = {k: nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+    grads = None
+    if grad_req != "null":
+        grads = {k: nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for k, a in args.items()}
+    return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req,
+                    aux_states=_aux_values(sym, aux_states))
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    """The outputs of ``sym`` on NumPy ``inputs`` (by argument name), as NumPy arrays (one
+    array for a single output)."""
+    values = {k: _numpy(v) for k, v in inputs.items()}
+    exe = _bind(sym, ctx, values, None, None)
+    outs = [o.asnumpy() for o in exe.forward(is_train=is_train)]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=np.float32):
+    """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
+    by output name); returns the outputs as NumPy arrays."""
+    if not isinstance(sym, Symbol):
+        raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
+                        f"{type(sym).__name__})")
+    exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
+                aux_states)
+    outs = [o.asnumpy() for o in exe.forward(is_train=False)]
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in sym.list_outputs()]
+    for name, out, want in zip(sym.list_outputs(), outs, expected):
+        assert_almost_equal(out, want, rtol, atol, names=(f"output {name}", "expected"),
+                            equal_nan=equal_nan)
+    return outs
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
+                            aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=np.float32):
+    """Assert that the gradients of ``sym`` at ``location`` for the head gradients
+    ``out_grads`` are ``expected`` (a list in argument order, or a dict by name; with
+    ``grad_req='add'`` the gradients start from ones, as MXNet's check does); returns
+    the gradients as a dict of NumPy arrays."""
+    values = _arg_values(sym, location, "check_symbolic_backward")
+    names = sym.list_arguments()
+    if not isinstance(expected, dict):
+        expected = dict(zip(names, expected))
+    reqs = grad_req if isinstance(grad_req, dict) else {k: grad_req for k in names}
+    exe = _bind(sym, ctx, values, dtype, aux_states, grad_req=reqs)
+    for k, g in exe.grad_dict.items():
+        if g is not None and reqs.get(k) == "add":
+            g[:] = 1
+    exe.forward(is_train=True)
+    if out_grads is not None:
+        if isinstance(out_grads, dict):
+            out_grads = [out_grads[k] for k in sym.list_outputs()]
+        out_grads = [nd.array(g, ctx=exe.outputs[0].ctx, dtype=dtype) for g in out_grads]
+    exe.backward(out_grads)
+    grads = {k: g.asnumpy() for k, g in exe.grad_dict.items() if g is not None}
+    for k, want in expected.items():
+        if want is None or reqs.get(k) == "null":
+            continue
+        assert_almost_equal(grads[k], want, rtol, atol, names=(f"gradient of {k}",
+                                                               "expected"),
+                            equal_nan=equal_nan)
+    return grads
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=np.float32):
+    """Assert that the gradients ``backward`` computes for ``sum(out * r)`` (``r``
+    random) match float64 central differences of the forward, for the arguments
+    ``grad_nodes`` (default: all)."""
+    values = {k: v.astype(np.float64)
+              for k, v in _arg_values(sym, location, "check_numeric_gradient").items()}
+    names = grad_nodes if grad_nodes is not None else sym.list_arguments()
+    if isinstance(names, dict):
+        names = list(names)
+    rng = np.random.RandomState(0)
+    exe = _bind(sym, ctx, values, np.float64, aux_states,
+                grad_req={k: ("write" if k in names else "null")
+                          for k in sym.list_arguments()})
+    outs = exe.forward(is_train=use_forward_train)
+    heads = [rng.normal(size=o.shape) for o in outs]
+    exe.backward([nd.array(h, dtype=np.float64) for h in heads])
+    symbolic = {k: exe.grad_dict[k].asnumpy() for k in names}
+
+    def loss():
+        outs = exe.forward(is_train=use_forward_train)
+        return sum(float((o.asnumpy() * h).sum()) for o, h in zip(outs, heads))
+
+    for k in names:
+        x = exe.arg_dict[k]
+        base = x.asnumpy().copy()
+        numeric = np.zeros_like(base)
+        flat = numeric.reshape(-1)
+        for i in range(base.size):
+            for sign in (1, -1):
+                moved = base.copy().reshape(-1)
+                moved[i] += sign * numeric_eps / 2
+                x[:] = moved.reshape(base.shape)
+                flat[i] += sign * loss() / numeric_eps
+        x[:] = base
+        assert_almost_equal(symbolic[k], numeric, rtol=rtol,
+                            atol=atol if atol is not None else 1e-4,
+                            names=(f"symbolic gradient of {k}", "numeric"))

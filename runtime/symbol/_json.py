@@ -36,7 +36,10 @@ def dumps(nodes, heads):
         attrs = {**node.raw, **node.attrs}
         if attrs:
             entry["attrs"] = dict(sorted(attrs.items()))
-        entry["inputs"] = [[index[id(n)], i, 0] for n, i in node.inputs]
+        # nnvm's version field: 1 for the inputs an op writes (the aux states)
+        mutates = node.op.mutates if node.op is not None else ()
+        entry["inputs"] = [[index[id(n)], i, int(pos in mutates)]
+                           for pos, (n, i) in enumerate(node.inputs)]
         out_nodes.append(entry)
         row_ptr.append(row_ptr[-1] + node.n_out())
     graph = {"nodes": out_nodes,
