@@ -92,7 +92,7 @@ def rank(module):
     if module.startswith("runtime._sparse_"):
         return KERNELS
     for package in ("runtime.ops", "runtime.nd", "runtime.gluon", "runtime.optimizer",
-                    "runtime.io", "runtime.jobs"):
+                    "runtime.io", "runtime.jobs", "runtime.symbol"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None
