@@ -1,8 +1,8 @@
 """``Executor`` (MXNet's ``mx.executor.Executor``): a symbol bound to arrays.
 
 ``forward`` runs the graph's nodes in topological order through the same invoker as
-``nd`` (each node one registry operator call), letting each intermediate result go as
-soon as its last consumer has run.  With ``is_train=True`` and some argument whose
+``nd`` (each node one registry operator call; ``runtime.nd._cached_op.run_graph``),
+letting each intermediate result go as soon as its last consumer has run.  With ``is_train=True`` and some argument whose
 ``grad_req`` is not ``'null'``, the arguments are marked as autograd variables (their
 gradients going into ``grad_arrays`` by their requests) and the forward is recorded;
 ``backward`` then runs ``autograd.backward`` on the recorded outputs, whose backward
@@ -14,8 +14,8 @@ update in place (BatchNorm's moving statistics, in training mode only).
 import numpy as np
 
 from runtime import autograd, nd
-from runtime._imperative import invoke_parsed
 from runtime._ndarray import NDArray
+from runtime.nd._cached_op import consumers, run_graph
 from runtime.context import Context, current_context
 
 GRAD_REQS = ("write", "add", "null")
@@ -100,14 +100,7 @@ class Executor:
         self._reqs = reqs
         self._heads = None
         self.outputs = []
-        # consumers of each entry, so that forward drops a result after its last use
-        uses = {}
-        for node in self._nodes:
-            for n, i in node.inputs:
-                uses[(id(n), i)] = uses.get((id(n), i), 0) + 1
-        for n, i in symbol._outputs:
-            uses[(id(n), i)] = uses.get((id(n), i), 0) + 1
-        self._uses = uses
+        self._uses = consumers(self._nodes, symbol._outputs)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -177,28 +170,10 @@ class Executor:
 
     # -- running ---------------------------------------------------------------------
     def _run(self):
-        values = {}
         arrays = dict(zip(self._arg_names, self.arg_arrays))
         arrays.update(zip(self._aux_names, self.aux_arrays))
-        uses = dict(self._uses)
-        for node in self._nodes:
-            if node.op is None:
-                values[(id(node), 0)] = arrays[node.name]
-                continue
-            ins = []
-            for n, i in node.inputs:
-                key = (id(n), i)
-                ins.append(values[key])
-                uses[key] -= 1
-                if uses[key] == 0:
-                    del values[key]
-            res = invoke_parsed(node.op, ins, node.params, None, None)
-            if isinstance(res, NDArray):
-                res = [res]
-            for i, r in enumerate(res):
-                if uses.get((id(node), i)):
-                    values[(id(node), i)] = r
-        return [values[(id(n), i)] for n, i in self._symbol._outputs]
+        inputs = {id(n): arrays[n.name] for n in self._nodes if n.op is None}
+        return run_graph(self._nodes, self._symbol._outputs, inputs, self._uses)
 
     def forward(self, is_train=False, **kwargs):
         """Run the graph; ``kwargs`` copy new values into arguments first.  Returns

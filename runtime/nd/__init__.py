@@ -19,6 +19,7 @@ from runtime.context import Context
 from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace
 from runtime.nd._io import load, load_frombuffer, save
+from runtime.nd._cached_op import CachedOp
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -220,4 +221,4 @@ set_method_hook(_method)
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
            "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
-           "contrib"]
+           "contrib", "CachedOp"]
