@@ -25,7 +25,19 @@ def _namespace(name, prefix):
     return module
 
 
+def _no_control_flow(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(
+            f"sym.contrib.{name}: control flow is not available on symbols in ndrt; run "
+            f"the block without hybridize() (nd.contrib.{name} calls the Python function "
+            "and records what it runs)")
+    refuse.__name__ = name
+    return refuse
+
+
 contrib = _namespace("contrib", "_contrib_")
+for _flow in ("foreach", "while_loop", "cond"):
+    setattr(contrib, _flow, _no_control_flow(_flow))
 linalg = _namespace("linalg", "_linalg_")
 _symbol.install(globals())
 

@@ -18,6 +18,7 @@ value its operator refuses raises ValueError naming the node and the file.
 
 import json
 import os
+import re
 import tempfile
 
 from runtime.ops import registry
@@ -25,6 +26,7 @@ from runtime.symbol import _graph
 from runtime.symbol._graph import Node
 
 MXNET_VERSION = 10901
+_INT_LIST = re.compile(r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]")
 
 
 def dumps(nodes, heads):
@@ -47,7 +49,9 @@ def dumps(nodes, heads):
              "node_row_ptr": row_ptr,
              "heads": [[index[id(n)], i, 0] for n, i in heads],
              "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
-    return json.dumps(graph, indent=2)
+    # one line per list of integers (an input entry, the row pointers), as MXNet writes
+    return _INT_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(","))
+                         + "]", json.dumps(graph, indent=2))
 
 
 def write_file(fname, text):

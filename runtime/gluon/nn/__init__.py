@@ -1,8 +1,9 @@
 """Gluon's layers (``mx.gluon.nn``).  Each forward is registry operators, so autograd
 records it."""
 
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.nn.basic_layers import (Activation, Dense, Dropout, Embedding, Flatten,
-                                           Sequential)
+                                           HybridLambda, HybridSequential, Lambda, Sequential)
 
-__all__ = ["Block", "Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten"]
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "Sequential", "HybridSequential", "Dense",
+           "Embedding", "Dropout", "Activation", "Flatten", "Lambda", "HybridLambda"]
