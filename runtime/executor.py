@@ -1,7 +1,7 @@
 """``Executor`` (MXNet's ``mx.executor.Executor``): a symbol bound to arrays.
 
 ``forward`` runs the graph's nodes in topological order through the same invoker as
-``nd`` (each node one registry operator call; ``runtime.nd._cached_op.run_graph``),
+``nd`` (each node one registry operator call; ``runtime.nd._cached_op.Program``),
 letting each intermediate result go as soon as its last consumer has run.  With ``is_train=True`` and some argument whose
 ``grad_req`` is not ``'null'``, the arguments are marked as autograd variables (their
 gradients going into ``grad_arrays`` by their requests) and the forward is recorded;
@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime import autograd, nd
 from runtime._ndarray import NDArray
-from runtime.nd._cached_op import consumers, run_graph
+from runtime.nd._cached_op import Program
 from runtime.context import Context, current_context
 
 GRAD_REQS = ("write", "add", "null")
@@ -100,7 +100,7 @@ class Executor:
         self._reqs = reqs
         self._heads = None
         self.outputs = []
-        self._uses = consumers(self._nodes, symbol._outputs)
+        self._program = Program(self._nodes, symbol._outputs)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -172,8 +172,7 @@ class Executor:
     def _run(self):
         arrays = dict(zip(self._arg_names, self.arg_arrays))
         arrays.update(zip(self._aux_names, self.aux_arrays))
-        inputs = {id(n): arrays[n.name] for n in self._nodes if n.op is None}
-        return run_graph(self._nodes, self._symbol._outputs, inputs, self._uses)
+        return self._program.run([arrays[n.name] for n in self._program.variables])
 
     def forward(self, is_train=False, **kwargs):
         """Run the graph; ``kwargs`` copy new values into arguments first.  Returns

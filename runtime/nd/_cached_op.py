@@ -1,5 +1,6 @@
 """``CachedOp`` (MXNet's ``mx.nd.CachedOp``): a symbol's graph called on NDArrays as one
-operator, and :func:`run_graph`, the forward walk it shares with ``runtime.executor``.
+operator, and :class:`Program`, the compiled forward walk it shares with
+``runtime.executor``.
 
 The walk calls each node's registry operator through the invoker in topological order
 and lets each intermediate result go after its last consumer.  Called while
@@ -16,42 +17,55 @@ from runtime import autograd
 from runtime import _tape
 from runtime._imperative import invoke_parsed, is_recording
 from runtime._ndarray import NDArray, zeros
+from runtime.nd._ops import make_function
 
 
-def consumers(nodes, heads):
-    """{(id(node), output index): number of readers} of a graph; a head counts as one."""
-    uses = {}
-    for node in nodes:
-        for n, i in node.inputs:
-            uses[(id(n), i)] = uses.get((id(n), i), 0) + 1
-    for n, i in heads:
-        uses[(id(n), i)] = uses.get((id(n), i), 0) + 1
-    return uses
+class Program:
+    """A graph compiled for repeated forward runs.
 
+    The steps are generated as the source of one Python function (as ``torch.fx`` does),
+    one line per op node in topological order, each intermediate a local variable
+    deleted after its last reader: ``v3 = f3(v0)``, ``v5 = invoke(f5, [v3, v1], p5, None,
+    None)``, ``del v3``.  A node called without attributes runs through its ``nd``
+    function (the invoker's direct road for elementwise ops); the others through
+    ``invoke_parsed`` with the attributes parsed once.  ``source`` keeps the text."""
 
-def run_graph(nodes, heads, inputs, uses):
-    """The arrays of the entries ``heads`` with the variables' arrays ``inputs`` ({id of
-    variable node: NDArray}); ``uses``: :func:`consumers` of the graph."""
-    values = {}
-    left = dict(uses)
-    for node in nodes:
-        if node.op is None:
-            values[(id(node), 0)] = inputs[id(node)]
-            continue
-        ins = []
-        for n, i in node.inputs:
-            key = (id(n), i)
-            ins.append(values[key])
-            left[key] -= 1
-            if left[key] == 0:
-                del values[key]
-        res = invoke_parsed(node.op, ins, node.params, None, None)
-        if isinstance(res, NDArray):
-            res = (res,)
-        for i, r in enumerate(res):
-            if left.get((id(node), i)):
-                values[(id(node), i)] = r
-    return [values[(id(n), i)] for n, i in heads]
+    def __init__(self, nodes, heads):
+        names = {}
+        for node in nodes:
+            for i in range(node.n_out()):
+                names[(id(node), i)] = f"v{len(names)}"
+        self.variables = [n for n in nodes if n.op is None]
+        head_names = [names[(id(n), i)] for n, i in heads]
+        op_nodes = [n for n in nodes if n.op is not None]
+        last = {}
+        for k, node in enumerate(op_nodes):
+            for n, i in node.inputs:
+                last[names[(id(n), i)]] = k
+        scope = {"invoke": invoke_parsed}
+        lines = [f"def run({', '.join(names[(id(n), 0)] for n in self.variables)}):"]
+        for k, node in enumerate(op_nodes):
+            args = [names[(id(n), i)] for n, i in node.inputs]
+            outs = [names[(id(node), i)] for i in range(node.n_out())]
+            if node.raw:
+                scope[f"f{k}"], scope[f"p{k}"] = node.op, node.params
+                call = f"invoke(f{k}, [{', '.join(args)}], p{k}, None, None)"
+            else:
+                scope[f"f{k}"] = make_function(node.op)
+                call = f"f{k}({', '.join(args)})"
+            lines.append(f"    {outs[0]} = {call}" if len(outs) == 1
+                         else f"    {', '.join(outs)}, = {call}")
+            dead = sorted({a for a in args if last[a] == k and a not in head_names})
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+        lines.append(f"    return [{', '.join(head_names)}]")
+        self.source = "\n".join(lines) + "\n"
+        exec(compile(self.source, "<graph program>", "exec"), scope)
+        self._run = scope["run"]
+
+    def run(self, arrays):
+        """The head arrays for the variables' ``arrays`` (in ``variables`` order)."""
+        return self._run(*arrays)
 
 
 class _CachedCall:
@@ -91,16 +105,19 @@ class CachedOp:
     def __init__(self, sym, flags=()):
         self._sym = sym
         self.flags = dict(flags)
-        self._nodes = sym._nodes()
-        self._vars = [n for n in self._nodes if n.op is None]
-        self._heads = sym._outputs
-        self._uses = consumers(self._nodes, self._heads)
+        nodes = sym._nodes()
+        self._program = Program(nodes, sym._outputs)
+        self._vars = self._program.variables
         written = set()
-        for node in self._nodes:
+        for node in nodes:
             if node.op is not None:
                 written.update(id(node.inputs[p][0]) for p in node.op.mutates
                                if p < len(node.inputs))
-        self._written = written
+        # per input: recorded (an alias is a variable of the inner recording) unless
+        # an op writes it (an aux state); the aliases' gradient buffers, never written
+        # (autograd.grad returns new arrays), are made once per shape
+        self._differentiable = [id(n) not in written for n in self._vars]
+        self._dummies = {}
         self._name = f"CachedOp({sym.name or 'group'})"
 
     def __call__(self, *args, out=None, default_ctx=None):
@@ -112,11 +129,8 @@ class CachedOp:
                 raise TypeError(f"{self._name}: input {n.name!r} must be an NDArray (got "
                                 f"{type(a).__name__})")
         on_tape = is_recording() and any(
-            a._entry is not None and id(n) not in self._written
-            for n, a in zip(self._vars, args))
-        outs = self._recorded(args) if on_tape else run_graph(
-            self._nodes, self._heads, {id(n): a for n, a in zip(self._vars, args)},
-            self._uses)
+            a._entry is not None and d for a, d in zip(args, self._differentiable))
+        outs = self._recorded(args) if on_tape else self._program.run(args)
         if out is not None:
             targets = [out] if isinstance(out, NDArray) else list(out)
             for t, o in zip(targets, outs):
@@ -125,19 +139,22 @@ class CachedOp:
         return outs[0] if len(outs) == 1 else outs
 
     def _recorded(self, args):
-        inputs, outer, inner = {}, [], []
-        for n, a in zip(self._vars, args):
-            if a._entry is None or id(n) in self._written:
-                inputs[id(n)] = a
+        inputs, outer, inner = [], [], []
+        for a, differentiable in zip(args, self._differentiable):
+            if a._entry is None or not differentiable:
+                inputs.append(a)
                 continue
             alias = a.detach()
-            # the gradient buffer is never written: autograd.grad returns new arrays
-            autograd.mark_variables([alias], [zeros(a.shape, ctx=a.ctx, dtype=a.dtype)])
-            inputs[id(n)] = alias
+            key = (a.shape, a.dtype, a.ctx)
+            dummy = self._dummies.get(key)
+            if dummy is None:
+                dummy = self._dummies[key] = zeros(a.shape, ctx=a.ctx, dtype=a.dtype)
+            _tape.mark_variable(alias, dummy, "write")
+            inputs.append(alias)
             outer.append(a)
             inner.append(alias)
         with autograd.record(train_mode=autograd.is_training()):
-            heads = run_graph(self._nodes, self._heads, inputs, self._uses)
+            heads = self._program.run(inputs)
         outs = [h.detach() for h in heads]
         _tape.record_call(_CachedCall(self._name, heads, inner), {}, None, outer, outs)
         return outs
@@ -146,4 +163,4 @@ class CachedOp:
         return f"<{self._name} inputs={[n.name for n in self._vars]}>"
 
 
-__all__ = ["CachedOp", "run_graph", "consumers"]
+__all__ = ["CachedOp", "Program"]
