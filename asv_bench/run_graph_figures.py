@@ -29,19 +29,11 @@ from benchmarks.bench_autograd import mlp_data, numpy_step  # noqa: E402
 from benchmarks.bench_graph import (TanhChain, check_same_update, hybrid_mlp,  # noqa: E402
                                     imperative_cnn, imported_cnn, numpy_chain)
 from run_allocator_figures import bench  # noqa: E402
+from run_autograd_figures import line, paired  # noqa: E402
 
 from runtime import nd  # noqa: E402
 
 PAUSE = 0.2
-
-
-def line(*cells):
-    print("| " + " | ".join(cells) + " |")
-    sys.stdout.flush()
-
-
-def paired(times, ours, ref):
-    return statistics.median(a / b for a, b in zip(times[ours], times[ref]))
 
 
 def us(t):

@@ -224,35 +224,42 @@ class Block:
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
-        params = self._collect_params_with_prefix()
-        missing = [k for k in params if k not in loaded] if not allow_missing else []
-        extra = [k for k in loaded if k not in params] if not ignore_extra else []
-        if missing:
-            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                             f"{filename!r}, which holds {sorted(loaded)!r} (set "
-                             f"allow_missing=True to ignore missing parameters)")
-        if extra:
-            raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
-                             f"is not present in this block, which has {list(params)!r} "
-                             f"(set ignore_extra=True to ignore it)")
-        for key, param in params.items():
-            if key not in loaded:
-                continue
-            value = loaded[key]
-            want = param._data.shape if param._data is not None else param.shape
-            if want is None or not _compatible(want, value.shape):
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"shape {want!r} but file {filename!r} holds shape "
-                                 f"{value.shape!r}")
-            if value.dtype != param.dtype and not cast_dtype:
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"dtype {param.dtype} but file {filename!r} holds "
-                                 f"{value.dtype} (set cast_dtype=True to cast)")
-        for key, param in params.items():
-            if key in loaded:
-                if ctx is not None and param._data is None:
-                    param._ctx = ctx
-                param.set_data(loaded[key])
+        _load_into(self._collect_params_with_prefix(), loaded, filename, ctx,
+                   allow_missing, ignore_extra, cast_dtype)
+
+
+def _load_into(params, loaded, filename, ctx, allow_missing, ignore_extra, cast_dtype):
+    """Write the arrays ``loaded`` ({key: NDArray}) into ``params`` ({key: Parameter})
+    after checking every one (missing, extra, shape, dtype), so that a refused file
+    changes nothing."""
+    missing = [k for k in params if k not in loaded] if not allow_missing else []
+    extra = [k for k in loaded if k not in params] if not ignore_extra else []
+    if missing:
+        raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
+                         f"{filename!r}, which holds {sorted(loaded)!r} (set "
+                         f"allow_missing=True to ignore missing parameters)")
+    if extra:
+        raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
+                         f"is not present in this block, which has {list(params)!r} "
+                         f"(set ignore_extra=True to ignore it)")
+    for key, param in params.items():
+        if key not in loaded:
+            continue
+        value = loaded[key]
+        want = param._data.shape if param._data is not None else param.shape
+        if want is None or not _compatible(want, value.shape):
+            raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
+                             f"shape {want!r} but file {filename!r} holds shape "
+                             f"{value.shape!r}")
+        if value.dtype != param.dtype and not cast_dtype:
+            raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
+                             f"dtype {param.dtype} but file {filename!r} holds "
+                             f"{value.dtype} (set cast_dtype=True to cast)")
+    for key, param in params.items():
+        if key in loaded:
+            if ctx is not None and param._data is None:
+                param._ctx = ctx
+            param.set_data(loaded[key])
 
 
 def _flatten(out, what):
@@ -336,6 +343,11 @@ class HybridBlock(Block):
                                 f"symbols when traced (got {type(o).__name__})")
         return inputs, symbol.Group(outs) if len(outs) > 1 else outs[0], single
 
+    def infer_shape(self, *args):
+        """Complete the unknown parameter shapes from the inputs ``args`` (Gluon's
+        ``infer_shape``)."""
+        self._infer_params(*args)
+
     def _infer_params(self, *args):
         """Complete the unknown parameter shapes from the input shapes by shape inference
         on the traced graph (Gluon's deferred initialisation), then fill them."""
@@ -408,47 +420,6 @@ class HybridBlock(Block):
         return sym_file, params_file
 
 
-def _compose(out, mapping):
-    """``out`` with its variables named in ``mapping`` replaced by those entries (a copy
-    of the nodes above them; the others shared)."""
-    memo = {}
-
-    def clone(node):
-        if id(node) in memo:
-            return memo[id(node)]
-        if node.op is None:
-            new = mapping.get(node.name)
-            memo[id(node)] = new
-            return new
-        inputs = []
-        changed = False
-        for n, i in node.inputs:
-            c = clone(n)
-            if c is None:
-                inputs.append((n, i))
-            else:
-                changed = True
-                inputs.append(c if n.op is None else (c, i))
-        if not changed:
-            memo[id(node)] = None
-            return None
-        copy = type(node)(node.op, node.op_name, node.name, inputs, node.params, node.raw,
-                          node.attrs)
-        memo[id(node)] = copy
-        return copy
-
-    heads = []
-    for n, i in out._outputs:
-        c = clone(n)
-        if c is None:
-            heads.append((n, i))
-        elif n.op is None:
-            heads.append(c)
-        else:
-            heads.append((c, i))
-    return Symbol(heads)
-
-
 class SymbolBlock(HybridBlock):
     """A block made of a symbol (Gluon's ``SymbolBlock``): ``outputs`` (a Symbol or a
     list) computed from the variables ``inputs``; every other argument and auxiliary
@@ -493,8 +464,7 @@ class SymbolBlock(HybridBlock):
 
     def forward(self, x, *args):
         if isinstance(x, Symbol):
-            return _compose(self._out, {n: s._single(n) for n, s in
-                                        zip(self._in_names, (x,) + args)})
+            return self._out(**dict(zip(self._in_names, (x,) + args)))
         return self._call_cached(x, *args)
 
     def _trace(self, n_inputs):
@@ -522,36 +492,10 @@ class SymbolBlock(HybridBlock):
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
-        values = {}
-        for key, value in loaded.items():
-            name = key.split(":", 1)[1] if key.startswith(("arg:", "aux:")) else key
-            values[name] = value
-        params = self.collect_params()
-        missing = [k for k in params if k not in values] if not allow_missing else []
-        extra = [k for k in values if k not in params] if not ignore_extra else []
-        if missing:
-            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                             f"{filename!r}")
-        if extra:
-            raise ValueError(f"load_parameters: {extra[0]!r} in file {filename!r} is not a "
-                             f"parameter of this block ({', '.join(params)})")
-        for name, param in params.items():
-            if name in values:
-                value = values[name]
-                want = param._data.shape if param._data is not None else param.shape
-                if want is not None and not _compatible(want, value.shape):
-                    raise ValueError(f"load_parameters: parameter {name!r} has shape "
-                                     f"{want!r} but file {filename!r} holds "
-                                     f"{value.shape!r}")
-                if value.dtype != param.dtype and not cast_dtype:
-                    raise ValueError(f"load_parameters: parameter {name!r} has dtype "
-                                     f"{param.dtype} but file {filename!r} holds "
-                                     f"{value.dtype} (set cast_dtype=True to cast)")
-        for name, param in params.items():
-            if name in values:
-                if ctx is not None and param._data is None:
-                    param._ctx = ctx
-                param.set_data(values[name])
+        values = {key.split(":", 1)[1] if key.startswith(("arg:", "aux:")) else key: value
+                  for key, value in loaded.items()}
+        _load_into(self.collect_params(), values, filename, ctx, allow_missing,
+                   ignore_extra, cast_dtype)
 
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]

@@ -86,6 +86,25 @@ def topo(heads):
     return order
 
 
+def substitute(heads, mapping):
+    """``heads`` with the variables named in ``mapping`` replaced by its entries: the
+    nodes above them copied, the others shared."""
+    memo = {}
+    for node in topo(heads):
+        if node.op is None:
+            if node.name in mapping:
+                memo[id(node)] = mapping[node.name]
+            continue
+        inputs = [memo.get(id(n) if n.op is None else (id(n), i), (n, i))
+                  for n, i in node.inputs]
+        if any(new is not old for new, old in zip(inputs, node.inputs)):
+            copy = Node(node.op, node.op_name, node.name, inputs, node.params, node.raw,
+                        node.attrs)
+            for i in range(node.n_out()):
+                memo[(id(node), i)] = (copy, i)
+    return [memo.get(id(n) if n.op is None else (id(n), i), (n, i)) for n, i in heads]
+
+
 def aux_nodes(nodes):
     """The variables that some op of ``nodes`` writes (BatchNorm's moving statistics):
     MXNet's auxiliary states."""

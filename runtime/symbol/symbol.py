@@ -266,6 +266,31 @@ class Symbol:
         """The outputs for the argument arrays ``kwargs`` (a list of NDArrays)."""
         return self.bind(ctx, kwargs).forward()
 
+    # -- composition -----------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """A copy of this graph with variables replaced by symbols (MXNet's compose):
+        by position in ``list_arguments()`` order, or by name.  Nodes that do not depend
+        on a replaced variable are shared."""
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise TypeError(f"compose: {len(names)} arguments ({', '.join(names)}) take at "
+                            f"most {len(names)} symbols by position (got {len(args)})")
+        mapping = dict(zip(names, args))
+        inputs = set(self.list_inputs())
+        for key, value in kwargs.items():
+            if key not in inputs:
+                raise ValueError(f"compose: no variable named {key!r} (variables: "
+                                 f"{', '.join(self.list_inputs())})")
+            if key in mapping:
+                raise TypeError(f"compose: got multiple symbols for {key!r}")
+            mapping[key] = value
+        for key, value in mapping.items():
+            if not isinstance(value, Symbol):
+                raise TypeError(f"compose: {key!r} must be a Symbol (got "
+                                f"{type(value).__name__})")
+        return Symbol(_graph.substitute(self._outputs,
+                                        {k: v._single(k) for k, v in mapping.items()}))
+
     # -- operators -------------------------------------------------------------------
     def __add__(self, other):
         return _arith(self, other, "elemwise_add", "_plus_scalar", "_plus", "_plusscalar")

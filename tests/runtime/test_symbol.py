@@ -196,3 +196,20 @@ def test_eval_and_methods():
     np.testing.assert_array_equal(out[0].asnumpy(), x.sum(1) * 2)
     with pytest.raises(AttributeError):
         s.no_such_operator
+
+
+def test_compose_replaces_variables():
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    net = mx.sym.FullyConnected(x, num_hidden=2, name="fc") * 2
+    composed = net(x=mx.sym.tanh(y, name="t"))
+    assert composed.list_arguments() == ["y", "fc_weight", "fc_bias"]
+    assert net.list_arguments() == ["x", "fc_weight", "fc_bias"]     # unchanged
+    rng = np.random.RandomState(5)
+    v, w, b = rng.normal(size=(3, 4)), rng.normal(size=(2, 4)), rng.normal(size=2)
+    out = simple_forward(composed, y=v, fc_weight=w, fc_bias=b)
+    np.testing.assert_allclose(out, (np.tanh(v) @ w.T + b) * 2, rtol=1e-5)
+    assert net(mx.sym.var("z")).list_arguments()[0] == "z"
+    with pytest.raises(ValueError, match="no variable named 'q'"):
+        net(q=y)
+    with pytest.raises(TypeError, match="must be a Symbol"):
+        net(x=1)
