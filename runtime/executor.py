@@ -178,10 +178,15 @@ class Executor:
         """Run the graph; ``kwargs`` copy new values into arguments first.  Returns
         :attr:`outputs`."""
         arg_dict = self.arg_dict
-        for key, value in kwargs.items():
+        for key, value in kwargs.items():      # all checked before any is written
             if key not in arg_dict:
                 raise ValueError(f"forward: no argument named {key!r} (arguments: "
                                  f"{', '.join(self._arg_names)})")
+            shape = tuple(getattr(value, "shape", np.shape(value)))
+            if shape != arg_dict[key].shape:
+                raise ValueError(f"forward: {key!r} must have shape {arg_dict[key].shape!r} "
+                                 f"(got {shape!r})")
+        for key, value in kwargs.items():
             arg_dict[key][:] = value
         marked = [(a, g, r) for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._reqs)
                   if r != "null"]

@@ -294,17 +294,18 @@ def attr_from_string(op_name, key, attr, text):
         low = text.strip().lower()
         if low in _TRUE or low in _FALSE:
             return low in _TRUE
+    elif kind == "float":
+        try:
+            return float(text)          # also "inf", "nan", "1e-05"
+        except ValueError:
+            pass
     else:
         try:
             value = ast.literal_eval(text.strip())
         except (ValueError, SyntaxError):
             value = text if kind == "any" else None
         if value is not None or kind == "any":
-            if isinstance(value, list):
-                value = tuple(value)
-            if kind == "float" and isinstance(value, int):
-                value = float(value)
-            return value
+            return tuple(value) if isinstance(value, list) else value
     raise ValueError(f"{op_name}: attribute {key} must be a {kind} (got {text!r})")
 
 

@@ -79,6 +79,10 @@ def test_bind_checks_its_arguments():
         exe.backward()
     with pytest.raises(ValueError, match="no argument named 'y'"):
         exe.forward(y=mx.nd.ones(1))
+    before = args["x"].asnumpy().copy()
+    with pytest.raises(ValueError, match="'fc_bias' must have shape \\(3,\\)"):
+        exe.forward(x=mx.nd.zeros((2, 4)), fc_bias=mx.nd.ones(4))
+    np.testing.assert_array_equal(args["x"].asnumpy(), before)     # nothing written
 
 
 def test_simple_bind_forward_kwargs_and_reshape():

@@ -83,6 +83,20 @@ def test_loaded_cnn_lists_like_mxnet():
     assert outs == [(2, 5)] and args[1] == (4, 1, 3, 3) and aux == [(4,), (4,)]
 
 
+def test_attribute_strings_of_every_kind():
+    nodes = [X, {"op": "clip", "name": "c", "attrs": {"a_min": "-inf", "a_max": "1e-05"},
+                 "inputs": [[0, 0, 0]]},
+             {"op": "sum", "name": "s", "attrs": {"axis": "(0, 1)", "keepdims": "true"},
+              "inputs": [[1, 0, 0]]},
+             {"op": "reshape", "name": "r", "attrs": {"shape": "[1, -1]"},
+              "inputs": [[2, 0, 0]]}]
+    sym = mx.sym.load_json(_graph(nodes, heads=[(3, 0, 0)]))
+    x = np.array([[-2.0, 0.5], [3.0, 1e-6]], np.float32)
+    out = sym.eval(x=mx.nd.array(x))[0].asnumpy()
+    np.testing.assert_allclose(out, np.clip(x, -np.inf, 1e-5).sum(keepdims=True)
+                               .reshape(1, -1), rtol=1e-6)
+
+
 def test_legacy_param_and_attr_keys():
     legacy = {"nodes": [
         {"op": "null", "name": "x", "attr": {"__shape__": "(2, 3)"}, "inputs": []},
