@@ -23,7 +23,7 @@ from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_
 from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
-from runtime import attribute, name, symbol, executor
+from runtime import attribute, name, operator, symbol, executor
 from runtime.attribute import AttrScope
 from runtime import gluon, io, test_utils
 
@@ -46,6 +46,6 @@ _alias("sym", symbol)
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
-           "symbol", "sym", "executor", "name", "attribute", "AttrScope",
+           "symbol", "sym", "executor", "name", "attribute", "AttrScope", "operator",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

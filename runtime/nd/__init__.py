@@ -20,6 +20,7 @@ from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace
 from runtime.nd._io import load, load_frombuffer, save
 from runtime.nd._cached_op import CachedOp
+from runtime.operator import custom as Custom
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -221,4 +222,4 @@ set_method_hook(_method)
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
            "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
-           "contrib", "CachedOp"]
+           "contrib", "CachedOp", "Custom"]

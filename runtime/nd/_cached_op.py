@@ -47,7 +47,10 @@ class Program:
         for k, node in enumerate(op_nodes):
             args = [names[(id(n), i)] for n, i in node.inputs]
             outs = [names[(id(node), i)] for i in range(node.n_out())]
-            if node.raw:
+            if getattr(node.op, "call", None) is not None:     # a custom operator
+                scope[f"f{k}"] = node.op.call
+                call = f"f{k}({', '.join(args)})"
+            elif node.raw:
                 scope[f"f{k}"], scope[f"p{k}"] = node.op, node.params
                 call = f"invoke(f{k}, [{', '.join(args)}], p{k}, None, None)"
             else:

@@ -11,8 +11,8 @@ Binding a symbol gives a :class:`runtime.executor.Executor`.
 import types
 
 from runtime.symbol import symbol as _symbol
-from runtime.symbol.symbol import (Group, Symbol, SymbolFunction, Variable, fromjson, load,
-                                   load_json, var)
+from runtime.symbol.symbol import (Custom, Group, Symbol, SymbolFunction, Variable, fromjson,
+                                   load, load_json, var)
 from runtime.ops import registry as _registry
 
 
@@ -41,5 +41,5 @@ for _flow in ("foreach", "while_loop", "cond"):
 linalg = _namespace("linalg", "_linalg_")
 _symbol.install(globals())
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson",
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",
            "SymbolFunction", "contrib", "linalg"]

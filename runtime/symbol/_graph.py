@@ -53,6 +53,9 @@ class Node:
     def output_name(self, i):
         if self.op is None:
             return self.name
+        names = getattr(self.op, "output_names", None)     # a custom op's own names
+        if names is not None:
+            return f"{self.name}_{names[i]}"
         return f"{self.name}_output" if self.n_out() == 1 else f"{self.name}_output{i}"
 
     def describe(self):

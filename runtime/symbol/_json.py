@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 
+from runtime import operator
 from runtime.ops import registry
 from runtime.symbol import _graph
 from runtime.symbol._graph import Node
@@ -110,6 +111,24 @@ def _node_attrs(source, where, node):
     return attrs
 
 
+def _custom(source, where, name, entries, attrs):
+    """The spec of a Custom node: its op_type and keyword arguments are its non-symbol
+    attributes."""
+    sym_attrs = {k: v for k, v in attrs.items() if k.startswith("__") and k.endswith("__")}
+    kwargs = {k: v for k, v in attrs.items() if k not in sym_attrs}
+    if "op_type" not in kwargs:
+        _bad(source, where, "a Custom node needs the attribute 'op_type'")
+    op_type = kwargs.pop("op_type")
+    try:
+        cdef = operator.CustomDef(op_type, kwargs)
+    except (TypeError, ValueError) as e:
+        _bad(source, where, str(e))
+    if len(entries) != len(cdef.inputs):
+        _bad(source, where, f"Custom ({op_type}) takes {len(cdef.inputs)} input(s) "
+                            f"({', '.join(cdef.inputs)}) (got {len(entries)})")
+    return cdef, "Custom", name, entries, cdef.params, dict(cdef.params), sym_attrs
+
+
 def load(text, source):
     """The head entries of the graph in JSON ``text`` (``source`` names it in errors)."""
     try:
@@ -141,6 +160,10 @@ def load(text, source):
             counts.append(1)
             continue
         op_name = node["op"]
+        if op_name == "Custom":
+            specs.append(_custom(source, where, node["name"], entries, attrs))
+            counts.append(specs[-1][0].n_out(None))
+            continue
         if op_name not in registry.OPS:
             _bad(source, where, f"unknown operator {op_name!r}")
         op = registry.OPS[op_name]

@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from runtime import attribute, executor
+from runtime import attribute, executor, operator
 from runtime import name as _name
 from runtime import initializer as _init
 from runtime.nd._ops import signature
@@ -496,14 +496,21 @@ fromjson = load_json
 
 def _call(op_name, inputs, kwargs, name=None, attr=None, hint=None):
     """A node calling registry op ``op_name`` on symbols ``inputs`` (None: absent) with
-    attributes ``kwargs``; missing inputs become variables ``<name>_<input>``."""
+    attributes ``kwargs``."""
     op = registry.get(op_name)
     if op.variadic and len(op.inputs) <= 1 and "num_args" in op.attrs \
             and "num_args" not in kwargs:
         kwargs = {**kwargs, "num_args": len(inputs)}
     params = op.parse_attrs(kwargs)
     raw = {k: _graph.attr_to_string(op.attrs.get(k), v) for k, v in kwargs.items()}
-    name = _name.current().get(name, hint or op_name.lower())
+    return _node(op, op_name, inputs, params, raw, name, attr, hint or op_name.lower())
+
+
+def _node(op, op_name, inputs, params, raw, name, attr, hint):
+    """The symbol of a new node of ``op``; missing inputs become variables
+    ``<name>_<input>`` carrying the node's attributes (as MXNet's do), an op's written
+    inputs (auxiliary states) with MXNet's ``__init__`` for them."""
+    name = _name.current().get(name, hint)
     attrs = {_stored_key(k): v for k, v in attribute.current().get(attr).items()}
     entries = []
     if op.variadic and len(op.inputs) <= 1:
@@ -523,6 +530,25 @@ def _call(op_name, inputs, kwargs, name=None, attr=None, hint=None):
                 entries.append((v, 0))
     node = Node(op, op_name, name, entries, params, raw, attrs)
     return Symbol([(node, i) for i in range(node.n_out())])
+
+
+def Custom(*inputs, op_type=None, name=None, attr=None, **kwargs):
+    """A node of the custom operator ``op_type`` (``runtime.operator.register``): inputs
+    by position or by the names of the prop's ``list_arguments()``; the other keyword
+    arguments go to the prop as strings."""
+    if op_type is None:
+        raise TypeError("Custom: op_type is required (the name given to "
+                        "mx.operator.register)")
+    by_name = {k: kwargs.pop(k) for k in list(kwargs) if isinstance(kwargs[k], Symbol)}
+    cdef = operator.CustomDef(op_type, kwargs)
+    given = list(inputs) + [None] * (len(cdef.inputs) - len(inputs))
+    for key, value in by_name.items():
+        if key not in cdef.inputs:
+            raise TypeError(f"Custom ({op_type}): no input named {key!r} (inputs: "
+                            f"{', '.join(cdef.inputs)})")
+        given[cdef.inputs.index(key)] = value
+    return _node(cdef, "Custom", given, cdef.params, dict(cdef.params), name, attr,
+                 "custom")
 
 
 class SymbolFunction:
