@@ -228,3 +228,19 @@ def test_imports_refuses_mismatched_params(tmp_path):
 def test_control_flow_on_symbols_is_a_clear_error():
     with pytest.raises(NotImplementedError, match="sym.contrib.foreach: control flow"):
         mx.sym.contrib.foreach(lambda d, s: (d, s), mx.sym.var("x"), [])
+
+
+def test_hybrid_lambda_and_sequential_slices():
+    x = nd.array([[-1.0, 2.0], [0.5, -3.0]])
+    by_name = nn.HybridLambda("relu")
+    np.testing.assert_array_equal(by_name(x).asnumpy(), np.maximum(x.asnumpy(), 0))
+    by_name.hybridize()
+    np.testing.assert_array_equal(by_name(x).asnumpy(), np.maximum(x.asnumpy(), 0))
+    with pytest.raises(ValueError, match="'no_such_op' is not an operator"):
+        nn.HybridLambda("no_such_op")
+    net = nn.HybridSequential()
+    net.add(nn.HybridLambda(lambda F, v: v * 2), nn.HybridLambda(lambda F, v: v + 1))
+    head = net[:1]
+    assert isinstance(head, nn.HybridSequential) and len(head) == 1
+    net.hybridize()
+    np.testing.assert_array_equal(net(x).asnumpy(), x.asnumpy() * 2 + 1)

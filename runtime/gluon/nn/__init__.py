@@ -3,7 +3,8 @@ records it."""
 
 from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.nn.basic_layers import (Activation, Dense, Dropout, Embedding, Flatten,
-                                           HybridLambda, HybridSequential, Lambda, Sequential)
+                                           Sequential)
+from runtime.gluon.nn.hybrid_layers import HybridLambda, HybridSequential
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Sequential", "HybridSequential", "Dense",
-           "Embedding", "Dropout", "Activation", "Flatten", "Lambda", "HybridLambda"]
+           "Embedding", "Dropout", "Activation", "Flatten", "HybridLambda"]

@@ -1,5 +1,5 @@
-"""Layers (Gluon's ``nn``): ``Sequential``, ``HybridSequential``, ``Dense``, ``Embedding``,
-``Dropout``, ``Activation``, ``Flatten``, ``Lambda``, ``HybridLambda``.  Each layer is a
+"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``,
+``Activation``, ``Flatten``.  Each layer is a
 ``HybridBlock`` whose ``hybrid_forward`` is registry operators (``FullyConnected``,
 ``Embedding``, ``Dropout``, ``Activation`` ...) called through ``F``: imperatively,
 autograd records them; hybridized, they form the cached graph."""
@@ -44,58 +44,6 @@ class Sequential(Block):
 
     def __iter__(self):
         return iter(self._children.values())
-
-
-class HybridSequential(HybridBlock):
-    """HybridBlocks applied one after the other (Gluon's ``nn.HybridSequential``);
-    hybridized, the whole chain is one cached graph."""
-
-    add = Sequential.add
-    __getitem__ = Sequential.__getitem__
-    __len__ = Sequential.__len__
-    __iter__ = Sequential.__iter__
-
-    def hybrid_forward(self, F, x, *args):
-        return Sequential.forward(self, x, *args)
-
-
-class Lambda(Block):
-    """A block that calls ``function(x, *args)`` (Gluon's ``nn.Lambda``); a str names
-    an ``nd`` function."""
-
-    def __init__(self, function, prefix=None):
-        super().__init__(prefix=prefix)
-        if isinstance(function, str):
-            if not hasattr(nd, function):
-                raise ValueError(f"Lambda: function {function!r} is not an nd function")
-            function = getattr(nd, function)
-        if not callable(function):
-            raise TypeError(f"Lambda: function must be callable or an nd function name "
-                            f"(got {function!r})")
-        self._func = function
-
-    def forward(self, x, *args):
-        return self._func(x, *args)
-
-
-class HybridLambda(HybridBlock):
-    """A hybrid block that calls ``function(F, x, *args)`` (Gluon's ``nn.HybridLambda``);
-    a str names an operator, called as ``F.<name>(x, *args)``."""
-
-    def __init__(self, function, prefix=None):
-        super().__init__(prefix=prefix)
-        if isinstance(function, str):
-            name = function
-            if not hasattr(nd, name):
-                raise ValueError(f"HybridLambda: function {name!r} is not an operator")
-            function = lambda F, x, *args: getattr(F, name)(x, *args)  # noqa: E731
-        if not callable(function):
-            raise TypeError(f"HybridLambda: function must be callable or an operator name "
-                            f"(got {function!r})")
-        self._func = function
-
-    def hybrid_forward(self, F, x, *args):
-        return self._func(F, x, *args)
 
 
 def _positive_int(layer, name, value, minimum=1):
@@ -244,5 +192,4 @@ class Flatten(HybridBlock):
         return "Flatten"
 
 
-__all__ = ["Sequential", "HybridSequential", "Dense", "Embedding", "Dropout", "Activation",
-           "Flatten", "Lambda", "HybridLambda"]
+__all__ = ["Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten"]
