@@ -26,6 +26,7 @@ from runtime import initializer, lr_scheduler, optimizer
 from runtime import attribute, name, operator, symbol, executor
 from runtime.attribute import AttrScope
 from runtime import gluon, io, test_utils
+from runtime import callback, model, module
 
 
 def _alias(name, module):
@@ -42,10 +43,12 @@ def _alias(name, module):
 _alias("ndarray", nd)
 _alias("init", initializer)
 _alias("sym", symbol)
+_alias("mod", module)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
            "symbol", "sym", "executor", "name", "attribute", "AttrScope", "operator",
+           "module", "mod", "model", "callback",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]
