@@ -58,7 +58,8 @@ setup(
     # Every subpackage (runtime.nd, runtime.ops, ...); tests/test_packaging.py checks the
     # installed tree against the source tree.
     packages=find_packages(include=["allocator", "allocator.*", "runtime", "runtime.*"]),
-    package_data={"allocator": ["*.pyi", "py.typed"], "runtime": ["*.pyi", "py.typed"]},
+    package_data={"allocator": ["*.pyi", "py.typed"], "runtime": ["*.pyi", "py.typed"],
+                  "runtime.nd": ["*.pyi"]},
     ext_modules=cythonize(extensions(), include_path=["pyx"], compiler_directives=DIRECTIVES,
                           annotate=bool(os.environ.get("NDRT_CYTHON_ANNOTATE"))),
     # Compile the extensions side by side in every build (pip, build, editable).

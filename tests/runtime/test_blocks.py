@@ -511,3 +511,16 @@ def test_training_step_returns_pool_bytes():
 
 
 free_failing_tests(globals())
+
+
+def test_constant_parameter_never_trains():
+    c = mx.gluon.Constant("c", [[1.0, 2.0], [3.0, 4.0]])
+    assert c.grad_req == "null" and c.shape == (2, 2) and np.dtype(c.dtype) == np.float32
+    c.initialize(default_init=mx.init.Zero())        # as a block's initialize() passes it
+    np.testing.assert_array_equal(c.data().asnumpy(), [[1, 2], [3, 4]])
+    c.grad_req = "write"
+    assert c.grad_req == "null"
+    # nd.array's rule, as MXNet's: a NumPy array becomes float32, an NDArray keeps its dtype
+    assert np.dtype(mx.gluon.Constant("f", np.array([1, 2], np.int32)).dtype) == np.float32
+    ints = mx.gluon.Constant("i", nd.array([1, 2], dtype="int32"))
+    assert np.dtype(ints.dtype) == np.int32

@@ -7,6 +7,7 @@ import pytest
 
 from runtime import autograd, nd
 from tests.runtime.conftest import free_failing_tests
+from runtime.gluon import loss as gloss
 
 F64 = "float64"
 
@@ -432,3 +433,237 @@ def test_contrib_namespace():
 
 
 free_failing_tests(globals())
+
+
+# -- MXNet 1.x's contrib (test_operator.py / test_contrib_operator.py) cases, ported -------
+
+def test_index_copy_mxnet():
+    x = nd.zeros((5, 3))
+    t = nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    index = nd.array([0, 4, 2], dtype="int64")
+    tensor = np.array([[1, 2, 3], [0, 0, 0], [7, 8, 9], [0, 0, 0], [4, 5, 6]])
+    x.attach_grad()
+    t.attach_grad()
+    with autograd.record():
+        out = nd.contrib.index_copy(x, index, t)
+    out.backward()
+    np.testing.assert_array_equal(out.asnumpy(), tensor)
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0] * 3, [1] * 3, [0] * 3, [1] * 3, [0] * 3])
+    np.testing.assert_array_equal(t.grad.asnumpy(), np.ones((3, 3)))
+
+
+def test_boolean_mask_mxnet():
+    data = nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    for index, want, wgrad in (([0, 1, 0], [[4, 5, 6]], [[0] * 3, [1] * 3, [0] * 3]),
+                               ([0, 0, 0], np.zeros((0, 3)), np.zeros((3, 3)))):
+        data.attach_grad()
+        with autograd.record():
+            out = nd.contrib.boolean_mask(data, nd.array(index))
+        out.backward()
+        np.testing.assert_array_equal(out.asnumpy(), np.asarray(want).reshape(-1, 3))
+        np.testing.assert_array_equal(data.grad.asnumpy(), wgrad)
+    # accumulated gradient of two masks, three times
+    rng = np.random.default_rng(0)
+    a = nd.array(rng.integers(0, 100, (100, 30)).astype(np.float32))
+    a.attach_grad(grad_req="add")
+    bi = nd.array(rng.integers(0, 100, 100) > 50)
+    ci = nd.array(rng.integers(0, 100, 100) < 50)
+    for _ in range(3):
+        with autograd.record():
+            b = nd.contrib.boolean_mask(a, bi)
+            c = nd.contrib.boolean_mask(a, ci)
+            su = b.sum() + c.sum()
+        su.backward()
+    grad = np.tile((bi.asnumpy() + ci.asnumpy()).reshape(-1, 1), (1, 30)) * 3
+    np.testing.assert_allclose(a.grad.asnumpy(), grad)
+    np.testing.assert_array_equal(b.asnumpy(), a.asnumpy()[bi.asnumpy().astype(bool)])
+
+
+@pytest.mark.parametrize("shape", [(10,), (7, 5, 29), (5, 7, 11, 3, 2, 4), (2, 0, 3)])
+def test_index_array_mxnet(shape):
+    want = np.stack(np.mgrid[tuple(slice(0, x) for x in shape)], axis=-1)
+    out = nd.contrib.index_array(nd.ones(shape))
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.asnumpy(), want.reshape(shape + (len(shape),)))
+    if len(shape) == 6:
+        for axes in [(3,), (4, 1), (5, 1, 3), (-1,), (-5, -1, -3)]:
+            np.testing.assert_array_equal(
+                nd.contrib.index_array(nd.ones(shape), axes=axes).asnumpy(),
+                want[..., list(axes)])
+    assert nd.contrib.index_array(nd.ones(())).shape == (0,)
+
+
+def test_arange_like_mxnet():
+    for sh in [(10,), (10, 20), (10, 20, 30)]:
+        data = nd.array(np.random.rand(*sh))
+        for axis in (0, -1):
+            np.testing.assert_array_equal(
+                nd.contrib.arange_like(data, start=0, axis=axis).asnumpy(),
+                np.arange(sh[axis]))
+        np.testing.assert_array_equal(nd.contrib.arange_like(data, start=0).asnumpy(),
+                                      np.arange(np.prod(sh)).reshape(sh))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_quadratic_and_gradientmultiplier_mxnet(dtype):
+    rng = np.random.default_rng(1)
+    a, b, c = rng.random(3)
+    m = rng.random() - 0.5
+    tol = 1e-2 if dtype is np.float16 else 1e-5
+    for ndim in range(1, 6):
+        shape = tuple(rng.integers(1, 6, ndim))
+        x_np = rng.standard_normal(shape).astype(dtype)
+        x = nd.array(x_np, dtype=dtype)
+        x.attach_grad()
+        with autograd.record():
+            y = nd.contrib.quadratic(x, a=a, b=b, c=c)
+        y.backward()
+        np.testing.assert_allclose(y.asnumpy(), a * x_np ** 2 + b * x_np + c, rtol=tol, atol=tol)
+        np.testing.assert_allclose(x.grad.asnumpy(), 2 * a * x_np + b, rtol=tol, atol=tol)
+        with autograd.record():
+            y = nd.contrib.gradientmultiplier(nd.contrib.quadratic(x, a=a, b=b, c=c), scalar=m)
+        y.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), (2 * a * x_np + b) * m, rtol=tol,
+                                   atol=tol)
+
+
+def test_div_sqrt_dim_mxnet():
+    x_np = np.random.rand(3, 4, 9).astype(np.float32)
+    x = nd.array(x_np)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.contrib.div_sqrt_dim(x)
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), x_np / 3, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), np.full(x_np.shape, 1 / 3), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_allclose_mxnet(dtype):
+    rng = np.random.default_rng(2)
+    rtol = (1e-2 if dtype is np.float16 else 1e-5) * (1 + (2 * rng.random() - 1) / 100)
+    atol = (1e-4 if dtype is np.float16 else 1e-7) * (1 + (2 * rng.random() - 1) / 100)
+    for ndim in range(1, 10):
+        shape = tuple(rng.integers(1, 9, ndim))
+        a_np = rng.standard_normal(shape).astype(dtype)
+        # the perturbation in float64 (1e7 overflows float16; MXNet's test divides there,
+        # giving b == a, which the float64 form also gives once cast)
+        b_np = (a_np + rng.standard_normal(shape) / 10000000).astype(dtype)
+        want = np.allclose(a_np, b_np, rtol, atol)
+        got = nd.contrib.allclose(nd.array(a_np, dtype=dtype), nd.array(b_np, dtype=dtype),
+                                  rtol=rtol, atol=atol)
+        assert (got.asnumpy() == 1) == want
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (3, 5), (2, 3, 2, 6)])
+def test_fft_ifft_mxnet(shape):
+    rng = np.random.default_rng(3)
+    x_np = rng.normal(size=shape).astype(np.float32)
+    x = nd.array(x_np)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.contrib.fft(x, compute_size=128)
+    c = np.fft.fft(x_np.astype(np.float64), axis=-1)
+    want = np.empty(shape[:-1] + (2 * shape[-1],))
+    want[..., 0::2], want[..., 1::2] = c.real, c.imag
+    np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-3, atol=1e-5)
+    g = rng.normal(-3, 3, want.shape).astype(np.float32)
+    y.backward(nd.array(g))
+    gc = g[..., 0::2] + 1j * g[..., 1::2]
+    np.testing.assert_allclose(x.grad.asnumpy() / shape[-1], np.fft.ifft(gc, axis=-1).real,
+                               rtol=1e-3, atol=1e-5)
+    # ifft of interleaved data: the unnormalised inverse, real part
+    z = nd.array(want.astype(np.float32))
+    z.attach_grad()
+    with autograd.record():
+        w = nd.contrib.ifft(z)
+    np.testing.assert_allclose(w.asnumpy() / shape[-1], x_np, rtol=1e-3, atol=1e-4)
+    g2 = rng.normal(-3, 3, shape).astype(np.float32)
+    w.backward(nd.array(g2))
+    np.testing.assert_allclose(z.grad.asnumpy()[..., 0::2], np.fft.fft(g2, axis=-1).real,
+                               rtol=1e-3, atol=1e-3)
+
+
+def test_count_sketch_mxnet():
+    rng = np.random.default_rng(4)
+    n, in_dim, out_dim = 4, 7, 5
+    data = rng.uniform(-10, 10, (n, in_dim)).astype(np.float32)
+    h = rng.integers(0, out_dim, (1, in_dim)).astype(np.float32)
+    s = rng.choice([-1, 1], (1, in_dim)).astype(np.float32)
+    want = np.zeros((n, out_dim))
+    for i in range(in_dim):
+        want[:, int(h[0, i])] += data[:, i] * s[0, i]
+    x = nd.array(data)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.contrib.count_sketch(x, nd.array(h), nd.array(s), out_dim=out_dim)
+    np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-5, atol=1e-5)
+    g = rng.uniform(-1, 1, (n, out_dim)).astype(np.float32)
+    y.backward(nd.array(g))
+    np.testing.assert_allclose(x.grad.asnumpy(), g[:, h[0].astype(int)] * s, rtol=1e-6)
+
+
+# -- MXNet 1.x's control flow (test_contrib_control_flow.py, imperative) cases, ported -----
+
+def test_while_loop_mxnet_shapes():
+    def cond(i, s):
+        return i <= 5
+
+    def func(i, s):
+        return [i + s], [i + 1, s + i]
+    outs, (i, s) = nd.contrib.while_loop(
+        cond, func, (nd.array([0], dtype="int64"), nd.array([1], dtype="int64")),
+        max_iterations=10)
+    assert isinstance(outs, list) and len(outs) == 1 and outs[0].shape == (10, 1)
+    np.testing.assert_array_equal(outs[0].asnumpy()[:6, 0], [1, 2, 4, 7, 11, 16])
+    assert i.asnumpy()[0] == 6 and s.asnumpy()[0] == 16
+    # no step output: [] and the final loop vars
+    outs, v = nd.contrib.while_loop(lambda v: v < 3, lambda v: (None, v + 1), nd.array([0]),
+                                    max_iterations=5)
+    assert outs == [] and v.asnumpy()[0] == 3
+
+
+def test_while_loop_simple_forward_mxnet():
+    # test_contrib_control_flow.py's test_while_loop_simple_forward, imperative
+    def run(cond, func, *loop_vars):
+        return nd.contrib.while_loop(cond=cond, func=func, loop_vars=loop_vars,
+                                     max_iterations=1000)
+
+    def i64(v):
+        return nd.array([v], dtype="int64")
+    _, r = run(lambda i, s: i <= 5, lambda i, s: (None, (i + 1, s + i)), i64(1), i64(0))
+    assert (r[0].asscalar(), r[1].asscalar()) == (6, 15)
+    _, r = run(lambda i, s, t: t, lambda i, s, t: (None, (i + 1, s + i, t)), i64(1), i64(0),
+               i64(1))
+    assert (r[0].asscalar(), r[1].asscalar(), r[2].asscalar()) == (1001, 500500, 1)
+    _, r = run(lambda i, s, f: f, lambda i, s, f: (None, (i + 1, s + i, f)), i64(1), i64(0),
+               i64(0))
+    assert (r[0].asscalar(), r[1].asscalar(), r[2].asscalar()) == (1, 0, 0)
+    outs, (ri, rs) = run(lambda i, s: i <= 100, lambda i, s: (i, (i + 1, s + i)), i64(1),
+                         i64(0))
+    assert outs.shape == (1000, 1)
+    assert (outs.asnumpy()[:100] == np.arange(1, 101).reshape(100, 1)).all()
+    assert (ri.asscalar(), rs.asscalar()) == (101, 5050)
+    outs, (ri, rs, _) = run(lambda i, s, t: t, lambda i, s, t: (i, (i + 1, s + i, t)),
+                            i64(1), i64(0), i64(1))
+    assert (outs.asnumpy() == np.arange(1, 1001).reshape(1000, 1)).all()
+    assert (ri.asscalar(), rs.asscalar()) == (1001, 500500)
+    outs, (ri, rs, _) = run(lambda i, s, f: f, lambda i, s, f: (i, (i + 1, s + i, f)),
+                            i64(1), i64(0), i64(0))
+    assert outs == [] and (ri.asscalar(), rs.asscalar()) == (1, 0)
+
+
+def test_foreach_mxnet_nested():
+    data = nd.array(np.arange(12).reshape(3, 4))
+    x = data.copy()
+    x.attach_grad()
+    with autograd.record():
+        outs, states = nd.contrib.foreach(
+            lambda d, s: ([d * 2, [d + s[0]]], [s[0] + d]), x, [nd.zeros((4,))])
+        total = outs[0].sum() + outs[1][0].sum() + states[0].sum()
+    total.backward()
+    assert outs[0].shape == (3, 4) and outs[1][0].shape == (3, 4)
+    np.testing.assert_array_equal(states[0].asnumpy(), data.asnumpy().sum(0))
+    # d/dx_t: 2 (outs0) + 1 + (later steps' use of s) + 1 (states)
+    np.testing.assert_array_equal(x.grad.asnumpy()[:, 0], [2 + 1 + 2 + 1, 2 + 1 + 1 + 1,
+                                                           2 + 1 + 0 + 1])

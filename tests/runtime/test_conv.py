@@ -13,6 +13,7 @@ import scipy.signal
 from runtime import autograd, nd
 from runtime.ops import registry
 from tests.runtime.conftest import free_failing_tests
+from runtime.gluon import loss as gloss
 
 TOL = {"float32": 2e-5, "float64": 1e-12}
 
@@ -656,3 +657,259 @@ def test_bad_input_leaves_out_unchanged():
 
 
 free_failing_tests(globals())
+
+
+# -- MXNet 1.x's Convolution, Deconvolution, Pooling (test_operator.py) cases, ported ------
+
+def a64(x):
+    return nd.array(np.asarray(x, dtype=np.float64), dtype="float64")
+
+
+def _grads(f, arrays, head):
+    for a in arrays:
+        a.attach_grad()
+    with autograd.record():
+        y = f(*arrays)
+    y.backward(head)
+    return y.asnumpy(), [a.grad.asnumpy() for a in arrays]
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("num_group", [1, 2])
+def test_convolution_grouping_mxnet(dim, num_group):
+    rng = np.random.default_rng(5)
+    num_filter, kernel = 4, (3,) * dim
+    shape = (1, 4) + (9,) * dim
+    x = rng.normal(size=shape)
+    w = rng.normal(size=(num_filter, 4 // num_group) + kernel)
+    b = rng.normal(size=(num_filter,))
+    head = a64(rng.normal(size=(1, num_filter) + (7,) * dim))
+
+    def grouped(x, w, b):
+        return nd.Convolution(x, w, b, num_filter=num_filter, num_group=num_group,
+                              kernel=kernel)
+
+    def sliced(x, w, b):
+        xs = nd.split(x, num_outputs=num_group, axis=1) if num_group > 1 else [x]
+        ws = nd.split(w, num_outputs=num_group, axis=0) if num_group > 1 else [w]
+        bs = nd.split(b, num_outputs=num_group, axis=0) if num_group > 1 else [b]
+        return nd.concat(*[nd.Convolution(xs[i], ws[i], bs[i], num_filter=num_filter //
+                                          num_group, kernel=kernel)
+                           for i in range(num_group)], dim=1)
+    y1, g1 = _grads(grouped, [a64(x), a64(w), a64(b)], head)
+    y2, g2 = _grads(sliced, [a64(x), a64(w), a64(b)], head)
+    np.testing.assert_allclose(y1, y2, rtol=1e-10, atol=1e-10)
+    for a, b_ in zip(g1, g2):
+        np.testing.assert_allclose(a, b_, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("num_base", [1, 4])
+@pytest.mark.parametrize("kernel,stride,pad", [((3, 3), (1, 1), (0, 0)),
+                                               ((3, 3), (2, 2), (1, 1)),
+                                               ((5, 5), (1, 1), (1, 1))])
+def test_depthwise_convolution_mxnet(num_base, kernel, stride, pad):
+    rng = np.random.default_rng(6)
+    num_group = 4
+    c = num_base * num_group
+    shape = (2, c, 16, 16)
+    x = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(c, 1) + kernel).astype(np.float32)
+    b = rng.normal(size=(c,)).astype(np.float32)
+    kw = dict(kernel=kernel, stride=stride, pad=pad)
+    y = nd.Convolution(nd.array(x), nd.array(w), nd.array(b), num_filter=c, num_group=c, **kw)
+    parts = [nd.Convolution(nd.array(x[:, i:i + 1]), nd.array(w[i:i + 1]),
+                            nd.array(b[i:i + 1]), num_filter=1, **kw) for i in range(c)]
+    np.testing.assert_allclose(y.asnumpy(), nd.concat(*parts, dim=1).asnumpy(), rtol=1e-4,
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("dil,ks", [(d, k) for d in [(1,), (2,), (3,)]
+                                    for k in [(1,), (2,), (3,), (4,)]]
+                         + [(d, k) for d in [(1, 1), (2, 2), (3, 3)]
+                            for k in [(3, 3), (4, 4), (2, 3), (3, 2), (1, 1)]])
+def test_convolution_dilated_impulse_response_mxnet(dil, ks):
+    ndim = len(dil)
+    spatial = (33,) * ndim
+    x = np.zeros((1, 1) + spatial, np.float32)
+    x[(0, 0) + tuple(s // 2 for s in spatial)] = 1.0
+    w = np.ones((1, 1) + ks, np.float32)
+    xs = nd.array(x)
+    ws = nd.array(w)
+    xs.attach_grad()
+    ws.attach_grad()
+    with autograd.record():
+        out = nd.Convolution(xs, ws, num_filter=1, kernel=ks, dilate=dil, no_bias=True)
+    out_grad = out.asnumpy().copy()
+    out.backward(nd.array(out_grad))
+    # the impulse reaches every kernel tap once
+    assert abs(out.asnumpy().sum() - np.prod(ks)) < 1e-3
+    # and the gradient of the weight at each tap is the output at that tap
+    np.testing.assert_allclose(ws.grad.asnumpy(), np.ones((1, 1) + ks), rtol=1e-5)
+    # random kernel: the response is the (flipped, dilated) kernel around the impulse
+    rw = np.random.default_rng(7).normal(size=(1, 1) + ks).astype(np.float32)
+    out = nd.Convolution(nd.array(x), nd.array(rw), num_filter=1, kernel=ks, dilate=dil,
+                         no_bias=True).asnumpy()
+    np.testing.assert_allclose(np.sort(out[out != 0]), np.sort(rw.ravel()[rw.ravel() != 0]),
+                               rtol=1e-5)
+
+
+@pytest.mark.parametrize("case", [
+    ((2, 3, 4, 4), (3, 3), (2, 2), (99, 99), (101, 101), (8, 8)),
+    ((2, 3, 4, 4), (3, 3), (2, 2), (1, 1), (1, 1), None),
+    ((2, 3, 4), (3,), (2,), (99,), (101,), (8,)),
+    ((2, 3, 4), (3,), (2,), (1,), (1,), None),
+    ((2, 3, 4, 4, 4), (3, 3, 3), (2, 2, 2), (99, 99, 99), (101, 101, 101), (8, 8, 8)),
+    ((2, 3, 4, 4, 4), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), None),
+])
+def test_deconvolution_target_shape_mxnet(case):
+    shape, kernel, stride, pad, adj, target = case
+    kw = dict(kernel=kernel, stride=stride, pad=pad, adj=adj, num_filter=5)
+    if target:
+        kw["target_shape"] = target
+    w = nd.ones((shape[1], 5) + kernel)
+    out = nd.Deconvolution(nd.ones(shape), w, **kw)
+    assert out.shape == (shape[0], 5) + (8,) * len(kernel)
+
+
+@pytest.mark.parametrize("shape,nf,kernel,stride,pad", [
+    ((1, 1, 5, 5), 1, (3, 3), (1, 1), (1, 1)),
+    ((4, 3, 12, 12), 3, (3, 3), (1, 1), (1, 1)),
+    ((1, 3, 10), 3, (3,), (1,), (1,)),
+    ((2, 2, 5, 5, 5), 2, (3, 3, 3), (1, 1, 1), (1, 1, 1)),
+])
+def test_deconvolution_forward_backward_mxnet(shape, nf, kernel, stride, pad):
+    # conv -> deconv with one weight: the data gradient under head = data equals the output
+    rng = np.random.default_rng(8)
+    x = a64(rng.uniform(-5, 5, shape))
+    w = a64(rng.normal(0, 1, (nf, shape[1]) + kernel))
+    x.attach_grad()
+    with autograd.record():
+        c = nd.Convolution(x, w, kernel=kernel, stride=stride, pad=pad, num_filter=nf,
+                           no_bias=True)
+        d = nd.Deconvolution(c, w, kernel=kernel, stride=stride, pad=pad, num_filter=nf,
+                             no_bias=True)
+    d.backward(x)
+    np.testing.assert_allclose(d.asnumpy(), x.grad.asnumpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,nf,pad", [((1, 3, 5, 5), 3, (1, 1)), ((2, 3, 20, 20), 3, (3, 3))])
+def test_deconvolution_gradient_mxnet(shape, nf, pad):
+    # conv(data, w) with pad p == deconv(data, w') with pad k-1-p (stride 1): same grads
+    rng = np.random.default_rng(9)
+    k = 2 * pad[0] + 1
+    kernel = (k, k)
+    x = rng.normal(size=shape)
+    w = rng.normal(size=(nf, shape[1]) + kernel)
+    head = a64(rng.normal(size=(shape[0], nf) + shape[2:]))
+    y1, g1 = _grads(lambda x, w: nd.Convolution(x, w, kernel=kernel, pad=pad, num_filter=nf,
+                                               no_bias=True), [a64(x), a64(w)], head)
+    wt = np.flip(w, axis=(2, 3)).swapaxes(0, 1)
+    y2, g2 = _grads(lambda x, w: nd.Deconvolution(x, w, kernel=kernel,
+                                                 pad=(k - 1 - pad[0],) * 2, num_filter=nf,
+                                                 no_bias=True), [a64(x), a64(wt)], head)
+    np.testing.assert_allclose(y1, y2, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g1[0], g2[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g1[1], np.flip(g2[1], axis=(2, 3)).swapaxes(0, 1), rtol=1e-9,
+                               atol=1e-9)
+
+
+def test_convolution_independent_gradients_mxnet():
+    rng = np.random.default_rng(10)
+    x_np, w_np = rng.normal(size=(2, 4, 7, 7)), rng.normal(size=(3, 4, 3, 3))
+    b_np = rng.normal(size=(3,))
+    head = a64(rng.normal(size=(2, 3, 5, 5)))
+    _, ref = _grads(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), num_filter=3),
+                    [a64(x_np), a64(w_np), a64(b_np)], head)
+    for reqs in [("write", "null", "add"), ("null", "add", "write"), ("add", "write", "null")]:
+        arrs = [a64(x_np), a64(w_np), a64(b_np)]
+        for a, r in zip(arrs, reqs):
+            a.attach_grad(grad_req=r)
+            if r == "add":
+                a.grad[:] = 1
+        with autograd.record():
+            y = nd.Convolution(*arrs, kernel=(3, 3), num_filter=3)
+        y.backward(head)
+        for a, r, want in zip(arrs, reqs, ref):
+            if r == "write":
+                np.testing.assert_allclose(a.grad.asnumpy(), want, rtol=1e-10)
+            elif r == "add":
+                np.testing.assert_allclose(a.grad.asnumpy(), want + 1, rtol=1e-10)
+
+
+def _num_grad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+def test_pooling_full_2d_mxnet(pool_type):
+    shape, kernel, pad, stride = (2, 2, 10, 10), (4, 5), (1, 2), (3, 4)
+    x_np = np.random.default_rng(11).permutation(400).reshape(shape).astype(np.float64) / 7
+    kw = dict(kernel=kernel, pad=pad, stride=stride, pool_type=pool_type,
+              pooling_convention="full", global_pool=False)
+    x = a64(x_np)
+    out = nd.Pooling(x, **kw)
+    # H = 1 + ceil((10 + 2 - 4) / 3) = 4, W = 1 + ceil((10 + 4 - 5) / 4) = 4
+    assert out.shape == (2, 2, 4, 4)
+    rng = np.random.default_rng(12)
+    head = rng.normal(size=out.shape)
+    # 'full' windows of padding only give max the lowest float, as MXNet: no gradient there
+    head[out.asnumpy() == np.finfo(np.float64).min] = 0
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(x, **kw)
+    y.backward(a64(head))
+    num = _num_grad(lambda v: float((nd.Pooling(a64(v), **kw).asnumpy() * head).sum()), x_np)
+    np.testing.assert_allclose(x.grad.asnumpy(), num, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 10), (2, 3, 10, 10), (2, 3, 6, 6, 6)])
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum", "lp"])
+def test_global_pooling_mxnet(shape, pool_type):
+    # MXNet's test_global_pooling: kernel, pad and stride given with global_pool are ignored
+    nd_ = len(shape) - 2
+    x_np = np.random.default_rng(13).normal(size=shape)
+    x = a64(x_np)
+    extra = {"p_value": 2} if pool_type == "lp" else {}
+    ax = tuple(range(2, 2 + nd_))
+    want = {"max": x_np.max(axis=ax, keepdims=True), "avg": x_np.mean(axis=ax, keepdims=True),
+            "sum": x_np.sum(axis=ax, keepdims=True),
+            "lp": np.sqrt((x_np ** 2).sum(axis=ax, keepdims=True))}[pool_type]
+    for kw in ({}, {"kernel": (2,) * nd_}, {"kernel": (2,) * nd_, "pad": (1,) * nd_},
+               {"kernel": (2,) * nd_, "stride": (2,) * nd_},
+               {"kernel": (2,) * nd_, "pad": (1,) * nd_, "stride": (2,) * nd_,
+                "pooling_convention": "full"}):
+        out = nd.Pooling(x, pool_type=pool_type, global_pool=True, **kw, **extra)
+        assert out.shape == shape[:2] + (1,) * nd_
+        np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pooling_mxnet(p):
+    x_np = np.abs(np.random.default_rng(14).normal(size=(1, 2, 6, 6))) + 0.1
+    out = nd.Pooling(a64(x_np), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=p)
+    w = x_np.reshape(1, 2, 3, 2, 3, 2)
+    want = ((w ** p).sum(axis=(3, 5))) ** (1.0 / p)
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-10)
+
+
+def test_pooling_count_include_pad_mxnet():
+    x_np = np.arange(16, dtype=np.float64).reshape(1, 1, 4, 4)
+    kw = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg")
+    incl = nd.Pooling(a64(x_np), **kw).asnumpy()
+    excl = nd.Pooling(a64(x_np), count_include_pad=False, **kw).asnumpy()
+    xp = np.pad(x_np, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ones = np.pad(np.ones_like(x_np), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for i in range(2):
+        for j in range(2):
+            win = xp[0, 0, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+            assert np.isclose(incl[0, 0, i, j], win.sum() / 9)
+            assert np.isclose(excl[0, 0, i, j],
+                              win.sum() / ones[0, 0, 2 * i:2 * i + 3, 2 * j:2 * j + 3].sum())

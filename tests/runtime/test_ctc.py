@@ -13,6 +13,7 @@ from runtime import autograd, nd
 from runtime.gluon import loss as L
 from runtime.ops._call import F
 from tests.runtime.conftest import frees_arrays, free_failing_tests
+from runtime.gluon import loss as gloss
 
 
 def rand(shape, seed=0):
@@ -402,3 +403,124 @@ def test_gluon_ctc_loss_layouts_lengths_and_weights():
 
 
 free_failing_tests(globals())
+
+
+# -- MXNet 1.x's CTC (test_operator.py test_ctc_loss, test_ctc_loss_grad; test_loss.py) cases, ported ----
+
+ACTS = np.array([[[1.2, 3.4, 1.2, -0.1, -2.34], [1.2, 3.4, 1.2, -0.1, -2.34]],
+                 [[0.1, 0.2, 0.3, 0.22, 0.123], [0.1, 0.2, 0.3, 0.22, 0.123]],
+                 [[-15, -14, -13, -12, -11], [-15, -14, -13, -12, -11]]], dtype=np.float32)
+ACTS2 = np.array([[[-5, -4, -3, -2, -1], [1.2, 3.4, 1.2, -0.1, -2.34]],
+                  [[-10, -9, -8, -7, -6], [0.1, 0.2, 0.3, 0.22, 0.123]],
+                  [[-15, -14, -13, -12, -11], [-15, -14.2, -13.5, -12.2, -11.22]]],
+                 dtype=np.float32)
+
+
+@pytest.mark.parametrize("fn", ["ctc_loss", "CTCLoss", "contrib.ctc_loss", "contrib.CTCLoss"])
+def test_ctc_loss_mxnet_torch_numbers(fn):
+    f = nd
+    for part in fn.split("."):
+        f = getattr(f, part)
+    for acts, labels, truth in (
+            (ACTS, np.array([[2, 3, 0], [2, 3, 0]]), [4.04789, 4.04789]),
+            (ACTS2, np.array([[2, 3, 1], [2, 0, 0]], np.float32), [7.3557, 5.4091]),
+            (ACTS2, np.array([[2, 3, 1], [2, 0, 0]], np.int32), [7.3557, 5.4091])):
+        x = nd.array(acts)
+        x.attach_grad()
+        with autograd.record():
+            loss = f(x, nd.array(labels, dtype=labels.dtype))
+        loss.backward()
+        np.testing.assert_allclose(loss.asnumpy(), truth, rtol=1e-4, atol=1e-4)
+        # MXNet's check_ctc_loss: the gradient is finite and the batch entries agree
+        assert np.isfinite(x.grad.asnumpy()).all()
+
+
+def test_ctc_loss_with_large_classes_mxnet():
+    num_classes, seq_len, batch = 6000, 8, 2
+    data = np.empty((num_classes, 0))
+    for i in range(seq_len * batch):
+        row = np.roll(np.arange(num_classes, dtype=np.float32), i).reshape(num_classes, 1)
+        data = np.append(data, row / 13, axis=1)
+    data = data.reshape(seq_len, batch, num_classes)
+    label = np.array([[100, 200, 300, 400, 500, 0, 0, 0],
+                      [1000, 2000, 3000, 4000, 0, 5000, 0, 0]], dtype=np.int32)
+    loss = nd.ctc_loss(data=nd.array(data), label=nd.array(label))
+    np.testing.assert_allclose(loss.asnumpy(), [688.02826, 145.34462], rtol=1e-5)
+
+
+@pytest.mark.parametrize("blank_label", ["first", "last"])
+@pytest.mark.parametrize("fn", ["CTCLoss", "contrib.CTCLoss"])
+def test_ctc_loss_grad_mxnet_tf_numbers(blank_label, fn):
+    f = nd
+    for part in fn.split("."):
+        f = getattr(f, part)
+    vocab_size, max_label_len = 5, 5
+    padding_mask = -1 + (blank_label == "first")
+    targets_0 = [0, 1, 2, 1, 0]
+    loss_log_prob_0 = -3.34211
+    p0 = np.asarray(
+        [[0.633766, 0.221185, 0.0917319, 0.0129757, 0.0142857, 0.0260553],
+         [0.111121, 0.588392, 0.278779, 0.0055756, 0.00569609, 0.010436],
+         [0.0357786, 0.633813, 0.321418, 0.00249248, 0.00272882, 0.0037688],
+         [0.0663296, 0.643849, 0.280111, 0.00283995, 0.0035545, 0.00331533],
+         [0.458235, 0.396634, 0.123377, 0.00648837, 0.00903441, 0.00623107]], np.float32)
+    g0 = np.asarray(
+        [[-0.366234, 0.221185, 0.0917319, 0.0129757, 0.0142857, 0.0260553],
+         [0.111121, -0.411608, 0.278779, 0.0055756, 0.00569609, 0.010436],
+         [0.0357786, 0.633813, -0.678582, 0.00249248, 0.00272882, 0.0037688],
+         [0.0663296, -0.356151, 0.280111, 0.00283995, 0.0035545, 0.00331533],
+         [-0.541765, 0.396634, 0.123377, 0.00648837, 0.00903441, 0.00623107]], np.float32)
+    targets_1 = [0, 1, 1, 0]
+    loss_log_prob_1 = -5.42262
+    p1 = np.asarray(
+        [[0.30176, 0.28562, 0.0831517, 0.0862751, 0.0816851, 0.161508],
+         [0.24082, 0.397533, 0.0557226, 0.0546814, 0.0557528, 0.19549],
+         [0.230246, 0.450868, 0.0389607, 0.038309, 0.0391602, 0.202456],
+         [0.280884, 0.429522, 0.0326593, 0.0339046, 0.0326856, 0.190345],
+         [0.423286, 0.315517, 0.0338439, 0.0393744, 0.0339315, 0.154046]], np.float32)
+    g1 = np.asarray(
+        [[-0.69824, 0.28562, 0.0831517, 0.0862751, 0.0816851, 0.161508],
+         [0.24082, -0.602467, 0.0557226, 0.0546814, 0.0557528, 0.19549],
+         [0.230246, 0.450868, 0.0389607, 0.038309, 0.0391602, -0.797544],
+         [0.280884, -0.570478, 0.0326593, 0.0339046, 0.0326856, 0.190345],
+         [-0.576714, 0.315517, 0.0338439, 0.0393744, 0.0339315, 0.154046]], np.float32)
+    inputs = [np.vstack([p0[t], p1[t]]) for t in range(5)] \
+        + 2 * [np.nan * np.ones((2, vocab_size + 1), np.float32)]
+    inputs = np.log(np.asarray(inputs, dtype=np.float32))
+    grad_truth = np.array([np.vstack([g0[t], g1[t]]) for t in range(5)]
+                          + 2 * [np.zeros((2, vocab_size + 1), np.float32)])
+    if blank_label == "first":
+        inputs = np.roll(inputs, 1, axis=2)
+        grad_truth = np.roll(grad_truth, 1, axis=2)
+    labels = (np.asarray([x + [padding_mask] * (max_label_len - len(x))
+                          for x in [targets_0, targets_1]]) + (blank_label == "first"))
+    data = nd.array(inputs)
+    data.attach_grad()
+    with autograd.record():
+        loss = f(data, nd.array(labels), use_data_lengths=True, use_label_lengths=True,
+                 data_lengths=nd.array([5, 5]), label_lengths=nd.array([5, 4]),
+                 blank_label=blank_label)
+    loss.backward()
+    np.testing.assert_allclose(loss.asnumpy(), [-loss_log_prob_0, -loss_log_prob_1],
+                               atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(data.grad.asnumpy(), grad_truth, atol=1e-5, rtol=1e-5)
+
+
+def test_gluon_ctc_loss_mxnet():
+    want = [18.82820702, 16.50581741]
+    lab = nd.array([[1, 0, -1, -1], [2, 1, 1, -1]])
+    l = gloss.CTCLoss()(nd.ones((2, 20, 4)), lab)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss(layout="TNC")(nd.ones((20, 2, 4)), lab)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss(layout="TNC", label_layout="TN")(nd.ones((20, 2, 4)), lab.T)
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 20, 4)), nd.array([[2, 1, 2, 2], [3, 2, 2, 2]]), None,
+                        nd.array([2, 3]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 25, 4)), nd.array([[2, 1, -1, -1], [3, 2, 2, -1]]),
+                        nd.array([20, 20]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)
+    l = gloss.CTCLoss()(nd.ones((2, 25, 4)), nd.array([[2, 1, 3, 3], [3, 2, 2, 3]]),
+                        nd.array([20, 20]), nd.array([2, 3]))
+    np.testing.assert_allclose(l.asnumpy(), want, rtol=1e-5)

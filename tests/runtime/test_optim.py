@@ -769,3 +769,45 @@ def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
             op(w, g, *s, lr=bad, wd=0.01, out=w)
         for a, b in zip([w] + s, before):
             np.testing.assert_array_equal(a.asnumpy(), b)
+
+
+def test_updater_makes_state_on_first_use_and_matches_the_optimizer():
+    rng = np.random.RandomState(3)
+    w0, g = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    updater = mx.optimizer.get_updater(opt)
+    w = nd.array(w0)
+    updater(7, nd.array(g), w)
+    updater(7, nd.array(g), w)
+    # momentum SGD by hand: m = 0.9 m - lr g; w += m
+    m = -0.1 * g
+    expected = w0 + m
+    m = 0.9 * m - 0.1 * g
+    expected = expected + m
+    np.testing.assert_allclose(w.asnumpy(), expected, rtol=1e-5)
+    assert list(updater.states) == [7]
+    restored = mx.optimizer.Updater(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9))
+    restored.set_states(updater.get_states())
+    np.testing.assert_array_equal(restored.states[7].asnumpy(), updater.states[7].asnumpy())
+
+
+def test_updater_takes_lists_and_refuses_a_non_optimizer():
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=1.0))
+    a, b = nd.ones((2,)), nd.ones((3,))
+    updater([0, 1], [nd.ones((2,)), nd.ones((3,)) * 2], [a, b])
+    np.testing.assert_array_equal(a.asnumpy(), [0, 0])
+    np.testing.assert_array_equal(b.asnumpy(), [-1, -1, -1])
+    with pytest.raises(ValueError, match="lists of one length"):
+        updater([0, 1], [nd.ones((2,))], [a, b])
+    with pytest.raises(TypeError, match="must be an Optimizer"):
+        mx.optimizer.Updater("sgd")
+
+
+def test_lr_scheduler_base():
+    s = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
+    assert isinstance(s, mx.lr_scheduler.LRScheduler)
+    assert [s(n) for n in (1, 2, 3, 5)] == [1.0, 1.0, 0.5, 0.25]
+    with pytest.raises(NotImplementedError):
+        mx.lr_scheduler.LRScheduler()(1)
+    with pytest.raises(ValueError, match="base_lr must be"):
+        mx.lr_scheduler.LRScheduler(base_lr=-1)

@@ -1,0 +1,138 @@
+"""MXNet 1.x's module layout under ``runtime`` and the opt-in ``mxnet`` import hook
+(runtime.mxnet_compat)."""
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import runtime
+from runtime import mxnet_compat
+
+# Every public MXNet 1.x module path a Gluon/NDArray program imports, with a name each
+# must hold (what programs reach for first).
+PATHS = {
+    "": "nd", "nd": "NDArray", "ndarray": "NDArray", "nd.sparse": "CSRNDArray",
+    "ndarray.sparse": "RowSparseNDArray", "nd.random": "normal", "nd.linalg": "gemm2",
+    "nd.contrib": "foreach", "autograd": "record", "context": "Context", "random": "seed",
+    "gluon": "Trainer", "gluon.nn": "Dense", "gluon.rnn": "LSTM", "gluon.loss": "L2Loss",
+    "gluon.data": "ArrayDataset", "gluon.utils": "clip_global_norm",
+    "optimizer": "Optimizer", "lr_scheduler": "FactorScheduler", "initializer": "Xavier",
+    "init": "Xavier", "io": "NDArrayIter", "test_utils": "assert_almost_equal",
+    "base": "MXNetError",
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_module_paths_under_runtime(path):
+    module = importlib.import_module("runtime" + (f".{path}" if path else ""))
+    assert hasattr(module, PATHS[path])
+
+
+def test_second_names_are_the_same_modules():
+    import runtime.init
+    import runtime.ndarray.sparse
+    assert runtime.ndarray is runtime.nd and runtime.init is runtime.initializer
+    assert runtime.ndarray.sparse is runtime.nd.sparse
+    assert runtime.gluon.nn.Sequential is runtime.gluon.nn.basic_layers.Sequential
+    assert runtime.gluon.Trainer.__module__ == "runtime.gluon.trainer"
+
+
+def test_top_level_names():
+    mx = runtime
+    for name in ("cpu", "gpu", "cpu_pinned", "Context", "current_context", "num_gpus",
+                 "MXNetError"):
+        assert hasattr(mx, name), name
+    assert mx.cpu() == mx.context.cpu()
+
+
+def test_mxnet_errors_derive_from_mxneterror():
+    from runtime.base import MXNetError
+    assert issubclass(MXNetError, RuntimeError)
+    assert issubclass(runtime.StorageFallbackError, MXNetError)
+    assert issubclass(runtime.StorageFallbackError, NotImplementedError)
+    assert issubclass(runtime.gluon.DeferredInitializationError, MXNetError)
+    p = runtime.gluon.Parameter("w", shape=(0, 3), allow_deferred_init=True)
+    p.initialize()
+    with pytest.raises(MXNetError):
+        p.data()
+
+
+@pytest.fixture
+def hook():
+    mxnet_compat.install()
+    try:
+        yield
+    finally:
+        mxnet_compat.uninstall()
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_module_paths_through_the_hook(hook, path):
+    ours = importlib.import_module("runtime" + (f".{path}" if path else ""))
+    theirs = importlib.import_module("mxnet" + (f".{path}" if path else ""))
+    assert theirs is ours
+
+
+def test_hook_classes_are_ours(hook):
+    import mxnet as mx
+    from mxnet.gluon import nn
+    assert nn.Dense is runtime.gluon.nn.Dense
+    assert isinstance(mx.nd.ones((2,)), runtime.NDArray)
+
+
+def test_hook_names_a_missing_module(hook):
+    with pytest.raises(ModuleNotFoundError, match=r"mxnet\.contrib.*runtime\.contrib"):
+        importlib.import_module("mxnet.contrib.onnx")
+
+
+def test_hook_is_opt_in():
+    assert not mxnet_compat.installed()
+    if "mxnet" not in sys.modules:
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("mxnet")
+    mxnet_compat.install()
+    mxnet_compat.install()
+    assert sys.meta_path.count(mxnet_compat._FINDER) == 1
+    mxnet_compat.uninstall()
+    assert not mxnet_compat.installed() and "mxnet" not in sys.modules
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(runtime.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "runtime.mxnet_compat", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_mxnet_program_runs_unmodified():
+    program = Path(__file__).parents[1] / "programs" / "mlp_mxnet.py"
+    r = _run(str(program))
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    before, after, acc = float(words[1]), float(words[3]), float(words[5])
+    assert after < before / 2 and acc > 0.9
+
+
+def test_script_arguments_and_module_mode(tmp_path):
+    script = tmp_path / "args.py"
+    script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
+    r = _run(str(script), "a", "--b")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "runtime ['a', '--b']"
+    (tmp_path / "modmain.py").write_text("import mxnet.gluon\nprint('ok', __name__)\n")
+    env_path = str(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "runtime.mxnet_compat", "-m", "modmain"],
+                       cwd=env_path, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                           [env_path, str(Path(runtime.__file__).parents[1])])))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok __main__"
+
+
+def test_usage_without_a_script():
+    r = _run()
+    assert r.returncode == 2 and "usage" in r.stderr
