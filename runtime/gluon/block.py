@@ -224,45 +224,38 @@ class Block:
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
-        _load_into(self._collect_params_with_prefix(), loaded, filename, ctx,
-                   allow_missing, ignore_extra, cast_dtype)
+        params = self._collect_params_with_prefix()
+        missing = [k for k in params if k not in loaded] if not allow_missing else []
+        extra = [k for k in loaded if k not in params] if not ignore_extra else []
+        if missing:
+            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
+                             f"{filename!r}, which holds {sorted(loaded)!r} (set "
+                             f"allow_missing=True to ignore missing parameters)")
+        if extra:
+            raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
+                             f"is not present in this block, which has {list(params)!r} "
+                             f"(set ignore_extra=True to ignore it)")
+        for key, param in params.items():
+            if key not in loaded:
+                continue
+            value = loaded[key]
+            want = param._data.shape if param._data is not None else param.shape
+            if want is None or not _compatible(want, value.shape):
+                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
+                                 f"shape {want!r} but file {filename!r} holds shape "
+                                 f"{value.shape!r}")
+            if value.dtype != param.dtype and not cast_dtype:
+                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
+                                 f"dtype {param.dtype} but file {filename!r} holds "
+                                 f"{value.dtype} (set cast_dtype=True to cast)")
+        for key, param in params.items():
+            if key in loaded:
+                if ctx is not None and param._data is None:
+                    param._ctx = ctx
+                param.set_data(loaded[key])
 
 
-def _load_into(params, loaded, filename, ctx, allow_missing, ignore_extra, cast_dtype):
-    """Write the arrays ``loaded`` ({key: NDArray}) into ``params`` ({key: Parameter})
-    after checking every one (missing, extra, shape, dtype), so that a refused file
-    changes nothing."""
-    missing = [k for k in params if k not in loaded] if not allow_missing else []
-    extra = [k for k in loaded if k not in params] if not ignore_extra else []
-    if missing:
-        raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                         f"{filename!r}, which holds {sorted(loaded)!r} (set "
-                         f"allow_missing=True to ignore missing parameters)")
-    if extra:
-        raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
-                         f"is not present in this block, which has {list(params)!r} "
-                         f"(set ignore_extra=True to ignore it)")
-    for key, param in params.items():
-        if key not in loaded:
-            continue
-        value = loaded[key]
-        want = param._data.shape if param._data is not None else param.shape
-        if want is None or not _compatible(want, value.shape):
-            raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                             f"shape {want!r} but file {filename!r} holds shape "
-                             f"{value.shape!r}")
-        if value.dtype != param.dtype and not cast_dtype:
-            raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                             f"dtype {param.dtype} but file {filename!r} holds "
-                             f"{value.dtype} (set cast_dtype=True to cast)")
-    for key, param in params.items():
-        if key in loaded:
-            if ctx is not None and param._data is None:
-                param._ctx = ctx
-            param.set_data(loaded[key])
-
-
-def _flatten(out, what):
+def _flatten(out):
     """``out`` (an array/symbol or a tuple/list of them) as a list, and whether it was
     a single one."""
     if isinstance(out, (list, tuple)):
@@ -336,7 +329,7 @@ class HybridBlock(Block):
         with ``n_inputs`` symbols (named ``data`` or ``data0``, ``data1`` ..., as Gluon)."""
         names = ["data"] if n_inputs == 1 else [f"data{i}" for i in range(n_inputs)]
         inputs = [symbol.var(n) for n in names]
-        outs, single = _flatten(self.forward(*inputs), "hybrid_forward")
+        outs, single = _flatten(self.forward(*inputs))
         for o in outs:
             if not isinstance(o, Symbol):
                 raise TypeError(f"{type(self).__name__}: hybrid_forward must return "
@@ -477,7 +470,7 @@ class SymbolBlock(HybridBlock):
     def imports(symbol_file, input_names, param_file=None, ctx=None):
         """A SymbolBlock of the graph in ``symbol_file`` with inputs ``input_names`` (a
         name or a list) and, when given, the parameters of ``param_file`` (what
-        ``export`` writes: ``arg:``/``aux:`` names, or plain ones)."""
+        ``export`` writes: names prefixed ``arg:``/``aux:``)."""
         sym = symbol.load(symbol_file)
         names = [input_names] if isinstance(input_names, str) else list(input_names)
         block = SymbolBlock(sym, [symbol.var(n) for n in names])
@@ -485,17 +478,12 @@ class SymbolBlock(HybridBlock):
             block.load_parameters(param_file, ctx=ctx)
         return block
 
-    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                        cast_dtype=False):
-        """Load a file keyed by parameter name (``arg:``/``aux:`` prefixes dropped)."""
-        loaded = nd.load(filename)
-        if not isinstance(loaded, dict):
-            raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
-                             f"named parameters")
-        values = {key.split(":", 1)[1] if key.startswith(("arg:", "aux:")) else key: value
-                  for key, value in loaded.items()}
-        _load_into(self.collect_params(), values, filename, ctx, allow_missing,
-                   ignore_extra, cast_dtype)
+    def _collect_params_with_prefix(self, prefix=""):
+        # a SymbolBlock's parameters are the graph's variables: files key them as MXNet's
+        # export does (arg:<name>, aux:<name>), so save/load_parameters speak that format
+        aux = set(self._out.list_auxiliary_states())
+        return OrderedDict((("aux:" if name in aux else "arg:") + name, param)
+                           for name, param in self._params.items())
 
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]

@@ -244,3 +244,14 @@ def test_hybrid_lambda_and_sequential_slices():
     assert isinstance(head, nn.HybridSequential) and len(head) == 1
     net.hybridize()
     np.testing.assert_array_equal(net(x).asnumpy(), x.asnumpy() * 2 + 1)
+
+
+def test_symbolblock_parameter_files_are_mxnets(tmp_path):
+    block = nn.SymbolBlock.imports(os.path.join(FIX, "cnn-symbol.json"), ["data"],
+                                   os.path.join(FIX, "cnn-0000.params"))
+    path = str(tmp_path / "again.params")
+    block.save_parameters(path)
+    ours, theirs = nd.load(path), nd.load(os.path.join(FIX, "cnn-0000.params"))
+    assert sorted(ours) == sorted(theirs)
+    for key in theirs:
+        np.testing.assert_array_equal(ours[key].asnumpy(), theirs[key].asnumpy())
