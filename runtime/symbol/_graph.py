@@ -181,11 +181,12 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             value = known.get(node)
             if value is not None:
                 table[(node, 0)] = value
+    done = set()        # nodes whose forward rule has run (once each)
     changed = True
     while changed:
         changed = False
         for node in nodes:
-            if node.op is None:
+            if node.op is None or id(node) in done:
                 continue
             ins = [table.get((n, i)) for n, i in node.inputs]
             if any(v is None for v in ins):
@@ -204,12 +205,12 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
                     ins = [table.get((n, i)) for n, i in node.inputs]
                 if any(v is None for v in ins):
                     continue
-            if all((node, i) in table for i in range(node.n_out())):
-                continue
+            done.add(id(node))
             try:
                 outs = forward(node, ins)
             except (TypeError, ValueError) as e:
                 _fail(node, what, e)
+            # an output a consumer's rule filled in must agree (_set raises otherwise)
             for i, value in enumerate(outs[:node.n_out()]):
                 changed |= _set(table, (node, i), value, node, what)
     return table

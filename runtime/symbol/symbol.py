@@ -384,23 +384,23 @@ def _listed(node):
     return out
 
 
-def _as_shape(key, value):
+def _as_shape(key, value, who="infer_shape"):
     if isinstance(value, numbers.Integral):
         value = (value,)
     try:
         shape = tuple(int(s) for s in value)
     except (TypeError, ValueError):
-        raise TypeError(f"infer_shape: shape of {key!r} must be a tuple of ints (got "
+        raise TypeError(f"{who}: shape of {key!r} must be a tuple of ints (got "
                         f"{value!r})") from None
     if any(s < 0 for s in shape):
-        raise ValueError(f"infer_shape: shape of {key!r} must hold sizes >= 0 (got "
+        raise ValueError(f"{who}: shape of {key!r} must hold sizes >= 0 (got "
                          f"{value!r})")
     return shape
 
 
-def _as_stype(key, value):
+def _as_stype(key, value, who="infer_storage_type"):
     if value not in _graph.STYPE_CODES:
-        raise ValueError(f"infer_storage_type: storage type of {key!r} must be one of "
+        raise ValueError(f"{who}: storage type of {key!r} must be one of "
                          f"{', '.join(_graph.STYPE_CODES)} (got {value!r})")
     return value
 
@@ -448,17 +448,21 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
         if not isinstance(value, str):
             raise ValueError(f"Variable: attribute {key!r} must be a str (got {value!r})")
     if shape is not None:
-        attrs["__shape__"] = str(_as_shape("Variable", shape))
+        attrs["__shape__"] = str(_as_shape(name, shape, "Variable"))
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
         attrs["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        attrs["__dtype__"] = str(_graph.DTYPE_CODES[np.dtype(dtype).name])
+        code = _graph.DTYPE_CODES.get(np.dtype(dtype).name)
+        if code is None:
+            raise TypeError(f"Variable: dtype of {name!r} must be one of "
+                            f"{', '.join(_graph.DTYPE_CODES)} (got {dtype!r})")
+        attrs["__dtype__"] = str(code)
     if init is not None:
         attrs["__init__"] = _init_string(init)
     if stype is not None:
-        attrs["__storage_type__"] = str(_graph.STYPE_CODES[_as_stype("Variable", stype)])
+        attrs["__storage_type__"] = str(_graph.STYPE_CODES[_as_stype(name, stype, "Variable")])
     for key, value in kwargs.items():
         if not (key.startswith("__") and key.endswith("__")):
             raise ValueError(f"Variable: attribute {key!r} must start and end with double "

@@ -60,6 +60,10 @@ def test_variable_attributes():
         mx.sym.Variable("b", mood="x")
     with pytest.raises(TypeError, match="name must be"):
         mx.sym.Variable("")
+    with pytest.raises(ValueError, match="Variable: shape of 'w' must hold sizes >= 0"):
+        mx.sym.Variable("w", shape=(2, -1))
+    with pytest.raises(TypeError, match="Variable: dtype of 'w' must be one of"):
+        mx.sym.Variable("w", dtype="complex64")
 
 
 def test_listing_internals_children_outputs():
