@@ -290,6 +290,10 @@ class HybridBlock(Block):
             self._cache.clear()
 
     def register_child(self, block, name=None):
+        if isinstance(block, Block) and not isinstance(block, HybridBlock):
+            raise ValueError(f"{type(self).__name__}: children of a HybridBlock must be "
+                             f"HybridBlocks too (got {type(block).__name__}); use "
+                             "HybridSequential instead of Sequential")
         super().register_child(block, name)
         if "_cache" in self.__dict__:
             self._cache.clear()

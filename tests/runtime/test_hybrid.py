@@ -255,3 +255,11 @@ def test_symbolblock_parameter_files_are_mxnets(tmp_path):
     assert sorted(ours) == sorted(theirs)
     for key in theirs:
         np.testing.assert_array_equal(ours[key].asnumpy(), theirs[key].asnumpy())
+
+
+def test_plain_block_children_are_refused():
+    net = nn.HybridSequential()
+    with pytest.raises(ValueError, match="children of a HybridBlock must be HybridBlocks "
+                                         "too \\(got Sequential\\)"):
+        net.add(nn.Sequential())
+    assert len(net) == 0
