@@ -8,7 +8,8 @@ The cases are those of ``benchmarks/bench_graph.py`` (the same models and refere
 
 1. A training step of the hybridized MLP 784-256-256-10 (``static_alloc=True,
    static_shape=True``, SoftmaxCrossEntropyLoss, SGD Trainer) against the handwritten
-   NumPy step, batch 64 and 1024; ``check_same_update`` runs first.
+   NumPy step, batch 64 and 1024, and against ndrt's imperative step of the same MLP
+   (``bench_autograd.ndrt_mlp``); ``check_same_update`` runs first.
 2. Forward of a hybridized block of 50 one-element tanh against 50 ``np.tanh`` calls.
 3. Inference through ``SymbolBlock.imports`` of MXNet's exported CNN against the same
    model's imperative forward (seven ``nd`` calls).
@@ -25,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmarks.bench_autograd import mlp_data, numpy_step  # noqa: E402
+from benchmarks.bench_autograd import mlp_data, ndrt_mlp, numpy_step  # noqa: E402
 from benchmarks.bench_graph import (TanhChain, check_same_update, hybrid_mlp,  # noqa: E402
                                     imperative_cnn, imported_cnn, numpy_chain)
 from run_allocator_figures import bench  # noqa: E402
@@ -47,14 +48,19 @@ def main():
     for batch, target in ((64, "<= 0.90x"), (1024, "<= 0.95x")):
         X, Y, P0 = mlp_data(batch)
         step, _ = hybrid_mlp(P0, X, Y)
+        imperative, _ = ndrt_mlp(P0, X, Y)
         P = [p.copy() for p in P0]
         step()
-        t = bench({"nd": "step()", "np": "numpy_step(P, X, Y)"},
-                  {"step": step, "numpy_step": numpy_step, "P": P, "X": X, "Y": Y},
-                  pause=PAUSE)
+        imperative()
+        t = bench({"nd": "step()", "np": "numpy_step(P, X, Y)", "imp": "imperative()"},
+                  {"step": step, "numpy_step": numpy_step, "P": P, "X": X, "Y": Y,
+                   "imperative": imperative}, pause=PAUSE)
         line(f"hybridized MLP step, batch {batch} / NumPy step",
              us(statistics.median(t["nd"])), us(statistics.median(t["np"])),
              f"{paired(t, 'nd', 'np'):.2f}x", target)
+        line(f"hybridized MLP step, batch {batch} / ndrt's imperative step",
+             us(statistics.median(t["nd"])), us(statistics.median(t["imp"])),
+             f"{paired(t, 'nd', 'imp'):.2f}x", "-")
     block = TanhChain()
     block.hybridize()
     x, p = nd.array([0.5]), np.array([0.5], np.float32)

@@ -333,6 +333,10 @@ class Symbol:
     def __abs__(self):
         return _call("abs", [self], {})
 
+    def astype(self, dtype):
+        """This symbol cast to ``dtype`` (the ``cast`` operator), as MXNet's method."""
+        return _call("cast", [self], {"dtype": dtype}, hint="cast")
+
     def __eq__(self, other):
         return _arith(self, other, "_equal", "_equal_scalar", "_equal", "_equal_scalar")
 

@@ -135,6 +135,10 @@ def test_functions_share_nd_signature():
     np.testing.assert_array_equal(simple_forward(mx.sym.concat(s, s, dim=0), x=x),
                                   np.concatenate([x, x]))
     np.testing.assert_array_equal(simple_forward(mx.sym.add(s, 2), x=x), x + 2)
+    np.testing.assert_array_equal(simple_forward(mx.sym.maximum(3, s), x=x),
+                                  np.maximum(3, x))
+    half = simple_forward(s.astype("float16"), x=x)
+    assert half.dtype == np.float16 and np.array_equal(half, x.astype(np.float16))
     assert mx.sym.concat(s, s).list_attr()["num_args"] == "2"
     with pytest.raises(TypeError, match="input rhs must be a Symbol"):
         mx.sym.elemwise_add(s, "x")
