@@ -29,22 +29,26 @@ def _ctx(ctx):
     return ctx
 
 
-def _by_name(what, values, names, allow_none=False):
-    """``values`` (a list in ``names`` order, or a dict by name) as a list."""
+def _by_name(what, values, names, default=None):
+    """``values`` (a list in ``names`` order, or a dict by name whose missing names get
+    ``default``) as a list."""
     if isinstance(values, dict):
         extra = [k for k in values if k not in names]
         if extra:
             raise ValueError(f"bind: {what} names {extra[0]!r}, which is not one of "
                              f"{', '.join(names) or 'none'}")
-        values = [values.get(k) for k in names]
-    elif isinstance(values, (list, tuple)):
-        values = list(values)
+        return [values.get(k, default) for k in names]
+    if isinstance(values, (list, tuple)):
         if len(values) != len(names):
-            raise ValueError(f"bind: {what} must hold one array per name of "
+            raise ValueError(f"bind: {what} must hold one value per name of "
                              f"{', '.join(names) or 'none'} (got {len(values)})")
-    else:
-        raise TypeError(f"bind: {what} must be a list or a dict of NDArrays (got "
-                        f"{type(values).__name__})")
+        return list(values)
+    raise TypeError(f"bind: {what} must be a list or a dict (got {type(values).__name__})")
+
+
+def _arrays(what, values, names, allow_none=False):
+    """:func:`_by_name` of NDArrays (None allowed where ``allow_none``)."""
+    values = _by_name(what, values, names)
     for k, v in zip(names, values):
         if v is None and allow_none:
             continue
@@ -56,22 +60,8 @@ def _by_name(what, values, names, allow_none=False):
 
 
 def _reqs(grad_req, names):
-    if isinstance(grad_req, str):
-        reqs = [grad_req] * len(names)
-    elif isinstance(grad_req, dict):
-        extra = [k for k in grad_req if k not in names]
-        if extra:
-            raise ValueError(f"bind: grad_req names {extra[0]!r}, which is not an argument "
-                             f"({', '.join(names)})")
-        reqs = [grad_req.get(k, "null") for k in names]
-    elif isinstance(grad_req, (list, tuple)):
-        reqs = list(grad_req)
-        if len(reqs) != len(names):
-            raise ValueError(f"bind: grad_req must hold one request per argument (got "
-                             f"{len(reqs)} for {len(names)})")
-    else:
-        raise TypeError(f"bind: grad_req must be a str, a list or a dict (got "
-                        f"{grad_req!r})")
+    reqs = [grad_req] * len(names) if isinstance(grad_req, str) else \
+        _by_name("grad_req", grad_req, names, "null")
     for k, r in zip(names, reqs):
         if r not in GRAD_REQS:
             raise ValueError(f"bind: grad_req of {k!r} must be one of "
@@ -107,20 +97,20 @@ class Executor:
     def bind(cls, symbol, ctx, args, args_grad, grad_req, aux_states):
         ctx = _ctx(ctx)
         names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
-        args = _by_name("args", args, names)
+        args = _arrays("args", args, names)
         if args_grad is None:
             grads = [None] * len(names)
             reqs = ["null"] * len(names)
         else:
-            grads = _by_name("args_grad", args_grad, names, allow_none=True)
+            grads = _arrays("args_grad", args_grad, names, allow_none=True)
             reqs = _reqs(grad_req, names)
             for k, g, r in zip(names, grads, reqs):
                 if r != "null" and g is None:
                     raise ValueError(f"bind: argument {k!r} has grad_req {r!r} but no "
                                      f"gradient array in args_grad")
             reqs = [r if g is not None else "null" for g, r in zip(grads, reqs)]
-        aux = _by_name("aux_states", aux_states if aux_states is not None else [],
-                       aux_names)
+        aux = _arrays("aux_states", aux_states if aux_states is not None else [],
+                      aux_names)
         for k, a, g in zip(names, args, grads):
             if g is not None and g.shape != a.shape:
                 raise ValueError(f"bind: gradient of {k!r} must have the argument's shape "
