@@ -103,12 +103,10 @@ class Executor:
             reqs = ["null"] * len(names)
         else:
             grads = _arrays("args_grad", args_grad, names, allow_none=True)
-            reqs = _reqs(grad_req, names)
-            for k, g, r in zip(names, grads, reqs):
-                if r != "null" and g is None:
-                    raise ValueError(f"bind: argument {k!r} has grad_req {r!r} but no "
-                                     f"gradient array in args_grad")
-            reqs = [r if g is not None else "null" for g, r in zip(grads, reqs)]
+            # an argument without a gradient array gets none (MXNet's rule for a
+            # dict that leaves it out)
+            reqs = [r if g is not None else "null"
+                    for g, r in zip(grads, _reqs(grad_req, names))]
         aux = _arrays("aux_states", aux_states if aux_states is not None else [],
                       aux_names)
         for k, a, g in zip(names, args, grads):

@@ -74,6 +74,11 @@ def test_bind_checks_its_arguments():
         sym.bind(mx.cpu(), args, args_grad=args, grad_req={"x": "sometimes"})
     with pytest.raises(ValueError, match="cannot be inferred"):
         sym.simple_bind(mx.cpu())
+    partial = sym.bind(mx.cpu(), args, args_grad={"fc_bias": mx.nd.zeros(3)})
+    assert partial.grad_dict["x"] is None and partial.grad_dict["fc_bias"] is not None
+    partial.forward(is_train=True)
+    partial.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_array_equal(partial.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
     exe = sym.bind(mx.cpu(), args)
     with pytest.raises(RuntimeError, match="forward\\(is_train=True\\)"):
         exe.backward()
