@@ -9,8 +9,12 @@ Gluon/NDArray program.
 Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtime.autograd``,
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
-``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``.  The second name
-of a module is the same module object (registered in ``sys.modules``), not a copy.
+``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``; graph mode:
+``runtime.symbol`` (also ``runtime.sym``), ``runtime.executor``, ``runtime.name``,
+``runtime.attribute`` (``AttrScope``), ``runtime.operator`` (custom operators),
+``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``.  The
+second name of a module is the same module object (registered in ``sys.modules``), not a
+copy.
 """
 
 import sys
