@@ -169,6 +169,10 @@ class CustomDef:
         """Run the operator on NDArrays (recorded when autograd records)."""
         return _run(self, list(inputs))
 
+    def function(self, params):
+        """The call of a graph node of this op (its attributes are fixed already)."""
+        return self.call
+
 
 class _CustomCall:
     """The tape's record of one Custom call: its gradient calls the op's backward."""

@@ -47,8 +47,9 @@ class Program:
         for k, node in enumerate(op_nodes):
             args = [names[(id(n), i)] for n, i in node.inputs]
             outs = [names[(id(node), i)] for i in range(node.n_out())]
-            if getattr(node.op, "call", None) is not None:     # a custom operator
-                scope[f"f{k}"] = node.op.call
+            make = getattr(node.op, "function", None)   # a custom or source operator
+            if make is not None:
+                scope[f"f{k}"] = make(node.params)
                 call = f"f{k}({', '.join(args)})"
             elif node.raw:
                 scope[f"f{k}"], scope[f"p{k}"] = node.op, node.params

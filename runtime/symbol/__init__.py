@@ -1,7 +1,8 @@
 """``runtime.symbol`` (also ``runtime.sym``): MXNet 1.x's symbolic API.
 
 :class:`Symbol`, :func:`Variable` (``var``), :func:`Group`, :func:`load`,
-:func:`load_json`, and a function for every registry operator, made from the operator's
+:func:`load_json`, :func:`zeros`, :func:`ones`, :func:`full`, :func:`arange`, and a
+function for every registry operator, made from the operator's
 one declaration with ``nd``'s names, positional attributes and optional inputs
 (``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``
 and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``.
@@ -11,8 +12,8 @@ Binding a symbol gives a :class:`runtime.executor.Executor`.
 import types
 
 from runtime.symbol import symbol as _symbol
-from runtime.symbol.symbol import (Custom, Group, Symbol, SymbolFunction, Variable, fromjson,
-                                   load, load_json, var)
+from runtime.symbol.symbol import (Custom, Group, Symbol, SymbolFunction, Variable, arange,
+                                   fromjson, full, load, load_json, ones, var, zeros)
 from runtime.ops import registry as _registry
 
 
@@ -42,4 +43,5 @@ linalg = _namespace("linalg", "_linalg_")
 _symbol.install(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",
+           "zeros", "ones", "full", "arange",
            "SymbolFunction", "contrib", "linalg"]

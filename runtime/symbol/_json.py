@@ -24,6 +24,7 @@ import tempfile
 from runtime import operator
 from runtime.ops import registry
 from runtime.symbol import _graph
+from runtime.symbol._source import SOURCES
 from runtime.symbol._graph import Node
 
 MXNET_VERSION = 10901
@@ -164,9 +165,9 @@ def load(text, source):
             specs.append(_custom(source, where, node["name"], entries, attrs))
             counts.append(specs[-1][0].n_out(None))
             continue
-        if op_name not in registry.OPS:
+        op = registry.OPS.get(op_name) or SOURCES.get(op_name)
+        if op is None:
             _bad(source, where, f"unknown operator {op_name!r}")
-        op = registry.OPS[op_name]
         raw, sym_attrs, values = {}, {}, {}
         for key, text_value in attrs.items():
             if key in op.attrs:

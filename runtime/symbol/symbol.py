@@ -28,6 +28,7 @@ from runtime.nd._ops import signature
 from runtime.ops import registry
 from runtime.symbol import _graph, _json
 from runtime.symbol._graph import HIDDEN_KEYS, Node
+from runtime.symbol._source import SOURCES
 
 
 class Symbol:
@@ -538,6 +539,38 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
                 entries.append((v, 0))
     node = Node(op, op_name, name, entries, params, raw, attrs)
     return Symbol([(node, i) for i in range(node.n_out())])
+
+
+def _source(op_name, kwargs, name, attr):
+    src = SOURCES[op_name]
+    params = src.parse_attrs({k: v for k, v in kwargs.items() if v is not None})
+    raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()}
+    return _node(src, op_name, [], params, raw, name, attr, op_name)
+
+
+def zeros(shape, dtype=None, name=None, attr=None, **kwargs):
+    """A node of zeros of ``shape`` (MXNet's ``_zeros``; float32 unless ``dtype``)."""
+    return _source("_zeros", {"shape": shape, "dtype": dtype, **kwargs}, name, attr)
+
+
+def ones(shape, dtype=None, name=None, attr=None, **kwargs):
+    """A node of ones of ``shape`` (MXNet's ``_ones``)."""
+    return _source("_ones", {"shape": shape, "dtype": dtype, **kwargs}, name, attr)
+
+
+def full(shape, val, dtype=None, name=None, attr=None, **kwargs):
+    """A node of ``shape`` filled with ``val`` (MXNet's ``_full``)."""
+    return _source("_full", {"shape": shape, "value": val, "dtype": dtype, **kwargs}, name,
+                   attr)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, attr=None,
+           dtype=None):
+    """A node of evenly spaced values in [start, stop), each ``repeat`` times (MXNet's
+    ``_arange``)."""
+    return _source("_arange", {"start": start, "stop": stop, "step": step,
+                               "repeat": repeat, "infer_range": infer_range,
+                               "dtype": dtype}, name, attr)
 
 
 def Custom(*inputs, op_type=None, name=None, attr=None, **kwargs):

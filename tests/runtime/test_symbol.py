@@ -2,6 +2,8 @@
 1.9.1's documented behaviour (its outputs are quoted where they fix a name or an order)
 and NumPy for values."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -221,3 +223,25 @@ def test_compose_replaces_variables():
         net(q=y)
     with pytest.raises(TypeError, match="must be a Symbol"):
         net(x=1)
+
+
+def test_source_symbols_zeros_ones_full_arange():
+    x = mx.sym.var("x")
+    graph = mx.sym.Group([x + mx.sym.ones((2, 2)) * 3, mx.sym.zeros((3,), dtype="int32"),
+                          mx.sym.full((2,), 7), mx.sym.arange(1, 8, 3, repeat=2)])
+    assert graph.list_arguments() == ["x"]
+    assert graph.infer_shape(x=(2, 2))[1] == [(2, 2), (3,), (2,), (6,)]
+    for sym in (graph, mx.sym.load_json(graph.tojson())):
+        outs = [o.asnumpy() for o in sym.eval(x=mx.nd.ones((2, 2)))]
+        np.testing.assert_array_equal(outs[0], np.full((2, 2), 4.0))
+        assert outs[1].dtype == np.int32 and not outs[1].any()
+        np.testing.assert_array_equal(outs[2], [7.0, 7.0])
+        np.testing.assert_array_equal(outs[3], np.repeat(np.arange(1, 8, 3), 2))
+    # MXNet 1.9.1 writes these nodes so
+    node = json.loads(mx.sym.full((2, 2), 7, name="f").tojson())["nodes"][-1]
+    assert node == {"op": "_full", "name": "f", "attrs": {"dtype": "float32",
+                    "shape": "(2, 2)", "value": "7.0"}, "inputs": []}
+    with pytest.raises(ValueError, match="_arange: step must not be 0"):
+        mx.sym.arange(0, 3, 0)
+    with pytest.raises(TypeError, match="_zeros: unknown attribute 'colour'"):
+        mx.sym.zeros((2,), colour="red")
