@@ -89,6 +89,7 @@ class Executor:
         self.aux_arrays = aux
         self._reqs = reqs
         self._heads = None
+        self._ran = False
         self.outputs = []
         self._program = Program(self._nodes, symbol._outputs)
 
@@ -176,29 +177,38 @@ class Executor:
                                  f"(got {shape!r})")
         for key, value in kwargs.items():
             arg_dict[key][:] = value
-        marked = [(a, g, r) for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._reqs)
-                  if r != "null"]
-        if is_train and marked:
-            autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
-                                    [m[2] for m in marked])
-            with autograd.record(train_mode=True):
-                self._heads = self._run()
-        else:
-            self._heads = None
-            with autograd.pause(train_mode=bool(is_train)):
-                outs = self._run()
-            self.outputs = outs
-            return outs
-        self.outputs = [h.detach() for h in self._heads]
+        self._ran = True
+        if is_train and self._recorded(True):
+            return self.outputs
+        self._heads = None
+        with autograd.pause(train_mode=bool(is_train)):
+            self.outputs = self._run()
         return self.outputs
 
+    def _recorded(self, train):
+        """Run the forward recorded (in training mode or not), the arguments that want a
+        gradient marked as variables; False when none does."""
+        marked = [(a, g, r) for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._reqs)
+                  if r != "null"]
+        if not marked:
+            return False
+        autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
+                                [m[2] for m in marked])
+        with autograd.record(train_mode=train):
+            self._heads = self._run()
+        self.outputs = [h.detach() for h in self._heads]
+        return True
+
     def backward(self, out_grads=None, is_train=True):
-        """Gradients of the last ``forward(is_train=True)`` into :attr:`grad_arrays`,
-        by each argument's request; ``out_grads``: the outputs' gradients (ones where
-        None)."""
-        if self._heads is None:
-            raise RuntimeError("backward: call forward(is_train=True) first, with some "
-                               "argument whose grad_req is not 'null'")
+        """Gradients of the last forward into :attr:`grad_arrays`, by each argument's
+        request; ``out_grads``: the outputs' gradients (ones where None).  After a
+        ``forward(is_train=False)``, which records nothing, the forward runs again
+        recorded in inference mode first (MXNet allows backward after either)."""
+        if not self._ran:
+            raise RuntimeError("backward: call forward() first")
+        if self._heads is None and not self._recorded(False):
+            raise RuntimeError("backward: no argument has a gradient (every grad_req is "
+                               "'null')")
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
         autograd.backward(self._heads, out_grads, retain_graph=True, train_mode=is_train)

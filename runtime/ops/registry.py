@@ -223,6 +223,13 @@ def equal_shapes(op, what="inputs", hint=""):
     return infer
 
 
+def fill_equal_shapes(attrs, shapes):
+    """An ``infer_inputs`` for ops whose inputs share one shape: the unknown ones take
+    the known one's (MXNet's ElemwiseShape, backward)."""
+    known = next((s for s in shapes if s is not None), None)
+    return [known if s is None else s for s in shapes]
+
+
 def same_dtype(op, dtypes):
     """All inputs must share one dtype (MXNet's rule for binary ops)."""
     first = dtypes[0]

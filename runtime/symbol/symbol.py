@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from runtime import attribute, executor, operator
+from runtime.base import NotImplementedForSymbol
 from runtime import name as _name
 from runtime import initializer as _init
 from runtime.nd._ops import signature
@@ -270,8 +271,9 @@ class Symbol:
     # -- composition -----------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         """A copy of this graph with variables replaced by symbols (MXNet's compose):
-        by position in ``list_arguments()`` order, or by name.  Nodes that do not depend
-        on a replaced variable are shared."""
+        by position in ``list_arguments()`` order, or by name; ``name=`` renames the head
+        node.  Nodes that do not depend on a replaced variable are shared."""
+        name = kwargs.pop("name", None)
         names = self.list_arguments()
         if len(args) > len(names):
             raise TypeError(f"compose: {len(names)} arguments ({', '.join(names)}) take at "
@@ -289,8 +291,17 @@ class Symbol:
             if not isinstance(value, Symbol):
                 raise TypeError(f"compose: {key!r} must be a Symbol (got "
                                 f"{type(value).__name__})")
-        return Symbol(_graph.substitute(self._outputs,
-                                        {k: v._single(k) for k, v in mapping.items()}))
+        heads = _graph.substitute(self._outputs,
+                                  {k: v._single(k) for k, v in mapping.items()})
+        if name is not None:         # the composed head node takes the name given
+            node = heads[0][0]
+            if len(heads) != 1 or node.op is None:
+                raise ValueError(f"compose: name= needs one operator output (got "
+                                 f"{len(heads)} output(s))")
+            node = Node(node.op, node.op_name, name, node.inputs, node.params, node.raw,
+                        node.attrs)
+            heads = [(node, heads[0][1])]
+        return Symbol(heads)
 
     # -- operators -------------------------------------------------------------------
     def __add__(self, other):
@@ -364,8 +375,7 @@ class Symbol:
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise TypeError("Symbol: a symbol has no truth value (it is a graph, not a "
-                        "result); evaluate it with eval() or bind()")
+        raise NotImplementedForSymbol(self.__bool__, "bool")
 
     def __getattr__(self, name):
         # symbol methods named after operators (x.reshape(...), x.sum(axis=1)), as

@@ -57,6 +57,7 @@ def test_bind_grad_req_write_add_null():
     np.testing.assert_allclose(grads["fc_bias"].asnumpy(), head.sum(0), rtol=1e-5)
     np.testing.assert_array_equal(grads["x"].asnumpy(), np.ones((2, 4)))
     assert exe.grad_dict["x"] is grads["x"]
+    exe.forward(is_train=False)              # backward after an inference forward
     exe.backward(mx.nd.array(head))          # add accumulates again, write overwrites
     np.testing.assert_allclose(grads["fc_weight"].asnumpy(), 1 + 2 * head.T @ vals["x"],
                                rtol=1e-5)
@@ -80,7 +81,10 @@ def test_bind_checks_its_arguments():
     partial.backward(mx.nd.ones((2, 3)))
     np.testing.assert_array_equal(partial.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
     exe = sym.bind(mx.cpu(), args)
-    with pytest.raises(RuntimeError, match="forward\\(is_train=True\\)"):
+    with pytest.raises(RuntimeError, match="call forward\\(\\) first"):
+        exe.backward()
+    exe.forward()
+    with pytest.raises(RuntimeError, match="no argument has a gradient"):
         exe.backward()
     with pytest.raises(ValueError, match="no argument named 'y'"):
         exe.forward(y=mx.nd.ones(1))

@@ -148,7 +148,7 @@ def test_functions_share_nd_signature():
         mx.sym.clip(s, "low", 1)
     with pytest.raises(TypeError, match="attribute"):
         mx.sym.sum(s, 1, True, False, 5)
-    with pytest.raises(TypeError, match="truth value"):
+    with pytest.raises(mx.base.NotImplementedForSymbol, match="bool"):
         bool(s)
 
 
@@ -219,6 +219,13 @@ def test_compose_replaces_variables():
     out = simple_forward(composed, y=v, fc_weight=w, fc_bias=b)
     np.testing.assert_allclose(out, (np.tanh(v) @ w.T + b) * 2, rtol=1e-5)
     assert net(mx.sym.var("z")).list_arguments()[0] == "z"
+    # MXNet's test_symbol_compose: an input made by the op (fc3_data) replaced, renamed
+    net2 = mx.sym.FullyConnected(mx.sym.Activation(
+        mx.sym.FullyConnected(name="fc3", num_hidden=4), act_type="relu"), name="fc4",
+        num_hidden=2)
+    composed = net2(fc3_data=net, name="composed")
+    assert composed.name == "composed" and net2.name == "fc4"
+    assert composed.list_arguments()[:3] == ["x", "fc_weight", "fc_bias"]
     with pytest.raises(ValueError, match="no variable named 'q'"):
         net(q=y)
     with pytest.raises(TypeError, match="must be a Symbol"):
@@ -245,3 +252,20 @@ def test_source_symbols_zeros_ones_full_arange():
         mx.sym.arange(0, 3, 0)
     with pytest.raises(TypeError, match="_zeros: unknown attribute 'colour'"):
         mx.sym.zeros((2,), colour="red")
+
+
+def test_infer_shape_through_elementwise_inputs():
+    """MXNet's test_symbol_infer_shape: a partial inference tells the state's shape."""
+    data, prev = mx.sym.var("data"), mx.sym.var("prevstate")
+    x2h = mx.sym.FullyConnected(data=data, name="x2h", num_hidden=8)
+    h2h = mx.sym.FullyConnected(data=prev, name="h2h", num_hidden=8)
+    out = mx.sym.Activation(mx.sym.elemwise_add(x2h, h2h), name="out", act_type="relu")
+    assert out.infer_shape(data=(10, 4)) == (None, None, None)
+    args, outs, _ = out.infer_shape_partial(data=(10, 4))
+    shapes = dict(zip(out.list_arguments(), args))
+    assert shapes["x2h_weight"] == (8, 4) and shapes["h2h_weight"] == ()
+    assert outs == [(10, 8)]
+    args, _, _ = out.infer_shape(data=(10, 4), prevstate=outs[0])
+    assert dict(zip(out.list_arguments(), args))["h2h_weight"] == (8, 8)
+    a, b = mx.sym.Variable("a", shape=(2, 3)), mx.sym.var("b")
+    assert mx.sym.elemwise_add(a, b).infer_shape(a=(5, 6))[0] == [(5, 6), (5, 6)]
