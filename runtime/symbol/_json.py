@@ -108,6 +108,10 @@ def _node_attrs(source, where, node):
         if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             _bad(source, where, f"{key!r} must map strings to strings (got {value!r})")
+        if key == "attr":
+            # files before 1.0 keep the symbol attributes without underscores
+            # (ctx_group, lr_mult); MXNet's upgrade stores them as __ctx_group__
+            value = {k if k.startswith("__") else f"__{k}__": v for k, v in value.items()}
         attrs.update(value)
     return attrs
 
@@ -187,6 +191,12 @@ def load(text, source):
         except (TypeError, ValueError) as e:
             _bad(source, where, str(e))
         n_in = len(op.inputs)
+        if not op.variadic and len(entries) < n_in and all(
+                p in op.mutates for p in range(len(entries), n_in)):
+            # files before 1.0 leave out the auxiliary states (BatchNorm's moving
+            # statistics): made here as MXNet's upgrade makes them
+            entries += [(None, f"{node['name']}_{op.inputs[p]}") for p in
+                        range(len(entries), n_in)]
         if (not op.variadic and len(entries) != n_in) or (
                 op.variadic and n_in > 1 and not 1 <= len(entries) <= n_in):
             _bad(source, where, f"{op_name} takes {n_in} input(s) ({', '.join(op.inputs)})"
@@ -200,5 +210,6 @@ def load(text, source):
     made = []
     for op, op_name, name, entries, params, raw, attrs in specs:
         made.append(Node(op, None if op is None else op_name, name,
-                         [(made[n], i) for n, i in entries], params, raw, attrs))
+                         [(made[n], i) if n is not None else (Node(None, None, i), 0)
+                          for n, i in entries], params, raw, attrs))
     return [(made[n], i) for n, i in heads]

@@ -115,6 +115,32 @@ def test_legacy_param_and_attr_keys():
     np.testing.assert_allclose(out.asnumpy(), x @ w.T)
 
 
+def test_pre_1_0_files_attributes_and_aux_states():
+    """As MXNet 0.8 wrote them: symbol attributes under 'attr' without underscores,
+    BatchNorm without its moving statistics, two-element inputs, backward_source_id."""
+    def var(name, **attr):
+        return {"op": "null", "param": {}, "name": name, "inputs": [],
+                "backward_source_id": -1, "attr": attr}
+    nodes = [var("data", ctx_group="stage1", lr_mult="0.2"), var("fc_weight"),
+             var("fc_bias"),
+             {"op": "FullyConnected", "param": {"no_bias": "False", "num_hidden": "4"},
+              "name": "fc", "inputs": [[0, 0], [1, 0], [2, 0]], "backward_source_id": -1,
+              "attr": {"ctx_group": "stage1", "wd_mult": "0.3"}},
+             var("bn_gamma"), var("bn_beta"),
+             {"op": "BatchNorm", "param": {"eps": "0.001", "fix_gamma": "True",
+                                           "momentum": "0.9", "use_global_stats": "False"},
+              "name": "bn", "inputs": [[3, 0], [4, 0], [5, 0]], "backward_source_id": -1,
+              "attr": {"ctx_group": "stage2"}}]
+    sym = mx.sym.load_json(json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2, 4, 5],
+                                       "heads": [[6, 0]]}))
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    attrs = sym.attr_dict()
+    assert attrs["data"]["__ctx_group__"] == "stage1" and attrs["data"]["lr_mult"] == "0.2"
+    assert attrs["fc"]["__wd_mult__"] == "0.3" and attrs["bn"]["__ctx_group__"] == "stage2"
+    args, outs, aux = sym.infer_shape(data=(2, 3))
+    assert outs == [(2, 4)] and aux == [(4,), (4,)]
+
+
 def _graph(nodes, heads=((1, 0, 0),)):
     return json.dumps({"nodes": nodes, "arg_nodes": [0], "heads": [list(h) for h in heads]})
 
