@@ -23,7 +23,7 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
            "assert_exception", "environment", "simple_forward", "check_symbolic_forward",
-           "check_symbolic_backward", "check_numeric_gradient"]
+           "check_symbolic_backward", "check_numeric_gradient", "check_consistency"]
 
 
 def default_context():
@@ -326,3 +326,63 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rto
         assert_almost_equal(symbolic[k], numeric, rtol=rtol,
                             atol=atol if atol is not None else 1e-4,
                             names=(f"symbolic gradient of {k}", "numeric"))
+
+
+_CONSISTENCY_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+                    np.dtype(np.float64): 1e-5, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
+                    np.dtype(np.int64): 0}
+
+
+def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None,
+                      aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+                      equal_nan=False, use_uniform=False, rand_type=np.float64):
+    """Run ``sym`` (or one symbol per entry) once per entry of ``ctx_list`` (dicts with
+    ``ctx``, the argument shapes and an optional ``type_dict``) on the same random
+    arguments, forward in training mode and backward with the outputs as head
+    gradients, and assert that the outputs and gradients agree with those of the
+    entry of the widest dtype (tolerance by dtype, ``tol``); returns each entry's
+    [outputs..., gradients...] as NumPy arrays."""
+    syms = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    exes = []
+    for s, spec in zip(syms, ctx_list):
+        spec = dict(spec)
+        ctx = spec.pop("ctx", None)
+        types = spec.pop("type_dict", {})
+        spec.pop("group2ctx", None)
+        exes.append(s.simple_bind(ctx, grad_req=grad_req, type_dict=types, **spec))
+    rng = np.random.RandomState(0)
+    draw = (lambda shape: rng.uniform(-scale, scale, shape)) if use_uniform else \
+        (lambda shape: rng.normal(0, scale, shape))
+    args = {k: draw(a.shape).astype(rand_type) for k, a in exes[0].arg_dict.items()}
+    args.update({k: _numpy(v) for k, v in (arg_params or {}).items()})
+    aux = {k: draw(a.shape).astype(rand_type) for k, a in exes[0].aux_dict.items()}
+    aux.update({k: _numpy(v) for k, v in (aux_params or {}).items()})
+    results = []
+    for exe in exes:
+        for k, a in exe.arg_dict.items():
+            a[:] = args[k].astype(a.dtype)
+        for k, a in exe.aux_dict.items():
+            a[:] = aux[k].astype(a.dtype)
+        outs = exe.forward(is_train=True)
+        grads = []
+        if grad_req != "null":
+            exe.backward([o.copy() for o in outs])
+            grads = [g.asnumpy() for g in exe.grad_arrays if g is not None]
+        results.append([o.asnumpy() for o in outs] + grads)
+    widest = max(range(len(exes)), key=lambda i: max(np.dtype(a.dtype).itemsize
+                                                    for a in exes[i].arg_arrays))
+    truth = ground_truth if ground_truth is not None else results[widest]
+    table = dict(_CONSISTENCY_TOL)
+    if isinstance(tol, dict):
+        table.update({np.dtype(k): v for k, v in tol.items()})
+    for i, res in enumerate(results):
+        for j, (got, want) in enumerate(zip(res, truth)):
+            t = tol if isinstance(tol, (int, float)) else table.get(got.dtype, 1e-3)
+            try:
+                assert_almost_equal(got, want.astype(got.dtype, copy=False), rtol=t,
+                                    atol=t, names=(f"entry {i} value {j}", "ground truth"),
+                                    equal_nan=equal_nan)
+            except AssertionError:
+                if raise_on_err:
+                    raise
+    return results

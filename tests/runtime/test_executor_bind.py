@@ -161,3 +161,18 @@ def test_check_symbolic_forward_backward():
     grads = check_symbolic_backward(sym, [a, b], [g1, g2], [None, g1 * a + 1],
                                     grad_req="add")
     np.testing.assert_allclose(grads["x"], 1 + g1 * b + g2 * np.exp(a), rtol=1e-5)
+
+
+def test_check_consistency_across_dtypes():
+    from runtime.test_utils import check_consistency
+    x = mx.sym.var("x")
+    sym = mx.sym.FullyConnected(mx.sym.tanh(x), num_hidden=3, name="fc")
+    ctx_list = [{"ctx": mx.cpu(), "x": (4, 5), "type_dict": {"x": np.float64}},
+                {"ctx": mx.cpu(), "x": (4, 5), "type_dict": {"x": np.float32}},
+                {"ctx": mx.cpu(), "x": (4, 5), "type_dict": {"x": np.float16}}]
+    results = check_consistency(sym, ctx_list)
+    assert [r[0].dtype for r in results] == [np.float64, np.float32, np.float16]
+    assert len(results[0]) == 4                         # output and three gradients
+    wrong = mx.sym.FullyConnected(mx.sym.sigmoid(x), num_hidden=3, name="fc")
+    with pytest.raises(AssertionError):
+        check_consistency([sym, wrong], ctx_list[:2])
