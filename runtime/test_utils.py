@@ -369,8 +369,8 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
             exe.backward([o.copy() for o in outs])
             grads = [g.asnumpy() for g in exe.grad_arrays if g is not None]
         results.append([o.asnumpy() for o in outs] + grads)
-    widest = max(range(len(exes)), key=lambda i: max(np.dtype(a.dtype).itemsize
-                                                    for a in exes[i].arg_arrays))
+    widest = max(range(len(exes)), key=lambda i: max(
+        np.dtype(a.dtype).itemsize for a in exes[i].arg_arrays))
     truth = ground_truth if ground_truth is not None else results[widest]
     table = dict(_CONSISTENCY_TOL)
     if isinstance(tol, dict):
