@@ -364,7 +364,10 @@ class HybridBlock(Block):
             if not isinstance(a, nd.NDArray):
                 raise TypeError(f"{type(self).__name__}: a hybridized block takes "
                                 f"NDArrays (got {type(a).__name__})")
-        key = tuple((a.shape, a.dtype, a.stype) for a in args)
+        # the graph does not depend on shapes: one per dtypes and storage types, one
+        # per shape too under static_shape (MXNet's flag for inputs of fixed shapes)
+        static = self._flags.get("static_shape")
+        key = tuple((a.shape if static else None, a.dtype, a.stype) for a in args)
         entry = self._cache.get(key)
         if entry is None:
             params = self.collect_params()

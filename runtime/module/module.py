@@ -244,6 +244,15 @@ class Module:
             if grads[name] is not None:
                 self._updater(i, grads[name], self._exec.arg_dict[name])
 
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Get the parameters a batch needs ready before ``forward`` (MXNet pulls
+        row_sparse parameters by row from the kvstore here).  With one context and no
+        kvstore every parameter is always here: nothing to do, unless
+        ``sparse_row_id_fn`` asks for rows from a kvstore, which ndrt's Module has not."""
+        if sparse_row_id_fn is not None:
+            raise NotImplementedError("prepare: sparse_row_id_fn (row_sparse pulls from a "
+                                      "kvstore) is not supported by ndrt's Module")
+
     def forward_backward(self, data_batch):
         self.forward(data_batch, is_train=True)
         self.backward()

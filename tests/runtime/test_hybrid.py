@@ -81,8 +81,12 @@ def test_hybridized_equals_imperative_and_is_one_tape_node():
     # the whole graph is one node of the tape, its input the variables' arrays
     assert "CachedOp(" in repr(y._entry)
     assert len(net._cache) == 1
-    net(nd.ones((5, 7)))                      # a new input signature: a new graph
+    net(nd.ones((5, 7)))                      # static_shape: a new shape, a new graph
     assert len(net._cache) == 2
+    net.hybridize()
+    net(x)
+    net(nd.ones((5, 7)))                      # otherwise one graph serves both shapes
+    assert len(net._cache) == 1
     net.hybridize(False)
     with autograd.record():
         y = net(x)

@@ -132,3 +132,5 @@ def test_module_errors():
         mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), "acc")
     with pytest.raises(NotImplementedError, match="kvstore"):
         mod.init_optimizer(kvstore="dist_sync")
+    with pytest.raises(NotImplementedError, match="sparse_row_id_fn"):
+        mod.prepare(None, sparse_row_id_fn=lambda batch: {})
