@@ -270,8 +270,9 @@ class HybridBlock(Block):
     ``runtime.nd`` when called on NDArrays and ``runtime.symbol`` when traced with
     symbols; ``params`` holds this block's own parameters by attribute name (arrays or
     variables).  After :meth:`hybridize`, the first call with a new input signature
-    (number, shapes, dtypes of the inputs) traces ``hybrid_forward`` with symbols and
-    keeps the graph as an ``nd.CachedOp``; later calls run that graph, and under
+    (number, dtypes and storage types of the inputs; their shapes too with
+    ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
+    an ``nd.CachedOp``; later calls run that graph, and under
     ``record()`` each call is one node of the tape whose gradient runs the graph's
     backward.  As in MXNet, Python control flow that depends on values cannot be traced
     (a symbol has no value); the trace takes the branch its Python code takes for
@@ -282,7 +283,9 @@ class HybridBlock(Block):
         super().__init__(prefix, params)
         self._active = False
         self._flags = {}
-        self._cache = {}       # input signature -> (inputs, output symbol, CachedOp, single)
+        # input signature -> (input variables, output symbol, CachedOp, single output?,
+        # the source of each graph input: a position in the call or a Parameter)
+        self._cache = {}
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
