@@ -176,3 +176,20 @@ def test_check_consistency_across_dtypes():
     wrong = mx.sym.FullyConnected(mx.sym.sigmoid(x), num_hidden=3, name="fc")
     with pytest.raises(AssertionError):
         check_consistency([sym, wrong], ctx_list[:2])
+
+
+def test_sparse_argument_through_the_executor():
+    import scipy.sparse as sp
+    x, w = mx.sym.var("x", stype="csr"), mx.sym.var("w")
+    y = mx.sym.dot(x, w)
+    assert y.infer_storage_type() == (["csr", "default"], ["default"], [])
+    a = sp.random(4, 6, density=0.3, format="csr", dtype=np.float32, random_state=0)
+    wv = np.random.RandomState(0).rand(6, 3).astype(np.float32)
+    gw = mx.nd.zeros((6, 3))
+    exe = y.bind(mx.cpu(), {"x": mx.nd.sparse.csr_matrix(a), "w": mx.nd.array(wv)},
+                 args_grad={"w": gw})
+    head = np.random.RandomState(1).rand(4, 3).astype(np.float32)
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(head))
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), a @ wv, rtol=1e-6)
+    np.testing.assert_allclose(gw.asnumpy(), a.T @ head, rtol=1e-6)
