@@ -17,8 +17,8 @@ class MXNetError(RuntimeError):
 
 
 class NotImplementedForSymbol(MXNetError, TypeError):
-    """An operation that a Symbol does not support (MXNet's ``NotImplementedForSymbol``:
-    ``bool(sym)``, ``sym.asnumpy()``); also a TypeError."""
+    """An operation that a Symbol does not support (MXNet's ``NotImplementedForSymbol``;
+    ``bool(sym)`` raises it); also a TypeError."""
 
     def __init__(self, function, alias=None, *args):
         self.function = getattr(function, "__name__", str(function))
