@@ -238,8 +238,8 @@ def infer_shapes(nodes, known):
 
 def infer_types(nodes, known):
     """{entry: numpy dtype}: ``known`` ({variable node: dtype}) and the variables'
-    ``__dtype__`` attributes, an op's unknown inputs taking its first known input's
-    dtype (MXNet's default rule for weights and biases)."""
+    ``__dtype__`` attributes, an op's unknown inputs taking its first known floating
+    input's dtype (MXNet's default rule for weights and biases)."""
     known = dict(known)
     for node in nodes:
         if node.op is None and known.get(node) is None:
@@ -249,7 +249,9 @@ def infer_types(nodes, known):
         return [np.dtype(d) for d in node.op.infer_type(node.params, ins)]
 
     def fill(node, ins):
-        first = next((d for d in ins if d is not None), None)
+        # from a floating input only: an integer one is an index (Embedding's data,
+        # take's indices), which says nothing of the weights' dtype
+        first = next((d for d in ins if d is not None and d.kind == "f"), None)
         return None if first is None else [first if d is None else d for d in ins]
 
     return _infer(nodes, known, "infer_type", forward, fill=fill)

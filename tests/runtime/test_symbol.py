@@ -191,6 +191,11 @@ def test_infer_type_and_storage_type():
     assert fc.infer_type() == (None, None, None)
     assert mx.sym.Variable("h", dtype="float16").infer_type() == ([np.float16],
                                                                    [np.float16], [])
+    # an integer input is an index: the weight's dtype stays open (float32 at bind)
+    emb = mx.sym.Embedding(a, input_dim=10, output_dim=4, name="emb")
+    assert emb.infer_type(a="int32") == (None, None, None)
+    exe = emb.simple_bind(mx.cpu(), a=(2, 3), type_dict={"a": "int32"})
+    assert exe.arg_dict["emb_weight"].dtype == np.float32
     s = mx.sym.dot(mx.sym.var("c"), mx.sym.var("d"))
     assert s.infer_storage_type(c="csr", d="default") == (["csr", "default"], ["default"],
                                                           [])
