@@ -10,8 +10,12 @@ Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtim
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
 ``runtime.init``), ``runtime.kvstore`` (also ``runtime.kv``), ``runtime.io``,
-``runtime.metric``, ``runtime.test_utils``, ``runtime.base``.  The second name of a module is the same module
-object (registered in ``sys.modules``), not a copy.
+``runtime.metric``, ``runtime.test_utils``, ``runtime.base``; graph mode:
+``runtime.symbol`` (also ``runtime.sym``), ``runtime.executor``, ``runtime.name``,
+``runtime.attribute`` (``AttrScope``), ``runtime.operator`` (custom operators),
+``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``.  The
+second name of a module is the same module object (registered in ``sys.modules``), not a
+copy.
 """
 
 import sys
@@ -25,8 +29,11 @@ from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_
 from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
+from runtime import attribute, name, operator, symbol, executor
+from runtime.attribute import AttrScope
 from runtime import kvstore
 from runtime import gluon, io, metric, test_utils
+from runtime import callback, model, module
 
 
 def _alias(name, module):
@@ -43,10 +50,13 @@ def _alias(name, module):
 _alias("ndarray", nd)
 _alias("init", initializer)
 _alias("kv", kvstore)
+_alias("sym", symbol)
+_alias("mod", module)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
-           "MXNetError",
+           "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
+           "operator", "module", "mod", "model", "callback",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

@@ -11,9 +11,9 @@ and ``model_zoo``.
 
 from runtime.gluon.parameter import (Constant, DeferredInitializationError, Parameter,
                                      ParameterDict)
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.trainer import StaleGradientError, Trainer
 from runtime.gluon import data, loss, nn, rnn, utils
 
-__all__ = ["Block", "Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
            "Trainer", "StaleGradientError", "nn", "rnn", "loss", "data", "utils"]

@@ -12,14 +12,18 @@ name, the attribute path from the block (``0.weight``, ``encoder.bias``), as Glu
 said when either was made.
 """
 
+import os
 import threading
 import warnings
 from collections import OrderedDict
 
-from runtime import nd
+from runtime import nd, symbol
+from runtime import name as _name
 from runtime import initializer as _init
-from runtime.gluon.parameter import Parameter, ParameterDict, _load_into
+from runtime.gluon.parameter import (DeferredInitializationError, Parameter, ParameterDict,
+                                     _compatible, _load_into)
 from runtime.gluon.utils import HookHandle
+from runtime.symbol import Symbol
 
 _COUNTERS = {}
 _COUNTER_LOCK = threading.Lock()
@@ -300,7 +304,10 @@ class Block:
         print("\n".join(out))
 
     def hybridize(self, active=True, **kwargs):
-        """Accepted for Gluon compatibility; ndrt runs every block imperatively."""
+        """Hybridize (or not, ``active=False``) every :class:`HybridBlock` below this
+        block; a plain Block itself always runs imperatively (Gluon)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -370,4 +377,247 @@ def _shape_str(values):
     return str(out)[1:-1] if isinstance(out, list) else str(out)
 
 
-__all__ = ["Block"]
+def _flatten(out):
+    """``out`` (an array/symbol or a tuple/list of them) as a list, and whether it was
+    a single one."""
+    if isinstance(out, (list, tuple)):
+        return list(out), False
+    return [out], True
+
+
+class HybridBlock(Block):
+    """A block that runs imperatively or as a cached graph (Gluon's ``HybridBlock``).
+
+    Subclasses define ``hybrid_forward(self, F, x, *args, **params)``: ``F`` is
+    ``runtime.nd`` when called on NDArrays and ``runtime.symbol`` when traced with
+    symbols; ``params`` holds this block's own parameters by attribute name (arrays or
+    variables).  After :meth:`hybridize`, the first call with a new input signature
+    (number, dtypes and storage types of the inputs; their shapes too with
+    ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
+    an ``nd.CachedOp``; later calls run that graph, and under
+    ``record()`` each call is one node of the tape whose gradient runs the graph's
+    backward.  As in MXNet, Python control flow that depends on values cannot be traced
+    (a symbol has no value); the trace takes the branch its Python code takes for
+    symbols.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix, params)
+        self._active = False
+        self._flags = {}
+        # input signature -> (input variables, output symbol, CachedOp, single output?,
+        # the source of each graph input: a position in the call or a Parameter)
+        self._cache = {}
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, (Block, Parameter)) and "_cache" in self.__dict__:
+            self._cache.clear()
+
+    def register_child(self, block, name=None):
+        if isinstance(block, Block) and not isinstance(block, HybridBlock):
+            raise ValueError(f"{type(self).__name__}: children of a HybridBlock must be "
+                             f"HybridBlocks too (got {type(block).__name__}); use "
+                             "HybridSequential instead of Sequential")
+        super().register_child(block, name)
+        if "_cache" in self.__dict__:
+            self._cache.clear()
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Run this block (and its HybridBlock children) as cached graphs.
+        ``static_alloc``/``static_shape`` are kept as flags of the CachedOp (see
+        ``runtime.nd.CachedOp``)."""
+        self._active = bool(active)
+        self._flags = {"static_alloc": bool(static_alloc),
+                       "static_shape": bool(static_shape)}
+        self._cache.clear()
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          **kwargs)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__}: define hybrid_forward()")
+
+    def forward(self, x, *args):
+        if isinstance(x, Symbol):
+            params = {k: p.var() for k, p in self._reg_params.items()}
+            # the graph's nodes are named under the block's prefix (dense0_fwd), as Gluon
+            with _name.Prefix(self.prefix):
+                return self.hybrid_forward(symbol, x, *args, **params)
+        if self._active:
+            return self._call_cached(x, *args)
+        ctx = x.context         # the copies of the parameters on the input's context
+        try:
+            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._infer_params(x, *args)
+            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **params)
+
+    # -- the graph -----------------------------------------------------------------------
+    def _trace(self, n_inputs):
+        """(input variables, output symbol, single output?) of ``hybrid_forward`` traced
+        with ``n_inputs`` symbols (named ``data`` or ``data0``, ``data1`` ..., as Gluon)."""
+        names = ["data"] if n_inputs == 1 else [f"data{i}" for i in range(n_inputs)]
+        inputs = [symbol.var(n) for n in names]
+        outs, single = _flatten(self.forward(*inputs))
+        for o in outs:
+            if not isinstance(o, Symbol):
+                raise TypeError(f"{type(self).__name__}: hybrid_forward must return "
+                                f"symbols when traced (got {type(o).__name__})")
+        return inputs, symbol.Group(outs) if len(outs) > 1 else outs[0], single
+
+    def infer_shape(self, *args):
+        """Complete the unknown parameter shapes from the inputs ``args`` (Gluon's
+        ``infer_shape``)."""
+        self._infer_params(*args)
+
+    def _infer_params(self, *args):
+        """Complete the unknown parameter shapes from the input shapes by shape inference
+        on the traced graph (Gluon's deferred initialisation), then fill them."""
+        inputs, out, _ = self._trace(len(args))
+        shapes = {i.name: a.shape for i, a in zip(inputs, args)}
+        arg_shapes, _, aux_shapes = out.infer_shape_partial(**shapes)
+        by_name = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
+                           arg_shapes + aux_shapes))
+        for param in self.collect_params().values():
+            shape = by_name.get(param.name)
+            if param._data is None and shape:
+                param.shape = shape
+                param._finish_deferred_init()
+
+    def _call_cached(self, *args):
+        for a in args:
+            if not isinstance(a, nd.NDArray):
+                raise TypeError(f"{type(self).__name__}: a hybridized block takes "
+                                f"NDArrays (got {type(a).__name__})")
+        # the graph does not depend on shapes: one per dtypes and storage types, one
+        # per shape too under static_shape (MXNet's flag for inputs of fixed shapes)
+        static = self._flags.get("static_shape")
+        key = tuple((a.shape if static else None, a.dtype, a.stype) for a in args)
+        entry = self._cache.get(key)
+        if entry is None:
+            params = self.collect_params()
+            if any(p._data is None for p in params.values()):
+                self._infer_params(*args)
+            inputs, out, single = self._trace(len(args))
+            by_name = {p.name: p for p in params.values()}
+            positions = {i.name: k for k, i in enumerate(inputs)}
+            sources = []
+            for name in out.list_inputs():
+                if name in positions:
+                    sources.append(positions[name])
+                elif name in by_name:
+                    sources.append(by_name[name])
+                else:
+                    raise ValueError(f"{type(self).__name__}: the traced graph reads "
+                                     f"{name!r}, which is neither an input nor a parameter")
+            entry = (inputs, out, nd.CachedOp(out, self._flags), single, sources)
+            self._cache[key] = entry
+        _, _, op, single, sources = entry
+        ctx = args[0].context
+        arrays = [args[s] if isinstance(s, int) else s.data(ctx) for s in sources]
+        res = op(*arrays)
+        return res if single or not isinstance(res, list) else tuple(res)
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write the traced graph to ``path-symbol.json`` and the parameters to
+        ``path-%04d.params`` (MXNet's binary format, names prefixed ``arg:`` and
+        ``aux:``), as Gluon's ``export``; the block must have been hybridized and called.
+        Returns the two file names."""
+        if not self._cache:
+            raise RuntimeError(f"{type(self).__name__}: call hybridize() and run the block "
+                               "forward once before export()")
+        _, out, _, _, _ = next(iter(self._cache.values()))
+        by_name = {p.name: p for p in self.collect_params().values()}
+        arrays = {}
+        for prefix, names in (("arg:", out.list_arguments()),
+                              ("aux:", out.list_auxiliary_states())):
+            for name in names:
+                if name in by_name:
+                    arrays[prefix + name] = by_name[name].data()
+        sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+        tmp = f"{params_file}.tmp-{os.getpid()}"
+        try:
+            nd.save(tmp, arrays, format="mxnet")
+            out.save(sym_file)
+            os.replace(tmp, params_file)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return sym_file, params_file
+
+
+class SymbolBlock(HybridBlock):
+    """A block made of a symbol (Gluon's ``SymbolBlock``): ``outputs`` (a Symbol or a
+    list) computed from the variables ``inputs``; every other argument and auxiliary
+    state of the graph becomes a parameter of that name (auxiliary states with
+    ``grad_req='null'``).  It always runs as a cached graph."""
+
+    def __init__(self, outputs, inputs, params=None):
+        super().__init__(prefix="", params=ParameterDict(""))
+        outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        ins = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        for s in list(outs) + list(ins):
+            if not isinstance(s, Symbol):
+                raise TypeError(f"SymbolBlock: outputs and inputs must be Symbols (got "
+                                f"{type(s).__name__})")
+        out = symbol.Group(outs) if len(outs) > 1 else outs[0]
+        self._in_names = [s.name for s in ins]
+        missing = [n for n in self._in_names if n not in out.list_inputs()]
+        if missing:
+            raise ValueError(f"SymbolBlock: input {missing[0]!r} is not a variable of the "
+                             f"outputs (they read {', '.join(out.list_inputs())})")
+        self._out = out
+        self._single = len(outs) == 1 and len(out) == 1
+        shapes = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
+                          out.infer_shape_partial()[0] + out.infer_shape_partial()[2]))
+        given = params if params is not None else {}
+        aux = set(out.list_auxiliary_states())
+        for name in out.list_inputs():
+            if name in self._in_names:
+                continue
+            if name in given:
+                self._params[name] = given[name]
+                continue
+            self._params.get(name, shape=shapes.get(name) or None,
+                             allow_deferred_init=True,
+                             grad_req="null" if name in aux else "write")
+        self._active = True
+
+    def hybridize(self, active=True, **kwargs):
+        # a SymbolBlock is a graph already
+        self._flags = {k: kwargs.get(k, False) for k in ("static_alloc", "static_shape")}
+        self._cache.clear()
+
+    def forward(self, x, *args):
+        if isinstance(x, Symbol):
+            return self._out(**dict(zip(self._in_names, (x,) + args)))
+        return self._call_cached(x, *args)
+
+    def _trace(self, n_inputs):
+        if n_inputs != len(self._in_names):
+            raise ValueError(f"SymbolBlock: takes {len(self._in_names)} input(s) "
+                             f"({', '.join(self._in_names)}) (got {n_inputs})")
+        return [symbol.var(n) for n in self._in_names], self._out, self._single
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None):
+        """A SymbolBlock of the graph in ``symbol_file`` with inputs ``input_names`` (a
+        name or a list) and, when given, the parameters of ``param_file`` (what
+        ``export`` writes: names prefixed ``arg:``/``aux:``)."""
+        sym = symbol.load(symbol_file)
+        names = [input_names] if isinstance(input_names, str) else list(input_names)
+        block = SymbolBlock(sym, [symbol.var(n) for n in names])
+        if param_file is not None:
+            block.load_parameters(param_file, ctx=ctx)
+        return block
+
+    def _collect_params_with_prefix(self, prefix=""):
+        # a SymbolBlock's parameters are the graph's variables: files key them as MXNet's
+        # export does (arg:<name>, aux:<name>), so save/load_parameters speak that format
+        aux = set(self._out.list_auxiliary_states())
+        return OrderedDict((("aux:" if name in aux else "arg:") + name, param)
+                           for name, param in self._params.items())
+
+
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]

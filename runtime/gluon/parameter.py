@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from runtime import autograd, nd
+from runtime import autograd, nd, symbol
 from runtime._tape import GRAD_REQS
 from runtime.base import MXNetError
 from runtime.context import Context, current_context
@@ -137,6 +137,7 @@ class Parameter:
         self._copies = None        # [array per context of _ctx_list] on several contexts
         self._ctx_list = None
         self._deferred = None      # (initializer, own) waiting for the shape
+        self._var = None
 
     def __repr__(self):
         return (f"Parameter {self.name} (shape={self._shape}, dtype={np.dtype(self.dtype)}"
@@ -158,6 +159,7 @@ class Parameter:
             raise ValueError(f"Parameter {self.name!r}: cannot change the shape of an "
                              f"initialised parameter from {self._data.shape!r} to {new!r}")
         self._shape = new
+        self._var = None
 
     @property
     def stype(self):
@@ -390,7 +392,14 @@ class Parameter:
         self._attach()
 
     def var(self):
-        raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
+        """This parameter as a symbol variable (its name, shape with 0 for the unknown
+        dimensions, dtype, multipliers, storage type and own initialiser as the
+        variable's attributes, as Gluon writes them)."""
+        if self._var is None:
+            self._var = symbol.Variable(
+                self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
+                wd_mult=self.wd_mult, init=self.init, stype=self._stype)
+        return self._var
 
 
 class _Value(_init.Initializer):

@@ -21,6 +21,8 @@ from runtime.context import Context
 from runtime.nd import linalg, random, sparse
 from runtime.nd._creation import eye, linspace, ones, zeros
 from runtime.nd._io import load, load_frombuffer, save
+from runtime.nd._cached_op import CachedOp
+from runtime.operator import custom as Custom
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -320,4 +322,4 @@ def _method(name):
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
            "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
-           "contrib"]
+           "contrib", "CachedOp", "Custom"]

@@ -692,6 +692,17 @@ def _conv_shape(attrs, shapes):
     return [_conv_plan(attrs, shapes)[1]]
 
 
+def _conv_inputs(attrs, shapes):
+    # weight (num_filter, C / num_group, *kernel) and bias (num_filter,) from data
+    data = shapes[0]
+    if data is not None and len(data) >= 2:
+        shapes[1] = shapes[1] or ((attrs["num_filter"], data[1] // attrs["num_group"])
+                                  + tuple(attrs["kernel"]))
+    if len(shapes) > 2:
+        shapes[2] = shapes[2] or (attrs["num_filter"],)
+    return shapes
+
+
 def _same_float_type(op):
     check = float_input(op, "data")
 
@@ -748,6 +759,7 @@ register(
            "num_group": Attr("int", 1), "workspace": Attr("int", 1024),
            "no_bias": Attr("bool", False), **_CUDNN},
     infer_shape=_conv_shape, infer_type=_same_float_type("Convolution"), compute=_conv,
+    infer_inputs=_conv_inputs,
     gradient=_conv_grad, grad_inputs=(0, 1),
     doc="""Convolution over 1, 2 or 3 spatial axes (MXNet's ``Convolution``; layouts NCW,
 NCHW, NCDHW): ``data`` (N, C, *S), ``weight`` (num_filter, C / num_group, *kernel),

@@ -16,6 +16,8 @@ compose.  FullyConnected's rule is one call of the hidden ``_backward_FullyConne
 types are tabled in runtime.ops.sparse) is declared here with it.
 """
 
+import math
+
 import numpy as np
 
 from runtime import _sparse_arith as K
@@ -412,6 +414,18 @@ def _fc_shape(attrs, shapes):
     return [batch + (attrs["num_hidden"],)]
 
 
+def _fc_inputs(attrs, shapes):
+    # weight (num_hidden, k) and bias (num_hidden,) from data: k is its trailing size
+    # (flatten=True: the product of its axes after the first)
+    data = shapes[0]
+    if data is not None and len(data) >= 1:
+        k = math.prod(data[1:]) if attrs["flatten"] else data[-1]
+        shapes[1] = shapes[1] or (attrs["num_hidden"], k)
+    if len(shapes) > 2:
+        shapes[2] = shapes[2] or (attrs["num_hidden"],)
+    return shapes
+
+
 def _fc(attrs, ins, outs):
     # the shapes were validated by inference: weight is (num_hidden >= 1, k)
     x, w = ins[0], ins[1]
@@ -444,6 +458,7 @@ register(
     attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),
            "flatten": Attr("bool", True)},
     infer_shape=_fc_shape, infer_type=_same_type("FullyConnected"), compute=_fc,
+    infer_inputs=_fc_inputs,
     gradient=_fc_grad, grad_inputs=(0, 1),
     doc="""Dense layer (MXNet's ``FullyConnected``): ``out = data @ weight.T + bias``.
 

@@ -22,7 +22,8 @@ from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops._sparse_kernels import (Sparse, csr_np, data_np, dense_np, dtype_check,
                                          floats_only, rows2d, work_dtype)
 from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, equal_shapes,
-                                   float_input, no_bool, register, same_dtype, scalar_type)
+                                   fill_equal_shapes, float_input, no_bool, register,
+                                   same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -582,6 +583,7 @@ def _elemwise(name, base, sparse):
                "sparse_check": op.sparse_check} if sparse else {})
     return register(name, inputs=("lhs", "rhs"), compute=op.compute, **kernel,
                     infer_shape=equal_shapes(name, hint=f"; broadcast_{name[9:]} broadcasts"), infer_type=_btype(name),
+                    infer_inputs=fill_equal_shapes,
                     gradient=op.gradient, grad_inputs=op.grad_inputs,
                     grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
                     doc=f"``{base}`` of two arrays of one shape, as MXNet's ``{name}`` (no "

@@ -18,6 +18,8 @@ MXNet returns, which spreads it over both triangles); both give the same directi
 derivative along symmetric perturbations.
 """
 
+import math
+
 import numpy as np
 
 from runtime._ndarray import NDArray, from_numpy

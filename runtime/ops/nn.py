@@ -588,12 +588,17 @@ def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
     return [None, getattr(F, name)(inputs[0], out_grads[0], **dims)]
 
 
+def _embedding_inputs(attrs, shapes):
+    shapes[1] = shapes[1] or (attrs["input_dim"], attrs["output_dim"])
+    return shapes
+
+
 register(
     "Embedding", inputs=("data", "weight"),
     attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
-    gradient=_embedding_grad_rule, grad_inputs=(0,),
+    gradient=_embedding_grad_rule, grad_inputs=(0,), infer_inputs=_embedding_inputs,
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
 ``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
 MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or

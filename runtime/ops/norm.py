@@ -252,6 +252,15 @@ def _bn_reads(attrs, n):
     return (4,) if fix else (0, 1, 3, 4)
 
 
+def _bn_inputs(attrs, shapes):
+    # gamma, beta and the moving statistics: (channels,) of data's axis
+    data = shapes[0]
+    if data is not None and -len(data) <= attrs["axis"] < len(data):
+        c = (data[attrs["axis"]],)
+        shapes[1:] = [s or c for s in shapes[1:]]
+    return shapes
+
+
 register(
     "BatchNorm", inputs=("data",) + BN_PARAMS,
     attrs={"eps": Attr("float", 1e-3), "momentum": Attr("float", 0.9),
@@ -260,7 +269,7 @@ register(
            "cudnn_off": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_bn_shape, infer_type=_bn_type, compute=_batchnorm, prepare=_bn_prepare,
-    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4),
+    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_bn_inputs,
     doc="""Batch normalisation (MXNet's ``BatchNorm``): per channel (``axis``, default 1;
 negative counts from the end) ``out = (data - mean) / sqrt(var + eps) * gamma + beta``.
 

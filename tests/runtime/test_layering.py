@@ -17,7 +17,9 @@ imports of ``LAZY`` may stand, each with its reason.
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
               runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
-              runtime.metric
+              runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
+              runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
+              runtime.callback
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -58,7 +60,10 @@ RANKS = {
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
     "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime._wiring": API,
     "runtime.kvstore": API, "runtime._dist": BASE, "runtime._kvstore_kernels": KERNELS,
-    "runtime.metric": API,
+    "runtime.metric": API, "runtime.symbol": API,
+    "runtime.executor": API, "runtime.name": API, "runtime.attribute": API,
+    "runtime.module": API,
+    "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]
@@ -98,7 +103,7 @@ def rank(module):
     if module.startswith("runtime._sparse_"):
         return KERNELS
     for package in ("runtime.ops", "runtime.nd", "runtime.gluon", "runtime.optimizer",
-                    "runtime.io", "runtime.jobs"):
+                    "runtime.io", "runtime.jobs", "runtime.symbol", "runtime.module"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None

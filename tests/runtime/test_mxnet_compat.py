@@ -22,7 +22,9 @@ PATHS = {
     "gluon.data": "ArrayDataset", "gluon.utils": "clip_global_norm",
     "optimizer": "Optimizer", "lr_scheduler": "FactorScheduler", "initializer": "Xavier",
     "init": "Xavier", "io": "NDArrayIter", "test_utils": "assert_almost_equal",
-    "base": "MXNetError",
+    "base": "MXNetError", "symbol": "Variable", "sym": "Group", "executor": "Executor",
+    "name": "Prefix", "attribute": "AttrScope", "operator": "CustomOp", "module": "Module",
+    "mod": "Module", "model": "load_checkpoint", "callback": "Speedometer",
 }
 
 

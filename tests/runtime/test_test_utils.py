@@ -96,7 +96,7 @@ def test_check_numeric_gradient_fails_wrong_gradients():
                               grad_nodes=[1])
     with pytest.raises(ValueError, match="grad_nodes must name inputs"):
         tu.check_numeric_gradient(nd.exp, [np.ones(2)], grad_nodes=["z"])
-    with pytest.raises(TypeError, match="sym must be a callable"):
+    with pytest.raises(TypeError, match="sym must be a Symbol or a function of NDArrays"):
         tu.check_numeric_gradient("sym", [np.ones(2)])
 
 

@@ -1,7 +1,7 @@
 """Gluon's layers (``mx.gluon.nn``).  Each forward is registry operators, so autograd
 records it."""
 
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.nn.basic_layers import (Activation, BatchNorm, BatchNormReLU, Concatenate,
                                            Dense, Dropout, Embedding, Flatten, GroupNorm,
                                            Identity, InstanceNorm, Lambda, LayerNorm,
@@ -13,10 +13,13 @@ from runtime.gluon.nn.conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1
                                           GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D,
                                           GlobalMaxPool3D, MaxPool1D, MaxPool2D, MaxPool3D,
                                           ReflectionPad2D)
+from runtime.gluon.nn.hybrid_layers import HybridLambda, HybridSequential
 
-__all__ = ["Block", "Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten",
-           "BatchNorm", "BatchNormReLU", "SyncBatchNorm", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda",
-           "Concatenate", "Identity", "LeakyReLU", "PReLU", "ELU", "SELU", "Swish", "GELU",
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "Sequential", "HybridSequential", "Dense",
+           "Embedding", "Dropout", "Activation", "Flatten", "HybridLambda",
+           "BatchNorm", "BatchNormReLU", "SyncBatchNorm", "InstanceNorm", "LayerNorm",
+           "GroupNorm", "Lambda", "Concatenate", "Identity", "LeakyReLU", "PReLU", "ELU",
+           "SELU", "Swish", "GELU",
            "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D",
            "AvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",

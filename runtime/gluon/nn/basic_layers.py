@@ -2,14 +2,16 @@
 ``Activation``, ``Flatten``, the normalisations (``BatchNorm``, ``SyncBatchNorm``,
 ``InstanceNorm``, ``LayerNorm``, ``GroupNorm``), ``Lambda``, ``Concatenate`` and
 ``Identity``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
-``Dropout``, ``BatchNorm``, ``relu`` ...), so autograd records it."""
+``Dropout``, ``BatchNorm``, ``relu`` ...), so autograd records it; ``Dense``,
+``Embedding``, ``Dropout``, ``Activation`` and ``Flatten`` are ``HybridBlock``\ s whose
+``hybrid_forward`` calls them through ``F``, so hybridized they form the cached graph."""
 
 import math
 
 import numpy as np
 
 from runtime import nd
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
 
@@ -61,13 +63,7 @@ def _activation(layer, act):
     return act
 
 
-def _apply_activation(act, x):
-    if act == "softsign":         # x / (1 + |x|)
-        return x / (nd.abs(x) + 1.0)
-    return getattr(nd, act)(x)
-
-
-class Activation(Block):
+class Activation(HybridBlock):
     """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'``
     (``log(1 + exp(x))``) or ``'softsign'`` (``x / (1 + |x|)``)."""
 
@@ -80,14 +76,14 @@ class Activation(Block):
     def _alias(self):
         return self._act_type
 
-    def forward(self, x):
-        return _apply_activation(self._act_type, x)
+    def hybrid_forward(self, F, x):
+        return F.Activation(x, act_type=self._act_type, name="fwd")
 
     def __repr__(self):
         return f"Activation({self._act_type})"
 
 
-class Dense(Block):
+class Dense(HybridBlock):
     """A fully connected layer: ``activation(dot(x, weight.T) + bias)`` (the
     ``FullyConnected`` operator).
 
@@ -126,24 +122,18 @@ class Dense(Block):
         else:
             self.bias = None
 
-    def forward(self, x):
-        if self.weight.shape[1] == 0:
-            if x.ndim < 1:
-                raise ValueError(f"Dense: input must have at least 1 dimension (got shape "
-                                 f"{x.shape!r})")
-            in_units = math.prod(x.shape[1:]) if self._flatten else x.shape[-1]
-            if in_units == 0:
-                raise ValueError(f"Dense: cannot infer in_units from input of shape "
-                                 f"{x.shape!r}")
-            self.weight.shape = (self._units, in_units)
-            self.weight._finish_deferred_init()
-        args = [x, self.weight.data(x.context)]
-        if self._use_bias:
-            self.bias._finish_deferred_init()
-            args.append(self.bias.data(x.context))
-        out = nd.FullyConnected(*args, num_hidden=self._units, no_bias=not self._use_bias,
-                                flatten=self._flatten)
-        return out if self._act is None else _apply_activation(self._act, out)
+    def _infer_params(self, x, *args):
+        if x.ndim < 1 or (math.prod(x.shape[1:]) if self._flatten else x.shape[-1]) == 0:
+            raise ValueError(f"Dense: cannot infer in_units from input of shape "
+                             f"{x.shape!r}")
+        super()._infer_params(x, *args)
+
+    def hybrid_forward(self, F, x, weight, bias=None):
+        out = F.FullyConnected(x, weight, bias, num_hidden=self._units,
+                               no_bias=bias is None, flatten=self._flatten, name="fwd")
+        if self._act is None:
+            return out
+        return F.Activation(out, act_type=self._act, name=f"{self._act}_fwd")
 
     def __repr__(self):
         shape = self.weight.shape
@@ -151,7 +141,7 @@ class Dense(Block):
                 f"{'linear' if self._act is None else self._act})")
 
 
-class Embedding(Block):
+class Embedding(HybridBlock):
     """Maps indices to rows of a (input_dim, output_dim) weight (the ``Embedding``
     operator).  ``sparse_grad=True`` gives the weight a row_sparse gradient holding only
     the rows looked up."""
@@ -168,16 +158,15 @@ class Embedding(Block):
             init=weight_initializer, allow_deferred_init=True,
             grad_stype="row_sparse" if self._sparse_grad else "default")
 
-    def forward(self, x):
-        return nd.Embedding(x, self.weight.data(x.context), input_dim=self._input_dim,
-                            output_dim=self._output_dim, dtype=self._dtype,
-                            sparse_grad=self._sparse_grad)
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim,
+                           dtype=self._dtype, sparse_grad=self._sparse_grad)
 
     def __repr__(self):
         return f"Embedding({self._input_dim} -> {self._output_dim}, {np.dtype(self._dtype)})"
 
 
-class Dropout(Block):
+class Dropout(HybridBlock):
     """Zeroes each value with probability ``rate`` and scales the rest by 1 / (1 - rate)
     under ``autograd.record()`` (training mode); the identity otherwise.  ``axes``
     share one mask value along those axes."""
@@ -191,20 +180,20 @@ class Dropout(Block):
         self._rate = float(rate)
         self._axes = tuple(axes)
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         if self._rate == 0.0:
             return x
-        return nd.Dropout(x, p=self._rate, axes=self._axes)
+        return F.Dropout(x, p=self._rate, axes=self._axes)
 
     def __repr__(self):
         return f"Dropout(p = {self._rate}, axes={self._axes})"
 
 
-class Flatten(Block):
+class Flatten(HybridBlock):
     """Reshapes the input to (batch, -1)."""
 
-    def forward(self, x):
-        return nd.flatten(x)
+    def hybrid_forward(self, F, x):
+        return F.flatten(x)
 
     def __repr__(self):
         return "Flatten"
