@@ -1,4 +1,4 @@
-"""The CNN figures of issue 13, measured in one process beside PyTorch's CPU operators
+"""The CNN figures, measured in one process beside PyTorch's CPU operators
 (when torch imports), as one markdown table.
 
     PYTHONPATH=. python asv_bench/run_cnn_figures.py          # a few minutes on 2 cores
@@ -9,7 +9,7 @@ The layer is that of ``benchmarks/bench_conv.py`` (imported from there): a ResNe
 backward (data, weight and bias gradients); Pooling of the same tensor (max 3x3 stride 2
 pad 1, avg 2x2 stride 2) forward and forward + backward; BatchNorm of the same tensor when
 the registry has it (another area's operator; its training forward and forward +
-backward are in ``run_norm_figures.py``).  Targets (issue 13, 2 cores): convolution at
+backward are in ``run_norm_figures.py``).  Targets (2 cores): convolution at
 most 2x PyTorch's time, Pooling and BatchNorm at most 1.5x.
 
 Method of ``run_allocator_figures.py`` (its timer): the rounds of all implementations of

@@ -1,6 +1,6 @@
 """GPU figures (needs an NVIDIA GPU): warm alloc+free and RMM's random trace on ndrt's
 device pools, beside CuPy's MemoryPool and torch.empty(device='cuda') where those are
-installed; and issue 10's MLP 784-256-256-10 SGD step on gpu(0) beside the same step in
+installed; and the MLP 784-256-256-10 SGD step on gpu(0) beside the same step in
 PyTorch CUDA (medians of interleaved rounds, each step synchronised).  Run by
 tests/gpu/run_device_checks.sh.
 

@@ -1,4 +1,4 @@
-"""BatchNorm's figures of issue 13, measured in one process against a handwritten NumPy
+"""BatchNorm's figures, measured in one process against a handwritten NumPy
 BatchNorm (and PyTorch's ``batch_norm`` beside, when torch imports), as one markdown
 table.
 

@@ -1,4 +1,4 @@
-"""The optimizer-update figures of issue 11, measured in one process against NumPy, as
+"""The optimizer-update figures, measured in one process against NumPy, as
 one markdown table.
 
     python asv_bench/run_optim_figures.py              # about a minute on 2 cores

@@ -30,7 +30,7 @@ def main():
     print("| figure | ndrt | reference | ratio | target |")
     print("|---|---|---|---|---|")
     rng = np.random.default_rng(0)
-    # -- NDArray (issue 3)
+    # -- NDArray
     a = np.arange(64, dtype=np.float32).reshape(16, 4)
     x = nd.array(a)
     big = rng.random(4 << 20, dtype=np.float32)
@@ -51,7 +51,7 @@ def main():
     t = bench({"nd_csr": "xdense.tostype('csr')", "sp_csr": "sp.csr_matrix(dense)"}, env,
               repeat=5, min_time=0.3)
     row("tostype('csr') 4096^2 1% / sp.csr_matrix", t, "nd_csr", "sp_csr", "<= 1.0x")
-    # -- operators (issue 4); iadd is the in-place fast path with its overlap check
+    # -- operators; iadd is the in-place fast path with its overlap check
     for n in (1, 1000):
         p, q = (rng.random(n, dtype=np.float32) + 0.5 for _ in range(2))
         z = np.zeros(n, np.float32)       # the in-place add keeps its operand's values
@@ -61,7 +61,7 @@ def main():
                    "nd_iadd": "u.__iadd__(w)", "np_iadd": "p.__iadd__(z)"}, env)
         for op in ("add", "iadd", "exp", "sum"):
             row(f"eager {op}, {n} elem / NumPy", t, f"nd_{op}", f"np_{op}", "<= 2.0x")
-    # -- the general path (issue 9): an op with attributes, through inference (cached per
+    # -- the general path: an op with attributes, through inference (cached per
     # signature), allocation, dispatch and write-back; the path recording will take
     p = rng.random(1, dtype=np.float32) + 0.5
     m = rng.random((2, 2), dtype=np.float32)
@@ -84,7 +84,7 @@ def main():
     t = bench({"nd_dot": "nd.dot(n1, n2)", "np_dot": "np.dot(m1, m2)"}, env, repeat=7,
               min_time=0.5, pause=0.3)
     row("dot 1024x1024 / np.dot", t, "nd_dot", "np_dot", "<= 1.1x")
-    # -- sparse dot (issue 4): CSR 20000^2 at 1e-3 with a 20000x64 dense operand; the
+    # -- sparse dot: CSR 20000^2 at 1e-3 with a 20000x64 dense operand; the
     # embedding-style gradient: 512 rows of 20 nonzeros, transposed, times 512x64
     n, d = 20000, 64
     A = sp.random(n, n, density=1e-3, format="csr", dtype=np.float32, random_state=rng)

@@ -1,4 +1,4 @@
-"""The training figures of issue 11, measured in one process: the sparse job's step in
+"""The training figures, measured in one process: the sparse job's step in
 samples/s beside the handwritten NumPy/SciPy step and the same model in PyTorch (when it
 imports), and the digits MLP step against a handwritten NumPy step; one markdown table.
 

@@ -195,7 +195,7 @@ class NDArrayIter(DataIter):
         What to do with the samples left after the last full batch: 'pad' fills the
         batch with samples from the start of the epoch (``batch.pad`` says how many);
         'discard' drops them; 'roll_over' drops them from this epoch and puts them at
-        the start of the next one (after ``reset()``); 'keep' (ndrt's addition, issue 11)
+        the start of the next one (after ``reset()``); 'keep' (ndrt's addition)
         yields a shorter last batch.
     seed : int, optional
         Shuffle with ``numpy.random.default_rng(seed)``, own to this iterator; None

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One run on a machine with an NVIDIA GPU and no package registry: build in place, run the
-# gpu-marked tests, the GPU figures (allocator; issue 10's MLP step beside PyTorch CUDA) and
+# gpu-marked tests, the GPU figures (allocator; the MLP step beside PyTorch CUDA) and
 # both training jobs on the GPU at a small size, then print a compact summary.
 # Usage (repo root): bash tests/gpu/run_device_checks.sh   (writes logs to ${OUT:-/tmp})
 set -uo pipefail

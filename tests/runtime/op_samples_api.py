@@ -1,4 +1,4 @@
-"""op_samples entries for the MXNet calling-convention attributes (issue 13): softmax's
+"""op_samples entries for the MXNet calling-convention attributes: softmax's
 ``length``/``use_length``/``dtype``, log_softmax's ``dtype``, dot's and batch_dot's
 ``forward_stype``, norm's ``out_dtype``."""
 

@@ -1,4 +1,4 @@
-"""MXNet's calling conventions and documented semantics (issue 13): attributes by
+"""MXNet's calling conventions and documented semantics: attributes by
 position in the order of MXNet's generated signatures, ``name=``, optional inputs, and
 the cases from MXNet's documentation, with NumPy as the numeric reference."""
 
