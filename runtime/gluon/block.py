@@ -443,6 +443,9 @@ class HybridBlock(Block):
             # the graph's nodes are named under the block's prefix (dense0_fwd), as Gluon
             with _name.Prefix(self.prefix):
                 return self.hybrid_forward(symbol, x, *args, **params)
+        if not isinstance(x, nd.NDArray):
+            raise TypeError(f"{type(self).__name__}: input must be an NDArray or a Symbol "
+                            f"(got {type(x).__name__})")
         if self._active:
             return self._call_cached(x, *args)
         ctx = x.context         # the copies of the parameters on the input's context
@@ -484,6 +487,11 @@ class HybridBlock(Block):
             if param._data is None and shape:
                 param.shape = shape
                 param._finish_deferred_init()
+            if param._data is None and param._deferred is not None:
+                raise ValueError(f"{type(self).__name__}: the shape {param.shape!r} of "
+                                 f"parameter {param.name!r} does not follow from the input "
+                                 f"shapes {[a.shape for a in args]!r} through the graph; "
+                                 f"give its layer's input size (in_units, in_channels)")
 
     def _call_cached(self, *args):
         for a in args:

@@ -1,5 +1,8 @@
 """Gluon's hybrid containers: ``HybridSequential`` (blocks one after the other, one cached
-graph when hybridized) and ``HybridLambda`` (a function of ``F`` as a block)."""
+graph when hybridized), ``HybridConcatenate`` (branches on one input, joined) and
+``HybridLambda`` (a function of ``F`` as a block)."""
+
+import numpy as np
 
 from runtime import nd
 from runtime.gluon.block import HybridBlock
@@ -17,6 +20,26 @@ class HybridSequential(HybridBlock):
 
     def hybrid_forward(self, F, x, *args):
         return Sequential.forward(self, x, *args)
+
+
+class HybridConcatenate(HybridSequential):
+    """Runs every child on the same input and joins their outputs along ``axis``
+    (default -1; Gluon 2's ``nn.HybridConcatenate``, Gluon 1.x's
+    ``contrib.nn.HybridConcurrent``): the hybrid :class:`~runtime.gluon.nn.Concatenate`,
+    whose children must be HybridBlocks."""
+
+    _is_container = False
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"HybridConcatenate: axis must be an int (got {axis!r})")
+        self.axis = int(axis)
+
+    def hybrid_forward(self, F, x):
+        if not self._children:
+            raise ValueError("HybridConcatenate: add at least one block before calling it")
+        return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
 
 
 class HybridLambda(HybridBlock):
@@ -39,4 +62,4 @@ class HybridLambda(HybridBlock):
         return self._func(F, x, *args)
 
 
-__all__ = ["HybridSequential", "HybridLambda"]
+__all__ = ["HybridSequential", "HybridConcatenate", "HybridLambda"]
