@@ -252,8 +252,9 @@ def _bn_reads(attrs, n):
     return (4,) if fix else (0, 1, 3, 4)
 
 
-def _bn_inputs(attrs, shapes):
-    # gamma, beta and the moving statistics: (channels,) of data's axis
+def _axis_inputs(attrs, shapes):
+    # the per-channel inputs (BatchNorm's gamma, beta and moving statistics, LayerNorm's
+    # gamma and beta): (size of data's axis,)
     data = shapes[0]
     if data is not None and -len(data) <= attrs["axis"] < len(data):
         c = (data[attrs["axis"]],)
@@ -269,7 +270,7 @@ register(
            "cudnn_off": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_bn_shape, infer_type=_bn_type, compute=_batchnorm, prepare=_bn_prepare,
-    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_bn_inputs,
+    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_axis_inputs,
     doc="""Batch normalisation (MXNet's ``BatchNorm``): per channel (``axis``, default 1;
 negative counts from the end) ``out = (data - mean) / sqrt(var + eps) * gamma + beta``.
 
@@ -447,22 +448,13 @@ def _ln_grad(attrs, inputs, outputs, out_grads):
     return [dx, F.sum(g * xhat, axis=axis, exclude=True), F.sum(g, axis=axis, exclude=True)]
 
 
-def _ln_inputs(attrs, shapes):
-    # gamma and beta: (size of data's axis,)
-    data = shapes[0]
-    if data is not None and -len(data) <= attrs["axis"] < len(data):
-        c = (data[attrs["axis"]],)
-        shapes[1:] = [s or c for s in shapes[1:]]
-    return shapes
-
-
 register(
     "LayerNorm", inputs=("data", "gamma", "beta"),
     attrs={"axis": Attr("int", -1), "eps": Attr("float", 1e-5),
            "output_mean_var": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_ln_shape, infer_type=_same_float_type("LayerNorm", ("gamma", "beta")),
-    infer_inputs=_ln_inputs,
+    infer_inputs=_axis_inputs,
     compute=_layernorm, gradient=_ln_grad, grad_inputs=(0, 1),
     doc="""Layer normalisation (MXNet's ``LayerNorm``): along ``axis`` (default -1),
 ``out = (data - mean) / sqrt(var + eps) * gamma + beta`` with gamma and beta of shape

@@ -431,6 +431,19 @@ class Lambda(Block):
         return f"Lambda({getattr(self._func_impl, '__name__', repr(self._func_impl))})"
 
 
+def _int_axis(layer, axis):
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{layer}: axis must be an int (got {axis!r})")
+    return int(axis)
+
+
+def _concat_children(F, block, x):
+    """Every child of ``block`` called on ``x``, joined along ``block.axis``."""
+    if not block._children:
+        raise ValueError(f"{type(block).__name__}: add at least one block before calling it")
+    return F.concat(*[child(x) for child in block._children.values()], dim=block.axis)
+
+
 class Concatenate(Sequential):
     """Runs every child on the same input and joins their outputs along ``axis``
     (default -1; Gluon 2's ``nn.Concatenate``, Gluon 1.x's ``contrib.nn.Concurrent``)."""
@@ -439,14 +452,10 @@ class Concatenate(Sequential):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise TypeError(f"Concatenate: axis must be an int (got {axis!r})")
-        self.axis = int(axis)
+        self.axis = _int_axis(type(self).__name__, axis)
 
     def forward(self, x):
-        if not self._children:
-            raise ValueError("Concatenate: add at least one block before calling it")
-        return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+        return _concat_children(nd, self, x)
 
 
 class Identity(HybridBlock):

@@ -2,11 +2,9 @@
 graph when hybridized), ``HybridConcatenate`` (branches on one input, joined) and
 ``HybridLambda`` (a function of ``F`` as a block)."""
 
-import numpy as np
-
 from runtime import nd
 from runtime.gluon.block import HybridBlock
-from runtime.gluon.nn.basic_layers import Sequential
+from runtime.gluon.nn.basic_layers import Sequential, _concat_children, _int_axis
 
 
 class HybridSequential(HybridBlock):
@@ -32,14 +30,10 @@ class HybridConcatenate(HybridSequential):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise TypeError(f"HybridConcatenate: axis must be an int (got {axis!r})")
-        self.axis = int(axis)
+        self.axis = _int_axis("HybridConcatenate", axis)
 
     def hybrid_forward(self, F, x):
-        if not self._children:
-            raise ValueError("HybridConcatenate: add at least one block before calling it")
-        return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+        return _concat_children(F, self, x)
 
 
 class HybridLambda(HybridBlock):
