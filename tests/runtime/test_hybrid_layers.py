@@ -1,5 +1,5 @@
-"""Gluon's layers as HybridBlocks: every convolution, pooling, normalisation and activation
-layer gives, hybridized (alone and inside a HybridSequential whose graph infers the
+"""Gluon's layers and losses as HybridBlocks: every convolution, pooling, normalisation
+and activation layer and every loss gives, hybridized (alone and inside a HybridSequential whose graph infers the
 deferred shapes), the outputs, gradients and updated running statistics of MXNet 1.9.1
 (``data/mxnet191.npz``) and of its own imperative call; HybridConcatenate joins its
 branches as Concatenate does; a small CNN trains the same hybridized and imperative,
@@ -15,7 +15,9 @@ import runtime as mx
 from runtime import autograd, nd
 from runtime.gluon import nn
 
-from tests.runtime.mxnet_fixtures import LAYER_CASES
+from runtime.gluon import loss as L
+
+from tests.runtime.mxnet_fixtures import LAYER_CASES, LOSS_CASES
 
 FIXTURES = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
@@ -233,3 +235,76 @@ def test_small_cnn_trains_hybridized_as_imperative_and_exports(tmp_path):
         p = getattr(bn_h, name)
         np.testing.assert_array_equal(loaded.params[p.name].data().asnumpy(),
                                       p.data().asnumpy())
+
+
+def _loss_run(loss, args, hybrid):
+    args = [a.copy() for a in args]
+    if hybrid:
+        loss.hybridize()
+    args[0].attach_grad()
+    with autograd.record():
+        out = loss(*args)
+    out.backward()
+    return out.asnumpy(), args[0].grad.asnumpy()
+
+
+@pytest.mark.parametrize("case", LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
+def test_hybridized_loss_matches_imperative_and_mxnet(case):
+    key, cls, kwargs, kinds, _, sw_shape = case
+    args = [nd.array(FIXTURES[f"loss/{key}/in{i}"]) for i in range(len(kinds))]
+    if sw_shape is not None:
+        args.append(nd.array(FIXTURES[f"loss/{key}/sw"]))
+    assert isinstance(getattr(L, cls)(**kwargs), nn.HybridBlock)
+    ref_out, ref_grad = _loss_run(getattr(L, cls)(**kwargs), args, False)
+    out, grad = _loss_run(getattr(L, cls)(**kwargs), args, True)
+    assert out.shape == ref_out.shape == FIXTURES[f"loss/{key}/out"].shape
+    np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, FIXTURES[f"loss/{key}/out"], rtol=5e-5, atol=1e-6)
+    if f"loss/{key}/grad" in FIXTURES:
+        np.testing.assert_allclose(grad, FIXTURES[f"loss/{key}/grad"], rtol=5e-5, atol=1e-5)
+
+
+def test_hybridized_losses_take_optional_inputs_in_order():
+    rng = np.random.default_rng(5)
+    pred = nd.array(rng.standard_normal((3, 4)).astype(np.float32))
+    label = nd.array(rng.integers(0, 2, (3, 4)).astype(np.float32))
+    pos_weight = nd.array(rng.uniform(0.5, 2, (3, 4)).astype(np.float32))
+    sw = nd.array(rng.uniform(0.5, 2, (3, 1)).astype(np.float32))
+    plain, hybrid = L.SigmoidBCELoss(), L.SigmoidBCELoss()
+    hybrid.hybridize()
+    for kwargs in ({}, {"sample_weight": sw}, {"sample_weight": sw, "pos_weight": pos_weight}):
+        np.testing.assert_allclose(hybrid(pred, label, **kwargs).asnumpy(),
+                                   plain(pred, label, **kwargs).asnumpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="SigmoidBinaryCrossEntropyLoss: a hybridized loss "
+                                         "takes its optional inputs in order: pos_weight is "
+                                         "given, so sample_weight must be too"):
+        hybrid(pred, label, pos_weight=pos_weight)
+    poisson = L.PoissonNLLLoss()
+    poisson.hybridize()
+    with pytest.raises(ValueError, match=r"PoissonNLLLoss: a hybridized loss takes "
+                                         r"epsilon=1e-08 \(got 0.001\)"):
+        poisson(pred, label, epsilon=1e-3)
+    with pytest.raises(TypeError, match="L2Loss: .*unexpected keyword argument 'weights'"):
+        L.L2Loss()(pred, label, weights=sw)
+
+
+def test_cnn_with_loss_hybridized_end_to_end():
+    rng = np.random.default_rng(11)
+    x = nd.array(rng.standard_normal((4, 2, 6, 6)).astype(np.float32))
+    y = nd.array(rng.integers(0, 3, 4).astype(np.float32))
+    grads = []
+    for hybrid in (False, True):
+        net = _cnn()
+        net.initialize(mx.init.Constant(0.05))
+        loss_fn = L.SoftmaxCrossEntropyLoss()
+        if hybrid:
+            net.hybridize()
+            loss_fn.hybridize()
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        grads.append([loss.asnumpy()] + [p.grad().asnumpy() for p in
+                                         net.collect_params().values() if p.grad_req != "null"])
+    for got, ref in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
