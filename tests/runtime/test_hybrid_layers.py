@@ -1,5 +1,5 @@
-"""Gluon's layers and losses as HybridBlocks: every convolution, pooling, normalisation
-and activation layer and every loss gives, hybridized (alone and inside a HybridSequential whose graph infers the
+"""Gluon's layers, losses and cells as HybridBlocks: every convolution, pooling,
+normalisation and activation layer, every loss and every recurrent cell gives, hybridized (alone and inside a HybridSequential whose graph infers the
 deferred shapes), the outputs, gradients and updated running statistics of MXNet 1.9.1
 (``data/mxnet191.npz``) and of its own imperative call; HybridConcatenate joins its
 branches as Concatenate does; a small CNN trains the same hybridized and imperative,
@@ -17,7 +17,9 @@ from runtime.gluon import nn
 
 from runtime.gluon import loss as L
 
-from tests.runtime.mxnet_fixtures import LAYER_CASES, LOSS_CASES
+from runtime.gluon import rnn
+
+from tests.runtime.mxnet_fixtures import CELL_CASES, LAYER_CASES, LOSS_CASES, make_cell
 
 FIXTURES = np.load(os.path.join(os.path.dirname(__file__), "data", "mxnet191.npz"))
 
@@ -308,3 +310,92 @@ def test_cnn_with_loss_hybridized_end_to_end():
                                          net.collect_params().values() if p.grad_req != "null"])
     for got, ref in zip(grads[1], grads[0]):
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def _unrolled(key, hybrid):
+    """(outputs, states, input gradient, parameter gradients) of the fixture's cell
+    unrolled under record() with MXNet's parameters, its cells hybridized or not."""
+    _, expr, layout, merge, valid, shape = next(c for c in CELL_CASES if c[0] == key)
+    cell = make_cell(rnn, expr)
+    cell.initialize()
+    if hybrid:
+        cell.hybridize()
+    x = nd.array(FIXTURES[f"cell/{key}/x"])
+    length = shape[layout.find("T")]
+    cell.unroll(length, x, layout=layout, merge_outputs=True)        # deferred shapes
+    params = list(cell.collect_params().values())
+    for i, p in enumerate(params):
+        p.set_data(nd.array(FIXTURES[f"cell/{key}/p{i}"]))
+    x.attach_grad()
+    vl = None if valid is None else nd.array(valid)
+    with autograd.record(train_mode=False):
+        outputs, states = cell.unroll(length, x, layout=layout, merge_outputs=merge,
+                                      valid_length=vl)
+        outs = [outputs] if isinstance(outputs, nd.NDArray) else list(outputs)
+        total = sum((o * nd.array(FIXTURES[f"cell/{key}/head{i}"])).sum()
+                    for i, o in enumerate(outs))
+        total = total + sum((s * (i + 1)).sum() for i, s in enumerate(states))
+    total.backward()
+    graphs = []
+    cell.apply(lambda b: graphs.append(bool(getattr(b, "_cache", None))))
+    assert any(graphs) == hybrid            # the hybridized steps ran as cached graphs
+    return ([o.asnumpy() for o in outs], [s.asnumpy() for s in states], x.grad.asnumpy(),
+            [p.grad().asnumpy() for p in params])
+
+
+@pytest.mark.parametrize("key", [c[0] for c in CELL_CASES])
+def test_hybridized_cells_unroll_as_imperative_and_mxnet(key):
+    ref = _unrolled(key, False)
+    got = _unrolled(key, True)
+    for what, g, r in zip(("output", "state"), got[:2], ref[:2]):
+        assert len(g) == len(r)
+        for i, (a, b) in enumerate(zip(g, r)):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg=f"{what} {i}")
+            name = {"output": "out", "state": "state"}[what]
+            np.testing.assert_allclose(a, FIXTURES[f"cell/{key}/{name}{i}"], rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{key}: {what} {i}")
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], FIXTURES[f"cell/{key}/dx"], rtol=1e-4, atol=1e-5)
+    for i, (g, r) in enumerate(zip(got[3], ref[3])):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=f"parameter {i}")
+        np.testing.assert_allclose(g, FIXTURES[f"cell/{key}/dp{i}"], rtol=1e-4, atol=1e-5)
+
+
+class _Stepper(nn.HybridBlock):
+    """Two steps of an LSTM cell inside one hybrid_forward: the cell's step traced into
+    the parent's graph."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.cell = rnn.LSTMCell(4)
+
+    def hybrid_forward(self, F, x0, x1, h, c):
+        out0, states = self.cell(x0, [h, c])
+        out1, states = self.cell(x1, states)
+        return out0 + out1, states
+
+
+def test_cell_stepped_inside_a_hybridized_block():
+    rng = np.random.default_rng(2)
+    args = [nd.array(rng.standard_normal(s).astype(np.float32))
+            for s in ((2, 3), (2, 3), (2, 4), (2, 4))]
+    plain, hybrid = _Stepper(), _Stepper()
+    plain.initialize(mx.init.Xavier())
+    hybrid.initialize()
+    plain(*args)
+    hybrid.hybridize()
+    hybrid(*args)                   # the cell's input size through the parent's graph
+    for p, q in zip(plain.collect_params().values(), hybrid.collect_params().values()):
+        assert q.shape == p.shape
+        q.set_data(p.data())
+    results = []
+    for net in (plain, hybrid):
+        with autograd.record():
+            out, (h, c) = net(*args)
+            total = out.sum() + (h * 2).sum() + (c * 3).sum()
+        total.backward()
+        results.append([out.asnumpy(), h.asnumpy(), c.asnumpy()] +
+                       [p.grad().asnumpy() for p in net.collect_params().values()])
+    for g, r in zip(results[1], results[0]):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
