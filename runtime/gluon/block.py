@@ -411,9 +411,10 @@ class HybridBlock(Block):
     Subclasses define ``hybrid_forward(self, F, x, *args, **params)``: ``F`` is
     ``runtime.nd`` when called on NDArrays and ``runtime.symbol`` when traced with
     symbols; ``params`` holds this block's own parameters by attribute name (arrays or
-    variables).  After :meth:`hybridize`, the first call with a new input signature
-    (number, dtypes and storage types of the inputs; their shapes too with
-    ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
+    variables).  The inputs may be arrays or nested lists/tuples of them (a recurrent
+    cell's ``(inputs, [states])``), the result too.  After :meth:`hybridize`, the first
+    call with a new input signature (structure, dtypes and storage types of the inputs;
+    their shapes too with ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
     an ``nd.CachedOp``; later calls run that graph, and under
     ``record()`` each call is one node of the tape whose gradient runs the graph's
     backward.  As in MXNet, Python control flow that depends on values cannot be traced
