@@ -377,12 +377,32 @@ def _shape_str(values):
     return str(out)[1:-1] if isinstance(out, list) else str(out)
 
 
-def _flatten(out):
-    """``out`` (an array/symbol or a tuple/list of them) as a list, and whether it was
-    a single one."""
-    if isinstance(out, (list, tuple)):
-        return list(out), False
-    return [out], True
+def _flatten(value):
+    """``(leaves, spec)``: the arrays/symbols of ``value`` (one, or nested lists and
+    tuples of them, as a cell's ``(output, [states])``) in order, and the structure to
+    rebuild it with :func:`_regroup` (None for a leaf, else ``(type, child specs)``)."""
+    if isinstance(value, (list, tuple)):
+        leaves, specs = [], []
+        for v in value:
+            sub, spec = _flatten(v)
+            leaves += sub
+            specs.append(spec)
+        return leaves, (type(value), tuple(specs))
+    return [value], None
+
+
+def _count(spec):
+    """The number of leaves of the structure ``spec``."""
+    return 1 if spec is None else sum(_count(s) for s in spec[1])
+
+
+def _regroup(leaves, spec):
+    """The structure ``spec`` (from :func:`_flatten`) filled with ``leaves`` (an
+    iterator), in order."""
+    if spec is None:
+        return next(leaves)
+    kind, specs = spec
+    return kind(_regroup(leaves, s) for s in specs)
 
 
 class HybridBlock(Block):
@@ -391,9 +411,10 @@ class HybridBlock(Block):
     Subclasses define ``hybrid_forward(self, F, x, *args, **params)``: ``F`` is
     ``runtime.nd`` when called on NDArrays and ``runtime.symbol`` when traced with
     symbols; ``params`` holds this block's own parameters by attribute name (arrays or
-    variables).  After :meth:`hybridize`, the first call with a new input signature
-    (number, dtypes and storage types of the inputs; their shapes too with
-    ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
+    variables).  The inputs may be arrays or nested lists/tuples of them (a recurrent
+    cell's ``(inputs, [states])``), the result too.  After :meth:`hybridize`, the first
+    call with a new input signature (structure, dtypes and storage types of the inputs;
+    their shapes too with ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
     an ``nd.CachedOp``; later calls run that graph, and under
     ``record()`` each call is one node of the tape whose gradient runs the graph's
     backward.  As in MXNet, Python control flow that depends on values cannot be traced
@@ -443,6 +464,9 @@ class HybridBlock(Block):
             # the graph's nodes are named under the block's prefix (dense0_fwd), as Gluon
             with _name.Prefix(self.prefix):
                 return self.hybrid_forward(symbol, x, *args, **params)
+        if not isinstance(x, nd.NDArray):
+            raise TypeError(f"{type(self).__name__}: input must be an NDArray or a Symbol "
+                            f"(got {type(x).__name__})")
         if self._active:
             return self._call_cached(x, *args)
         ctx = x.context         # the copies of the parameters on the input's context
@@ -454,17 +478,20 @@ class HybridBlock(Block):
         return self.hybrid_forward(nd, x, *args, **params)
 
     # -- the graph -----------------------------------------------------------------------
-    def _trace(self, n_inputs):
-        """(input variables, output symbol, single output?) of ``hybrid_forward`` traced
-        with ``n_inputs`` symbols (named ``data`` or ``data0``, ``data1`` ..., as Gluon)."""
+    def _trace(self, spec):
+        """(input variables, output symbol, the output's structure) of
+        ``hybrid_forward`` traced with symbols in the structure ``spec`` of the call's
+        arguments (see :func:`_flatten`; one symbol per array, named ``data`` or
+        ``data0``, ``data1`` ..., as Gluon)."""
+        n_inputs = _count(spec)
         names = ["data"] if n_inputs == 1 else [f"data{i}" for i in range(n_inputs)]
         inputs = [symbol.var(n) for n in names]
-        outs, single = _flatten(self.forward(*inputs))
+        outs, out_spec = _flatten(self.forward(*_regroup(iter(inputs), spec)))
         for o in outs:
             if not isinstance(o, Symbol):
                 raise TypeError(f"{type(self).__name__}: hybrid_forward must return "
                                 f"symbols when traced (got {type(o).__name__})")
-        return inputs, symbol.Group(outs) if len(outs) > 1 else outs[0], single
+        return inputs, symbol.Group(outs) if len(outs) > 1 else outs[0], out_spec
 
     def infer_shape(self, *args):
         """Complete the unknown parameter shapes from the inputs ``args`` (Gluon's
@@ -474,8 +501,9 @@ class HybridBlock(Block):
     def _infer_params(self, *args):
         """Complete the unknown parameter shapes from the input shapes by shape inference
         on the traced graph (Gluon's deferred initialisation), then fill them."""
-        inputs, out, _ = self._trace(len(args))
-        shapes = {i.name: a.shape for i, a in zip(inputs, args)}
+        leaves, spec = _flatten(args)
+        inputs, out, _ = self._trace(spec)
+        shapes = {i.name: a.shape for i, a in zip(inputs, leaves)}
         arg_shapes, _, aux_shapes = out.infer_shape_partial(**shapes)
         by_name = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
                            arg_shapes + aux_shapes))
@@ -484,22 +512,30 @@ class HybridBlock(Block):
             if param._data is None and shape:
                 param.shape = shape
                 param._finish_deferred_init()
+            if param._data is None and param._deferred is not None:
+                raise ValueError(f"{type(self).__name__}: the shape {param.shape!r} of "
+                                 f"parameter {param.name!r} does not follow from the input "
+                                 f"shapes {[a.shape for a in leaves]!r} through the graph; "
+                                 f"give its layer's input size (in_units, in_channels)")
 
     def _call_cached(self, *args):
-        for a in args:
+        leaves, spec = _flatten(args)
+        for a in leaves:
             if not isinstance(a, nd.NDArray):
                 raise TypeError(f"{type(self).__name__}: a hybridized block takes "
-                                f"NDArrays (got {type(a).__name__})")
-        # the graph does not depend on shapes: one per dtypes and storage types, one
-        # per shape too under static_shape (MXNet's flag for inputs of fixed shapes)
+                                f"NDArrays or lists of them (got {type(a).__name__})")
+        # the graph does not depend on shapes: one per structure, dtypes and storage
+        # types, one per shape too under static_shape (MXNet's flag for inputs of fixed
+        # shapes)
         static = self._flags.get("static_shape")
-        key = tuple((a.shape if static else None, a.dtype, a.stype) for a in args)
+        key = (spec,) + tuple((a.shape if static else None, a.dtype, a.stype)
+                              for a in leaves)
         entry = self._cache.get(key)
         if entry is None:
             params = self.collect_params()
             if any(p._data is None for p in params.values()):
                 self._infer_params(*args)
-            inputs, out, single = self._trace(len(args))
+            inputs, out, out_spec = self._trace(spec)
             by_name = {p.name: p for p in params.values()}
             positions = {i.name: k for k, i in enumerate(inputs)}
             sources = []
@@ -511,13 +547,13 @@ class HybridBlock(Block):
                 else:
                     raise ValueError(f"{type(self).__name__}: the traced graph reads "
                                      f"{name!r}, which is neither an input nor a parameter")
-            entry = (inputs, out, nd.CachedOp(out, self._flags), single, sources)
+            entry = (inputs, out, nd.CachedOp(out, self._flags), out_spec, sources)
             self._cache[key] = entry
-        _, _, op, single, sources = entry
-        ctx = args[0].context
-        arrays = [args[s] if isinstance(s, int) else s.data(ctx) for s in sources]
+        _, _, op, out_spec, sources = entry
+        ctx = leaves[0].context
+        arrays = [leaves[s] if isinstance(s, int) else s.data(ctx) for s in sources]
         res = op(*arrays)
-        return res if single or not isinstance(res, list) else tuple(res)
+        return _regroup(iter(res if isinstance(res, list) else [res]), out_spec)
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write the traced graph to ``path-symbol.json`` and the parameters to
@@ -568,7 +604,8 @@ class SymbolBlock(HybridBlock):
             raise ValueError(f"SymbolBlock: input {missing[0]!r} is not a variable of the "
                              f"outputs (they read {', '.join(out.list_inputs())})")
         self._out = out
-        self._single = len(outs) == 1 and len(out) == 1
+        self._out_spec = None if len(outs) == 1 and len(out) == 1 else \
+            (tuple, (None,) * len(out))
         shapes = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
                           out.infer_shape_partial()[0] + out.infer_shape_partial()[2]))
         given = params if params is not None else {}
@@ -594,11 +631,12 @@ class SymbolBlock(HybridBlock):
             return self._out(**dict(zip(self._in_names, (x,) + args)))
         return self._call_cached(x, *args)
 
-    def _trace(self, n_inputs):
-        if n_inputs != len(self._in_names):
+    def _trace(self, spec):
+        n_inputs = len(spec[1])
+        if n_inputs != len(self._in_names) or any(s is not None for s in spec[1]):
             raise ValueError(f"SymbolBlock: takes {len(self._in_names)} input(s) "
                              f"({', '.join(self._in_names)}) (got {n_inputs})")
-        return [symbol.var(n) for n in self._in_names], self._out, self._single
+        return [symbol.var(n) for n in self._in_names], self._out, self._out_spec
 
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, ctx=None):

@@ -11,16 +11,31 @@ registry operators, so autograd differentiates them: the common cases of softmax
 sigmoid cross-entropy are fused operators of ``runtime.ops.loss`` (one kernel forward,
 one backward), the rest compositions (``log_softmax``, ``pick``, ``softrelu`` ...).  The
 formulas are the numerically stable ones (no overflow for logits of any size).
+
+Each is a ``HybridBlock`` whose ``hybrid_forward(F, pred, label, ...)`` calls those
+operators through ``F``, so a hybridized loss is a cached graph.  A graph knows no shapes
+or values, so hybridized: the checks of shapes and label values that name a bad input
+are left to the operators; ``SoftmaxCrossEntropyLoss`` takes the ``log_softmax`` and
+``pick`` road (whose ``pick`` clips a class index out of range, as MXNet's) and
+``SigmoidBinaryCrossEntropyLoss`` wants the label in pred's dtype; the optional inputs
+given must come first (an absent one only followed by absent ones), and
+``PoissonNLLLoss`` takes its default ``epsilon``.
 """
+
+import inspect
 
 import numpy as np
 
 from runtime import nd
-from runtime.ops._call import F
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
+from runtime.symbol import Symbol
 
 
-def _reshape_like(loss, label, pred):
+def _reshape_like(F, loss, label, pred):
+    """``label`` in ``pred``'s shape (as many values); a traced call reshapes it like
+    pred."""
+    if F is not nd:
+        return F.reshape_like(label, pred)
     if label.shape == pred.shape:
         return label
     if label.size != pred.size:
@@ -29,9 +44,11 @@ def _reshape_like(loss, label, pred):
     return label.reshape(pred.shape)
 
 
-class Loss(Block):
+class Loss(HybridBlock):
     """Base of the losses: ``weight`` (a number or None) scales the loss,
-    ``batch_axis`` is the axis kept in the result."""
+    ``batch_axis`` is the axis kept in the result.  Called as Gluon's
+    ``loss(pred, label, sample_weight=None)``, the optional inputs by position or by
+    name."""
 
     def __init__(self, weight, batch_axis, **kwargs):
         super().__init__(**kwargs)
@@ -43,14 +60,48 @@ class Loss(Block):
             raise TypeError(f"{name}: batch_axis must be an int (got {batch_axis!r})")
         self._weight = None if weight is None else float(weight)
         self._batch_axis = int(batch_axis)
+        params = list(inspect.signature(self.hybrid_forward).parameters.values())[1:]
+        # the array inputs (required, or None by default) and the other options
+        self._inputs = [p.name for p in params if p.default is None
+                        or p.default is inspect.Parameter.empty]
+        self._options = {p.name: p.default for p in params if p.name not in self._inputs}
 
-    def _finish(self, loss, weight, sample_weight, reduce="mean"):
+    def forward(self, *args, **kwargs):
+        if args and isinstance(args[0], Symbol):            # traced
+            return super().forward(*args)
+        name = type(self).__name__
+        try:
+            bound = inspect.signature(self.hybrid_forward).bind(None, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{name}: {e}") from None
+        values = dict(bound.arguments)
+        del values[next(iter(values))]                      # F
+        if not self._active:
+            return self.hybrid_forward(nd, **values)
+        for key, default in self._options.items():
+            if key in values and values[key] != default:
+                raise ValueError(f"{name}: a hybridized loss takes {key}={default!r} (got "
+                                 f"{values[key]!r}); call it without hybridize()")
+        arrays = [values.get(k) for k in self._inputs]
+        while arrays and arrays[-1] is None:
+            arrays.pop()
+        absent = [k for k, a in zip(self._inputs, arrays) if a is None]
+        if absent:
+            missing = absent[0]
+            given = self._inputs[len(arrays) - 1]
+            raise ValueError(f"{name}: a hybridized loss takes its optional inputs in "
+                             f"order: {given} is given, so {missing} must be too")
+        return super().forward(*arrays)
+
+    def _finish(self, F, loss, weight, sample_weight, reduce="mean"):
         """Gluon's ``_apply_weighting`` then the mean (or with ``reduce='sum'`` the
         sum) over the non-batch axes."""
-        if sample_weight is not None:
-            loss = loss * sample_weight
+        if sample_weight is not None:       # broadcast, as Gluon's _apply_weighting
+            loss = F.broadcast_mul(loss, sample_weight)
         if weight is not None:
             loss = loss * weight
+        if F is not nd:
+            return getattr(F, reduce)(loss, axis=self._batch_axis, exclude=True)
         if loss.ndim == 0 or not -loss.ndim <= self._batch_axis < loss.ndim:
             raise ValueError(f"{type(self).__name__}: batch_axis must be an axis of the "
                              f"loss of shape {loss.shape!r} (got {self._batch_axis})")
@@ -87,7 +138,9 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._sparse_label = bool(sparse_label)
         self._from_logits = bool(from_logits)
 
-    def forward(self, pred, label, sample_weight=None):
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if F is not nd:
+            return self._traced(F, pred, label, sample_weight)
         if not -pred.ndim <= self._axis < pred.ndim:
             raise ValueError(f"SoftmaxCrossEntropyLoss: axis must be in [{-pred.ndim}, "
                              f"{pred.ndim}) for pred of shape {pred.shape!r} (got "
@@ -102,10 +155,10 @@ class SoftmaxCrossEntropyLoss(Loss):
         if self._sparse_label and not self._from_logits and pred.ndim == 2 and axis == 1:
             # the common case in one fused op each way (runtime/ops/loss.py); it checks
             # the labels
-            loss = F._softmax_ce_loss(pred, label.reshape(want))
+            loss = nd._softmax_ce_loss(pred, label.reshape(want))
             if sample_weight is not None:
                 loss = loss.reshape((pred.shape[0], 1))     # as Gluon's (n, 1) loss
-            return self._finish(loss, self._weight, sample_weight)
+            return self._finish(nd, loss, self._weight, sample_weight)
         if not self._from_logits:
             pred = nd.log_softmax(pred, axis=self._axis)
         if self._sparse_label:
@@ -119,9 +172,20 @@ class SoftmaxCrossEntropyLoss(Loss):
             kept = pred.shape[:axis] + (1,) + pred.shape[axis + 1:]
             loss = -nd.pick(pred, label.reshape(kept), axis=self._axis, keepdims=True)
         else:
-            label = _reshape_like("SoftmaxCrossEntropyLoss", label, pred)
+            label = _reshape_like(nd, "SoftmaxCrossEntropyLoss", label, pred)
             loss = -nd.sum(pred * label, axis=self._axis, keepdims=True)
-        return self._finish(loss, self._weight, sample_weight)
+        return self._finish(nd, loss, self._weight, sample_weight)
+
+    def _traced(self, F, pred, label, sample_weight):
+        # Gluon's graph: no shapes, so no fused 2-D road and no label check
+        if not self._from_logits:
+            pred = F.log_softmax(pred, axis=self._axis)
+        if self._sparse_label:
+            loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
+        else:
+            label = F.reshape_like(label, pred)
+            loss = -F.sum(pred * label, axis=self._axis, keepdims=True)
+        return self._finish(F, loss, self._weight, sample_weight)
 
 
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
@@ -133,10 +197,10 @@ class L2Loss(Loss):
     def __init__(self, weight=1.0, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
 
-    def forward(self, pred, label, sample_weight=None):
-        label = _reshape_like("L2Loss", label, pred)
-        loss = nd.square(label - pred)
-        return self._finish(loss, None if self._weight is None else self._weight / 2.0,
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        label = _reshape_like(F, "L2Loss", label, pred)
+        loss = F.square(label - pred)
+        return self._finish(F, loss, None if self._weight is None else self._weight / 2.0,
                             sample_weight)
 
 
@@ -146,9 +210,9 @@ class L1Loss(Loss):
     def __init__(self, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
 
-    def forward(self, pred, label, sample_weight=None):
-        label = _reshape_like("L1Loss", label, pred)
-        return self._finish(nd.abs(label - pred), self._weight, sample_weight)
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        label = _reshape_like(F, "L1Loss", label, pred)
+        return self._finish(F, F.abs(label - pred), self._weight, sample_weight)
 
 
 class SigmoidBinaryCrossEntropyLoss(Loss):
@@ -168,22 +232,23 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._from_sigmoid = bool(from_sigmoid)
 
-    def forward(self, pred, label, sample_weight=None, pos_weight=None):
-        z = _reshape_like("SigmoidBinaryCrossEntropyLoss", label, pred)
+    def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
+        z = _reshape_like(F, "SigmoidBinaryCrossEntropyLoss", label, pred)
+        if F is nd and z.dtype != pred.dtype:
+            z = z.astype(pred.dtype)
         if not self._from_sigmoid:
             if pos_weight is None:        # one fused op each way (runtime/ops/loss.py)
-                loss = F._sigmoid_bce_loss(pred, z if z.dtype == pred.dtype
-                                           else z.astype(pred.dtype))
+                loss = F._sigmoid_bce_loss(pred, z)
             else:
-                log_weight = (pos_weight - 1.0) * z + 1.0
-                loss = pred - pred * z + log_weight * nd.softrelu(-pred)
+                log_weight = F.broadcast_mul(pos_weight - 1.0, z) + 1.0
+                loss = pred - pred * z + log_weight * F.softrelu(-pred)
         else:
             eps = 1e-12
-            pos = nd.log(pred + eps) * z
+            pos = F.log(pred + eps) * z
             if pos_weight is not None:
-                pos = pos * pos_weight
-            loss = -(pos + nd.log(1.0 - pred + eps) * (1.0 - z))
-        return self._finish(loss, self._weight, sample_weight)
+                pos = F.broadcast_mul(pos, pos_weight)
+            loss = -(pos + F.log(1.0 - pred + eps) * (1.0 - z))
+        return self._finish(F, loss, self._weight, sample_weight)
 
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
@@ -210,21 +275,21 @@ class CTCLoss(Loss):
         self._layout = layout
         self._label_layout = label_layout
 
-    def forward(self, pred, label, pred_lengths=None, label_lengths=None,
-                sample_weight=None):
-        if pred.ndim != 3 or label.ndim != 2:
+    def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
+                       sample_weight=None):
+        if F is nd and (pred.ndim != 3 or label.ndim != 2):
             raise ValueError(f"CTCLoss: pred must be 3-D ({self._layout}) and label 2-D "
                              f"({self._label_layout}) (got shapes {pred.shape!r} and "
                              f"{label.shape!r})")
         if self._layout == "NTC":
-            pred = nd.swapaxes(pred, 0, 1)
+            pred = F.swapaxes(pred, 0, 1)
         if self._batch_axis == 1:
-            label = nd.swapaxes(label, 0, 1)
+            label = F.swapaxes(label, 0, 1)
         lengths = [a for a in (pred_lengths, label_lengths) if a is not None]
         loss = F.CTCLoss(pred, label, *lengths, use_data_lengths=pred_lengths is not None,
                          use_label_lengths=label_lengths is not None, blank_label="last")
         if sample_weight is not None:
-            loss = loss * sample_weight
+            loss = F.broadcast_mul(loss, sample_weight)
         if self._weight is not None:
             loss = loss * self._weight
         return loss
@@ -252,11 +317,11 @@ class KLDivLoss(Loss):
         self._from_logits = bool(from_logits)
         self._axis = axis
 
-    def forward(self, pred, label, sample_weight=None):
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
         if not self._from_logits:
-            pred = nd.log_softmax(pred, axis=self._axis)
-        loss = label * (nd.log(label + 1e-12) - pred)
-        return self._finish(loss, self._weight, sample_weight, reduce="sum")
+            pred = F.log_softmax(pred, axis=self._axis)
+        loss = label * (F.log(label + 1e-12) - pred)
+        return self._finish(F, loss, self._weight, sample_weight, reduce="sum")
 
 
 class HuberLoss(Loss):
@@ -269,10 +334,10 @@ class HuberLoss(Loss):
         if not self._rho > 0:
             raise ValueError(f"HuberLoss: rho must be > 0 (got {rho!r})")
 
-    def forward(self, pred, label, sample_weight=None):
-        d = nd.abs(_reshape_like("HuberLoss", label, pred) - pred)
-        loss = nd.where(d > self._rho, d - 0.5 * self._rho, nd.square(d) * (0.5 / self._rho))
-        return self._finish(loss, self._weight, sample_weight)
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        d = F.abs(_reshape_like(F, "HuberLoss", label, pred) - pred)
+        loss = F.where(d > self._rho, d - 0.5 * self._rho, F.square(d) * (0.5 / self._rho))
+        return self._finish(F, loss, self._weight, sample_weight)
 
 
 class HingeLoss(Loss):
@@ -283,19 +348,21 @@ class HingeLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = _number(type(self).__name__, "margin", margin)
 
-    def _hinge(self, pred, label):
-        return nd.relu(self._margin - pred * _reshape_like(type(self).__name__, label, pred))
+    def _hinge(self, F, pred, label):
+        return F.relu(self._margin - pred * _reshape_like(F, type(self).__name__, label,
+                                                          pred))
 
-    def forward(self, pred, label, sample_weight=None):
-        return self._finish(self._hinge(pred, label), self._weight, sample_weight)
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        return self._finish(F, self._hinge(F, pred, label), self._weight, sample_weight)
 
 
 class SquaredHingeLoss(HingeLoss):
     """``max(0, margin - pred * label) ** 2`` with labels -1 and 1, averaged over the
     non-batch axes."""
 
-    def forward(self, pred, label, sample_weight=None):
-        return self._finish(nd.square(self._hinge(pred, label)), self._weight, sample_weight)
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        return self._finish(F, F.square(self._hinge(F, pred, label)), self._weight,
+                            sample_weight)
 
 
 class LogisticLoss(Loss):
@@ -310,12 +377,12 @@ class LogisticLoss(Loss):
                              f"(got {label_format!r})")
         self._label_format = label_format
 
-    def forward(self, pred, label, sample_weight=None):
-        z = _reshape_like("LogisticLoss", label, pred)
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        z = _reshape_like(F, "LogisticLoss", label, pred)
         if self._label_format == "signed":
             z = (z + 1.0) / 2.0
-        loss = nd.relu(pred) - pred * z + nd.softrelu(-nd.abs(pred))
-        return self._finish(loss, self._weight, sample_weight)
+        loss = F.relu(pred) - pred * z + F.softrelu(-F.abs(pred))
+        return self._finish(F, loss, self._weight, sample_weight)
 
 
 class TripletLoss(Loss):
@@ -327,12 +394,12 @@ class TripletLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = _number("TripletLoss", "margin", margin)
 
-    def forward(self, pred, positive, negative):
-        positive = _reshape_like("TripletLoss", positive, pred)
-        negative = _reshape_like("TripletLoss", negative, pred)
-        loss = nd.sum(nd.square(positive - pred) - nd.square(negative - pred),
-                      axis=self._batch_axis, exclude=True)
-        loss = nd.relu(loss + self._margin)
+    def hybrid_forward(self, F, pred, positive, negative):
+        positive = _reshape_like(F, "TripletLoss", positive, pred)
+        negative = _reshape_like(F, "TripletLoss", negative, pred)
+        loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
+                     axis=self._batch_axis, exclude=True)
+        loss = F.relu(loss + self._margin)
         return loss if self._weight is None else loss * self._weight
 
 
@@ -353,22 +420,22 @@ class PoissonNLLLoss(Loss):
         self._from_logits = bool(from_logits)
         self._compute_full = bool(compute_full)
 
-    def forward(self, pred, target, sample_weight=None, epsilon=1e-08):
-        target = _reshape_like("PoissonNLLLoss", target, pred)
+    def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
+        target = _reshape_like(F, "PoissonNLLLoss", target, pred)
         if self._from_logits:
-            loss = nd.exp(pred) - target * pred
+            loss = F.exp(pred) - target * pred
         else:
-            loss = pred - target * nd.log(pred + epsilon)
+            loss = pred - target * F.log(pred + epsilon)
         if self._compute_full:
             big = target > 1
-            t = nd.where(big, target, nd.ones_like(target))       # log(1) = 0: no NaN
-            stirling = t * nd.log(t) - t + 0.5 * nd.log(2 * np.pi * t)
+            t = F.where(big, target, F.ones_like(target))       # log(1) = 0: no NaN
+            stirling = t * F.log(t) - t + 0.5 * F.log(2 * np.pi * t)
             loss = loss + stirling * big
         if sample_weight is not None:
-            loss = loss * sample_weight
+            loss = F.broadcast_mul(loss, sample_weight)
         if self._weight is not None:
             loss = loss * self._weight
-        return nd.mean(loss)
+        return F.mean(loss)
 
 
 class CosineEmbeddingLoss(Loss):
@@ -380,15 +447,15 @@ class CosineEmbeddingLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = _number("CosineEmbeddingLoss", "margin", margin)
 
-    def forward(self, input1, input2, label, sample_weight=None):
-        input1 = _reshape_like("CosineEmbeddingLoss", input1, input2)
-        label = label.reshape((-1, 1))
-        norms = nd.norm(input1, axis=-1) * nd.norm(input2, axis=-1)
-        cos = nd.sum(input1 * input2, axis=-1).reshape((-1, 1)) / \
-            nd.maximum(norms, 1e-12).reshape((-1, 1))
-        loss = (1 - cos) * (label == 1) + nd.relu((cos - self._margin) * (label == -1))
+    def hybrid_forward(self, F, input1, input2, label, sample_weight=None):
+        input1 = _reshape_like(F, "CosineEmbeddingLoss", input1, input2)
+        label = F.reshape(label, shape=(-1, 1))
+        norms = F.norm(input1, axis=-1) * F.norm(input2, axis=-1)
+        cos = F.reshape(F.sum(input1 * input2, axis=-1), shape=(-1, 1)) / \
+            F.reshape(F.maximum(norms, 1e-12), shape=(-1, 1))
+        loss = (1 - cos) * (label == 1) + F.relu((cos - self._margin) * (label == -1))
         if sample_weight is not None:
-            loss = loss * sample_weight
+            loss = F.broadcast_mul(loss, sample_weight)
         return loss if self._weight is None else loss * self._weight
 
 
@@ -406,16 +473,20 @@ class SDMLLoss(Loss):
         with self.name_scope():
             self.kl_loss = KLDivLoss(from_logits=True)
 
-    def forward(self, x1, x2):
-        if x1.ndim != 2 or x1.shape != x2.shape or x1.shape[0] < 2:
+    def hybrid_forward(self, F, x1, x2):
+        if F is nd and (x1.ndim != 2 or x1.shape != x2.shape or x1.shape[0] < 2):
             raise ValueError(f"SDMLLoss: x1 and x2 must have one shape (batch >= 2, dim) "
                              f"(got {x1.shape!r} and {x2.shape!r})")
-        n = x1.shape[0]
-        distances = nd.sum(nd.square(nd.expand_dims(x1, 1) - nd.expand_dims(x2, 0)), axis=2)
-        gold = nd.eye(n, ctx=x1.ctx, dtype=x1.dtype)
+        distances = F.sum(F.square(F.broadcast_sub(F.expand_dims(x1, 1),
+                                                   F.expand_dims(x2, 0))), axis=2)
+        # the identity of the batch size from the positions (a graph knows no shapes)
+        rows = F.contrib.arange_like(distances, axis=0)
+        gold = F.broadcast_equal(F.reshape(rows, shape=(-1, 1)), F.reshape(rows, shape=(1, -1)))
+        others = 1 - gold
         smooth = self.smoothing_parameter
-        labels = gold * (1 - smooth) + (1 - gold) * (smooth / (n - 1))
-        return self.kl_loss(nd.log_softmax(-distances, axis=1), labels)
+        labels = gold * (1 - smooth) + F.broadcast_div(others * smooth,
+                                                       F.sum(others, axis=1, keepdims=True))
+        return self.kl_loss(F.log_softmax(-distances, axis=1), labels)
 
 
 __all__ = ["Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss",

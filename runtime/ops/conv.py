@@ -779,6 +779,17 @@ def _deconv_shape(attrs, shapes):
     return [_deconv_plan(attrs, shapes)[2]]
 
 
+def _deconv_inputs(attrs, shapes):
+    # weight (C, num_filter / num_group, *kernel) and bias (num_filter,) from data
+    data = shapes[0]
+    if data is not None and len(data) >= 2:
+        shapes[1] = shapes[1] or ((data[1], attrs["num_filter"] // attrs["num_group"])
+                                  + tuple(attrs["kernel"]))
+    if len(shapes) > 2:
+        shapes[2] = shapes[2] or (attrs["num_filter"],)
+    return shapes
+
+
 @_float32_accumulation
 def _deconv(attrs, ins, outs):
     x, w = ins[0], ins[1]
@@ -813,7 +824,7 @@ register(
            "num_filter": Attr("int", required=True), "num_group": Attr("int", 1),
            "workspace": Attr("int", 512), "no_bias": Attr("bool", True), **_CUDNN},
     infer_shape=_deconv_shape, infer_type=_same_float_type("Deconvolution"),
-    compute=_deconv, gradient=_deconv_grad, grad_inputs=(0, 1),
+    infer_inputs=_deconv_inputs, compute=_deconv, gradient=_deconv_grad, grad_inputs=(0, 1),
     doc="""Transposed convolution (MXNet's ``Deconvolution``), the data gradient of a
 Convolution with the same geometry: ``data`` (N, C, *S), ``weight`` (C, num_filter /
 num_group, *kernel), ``bias`` (num_filter,) only with ``no_bias=False`` (the default is

@@ -252,8 +252,9 @@ def _bn_reads(attrs, n):
     return (4,) if fix else (0, 1, 3, 4)
 
 
-def _bn_inputs(attrs, shapes):
-    # gamma, beta and the moving statistics: (channels,) of data's axis
+def _axis_inputs(attrs, shapes):
+    # the per-channel inputs (BatchNorm's gamma, beta and moving statistics, LayerNorm's
+    # gamma and beta): (size of data's axis,)
     data = shapes[0]
     if data is not None and -len(data) <= attrs["axis"] < len(data):
         c = (data[attrs["axis"]],)
@@ -269,7 +270,7 @@ register(
            "cudnn_off": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_bn_shape, infer_type=_bn_type, compute=_batchnorm, prepare=_bn_prepare,
-    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_bn_inputs,
+    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_axis_inputs,
     doc="""Batch normalisation (MXNet's ``BatchNorm``): per channel (``axis``, default 1;
 negative counts from the end) ``out = (data - mean) / sqrt(var + eps) * gamma + beta``.
 
@@ -453,6 +454,7 @@ register(
            "output_mean_var": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_ln_shape, infer_type=_same_float_type("LayerNorm", ("gamma", "beta")),
+    infer_inputs=_axis_inputs,
     compute=_layernorm, gradient=_ln_grad, grad_inputs=(0, 1),
     doc="""Layer normalisation (MXNet's ``LayerNorm``): along ``axis`` (default -1),
 ``out = (data - mean) / sqrt(var + eps) * gamma + beta`` with gamma and beta of shape
@@ -490,9 +492,18 @@ def _in_grad(attrs, inputs, outputs, out_grads):
     return [dx, F.sum(g * xhat, axis=1, exclude=True), F.sum(g, axis=1, exclude=True)]
 
 
+def _in_inputs(attrs, shapes):
+    # gamma and beta: (channels,) of data's axis 1
+    data = shapes[0]
+    if data is not None and len(data) >= 2:
+        shapes[1:] = [s or (data[1],) for s in shapes[1:]]
+    return shapes
+
+
 register(
     "InstanceNorm", inputs=("data", "gamma", "beta"), attrs={"eps": Attr("float", 1e-3)},
     infer_shape=_in_shape, infer_type=_same_float_type("InstanceNorm", ("gamma", "beta")),
+    infer_inputs=_in_inputs,
     compute=_instancenorm, gradient=_in_grad, grad_inputs=(0, 1),
     doc="""Instance normalisation (MXNet's ``InstanceNorm``): data (batch, channel,
 spatial...) normalised over the spatial axes of each (example, channel), ``out = (data -

@@ -21,11 +21,15 @@ def _suffix(name):
     return name.split("_", 1)[1] if "_" in name else name
 
 
-@pytest.mark.parametrize("case", CELL_CASES, ids=[c[0] for c in CELL_CASES])
-def test_cell_matches_mxnet(case):
-    key, expr, layout, merge, valid, shape = case
+def unrolled(key, hybrid=False):
+    """(outputs, states, input gradient, parameter gradients) of the fixture's cell
+    unrolled under record() with MXNet 1.9.1's parameters, its cells hybridized or not;
+    checks the parameter names and the number of outputs and states against MXNet's."""
+    _, expr, layout, merge, valid, shape = next(c for c in CELL_CASES if c[0] == key)
     cell = make_cell(rnn, expr)
     cell.initialize()
+    if hybrid:
+        cell.hybridize()
     x = nd.array(MX[f"cell/{key}/x"])
     length = shape[layout.find("T")]
     cell.unroll(length, x, layout=layout, merge_outputs=True)        # deferred shapes
@@ -44,18 +48,30 @@ def test_cell_matches_mxnet(case):
         total = sum((o * nd.array(MX[f"cell/{key}/head{i}"])).sum() for i, o in enumerate(outs))
         total = total + sum((s * (i + 1)).sum() for i, s in enumerate(states))
     total.backward()
-    for i, o in enumerate(outs):
-        np.testing.assert_allclose(o.asnumpy(), MX[f"cell/{key}/out{i}"], rtol=1e-5,
-                                   atol=1e-6, err_msg=f"{key}: output {i}")
     assert len(states) == sum(1 for k in MX.files if k.startswith(f"cell/{key}/state"))
+    graphs = []
+    cell.apply(lambda b: graphs.append(bool(getattr(b, "_cache", None))))
+    assert any(graphs) == hybrid            # hybridized steps ran as cached graphs
+    return ([o.asnumpy() for o in outs], [s.asnumpy() for s in states], x.grad.asnumpy(),
+            [p.grad().asnumpy() for p in params])
+
+
+@pytest.mark.parametrize("hybrid", [False, True], ids=["imperative", "hybridized"])
+@pytest.mark.parametrize("case", CELL_CASES, ids=[c[0] for c in CELL_CASES])
+def test_cell_matches_mxnet(case, hybrid):
+    key = case[0]
+    outs, states, dx, grads = unrolled(key, hybrid)
+    for i, o in enumerate(outs):
+        np.testing.assert_allclose(o, MX[f"cell/{key}/out{i}"], rtol=1e-5,
+                                   atol=1e-6, err_msg=f"{key}: output {i}")
     for i, s in enumerate(states):
-        np.testing.assert_allclose(s.asnumpy(), MX[f"cell/{key}/state{i}"], rtol=1e-5,
+        np.testing.assert_allclose(s, MX[f"cell/{key}/state{i}"], rtol=1e-5,
                                    atol=1e-6, err_msg=f"{key}: state {i}")
-    np.testing.assert_allclose(x.grad.asnumpy(), MX[f"cell/{key}/dx"], rtol=1e-4, atol=1e-5,
+    np.testing.assert_allclose(dx, MX[f"cell/{key}/dx"], rtol=1e-4, atol=1e-5,
                                err_msg=f"{key}: input gradient")
-    for i, p in enumerate(params):
-        np.testing.assert_allclose(p.grad().asnumpy(), MX[f"cell/{key}/dp{i}"], rtol=1e-4,
-                                   atol=1e-5, err_msg=f"{key}: {p.name} gradient")
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(g, MX[f"cell/{key}/dp{i}"], rtol=1e-4,
+                                   atol=1e-5, err_msg=f"{key}: parameter {i} gradient")
 
 
 @pytest.mark.parametrize("mode,cell_cls", [("lstm", rnn.LSTMCell), ("gru", rnn.GRUCell),

@@ -13,10 +13,10 @@ from runtime.gluon.nn.conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1
                                           GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D,
                                           GlobalMaxPool3D, MaxPool1D, MaxPool2D, MaxPool3D,
                                           ReflectionPad2D)
-from runtime.gluon.nn.hybrid_layers import HybridLambda, HybridSequential
+from runtime.gluon.nn.hybrid_layers import HybridConcatenate, HybridLambda, HybridSequential
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Sequential", "HybridSequential", "Dense",
-           "Embedding", "Dropout", "Activation", "Flatten", "HybridLambda",
+           "Embedding", "Dropout", "Activation", "Flatten", "HybridLambda", "HybridConcatenate",
            "BatchNorm", "BatchNormReLU", "SyncBatchNorm", "InstanceNorm", "LayerNorm",
            "GroupNorm", "Lambda", "Concatenate", "Identity", "LeakyReLU", "PReLU", "ELU",
            "SELU", "Swish", "GELU",

@@ -1,14 +1,14 @@
 """Activation layers with a parameter or a constant of their own (Gluon's
 ``nn.activations``): ``LeakyReLU``, ``PReLU``, ``ELU``, ``SELU``, ``Swish``, ``GELU``.
 ``Activation`` (the parameterless ``Activation`` operator) lives in
-:mod:`runtime.gluon.nn.basic_layers`.  Each forward is the ``LeakyReLU`` operator (or
-``sigmoid`` for Swish), so autograd records it."""
+:mod:`runtime.gluon.nn.basic_layers`.  Each is a ``HybridBlock`` whose ``hybrid_forward``
+is the ``LeakyReLU`` operator (or ``sigmoid`` for Swish) called through ``F``, so autograd
+records it and, hybridized, it is part of the cached graph."""
 
 import numpy as np
 
-from runtime import nd
 from runtime import initializer as _init
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
 
 
 def _number(layer, name, value, minimum=None):
@@ -20,7 +20,7 @@ def _number(layer, name, value, minimum=None):
     return float(value)
 
 
-class LeakyReLU(Block):
+class LeakyReLU(HybridBlock):
     """``x`` for ``x >= 0``, ``alpha * x`` below (Gluon's ``nn.LeakyReLU``); ``alpha``
     must be >= 0."""
 
@@ -28,14 +28,14 @@ class LeakyReLU(Block):
         super().__init__(**kwargs)
         self._alpha = _number("LeakyReLU", "alpha", alpha, minimum=0)
 
-    def forward(self, x):
-        return nd.LeakyReLU(x, act_type="leaky", slope=self._alpha)
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="leaky", slope=self._alpha, name="fwd")
 
     def __repr__(self):
         return f"LeakyReLU({self._alpha})"
 
 
-class PReLU(Block):
+class PReLU(HybridBlock):
     """A leaky rectifier whose slope ``alpha`` is learned (Gluon's ``nn.PReLU``):
     parameter ``alpha`` of shape ``(in_channels,)``, one slope per channel (axis 1) or one
     shared (``in_channels=1``, the default), initialised to 0.25."""
@@ -49,45 +49,45 @@ class PReLU(Block):
         init = _init.Constant(0.25) if alpha_initializer is None else alpha_initializer
         self.alpha = self.params.get("alpha", shape=(int(in_channels),), init=init)
 
-    def forward(self, x):
-        return nd.LeakyReLU(x, self.alpha.data(), act_type="prelu")
+    def hybrid_forward(self, F, x, alpha):
+        return F.LeakyReLU(x, alpha, act_type="prelu", name="fwd")
 
 
-class ELU(Block):
+class ELU(HybridBlock):
     """``alpha * (exp(x) - 1)`` for ``x < 0``, ``x`` otherwise (Gluon's ``nn.ELU``)."""
 
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self._alpha = _number("ELU", "alpha", alpha)
 
-    def forward(self, x):
-        return nd.LeakyReLU(x, act_type="elu", slope=self._alpha)
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="elu", slope=self._alpha, name="fwd")
 
 
-class SELU(Block):
+class SELU(HybridBlock):
     """The scaled ELU of Klambauer et al. (Gluon's ``nn.SELU``)."""
 
-    def forward(self, x):
-        return nd.LeakyReLU(x, act_type="selu")
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="selu", name="fwd")
 
 
-class GELU(Block):
+class GELU(HybridBlock):
     """``x * Phi(x)``, ``Phi`` the standard normal CDF (the erf form; Gluon's
     ``nn.GELU``)."""
 
-    def forward(self, x):
-        return nd.LeakyReLU(x, act_type="gelu")
+    def hybrid_forward(self, F, x):
+        return F.LeakyReLU(x, act_type="gelu", name="fwd")
 
 
-class Swish(Block):
+class Swish(HybridBlock):
     """``x * sigmoid(beta * x)`` (Gluon's ``nn.Swish``)."""
 
     def __init__(self, beta=1.0, **kwargs):
         super().__init__(**kwargs)
         self._beta = _number("Swish", "beta", beta)
 
-    def forward(self, x):
-        return x * nd.sigmoid(x * self._beta)
+    def hybrid_forward(self, F, x):
+        return x * F.sigmoid(x * self._beta, name="fwd")
 
 
 __all__ = ["LeakyReLU", "PReLU", "ELU", "SELU", "Swish", "GELU"]

@@ -1,10 +1,11 @@
-"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``,
+r"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``,
 ``Activation``, ``Flatten``, the normalisations (``BatchNorm``, ``SyncBatchNorm``,
 ``InstanceNorm``, ``LayerNorm``, ``GroupNorm``), ``Lambda``, ``Concatenate`` and
 ``Identity``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
-``Dropout``, ``BatchNorm``, ``relu`` ...), so autograd records it; ``Dense``,
-``Embedding``, ``Dropout``, ``Activation`` and ``Flatten`` are ``HybridBlock``\ s whose
-``hybrid_forward`` calls them through ``F``, so hybridized they form the cached graph."""
+``Dropout``, ``BatchNorm``, ``relu`` ...), so autograd records it; every layer but
+``Sequential``, ``Lambda`` and ``Concatenate`` (plain ``Block``\ s, as Gluon's) is a
+``HybridBlock`` whose ``hybrid_forward`` calls them through ``F``, so hybridized they form
+the cached graph."""
 
 import math
 
@@ -215,7 +216,8 @@ def _norm_param(block, name, trained, channels, init, **kwargs):
 
 
 def _set_channels(layer, params, x, axis):
-    """Complete the deferred (0,) shapes of ``params`` from ``x``'s size on ``axis``."""
+    """Complete the deferred (0,) shapes of ``params`` from ``x``'s size on ``axis`` and
+    initialise them (an imperative call's deferred initialisation)."""
     if not isinstance(x, nd.NDArray):
         raise TypeError(f"{layer}: input must be an NDArray (got {type(x).__name__})")
     if not -x.ndim <= axis < x.ndim:
@@ -225,10 +227,9 @@ def _set_channels(layer, params, x, axis):
         if param.shape == (0,):
             param.shape = (x.shape[axis],)
         param._finish_deferred_init()
-    return [p.data() for p in params]
 
 
-class BatchNorm(Block):
+class BatchNorm(HybridBlock):
     """Batch normalisation (Gluon's ``nn.BatchNorm``; the ``BatchNorm`` operator).
 
     Under ``autograd.record()`` (training) each channel of ``axis`` is normalised by the
@@ -236,8 +237,8 @@ class BatchNorm(Block):
     (``running = running * momentum + batch * (1 - momentum)``); otherwise the running
     statistics normalise.  Parameters ``gamma`` (trained unless ``scale=False``), ``beta``
     (unless ``center=False``), ``running_mean`` and ``running_var`` (``grad_req='null'``,
-    written by the operator), each of shape ``(in_channels,)``; ``in_channels=0`` reads
-    it from the first input.
+    the operator's auxiliary states, which it writes in place, imperative or hybridized),
+    each of shape ``(in_channels,)``; ``in_channels=0`` reads it from the first input.
 
     Parameters
     ----------
@@ -277,10 +278,13 @@ class BatchNorm(Block):
         # float16 data keeps float32 statistics (the BatchNorm operator's rule)
         super().cast("float32" if np.dtype(dtype) == np.float16 else dtype)
 
-    def forward(self, x):
-        params = [self.gamma, self.beta, self.running_mean, self.running_var]
-        args = _set_channels(type(self).__name__, params, x, self._kwargs["axis"])
-        return nd.BatchNorm(x, *args, **self._kwargs)
+    def _infer_params(self, x, *args):
+        _set_channels(type(self).__name__, list(self._reg_params.values()), x,
+                      self._kwargs["axis"])
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                           **self._kwargs)
 
     def __repr__(self):
         channels = self.gamma.shape[0]
@@ -292,8 +296,8 @@ class BatchNormReLU(BatchNorm):
     """:class:`BatchNorm` followed by ``relu`` (Gluon 1.x's ``nn.BatchNormReLU``, MXNet's
     fused ``BatchNormWithReLU``; the same arguments and parameters)."""
 
-    def forward(self, x):
-        return nd.relu(super().forward(x))
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.relu(super().hybrid_forward(F, x, gamma, beta, running_mean, running_var))
 
 
 class SyncBatchNorm(BatchNorm):
@@ -322,7 +326,7 @@ class SyncBatchNorm(BatchNorm):
                 f"in_channels={channels if channels else None})")
 
 
-class _AxisNorm(Block):
+class _AxisNorm(HybridBlock):
     """A normalisation over one ``axis`` with ``(in_channels,)`` parameters ``gamma``
     (trained when ``scale``) and ``beta`` (when ``center``)."""
 
@@ -337,9 +341,8 @@ class _AxisNorm(Block):
         self.gamma = _norm_param(self, "gamma", scale, channels, gamma_initializer)
         self.beta = _norm_param(self, "beta", center, channels, beta_initializer)
 
-    def _params_for(self, x):
-        return _set_channels(type(self).__name__, [self.gamma, self.beta], x,
-                             self._kwargs["axis"])
+    def _infer_params(self, x, *args):
+        _set_channels(type(self).__name__, [self.gamma, self.beta], x, self._kwargs["axis"])
 
     def __repr__(self):
         return (f"{type(self).__name__}({_kwargs_text(self._kwargs)}, "
@@ -358,13 +361,12 @@ class InstanceNorm(_AxisNorm):
         super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                          in_channels, **kwargs)
 
-    def forward(self, x):
-        gamma, beta = self._params_for(x)
+    def hybrid_forward(self, F, x, gamma, beta):
         axis, eps = self._kwargs["axis"], self._kwargs["eps"]
-        if axis % x.ndim == 1:
-            return nd.InstanceNorm(x, gamma, beta, eps=eps)
-        out = nd.InstanceNorm(nd.swapaxes(x, 1, axis), gamma, beta, eps=eps)
-        return nd.swapaxes(out, 1, axis)
+        if axis == 1:
+            return F.InstanceNorm(x, gamma, beta, eps=eps, name="fwd")
+        out = F.InstanceNorm(F.swapaxes(x, 1, axis), gamma, beta, eps=eps, name="fwd")
+        return F.swapaxes(out, 1, axis)
 
 
 class LayerNorm(_AxisNorm):
@@ -378,13 +380,12 @@ class LayerNorm(_AxisNorm):
         super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                          in_channels, **kwargs)
 
-    def forward(self, x):
-        gamma, beta = self._params_for(x)
-        return nd.LayerNorm(x, gamma, beta, axis=self._kwargs["axis"],
-                            eps=self._kwargs["eps"])
+    def hybrid_forward(self, F, x, gamma, beta):
+        return F.LayerNorm(x, gamma, beta, axis=self._kwargs["axis"],
+                           eps=self._kwargs["eps"], name="fwd")
 
 
-class GroupNorm(Block):
+class GroupNorm(HybridBlock):
     """Group normalisation (Gluon 1.x's ``nn.GroupNorm``; the ``GroupNorm`` operator):
     the channels (axis 1) split into ``num_groups`` groups, each sample's group
     normalised, then ``* gamma + beta`` with one value per group (shape
@@ -399,10 +400,9 @@ class GroupNorm(Block):
         self.gamma = _norm_param(self, "gamma", scale, groups, gamma_initializer)
         self.beta = _norm_param(self, "beta", center, groups, beta_initializer)
 
-    def forward(self, x):
-        gamma, beta = _set_channels("GroupNorm", [self.gamma, self.beta], x, 0)
-        return nd.GroupNorm(x, gamma, beta, num_groups=self._kwargs["num_groups"],
-                            eps=self._kwargs["eps"])
+    def hybrid_forward(self, F, x, gamma, beta):
+        return F.GroupNorm(x, gamma, beta, num_groups=self._kwargs["num_groups"],
+                           eps=self._kwargs["eps"], name="fwd")
 
     def __repr__(self):
         return f"GroupNorm({_kwargs_text(self._kwargs)})"
@@ -431,6 +431,19 @@ class Lambda(Block):
         return f"Lambda({getattr(self._func_impl, '__name__', repr(self._func_impl))})"
 
 
+def _int_axis(layer, axis):
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{layer}: axis must be an int (got {axis!r})")
+    return int(axis)
+
+
+def _concat_children(F, block, x):
+    """Every child of ``block`` called on ``x``, joined along ``block.axis``."""
+    if not block._children:
+        raise ValueError(f"{type(block).__name__}: add at least one block before calling it")
+    return F.concat(*[child(x) for child in block._children.values()], dim=block.axis)
+
+
 class Concatenate(Sequential):
     """Runs every child on the same input and joins their outputs along ``axis``
     (default -1; Gluon 2's ``nn.Concatenate``, Gluon 1.x's ``contrib.nn.Concurrent``)."""
@@ -439,21 +452,17 @@ class Concatenate(Sequential):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise TypeError(f"Concatenate: axis must be an int (got {axis!r})")
-        self.axis = int(axis)
+        self.axis = _int_axis(type(self).__name__, axis)
 
     def forward(self, x):
-        if not self._children:
-            raise ValueError("Concatenate: add at least one block before calling it")
-        return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+        return _concat_children(nd, self, x)
 
 
-class Identity(Block):
+class Identity(HybridBlock):
     """Returns its input (Gluon's ``contrib.nn.Identity``; a branch of
     :class:`Concatenate` that passes the input on)."""
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         return x
 
 

@@ -10,12 +10,18 @@ that dimension 0 until the first call reads it from the input (deferred initiali
 The operators (``Convolution``, ``Deconvolution``, ``Pooling``) compute channel-first;
 a channel-last layer transposes its input, weight and output around them, so autograd
 sees ordinary ``transpose`` nodes.
+
+Every layer is a ``HybridBlock`` whose ``hybrid_forward`` calls those operators through
+``F``: hybridized, it is part of the cached graph.  A channel-last convolution whose
+``in_channels`` is deferred reads it from its own input when it is called (or hybridized)
+alone; inside a hybridized parent, whose graph cannot see through the weight's
+``transpose``, give ``in_channels``.
 """
 
 import numpy as np
 
 from runtime import nd
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
 from runtime.gluon.nn.basic_layers import Activation, _positive_int
 
 _LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
@@ -42,15 +48,17 @@ def _layout(layer, layout, n):
     return layout
 
 
-def _to_channel_first(x, n):
-    return nd.transpose(x, axes=(0, n + 1) + tuple(range(1, n + 1)))
+def _to_channel_first(F, x, n):
+    return F.transpose(x, axes=(0, n + 1) + tuple(range(1, n + 1)))
 
 
-def _to_channel_last(x, n):
-    return nd.transpose(x, axes=(0,) + tuple(range(2, n + 2)) + (1,))
+def _to_channel_last(F, x, n):
+    return F.transpose(x, axes=(0,) + tuple(range(2, n + 2)) + (1,))
 
 
 def _check_input(layer, x, n, layout):
+    """An imperative call's input: an NDArray of ``n + 2`` dimensions (a traced one is a
+    symbol without a shape; its operators check it)."""
     if not isinstance(x, nd.NDArray):
         raise TypeError(f"{layer}: input must be an NDArray (got {type(x).__name__})")
     if x.ndim != n + 2:
@@ -58,7 +66,7 @@ def _check_input(layer, x, n, layout):
                          f"shape {x.shape!r})")
 
 
-class _Conv(Block):
+class _Conv(HybridBlock):
     """A convolution (``op_name='Convolution'``) or transposed convolution
     (``'Deconvolution'``) over ``len(kernel_size)`` spatial axes; see the module's
     docstring for the weight's shape."""
@@ -112,7 +120,8 @@ class _Conv(Block):
             return (outer,) + kernel + (inner,)
         return (outer, inner) + kernel
 
-    def forward(self, x):
+    def _infer_params(self, x, *args):
+        # the weight's input channels from x's channel axis (any layout)
         layer = type(self).__name__
         _check_input(layer, x, self._n, self._layout)
         if 0 in self.weight.shape:
@@ -122,19 +131,20 @@ class _Conv(Block):
                                  f"the input's {channels} channels (input shape "
                                  f"{x.shape!r})")
             self.weight.shape = self._weight_shape(channels)
-        self.weight._finish_deferred_init()
-        w = self.weight.data()
+        for param in self._reg_params.values():
+            param._finish_deferred_init()
+
+    def hybrid_forward(self, F, x, weight, bias=None):
+        if F is nd:
+            _check_input(type(self).__name__, x, self._n, self._layout)
         if self._channel_last:
-            x = _to_channel_first(x, self._n)
-            w = _to_channel_first(w, self._n)
-        args = [x, w]
-        if self.bias is not None:
-            self.bias._finish_deferred_init()
-            args.append(self.bias.data())
+            x = _to_channel_first(F, x, self._n)
+            weight = _to_channel_first(F, weight, self._n)
+        args = [x, weight] if bias is None else [x, weight, bias]
         attrs = dict(self._kwargs, layout=None)
-        out = getattr(nd, self._op_name)(*args, **attrs)
+        out = getattr(F, self._op_name)(*args, name="fwd", **attrs)
         if self._channel_last:
-            out = _to_channel_last(out, self._n)
+            out = _to_channel_last(F, out, self._n)
         return out if self.act is None else self.act(out)
 
     def _alias(self):
@@ -225,7 +235,7 @@ Conv2DTranspose = _conv_class("Conv2DTranspose", 2, True)
 Conv3DTranspose = _conv_class("Conv3DTranspose", 3, True)
 
 
-class _Pooling(Block):
+class _Pooling(HybridBlock):
     """Max or average pooling over ``len(pool_size)`` spatial axes (the ``Pooling``
     operator); ``strides`` None means ``pool_size``; ``ceil_mode`` rounds the output size
     up (``pooling_convention='full'``)."""
@@ -252,12 +262,13 @@ class _Pooling(Block):
     def _alias(self):
         return "pool"
 
-    def forward(self, x):
-        _check_input(type(self).__name__, x, self._n, self._layout)
+    def hybrid_forward(self, F, x):
+        if F is nd:
+            _check_input(type(self).__name__, x, self._n, self._layout)
         if self._channel_last:
-            x = _to_channel_first(x, self._n)
-        out = nd.Pooling(x, **dict(self._kwargs, layout=None))
-        return _to_channel_last(out, self._n) if self._channel_last else out
+            x = _to_channel_first(F, x, self._n)
+        out = F.Pooling(x, name="fwd", **dict(self._kwargs, layout=None))
+        return _to_channel_last(F, out, self._n) if self._channel_last else out
 
     def __repr__(self):
         k = self._kwargs
@@ -328,7 +339,7 @@ GlobalAvgPool2D = _pool_class("GlobalAvgPool2D", 2, "avg", True)
 GlobalAvgPool3D = _pool_class("GlobalAvgPool3D", 3, "avg", True)
 
 
-class ReflectionPad2D(Block):
+class ReflectionPad2D(HybridBlock):
     """Pads the last two axes of 4-D input by reflection (Gluon's ``nn.ReflectionPad2D``;
     the ``Pad`` operator with ``mode='reflect'``).  ``padding``: an int (each side of H
     and W) or the operator's 8-tuple ``pad_width``."""
@@ -339,8 +350,8 @@ class ReflectionPad2D(Block):
             padding = (0, 0, 0, 0, padding, padding, padding, padding)
         self._padding = _tuple("ReflectionPad2D", "padding", padding, 8, 0)
 
-    def forward(self, x):
-        return nd.Pad(x, mode="reflect", pad_width=self._padding)
+    def hybrid_forward(self, F, x):
+        return F.Pad(x, mode="reflect", pad_width=self._padding)
 
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",

@@ -1,9 +1,10 @@
 """Gluon's hybrid containers: ``HybridSequential`` (blocks one after the other, one cached
-graph when hybridized) and ``HybridLambda`` (a function of ``F`` as a block)."""
+graph when hybridized), ``HybridConcatenate`` (branches on one input, joined) and
+``HybridLambda`` (a function of ``F`` as a block)."""
 
 from runtime import nd
 from runtime.gluon.block import HybridBlock
-from runtime.gluon.nn.basic_layers import Sequential
+from runtime.gluon.nn.basic_layers import Sequential, _concat_children, _int_axis
 
 
 class HybridSequential(HybridBlock):
@@ -17,6 +18,22 @@ class HybridSequential(HybridBlock):
 
     def hybrid_forward(self, F, x, *args):
         return Sequential.forward(self, x, *args)
+
+
+class HybridConcatenate(HybridSequential):
+    """Runs every child on the same input and joins their outputs along ``axis``
+    (default -1; Gluon 2's ``nn.HybridConcatenate``, Gluon 1.x's
+    ``contrib.nn.HybridConcurrent``): the hybrid :class:`~runtime.gluon.nn.Concatenate`,
+    whose children must be HybridBlocks."""
+
+    _is_container = False
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = _int_axis("HybridConcatenate", axis)
+
+    def hybrid_forward(self, F, x):
+        return _concat_children(F, self, x)
 
 
 class HybridLambda(HybridBlock):
@@ -39,4 +56,4 @@ class HybridLambda(HybridBlock):
         return self._func(F, x, *args)
 
 
-__all__ = ["HybridSequential", "HybridLambda"]
+__all__ = ["HybridSequential", "HybridConcatenate", "HybridLambda"]

@@ -1,4 +1,4 @@
-"""Recurrent cells (Gluon 1.x's ``gluon.rnn`` cells): one time step each, and ``unroll``
+r"""Recurrent cells (Gluon 1.x's ``gluon.rnn`` cells): one time step each, and ``unroll``
 over a sequence.
 
 ``RNNCell``, ``LSTMCell`` and ``GRUCell`` hold ``i2h_weight`` ``(G*H, input_size)``,
@@ -19,15 +19,21 @@ input; ``valid_length`` (batch,) zeroes the outputs past each sequence's length 
 returns the states of its last valid step.
 
 The forwards are registry operators (``FullyConnected``, ``sigmoid``, ``SequenceMask``
-...), so autograd records them; these blocks run imperatively.
+...), so autograd records them.  ``RNNCell``, ``LSTMCell``, ``GRUCell`` and
+``DropoutCell`` are ``HybridBlock``\ s (:class:`HybridRecurrentCell`): one step's
+``hybrid_forward(F, inputs, states, **params)`` calls the operators through ``F``, so a
+hybridized cell runs its step as a cached graph, and a HybridBlock that steps a cell
+traces it into its own graph.  ``unroll`` runs the steps imperatively (on NDArrays);
+the sequential, modifier and bidirectional cells are plain blocks.
 """
 
 import numpy as np
 
 from runtime import nd
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock
 from runtime.gluon.nn.activations import LeakyReLU
 from runtime.gluon.nn.basic_layers import _positive_int
+from runtime.symbol import Symbol
 
 _LAYOUTS = ("NTC", "TNC")
 
@@ -167,13 +173,13 @@ class RecurrentCell(Block):
         return outputs, states
 
     @staticmethod
-    def _get_activation(inputs, activation):
+    def _get_activation(F, inputs, activation):
         if activation in ("tanh", "relu", "sigmoid", "softsign"):
-            return getattr(nd, activation)(inputs)
+            return getattr(F, activation)(inputs)
         if isinstance(activation, str):
-            return nd.Activation(inputs, act_type=activation)
+            return F.Activation(inputs, act_type=activation)
         if isinstance(activation, LeakyReLU):
-            return nd.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha)
+            return F.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha)
         return activation(inputs)
 
     def __call__(self, inputs, states):
@@ -181,8 +187,9 @@ class RecurrentCell(Block):
         return super().__call__(inputs, states)
 
 
-class HybridRecurrentCell(RecurrentCell):
-    """Gluon's ``HybridRecurrentCell``; ndrt runs every cell imperatively."""
+class HybridRecurrentCell(RecurrentCell, HybridBlock):
+    """Gluon's ``HybridRecurrentCell``: a cell whose step is
+    ``hybrid_forward(F, inputs, states, **params)``, returning ``(output, new_states)``."""
 
 
 class _GatedCell(HybridRecurrentCell):
@@ -211,8 +218,7 @@ class _GatedCell(HybridRecurrentCell):
     def state_info(self, batch_size=0):
         return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
 
-    def _projections(self, inputs, states):
-        """``(i2h, h2h)``, each (batch, gates * hidden)."""
+    def _check(self, inputs, states):
         layer = type(self).__name__
         if not isinstance(inputs, nd.NDArray) or inputs.ndim != 2:
             raise ValueError(f"{layer}: inputs must be a 2-D (batch, input_size) NDArray "
@@ -221,15 +227,23 @@ class _GatedCell(HybridRecurrentCell):
         if not isinstance(states, (list, tuple)) or len(states) != want:
             raise ValueError(f"{layer}: states must be a list of {want} NDArray(s) "
                              f"(begin_state's) (got {states!r})")
+
+    def forward(self, inputs, states):
+        if not isinstance(inputs, Symbol):         # a traced step has no shapes
+            self._check(inputs, states)
+        return super().forward(inputs, states)
+
+    def _infer_params(self, inputs, states):
         if self.i2h_weight.shape[1] == 0:
             self.i2h_weight.shape = (self.i2h_weight.shape[0], inputs.shape[1])
-        params = [self.i2h_weight, self.h2h_weight, self.i2h_bias, self.h2h_bias]
-        for p in params:
+        for p in self._reg_params.values():
             p._finish_deferred_init()
-        w_i, w_h, b_i, b_h = (p.data() for p in params)
+
+    def _projections(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        """``(i2h, h2h)``, each (batch, gates * hidden)."""
         g = self._gates * self._hidden_size
-        return (nd.FullyConnected(inputs, w_i, b_i, num_hidden=g),
-                nd.FullyConnected(states[0], w_h, b_h, num_hidden=g))
+        return (F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=g, name="i2h"),
+                F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=g, name="h2h"))
 
     def __repr__(self):
         shape = self.i2h_weight.shape
@@ -253,9 +267,9 @@ class RNNCell(_GatedCell):
     def _alias(self):
         return "rnn"
 
-    def forward(self, inputs, states):
-        i2h, h2h = self._projections(inputs, states)
-        output = self._get_activation(i2h + h2h, self._activation)
+    def hybrid_forward(self, F, inputs, states, **params):
+        i2h, h2h = self._projections(F, inputs, states, **params)
+        output = self._get_activation(F, i2h + h2h, self._activation)
         return output, [output]
 
 
@@ -281,17 +295,17 @@ class LSTMCell(_GatedCell):
         return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"},
                 {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
 
-    def forward(self, inputs, states):
-        i2h, h2h = self._projections(inputs, states)
-        gates = nd.split(i2h + h2h, num_outputs=4, axis=1)
+    def hybrid_forward(self, F, inputs, states, **params):
+        i2h, h2h = self._projections(F, inputs, states, **params)
+        gates = F.split(i2h + h2h, num_outputs=4, axis=1)
         rec, act = self._recurrent_activation, self._activation
-        in_gate = self._get_activation(gates[0], rec)
-        forget_gate = self._get_activation(gates[1], rec)
-        in_transform = self._get_activation(gates[2], act)
-        out_gate = self._get_activation(gates[3], rec)
+        in_gate = self._get_activation(F, gates[0], rec)
+        forget_gate = self._get_activation(F, gates[1], rec)
+        in_transform = self._get_activation(F, gates[2], act)
+        out_gate = self._get_activation(F, gates[3], rec)
         next_c = forget_gate * states[1] + in_gate * in_transform
         # Gluon applies ``activation`` to the cell state by the Activation operator
-        next_h = out_gate * nd.Activation(next_c, act_type=act)
+        next_h = out_gate * F.Activation(next_c, act_type=act)
         return next_h, [next_h, next_c]
 
 
@@ -311,13 +325,13 @@ class GRUCell(_GatedCell):
     def _alias(self):
         return "gru"
 
-    def forward(self, inputs, states):
-        i2h, h2h = self._projections(inputs, states)
-        i_r, i_z, i_n = nd.split(i2h, num_outputs=3, axis=1)
-        h_r, h_z, h_n = nd.split(h2h, num_outputs=3, axis=1)
-        reset_gate = nd.sigmoid(i_r + h_r)
-        update_gate = nd.sigmoid(i_z + h_z)
-        candidate = nd.tanh(i_n + reset_gate * h_n)
+    def hybrid_forward(self, F, inputs, states, **params):
+        i2h, h2h = self._projections(F, inputs, states, **params)
+        i_r, i_z, i_n = F.split(i2h, num_outputs=3, axis=1)
+        h_r, h_z, h_n = F.split(h2h, num_outputs=3, axis=1)
+        reset_gate = F.sigmoid(i_r + h_r)
+        update_gate = F.sigmoid(i_z + h_z)
+        candidate = F.tanh(i_n + reset_gate * h_n)
         next_h = (1 - update_gate) * candidate + update_gate * states[0]
         return next_h, [next_h]
 
@@ -408,9 +422,9 @@ class DropoutCell(HybridRecurrentCell):
     def state_info(self, batch_size=0):
         return []
 
-    def forward(self, inputs, states):
+    def hybrid_forward(self, F, inputs, states):
         if self._rate > 0:
-            inputs = nd.Dropout(inputs, p=self._rate, axes=self._axes)
+            inputs = F.Dropout(inputs, p=self._rate, axes=self._axes)
         return inputs, states
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
@@ -423,7 +437,7 @@ class DropoutCell(HybridRecurrentCell):
                               merge_outputs=merge_outputs, valid_length=None)
 
 
-class ModifierCell(HybridRecurrentCell):
+class ModifierCell(RecurrentCell):
     """The base of the cells that wrap ``base_cell`` (Gluon's ``ModifierCell``): they
     share its parameters and states, and the base cell may then only be called through
     them."""
@@ -534,7 +548,7 @@ class ResidualCell(ModifierCell):
         return [o + i for o, i in zip(outputs, inputs)], states
 
 
-class BidirectionalCell(HybridRecurrentCell):
+class BidirectionalCell(RecurrentCell):
     """``l_cell`` over the sequence and ``r_cell`` over it reversed, their outputs
     joined along the feature axis (Gluon's ``rnn.BidirectionalCell``); it can only be
     unrolled.  With ``valid_length`` each sequence is reversed within its length."""
