@@ -10,10 +10,8 @@ from runtime.ops import (  # noqa: F401  (registration)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 _imperative.connect(OPS)
-# the backward executor accumulates gradients with "add" through the invoker, and hands
-# the out-grad on itself for the ops whose rule does only that (where shapes agree)
-_executor.set_ops(OPS["add"], _imperative.invoke_parsed,
-                  passthrough=[OPS[n] for n in ("add", "_plus_scalar", "_minus_scalar",
-                                                "copy", "add_n")])
+# the backward executor accumulates sparse gradients with "add" and reads a reduction's
+# axes as the reductions do
+_executor.set_ops(OPS["add"], reduce.reduced_axes)
 
 __all__ = ["OPS", "Op", "Attr", "get", "register"]

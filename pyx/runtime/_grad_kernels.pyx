@@ -1,0 +1,186 @@
+"""Gradient kernels that the backward plan calls at C level (see ``_grad_kernels.pxd``).
+
+Each kernel honours the request of its output by one flag: ``add`` false writes (also in
+place, where ``out`` is the out-grad it reads element by element), true accumulates;
+there is no temporary.  Elementwise kernels read element ``i`` of every operand before
+writing element ``i``, so ``out`` may alias ``g``.  Matrix products go to the BLAS that
+SciPy links (``scipy.linalg.cython_blas``), with ``beta`` 0 or 1 for the request.
+"""
+
+from libc.math cimport exp
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+from runtime._types cimport float32_t, float64_t, floating
+
+
+cdef inline void _ew(int kind, floating* out, const floating* g, const floating* a,
+                     const floating* b, double s, Py_ssize_t n, bint add) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef floating v, c = <floating>s
+    for i in range(n):
+        if kind == EW_COPY:
+            v = g[i]
+        elif kind == EW_NEG:
+            v = -g[i]
+        elif kind == EW_SCALE:
+            v = g[i] * c
+        elif kind == EW_DIV_SCALAR:
+            v = g[i] / c
+        elif kind == EW_MUL:
+            v = g[i] * a[i]
+        elif kind == EW_DIV:
+            v = g[i] / a[i]
+        elif kind == EW_DIV_RHS:
+            v = -g[i] * a[i] / (b[i] * b[i])
+        elif kind == EW_RDIV_SCALAR:
+            v = -g[i] * a[i] / b[i]
+        elif kind == EW_TANH:
+            v = g[i] * (1 - a[i] * a[i])
+        elif kind == EW_SIGMOID:
+            v = g[i] * a[i] * (1 - a[i])
+        elif kind == EW_RELU:
+            v = g[i] if a[i] > 0 else 0
+        elif kind == EW_SQRT:
+            v = g[i] / (a[i] * 2)
+        elif kind == EW_SQUARE:
+            v = g[i] * a[i] * 2
+        else:                      # EW_ABS: NumPy's sign (0 at 0, NaN passes through)
+            v = g[i] * (1 if a[i] > 0 else (-1 if a[i] < 0 else (a[i] if a[i] != a[i] else 0)))
+        if add:
+            out[i] += v
+        else:
+            out[i] = v
+
+
+cdef void ew_f32(int kind, float* out, const float* g, const float* a, const float* b,
+                 double s, Py_ssize_t n, bint add) noexcept nogil:
+    _ew[float32_t](kind, out, g, a, b, s, n, add)
+
+
+cdef void ew_f64(int kind, double* out, const double* g, const double* a, const double* b,
+                 double s, Py_ssize_t n, bint add) noexcept nogil:
+    _ew[float64_t](kind, out, g, a, b, s, n, add)
+
+
+cdef inline void _rowsum(floating* out, const floating* g, Py_ssize_t rows, Py_ssize_t cols,
+                         double s, bint add) noexcept nogil:
+    cdef Py_ssize_t m, k
+    cdef const floating* row
+    cdef floating c = <floating>s
+    if not add:
+        for k in range(cols):
+            out[k] = 0
+    if c == 1:
+        for m in range(rows):
+            row = g + m * cols
+            for k in range(cols):
+                out[k] += row[k]
+    else:
+        for m in range(rows):
+            row = g + m * cols
+            for k in range(cols):
+                out[k] += row[k] * c
+
+
+cdef void rowsum_f32(float* out, const float* g, Py_ssize_t rows, Py_ssize_t cols, double s,
+                     bint add) noexcept nogil:
+    _rowsum[float32_t](out, g, rows, cols, s, add)
+
+
+cdef void rowsum_f64(double* out, const double* g, Py_ssize_t rows, Py_ssize_t cols,
+                     double s, bint add) noexcept nogil:
+    _rowsum[float64_t](out, g, rows, cols, s, add)
+
+
+cdef inline void _fill(floating* out, const floating* g, double d, Py_ssize_t n,
+                       bint add) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef floating v = g[0] / <floating>d
+    if add:
+        for i in range(n):
+            out[i] += v
+    else:
+        for i in range(n):
+            out[i] = v
+
+
+cdef void fill_f32(float* out, const float* g, double d, Py_ssize_t n, bint add) noexcept nogil:
+    _fill[float32_t](out, g, d, n, add)
+
+
+cdef void fill_f64(double* out, const double* g, double d, Py_ssize_t n,
+                   bint add) noexcept nogil:
+    _fill[float64_t](out, g, d, n, add)
+
+
+# Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: BLAS gets B first.  A
+# row-major (r, c) array is a column-major (c, r) one with leading dimension c.
+cdef void gemm_f32(bint ta, bint tb, int m, int n, int k, const float* a, const float* b,
+                   float* c, bint add) noexcept nogil:
+    cdef char tra = b"T" if tb else b"N"
+    cdef char trb = b"T" if ta else b"N"
+    cdef int lda = k if tb else n, ldb = m if ta else k, ldc = n
+    cdef float alpha = 1, beta = 1 if add else 0
+    if m == 0 or n == 0:
+        return
+    sgemm(&tra, &trb, &n, &m, &k, &alpha, <float*>b, &lda, <float*>a, &ldb, &beta, c, &ldc)
+
+
+cdef void gemm_f64(bint ta, bint tb, int m, int n, int k, const double* a, const double* b,
+                   double* c, bint add) noexcept nogil:
+    cdef char tra = b"T" if tb else b"N"
+    cdef char trb = b"T" if ta else b"N"
+    cdef int lda = k if tb else n, ldb = m if ta else k, ldc = n
+    cdef double alpha = 1, beta = 1 if add else 0
+    if m == 0 or n == 0:
+        return
+    dgemm(&tra, &trb, &n, &m, &k, &alpha, <double*>b, &lda, <double*>a, &ldb, &beta, c, &ldc)
+
+
+cdef inline Py_ssize_t _label(const void* label, int ltype, Py_ssize_t i) noexcept nogil:
+    if ltype == LABEL_F32:
+        return <Py_ssize_t>(<const float*>label)[i]
+    if ltype == LABEL_F64:
+        return <Py_ssize_t>(<const double*>label)[i]
+    if ltype == LABEL_I32:
+        return (<const int*>label)[i]
+    return <Py_ssize_t>(<const long long*>label)[i]
+
+
+cdef inline void _softmax_ce(floating* out, const floating* x, const void* label, int ltype,
+                             const floating* g, Py_ssize_t n, Py_ssize_t k,
+                             bint add) noexcept nogil:
+    cdef Py_ssize_t i, j, y
+    cdef const floating* row
+    cdef floating* o
+    cdef double mx, total, gi, p
+    for i in range(n):
+        row = x + i * k
+        o = out + i * k
+        mx = row[0]
+        for j in range(1, k):
+            if row[j] > mx:
+                mx = row[j]
+        total = 0
+        for j in range(k):
+            total += exp(row[j] - mx)
+        gi = g[i] / total
+        y = _label(label, ltype, i)
+        for j in range(k):
+            p = exp(row[j] - mx) * gi
+            if j == y:
+                p -= g[i]
+            if add:
+                o[j] += <floating>p
+            else:
+                o[j] = <floating>p
+
+
+cdef void softmax_ce_f32(float* out, const float* x, const void* label, int ltype,
+                         const float* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil:
+    _softmax_ce[float32_t](out, x, label, ltype, g, n, k, add)
+
+
+cdef void softmax_ce_f64(double* out, const double* x, const void* label, int ltype,
+                         const double* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil:
+    _softmax_ce[float64_t](out, x, label, ltype, g, n, k, add)
