@@ -7,10 +7,6 @@ Parameter having ``.name``, ``.grad_req`` ('write', 'add' or 'null': skipped),
 ``.lr_mult`` and ``.wd_mult`` (1.0 when absent).  One context: there is no kvstore.
 """
 
-import numpy as np
-
-import allocator
-from runtime import nd
 from runtime._ndarray import NDArray
 from runtime.optim.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
@@ -22,7 +18,6 @@ class StaleGradientError(RuntimeError, UserWarning):
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
 _NONE = object()     # no state made yet (None is the state of a stateless optimizer)
-_TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
 class Trainer:
@@ -85,7 +80,6 @@ class Trainer:
         # grad's old storage lives until the next step.)  Seeding it here makes a step
         # before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
-        self._twinned = set()     # sparse gradients whose pool blocks _reserve_twin took
         for i, _, grad in self._initialised():
             self._seen[i] = (grad.chunk, grad.version)
 
@@ -185,27 +179,5 @@ class Trainer:
             if state is _NONE:
                 state = states[i] = opt.create_state(i, weight)
             opt.update(i, weight, grad, state)
-            if grad.stype != "default" and i not in self._twinned:
-                self._twinned.add(i)
-                _reserve_twin(grad)
             seen[i] = (grad.chunk, grad.version)
 
-
-def _reserve_twin(grad):
-    """Grow the pool by blocks for a second copy of sparse ``grad``'s storage, once, at
-    its parameter's first update.  The backward of the next step makes the new gradient
-    while this one still lives (a sparse gradient is replaced, not written into), so
-    from the second step on training needs one such copy more than in the first; the
-    blocks taken here come from the pool's upstream (each part is allocated, held,
-    until the pool has had to ask upstream for one), then go back to the pool's cache,
-    so that the next steps find them there (the pool's size classes absorb the
-    batch-to-batch changes of the gradient's row count)."""
-    c = grad.chunk
-    pool = allocator.get_pool(grad.context)
-    parts = [(c.storage_shape, grad.dtype)] + [(s, np.int64) for s in c.aux_shapes]
-    for shape, dtype in parts:
-        start, held = pool.memory_stats()["num_device_alloc"], []
-        for _ in range(_TWIN_TRIES):
-            held.append(nd.zeros(shape, ctx=grad.context, dtype=dtype))
-            if pool.memory_stats()["num_device_alloc"] != start:
-                break
