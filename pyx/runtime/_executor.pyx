@@ -118,7 +118,12 @@ _C_RULES = {
     "sum": (R_REDUCE, 0, READ_NONE), "mean": (R_REDUCE, 1, READ_NONE),
     "dot": (R_DOT, 0, READ_NONE), "FullyConnected": (R_FC, 0, READ_NONE),
     "_softmax_ce_loss": (R_SOFTMAX_CE, 0, READ_NONE),
+    "reshape": (R_UNARY, EW_COPY, READ_NONE), "expand_dims": (R_UNARY, EW_COPY, READ_NONE),
+    "squeeze": (R_UNARY, EW_COPY, READ_NONE), "flatten": (R_UNARY, EW_COPY, READ_NONE),
 }
+# ops whose output is the input with another shape: their gradient is the out-grad with
+# the input's shape, the same bytes (computed in place, it is no work at all)
+_SAME_BYTES = frozenset(["reshape", "expand_dims", "squeeze", "flatten"])
 
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
 cdef dict _add_attrs = {}
@@ -443,7 +448,9 @@ cdef tuple _c_rule(Node n):
         return (R_PY, 0, 0, None)
     extra = None
     if rule == R_UNARY:
-        if len(n.in_descs) != 1 or (<ArrayDesc>n.in_descs[0]).shape != o.shape:
+        d = n.in_descs[0]
+        if len(n.in_descs) != 1 or (d.shape != o.shape and not (
+                name in _SAME_BYTES and _prod(d.shape) == _prod(o.shape))):
             return (R_PY, 0, 0, None)
     elif rule == R_BINARY:
         # per input: None (its shape), or (rows, cols) of the out-grad summed over rows
@@ -638,7 +645,8 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
             e = e_list[first + j]
             t = e[2]
             if (e[3] == REQ_WRITE and planned[t] and t_list[t][4] < 0
-                    and _dkey(t_desc[t])[:2] == _dkey(t_desc[outs[0]])[:2]
+                    and np.dtype(t_desc[t].dtype) == np.dtype(t_desc[outs[0]].dtype)
+                    and _nbytes(t_desc[t]) == _nbytes(t_desc[outs[0]])
                     and _inplace_ok(n, rule, j)):
                 e[3] = REQ_INPLACE
                 t_list[t][4] = outs[0]
@@ -951,7 +959,8 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
                 b = _saved(n, False, 0)
             if kind == EW_SCALE or kind == EW_DIV_SCALAR:
                 s = n.attrs["scalar"]
-            _ew(f64, kind, dst, g, a, b, s, add)
+            if kind != EW_COPY or add or _ptr(dst) != _ptr(g):
+                _ew(f64, kind, dst, g, a, b, s, add)
         elif st.rule == R_BINARY:
             if extra[j] is not None:
                 _rowsum(f64, dst, g, extra[j], -1.0 if kind == B_SUB and j == 1 else 1.0, add)
