@@ -118,18 +118,18 @@ def test_a_branch_that_reaches_no_variable_is_null_and_never_run():
 
 
 def test_dot_with_only_the_weight_attached_never_forms_the_data_gradient():
-    X = _arr(np.linspace(-1, 1, 64 * 32).reshape(64, 32))
-    W = _arr(np.linspace(0.5, -0.5, 32 * 32).reshape(32, 32))
+    X = _arr(np.linspace(-1, 1, 64 * 32).reshape(64, 32), "float64")
+    W = _arr(np.linspace(0.5, -0.5, 32 * 32).reshape(32, 32), "float64")
     W.attach_grad()
     with autograd.record():
         y = nd.dot(X, W)
     calls, peak = _backward(y)
     assert _table(autograd.last_backward_plan()) == [
-        (None, 1, "write", 0, 64 * 32 * 4), ("dot", 0, "null", None, 0),
-        ("dot", 0, "write", 1, 32 * 32 * 4)]
-    assert (calls, peak) == (2, 64 * 32 * 4 + 32 * 32 * 4)    # no buffer for X's gradient
+        (None, 1, "write", 0, 64 * 32 * 8), ("dot", 0, "null", None, 0),
+        ("dot", 0, "write", 1, 32 * 32 * 8)]
+    assert (calls, peak) == (2, 64 * 32 * 8 + 32 * 32 * 8)    # no buffer for X's gradient
     np.testing.assert_allclose(W.grad.asnumpy(), X.asnumpy().T @ np.ones((64, 32)),
-                               rtol=1e-5, atol=1e-5)
+                               rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("given", [False, True])
