@@ -118,12 +118,16 @@ _C_RULES = {
     "sum": (R_REDUCE, 0, READ_NONE), "mean": (R_REDUCE, 1, READ_NONE),
     "dot": (R_DOT, 0, READ_NONE), "FullyConnected": (R_FC, 0, READ_NONE),
     "_softmax_ce_loss": (R_SOFTMAX_CE, 0, READ_NONE),
+    "softmax_cross_entropy": (R_SOFTMAX_CE, 1, READ_NONE),
     "reshape": (R_UNARY, EW_COPY, READ_NONE), "expand_dims": (R_UNARY, EW_COPY, READ_NONE),
     "squeeze": (R_UNARY, EW_COPY, READ_NONE), "flatten": (R_UNARY, EW_COPY, READ_NONE),
 }
 # ops whose output is the input with another shape: their gradient is the out-grad with
 # the input's shape, the same bytes (computed in place, it is no work at all)
 _SAME_BYTES = frozenset(["reshape", "expand_dims", "squeeze", "flatten"])
+# ops whose plan reads attributes (the axes of a reduction): part of the signature.  The
+# other rules read their attributes when they run, so a new scalar needs no new plan.
+_KEYED_BY_ATTRS = frozenset(["sum", "mean"])
 
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
 cdef dict _add_attrs = {}
@@ -401,7 +405,16 @@ cdef object _signature(list nodes, dict pos, list heads, list head_grads, set ta
             x = n.inputs[i]
             links.append(_dkey(n.in_descs[i]) if x is None else
                          (pos[id((<Entry>x).node)], (<Entry>x).index))
-        key.append((n.op, tuple(links), tuple([_dkey(d) for d in n.out_descs])))
+        if getattr(n.op, "name", None) in _KEYED_BY_ATTRS:
+            try:
+                attrs = tuple(sorted(n.attrs.items()))
+                hash(attrs)
+            except TypeError:
+                cacheable = False
+                attrs = None
+        else:
+            attrs = None
+        key.append((n.op, tuple(links), tuple([_dkey(d) for d in n.out_descs]), attrs))
     for i in range(len(heads)):
         x = (<NDArray>heads[i])._entry
         g = head_grads[i] if head_grads is not None else None
@@ -992,16 +1005,31 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
             else:                            # d bias = g summed over rows
                 _rowsum(f64, dst, g, (m, nn), 1.0, add)
         elif st.rule == R_SOFTMAX_CE:
-            x = _saved(n, False, 0)
-            b = _saved(n, False, 1)
-            m, k = x._shape[0], x._shape[1]
-            if f64:
-                softmax_ce_f64(<double*>_ptr(dst), <double*>_ptr(x), _ptr(b), <int>extra,
-                               <double*>_ptr(g), m, k, add)
-            else:
-                softmax_ce_f32(<float*>_ptr(dst), <float*>_ptr(x), _ptr(b), <int>extra,
-                               <float*>_ptr(g), m, k, add)
+            _softmax_ce_grad(f64, n, kind, extra, g, dst, add)
         _done(p, t, dst)
+    return 0
+
+
+cdef int _softmax_ce_grad(bint f64, Node n, int summed, int ltype, NDArray g, NDArray dst,
+                         bint add) except -1:
+    """The data gradient of softmax_cross_entropy (``summed``: one out-grad for the batch;
+    its forward's softmax used when it kept it) or of _softmax_ce_loss (one per row)."""
+    cdef NDArray x = _saved(n, False, 0), label = _saved(n, False, 1)
+    cdef Py_ssize_t rows = x._shape[0], k = x._shape[1]
+    cdef cnp.ndarray prob = None
+    cdef char* pp = NULL
+    if summed and n.state is not None:
+        kept = getattr(n.state, "prob", None)
+        if isinstance(kept, np.ndarray) and kept.dtype == x._dtype and \
+                kept.flags.c_contiguous and kept.shape == x._shape:
+            prob = kept
+            pp = <char*>cnp.PyArray_DATA(prob)
+    if f64:
+        softmax_ce_f64(<double*>_ptr(dst), <double*>_ptr(x), <double*>pp, _ptr(label), ltype,
+                       <double*>_ptr(g), 0 if summed else 1, rows, k, add)
+    else:
+        softmax_ce_f32(<float*>_ptr(dst), <float*>_ptr(x), <float*>pp, _ptr(label), ltype,
+                       <float*>_ptr(g), 0 if summed else 1, rows, k, add)
     return 0
 
 

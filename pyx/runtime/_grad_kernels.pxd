@@ -43,14 +43,18 @@ cdef void gemm_f64(bint ta, bint tb, int m, int n, int k, const double* a, const
                    double* c, bint add) noexcept nogil
 
 # The data gradient of the softmax cross-entropy (n, k): (softmax(x) - onehot(label)) * g
-# per row; ``label`` holds class indices (checked by the forward) of type ``ltype``.
+# per row (g[i * g_step]: 0 for the summed loss's one out-grad); ``prob``: the forward's
+# softmax, or NULL to compute it from ``x``; ``label`` holds class indices (checked by the
+# forward) of type ``ltype``.
 cdef enum LabelType:
     LABEL_F32 = 0
     LABEL_F64 = 1
     LABEL_I32 = 2
     LABEL_I64 = 3
 
-cdef void softmax_ce_f32(float* out, const float* x, const void* label, int ltype,
-                         const float* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil
-cdef void softmax_ce_f64(double* out, const double* x, const void* label, int ltype,
-                         const double* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil
+cdef void softmax_ce_f32(float* out, const float* x, const float* prob, const void* label,
+                         int ltype, const float* g, Py_ssize_t g_step, Py_ssize_t n,
+                         Py_ssize_t k, bint add) noexcept nogil
+cdef void softmax_ce_f64(double* out, const double* x, const double* prob, const void* label,
+                         int ltype, const double* g, Py_ssize_t g_step, Py_ssize_t n,
+                         Py_ssize_t k, bint add) noexcept nogil

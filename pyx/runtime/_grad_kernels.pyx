@@ -147,40 +147,50 @@ cdef inline Py_ssize_t _label(const void* label, int ltype, Py_ssize_t i) noexce
     return <Py_ssize_t>(<const long long*>label)[i]
 
 
-cdef inline void _softmax_ce(floating* out, const floating* x, const void* label, int ltype,
-                             const floating* g, Py_ssize_t n, Py_ssize_t k,
+cdef inline void _softmax_ce(floating* out, const floating* x, const floating* prob,
+                             const void* label, int ltype, const floating* g,
+                             Py_ssize_t g_step, Py_ssize_t n, Py_ssize_t k,
                              bint add) noexcept nogil:
+    # the Python rule's steps: p = exp(x - max) / sum, p[label] -= 1, p *= g
     cdef Py_ssize_t i, j, y
     cdef const floating* row
     cdef floating* o
-    cdef double mx, total, gi, p
+    cdef floating mx, total, p, gi
     for i in range(n):
-        row = x + i * k
         o = out + i * k
-        mx = row[0]
-        for j in range(1, k):
-            if row[j] > mx:
-                mx = row[j]
-        total = 0
-        for j in range(k):
-            total += exp(row[j] - mx)
-        gi = g[i] / total
+        gi = g[i * g_step]
         y = _label(label, ltype, i)
+        if prob != NULL:
+            row = prob + i * k
+            total = 1
+            mx = 0
+        else:
+            row = x + i * k
+            mx = row[0]
+            for j in range(1, k):
+                if row[j] > mx:
+                    mx = row[j]
+            total = 0
+            for j in range(k):
+                total += <floating>exp(row[j] - mx)
         for j in range(k):
-            p = exp(row[j] - mx) * gi
+            p = row[j] if prob != NULL else <floating>exp(row[j] - mx) / total
             if j == y:
-                p -= g[i]
+                p -= 1
+            p *= gi
             if add:
-                o[j] += <floating>p
+                o[j] += p
             else:
-                o[j] = <floating>p
+                o[j] = p
 
 
-cdef void softmax_ce_f32(float* out, const float* x, const void* label, int ltype,
-                         const float* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil:
-    _softmax_ce[float32_t](out, x, label, ltype, g, n, k, add)
+cdef void softmax_ce_f32(float* out, const float* x, const float* prob, const void* label,
+                         int ltype, const float* g, Py_ssize_t g_step, Py_ssize_t n,
+                         Py_ssize_t k, bint add) noexcept nogil:
+    _softmax_ce[float32_t](out, x, prob, label, ltype, g, g_step, n, k, add)
 
 
-cdef void softmax_ce_f64(double* out, const double* x, const void* label, int ltype,
-                         const double* g, Py_ssize_t n, Py_ssize_t k, bint add) noexcept nogil:
-    _softmax_ce[float64_t](out, x, label, ltype, g, n, k, add)
+cdef void softmax_ce_f64(double* out, const double* x, const double* prob, const void* label,
+                         int ltype, const double* g, Py_ssize_t g_step, Py_ssize_t n,
+                         Py_ssize_t k, bint add) noexcept nogil:
+    _softmax_ce[float64_t](out, x, prob, label, ltype, g, g_step, n, k, add)
