@@ -57,7 +57,8 @@ from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_
                                     EW_NEG, EW_RDIV_SCALAR, EW_RELU, EW_SCALE, EW_SIGMOID,
                                     EW_SQRT, EW_SQUARE, EW_TANH, LABEL_F32, LABEL_F64,
                                     LABEL_I32, LABEL_I64, ew_f32, ew_f64, fill_f32, fill_f64,
-                                    gemm_f32, gemm_f64, rowsum_f32, rowsum_f64,
+                                    gemm_f32, gemm_f64, log_softmax_f32, log_softmax_f64,
+                                    pick_f32, pick_f64, rowsum_f32, rowsum_f64,
                                     softmax_ce_f32, softmax_ce_f64)
 from runtime._imperative cimport (REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE, add_into,
                                   invoke_parsed)
@@ -87,6 +88,8 @@ cdef enum:
     R_DOT = 4
     R_FC = 5
     R_SOFTMAX_CE = 6
+    R_LOG_SOFTMAX = 7  # over the last axis
+    R_PICK = 8         # along the last axis
 
 cdef enum:             # binary ops
     B_ADD = 0
@@ -119,6 +122,7 @@ _C_RULES = {
     "dot": (R_DOT, 0, READ_NONE), "FullyConnected": (R_FC, 0, READ_NONE),
     "_softmax_ce_loss": (R_SOFTMAX_CE, 0, READ_NONE),
     "softmax_cross_entropy": (R_SOFTMAX_CE, 1, READ_NONE),
+    "log_softmax": (R_LOG_SOFTMAX, 0, READ_OUT), "pick": (R_PICK, 0, READ_NONE),
     "reshape": (R_UNARY, EW_COPY, READ_NONE), "expand_dims": (R_UNARY, EW_COPY, READ_NONE),
     "squeeze": (R_UNARY, EW_COPY, READ_NONE), "flatten": (R_UNARY, EW_COPY, READ_NONE),
 }
@@ -127,7 +131,9 @@ _C_RULES = {
 _SAME_BYTES = frozenset(["reshape", "expand_dims", "squeeze", "flatten"])
 # ops whose plan reads attributes (the axes of a reduction): part of the signature.  The
 # other rules read their attributes when they run, so a new scalar needs no new plan.
-_KEYED_BY_ATTRS = frozenset(["sum", "mean"])
+_KEYED_BY_ATTRS = frozenset(["sum", "mean", "log_softmax", "pick"])
+_INDEX_TYPES = {np.dtype(np.float32): LABEL_F32, np.dtype(np.float64): LABEL_F64,
+                np.dtype(np.int32): LABEL_I32, np.dtype(np.int64): LABEL_I64}
 
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
 cdef dict _add_attrs = {}
@@ -455,7 +461,7 @@ cdef tuple _c_rule(Node n):
     for d in n.in_descs:
         if d.stype != "default" or not _is_host(d.ctx):
             return (R_PY, 0, 0, None)
-        if rule != R_SOFTMAX_CE and np.dtype(d.dtype) != dt:
+        if rule != R_SOFTMAX_CE and rule != R_PICK and np.dtype(d.dtype) != dt:
             return (R_PY, 0, 0, None)
     if o.stype != "default" or not _is_host(o.ctx):
         return (R_PY, 0, 0, None)
@@ -497,8 +503,21 @@ cdef tuple _c_rule(Node n):
         lt = np.dtype((<ArrayDesc>n.in_descs[1]).dtype)
         if len(d.shape) != 2 or lt not in (np.float32, np.float64, np.int32, np.int64):
             return (R_PY, 0, 0, None)
-        extra = {np.dtype(np.float32): LABEL_F32, np.dtype(np.float64): LABEL_F64,
-                 np.dtype(np.int32): LABEL_I32, np.dtype(np.int64): LABEL_I64}[lt]
+        extra = _INDEX_TYPES[lt]
+    elif rule == R_LOG_SOFTMAX:
+        d = n.in_descs[0]
+        a = n.attrs
+        if (len(d.shape) == 0 or a.get("axis") not in (-1, len(d.shape) - 1)
+                or a.get("temperature") not in (None, 1.0) or a.get("use_length")
+                or np.dtype(d.dtype) != dt):
+            return (R_PY, 0, 0, None)
+    elif rule == R_PICK:
+        d = n.in_descs[0]
+        it = np.dtype((<ArrayDesc>n.in_descs[1]).dtype)
+        if (len(d.shape) == 0 or n.attrs.get("axis") not in (-1, len(d.shape) - 1)
+                or it not in _INDEX_TYPES or np.dtype(d.dtype) != dt):
+            return (R_PY, 0, 0, None)
+        extra = (_INDEX_TYPES[it], n.attrs.get("mode") == "wrap", d.shape[len(d.shape) - 1])
     return (rule, kind, reads, extra)
 
 
@@ -522,8 +541,8 @@ cdef Py_ssize_t _leading(tuple shape, tuple out):
 
 cdef bint _inplace_ok(Node n, tuple rule, Py_ssize_t j):
     """Whether input ``j``'s gradient may be computed into the out-grad's buffer."""
-    if rule[0] == R_UNARY or rule[0] == R_BINARY:
-        return rule[0] == R_UNARY or rule[3][j] is None
+    if rule[0] == R_UNARY or rule[0] == R_BINARY or rule[0] == R_LOG_SOFTMAX:
+        return rule[0] != R_BINARY or rule[3][j] is None
     return bool(getattr(n.op, "grad_donates", False)) and len(n.inputs) == 1
 
 
@@ -960,7 +979,7 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
     for j in range(st.n_in):
         e = st.entry + j
         t = p.entries[e].target
-        if t < 0:
+        if t < 0 or (st.rule == R_PICK and j != 0):    # pick's index gets no gradient
             continue
         dst = _dest(p, t, &add)
         if st.rule == R_UNARY:
@@ -1006,6 +1025,26 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
                 _rowsum(f64, dst, g, (m, nn), 1.0, add)
         elif st.rule == R_SOFTMAX_CE:
             _softmax_ce_grad(f64, n, kind, extra, g, dst, add)
+        elif st.rule == R_LOG_SOFTMAX:
+            a = _saved(n, True, 0)
+            k = a._shape[len(a._shape) - 1]
+            m = a._size() // k if k else 0
+            if f64:
+                log_softmax_f64(<double*>_ptr(dst), <double*>_ptr(g), <double*>_ptr(a), m, k,
+                                add)
+            else:
+                log_softmax_f32(<float*>_ptr(dst), <float*>_ptr(g), <float*>_ptr(a), m, k,
+                                add)
+        elif st.rule == R_PICK:
+            b = _saved(n, False, 1)
+            k = extra[2]
+            m = dst._size() // k if k else 0
+            if f64:
+                pick_f64(<double*>_ptr(dst), <double*>_ptr(g), _ptr(b), <int>extra[0],
+                         <bint>extra[1], m, k, add)
+            else:
+                pick_f32(<float*>_ptr(dst), <float*>_ptr(g), _ptr(b), <int>extra[0],
+                         <bint>extra[1], m, k, add)
         _done(p, t, dst)
     return 0
 

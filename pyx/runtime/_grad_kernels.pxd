@@ -58,3 +58,17 @@ cdef void softmax_ce_f32(float* out, const float* x, const float* prob, const vo
 cdef void softmax_ce_f64(double* out, const double* x, const double* prob, const void* label,
                          int ltype, const double* g, Py_ssize_t g_step, Py_ssize_t n,
                          Py_ssize_t k, bint add) noexcept nogil
+
+# log_softmax over the last axis of (rows, k): out (+)= g - exp(y) * sum(g) per row (y the
+# output; out may be g)
+cdef void log_softmax_f32(float* out, const float* g, const float* y, Py_ssize_t rows,
+                          Py_ssize_t k, bint add) noexcept nogil
+cdef void log_softmax_f64(double* out, const double* g, const double* y, Py_ssize_t rows,
+                          Py_ssize_t k, bint add) noexcept nogil
+
+# pick along the last axis of (rows, k): g[i] into out[i, index[i]] (clipped into [0, k),
+# or wrapped with ``wrap``), 0 elsewhere (``add``: only added there)
+cdef void pick_f32(float* out, const float* g, const void* index, int itype, bint wrap,
+                   Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil
+cdef void pick_f64(double* out, const double* g, const void* index, int itype, bint wrap,
+                   Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil

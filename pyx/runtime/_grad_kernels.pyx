@@ -194,3 +194,60 @@ cdef void softmax_ce_f64(double* out, const double* x, const double* prob, const
                          int ltype, const double* g, Py_ssize_t g_step, Py_ssize_t n,
                          Py_ssize_t k, bint add) noexcept nogil:
     _softmax_ce[float64_t](out, x, prob, label, ltype, g, g_step, n, k, add)
+
+
+cdef inline void _log_softmax(floating* out, const floating* g, const floating* y,
+                              Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef floating total, v
+    for i in range(rows):
+        total = 0
+        for j in range(k):
+            total += g[i * k + j]
+        for j in range(k):
+            v = g[i * k + j] - <floating>exp(y[i * k + j]) * total
+            if add:
+                out[i * k + j] += v
+            else:
+                out[i * k + j] = v
+
+
+cdef void log_softmax_f32(float* out, const float* g, const float* y, Py_ssize_t rows,
+                          Py_ssize_t k, bint add) noexcept nogil:
+    _log_softmax[float32_t](out, g, y, rows, k, add)
+
+
+cdef void log_softmax_f64(double* out, const double* g, const double* y, Py_ssize_t rows,
+                          Py_ssize_t k, bint add) noexcept nogil:
+    _log_softmax[float64_t](out, g, y, rows, k, add)
+
+
+cdef inline void _pick(floating* out, const floating* g, const void* index, int itype,
+                       bint wrap, Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil:
+    cdef Py_ssize_t i, j, c
+    if not add:
+        for i in range(rows * k):
+            out[i] = 0
+    if k == 0:
+        return
+    for i in range(rows):
+        c = _label(index, itype, i)
+        if wrap:
+            c = c % k
+            if c < 0:
+                c += k
+        elif c < 0:
+            c = 0
+        elif c >= k:
+            c = k - 1
+        out[i * k + c] += g[i]
+
+
+cdef void pick_f32(float* out, const float* g, const void* index, int itype, bint wrap,
+                   Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil:
+    _pick[float32_t](out, g, index, itype, wrap, rows, k, add)
+
+
+cdef void pick_f64(double* out, const double* g, const void* index, int itype, bint wrap,
+                   Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil:
+    _pick[float64_t](out, g, index, itype, wrap, rows, k, add)
