@@ -273,6 +273,7 @@ cdef class Plan:
     cdef list step_extra                   # per step: what a rule reads once (see _build)
     cdef list e_ops                        # op name of each entry (None: a head)
     cdef list variables                    # node positions of the variables with a target
+    cdef dict requests                     # entries by request name
     cdef readonly Py_ssize_t peak_bytes, naive_peak_bytes
     cdef bint create_graph, busy, grad_mode
 
@@ -358,31 +359,54 @@ class PlanEntry(tuple):
 # -- collection and signature -------------------------------------------------------------
 
 cdef list _collect(list heads, dict pos):
-    """The nodes the heads reach, in creation order; ``pos`` receives each one's position."""
+    """The nodes the heads reach, every node after its inputs' (a depth-first post-order:
+    the same graph gives the same order); ``pos`` receives each one's position."""
     cdef list found = []
     cdef list stack = []
-    cdef Node n
+    cdef Node n, m
     cdef object e
     cdef Py_ssize_t i
-    for e in heads:
-        stack.append((<Entry>e).node)
+    for i in range(len(heads) - 1, -1, -1):
+        stack.append((<Entry>heads[i]).node)
     while stack:
         n = stack.pop()
+        if n is None:                      # a node's inputs are done: the node follows
+            n = stack.pop()
+            pos[id(n)] = len(found)
+            found.append(n)
+            continue
         if id(n) in pos:
             continue
-        pos[id(n)] = None
-        found.append(n)
-        for e in n.inputs:
-            if e is not None and id((<Entry>e).node) not in pos:
-                stack.append((<Entry>e).node)
-    found.sort()                 # by creation (Node orders by seq)
-    for i in range(len(found)):
-        pos[id(found[i])] = i
+        pos[id(n)] = -1
+        stack.append(n)
+        stack.append(None)
+        for i in range(len(n.inputs) - 1, -1, -1):
+            e = n.inputs[i]
+            if e is not None:
+                m = (<Entry>e).node
+                if id(m) not in pos:
+                    stack.append(m)
     return found
 
 
+cdef dict _op_infos = {}          # registry op -> (a registry op, plan keyed by attributes)
+
+
+cdef tuple _op_info(object op):
+    cdef tuple info = _op_infos.get(op)
+    if info is None:
+        info = (getattr(op, "grad_reads", None) is not None,
+                getattr(op, "name", None) in _KEYED_BY_ATTRS)
+        if info[0]:
+            _op_infos[op] = info
+    return info
+
+
 cdef inline tuple _dkey(ArrayDesc d):
-    return (d.shape, d.dtype, d.stype, d.ctx)
+    # the context by its fields: Context hashes and compares in Python
+    ctx = d.ctx
+    return (d.shape, d.dtype, d.stype, getattr(ctx, "device_type", None),
+            getattr(ctx, "device_id", None))
 
 
 cdef object _signature(list nodes, dict pos, list heads, list head_grads, set targets,
@@ -391,8 +415,9 @@ cdef object _signature(list nodes, dict pos, list heads, list head_grads, set ta
     whose graph an earlier backward consumed."""
     cdef list key = [create_graph, targets is not None]
     cdef Node n
-    cdef object x
+    cdef object x, d, last_desc = None, last_key = None
     cdef Py_ssize_t i
+    cdef tuple info
     cacheable = True
     for n in nodes:
         if n.op is None:
@@ -404,14 +429,22 @@ cdef object _signature(list nodes, dict pos, list heads, list head_grads, set ta
         if n.consumed:
             raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
                                "consumed by an earlier backward pass)")
-        if getattr(n.op, "grad_reads", None) is None:
+        info = _op_info(n.op)
+        if not info[0]:
             cacheable = False          # a Function: a new op object per call
         links = []
         for i in range(len(n.inputs)):
             x = n.inputs[i]
             links.append(_dkey(n.in_descs[i]) if x is None else
                          (pos[id((<Entry>x).node)], (<Entry>x).index))
-        if getattr(n.op, "name", None) in _KEYED_BY_ATTRS:
+        if len(n.out_descs) == 1:
+            d = n.out_descs[0]
+            if d is not last_desc:     # ops of one shape share their description
+                last_desc, last_key = d, (_dkey(d),)
+            outs = last_key
+        else:
+            outs = tuple([_dkey(d) for d in n.out_descs])
+        if info[1]:
             try:
                 attrs = tuple(sorted(n.attrs.items()))
                 hash(attrs)
@@ -420,7 +453,7 @@ cdef object _signature(list nodes, dict pos, list heads, list head_grads, set ta
                 attrs = None
         else:
             attrs = None
-        key.append((n.op, tuple(links), tuple([_dkey(d) for d in n.out_descs]), attrs))
+        key.append((n.op, tuple(links), outs, attrs))
     for i in range(len(heads)):
         x = (<NDArray>heads[i])._entry
         g = head_grads[i] if head_grads is not None else None
@@ -790,6 +823,9 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
             p.step_outs[j] = -1 if o is None else o
             j += 1
         p.step_extra.append(rule[3])
+    p.requests = {"null": 0, "write": 0, "inplace": 0, "add": 0}
+    for e_i in range(p.n_entries):
+        p.requests[REQUEST_NAMES[p.entries[e_i].request]] += 1
     p.peak_bytes = sum(slot_sizes)
     p.naive_peak_bytes = naive
     return p
@@ -1366,10 +1402,7 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
             p.cur[t] = None
         if key is None or _cache.get(key) is not p:
             p.release()                   # not kept: its buffers go back now
-    requests = {"null": 0, "write": 0, "inplace": 0, "add": 0}
-    for i in range(p.n_entries):
-        requests[REQUEST_NAMES[p.entries[i].request]] += 1
-    _stats.update(nodes=n_run, entries=p.n_entries, requests=requests,
+    _stats.update(nodes=n_run, entries=p.n_entries, requests=dict(p.requests),
                   pool_calls=_pool_calls() - calls, slots=p.n_slots,
                   plan_peak_bytes=p.peak_bytes, naive_peak_bytes=p.naive_peak_bytes,
                   plan_cached=cached)
