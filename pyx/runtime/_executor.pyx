@@ -1331,8 +1331,9 @@ cdef Plan _plan_for(object key, list nodes, dict pos, list heads, list head_grad
     p = _build(nodes, pos, heads, head_grads, targets, create_graph)
     if key is not None and not create_graph and key not in _cache:
         while len(_cache) >= PLAN_CACHE_SIZE:
-            old = next(iter(_cache))
-            (<Plan>_cache.pop(old)).release()
+            old = _cache.pop(next(iter(_cache)))
+            if not (<Plan>old).busy:          # a run in progress keeps what it holds
+                (<Plan>old).release()
         _cache[key] = p
     return p
 

@@ -173,6 +173,26 @@ def test_a_fan_out_of_ten_writes_once_and_adds_nine_times():
     np.testing.assert_array_equal(x.grad.asnumpy(), np.full(N, 55.0, np.float32))
 
 
+def test_without_inplace_every_gradient_has_a_buffer_and_the_same_values():
+    x = _x()
+    grads = []
+    for inplace in (True, False):
+        _executor.set_inplace(inplace)
+        try:
+            with autograd.record():
+                y = nd.tanh(nd.exp(x) * 2.0)
+            y.backward()
+        finally:
+            _executor.set_inplace(True)
+        grads.append(x.grad.asnumpy().copy())
+        s = autograd.last_backward_stats()
+    assert s["requests"] == {"null": 0, "write": 4, "inplace": 0, "add": 0}
+    # a buffer is free again once its reader ran: two alternate (the head's, then
+    # exp's output's; tanh's input's, then x's)
+    assert (s["slots"], s["plan_peak_bytes"], s["naive_peak_bytes"]) == (2, 2 * NB, 4 * NB)
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 def test_grad_req_add_accumulates_over_two_backwards():
     x = _x("add")
     for step in range(2):
