@@ -276,6 +276,9 @@ cdef class Plan:
     cdef dict requests                     # entries by request name
     cdef readonly Py_ssize_t peak_bytes, naive_peak_bytes
     cdef bint create_graph, busy, grad_mode
+    cdef object key                        # its signature (None: not cached)
+    cdef list sk                           # per node: what _matches compares (see there)
+    cdef list sk_heads
 
     def __dealloc__(self):
         PyMem_Free(self.entries)
@@ -435,11 +438,16 @@ cdef object _signature(list nodes, dict pos, list heads, list head_grads, set ta
         links = []
         for i in range(len(n.inputs)):
             x = n.inputs[i]
-            links.append(_dkey(n.in_descs[i]) if x is None else
-                         (pos[id((<Entry>x).node)], (<Entry>x).index))
+            if x is not None:
+                links.append((pos[id((<Entry>x).node)], (<Entry>x).index))
+                continue
+            d = n.in_descs[i]
+            if d is not last_desc:     # ops of one shape share their description
+                last_desc, last_key = d, (_dkey(d),)
+            links.append(last_key)
         if len(n.out_descs) == 1:
             d = n.out_descs[0]
-            if d is not last_desc:     # ops of one shape share their description
+            if d is not last_desc:
                 last_desc, last_key = d, (_dkey(d),)
             outs = last_key
         else:
@@ -1317,6 +1325,112 @@ cdef Py_ssize_t _pool_calls():
     return n
 
 
+cdef inline bint _same_desc(ArrayDesc a, ArrayDesc b) except -1:
+    if a is b:
+        return True
+    return (a.dtype is b.dtype and a.stype == b.stype and a.shape == b.shape
+            and (a.ctx is b.ctx or _dkey(a)[3:] == _dkey(b)[3:]))
+
+
+cdef int _sketch(Plan p, list nodes, dict pos, list heads, list head_grads,
+                 set targets) except -1:
+    """What ``_matches`` compares a graph with: the signature's contents, by node."""
+    cdef Node n
+    cdef list sk = []
+    cdef Py_ssize_t i
+    for n in nodes:
+        if n.op is None:
+            g = n.grad
+            sk.append((None, n.grad_req, n.seq in targets if targets is not None else None,
+                       n.out_descs[0],
+                       -1 if g is None else (<NDArray>g)._stype,
+                       None if g is None else (<NDArray>g)._dtype))
+            continue
+        links = []
+        for i in range(len(n.inputs)):
+            x = n.inputs[i]
+            links.append(n.in_descs[i] if x is None else
+                         (pos[id((<Entry>x).node)], (<Entry>x).index))
+        sk.append((n.op, tuple(n.out_descs), tuple(links),
+                   dict(n.attrs) if _op_info(n.op)[1] else None))
+    p.sk = sk
+    p.sk_heads = []
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        g = head_grads[i] if head_grads is not None else None
+        p.sk_heads.append((pos[id((<Entry>x).node)], (<Entry>x).index,
+                           None if g is None else ((<NDArray>g)._stype, (<NDArray>g)._shape)))
+    return 0
+
+
+cdef bint _matches(Plan p, list nodes, list heads, list head_grads, set targets,
+                   bint create_graph) except -1:
+    """Whether the graph has the plan's signature, compared in place (no key built):
+    the short road of a training loop, which differentiates one graph step after step."""
+    cdef Py_ssize_t i, j, n_nodes = len(nodes)
+    cdef Node n
+    cdef tuple rec, r
+    cdef object x, g
+    if (p.sk is None or p.create_graph != create_graph or p.grad_mode != (targets is not None)
+            or len(p.sk) != n_nodes or len(p.sk_heads) != len(heads)):
+        return False
+    for i in range(n_nodes):
+        n = nodes[i]
+        rec = p.sk[i]
+        if n.op is None:
+            g = n.grad
+            if (rec[0] is not None or n.grad_req != <int>rec[1]
+                    or (targets is not None and (n.seq in targets) != rec[2])
+                    or not _same_desc(n.out_descs[0], rec[3])
+                    or (-1 if g is None else (<NDArray>g)._stype) != <int>rec[4]
+                    or (g is not None and (<NDArray>g)._dtype is not rec[5])):
+                return False
+            continue
+        if n.op is not rec[0] or len(n.out_descs) != len(<tuple>rec[1]) or \
+                len(n.inputs) != len(<tuple>rec[2]):
+            return False
+        if n.consumed:
+            raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
+                               "consumed by an earlier backward pass)")
+        for j in range(len(n.out_descs)):
+            if not _same_desc(n.out_descs[j], (<tuple>rec[1])[j]):
+                return False
+        for j in range(len(n.inputs)):
+            x = n.inputs[j]
+            y = (<tuple>rec[2])[j]
+            if x is None:
+                if type(y) is not ArrayDesc or not _same_desc(n.in_descs[j], y):
+                    return False
+            elif type(y) is not tuple or (<Entry>x).node is not nodes[<Py_ssize_t>(<tuple>y)[0]] \
+                    or (<Entry>x).index != <Py_ssize_t>(<tuple>y)[1]:
+                return False
+        if rec[3] is not None and n.attrs != rec[3]:
+            return False
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        r = p.sk_heads[i]
+        if (<Entry>x).node is not nodes[<Py_ssize_t>r[0]] or (<Entry>x).index != <Py_ssize_t>r[1]:
+            return False
+        g = head_grads[i] if head_grads is not None else None
+        if (g is None) != (r[2] is None) or (g is not None and (
+                (<NDArray>g)._stype != <int>r[2][0] or (<NDArray>g)._shape != r[2][1])):
+            return False
+    return True
+
+
+cdef Plan _recent(list nodes, list heads, list head_grads, set targets, bint create_graph):
+    """The most recently used cached plans (two at most) that the graph matches, or None."""
+    cdef Py_ssize_t tried = 0
+    for p in reversed(_cache.values()):
+        if tried == 2:
+            break
+        tried += 1
+        if not (<Plan>p).busy and _matches(p, nodes, heads, head_grads, targets,
+                                           create_graph):
+            return p
+    return None
+
+
 cdef Plan _plan_for(object key, list nodes, dict pos, list heads, list head_grads,
                     set targets, bint create_graph, bint* cached):
     cdef Plan p = None
@@ -1330,6 +1444,8 @@ cdef Plan _plan_for(object key, list nodes, dict pos, list heads, list head_grad
     cached[0] = False
     p = _build(nodes, pos, heads, head_grads, targets, create_graph)
     if key is not None and not create_graph and key not in _cache:
+        p.key = key
+        _sketch(p, nodes, pos, heads, head_grads, targets)
         while len(_cache) >= PLAN_CACHE_SIZE:
             old = _cache.pop(next(iter(_cache)))
             if not (<Plan>old).busy:          # a run in progress keeps what it holds
@@ -1375,9 +1491,16 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
             if id((<Entry>(<NDArray>v)._entry).node) not in pos:
                 raise ValueError(f"grad: variable {i} (shape {v.shape!r}) is not reached "
                                  "from the heads: the heads do not depend on it")
-    key = _signature(nodes, pos, heads, head_grads, targets, create_graph)
     calls = _pool_calls()
-    p = _plan_for(key, nodes, pos, heads, head_grads, targets, create_graph, &cached)
+    p = _recent(nodes, heads, head_grads, targets, create_graph)
+    if p is not None:
+        key = p.key
+        cached = True
+        del _cache[key]                   # re-inserted last: the cache is oldest first
+        _cache[key] = p
+    else:
+        key = _signature(nodes, pos, heads, head_grads, targets, create_graph)
+        p = _plan_for(key, nodes, pos, heads, head_grads, targets, create_graph, &cached)
     p.busy = True
     try:
         _bind(p)

@@ -246,6 +246,27 @@ def test_the_plan_cache_reuses_a_plan_and_its_buffers():
     assert allocator.get_pool().memory_stats()["allocated_bytes.all.current"] < held
 
 
+def test_a_plan_is_reused_only_for_the_same_graph():
+    v = np.arange(16.0).reshape(4, 4)
+    h = np.array([1.0, 2.0, 3.0, 4.0])
+    x = _arr(v, "float64")
+    x.attach_grad()
+    for axis, want in ((0, np.tile(h, (4, 1))), (1, np.tile(h[:, None], (1, 4))),
+                       (0, np.tile(h, (4, 1)))):
+        with autograd.record():
+            y = (x * 2.0).sum(axis=axis)         # same shapes, other axes: another plan
+        y.backward(_arr(h, "float64"))
+        np.testing.assert_array_equal(x.grad.asnumpy(), 2.0 * want)
+    assert autograd.last_backward_stats()["plan_cached"]
+    x.attach_grad(grad_req="add")                # another request: another plan
+    x.grad[:] = 1.0
+    with autograd.record():
+        y = (x * 2.0).sum(axis=0)
+    y.backward(_arr(h, "float64"))
+    assert not autograd.last_backward_stats()["plan_cached"]
+    np.testing.assert_array_equal(x.grad.asnumpy(), 1.0 + 2.0 * np.tile(h, (4, 1)))
+
+
 def test_the_plan_cache_is_bounded():
     for i in range(_executor.PLAN_CACHE_SIZE + 3):
         x = _arr(np.ones(i + 1))
