@@ -587,6 +587,14 @@ cdef bint _inplace_ok(Node n, tuple rule, Py_ssize_t j):
     return bool(getattr(n.op, "grad_donates", False)) and len(n.inputs) == 1
 
 
+cdef bint _passes_through(tuple rule, Py_ssize_t j):
+    """Whether input ``j``'s gradient under C-level ``rule`` is the out-grad unchanged."""
+    if rule[0] == R_UNARY:
+        return rule[1] == EW_COPY
+    return rule[0] == R_BINARY and rule[3][j] is None and (
+        rule[1] == B_ADD or (rule[1] == B_SUB and j == 0))
+
+
 cdef Py_ssize_t _target_of(dict tmap, list t_list, list variables, list nodes,
                            Py_ssize_t node_pos, Py_ssize_t out, Py_ssize_t time) except -1:
     """The target (gradient) of output ``out`` of node ``node_pos``, made at ``time``
@@ -702,27 +710,31 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         else:                         # read by a registry rule (a Function could keep it)
             ok = ok and getattr(m.op, "grad_reads", None) is not None
         planned.append(ok)
-    # inplace: a first contribution computed into the out-grad its rule alone reads (the
-    # last needing input of a single-output node, of the out-grad's shape and dtype)
+    # inplace: a first contribution computed into the out-grad its rule alone reads (a
+    # single-output node; the entry of the out-grad's dtype and size): the last needing
+    # input, or one before it whose gradient is the out-grad itself (add's, subtract's
+    # lhs: the rule then writes nothing there, and the later inputs read it unchanged)
     if _inplace_on and not create_graph:
         for k in range(n_steps):
             i, rule, first, n_in, outs = s_list[k]
             if len(outs) != 1 or outs[0] is None or not planned[outs[0]]:
                 continue
             n = nodes[i]
-            j = n_in - 1
-            while j >= 0 and e_list[first + j][2] < 0:
-                j -= 1
-            if j < 0:
-                continue
-            e = e_list[first + j]
-            t = e[2]
-            if (e[3] == REQ_WRITE and planned[t] and t_list[t][4] < 0
-                    and np.dtype(t_desc[t].dtype) == np.dtype(t_desc[outs[0]].dtype)
-                    and _nbytes(t_desc[t]) == _nbytes(t_desc[outs[0]])
-                    and _inplace_ok(n, rule, j)):
-                e[3] = REQ_INPLACE
-                t_list[t][4] = outs[0]
+            last = n_in - 1
+            while last >= 0 and e_list[first + last][2] < 0:
+                last -= 1
+            for j in range(last, -1, -1):
+                e = e_list[first + j]
+                t = e[2]
+                if t < 0 or not (j == last or _passes_through(rule, j)):
+                    continue
+                if (e[3] == REQ_WRITE and planned[t] and t_list[t][4] < 0
+                        and np.dtype(t_desc[t].dtype) == np.dtype(t_desc[outs[0]].dtype)
+                        and _nbytes(t_desc[t]) == _nbytes(t_desc[outs[0]])
+                        and _inplace_ok(n, rule, j)):
+                    e[3] = REQ_INPLACE
+                    t_list[t][4] = outs[0]
+                    break
     # storage: groups of targets joined by inplace, assigned to slots by size and lifetime
     end = n_steps + 1
     n_t = len(t_list)
@@ -1041,7 +1053,8 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
             if extra[j] is not None:
                 _rowsum(f64, dst, g, extra[j], -1.0 if kind == B_SUB and j == 1 else 1.0, add)
             elif kind == B_ADD or (kind == B_SUB and j == 0):
-                _ew(f64, EW_COPY, dst, g, None, None, 0, add)
+                if add or _ptr(dst) != _ptr(g):        # in place: nothing to write
+                    _ew(f64, EW_COPY, dst, g, None, None, 0, add)
             elif kind == B_SUB:
                 _ew(f64, EW_NEG, dst, g, None, None, 0, add)
             elif kind == B_MUL:

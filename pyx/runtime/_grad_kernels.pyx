@@ -15,51 +15,172 @@ from runtime._types cimport float32_t, float64_t, floating
 
 cdef inline void _ew(int kind, floating* out, const floating* g, const floating* a,
                      const floating* b, double s, Py_ssize_t n, bint add) noexcept nogil:
+    # one loop per kind and request, chosen once: each loop vectorises
     cdef Py_ssize_t i
-    cdef floating v, c = <floating>s
-    for i in range(n):
-        if kind == EW_COPY:
-            v = g[i]
-        elif kind == EW_NEG:
-            v = -g[i]
-        elif kind == EW_SCALE:
-            v = g[i] * c
-        elif kind == EW_DIV_SCALAR:
-            v = g[i] / c
-        elif kind == EW_MUL:
-            v = g[i] * a[i]
-        elif kind == EW_DIV:
-            v = g[i] / a[i]
-        elif kind == EW_DIV_RHS:
-            v = -g[i] * a[i] / (b[i] * b[i])
-        elif kind == EW_RDIV_SCALAR:
-            v = -g[i] * a[i] / b[i]
-        elif kind == EW_TANH:
-            v = g[i] * (1 - a[i] * a[i])
-        elif kind == EW_SIGMOID:
-            v = g[i] * a[i] * (1 - a[i])
-        elif kind == EW_RELU:
-            v = g[i] if a[i] > 0 else 0
-        elif kind == EW_SQRT:
-            v = g[i] / (a[i] * 2)
-        elif kind == EW_SQUARE:
-            v = g[i] * a[i] * 2
-        else:                      # EW_ABS: NumPy's sign (0 at 0, NaN passes through)
-            v = g[i] * (1 if a[i] > 0 else (-1 if a[i] < 0 else (a[i] if a[i] != a[i] else 0)))
+    cdef floating c = <floating>s
+    if kind == EW_COPY:
         if add:
-            out[i] += v
+            for i in range(n):
+                out[i] += g[i]
         else:
-            out[i] = v
+            for i in range(n):
+                out[i] = g[i]
+    elif kind == EW_NEG:
+        if add:
+            for i in range(n):
+                out[i] += -g[i]
+        else:
+            for i in range(n):
+                out[i] = -g[i]
+    elif kind == EW_SCALE:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * c
+        else:
+            for i in range(n):
+                out[i] = g[i] * c
+    elif kind == EW_DIV_SCALAR:
+        if add:
+            for i in range(n):
+                out[i] += g[i] / c
+        else:
+            for i in range(n):
+                out[i] = g[i] / c
+    elif kind == EW_MUL:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * a[i]
+        else:
+            for i in range(n):
+                out[i] = g[i] * a[i]
+    elif kind == EW_DIV:
+        if add:
+            for i in range(n):
+                out[i] += g[i] / a[i]
+        else:
+            for i in range(n):
+                out[i] = g[i] / a[i]
+    elif kind == EW_DIV_RHS:
+        if add:
+            for i in range(n):
+                out[i] += -g[i] * a[i] / (b[i] * b[i])
+        else:
+            for i in range(n):
+                out[i] = -g[i] * a[i] / (b[i] * b[i])
+    elif kind == EW_RDIV_SCALAR:
+        if add:
+            for i in range(n):
+                out[i] += -g[i] * a[i] / b[i]
+        else:
+            for i in range(n):
+                out[i] = -g[i] * a[i] / b[i]
+    elif kind == EW_TANH:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * (1 - a[i] * a[i])
+        else:
+            for i in range(n):
+                out[i] = g[i] * (1 - a[i] * a[i])
+    elif kind == EW_SIGMOID:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * a[i] * (1 - a[i])
+        else:
+            for i in range(n):
+                out[i] = g[i] * a[i] * (1 - a[i])
+    elif kind == EW_RELU:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * <floating>(a[i] > 0)
+        else:
+            for i in range(n):
+                out[i] = g[i] * <floating>(a[i] > 0)
+    elif kind == EW_SQRT:
+        if add:
+            for i in range(n):
+                out[i] += g[i] / (a[i] * 2)
+        else:
+            for i in range(n):
+                out[i] = g[i] / (a[i] * 2)
+    elif kind == EW_SQUARE:
+        if add:
+            for i in range(n):
+                out[i] += g[i] * a[i] * 2
+        else:
+            for i in range(n):
+                out[i] = g[i] * a[i] * 2
+    else:                          # EW_ABS: NumPy's sign (0 at 0, NaN passes through)
+        if add:
+            for i in range(n):
+                out[i] += g[i] * (1 if a[i] > 0 else (-1 if a[i] < 0 else (a[i] if a[i] != a[i] else 0)))
+        else:
+            for i in range(n):
+                out[i] = g[i] * (1 if a[i] > 0 else (-1 if a[i] < 0 else (a[i] if a[i] != a[i] else 0)))
+
+
+cdef inline void _ew_in_place(int kind, floating* out, const floating* a, const floating* b,
+                              double s, Py_ssize_t n) noexcept nogil:
+    # ``_ew`` writing into the out-grad it reads: through one pointer, so that the
+    # compiler's overlap check (out against g) does not send the loop to its scalar form
+    cdef Py_ssize_t i
+    cdef floating c = <floating>s
+    if kind == EW_NEG:
+        for i in range(n):
+            out[i] = -out[i]
+    elif kind == EW_SCALE:
+        for i in range(n):
+            out[i] = out[i] * c
+    elif kind == EW_DIV_SCALAR:
+        for i in range(n):
+            out[i] = out[i] / c
+    elif kind == EW_MUL:
+        for i in range(n):
+            out[i] = out[i] * a[i]
+    elif kind == EW_DIV:
+        for i in range(n):
+            out[i] = out[i] / a[i]
+    elif kind == EW_DIV_RHS:
+        for i in range(n):
+            out[i] = -out[i] * a[i] / (b[i] * b[i])
+    elif kind == EW_RDIV_SCALAR:
+        for i in range(n):
+            out[i] = -out[i] * a[i] / b[i]
+    elif kind == EW_TANH:
+        for i in range(n):
+            out[i] = out[i] * (1 - a[i] * a[i])
+    elif kind == EW_SIGMOID:
+        for i in range(n):
+            out[i] = out[i] * a[i] * (1 - a[i])
+    elif kind == EW_RELU:
+        for i in range(n):
+            out[i] = out[i] * <floating>(a[i] > 0)
+    elif kind == EW_SQRT:
+        for i in range(n):
+            out[i] = out[i] / (a[i] * 2)
+    elif kind == EW_SQUARE:
+        for i in range(n):
+            out[i] = out[i] * a[i] * 2
+    else:                          # EW_ABS
+        for i in range(n):
+            out[i] = out[i] * (1 if a[i] > 0 else (-1 if a[i] < 0 else (a[i] if a[i] != a[i] else 0)))
 
 
 cdef void ew_f32(int kind, float* out, const float* g, const float* a, const float* b,
                  double s, Py_ssize_t n, bint add) noexcept nogil:
-    _ew[float32_t](kind, out, g, a, b, s, n, add)
+    if out == g and not add:
+        if kind != EW_COPY:
+            _ew_in_place[float32_t](kind, out, a, b, s, n)
+    else:
+        _ew[float32_t](kind, out, g, a, b, s, n, add)
 
 
 cdef void ew_f64(int kind, double* out, const double* g, const double* a, const double* b,
                  double s, Py_ssize_t n, bint add) noexcept nogil:
-    _ew[float64_t](kind, out, g, a, b, s, n, add)
+    if out == g and not add:
+        if kind != EW_COPY:
+            _ew_in_place[float64_t](kind, out, a, b, s, n)
+    else:
+        _ew[float64_t](kind, out, g, a, b, s, n, add)
 
 
 cdef inline void _rowsum(floating* out, const floating* g, Py_ssize_t rows, Py_ssize_t cols,
