@@ -57,7 +57,7 @@ from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_
                                     EW_NEG, EW_RDIV_SCALAR, EW_RELU, EW_SCALE, EW_SIGMOID,
                                     EW_SQRT, EW_SQUARE, EW_TANH, LABEL_F32, LABEL_F64,
                                     LABEL_I32, LABEL_I64, ew_f32, ew_f64, fill_f32, fill_f64,
-                                    gemm_f32, gemm_f64, log_softmax_f32, log_softmax_f64,
+                                    log_softmax_f32, log_softmax_f64,
                                     pick_f32, pick_f64, rowsum_f32, rowsum_f64,
                                     softmax_ce_f32, softmax_ce_f64)
 from runtime._imperative cimport (REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE, add_into,
@@ -1007,17 +1007,22 @@ cdef int _rowsum(bint f64, NDArray out, NDArray g, tuple rc, double s, bint add)
     return 0
 
 
-cdef int _gemm(bint f64, bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b,
-               NDArray c, bint add) except -1:
-    cdef char* pa = _ptr(a)
-    cdef char* pb = _ptr(b)
-    cdef char* pc = _ptr(c)
-    if f64:
-        with nogil:
-            gemm_f64(ta, tb, m, n, k, <double*>pa, <double*>pb, <double*>pc, add)
+cdef int _gemm(bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b, NDArray c,
+               bint add) except -1:
+    """Row-major c (m, n) (+)= op(a) @ op(b), ``ta``/``tb``: a is stored (k, m) / b (n, k).
+    NumPy's matmul on views of the operands (its BLAS: a second BLAS with a thread pool
+    of its own, such as SciPy's, makes the two pools fight over the cores)."""
+    av = np_view(a).reshape((k, m) if ta else (m, k))
+    bv = np_view(b).reshape((n, k) if tb else (k, n))
+    cv = np_view(c).reshape((m, n))
+    if ta:
+        av = av.T
+    if tb:
+        bv = bv.T
+    if add:
+        np.add(cv, np.matmul(av, bv), out=cv)
     else:
-        with nogil:
-            gemm_f32(ta, tb, m, n, k, <float*>pa, <float*>pb, <float*>pc, add)
+        np.matmul(av, bv, out=cv)
     return 0
 
 
@@ -1068,16 +1073,16 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
         elif st.rule == R_DOT:
             x, w = _saved(n, False, 0), _saved(n, False, 1)
             ta, tb = n.attrs["transpose_a"], n.attrs["transpose_b"]
-            _dot_grad(f64, j, ta, tb, x, w, g, dst, add)
+            _dot_grad(j, ta, tb, x, w, g, dst, add)
         elif st.rule == R_FC:
             # out (rows, nh) = data (rows, k) @ weight.T (nh, k) + bias
             nn = (<ArrayDesc>n.in_descs[1]).shape[0]
             k = (<ArrayDesc>n.in_descs[1]).shape[1]
             m = g._size() // nn if nn else 0
             if j == 0:                       # d data = g @ weight
-                _gemm(f64, False, False, m, k, nn, g, _saved(n, False, 1), dst, add)
+                _gemm(False, False, m, k, nn, g, _saved(n, False, 1), dst, add)
             elif j == 1:                     # d weight = g.T @ data
-                _gemm(f64, True, False, nn, k, m, g, _saved(n, False, 0), dst, add)
+                _gemm(True, False, nn, k, m, g, _saved(n, False, 0), dst, add)
             else:                            # d bias = g summed over rows
                 _rowsum(f64, dst, g, (m, nn), 1.0, add)
         elif st.rule == R_SOFTMAX_CE:
@@ -1149,7 +1154,7 @@ cdef int _reduce_grad(bint f64, NDArray dst, NDArray g, tuple extra, bint add) e
     return 0
 
 
-cdef int _dot_grad(bint f64, Py_ssize_t j, bint ta, bint tb, NDArray x, NDArray w, NDArray g,
+cdef int _dot_grad(Py_ssize_t j, bint ta, bint tb, NDArray x, NDArray w, NDArray g,
                    NDArray dst, bint add) except -1:
     """dot's rule as _dot_grad in runtime.ops.linalg, 2-D operands: x (m, k) (stored
     (k, m) with ta), w (k, n) (stored (n, k) with tb), g (m, n)."""
@@ -1157,14 +1162,14 @@ cdef int _dot_grad(bint f64, Py_ssize_t j, bint ta, bint tb, NDArray x, NDArray 
     cdef int k = x._shape[0] if ta else x._shape[1]
     if j == 0:
         if not ta:                   # dx (m, k) = g @ op(w).T
-            _gemm(f64, False, not tb, m, k, n, g, w, dst, add)
+            _gemm(False, not tb, m, k, n, g, w, dst, add)
         else:                        # dx (k, m) = op(w) @ g.T
-            _gemm(f64, tb, True, k, m, n, w, g, dst, add)
+            _gemm(tb, True, k, m, n, w, g, dst, add)
     else:
         if not tb:                   # dw (k, n) = op(x).T @ g
-            _gemm(f64, not ta, False, k, n, m, x, g, dst, add)
+            _gemm(not ta, False, k, n, m, x, g, dst, add)
         else:                        # dw (n, k) = g.T @ op(x)
-            _gemm(f64, True, ta, n, k, m, g, x, dst, add)
+            _gemm(True, ta, n, k, m, g, x, dst, add)
     return 0
 
 

@@ -35,13 +35,6 @@ cdef void rowsum_f64(double* out, const double* g, Py_ssize_t rows, Py_ssize_t c
 cdef void fill_f32(float* out, const float* g, double d, Py_ssize_t n, bint add) noexcept nogil
 cdef void fill_f64(double* out, const double* g, double d, Py_ssize_t n, bint add) noexcept nogil
 
-# Row-major C (m, n) (+)= op(A) @ op(B) with op(A) (m, k) and op(B) (k, n); ``ta``/``tb``:
-# A is stored (k, m) / B is stored (n, k).  BLAS through scipy.linalg.cython_blas.
-cdef void gemm_f32(bint ta, bint tb, int m, int n, int k, const float* a, const float* b,
-                   float* c, bint add) noexcept nogil
-cdef void gemm_f64(bint ta, bint tb, int m, int n, int k, const double* a, const double* b,
-                   double* c, bint add) noexcept nogil
-
 # The data gradient of the softmax cross-entropy (n, k): (softmax(x) - onehot(label)) * g
 # per row (g[i * g_step]: 0 for the summed loss's one out-grad); ``prob``: the forward's
 # softmax, or NULL to compute it from ``x``; ``label`` holds class indices (checked by the

@@ -3,12 +3,11 @@
 Each kernel honours the request of its output by one flag: ``add`` false writes (also in
 place, where ``out`` is the out-grad it reads element by element), true accumulates;
 there is no temporary.  Elementwise kernels read element ``i`` of every operand before
-writing element ``i``, so ``out`` may alias ``g``.  Matrix products go to the BLAS that
-SciPy links (``scipy.linalg.cython_blas``), with ``beta`` 0 or 1 for the request.
+writing element ``i``, so ``out`` may alias ``g``.  (Matrix products are NumPy's matmul,
+called by the executor: one BLAS in the process.)
 """
 
 from libc.math cimport exp
-from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from runtime._types cimport float32_t, float64_t, floating
 
@@ -232,34 +231,6 @@ cdef void fill_f32(float* out, const float* g, double d, Py_ssize_t n, bint add)
 cdef void fill_f64(double* out, const double* g, double d, Py_ssize_t n,
                    bint add) noexcept nogil:
     _fill[float64_t](out, g, d, n, add)
-
-
-# Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: BLAS gets B first.  A
-# row-major (r, c) array is a column-major (c, r) one with leading dimension c.
-cdef inline void _gemm(bint ta, bint tb, int m, int n, int k, const floating* a,
-                       const floating* b, floating* c, bint add) noexcept nogil:
-    cdef char tra = b"T" if tb else b"N"
-    cdef char trb = b"T" if ta else b"N"
-    cdef int lda = k if tb else n, ldb = m if ta else k, ldc = n
-    cdef floating alpha = 1, beta = 1 if add else 0
-    if m == 0 or n == 0:
-        return
-    if floating is float32_t:
-        sgemm(&tra, &trb, &n, &m, &k, &alpha, <float*>b, &lda, <float*>a, &ldb, &beta, c,
-              &ldc)
-    else:
-        dgemm(&tra, &trb, &n, &m, &k, &alpha, <double*>b, &lda, <double*>a, &ldb, &beta, c,
-              &ldc)
-
-
-cdef void gemm_f32(bint ta, bint tb, int m, int n, int k, const float* a, const float* b,
-                   float* c, bint add) noexcept nogil:
-    _gemm[float32_t](ta, tb, m, n, k, a, b, c, add)
-
-
-cdef void gemm_f64(bint ta, bint tb, int m, int n, int k, const double* a, const double* b,
-                   double* c, bint add) noexcept nogil:
-    _gemm[float64_t](ta, tb, m, n, k, a, b, c, add)
 
 
 cdef inline Py_ssize_t _label(const void* label, int ltype, Py_ssize_t i) noexcept nogil:
