@@ -208,6 +208,7 @@ def ndrt_tanh_peak():
         z = nd.tanh(nd.tanh(w))
     z.backward()
     del w, z
+    autograd.clear_plan_cache()             # plans of earlier cases keep their buffers
     x = nd.array(tanh_input())
     x.attach_grad()
     gc.collect()                            # nothing else of ours is alive
