@@ -20,13 +20,14 @@
    assigned by size and lifetime, best fit among the slots whose last reader has run, so
    the pass holds exactly the plan's peak.
 3. Run the plan: heads, then each node's rule, from the plan's flat arrays.  The common
-   rules are C-level kernels (``runtime._grad_kernels``: elementwise ``+ - * /`` with
-   their scalar forms and leading-axis broadcasting, ``negative exp log tanh sigmoid relu
-   sqrt square abs``, ``sum``/``mean``, ``dot``/``FullyConnected`` through BLAS, the softmax
-   cross-entropy) that read the saved values and write each input's gradient into its slot
-   under its request, with no Python frame and no allocation; any other rule is called in
-   Python (the fallback, and the reference in tests) and its result copied or added into
-   the slot.
+   rules run at C level (``runtime._grad_kernels``: elementwise ``+ - * /`` with their
+   scalar forms and leading-axis broadcasting, ``negative exp log tanh sigmoid relu sqrt
+   square abs``, the reshapes, full ``sum``/``mean``, ``log_softmax`` and ``pick`` along
+   the last axis, the softmax cross-entropy; NumPy's matmul for ``dot``/``FullyConnected``
+   and NumPy's broadcasting for ``sum``/``mean`` over some axes), reading the saved values
+   and writing each input's gradient into its slot under its request, with no Python
+   frame and no pool allocation; any other rule is called in Python (the fallback, and
+   the reference in tests) and its result copied or added into the slot.
 4. Variables' gradients are formed in slots and written last, so that an error leaves
    every ``.grad`` as it was: a slot's memory is swapped with ``.grad``'s where nobody can
    tell (no view or export of either), else copied; ``grad_req='add'`` adds.
