@@ -12,15 +12,15 @@ from allocator._pool import (BestFitPool, Buffer, NaivePool, Pool, RoundPool, Un
                              alloc)
 from allocator._registry import (config, configure, empty_cache, get_pool,
                                  max_memory_allocated, memory_allocated, memory_reserved,
-                                 memory_stats, memory_summary, pools, reset_peak_stats,
-                                 set_limit)
+                                 memory_stats, memory_summary, on_empty_cache, pools,
+                                 reset_peak_stats, set_limit)
 from allocator._upstream import HostUpstream, Upstream
 from allocator.errors import CudaError, OutOfMemoryError
 
 __all__ = [
     "Device", "as_device", "Pool", "NaivePool", "RoundPool", "BestFitPool", "UnpooledPool",
     "Buffer", "Upstream", "HostUpstream", "alloc", "get_pool", "pools", "configure", "config",
-    "empty_cache", "memory_stats", "memory_allocated", "memory_reserved",
+    "empty_cache", "on_empty_cache", "memory_stats", "memory_allocated", "memory_reserved",
     "max_memory_allocated", "reset_peak_stats", "memory_summary", "set_limit",
     "OutOfMemoryError", "CudaError",
 ]

@@ -144,8 +144,22 @@ def _each(device):
     return list(_pools.values()) if device is None else [get_pool(device)]
 
 
+_holders = []       # release functions of the layers above that keep pool memory cached
+
+
+def on_empty_cache(release):
+    """Register ``release()``, called by :func:`empty_cache` before the pools empty their
+    caches: a layer above that keeps pool memory between uses (the runtime's backward
+    plans) gives it back there."""
+    if release not in _holders:
+        _holders.append(release)
+
+
 def empty_cache(device=None):
-    """Return every fully free cached block to its upstream (all pools when device is None)."""
+    """Return every fully free cached block to its upstream (all pools when device is None),
+    after the layers registered with :func:`on_empty_cache` released what they keep."""
+    for release in _holders:
+        release()
     for p in _each(device):
         p.empty_cache()
 

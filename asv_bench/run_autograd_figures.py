@@ -1,5 +1,5 @@
-"""The autograd figures of issue 10, measured in one process against NumPy (and PyTorch
-beside, when it imports), as one markdown table.
+"""The autograd figures, measured in one process against NumPy (and PyTorch beside, when
+it imports), as one markdown table.
 
     python asv_bench/run_autograd_figures.py        # about a minute on 2 cores
     ALLOC_FIGURES_QUICK=1 python asv_bench/run_autograd_figures.py   # smoke test
@@ -14,10 +14,14 @@ per-round ratios.
 1. Recording a 1-element ``a + b`` (``a.attach_grad()``, inside ``autograd.record()``)
    against NumPy's ``p + q``; the same add outside ``record()`` is the eager fast path.
 2. Backward per node: ``y = x``; ``CHAIN`` times ``y = y + c``; ``y.backward()``; per round
-   (forward+backward - forward) / CHAIN, divided by that round's NumPy 1-element add.
-3. An SGD step of an MLP 784-256-256-10 against a handwritten NumPy step; before timing,
-   one step of ndrt (and of PyTorch) from the same weights and data must give the NumPy
-   step's updated weights.  Steady state: upstream (new) pool allocations per step.
+   (forward+backward - forward) / CHAIN, divided by that round's NumPy 1-element add;
+   the same for ``CHAIN`` nested 1-element ``tanh`` against one ``np.tanh``.
+3. An SGD step of an MLP 784-256-256-10 against a handwritten NumPy step, with
+   FullyConnected, the fused softmax_cross_entropy and sgd_update, and with plain nd ops
+   (``nd.dot(x, W) + b``, ``nd.relu``, ``-nd.pick(nd.log_softmax(z), y, axis=1).mean()``,
+   ``p -= lr * p.grad``); before timing, one step of ndrt (and of PyTorch) from the same
+   weights and data must give the NumPy step's updated weights.  Steady state: upstream
+   (new) pool allocations per step, and the pool calls of the last backward.
 4. Peak pool bytes over forward+backward of 50 nested tanh on 16 MiB arrays, in arrays
    above x and its attached x.grad (50 saved outputs + one gradient buffer = 51 at the
    least); NumPy by hand (x, then 50 outputs and the gradient) traced with tracemalloc;
@@ -38,8 +42,9 @@ from runtime import autograd, nd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmarks.bench_autograd import (CHAIN, DEPTH, LR, TANH_N, UNIT,  # noqa: E402
-                                       mlp_data, ndrt_chain, ndrt_mlp, ndrt_tanh_peak,
-                                       numpy_grads, numpy_step, numpy_tanh_peak, operands,
+                                       mlp_data, ndrt_chain, ndrt_mlp, ndrt_mlp_plain,
+                                       ndrt_tanh_chain, ndrt_tanh_peak, numpy_grads,
+                                       numpy_step, numpy_tanh_peak, operands,
                                        upstream_allocs)
 from run_allocator_figures import QUICK, bench  # noqa: E402  (one timer for every figure)
 
@@ -208,14 +213,40 @@ def backward_chain():
         "nd_bwd", "np", "<= 3x", "t_bwd")
 
 
-def mlp_step(batch, target):
+def tanh_chain():
+    p = operands(1)[0]
+    env = dict(p=p, np=np, fwd=ndrt_tanh_chain(p))
+    cases = {"np": "np.tanh(p)", "nd_f": "fwd()", "nd_fb": "fwd().backward()"}
+    if torch is not None:
+        x = torch.from_numpy(p.copy()).requires_grad_()
+
+        def tfwd():
+            y = x
+            for _ in range(CHAIN):
+                y = torch.tanh(y)
+            return y
+        env["tfwd"], env["seed"] = tfwd, torch.ones_like(x)
+        cases.update(t_f="tfwd()", t_fb="tfwd().backward(seed)")
+    t = bench(cases, env)
+    for k in ("nd", "t"):
+        if k + "_f" in t:
+            t[k + "_bwd"] = [(fb - f) / CHAIN for f, fb in zip(t[k + "_f"], t[k + "_fb"])]
+    row(f"chain of {CHAIN} tanh, 1 elem: backward per node / np.tanh", t, "nd_bwd", "np",
+        "<= 3x", "t_bwd")
+    NOTES.append(f"last_backward_stats() tanh chain: {autograd.last_backward_stats()}")
+
+
+def mlp_step(batch, target, form="fused"):
     X, Y, P0 = mlp_data(batch)
     ref = [p.copy() for p in P0]
     numpy_step(ref, X, Y)
-    step, P = ndrt_mlp(P0, X, Y)
+    step, P = (ndrt_mlp if form == "fused" else ndrt_mlp_plain)(P0, X, Y)
     step()
-    _check_same_update(f"ndrt MLP batch {batch}", P0, ref, [p.asnumpy() for p in P])
-    NOTES.append(f"last_backward_stats() MLP batch {batch}, first step: "
+    got = [p.asnumpy() for p in P]
+    if form == "plain":
+        got = [g.T for g in got]
+    _check_same_update(f"ndrt MLP ({form}) batch {batch}", P0, ref, got)
+    NOTES.append(f"last_backward_stats() MLP ({form}) batch {batch}, first step: "
                  f"{autograd.last_backward_stats()}")
     env = dict(numpy_step=numpy_step, P=[p.copy() for p in P0], X=X, Y=Y, step=step)
     cases = {"np": "numpy_step(P, X, Y)", "nd": "step()"}
@@ -226,12 +257,16 @@ def mlp_step(batch, target):
         env["tstep"] = tstep
         cases["torch"] = "tstep()"
     t = bench(cases, env, repeat=7, min_time=0.3, pause=0.2)
-    row(f"MLP 784-256-256-10 SGD step, batch {batch} / NumPy by hand", t, "nd", "np",
-        f"<= {target:.2f}x", "torch")
+    what = ("FullyConnected + fused loss + sgd_update" if form == "fused" else
+            "plain nd ops")
+    row(f"MLP 784-256-256-10 SGD step ({what}), batch {batch} / NumPy by hand", t, "nd",
+        "np", f"<= {target:.2f}x", "torch")
     allocs, misses = upstream_allocs(step)
-    line(f"MLP batch {batch}, steady state: upstream allocations per step",
-         f"{allocs:g} ({misses:g} cache misses)", "-", "-", "0", "-")
-    NOTES.append(f"last_backward_stats() MLP batch {batch}, steady state: "
+    calls = autograd.last_backward_stats()["pool_calls"]
+    line(f"MLP ({form}) batch {batch}, steady state: upstream allocations per step; pool "
+         "calls in backward", f"{allocs:g} ({misses:g} cache misses); {calls}", "-", "-",
+         "0; 0", "-")
+    NOTES.append(f"last_backward_stats() MLP ({form}) batch {batch}, steady state: "
                  f"{autograd.last_backward_stats()}")
 
 
@@ -261,8 +296,10 @@ def main():
     line(*["---"] * 6)
     record_add()
     backward_chain()
-    mlp_step(64, 1.10)
-    mlp_step(1024, 1.03)
+    tanh_chain()
+    mlp_step(64, 1.00, "fused")
+    mlp_step(64, 1.10, "plain")
+    mlp_step(1024, 0.90, "plain")
     tanh_memory()
     print()
     for n in NOTES:

@@ -12,8 +12,8 @@ lower layer            setter                 what it is handed, and why
                                               the invoker finds each op, its ufunc and
                                               scalar forms there; the registry's modules
                                               sit above the invoker
-``runtime._executor``  ``set_ops``            the accumulating ``add`` op and the ops
-                                              whose gradient passes the out-grad on
+``runtime._executor``  ``set_ops``            the accumulating ``add`` op (sparse
+                                              gradients) and the reductions' axis rule
 ``runtime._ndarray``   ``set_storage_hooks``  ``runtime._storage``'s sparse ``zeros``,
                                               ``check_format`` and ``rebuild`` (pickling)
 ``runtime._ndarray``   ``set_autograd_hooks`` ``runtime.autograd``'s ``attach_grad``,
@@ -34,9 +34,7 @@ from runtime import _executor, _imperative, _ndarray, _storage
 from runtime import ops
 
 _imperative.connect(ops.OPS)
-_executor.set_ops(ops.OPS["add"], _imperative.invoke_parsed,
-                  passthrough=[ops.OPS[n] for n in ("add", "_plus_scalar", "_minus_scalar",
-                                                    "copy", "add_n")])
+_executor.set_ops(ops.OPS["add"], ops.reduce.reduced_axes)
 _ndarray.set_storage_hooks(_storage.zeros, _storage.check_format, _storage.rebuild)
 
 from runtime import autograd  # noqa: E402  (after the registry is connected)

@@ -176,8 +176,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     heads, head_grads = _heads(heads, head_grads)
     prev_rec, prev_train = set_recording(False), set_training(train_mode)
     try:
-        finals = _executor.run(heads, head_grads, None, bool(retain_graph), False)
-        _executor.write_grads(finals)
+        _executor.run(heads, head_grads, None, bool(retain_graph), False)
     finally:
         set_recording(prev_rec)
         set_training(prev_train)
@@ -198,15 +197,14 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         retain_graph = create_graph
     prev_rec, prev_train = set_recording(bool(create_graph)), set_training(train_mode)
     try:
-        finals = _executor.run(heads, head_grads, variables, bool(retain_graph),
-                               bool(create_graph))
+        grads = _executor.run(heads, head_grads, variables, bool(retain_graph),
+                              bool(create_graph))
     finally:
         set_recording(prev_rec)
         set_training(prev_train)
     given = {id(g) for g in head_grads or () if g is not None}
     out = []
-    for v in variables:
-        g = finals[v._entry.node.seq][1]
+    for v, g in zip(variables, grads):
         if g is None:
             g = zeros(v.shape, ctx=v.ctx, dtype=v.dtype)
         elif id(g) in given:       # a head was the variable: never hand back the user's array
@@ -216,15 +214,52 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
 
 def last_backward_stats():
-    """What the last ``backward``/``grad`` did: ``nodes`` (gradient rules run), ``entries``
-    (gradient buffers formed), ``requests`` ({'null', 'write', 'inplace', 'add'}: gradients
-    skipped, first contributions, accumulations done in place, accumulations),
-    ``buffers_allocated`` (gradient buffers the rules made), ``buffers_reused`` (pool
-    allocations served from memory released earlier in the pass), ``planned_bytes`` (peak
-    bytes of live dense gradient buffers, releasing each after its last reader),
-    ``unplanned_bytes`` (the bytes of every gradient buffer made, what a pass that kept
-    them all would hold) and ``peak_bytes`` (peak pool allocation during the pass)."""
+    """What the last ``backward``/``grad`` did, exactly (an empty dict after one that
+    raised, or before the first):
+
+    - ``nodes``: gradient rules run;
+    - ``entries``: entries of the plan (``last_backward_plan()``): one per head gradient
+      and one per gradient a rule produces, needed or not;
+    - ``requests``: the plan's requests by kind, ``{'null', 'write', 'inplace', 'add'}``
+      (entries skipped, first contributions, first contributions computed into the
+      out-grad buffer, contributions accumulated into a buffer already written);
+    - ``pool_calls``: allocations asked of the memory pools during the pass (0 in a
+      steady-state step: the plan's buffers are kept);
+    - ``slots``: the plan's storage slots;
+    - ``plan_peak_bytes``: the bytes of those slots, which is what the pass holds for
+      gradients beyond the arrays of the forward;
+    - ``naive_peak_bytes``: the bytes of every planned gradient, what a pass without
+      reuse (a buffer per gradient, none computed in place) would hold;
+    - ``plan_cached``: whether the plan came from the cache (a graph seen before).
+    """
     return _executor.last_stats()
+
+
+def last_backward_plan():
+    """The plan of the last ``backward``/``grad`` (None after one that raised, or before
+    the first): a sequence of entries in run order, head gradients first, each with the
+    fields ``op`` (the op whose gradient rule produces it, or None for a head gradient),
+    ``ref_count`` (the rules that read the gradient it contributes to: 1 for an
+    operator's output, 0 for a variable's gradient or one nobody needs), ``request``
+    (``'null'``, ``'write'``, ``'inplace'`` or ``'add'``), ``slot`` (its storage slot, or
+    None for a gradient that owns no planned buffer: sparse, under ``create_graph``, or
+    returned by ``grad``) and ``nbytes``; ``peak_bytes``, ``naive_peak_bytes`` and
+    ``slots`` as in :func:`last_backward_stats`.  ``repr`` prints it as a table.
+
+    An entry whose ``ref_count`` is 0 has request ``'null'`` unless it contributes to a
+    variable's gradient: then the first contribution has the variable's ``grad_req``
+    (``'write'``, ``'inplace'`` where it is computed into its out-grad's buffer, or
+    ``'add'``) and later ones ``'add'``.  A variable's gradient is formed in its slot and
+    written into ``.grad`` once every rule has run (memory swapped where nobody can tell,
+    else copied; added for ``'add'``), so that an error leaves every ``.grad`` as it was.
+    """
+    return _executor.last_plan()
+
+
+def clear_plan_cache():
+    """Release every cached backward plan and the gradient buffers it keeps between steps
+    (``allocator.empty_cache()`` does it too)."""
+    _executor.clear_plan_cache()
 
 
 class _FunctionOp:
@@ -330,4 +365,4 @@ def _attach_grad(x, grad_req="write", stype=None):
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
-           "last_backward_stats", "Function"]
+           "last_backward_stats", "last_backward_plan", "clear_plan_cache", "Function"]

@@ -1,6 +1,7 @@
 """Shared pytest setup: the `gpu` marker skips without a driver; pools must balance."""
 
 import gc
+import sys
 
 import pytest
 
@@ -34,13 +35,16 @@ def _allocated():
 @pytest.fixture(autouse=True)
 def pools_balance():
     """Every test must leave each process-wide pool with no more allocated bytes than it
-    started with.  gc runs only when the counts differ (a full collection per test would
+    started with, once the cached backward plans have released their buffers.  gc runs only when the counts differ (a full collection per test would
     double the suite's time); garbage of earlier tests freed meanwhile lowers the count,
     which is fine."""
     before = _allocated()
     yield
     after = _allocated()
     if after != before:
+        autograd = sys.modules.get("runtime.autograd")
+        if autograd is not None:
+            autograd.clear_plan_cache()      # the backward plans keep their buffers
         gc.collect()
         after = _allocated()
     leaked = {d: after[d] - before.get(d, 0) for d in after if after[d] > before.get(d, 0)}

@@ -10,8 +10,14 @@ per round (and PyTorch beside when it imports):
 * ``BackwardChain``: ``y = x``, ``CHAIN`` times ``y = y + c``, then ``y.backward()``;
   backward per node = (time_forward_backward - time_forward) / CHAIN, against one NumPy
   add (time_chain_numpy / CHAIN).
+* ``TanhChain``: ``CHAIN`` nested 1-element ``tanh`` recorded then differentiated;
+  backward per node against one NumPy ``np.tanh`` call.
 * ``MLPStep``: forward, backward and SGD update of an MLP 784-256-256-10 (ReLU, softmax
-  cross-entropy averaged over the batch, float32) against a handwritten NumPy step.
+  cross-entropy averaged over the batch, float32) against a handwritten NumPy step, in
+  two forms: ``FullyConnected``, the fused ``softmax_cross_entropy`` and ``sgd_update``
+  (``fused``), and plain ``nd`` ops as a user writes them (``plain``: ``nd.dot(x, W) +
+  b``, ``nd.relu``, ``-nd.pick(nd.log_softmax(z), y, axis=1).mean()``, ``p -= lr *
+  p.grad``).
 * ``TanhChainMemory``: peak pool bytes over forward+backward of 50 nested ``tanh`` on
   16 MiB arrays, in arrays (minimum 51); NumPy by hand, measured with tracemalloc.
 """
@@ -92,7 +98,8 @@ def numpy_step(P, X, Y):
 def ndrt_mlp(P0, X, Y, ctx=None):
     """(step, params): ``step()`` runs one SGD step of ndrt's MLP in place on ``params``
     (NDArrays with gradients attached, initialised from P0), on ``ctx`` (default: the
-    current context)."""
+    current context), with FullyConnected, the fused softmax_cross_entropy and
+    sgd_update."""
     Xn, Yn = nd.array(X, ctx=ctx), nd.array(Y, ctx=ctx)
     P = [nd.array(p, ctx=ctx) for p in P0]
     for p in P:
@@ -106,6 +113,28 @@ def ndrt_mlp(P0, X, Y, ctx=None):
             h = nd.relu(nd.FullyConnected(h, W2, b2, num_hidden=W2.shape[0]))
             z = nd.FullyConnected(h, W3, b3, num_hidden=W3.shape[0])
             loss = nd.softmax_cross_entropy(z, Yn) / n    # summed over the batch: mean
+        loss.backward()
+        for p in P:
+            nd.sgd_update(p, p.grad, lr=LR, out=p)
+    return step, P
+
+
+def ndrt_mlp_plain(P0, X, Y):
+    """(step, params) as ``ndrt_mlp``, written with plain nd ops as a user writes them;
+    the weights are stored (in, out) for ``nd.dot(x, W)`` (``params`` holds them so: the
+    transposes of P0's)."""
+    Xn, Yn = nd.array(X), nd.array(Y.astype(np.float32))
+    P = [nd.array(np.ascontiguousarray(p.T)) for p in P0]
+    for p in P:
+        p.attach_grad()
+    W1, b1, W2, b2, W3, b3 = P
+
+    def step():
+        with autograd.record():
+            h = nd.relu(nd.dot(Xn, W1) + b1)
+            h = nd.relu(nd.dot(h, W2) + b2)
+            z = nd.dot(h, W3) + b3
+            loss = -nd.pick(nd.log_softmax(z), Yn, axis=1).mean()
         loss.backward()
         for p in P:
             p -= LR * p.grad
@@ -141,6 +170,20 @@ def ndrt_chain(a, c):
     return fwd
 
 
+def ndrt_tanh_chain(a):
+    """fwd(): records ``CHAIN`` nested tanh of x (attached); returns the last."""
+    x = nd.array(a)
+    x.attach_grad()
+
+    def fwd():
+        with autograd.record():
+            y = x
+            for _ in range(CHAIN):
+                y = nd.tanh(y)
+        return y
+    return fwd
+
+
 def numpy_chain(p, q):
     y = p
     for _ in range(CHAIN):
@@ -165,6 +208,7 @@ def ndrt_tanh_peak():
         z = nd.tanh(nd.tanh(w))
     z.backward()
     del w, z
+    autograd.clear_plan_cache()             # plans of earlier cases keep their buffers
     x = nd.array(tanh_input())
     x.attach_grad()
     gc.collect()                            # nothing else of ours is alive
@@ -253,25 +297,45 @@ class BackwardChain:
         numpy_chain(self.p, self.q)
 
 
+class TanhChain:
+    """``CHAIN`` nested 1-element tanh recorded then differentiated; per node:
+    (forward_backward - forward) / CHAIN, against one NumPy ``np.tanh``."""
+
+    def setup(self):
+        self.p = operands(1)[0]
+        self.fwd = ndrt_tanh_chain(self.p)
+
+    def time_forward(self):
+        self.fwd()
+
+    def time_forward_backward(self):
+        self.fwd().backward()
+
+    def time_tanh_numpy(self):
+        np.tanh(self.p)
+
+
 class MLPStep:
-    """One SGD step (forward, backward, update) of an MLP 784-256-256-10, float32."""
-    params = [[64, 1024]]
-    param_names = ["batch"]
+    """One SGD step (forward, backward, update) of an MLP 784-256-256-10, float32:
+    ``fused`` (FullyConnected, softmax_cross_entropy, sgd_update) or ``plain`` nd ops."""
+    params = [[64, 1024], ["fused", "plain"]]
+    param_names = ["batch", "form"]
     timeout = 120
 
-    def setup(self, batch):
+    def setup(self, batch, form):
         self.X, self.Y, P0 = mlp_data(batch)
         self.P = [p.copy() for p in P0]
-        self.step, _ = ndrt_mlp(P0, self.X, self.Y)
-        self.step()                         # warm: gradients and pool blocks exist
+        make = ndrt_mlp if form == "fused" else ndrt_mlp_plain
+        self.step, _ = make(P0, self.X, self.Y)
+        self.step()                         # warm: gradients, pool blocks, the plan
 
-    def time_step(self, batch):
+    def time_step(self, batch, form):
         self.step()
 
-    def time_step_numpy(self, batch):
+    def time_step_numpy(self, batch, form):
         numpy_step(self.P, self.X, self.Y)
 
-    def track_upstream_allocs_per_step(self, batch):
+    def track_upstream_allocs_per_step(self, batch, form):
         return upstream_allocs(self.step)[0]
     track_upstream_allocs_per_step.unit = "allocations"
 

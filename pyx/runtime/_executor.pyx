@@ -1,85 +1,188 @@
-"""The backward executor: runs the gradient rules of the recorded nodes and plans memory.
+"""The backward executor: compiles the recorded graph into a plan, then runs the plan.
 
 ``run(heads, head_grads, variables, retain_graph, create_graph)`` follows MXNet's
-``Imperative::Backward`` (src/imperative/imperative.cc), and goes further on memory:
+``Imperative::Backward`` (src/imperative/imperative.cc) and nnvm's ``PlanMemory``:
 
-1. Collect the nodes that the heads reach and order them by creation (reverse creation
-   order is a topological order of the backward graph).
-2. Prune: a node runs only if one of its inputs leads to a variable that needs a gradient;
-   every input that does not gets the request ``null`` and the rule is told (``needs``),
-   so that ``dot(x, W)`` with only ``W`` needing a gradient never computes ``dX``.
-3. Count the contributions each gradient entry will receive, then run the nodes in reverse
-   order.  The first contribution to an entry is stored as it comes (``write``); later ones
-   are added into that buffer in place (``add``) when the executor owns it, instead of an
-   n-ary sum at the end.  A buffer is owned when the rule made it: never a head gradient the
-   user passed, a saved forward value, or a view of either.
-4. An entry's buffer is dropped as soon as its node has read it, and a node's saved forward
-   values as soon as it has run (unless ``retain_graph``): the pool then hands the same
-   memory to the next buffer of that size, which is the reuse that a static memory plan
-   would compute, done by the pool's size-keyed free lists (MXNet's match range is the
-   pool's rounding).
-5. Gradients of variables are computed first and written last, so that an error leaves
-   every ``.grad`` as it was.  A gradient buffer the run made and alone holds becomes the
-   variable's ``.grad`` memory instead of being copied into it (``_take_over``).
+1. Collect the nodes that the heads reach, in creation order (reverse creation order is a
+   topological order of the backward graph), and the graph's signature: each node's op,
+   where its inputs come from, the descriptions of its outputs and of its inputs off the
+   tape, each variable's request and gradient storage, the heads.
+2. Find the :class:`Plan` of that signature in the cache, or build it: prune every input
+   that leads to no variable needing a gradient; one *entry* per gradient that a rule (or
+   a head) produces, with its reference count (the rules that read the gradient it
+   contributes to: 1 for an operator's output, 0 for a variable's gradient or a gradient
+   nobody needs), and a request fixed before anything runs: ``null`` where the count is
+   zero (the rule is told, ``needs``, and skips it), ``write`` for the first contribution
+   to a gradient, ``add`` for every later one (accumulated in place into the same
+   buffer), ``inplace`` where the entry is computed into the out-grad buffer that its rule
+   alone reads (a planned buffer, never the user's), and a variable's ``grad_req`` for the
+   first contribution to its gradient.  Each dense gradient gets a storage slot: slots are
+   assigned by size and lifetime, best fit among the slots whose last reader has run, so
+   the pass holds exactly the plan's peak.
+3. Run the plan: heads, then each node's rule, from the plan's flat arrays.  The common
+   rules run at C level (``runtime._grad_kernels``: elementwise ``+ - * /`` with their
+   scalar forms and leading-axis broadcasting, ``negative exp log tanh sigmoid relu sqrt
+   square abs``, the reshapes, full ``sum``/``mean``, ``log_softmax`` and ``pick`` along
+   the last axis, the softmax cross-entropy; NumPy's matmul for ``dot``/``FullyConnected``
+   and NumPy's broadcasting for ``sum``/``mean`` over some axes), reading the saved values
+   and writing each input's gradient into its slot under its request, with no Python
+   frame and no pool allocation; any other rule is called in Python (the fallback, and
+   the reference in tests) and its result copied or added into the slot.
+4. Variables' gradients are formed in slots and written last, so that an error leaves
+   every ``.grad`` as it was: a slot's memory is swapped with ``.grad``'s where nobody can
+   tell (no view or export of either), else copied; ``grad_req='add'`` adds.
 
-Per node the bookkeeping is C-level: the gradient entries of a run live on the nodes
-(``Node.grads``, ``Node.needs``), protected chunks carry the run's number
-(``Chunk.guard``), and the rules of pass-through ops (``add`` of equal shapes, ``x + c``,
-``copy``, ``add_n``: each input's gradient is the out-grad) are applied without calling
-them.  An out-grad that only one elementwise rule reads is donated to it
-(``NDArray._donated``): the rule's op writes its result into that buffer.
+A plan keeps its slot buffers and is cached by signature (MXNet's ``static_alloc``): a
+steady-state training step's backward makes no pool call.  At most ``PLAN_CACHE_SIZE``
+plans are kept; ``clear_plan_cache()`` (``autograd.clear_plan_cache``, and the allocator's
+``empty_cache``) releases them.  Under ``create_graph`` nothing is planned: the rules run
+in Python and are recorded, each gradient is an array of its own.  Sparse gradients are
+not planned either (their size is known only when they are made): they are allocated as
+they come and accumulated with ``add``.
 
-``last_stats()`` reports what the last run did.  The executor is device-agnostic: kernels
-come from the operators' rules, buffers from the pool of each array's context.
+The executor's scratch lives on the plan (a run in progress marks its plan busy; a
+backward inside a rule gets a plan of its own), never on the tape's nodes.
 """
 
 import allocator
+import numpy as np
 
 cimport numpy as cnp
 from allocator._pool cimport Pool
-
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_REFCNT
+from libc.string cimport memcpy, memmove, memset
 
-from runtime._ndarray cimport Chunk, NDArray, assign
 from runtime._desc cimport ArrayDesc
+from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_SCALAR, EW_MUL,
+                                    EW_NEG, EW_RDIV_SCALAR, EW_RELU, EW_SCALE, EW_SIGMOID,
+                                    EW_SQRT, EW_SQUARE, EW_TANH, LABEL_F32, LABEL_F64,
+                                    LABEL_I32, LABEL_I64, ew_f32, ew_f64, fill_f32, fill_f64,
+                                    log_softmax_f32, log_softmax_f64,
+                                    pick_f32, pick_f64, rowsum_f32, rowsum_f64,
+                                    softmax_ce_f32, softmax_ce_f64)
+from runtime._imperative cimport add_into, invoke_parsed
+from runtime._ndarray cimport STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, np_view
 from runtime._tape cimport Entry, Node
+from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
 
-from runtime._desc import ArrayDesc
 from runtime._ndarray import ones, zeros
-
-
-from runtime._types cimport REQ_ADD, REQ_NULL, REQ_WRITE
 from runtime.errors import NOT_IN_GRAPH
 
+cnp.import_array()
+
+REQUEST_NAMES = {REQ_NULL: "null", REQ_WRITE: "write", REQ_INPLACE: "inplace", REQ_ADD: "add"}
+
+PLAN_CACHE_SIZE = 8
+
+# The rule a step runs (C-level kinds; R_PY: the op's rule called in Python).
+cdef enum:
+    R_PY = 0
+    R_UNARY = 1        # one input, elementwise kernel ``ew``
+    R_BINARY = 2       # add, subtract, multiply, divide
+    R_REDUCE = 3       # sum, mean
+    R_DOT = 4
+    R_FC = 5
+    R_SOFTMAX_CE = 6
+    R_LOG_SOFTMAX = 7  # over the last axis
+    R_PICK = 8         # along the last axis
+
+cdef enum:             # binary ops
+    B_ADD = 0
+    B_SUB = 1
+    B_MUL = 2
+    B_DIV = 3
+
+cdef enum:             # what a unary kernel reads as ``a``
+    READ_NONE = 0
+    READ_IN = 1
+    READ_OUT = 2
+
+# op name -> (rule, kernel or binary op, what it reads)
+_C_RULES = {
+    "negative": (R_UNARY, EW_NEG, READ_NONE), "_rminus_scalar": (R_UNARY, EW_NEG, READ_NONE),
+    "copy": (R_UNARY, EW_COPY, READ_NONE), "_plus_scalar": (R_UNARY, EW_COPY, READ_NONE),
+    "_minus_scalar": (R_UNARY, EW_COPY, READ_NONE),
+    "_mul_scalar": (R_UNARY, EW_SCALE, READ_NONE),
+    "_div_scalar": (R_UNARY, EW_DIV_SCALAR, READ_NONE),
+    "_rdiv_scalar": (R_UNARY, EW_RDIV_SCALAR, READ_OUT),
+    "exp": (R_UNARY, EW_MUL, READ_OUT), "log": (R_UNARY, EW_DIV, READ_IN),
+    "tanh": (R_UNARY, EW_TANH, READ_OUT), "sigmoid": (R_UNARY, EW_SIGMOID, READ_OUT),
+    "relu": (R_UNARY, EW_RELU, READ_OUT), "sqrt": (R_UNARY, EW_SQRT, READ_OUT),
+    "square": (R_UNARY, EW_SQUARE, READ_IN), "abs": (R_UNARY, EW_ABS, READ_IN),
+    "add": (R_BINARY, B_ADD, READ_NONE), "elemwise_add": (R_BINARY, B_ADD, READ_NONE),
+    "subtract": (R_BINARY, B_SUB, READ_NONE), "elemwise_sub": (R_BINARY, B_SUB, READ_NONE),
+    "multiply": (R_BINARY, B_MUL, READ_NONE), "elemwise_mul": (R_BINARY, B_MUL, READ_NONE),
+    "divide": (R_BINARY, B_DIV, READ_NONE), "elemwise_div": (R_BINARY, B_DIV, READ_NONE),
+    "sum": (R_REDUCE, 0, READ_NONE), "mean": (R_REDUCE, 1, READ_NONE),
+    "dot": (R_DOT, 0, READ_NONE), "FullyConnected": (R_FC, 0, READ_NONE),
+    "_softmax_ce_loss": (R_SOFTMAX_CE, 0, READ_NONE),
+    "softmax_cross_entropy": (R_SOFTMAX_CE, 1, READ_NONE),
+    "log_softmax": (R_LOG_SOFTMAX, 0, READ_OUT), "pick": (R_PICK, 0, READ_NONE),
+    "reshape": (R_UNARY, EW_COPY, READ_NONE), "expand_dims": (R_UNARY, EW_COPY, READ_NONE),
+    "squeeze": (R_UNARY, EW_COPY, READ_NONE), "flatten": (R_UNARY, EW_COPY, READ_NONE),
+}
+# Activation's rule by act_type (the ones whose gradient reads the output)
+_C_ACTIVATION = {"relu": _C_RULES["relu"], "sigmoid": _C_RULES["sigmoid"],
+                 "tanh": _C_RULES["tanh"]}
+# ops whose output is the input with another shape: their gradient is the out-grad with
+# the input's shape, the same bytes (computed in place, it is no work at all)
+_SAME_BYTES = frozenset(["reshape", "expand_dims", "squeeze", "flatten"])
+# ops whose plan reads attributes (the axes of a reduction): part of the signature.  The
+# other rules read their attributes when they run, so a new scalar needs no new plan.
+_KEYED_BY_ATTRS = frozenset(["sum", "mean", "log_softmax", "pick", "Activation"])
+_INDEX_TYPES = {np.dtype(np.float32): LABEL_F32, np.dtype(np.float64): LABEL_F64,
+                np.dtype(np.int32): LABEL_I32, np.dtype(np.int64): LABEL_I64}
+
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
-cdef object _invoke = None        # the invoker's entry (set by runtime.ops)
-cdef dict _add_attrs = {}         # add's parsed (default) attributes
+cdef dict _add_attrs = {}
+cdef object _reduced_axes = None  # runtime.ops.reduce.reduced_axes (set by runtime.ops)
 cdef dict _takes_needs = {}       # gradient function -> whether it takes ``needs``
+cdef bint _inplace_on = True
+cdef bint _c_rules_on = True
 cdef dict _stats = {}
-cdef bint _donation = True
-cdef dict _op_rules = {}         # registry op -> _RuleInfo
-cdef set _passthrough = set()    # ops whose rule hands the out-grad to every input
+cdef object _last_plan = None
+cdef dict _cache = {}             # signature -> Plan, oldest first
 
 
-def set_donation(bint on):
-    """Let rules write into out-grads nobody else reads (default); tests compare both."""
-    global _donation
-    _donation = on
-
-
-def set_ops(add_op, invoke, passthrough=()):
-    """runtime.ops gives the accumulating operator and the invoker at import (the
-    executor sits below the registry and imports neither), and the ``passthrough`` ops:
-    those whose gradient rule gives every input the out-grad itself where the shapes
-    agree (``add``, ``x + 1``, ``copy``), which the executor then applies without calling
-    the rule."""
-    global _add_op, _invoke, _add_attrs
+def set_ops(add_op, reduced_axes):
+    """runtime.ops gives the accumulating operator and the reduction's axis rule at import
+    (the executor sits below the registry and imports neither)."""
+    global _add_op, _add_attrs, _reduced_axes
     _add_op = add_op
     _add_attrs = add_op.parse_attrs({})
-    _invoke = invoke
-    _passthrough.clear()
-    _passthrough.update(passthrough)
-    _op_rules.clear()
+    _reduced_axes = reduced_axes
+    clear_plan_cache()
+
+
+def set_inplace(bint on):
+    """Allow the request ``inplace`` (default); tests compare plans without it."""
+    global _inplace_on
+    _inplace_on = on
+    clear_plan_cache()
+
+
+def set_c_rules(bint on):
+    """Run the C-level rules (default); off, every rule runs in Python (tests compare)."""
+    global _c_rules_on
+    _c_rules_on = on
+    clear_plan_cache()
+
+
+def clear_plan_cache():
+    """Drop every cached plan and the slot buffers it keeps (back to the pool)."""
+    for plan in _cache.values():
+        (<Plan>plan).release()
+    _cache.clear()
+
+
+allocator.on_empty_cache(clear_plan_cache)
+
+
+def plan_cache_info():
+    """{'plans', 'max_plans', 'bytes'}: the cached plans and the bytes their slots hold."""
+    return {"plans": len(_cache), "max_plans": PLAN_CACHE_SIZE,
+            "bytes": sum((<Plan>p).held_bytes() for p in _cache.values())}
 
 
 def last_stats():
@@ -87,9 +190,13 @@ def last_stats():
     return {k: (dict(v) if isinstance(v, dict) else v) for k, v in _stats.items()}
 
 
+def last_plan():
+    """The plan of the last backward (None before the first, or after one that raised)."""
+    return _last_plan
+
+
 cdef bint _rule_takes_needs(object rule):
-    # keyed by the plain function: a bound method (a Function's) is new on every access,
-    # and would keep its instance alive here
+    # keyed by the plain function: a bound method (a Function's) is new on every access
     func = getattr(rule, "__func__", rule)
     cdef object known = _takes_needs.get(func)
     if known is None:
@@ -99,139 +206,1288 @@ cdef bint _rule_takes_needs(object rule):
     return known
 
 
-cdef class _Run:
-    """The state of one backward pass.  Gradient entries live on the nodes while it runs
-    (``Node.grads``: the buffer of each output, then whether the executor owns it), so
-    that a node's bookkeeping is field access, not dictionary work."""
-    cdef Py_ssize_t number   # of this run: chunks whose guard is as high are protected
-    cdef bint create_graph
-    cdef Py_ssize_t n_nodes, n_entries, n_null, n_write, n_add, n_inplace, n_alloc
-    cdef Py_ssize_t live_bytes, peak_live, total_bytes
+# -- the plan ---------------------------------------------------------------------------
 
-    cdef int track(self, NDArray g, int delta) except -1:
-        cdef Py_ssize_t nbytes = 0
-        if g._stype == 0:
-            nbytes = g._size() * (<cnp.dtype>g._dtype).itemsize
-        if delta > 0:
-            self.n_alloc += 1
-            self.total_bytes += nbytes
-            self.live_bytes += nbytes
-            if self.live_bytes > self.peak_live:
-                self.peak_live = self.live_bytes
-        else:
-            self.live_bytes -= nbytes
+cdef struct EntryRec:
+    int step           # the step whose rule produces it (-1: a head)
+    int input          # the input of that step's node it is the gradient of (head: its number)
+    int ref_count      # rules that read the gradient it contributes to
+    int request        # REQ_*
+    int last_use       # time of the last reader of its gradient (-1: none)
+    int slot           # storage slot of its gradient (-1: none planned)
+    int target         # the gradient it contributes to (-1: null)
+    Py_ssize_t nbytes
+
+cdef struct TargetRec:
+    int node           # position of the node whose output it is the gradient of
+    int out            # that output
+    int var            # variables only: position in the plan's variable list, else -1
+    int slot           # -1: not planned (allocated as it comes)
+    int first          # time of its first contribution
+    int last           # time of its reader (the end for a variable's gradient)
+    int alias          # inplace: the target whose storage it continues (-1: none)
+    Py_ssize_t nbytes
+
+cdef struct StepRec:
+    int node           # position in the collected node list
+    int rule           # R_*
+    int kind           # the kernel (EW_*), binary op (B_*), or mean (1) / sum (0)
+    int reads          # READ_*
+    int entry          # its first entry (one per input, in order)
+    int n_in
+    int outs           # first index into Plan.step_outs (one per output)
+    int n_out
+
+
+cdef void* _alloc(Py_ssize_t n, size_t size) except NULL:
+    cdef void* p = PyMem_Malloc(max(n, 1) * size)
+    if p == NULL:
+        raise MemoryError("backward plan: out of memory for its tables")
+    memset(p, 0, max(n, 1) * size)
+    return p
+
+
+cdef class Plan:
+    """The compiled backward of one graph signature (see the module's docstring).
+
+    Sequence of :class:`PlanEntry` (``len``, indexing, iteration), ``peak_bytes`` (the
+    bytes its slots hold: what the pass holds beyond the forward's arrays),
+    ``naive_peak_bytes`` (every planned gradient in a buffer of its own); ``repr`` is a
+    table.
+    """
+    cdef EntryRec* entries
+    cdef TargetRec* targets
+    cdef StepRec* steps
+    cdef int* step_outs                    # per step output: its gradient's target or -1
+    cdef int* heads                        # per head: its entry
+    cdef Py_ssize_t n_entries, n_targets, n_steps, n_heads, n_slots
+    cdef Py_ssize_t* slot_nbytes
+    cdef list slot_ctx                     # context of each slot
+    cdef list slot_chunks                  # Chunk of each slot (None until the first run)
+    cdef list t_desc                       # ArrayDesc of each target's gradient
+    cdef list views                        # per target: NDArray over its slot (or None)
+    cdef list cur                          # per target: its gradient during a run
+    cdef char* filled                      # per target during a run: written
+    cdef char* owned                       # per target during a run: ours to write into
+    cdef list step_extra                   # per step: what a rule reads once (see _build)
+    cdef list e_ops                        # op name of each entry (None: a head)
+    cdef list variables                    # node positions of the variables with a target
+    cdef dict requests                     # entries by request name
+    cdef readonly Py_ssize_t peak_bytes, naive_peak_bytes
+    cdef bint create_graph, busy, grad_mode
+    cdef object key                        # its signature (None: not cached)
+    cdef list sk                           # per node: what _matches compares (see there)
+    cdef list sk_heads
+
+    def __dealloc__(self):
+        PyMem_Free(self.entries)
+        PyMem_Free(self.targets)
+        PyMem_Free(self.steps)
+        PyMem_Free(self.step_outs)
+        PyMem_Free(self.heads)
+        PyMem_Free(self.slot_nbytes)
+        PyMem_Free(self.filled)
+        PyMem_Free(self.owned)
+
+    cdef int release(self) except -1:
+        """Give the slot buffers back (the plan makes them again if it runs)."""
+        cdef Py_ssize_t s
+        for s in range(self.n_slots):
+            self.slot_chunks[s] = None
+        for s in range(self.n_targets):
+            self.views[s] = None
         return 0
 
-    cdef bint fresh(self, NDArray g):
-        # a chunk that this run (or one inside it, numbered higher) must not write; a
-        # chunk made since has guard 0
-        return g._chunk.guard < self.number
+    cdef Py_ssize_t held_bytes(self):
+        cdef Py_ssize_t s, n = 0
+        for s in range(self.n_slots):
+            if self.slot_chunks[s] is not None:
+                n += self.slot_nbytes[s]
+        return n
 
-    cdef void protect(self, NDArray a):
-        if a._chunk.guard < self.number:
-            a._chunk.guard = self.number
+    @property
+    def slots(self):
+        return self.n_slots
 
-    cdef int accumulate(self, Node node, Py_ssize_t i, NDArray g, bint shared=False) \
-            except -1:
-        """Add contribution ``g`` to output ``i`` of ``node``; ``shared``: another entry
-        received the same buffer (``add`` passes one out-grad to both inputs), so neither
-        owns it."""
-        cdef list slots = node.grads
-        cdef Py_ssize_t n_out
-        cdef NDArray buf
-        if slots is None:
-            n_out = len(node.out_descs)
-            slots = node.grads = [None] * n_out + [False] * n_out
-        else:
-            n_out = len(slots) >> 1
-        buf = slots[i]
-        if buf is None:
-            slots[i] = g
-            self.n_entries += 1
-            self.n_write += 1
-            if not shared and self.fresh(g):
-                slots[n_out + i] = True
-                self.track(g, 1)
-            return 0
-        self.n_add += 1
-        owned = slots[n_out + i] is True
-        if owned and not self.create_graph and buf._stype == g._stype == 0:
-            _invoke(_add_op, [buf, g], _add_attrs, buf, "inplace")
-            self.n_inplace += 1
-            return 0
-        s = _invoke(_add_op, [buf, g], _add_attrs, None, None)
-        if owned:
-            self.track(buf, -1)
-        slots[i] = s
-        slots[n_out + i] = True
-        self.track(s, 1)
-        return 0
+    def __len__(self):
+        return self.n_entries
 
-    cdef NDArray take(self, Node node, Py_ssize_t i, bint donate):
-        """The entry's buffer for its (last) reader; ``donate``: the reader's next
-        elementwise op may write into it, if the executor owns it."""
-        cdef list slots = node.grads
-        cdef Py_ssize_t n_out
-        cdef NDArray g
-        if slots is None:
-            return None
-        n_out = len(slots) >> 1
-        g = slots[i]
-        if g is None:
-            return None
-        slots[i] = None
-        if slots[n_out + i] is True:
-            slots[n_out + i] = False
-            self.track(g, -1)
-            if donate and not self.create_graph and g._stype == 0 and _donation:
-                g._donated = True
-        return g
+    def __getitem__(self, Py_ssize_t i):
+        cdef EntryRec* e
+        if i < 0:
+            i += self.n_entries
+        if not 0 <= i < self.n_entries:
+            raise IndexError(f"plan entry index must be in [0, {self.n_entries}) (got {i})")
+        e = &self.entries[i]
+        return PlanEntry(self.e_ops[i], e.ref_count, REQUEST_NAMES[e.request],
+                         None if e.slot < 0 else e.slot, e.nbytes)
+
+    def __iter__(self):
+        for i in range(self.n_entries):
+            yield self[i]
+
+    def __repr__(self):
+        rows = [f"{'#':>3}  {'op':<20} {'ref_count':>9}  {'request':<8} {'slot':>4}  "
+                f"{'nbytes':>10}"]
+        for i, e in enumerate(self):
+            rows.append(f"{i:>3}  {str(e.op):<20} {e.ref_count:>9}  {e.request:<8} "
+                        f"{'-' if e.slot is None else e.slot:>4}  {e.nbytes:>10}")
+        rows.append(f"slots {self.n_slots}, peak_bytes {self.peak_bytes}, naive_peak_bytes "
+                    f"{self.naive_peak_bytes}")
+        return "\n".join(rows)
 
 
-cdef Py_ssize_t _pass = 0        # numbers the runs: Node.mark says which run reached it
-cdef Py_ssize_t _depth = 0       # runs in progress (a rule may run a backward of its own)
+class PlanEntry(tuple):
+    """One entry of a backward plan: ``op`` (the producing rule's op name, or None for a
+    head gradient), ``ref_count``, ``request``, ``slot`` (None: no planned buffer) and
+    ``nbytes``."""
+    __slots__ = ()
+    _fields = ("op", "ref_count", "request", "slot", "nbytes")
+
+    def __new__(cls, op, ref_count, request, slot, nbytes):
+        return tuple.__new__(cls, (op, ref_count, request, slot, nbytes))
+
+    op = property(lambda self: self[0])
+    ref_count = property(lambda self: self[1])
+    request = property(lambda self: self[2])
+    slot = property(lambda self: self[3])
+    nbytes = property(lambda self: self[4])
+
+    def __repr__(self):
+        return ("PlanEntry(" + ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
+                + ")")
 
 
-cdef list _collect(list heads, Py_ssize_t mark):
-    """The nodes the heads reach, in creation order; each gets ``mark``."""
+# -- collection and signature -------------------------------------------------------------
+
+cdef list _collect(list heads, dict pos):
+    """The nodes the heads reach, every node after its inputs' (a depth-first post-order:
+    the same graph gives the same order); ``pos`` receives each one's position."""
     cdef list found = []
     cdef list stack = []
     cdef Node n, m
     cdef object e
-    for e in heads:
-        stack.append((<Entry>e).node)
+    cdef Py_ssize_t i
+    for i in range(len(heads) - 1, -1, -1):
+        stack.append((<Entry>heads[i]).node)
     while stack:
         n = stack.pop()
-        if n.mark == mark:
+        if n is None:                      # a node's inputs are done: the node follows
+            n = stack.pop()
+            pos[id(n)] = len(found)
+            found.append(n)
             continue
-        n.mark = mark
-        found.append(n)
-        for e in n.inputs:
+        if id(n) in pos:
+            continue
+        pos[id(n)] = -1
+        stack.append(n)
+        stack.append(None)
+        for i in range(len(n.inputs) - 1, -1, -1):
+            e = n.inputs[i]
             if e is not None:
                 m = (<Entry>e).node
-                if m.mark != mark:
+                if id(m) not in pos:
                     stack.append(m)
-    found.sort()                 # by creation (Node orders by seq)
     return found
+
+
+cdef dict _op_infos = {}          # registry op -> (a registry op, plan keyed by attributes)
+
+
+cdef tuple _op_info(object op):
+    cdef tuple info = _op_infos.get(op)
+    if info is None:
+        info = (getattr(op, "grad_reads", None) is not None,
+                getattr(op, "name", None) in _KEYED_BY_ATTRS)
+        if info[0]:
+            _op_infos[op] = info
+    return info
+
+
+cdef inline tuple _dkey(ArrayDesc d):
+    # the context by its fields: Context hashes and compares in Python
+    ctx = d.ctx
+    return (d.shape, d.dtype, d.stype, getattr(ctx, "device_type", None),
+            getattr(ctx, "device_id", None))
+
+
+cdef object _signature(list nodes, dict pos, list heads, list head_grads, set targets,
+                       bint create_graph):
+    """The graph's signature (None: not cacheable, a Function's node); raises for a node
+    whose graph an earlier backward consumed."""
+    cdef list key = [create_graph, targets is not None]
+    cdef Node n
+    cdef object x, d, last_desc = None, last_key = None
+    cdef Py_ssize_t i
+    cdef tuple info
+    cacheable = True
+    for n in nodes:
+        if n.op is None:
+            g = n.grad
+            key.append((n.grad_req, n.seq in targets if targets is not None else None,
+                        _dkey(n.out_descs[0]),
+                        None if g is None else ((<NDArray>g)._stype, (<NDArray>g)._dtype)))
+            continue
+        if n.consumed:
+            raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
+                               "consumed by an earlier backward pass)")
+        info = _op_info(n.op)
+        if not info[0]:
+            cacheable = False          # a Function: a new op object per call
+        links = []
+        for i in range(len(n.inputs)):
+            x = n.inputs[i]
+            if x is not None:
+                links.append((pos[id((<Entry>x).node)], (<Entry>x).index))
+                continue
+            d = n.in_descs[i]
+            if d is not last_desc:     # ops of one shape share their description
+                last_desc, last_key = d, (_dkey(d),)
+            links.append(last_key)
+        if len(n.out_descs) == 1:
+            d = n.out_descs[0]
+            if d is not last_desc:
+                last_desc, last_key = d, (_dkey(d),)
+            outs = last_key
+        else:
+            outs = tuple([_dkey(d) for d in n.out_descs])
+        if info[1]:
+            try:
+                attrs = tuple(sorted(n.attrs.items()))
+                hash(attrs)
+            except TypeError:
+                cacheable = False
+                attrs = None
+        else:
+            attrs = None
+        key.append((n.op, tuple(links), outs, attrs))
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        g = head_grads[i] if head_grads is not None else None
+        key.append((pos[id((<Entry>x).node)], (<Entry>x).index,
+                    None if g is None else ((<NDArray>g)._stype, (<NDArray>g)._shape)))
+    return tuple(key) if cacheable else None
+
+
+# -- building a plan ----------------------------------------------------------------------
+
+cdef bint _is_host(object ctx):
+    return getattr(ctx, "device_type", "cpu") == "cpu"
+
+
+cdef Py_ssize_t _nbytes(ArrayDesc d):
+    cdef Py_ssize_t n = np.dtype(d.dtype).itemsize
+    for s in d.shape:
+        n *= s
+    return n
+
+
+cdef bint _plannable(ArrayDesc d):
+    return d.stype == "default" and _is_host(d.ctx) and np.dtype(d.dtype).kind in "biuf"
+
+
+cdef tuple _c_rule(Node n):
+    """(rule, kind, reads, extra) of node ``n``'s C-level rule, or (R_PY, 0, 0, None)."""
+    cdef ArrayDesc d, o
+    name = getattr(n.op, "name", None)
+    spec = _C_RULES.get(name) if _c_rules_on else None
+    if name == "Activation" and _c_rules_on:
+        spec = _C_ACTIVATION.get(n.attrs.get("act_type"))
+    if spec is None or getattr(n.op, "grad_reads", None) is None or len(n.out_descs) != 1:
+        return (R_PY, 0, 0, None)
+    rule, kind, reads = spec
+    o = n.out_descs[0]
+    dt = np.dtype(o.dtype)
+    if dt != np.float32 and dt != np.float64:
+        return (R_PY, 0, 0, None)
+    for d in n.in_descs:
+        if d.stype != "default" or not _is_host(d.ctx):
+            return (R_PY, 0, 0, None)
+        if rule != R_SOFTMAX_CE and rule != R_PICK and np.dtype(d.dtype) != dt:
+            return (R_PY, 0, 0, None)
+    if o.stype != "default" or not _is_host(o.ctx):
+        return (R_PY, 0, 0, None)
+    extra = None
+    if rule == R_UNARY:
+        d = n.in_descs[0]
+        if len(n.in_descs) != 1 or (d.shape != o.shape and not (
+                name in _SAME_BYTES and _prod(d.shape) == _prod(o.shape))):
+            return (R_PY, 0, 0, None)
+    elif rule == R_BINARY:
+        # per input: None (its shape), or (rows, cols) of the out-grad summed over rows
+        extra = []
+        for d in n.in_descs:
+            if d.shape == o.shape:
+                extra.append(None)
+                continue
+            if kind != B_ADD and kind != B_SUB:
+                return (R_PY, 0, 0, None)
+            lead = _leading(d.shape, o.shape)
+            if lead < 0:
+                return (R_PY, 0, 0, None)
+            size = _prod(o.shape)
+            extra.append((_prod(o.shape[:lead]), size // max(_prod(o.shape[:lead]), 1)))
+    elif rule == R_REDUCE:
+        d = n.in_descs[0]
+        axes = _reduced_axes(name, n.attrs, len(d.shape))
+        count = _prod([d.shape[a] for a in axes])
+        kd = tuple([1 if i in axes else s for i, s in enumerate(d.shape)])
+        extra = (kd, float(max(count, 1)) if kind == 1 else 1.0)
+    elif rule == R_DOT:
+        if len((<ArrayDesc>n.in_descs[0]).shape) != 2 or \
+                len((<ArrayDesc>n.in_descs[1]).shape) != 2:
+            return (R_PY, 0, 0, None)
+    elif rule == R_FC:
+        if len((<ArrayDesc>n.in_descs[1]).shape) != 2:
+            return (R_PY, 0, 0, None)
+    elif rule == R_SOFTMAX_CE:
+        d = n.in_descs[0]
+        lt = np.dtype((<ArrayDesc>n.in_descs[1]).dtype)
+        if len(d.shape) != 2 or lt not in (np.float32, np.float64, np.int32, np.int64):
+            return (R_PY, 0, 0, None)
+        extra = _INDEX_TYPES[lt]
+    elif rule == R_LOG_SOFTMAX:
+        d = n.in_descs[0]
+        a = n.attrs
+        if (len(d.shape) == 0 or a.get("axis") not in (-1, len(d.shape) - 1)
+                or a.get("temperature") not in (None, 1.0) or a.get("use_length")
+                or np.dtype(d.dtype) != dt):
+            return (R_PY, 0, 0, None)
+    elif rule == R_PICK:
+        d = n.in_descs[0]
+        it = np.dtype((<ArrayDesc>n.in_descs[1]).dtype)
+        if (len(d.shape) == 0 or n.attrs.get("axis") not in (-1, len(d.shape) - 1)
+                or it not in _INDEX_TYPES or np.dtype(d.dtype) != dt):
+            return (R_PY, 0, 0, None)
+        extra = (_INDEX_TYPES[it], n.attrs.get("mode") == "wrap", d.shape[len(d.shape) - 1])
+    return (rule, kind, reads, extra)
+
+
+cdef Py_ssize_t _prod(object shape):
+    cdef Py_ssize_t n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+cdef Py_ssize_t _leading(tuple shape, tuple out):
+    """How many leading axes of ``out`` an input of ``shape`` is broadcast over (its
+    shape, leading 1s dropped, is the rest of ``out``), or -1 for another broadcast."""
+    cdef tuple s = shape
+    while len(s) and s[0] == 1:
+        s = s[1:]
+    if len(s) > len(out) or tuple(out[len(out) - len(s):]) != s:
+        return -1
+    return len(out) - len(s)
+
+
+cdef bint _inplace_ok(Node n, tuple rule, Py_ssize_t j):
+    """Whether input ``j``'s gradient may be computed into the out-grad's buffer."""
+    if rule[0] == R_UNARY or rule[0] == R_BINARY or rule[0] == R_LOG_SOFTMAX:
+        return rule[0] != R_BINARY or rule[3][j] is None
+    return bool(getattr(n.op, "grad_donates", False)) and len(n.inputs) == 1
+
+
+cdef bint _passes_through(tuple rule, Py_ssize_t j):
+    """Whether input ``j``'s gradient under C-level ``rule`` is the out-grad unchanged."""
+    if rule[0] == R_UNARY:
+        return rule[1] == EW_COPY
+    return rule[0] == R_BINARY and rule[3][j] is None and (
+        rule[1] == B_ADD or (rule[1] == B_SUB and j == 0))
+
+
+cdef Py_ssize_t _target_of(dict tmap, list t_list, list variables, list nodes,
+                           Py_ssize_t node_pos, Py_ssize_t out, Py_ssize_t time) except -1:
+    """The target (gradient) of output ``out`` of node ``node_pos``, made at ``time``
+    when new: [node, out, variable or -1, first time, inplace alias, contributions]."""
+    key = (node_pos, out)
+    t = tmap.get(key)
+    if t is None:
+        t = tmap[key] = len(t_list)
+        var = -1
+        if (<Node>nodes[node_pos]).op is None:
+            var = len(variables)
+            variables.append(node_pos)
+        t_list.append([node_pos, out, var, time, -1, 0])
+    return t
+
+
+cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
+                 bint create_graph):
+    cdef Plan p = Plan.__new__(Plan)
+    cdef Py_ssize_t i, j, k, t, e_i, n_nodes = len(nodes)
+    cdef Node n, m
+    cdef object x
+    cdef bytearray needs = bytearray(n_nodes)
+    cdef bint any_needed = False
+    p.create_graph = create_graph
+    p.grad_mode = targets is not None
+    # which nodes lead to a variable that needs a gradient (creation order: inputs first)
+    for i in range(n_nodes):
+        n = nodes[i]
+        if n.op is None:
+            needs[i] = (n.seq in targets) if targets is not None else n.grad_req != REQ_NULL
+        else:
+            for x in n.inputs:
+                if x is not None and needs[<Py_ssize_t>pos[id((<Entry>x).node)]]:
+                    needs[i] = 1
+                    break
+    for x in heads:
+        if needs[<Py_ssize_t>pos[id((<Entry>(<NDArray>x)._entry).node)]]:
+            any_needed = True
+    if not any_needed:
+        raise RuntimeError("There are no inputs in computation graph that require gradients. "
+                           "(backward: no head depends, through the recorded graph, on an "
+                           "array attached with grad_req 'write' or 'add')")
+    # entries in run order: heads (time 0), then each step k (time k + 1)
+    tmap = {}                  # (node position, output) -> target
+    t_list = []                # [node, out, var, first time, alias, contributions]
+    e_list = []                # [step, input, target, request, op name]
+    s_list = []                # (node, rule tuple, first entry, n_in, out targets)
+    variables = []
+
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        k = pos[id((<Entry>x).node)]
+        t = _target_of(tmap, t_list, variables, nodes, k, (<Entry>x).index, 0) \
+            if needs[k] else -1
+        e_list.append([-1, i, t, None, None])
+    for i in range(n_nodes - 1, -1, -1):
+        n = nodes[i]
+        if n.op is None or not needs[i]:
+            continue
+        outs = [tmap.get((i, j)) for j in range(len(n.out_descs))]
+        if all(o is None for o in outs):
+            continue           # no gradient reaches it
+        if not (bool(getattr(n.op, "differentiable", True))
+                and getattr(n.op, "gradient", None) is not None):
+            raise RuntimeError(f"Operator {n.name} is non-differentiable because it didn't "
+                               "register FGradient attribute. (backward: it has no gradient "
+                               "rule, and a gradient must flow through it here)")
+        k = len(s_list)
+        rule = (R_PY, 0, 0, None) if create_graph else _c_rule(n)
+        first = len(e_list)
+        for j in range(len(n.inputs)):
+            x = n.inputs[j]
+            t = -1
+            if x is not None and needs[<Py_ssize_t>pos[id((<Entry>x).node)]]:
+                t = _target_of(tmap, t_list, variables, nodes, pos[id((<Entry>x).node)],
+                               (<Entry>x).index, k + 1)
+            e_list.append([k, j, t, None, n.name])
+        s_list.append((i, rule, first, len(n.inputs), outs))
+    n_steps = len(s_list)
+    # requests: null where no rule reads it, else first write (or the variable's add,
+    # or inplace), then add
+    last_time = {}
+    for k in range(n_steps):
+        for o in s_list[k][4]:
+            if o is not None:
+                last_time[o] = k + 1
+    for e in e_list:
+        t = e[2]
+        if t < 0:
+            e[3] = REQ_NULL
+            continue
+        tr = t_list[t]
+        first_contribution = tr[5] == 0
+        tr[5] += 1
+        if not first_contribution:
+            e[3] = REQ_ADD
+        elif tr[2] >= 0 and targets is None and (<Node>nodes[tr[0]]).grad_req == 3:
+            e[3] = REQ_ADD
+        else:
+            e[3] = REQ_WRITE
+    # descriptions and whether each gradient is planned
+    t_desc = []
+    planned = []
+    for tr in t_list:
+        m = nodes[tr[0]]
+        d = m.out_descs[tr[1]]
+        t_desc.append(d)
+        ok = not create_graph and _plannable(d)
+        if tr[2] >= 0:                # a variable: its .grad dense, and backward writes it
+            ok = ok and targets is None and m.grad is not None and \
+                (<NDArray>m.grad)._stype == STYPE_DEFAULT
+        else:                         # read by a registry rule (a Function could keep it)
+            ok = ok and getattr(m.op, "grad_reads", None) is not None
+        planned.append(ok)
+    # inplace: a first contribution computed into the out-grad its rule alone reads (a
+    # single-output node; the entry of the out-grad's dtype and size): the last needing
+    # input, or one before it whose gradient is the out-grad itself (add's, subtract's
+    # lhs: the rule then writes nothing there, and the later inputs read it unchanged)
+    if _inplace_on and not create_graph:
+        for k in range(n_steps):
+            i, rule, first, n_in, outs = s_list[k]
+            if len(outs) != 1 or outs[0] is None or not planned[outs[0]]:
+                continue
+            n = nodes[i]
+            last = n_in - 1
+            while last >= 0 and e_list[first + last][2] < 0:
+                last -= 1
+            for j in range(last, -1, -1):
+                e = e_list[first + j]
+                t = e[2]
+                if t < 0 or not (j == last or _passes_through(rule, j)):
+                    continue
+                if (e[3] == REQ_WRITE and planned[t] and t_list[t][4] < 0
+                        and np.dtype(t_desc[t].dtype) == np.dtype(t_desc[outs[0]].dtype)
+                        and _nbytes(t_desc[t]) == _nbytes(t_desc[outs[0]])
+                        and _inplace_ok(n, rule, j)):
+                    e[3] = REQ_INPLACE
+                    t_list[t][4] = outs[0]
+                    break
+    # storage: groups of targets joined by inplace, assigned to slots by size and lifetime
+    end = n_steps + 1
+    n_t = len(t_list)
+    group_of = list(range(n_t))
+    for t in range(n_t):
+        a = t_list[t][4]
+        if a >= 0:
+            group_of[t] = group_of[a]
+    groups = {}
+    for t in range(n_t):
+        if not planned[t]:
+            continue
+        g = group_of[t]
+        last = end if t_list[t][2] >= 0 else last_time.get(t, t_list[t][3])
+        first_t = t_list[t][3]
+        if g in groups:
+            gr = groups[g]
+            gr[0] = min(gr[0], first_t)
+            gr[1] = max(gr[1], last)
+        else:
+            groups[g] = [first_t, last, _nbytes(t_desc[t]), t_desc[t].ctx]
+    slot_of_group = {}
+    slot_sizes, slot_last, slot_ctx = [], [], []
+    naive = 0
+    for t in range(n_t):
+        if planned[t]:
+            naive += _nbytes(t_desc[t])
+    order = sorted([(gr[0], g) for g, gr in groups.items()])
+    for first_t, g in order:
+        _, last, nb, ctx = groups[g]
+        best = -1
+        for s in range(len(slot_sizes)):
+            if slot_last[s] < first_t and slot_ctx[s] == ctx and slot_sizes[s] >= nb and (
+                    best < 0 or slot_sizes[s] < slot_sizes[best]):
+                best = s
+        if best < 0:
+            best = len(slot_sizes)
+            slot_sizes.append(nb)
+            slot_last.append(last)
+            slot_ctx.append(ctx)
+        else:
+            slot_last[best] = last
+        slot_of_group[g] = best
+    # flat tables
+    p.n_entries = len(e_list)
+    p.n_targets = n_t
+    p.n_steps = n_steps
+    p.n_heads = len(heads)
+    p.n_slots = len(slot_sizes)
+    p.entries = <EntryRec*>_alloc(p.n_entries, sizeof(EntryRec))
+    p.targets = <TargetRec*>_alloc(n_t, sizeof(TargetRec))
+    p.steps = <StepRec*>_alloc(n_steps, sizeof(StepRec))
+    p.heads = <int*>_alloc(p.n_heads, sizeof(int))
+    p.slot_nbytes = <Py_ssize_t*>_alloc(p.n_slots, sizeof(Py_ssize_t))
+    p.filled = <char*>_alloc(n_t, 1)
+    p.owned = <char*>_alloc(n_t, 1)
+    n_outs = sum(len(s[4]) for s in s_list)
+    p.step_outs = <int*>_alloc(n_outs, sizeof(int))
+    for s in range(p.n_slots):
+        p.slot_nbytes[s] = slot_sizes[s]
+    p.slot_ctx = slot_ctx
+    p.slot_chunks = [None] * p.n_slots
+    p.t_desc = t_desc
+    p.views = [None] * n_t
+    p.cur = [None] * n_t
+    p.variables = variables
+    for t in range(n_t):
+        tr = t_list[t]
+        p.targets[t].node = tr[0]
+        p.targets[t].out = tr[1]
+        p.targets[t].var = tr[2]
+        p.targets[t].first = tr[3]
+        p.targets[t].last = end if tr[2] >= 0 else last_time.get(t, tr[3])
+        p.targets[t].alias = tr[4]
+        p.targets[t].nbytes = _nbytes(t_desc[t])
+        p.targets[t].slot = slot_of_group[group_of[t]] if planned[t] else -1
+    p.e_ops = []
+    for e_i in range(p.n_entries):
+        e = e_list[e_i]
+        t = e[2]
+        p.entries[e_i].step = e[0]
+        p.entries[e_i].input = e[1]
+        p.entries[e_i].target = t
+        p.entries[e_i].request = e[3]
+        p.entries[e_i].slot = p.targets[t].slot if t >= 0 else -1
+        p.entries[e_i].nbytes = p.targets[t].nbytes if t >= 0 else 0
+        p.entries[e_i].last_use = p.targets[t].last if t >= 0 else -1
+        # an operator's output gradient is read by its rule; a variable's by nobody
+        p.entries[e_i].ref_count = 1 if t >= 0 and p.targets[t].var < 0 else 0
+        if e[0] < 0:
+            p.heads[e[1]] = e_i
+        p.e_ops.append(e[4])
+    p.step_extra = []
+    j = 0
+    for k in range(n_steps):
+        i, rule, first, n_in, outs = s_list[k]
+        p.steps[k].node = i
+        p.steps[k].rule = rule[0]
+        p.steps[k].kind = rule[1]
+        p.steps[k].reads = rule[2]
+        p.steps[k].entry = first
+        p.steps[k].n_in = n_in
+        p.steps[k].outs = j
+        p.steps[k].n_out = len(outs)
+        for o in outs:
+            p.step_outs[j] = -1 if o is None else o
+            j += 1
+        p.step_extra.append(rule[3])
+    p.requests = {"null": 0, "write": 0, "inplace": 0, "add": 0}
+    for e_i in range(p.n_entries):
+        p.requests[REQUEST_NAMES[p.entries[e_i].request]] += 1
+    p.peak_bytes = sum(slot_sizes)
+    p.naive_peak_bytes = naive
+    return p
+
+
+# -- running a plan -----------------------------------------------------------------------
+
+cdef inline char* _ptr(NDArray a):
+    return <char*>(a._chunk.ptr() + a._offset)
+
+
+cdef NDArray _view(Chunk c, ArrayDesc d):
+    """An NDArray over the start of chunk ``c`` with ``d``'s shape and dtype."""
+    cdef NDArray v = NDArray.__new__(NDArray)
+    v._chunk = c
+    v._shape = d.shape
+    v._dtype = np.dtype(d.dtype)
+    v._offset = 0
+    return v
+
+
+cdef int _bind(Plan p) except -1:
+    """Make the slot buffers (first run, or after a release) and each target's view."""
+    cdef Py_ssize_t s, t
+    cdef NDArray buf
+    cdef Chunk c
+    for s in range(p.n_slots):
+        if p.slot_chunks[s] is None:
+            buf = new_dense((p.slot_nbytes[s],), np.dtype(np.uint8), p.slot_ctx[s], 0)
+            buf._chunk.plan_slot = True
+            p.slot_chunks[s] = buf._chunk
+    for t in range(p.n_targets):
+        s = p.targets[t].slot
+        p.filled[t] = 0
+        if s < 0:
+            p.owned[t] = 0
+            p.cur[t] = None
+            continue
+        c = p.slot_chunks[s]
+        v = p.views[t]
+        if v is None or (<NDArray>v)._chunk is not c:
+            v = p.views[t] = _view(c, p.t_desc[t])
+        p.cur[t] = v
+        p.owned[t] = 1
+    return 0
+
+
+cdef int _copy_into(NDArray dst, NDArray src) except -1:
+    """dst[...] = src (dst a dense planned buffer)."""
+    if src._stype != STYPE_DEFAULT:
+        src = src.tostype("default")
+    if src._chunk.host and src._dtype is dst._dtype and src._shape == dst._shape:
+        memmove(_ptr(dst), _ptr(src), src._size() * (<cnp.dtype>src._dtype).itemsize)
+        dst._chunk.bump()
+    else:
+        assign(dst, src)
+    return 0
+
+
+cdef int _add_to(NDArray dst, NDArray src) except -1:
+    """dst += src (dst a dense buffer the run owns)."""
+    if src._stype != STYPE_DEFAULT:
+        src = src.tostype("default")
+    if not add_into(dst, src):
+        invoke_parsed(_add_op, [dst, src], _add_attrs, dst, "inplace")
+    return 0
+
+
+cdef int _contribute(Plan p, Py_ssize_t t, NDArray g) except -1:
+    """Contribution ``g`` (a rule's result, or a head gradient) to target ``t``."""
+    cdef NDArray buf
+    if p.targets[t].slot >= 0:
+        buf = p.cur[t]
+        if g is buf or (g._chunk is buf._chunk and g._offset == 0 and g._shape == buf._shape
+                        and g._dtype is buf._dtype):
+            pass                              # the rule wrote into its donated out-grad
+        elif p.filled[t]:
+            _add_to(buf, g)
+        else:
+            _copy_into(buf, g)
+        p.filled[t] = 1
+        return 0
+    buf = p.cur[t]
+    if buf is None:
+        if g._chunk.plan_slot:                # never hand a planned buffer on
+            g = g.copy()
+            p.owned[t] = 1
+        p.cur[t] = g
+        p.filled[t] = 1
+        return 0
+    if p.owned[t] and not p.create_graph and buf._stype == STYPE_DEFAULT \
+            and g._stype == STYPE_DEFAULT:
+        _add_to(buf, g)
+        return 0
+    p.cur[t] = invoke_parsed(_add_op, [buf, g], _add_attrs, None, None)
+    p.owned[t] = 1
+    return 0
+
+
+cdef NDArray _dest(Plan p, Py_ssize_t t, bint* add):
+    """Where a C rule writes target ``t``'s contribution; ``add``: accumulate there."""
+    cdef NDArray buf = p.cur[t]
+    cdef ArrayDesc d
+    if p.targets[t].slot >= 0:
+        add[0] = p.filled[t] != 0
+        return buf
+    if buf is None or not p.owned[t]:
+        d = p.t_desc[t]
+        add[0] = False
+        return new_dense(d.shape, np.dtype(d.dtype), d.ctx, 0)
+    add[0] = True
+    return buf
+
+
+cdef int _done(Plan p, Py_ssize_t t, NDArray dst) except -1:
+    """After a C rule wrote target ``t``'s contribution into ``dst`` (from _dest)."""
+    cdef NDArray buf = p.cur[t]
+    dst._chunk.bump()
+    if p.targets[t].slot >= 0 or dst is buf:
+        p.filled[t] = 1
+        return 0
+    if buf is None:
+        p.cur[t] = dst
+        p.owned[t] = 1
+    else:                                     # a gradient the run does not own
+        p.cur[t] = invoke_parsed(_add_op, [buf, dst], _add_attrs, None, None)
+        p.owned[t] = 1
+    p.filled[t] = 1
+    return 0
+
+
+cdef NDArray _saved(Node n, bint outputs, Py_ssize_t i):
+    return n.value(outputs, i, False)
+
+
+cdef int _ew(bint f64, int kind, NDArray out, NDArray g, NDArray a, NDArray b, double s,
+             bint add) except -1:
+    cdef Py_ssize_t size = g._size()
+    cdef char* pa = NULL
+    cdef char* pb = NULL
+    if a is not None:
+        pa = _ptr(a)
+    if b is not None:
+        pb = _ptr(b)
+    if f64:
+        ew_f64(kind, <double*>_ptr(out), <double*>_ptr(g), <double*>pa, <double*>pb, s, size,
+               add)
+    else:
+        ew_f32(kind, <float*>_ptr(out), <float*>_ptr(g), <float*>pa, <float*>pb, s, size, add)
+    return 0
+
+
+cdef int _rowsum(bint f64, NDArray out, NDArray g, tuple rc, double s, bint add) except -1:
+    cdef Py_ssize_t rows = rc[0], cols = rc[1]
+    if f64:
+        rowsum_f64(<double*>_ptr(out), <double*>_ptr(g), rows, cols, s, add)
+    else:
+        rowsum_f32(<float*>_ptr(out), <float*>_ptr(g), rows, cols, s, add)
+    return 0
+
+
+cdef int _gemm(bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b, NDArray c,
+               bint add) except -1:
+    """Row-major c (m, n) (+)= op(a) @ op(b), ``ta``/``tb``: a is stored (k, m) / b (n, k).
+    NumPy's matmul on views of the operands (its BLAS: a second BLAS with a thread pool
+    of its own, such as SciPy's, makes the two pools fight over the cores)."""
+    av = np_view(a).reshape((k, m) if ta else (m, k))
+    bv = np_view(b).reshape((n, k) if tb else (k, n))
+    cv = np_view(c).reshape((m, n))
+    if ta:
+        av = av.T
+    if tb:
+        bv = bv.T
+    if add:
+        np.add(cv, np.matmul(av, bv), out=cv)
+    else:
+        np.matmul(av, bv, out=cv)
+    return 0
+
+
+cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
+    """Step ``st``'s C-level rule: each needing input's gradient into its target."""
+    cdef Py_ssize_t j, t, e
+    cdef StepRec* st = &p.steps[step]
+    cdef int kind = st.kind
+    cdef bint add = False, f64 = (<cnp.dtype>g._dtype).itemsize == 8
+    cdef NDArray dst, a = None, b = None, x, w
+    cdef object extra = p.step_extra[step]
+    cdef int m, k, nn
+    cdef bint ta, tb
+    cdef double s = 0
+    for j in range(st.n_in):
+        e = st.entry + j
+        t = p.entries[e].target
+        if t < 0 or (st.rule == R_PICK and j != 0):    # pick's index gets no gradient
+            continue
+        dst = _dest(p, t, &add)
+        if st.rule == R_UNARY:
+            if st.reads == READ_IN:
+                a = _saved(n, False, 0)
+            elif st.reads == READ_OUT:
+                a = _saved(n, True, 0)
+            if kind == EW_RDIV_SCALAR:
+                b = _saved(n, False, 0)
+            if kind == EW_SCALE or kind == EW_DIV_SCALAR:
+                s = n.attrs["scalar"]
+            if kind != EW_COPY or add or _ptr(dst) != _ptr(g):
+                _ew(f64, kind, dst, g, a, b, s, add)
+        elif st.rule == R_BINARY:
+            if extra[j] is not None:
+                _rowsum(f64, dst, g, extra[j], -1.0 if kind == B_SUB and j == 1 else 1.0, add)
+            elif kind == B_ADD or (kind == B_SUB and j == 0):
+                if add or _ptr(dst) != _ptr(g):        # in place: nothing to write
+                    _ew(f64, EW_COPY, dst, g, None, None, 0, add)
+            elif kind == B_SUB:
+                _ew(f64, EW_NEG, dst, g, None, None, 0, add)
+            elif kind == B_MUL:
+                _ew(f64, EW_MUL, dst, g, _saved(n, False, 1 - j), None, 0, add)
+            elif j == 0:                     # divide: g / rhs
+                _ew(f64, EW_DIV, dst, g, _saved(n, False, 1), None, 0, add)
+            else:                            # divide: -g * lhs / rhs^2
+                _ew(f64, EW_DIV_RHS, dst, g, _saved(n, False, 0), _saved(n, False, 1), 0, add)
+        elif st.rule == R_REDUCE:
+            _reduce_grad(f64, dst, g, extra, add)
+        elif st.rule == R_DOT:
+            x, w = _saved(n, False, 0), _saved(n, False, 1)
+            ta, tb = n.attrs["transpose_a"], n.attrs["transpose_b"]
+            _dot_grad(j, ta, tb, x, w, g, dst, add)
+        elif st.rule == R_FC:
+            # out (rows, nh) = data (rows, k) @ weight.T (nh, k) + bias
+            nn = (<ArrayDesc>n.in_descs[1]).shape[0]
+            k = (<ArrayDesc>n.in_descs[1]).shape[1]
+            m = g._size() // nn if nn else 0
+            if j == 0:                       # d data = g @ weight
+                _gemm(False, False, m, k, nn, g, _saved(n, False, 1), dst, add)
+            elif j == 1:                     # d weight = g.T @ data
+                _gemm(True, False, nn, k, m, g, _saved(n, False, 0), dst, add)
+            else:                            # d bias = g summed over rows
+                _rowsum(f64, dst, g, (m, nn), 1.0, add)
+        elif st.rule == R_SOFTMAX_CE:
+            _softmax_ce_grad(f64, n, kind, extra, g, dst, add)
+        elif st.rule == R_LOG_SOFTMAX:
+            a = _saved(n, True, 0)
+            k = a._shape[len(a._shape) - 1]
+            m = a._size() // k if k else 0
+            if f64:
+                log_softmax_f64(<double*>_ptr(dst), <double*>_ptr(g), <double*>_ptr(a), m, k,
+                                add)
+            else:
+                log_softmax_f32(<float*>_ptr(dst), <float*>_ptr(g), <float*>_ptr(a), m, k,
+                                add)
+        elif st.rule == R_PICK:
+            b = _saved(n, False, 1)
+            k = extra[2]
+            m = dst._size() // k if k else 0
+            if f64:
+                pick_f64(<double*>_ptr(dst), <double*>_ptr(g), _ptr(b), <int>extra[0],
+                         <bint>extra[1], m, k, add)
+            else:
+                pick_f32(<float*>_ptr(dst), <float*>_ptr(g), _ptr(b), <int>extra[0],
+                         <bint>extra[1], m, k, add)
+        _done(p, t, dst)
+    return 0
+
+
+cdef int _softmax_ce_grad(bint f64, Node n, int summed, int ltype, NDArray g, NDArray dst,
+                         bint add) except -1:
+    """The data gradient of softmax_cross_entropy (``summed``: one out-grad for the batch;
+    its forward's softmax used when it kept it) or of _softmax_ce_loss (one per row)."""
+    cdef NDArray x = _saved(n, False, 0), label = _saved(n, False, 1)
+    cdef Py_ssize_t rows = x._shape[0], k = x._shape[1]
+    cdef cnp.ndarray prob = None
+    cdef char* pp = NULL
+    if summed and n.state is not None:
+        kept = getattr(n.state, "prob", None)
+        if isinstance(kept, np.ndarray) and kept.dtype == x._dtype and \
+                kept.flags.c_contiguous and kept.shape == x._shape:
+            prob = kept
+            pp = <char*>cnp.PyArray_DATA(prob)
+    if f64:
+        softmax_ce_f64(<double*>_ptr(dst), <double*>_ptr(x), <double*>pp, _ptr(label), ltype,
+                       <double*>_ptr(g), 0 if summed else 1, rows, k, add)
+    else:
+        softmax_ce_f32(<float*>_ptr(dst), <float*>_ptr(x), <float*>pp, _ptr(label), ltype,
+                       <float*>_ptr(g), 0 if summed else 1, rows, k, add)
+    return 0
+
+
+cdef int _reduce_grad(bint f64, NDArray dst, NDArray g, tuple extra, bint add) except -1:
+    """sum/mean: g broadcast over the reduced axes (divided by their count for mean)."""
+    kd, count = extra
+    if g._size() == 1:
+        if f64:
+            fill_f64(<double*>_ptr(dst), <double*>_ptr(g), count, dst._size(), add)
+        else:
+            fill_f32(<float*>_ptr(dst), <float*>_ptr(g), count, dst._size(), add)
+        return 0
+    out = np_view(dst)
+    src = np_view(g).reshape(kd)
+    if count != 1.0:
+        src = np.divide(src, count)
+    if add:
+        np.add(out, src, out=out)
+    else:
+        np.copyto(out, src)
+    return 0
+
+
+cdef int _dot_grad(Py_ssize_t j, bint ta, bint tb, NDArray x, NDArray w, NDArray g,
+                   NDArray dst, bint add) except -1:
+    """dot's rule as _dot_grad in runtime.ops.linalg, 2-D operands: x (m, k) (stored
+    (k, m) with ta), w (k, n) (stored (n, k) with tb), g (m, n)."""
+    cdef int m = g._shape[0], n = g._shape[1]
+    cdef int k = x._shape[0] if ta else x._shape[1]
+    if j == 0:
+        if not ta:                   # dx (m, k) = g @ op(w).T
+            _gemm(False, not tb, m, k, n, g, w, dst, add)
+        else:                        # dx (k, m) = op(w) @ g.T
+            _gemm(tb, True, k, m, n, w, g, dst, add)
+    else:
+        if not tb:                   # dw (k, n) = op(x).T @ g
+            _gemm(not ta, False, k, n, m, x, g, dst, add)
+        else:                        # dw (n, k) = g.T @ op(x)
+            _gemm(True, ta, n, k, m, g, x, dst, add)
+    return 0
+
+
+cdef int _run_py(Plan p, StepRec* st, Node n) except -1:
+    """Step ``st``'s rule called in Python; its results contributed to their targets."""
+    cdef Py_ssize_t j, t, n_in = st.n_in, n_out = st.n_out
+    cdef list ograds = [None] * n_out
+    cdef list mask = [False] * n_in
+    cdef NDArray g, donated = None
+    cdef ArrayDesc d
+    for j in range(n_out):
+        t = p.step_outs[st.outs + j]
+        if t >= 0 and p.filled[t]:
+            ograds[j] = p.cur[t]
+        else:
+            d = n.out_descs[j]
+            ograds[j] = zeros(d.shape, ctx=d.ctx, dtype=d.dtype, stype=d.stype)
+    for j in range(n_in):
+        mask[j] = p.entries[st.entry + j].target >= 0
+        if p.entries[st.entry + j].request == REQ_INPLACE:
+            donated = ograds[0]
+            donated._donated = True
+    rule = n.op.gradient
+    cg = p.create_graph
+    ins = [n.value(False, j, cg) for j in range(n_in)]
+    outs = [n.value(True, j, cg) for j in range(n_out)]
+    try:
+        if n.state is None:
+            in_grads = (rule(n.attrs, ins, outs, ograds, needs=mask) if _rule_takes_needs(rule)
+                        else rule(n.attrs, ins, outs, ograds))
+        else:
+            in_grads = (rule(n.attrs, ins, outs, ograds, n.state, needs=mask)
+                        if _rule_takes_needs(rule) else rule(n.attrs, ins, outs, ograds,
+                                                              n.state))
+    finally:
+        if donated is not None:
+            donated._donated = False
+    if len(in_grads) != n_in:
+        raise RuntimeError(f"backward: the gradient rule of {n.name} returned "
+                           f"{len(in_grads)} gradients for {n_in} inputs")
+    for j in range(n_in):
+        if not mask[j] or in_grads[j] is None:
+            continue
+        g = in_grads[j]
+        d = n.in_descs[j]
+        if g._shape != d.shape:
+            raise RuntimeError(f"backward: the gradient rule of {n.name} gave input {j} a "
+                               f"gradient of shape {g.shape!r} for shape {d.shape!r}")
+        _contribute(p, p.entries[st.entry + j].target, g)
+    return 0
+
+
+cdef int _run_steps(Plan p, list nodes, list heads, list head_grads,
+                    bint retain_graph) except -1:
+    cdef Py_ssize_t i, k, t, j
+    cdef StepRec* st
+    cdef Node n
+    cdef NDArray g, h, buf
+    cdef bint any_grad
+    cdef int n_run = 0
+    for i in range(p.n_heads):
+        t = p.entries[p.heads[i]].target
+        if t < 0:
+            continue
+        h = heads[i]
+        g = head_grads[i] if head_grads is not None else None
+        if g is not None and g._shape != h._shape:
+            raise ValueError(f"backward: head_grads[{i}] must have the head's shape "
+                             f"{h.shape!r} (got {g.shape!r})")
+        if p.targets[t].slot >= 0:
+            buf = p.cur[t]
+            if g is None:
+                if p.filled[t]:
+                    np.add(np_view(buf), 1, out=np_view(buf))
+                else:
+                    buf._fill(1)
+                buf._chunk.bump()
+                p.filled[t] = 1
+            else:
+                _contribute(p, t, g)
+        else:
+            _contribute(p, t, g if g is not None else ones(h.shape, ctx=h.ctx, dtype=h.dtype))
+    for k in range(p.n_steps):
+        st = &p.steps[k]
+        n = nodes[st.node]
+        any_grad = False
+        for j in range(st.n_out):
+            t = p.step_outs[st.outs + j]
+            if t >= 0 and p.filled[t]:
+                any_grad = True
+        if any_grad:
+            if st.rule == R_PY:
+                _run_py(p, st, n)
+            else:
+                _run_c(p, k, n, p.cur[p.step_outs[st.outs]])
+            n_run += 1
+        for j in range(st.n_out):         # the out-grads' last reader has run
+            t = p.step_outs[st.outs + j]
+            if t >= 0 and p.targets[t].slot < 0:
+                p.cur[t] = None
+        if not retain_graph:
+            n.release()
+    return n_run
+
+
+cdef bint _swap(NDArray dst, NDArray src, Plan p, Py_ssize_t slot) except -1:
+    """Give ``dst`` (a variable's .grad) the memory of the planned buffer ``src`` and the
+    plan the old memory of ``dst``, when nobody can tell: dense host memory of one size,
+    ``dst`` its chunk's only array (no NDArray view, no export; the chunk referenced by
+    ``dst`` and this frame alone).  MXNet writes the last gradient op into the variable's
+    gradient (request write); this gives the same saving while keeping every ``.grad``
+    untouched until the pass has succeeded."""
+    cdef Chunk old = dst._chunk
+    cdef Chunk new = src._chunk
+    if (dst._stype != STYPE_DEFAULT or dst._offset != 0 or dst._exports or not old.host
+            or old.borrowed or old.delay_alloc or old.plan_slot
+            or old.data_nbytes != new.data_nbytes or dst._dtype is not src._dtype
+            or old.ctx != new.ctx or Py_REFCNT(old) != 2):
+        return False
+    new.version = old.version
+    new.plan_slot = False
+    old.plan_slot = True
+    dst._chunk = new
+    new.bump()
+    p.slot_chunks[slot] = old
+    return True
+
+
+cdef int _write_grads(Plan p, list nodes, list finals) except -1:
+    """Write each variable's gradient into its ``.grad`` by its request (after every rule
+    ran, so that an error leaves them unchanged)."""
+    cdef Py_ssize_t t
+    cdef Node n
+    cdef NDArray g
+    for t, g in finals:
+        n = nodes[p.targets[t].node]
+        if n.grad is None:
+            continue
+        if g is None:
+            if n.grad_req == REQ_WRITE:
+                if n.grad._stype == STYPE_DEFAULT:
+                    n.grad._fill(0)
+                    n.grad._chunk.bump()
+                else:
+                    assign(n.grad, zeros(n.grad.shape, ctx=n.grad.ctx, dtype=n.grad.dtype,
+                                         stype=n.grad.stype))
+            continue
+        if g._dtype != n.grad._dtype:
+            g = g.astype(n.grad.dtype)
+        if n.grad_req == REQ_ADD:
+            if n.grad._stype == STYPE_DEFAULT and g._stype == STYPE_DEFAULT:
+                _add_to(n.grad, g)
+            else:
+                assign(n.grad, invoke_parsed(_add_op, [n.grad, g.tostype(n.grad.stype)],
+                                             _add_attrs, None, None))
+        elif not (p.targets[t].slot >= 0 and g._chunk.plan_slot
+                  and g._chunk is p.slot_chunks[p.targets[t].slot]
+                  and _swap(n.grad, g, p, p.targets[t].slot)):
+            assign(n.grad, g)
+    return 0
+
+
+cdef Py_ssize_t _pool_calls():
+    cdef Py_ssize_t n = 0
+    for pool in allocator.pools().values():
+        if isinstance(pool, Pool):
+            n += (<Pool>pool).n_hits + (<Pool>pool).n_misses
+        else:
+            s = pool.memory_stats()
+            n += s["num_cache_hits"] + s["num_cache_misses"]
+    return n
+
+
+cdef inline bint _same_desc(ArrayDesc a, ArrayDesc b) except -1:
+    if a is b:
+        return True
+    return (a.dtype is b.dtype and a.stype == b.stype and a.shape == b.shape
+            and (a.ctx is b.ctx or _dkey(a)[3:] == _dkey(b)[3:]))
+
+
+cdef int _sketch(Plan p, list nodes, dict pos, list heads, list head_grads,
+                 set targets) except -1:
+    """What ``_matches`` compares a graph with: the signature's contents, by node."""
+    cdef Node n
+    cdef list sk = []
+    cdef Py_ssize_t i
+    for n in nodes:
+        if n.op is None:
+            g = n.grad
+            sk.append((None, n.grad_req, n.seq in targets if targets is not None else None,
+                       n.out_descs[0],
+                       -1 if g is None else (<NDArray>g)._stype,
+                       None if g is None else (<NDArray>g)._dtype))
+            continue
+        links = []
+        for i in range(len(n.inputs)):
+            x = n.inputs[i]
+            links.append(n.in_descs[i] if x is None else
+                         (pos[id((<Entry>x).node)], (<Entry>x).index))
+        sk.append((n.op, tuple(n.out_descs), tuple(links),
+                   dict(n.attrs) if _op_info(n.op)[1] else None))
+    p.sk = sk
+    p.sk_heads = []
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        g = head_grads[i] if head_grads is not None else None
+        p.sk_heads.append((pos[id((<Entry>x).node)], (<Entry>x).index,
+                           None if g is None else ((<NDArray>g)._stype, (<NDArray>g)._shape)))
+    return 0
+
+
+cdef bint _matches(Plan p, list nodes, list heads, list head_grads, set targets,
+                   bint create_graph) except -1:
+    """Whether the graph has the plan's signature, compared in place (no key built):
+    the short road of a training loop, which differentiates one graph step after step."""
+    cdef Py_ssize_t i, j, n_nodes = len(nodes)
+    cdef Node n
+    cdef tuple rec, r
+    cdef object x, g
+    if (p.sk is None or p.create_graph != create_graph or p.grad_mode != (targets is not None)
+            or len(p.sk) != n_nodes or len(p.sk_heads) != len(heads)):
+        return False
+    for i in range(n_nodes):
+        n = nodes[i]
+        rec = p.sk[i]
+        if n.op is None:
+            g = n.grad
+            if (rec[0] is not None or n.grad_req != <int>rec[1]
+                    or (targets is not None and (n.seq in targets) != rec[2])
+                    or not _same_desc(n.out_descs[0], rec[3])
+                    or (-1 if g is None else (<NDArray>g)._stype) != <int>rec[4]
+                    or (g is not None and (<NDArray>g)._dtype is not rec[5])):
+                return False
+            continue
+        if n.op is not rec[0] or len(n.out_descs) != len(<tuple>rec[1]) or \
+                len(n.inputs) != len(<tuple>rec[2]):
+            return False
+        if n.consumed:
+            raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
+                               "consumed by an earlier backward pass)")
+        for j in range(len(n.out_descs)):
+            if not _same_desc(n.out_descs[j], (<tuple>rec[1])[j]):
+                return False
+        for j in range(len(n.inputs)):
+            x = n.inputs[j]
+            y = (<tuple>rec[2])[j]
+            if x is None:
+                if type(y) is not ArrayDesc or not _same_desc(n.in_descs[j], y):
+                    return False
+            elif type(y) is not tuple or (<Entry>x).node is not nodes[<Py_ssize_t>(<tuple>y)[0]] \
+                    or (<Entry>x).index != <Py_ssize_t>(<tuple>y)[1]:
+                return False
+        if rec[3] is not None and n.attrs != rec[3]:
+            return False
+    for i in range(len(heads)):
+        x = (<NDArray>heads[i])._entry
+        r = p.sk_heads[i]
+        if (<Entry>x).node is not nodes[<Py_ssize_t>r[0]] or (<Entry>x).index != <Py_ssize_t>r[1]:
+            return False
+        g = head_grads[i] if head_grads is not None else None
+        if (g is None) != (r[2] is None) or (g is not None and (
+                (<NDArray>g)._stype != <int>r[2][0] or (<NDArray>g)._shape != r[2][1])):
+            return False
+    return True
+
+
+cdef Plan _recent(list nodes, list heads, list head_grads, set targets, bint create_graph):
+    """The most recently used cached plans (two at most) that the graph matches, or None."""
+    cdef Py_ssize_t tried = 0
+    for p in reversed(_cache.values()):
+        if tried == 2:
+            break
+        tried += 1
+        if not (<Plan>p).busy and _matches(p, nodes, heads, head_grads, targets,
+                                           create_graph):
+            return p
+    return None
+
+
+cdef Plan _plan_for(object key, list nodes, dict pos, list heads, list head_grads,
+                    set targets, bint create_graph, bint* cached):
+    cdef Plan p = None
+    if key is not None:
+        p = _cache.get(key)
+        if p is not None and not p.busy:
+            cached[0] = True
+            del _cache[key]               # re-inserted last: the cache is oldest first
+            _cache[key] = p
+            return p
+    cached[0] = False
+    p = _build(nodes, pos, heads, head_grads, targets, create_graph)
+    if key is not None and not create_graph and key not in _cache:
+        p.key = key
+        _sketch(p, nodes, pos, heads, head_grads, targets)
+        while len(_cache) >= PLAN_CACHE_SIZE:
+            old = _cache.pop(next(iter(_cache)))
+            if not (<Plan>old).busy:          # a run in progress keeps what it holds
+                (<Plan>old).release()
+        _cache[key] = p
+    return p
 
 
 def run(list heads, list head_grads, list variables, bint retain_graph, bint create_graph):
     """Backward from ``heads`` (NDArrays on the tape) with ``head_grads`` (NDArray or None
     each).  ``variables`` None: gradients go to every variable's ``.grad`` by its
-    ``grad_req``; else the gradients of those variables are returned, ``.grad`` untouched.
-    """
-    global _pass, _depth
-    cdef _Run r = _Run.__new__(_Run)
-    cdef list nodes, entries = [], outer = None
-    cdef Node n
-    cdef Entry e
-    cdef NDArray h, g, a
+    ``grad_req`` (returns None); else the gradients of those variables are returned, one
+    per variable (None where no gradient reached it), ``.grad`` untouched."""
+    global _last_plan
+    cdef list entries = []
     cdef set targets = None
-    cdef Py_ssize_t i
-    cdef object x
-    cdef bint needed
-    pool_marks = {}
-    r.create_graph = create_graph
+    cdef Py_ssize_t i, t, calls
+    cdef NDArray h
+    cdef Plan p
+    cdef bint cached = False
+    cdef dict pos = {}
+    _stats.clear()
+    _last_plan = None
     for i, h in enumerate(heads):
         if h._entry is None:
             raise RuntimeError(NOT_IN_GRAPH + f" (backward: head {i} of shape {h.shape!r} "
@@ -248,301 +1504,50 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
                                  f"variable {i} of shape {v.shape!r}: call attach_grad() on "
                                  "it before recording)")
             targets.add((<Entry>ve).node.seq)
-    _pass += 1
-    r.number = _pass
-    nodes = _collect(entries, _pass)
-    if _depth:
-        # a backward inside a gradient rule: keep the outer run's entries on shared nodes
-        outer = [(n, n.needs, n.grads) for n in nodes]
-        for n in nodes:
-            n.grads = None
-    _depth += 1
-    try:
-        results = _run_nodes(r, nodes, entries, heads, head_grads, variables, targets,
-                             retain_graph, pool_marks)
-    finally:
-        _depth -= 1
-        for n in nodes:
-            n.grads = None
-        if outer is not None:
-            for n, needed, slots in outer:
-                n.needs = needed
-                n.grads = slots
-    return results
-
-
-cdef object _cache_hits(object pool):
-    """The pool's cache hits so far (its counter; memory_stats() builds a whole dict)."""
-    if isinstance(pool, Pool):
-        return (<Pool>pool).n_hits
-    return pool.memory_stats()["num_cache_hits"]
-
-
-cdef dict _run_nodes(_Run r, list nodes, list entries, list heads, list head_grads,
-                     list variables, set targets, bint retain_graph, dict pool_marks):
-    cdef Node n
-    cdef Entry e
-    cdef NDArray h, g, a
-    cdef Py_ssize_t i
-    cdef object x, lst
-    cdef bint needed
-    for n in nodes:
-        if n.op is None:
-            n.needs = (n.seq in targets) if targets is not None else n.grad_req != REQ_NULL
-        else:
-            if n.consumed:
-                raise RuntimeError(NOT_IN_GRAPH + f" (backward: the graph of {n.name} was "
-                                   "consumed by an earlier backward pass)")
-            needed = False
-            for x in n.inputs:
-                if x is not None and (<Entry>x).node.needs:
-                    needed = True
-                    break
-            n.needs = needed
-    needed = False
-    for x in entries:
-        if (<Entry>x).node.needs:
-            needed = True
-    if not needed:
-        raise RuntimeError("There are no inputs in computation graph that require gradients. "
-                           "(backward: no head depends, through the recorded graph, on an "
-                           "array attached with grad_req 'write' or 'add')")
+    nodes = _collect(entries, pos)
     if variables is not None:
-        reached = {n.seq for n in nodes}
         for i, v in enumerate(variables):
-            if (<Entry>(<NDArray>v)._entry).node.seq not in reached:
+            if id((<Entry>(<NDArray>v)._entry).node) not in pos:
                 raise ValueError(f"grad: variable {i} (shape {v.shape!r}) is not reached "
                                  "from the heads: the heads do not depend on it")
-    for h in heads:
-        r.protect(h)
-    for i, h in enumerate(heads):
-        g = head_grads[i] if head_grads is not None else None
-        if g is None:
-            g = ones(h.shape, ctx=h.ctx, dtype=h.dtype)
-        else:
-            if g.shape != h.shape:
-                raise ValueError(f"backward: head_grads[{i}] must have the head's shape "
-                                 f"{h.shape!r} (got {g.shape!r})")
-            r.protect(g)
-        e = h._entry
-        r.accumulate(e.node, e.index, g)
-    for n in nodes:     # saved forward values are never written in place
-        if n.op is not None and not n.consumed:
-            for lst in n.saved_in:
-                if lst is not None:
-                    r.protect(<NDArray>lst)
-            for lst in n.saved_out:
-                if lst is not None:
-                    r.protect(<NDArray>lst)
-        elif n.op is None and n.grad is not None:
-            r.protect(n.grad)
-    for p in allocator.pools().values():
-        pool_marks[p] = (p.mark_peak(), _cache_hits(p))
-    results = {}
-    for i in range(len(nodes) - 1, -1, -1):
-        n = nodes[i]
-        if not n.needs:
-            continue
-        if n.op is None:
-            owned = n.grads is not None and n.grads[1] is True
-            results[n.seq] = (n, r.take(n, 0, False), owned)
-            continue
-        _run_node(r, n)
-        if not retain_graph:
-            n.release()
-    _stats.clear()
-    _stats.update(nodes=r.n_nodes, entries=r.n_entries,
-                  requests={"null": r.n_null, "write": r.n_write, "inplace": r.n_inplace,
-                            "add": r.n_add},
-                  buffers_allocated=r.n_alloc,
-                  buffers_reused=sum(_cache_hits(p) - m[1] for p, m in pool_marks.items()),
-                  planned_bytes=r.peak_live, unplanned_bytes=r.total_bytes,
-                  peak_bytes=sum(p.peak_since_mark() for p in pool_marks))
-    return results
-
-
-cdef class _RuleInfo:
-    """What the executor reads of one op, once per op."""
-    cdef bint donates            # its rule may write into a donated out-grad
-    cdef bint differentiable
-    cdef object rule
-    cdef bint takes_needs
-    cdef bint passthrough        # every input's gradient is the out-grad (see set_ops)
-
-
-cdef _RuleInfo _rule_of(object op):
-    cdef _RuleInfo info = _op_rules.get(op)
-    if info is None:
-        info = _RuleInfo.__new__(_RuleInfo)
-        rule = getattr(op, "gradient", None)
-        info.donates = bool(getattr(op, "grad_donates", False))
-        info.differentiable = bool(getattr(op, "differentiable", True)) and rule is not None
-        info.rule = rule
-        info.takes_needs = rule is not None and _rule_takes_needs(rule)
-        info.passthrough = op in _passthrough
-        if getattr(op, "grad_reads", None) is not None:   # registry ops, not Functions
-            _op_rules[op] = info
-    return info
-
-
-cdef bint _pass_through(_Run r, Node n) except -1:
-    """The rule of a pass-through op (``add`` of equal shapes, ``x + 1``, ``copy``) run
-    without calling it: every input that needs a gradient receives the out-grad itself,
-    as the rule would hand it.  False when the rule must run (an input of another shape:
-    the rule sums the broadcast axes)."""
-    cdef NDArray g = None if n.grads is None else n.grads[0]
-    cdef Py_ssize_t j, n_in = len(n.inputs), n_needing = 0
-    cdef object x
-    if g is None:
-        return True              # no gradient reaches this node: nothing to do
-    for j in range(n_in):
-        x = n.inputs[j]
-        if x is not None and (<Entry>x).node.needs:
-            if (<ArrayDesc>n.in_descs[j]).shape != g._shape:
-                return False
-            n_needing += 1
-    r.take(n, 0, False)
-    r.n_nodes += 1
-    for j in range(n_in):
-        x = n.inputs[j]
-        if x is None or not (<Entry>x).node.needs:
-            r.n_null += 1
-            continue
-        r.accumulate((<Entry>x).node, (<Entry>x).index, g, n_needing > 1)
-    return True
-
-
-cdef int _run_node(_Run r, Node n) except -1:
-    cdef Py_ssize_t j, k, n_out = len(n.out_descs), n_in = len(n.inputs)
-    cdef _RuleInfo info = _rule_of(n.op)
-    cdef bint donates = info.donates
-    cdef list ograds, mask, ins, outs
-    cdef NDArray g
-    cdef ArrayDesc d
-    cdef object x, in_grads
-    cdef bint any_grad = False
-    if info.passthrough and n_out == 1 and not r.create_graph and _pass_through(r, n):
-        return 0
-    ograds = [None] * n_out
-    for j in range(n_out):
-        g = r.take(n, j, donates)
-        if g is not None:
-            any_grad = True
-            ograds[j] = g
-    if not any_grad:
-        return 0
-    for j in range(n_out):
-        if ograds[j] is None:
-            d = n.out_descs[j]
-            ograds[j] = zeros(d.shape, ctx=d.ctx, dtype=d.dtype, stype=d.stype)
-    if not info.differentiable:
-        raise RuntimeError(f"Operator {n.name} is non-differentiable because it didn't "
-                           "register FGradient attribute. (backward: it has no gradient rule, "
-                           "and a gradient must flow through it here)")
-    mask = [False] * n_in
-    for j in range(n_in):
-        x = n.inputs[j]
-        mask[j] = x is not None and (<Entry>x).node.needs
-    ins = [n.value(False, j, r.create_graph) for j in range(n_in)]
-    outs = [n.value(True, j, r.create_graph) for j in range(n_out)]
-    rule = info.rule
-    # a stateful op's rule takes the forward's state (Op.prepare) after the out-grads
-    if n.state is None:
-        in_grads = (rule(n.attrs, ins, outs, ograds, needs=mask) if info.takes_needs
-                    else rule(n.attrs, ins, outs, ograds))
+    calls = _pool_calls()
+    p = _recent(nodes, heads, head_grads, targets, create_graph)
+    if p is not None:
+        key = p.key
+        cached = True
+        del _cache[key]                   # re-inserted last: the cache is oldest first
+        _cache[key] = p
     else:
-        in_grads = (rule(n.attrs, ins, outs, ograds, n.state, needs=mask) if info.takes_needs
-                    else rule(n.attrs, ins, outs, ograds, n.state))
-    r.n_nodes += 1
-    for j in range(n_out):
-        g = ograds[j]
-        if g._donated:
-            g._donated = False          # the rule did not use it: it goes back to the pool
-        elif donates:
-            for x in in_grads:
-                if x is g:
-                    r.n_inplace += 1    # the rule wrote its result into the out-grad
-                    break
-    if len(in_grads) != n_in:
-        raise RuntimeError(f"backward: the gradient rule of {n.name} returned "
-                           f"{len(in_grads)} gradients for {n_in} inputs")
-    shared = None
-    if n_in > 1:
-        seen = set()
-        for j in range(n_in):
-            if mask[j] and in_grads[j] is not None:
-                c = id((<NDArray>in_grads[j])._chunk)
-                if c in seen:
-                    if shared is None:
-                        shared = set()
-                    shared.add(c)
-                seen.add(c)
-    for j in range(n_in):
-        if not mask[j]:
-            r.n_null += 1          # a gradient nobody reads: not formed (or dropped)
-            continue
-        g = in_grads[j]
-        if g is None:
-            continue
-        d = n.in_descs[j]
-        if g._shape != d.shape:
-            raise RuntimeError(f"backward: the gradient rule of {n.name} gave input {j} a "
-                               f"gradient of shape {g.shape!r} for shape "
-                               f"{d.shape!r}")
-        x = n.inputs[j]
-        r.accumulate((<Entry>x).node, (<Entry>x).index, g,
-                     shared is not None and id(g._chunk) in shared)
-    return 0
-
-
-cdef bint _take_over(NDArray dst, NDArray src) except -1:
-    """Give dense ``dst`` the memory of ``src`` instead of copying ``src`` into it, when
-    nobody can tell: ``src`` is a buffer the run made and only the run holds (its chunk
-    whole, no view, no other reference), and ``dst``'s memory is seen by ``dst`` alone
-    (no NDArray view, NumPy view or buffer export of it; host memory, since device
-    memory leaves by raw pointers too).  The old memory goes back to the pool.  MXNet writes
-    the last gradient op straight into the variable's gradient (request write); this is
-    the same saving for rules that make their result."""
-    cdef Chunk old = dst._chunk
-    cdef Chunk new = src._chunk
-    # references: each chunk's field and local here; src: finals' tuple and the caller's
-    # variable (anything more is someone else's: a view, an export, a Function's stash)
-    if (dst._stype != 0 or src._stype != 0 or dst._offset != 0 or src._offset != 0
-            or dst._exports or src._exports or not old.host or not new.host
-            or old.borrowed or new.borrowed or new.delay_alloc
-            or old.data_nbytes != new.data_nbytes or dst._shape != src._shape
-            or dst._dtype != src._dtype or old.ctx != new.ctx
-            or Py_REFCNT(old) != 2 or Py_REFCNT(new) != 2 or Py_REFCNT(src) != 2):
-        return False
-    new.version = old.version
-    dst._chunk = new
-    new.bump()
-    return True
-
-
-def write_grads(dict finals):
-    """Write each variable's gradient into its ``.grad`` by its request (after every rule
-    ran, so that an error leaves them unchanged)."""
-    cdef Node n
-    cdef NDArray g
-    cdef bint owned
-    for seq, (n, g, owned) in finals.items():
-        if n.grad is None:
-            continue
-        if g is None:
-            if n.grad_req == REQ_WRITE:
-                assign(n.grad, zeros(n.grad.shape, ctx=n.grad.ctx, dtype=n.grad.dtype,
-                                      stype=n.grad.stype))
-            continue
-        if g.dtype != n.grad.dtype:
-            g = g.astype(n.grad.dtype)
-        _stats["requests"]["add" if n.grad_req == REQ_ADD else "write"] += 1
-        if n.grad_req == REQ_ADD:
-            if n.grad.stype == "default" and g.stype == "default":
-                _invoke(_add_op, [n.grad, g], _add_attrs, n.grad, "inplace")
-            else:
-                assign(n.grad, _invoke(_add_op, [n.grad, g.tostype(n.grad.stype)],
-                                       _add_attrs,
-                                        None, None))
-        elif not (owned and _take_over(n.grad, g)):
-            assign(n.grad, g)
+        key = _signature(nodes, pos, heads, head_grads, targets, create_graph)
+        p = _plan_for(key, nodes, pos, heads, head_grads, targets, create_graph, &cached)
+    p.busy = True
+    try:
+        _bind(p)
+        n_run = _run_steps(p, nodes, heads, head_grads, retain_graph)
+        finals = []
+        for t in range(p.n_targets):
+            if p.targets[t].var >= 0:
+                finals.append((t, p.cur[t] if p.filled[t] else None))
+        if variables is None:
+            _write_grads(p, nodes, finals)
+            result = None
+        else:
+            by_seq = {(<Node>nodes[p.targets[t].node]).seq: g for t, g in finals}
+            result = []
+            for v in variables:
+                g = by_seq.get((<Entry>(<NDArray>v)._entry).node.seq)
+                if g is not None and (<NDArray>g)._chunk.plan_slot:
+                    g = g.copy()
+                result.append(g)
+    finally:
+        p.busy = False
+        for t in range(p.n_targets):
+            p.cur[t] = None
+        if key is None or _cache.get(key) is not p:
+            p.release()                   # not kept: its buffers go back now
+    _stats.update(nodes=n_run, entries=p.n_entries, requests=dict(p.requests),
+                  pool_calls=_pool_calls() - calls, slots=p.n_slots,
+                  plan_peak_bytes=p.peak_bytes, naive_peak_bytes=p.naive_peak_bytes,
+                  plan_cached=cached)
+    _last_plan = p
+    return result

@@ -512,6 +512,29 @@ cdef inline bint _shifted_overlap(NDArray x, NDArray out):
     return x._offset < out._offset + nbytes and out._offset < x._offset + nbytes
 
 
+cdef bint add_into(NDArray dst, NDArray src) except -1:
+    """``dst += src`` on the short road of "add" (see _imperative.pxd); the caller has
+    checked that nothing records the write."""
+    cdef _OpEntry e = _by_name.get("add")
+    cdef int t
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    if e is None or e.kind != K_BINARY or dst._dtype is not src._dtype:
+        return False
+    t = _fast_type(e, dst)
+    if t < 0 or src._stype != STYPE_DEFAULT or not src._chunk.host:
+        return False
+    if (dst._shape is not src._shape and dst._shape != src._shape) \
+            or _shifted_overlap(src, dst):
+        return False
+    steps[0] = steps[1] = steps[2] = (<cnp.dtype>dst._dtype).itemsize
+    args[0] = args[2] = <char*>(dst._chunk.ptr() + dst._offset)
+    args[1] = <char*>(src._chunk.ptr() + src._offset)
+    _run_loop(e, t, args, dst._size(), steps)
+    dst._chunk.bump()
+    return True
+
+
 cdef object fast_unary(_OpEntry e, NDArray a):
     cdef int t
     cdef char* args[2]

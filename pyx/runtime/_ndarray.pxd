@@ -21,7 +21,7 @@ cdef class Chunk:
     cdef size_t data_nbytes
     cdef list aux_mem              # sparse: Buffers of the aux arrays (int64)
     cdef list aux_ptrs
-    cdef Py_ssize_t guard          # backward runs numbered below it must not write it
+    cdef bint plan_slot            # a backward plan's buffer (runtime._executor)
 
     cdef uintptr_t ptr(self) except? 0
     cdef void bump(self) noexcept

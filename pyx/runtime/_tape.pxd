@@ -14,10 +14,6 @@ cdef class Node:
     cdef list versions_in            # chunk version of each saved alias when saved
     cdef list versions_out
     cdef readonly bint consumed      # backward ran without retain_graph: saved arrays gone
-    # the backward executor's scratch while a run is in progress (runtime._executor)
-    cdef Py_ssize_t mark             # the number of the last run that reached this node
-    cdef bint needs                  # a variable that needs a gradient lies behind it
-    cdef list grads                  # gradient buffer of each output, then: owned by the run
     # variables only
     cdef public NDArray grad
     cdef public int grad_req

@@ -21,8 +21,7 @@ import os
 
 import numpy as np
 
-import allocator
-from runtime import autograd, nd
+from runtime import autograd
 from runtime import kvstore as kvs
 from runtime._ndarray import NDArray
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
@@ -34,7 +33,6 @@ class StaleGradientError(RuntimeError, UserWarning):
     """A parameter's gradient was not written by backward since the last step.  gluon
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
-_TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
 class Trainer:
@@ -106,7 +104,6 @@ class Trainer:
         # grad's old storage lives until the next step.)  Seeding it here makes a step
         # before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
-        self._twinned = set()     # sparse gradients whose pool blocks _reserve_twin took
         for i, _, grad in self._initialised():
             self._seen[i] = (grad.chunk, grad.version)
         self._init_kv_config(kvstore, compression_params, update_on_kvstore)
@@ -253,9 +250,6 @@ class Trainer:
         self._states.update(made)
         for i, weight, grad in work:
             self._early.pop(i, None)
-            if grad.stype != "default" and i not in self._twinned:
-                self._twinned.add(i)
-                _reserve_twin(grad)
             seen[i] = (grad.chunk, grad.version)
 
     def _rescale(self, batch_size):
@@ -459,23 +453,3 @@ def _stale(p, grad):
         "for this iteration. If you are intentionally only using a subset, "
         "call step with ignore_stale_grad=True to suppress this warning and "
         "skip updating of Parameters with stale gradient")
-
-
-def _reserve_twin(grad):
-    """Grow the pool by blocks for a second copy of sparse ``grad``'s storage, once, at
-    its parameter's first update.  The backward of the next step makes the new gradient
-    while this one still lives (a sparse gradient is replaced, not written into), so
-    from the second step on training needs one such copy more than in the first; the
-    blocks taken here come from the pool's upstream (each part is allocated, held,
-    until the pool has had to ask upstream for one), then go back to the pool's cache,
-    so that the next steps find them there (the pool's size classes absorb the
-    batch-to-batch changes of the gradient's row count)."""
-    c = grad.chunk
-    pool = allocator.get_pool(grad.context)
-    parts = [(c.storage_shape, grad.dtype)] + [(s, np.int64) for s in c.aux_shapes]
-    for shape, dtype in parts:
-        start, held = pool.memory_stats()["num_device_alloc"], []
-        for _ in range(_TWIN_TRIES):
-            held.append(nd.zeros(shape, ctx=grad.context, dtype=dtype))
-            if pool.memory_stats()["num_device_alloc"] != start:
-                break

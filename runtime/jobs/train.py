@@ -108,10 +108,10 @@ class JobResult:
             "upstream allocations: " + _upstream_note(p["upstream_steps"]),
             "last backward: " + (
                 f"{b['nodes']} nodes, in-place writes {b['requests']['inplace']}, "
-                f"accumulations {b['requests']['add']}, buffers allocated "
-                f"{b['buffers_allocated']}, reused {b['buffers_reused']}, planned "
-                f"{b['planned_bytes'] / 1024:.1f} KiB vs unplanned "
-                f"{b['unplanned_bytes'] / 1024:.1f} KiB" if b else "none"),
+                f"accumulations {b['requests']['add']}, pool calls {b['pool_calls']}, "
+                f"{b['slots']} slots, planned {b['plan_peak_bytes'] / 1024:.1f} KiB vs "
+                f"{b['naive_peak_bytes'] / 1024:.1f} KiB without reuse"
+                + (" (cached plan)" if b['plan_cached'] else "") if b else "none"),
             "storage fallback: " + ("none" if not self.fallbacks else
                                     f"{self.fallbacks} operator calls fell back to dense"),
         ]

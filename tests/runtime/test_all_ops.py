@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import runtime.ops  # noqa: F401  (registers every operator)
-from runtime import nd
+from runtime import _executor, autograd, nd
 from runtime import random as rt_random
 from runtime._desc import ArrayDesc
 from runtime._imperative import invoke
@@ -355,6 +355,59 @@ def test_gradient(name):
 @_frees_arrays
 def test_gradient_sparse(name):
     _gradients(name, SPARSE[name])
+
+
+# -- the backward plan's two paths ---------------------------------------------------------
+
+def _plan_backward(name, sample, mode, c_rules):
+    """Backward through the plan of one recorded call of ``name``, its floating inputs
+    attached by ``mode``: 'write', 'add' (onto 0.5) or 'null' (the first one 'null', the
+    others 'write'); the gradients (or the exception's type) and the plan's requests."""
+    _executor.set_c_rules(c_rules)
+    rt_random.seed(3)                            # Dropout and rrelu draw the same masks
+    rng = np.random.default_rng(3)
+    xs = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in map(np.asarray,
+                                                                         sample.arrays)]
+    arrs = [nd.array(x, dtype=x.dtype) for x in xs]
+    wrt = ([i for i, x in enumerate(xs) if x.dtype.kind == "f"] if sample.wrt is None
+           else sample.wrt)
+    for k, i in enumerate(wrt):
+        arrs[i].attach_grad(grad_req="null" if mode == "null" and k == 0 else
+                            "add" if mode == "add" else "write")
+        if mode == "add":
+            arrs[i].grad[:] = 0.5
+    try:
+        with autograd.record():
+            outs = _invoke(name, arrs, sample.attrs)
+        autograd.backward(outs, [nd.array(rng.standard_normal(o.shape), dtype=o.dtype)
+                                 for o in outs])
+    except Exception as e:                       # the same refusal on both paths
+        return type(e), None
+    return [arrs[i].grad.asnumpy() for i in wrt], autograd.last_backward_stats()["requests"]
+
+
+@pytest.mark.parametrize("mode", ["write", "add", "null"])
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@_frees_arrays
+def test_plan_c_rules_match_python_rules(name, mode):
+    """Every differentiable op backward through the plan with its C-level rule (where it
+    has one) and with its Python rule: the same gradients under each request."""
+    samples = [s for s in MAIN[name] if s.grad and s.dense and s.grad_ref is None]
+    try:
+        for s in samples:
+            fast, fast_req = _plan_backward(name, s, mode, True)
+            plain, _ = _plan_backward(name, s, mode, False)
+            if isinstance(plain, type):
+                assert fast is plain, (name, s.attrs, fast, plain)
+                continue
+            for i, (a, b) in enumerate(zip(fast, plain)):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12,
+                                           err_msg=f"{name}{s.attrs} {mode}: input {i}")
+            if mode == "null":
+                assert not fast[0].any(), f"{name}: a 'null' variable's gradient was written"
+                assert fast_req["null"] >= 1
+    finally:
+        _executor.set_c_rules(True)
 
 
 # -- declared ignored inputs ------------------------------------------------------------------

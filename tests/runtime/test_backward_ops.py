@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import allocator
-from runtime import autograd, nd
+from runtime import _executor, autograd, nd
 from runtime.ops import OPS, dot, elemwise
 from runtime._imperative import invoke
 from tests.runtime.conftest import free_failing_tests
@@ -150,7 +150,16 @@ def _fc_numpy(g, x, w):
     return [(g2 @ w).reshape(x.shape), g2.T @ x2, g2.sum(0)]
 
 
-def test_fully_connected_gradient_is_one_fused_call_that_skips_null_outputs(monkeypatch):
+@pytest.fixture
+def python_rules():
+    """The backward plan calls every rule in Python (its C-level rules off)."""
+    _executor.set_c_rules(False)
+    yield
+    _executor.set_c_rules(True)
+
+
+def test_fully_connected_gradient_is_one_fused_call_that_skips_null_outputs(monkeypatch,
+                                                                          python_rules):
     rng = np.random.default_rng(7)
     x, w, b = (rng.standard_normal(s) for s in ((5, 2, 3), (4, 6), (4,)))
     g = rng.standard_normal((5, 4))
