@@ -9,8 +9,9 @@ Gluon/NDArray program.
 Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtime.autograd``,
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
-``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``.  The second name
-of a module is the same module object (registered in ``sys.modules``), not a copy.
+``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``,
+``runtime.recordio``, ``runtime.image``.  The second name of a module is the same module
+object (registered in ``sys.modules``), not a copy.
 """
 
 import sys
@@ -24,6 +25,7 @@ from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
 from runtime import gluon, io, test_utils
+from runtime import image, recordio
 
 
 def _alias(name, module):
@@ -42,6 +44,7 @@ _alias("init", initializer)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
-           "lr_scheduler", "initializer", "init", "io", "test_utils", "MXNetError",
+           "lr_scheduler", "initializer", "init", "io", "test_utils", "image", "recordio",
+           "MXNetError",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

@@ -6,7 +6,8 @@ hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
 ``set_operator_impl``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
-    base      runtime.base, runtime.errors, runtime.context, runtime.random
+    base      runtime.base, runtime.errors, runtime.context, runtime.random,
+              runtime._image_codec
     kernels   runtime._sparse_*, runtime._types (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
@@ -14,7 +15,8 @@ imports of ``LAZY`` may stand, each with its reason.
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
-              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*
+              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.recordio,
+              runtime.image, runtime.profiler
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -53,6 +55,8 @@ RANKS = {
     "runtime.gluon": API, "runtime.optimizer": API, "runtime.lr_scheduler": API,
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
     "runtime.mxnet_compat": API, "runtime.jobs": API,
+    "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
+    "runtime.profiler": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]
