@@ -10,8 +10,8 @@ Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtim
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
 ``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``,
-``runtime.recordio``, ``runtime.image``.  The second name of a module is the same module
-object (registered in ``sys.modules``), not a copy.
+``runtime.recordio``, ``runtime.image``, ``runtime.profiler``.  The second name of a module
+is the same module object (registered in ``sys.modules``), not a copy.
 """
 
 import sys
@@ -25,7 +25,7 @@ from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
 from runtime import gluon, io, test_utils
-from runtime import image, recordio
+from runtime import image, profiler, recordio
 
 
 def _alias(name, module):
@@ -45,6 +45,6 @@ _alias("init", initializer)
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "io", "test_utils", "image", "recordio",
-           "MXNetError",
+           "profiler", "MXNetError",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

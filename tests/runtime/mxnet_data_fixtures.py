@@ -10,7 +10,8 @@
 - ``mxnet191_image.npz``: a random uint8 image, ``mx.image.imresize`` of it for every
   interpolation, ``resize_short``, ``center_crop``, and Gluon vision transforms.
 - ``mxnet191_model_zoo.json``: for every model of ``gluon.model_zoo.vision``, its
-  parameter names (structural, as ``save_parameters`` writes them), shapes and count.
+  parameter names and shapes (structural, as ``save_parameters`` writes them), its
+  prefixed parameter names, and its parameter count.
 """
 
 import json
@@ -33,7 +34,13 @@ def records(pack):
 
 
 IMAGE_SIZES = [(7, 5), (29, 23), (17, 6), (40, 13), (8, 6)]
-MODELS = None   # filled by the model-zoo part (the names of gluon.model_zoo.vision)
+# The names gluon.model_zoo.vision.get_model knows in MXNet 1.9.1.
+MODELS = ([f"resnet{d}_v{v}" for v in (1, 2) for d in (18, 34, 50, 101, 152)]
+          + [f"vgg{d}{bn}" for bn in ("", "_bn") for d in (11, 13, 16, 19)]
+          + ["alexnet"] + [f"densenet{d}" for d in (121, 161, 169, 201)]
+          + ["squeezenet1.0", "squeezenet1.1", "inceptionv3"]
+          + [f"mobilenet{m}" for m in ("1.0", "0.75", "0.5", "0.25")]
+          + [f"mobilenetv2_{m}" for m in ("1.0", "0.75", "0.5", "0.25")])
 
 
 def main():
@@ -68,13 +75,18 @@ def main():
     if "--no-models" not in sys.argv:
         from mxnet.gluon.model_zoo import vision
         zoo = {}
-        for name in sorted(vision._models):
+        for name in MODELS:
             net = vision.get_model(name)
             net.initialize()
             size = 299 if name.startswith("inception") else 224
             net(mx.nd.zeros((1, 3, size, size)))
             params = net._collect_params_with_prefix()
-            zoo[name] = {k: list(v.shape) for k, v in params.items()}
+            zoo[name] = {
+                "structural": {k: list(v.shape) for k, v in params.items()},
+                "prefixed": sorted(net.collect_params().keys()),
+                "count": int(sum(np.prod(v.shape) for v in params.values())),
+            }
+            print(name, zoo[name]["count"], flush=True)
         with open(os.path.join(HERE, "mxnet191_model_zoo.json"), "w") as f:
             json.dump(zoo, f, indent=0, sort_keys=True)
 

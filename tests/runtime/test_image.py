@@ -204,4 +204,6 @@ def test_colour_jitter_blends_with_its_target():
         assert np.abs(got.astype(int) - ref.astype(int)).max() <= 1
     with pytest.raises(ValueError, match=r"RandomContrast: the strength must be >= 0"):
         T.RandomContrast(-1)
+
+
 free_failing_tests(globals())
