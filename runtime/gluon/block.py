@@ -42,11 +42,17 @@ class _BlockScope:
         self._old = None
 
     def __enter__(self):
+        # A block made with prefix '' names nothing itself: blocks made in its scope are
+        # named in the enclosing scope (Gluon: the model zoo's prefix='' containers).
+        if self._block._empty_prefix:
+            return self
         self._old = getattr(_scope, "current", None)
         _scope.current = self
         return self
 
     def __exit__(self, *exc):
+        if self._block._empty_prefix:
+            return
         _scope.current = self._old
         self._old = None
 
@@ -84,6 +90,7 @@ class Block:
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
         self._prefix = _create_prefix(prefix, type(self).__name__.lower())
+        self._empty_prefix = prefix == ""
         if params is None:
             self._params = ParameterDict(self._prefix)
         elif isinstance(params, ParameterDict):
