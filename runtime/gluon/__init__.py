@@ -13,7 +13,8 @@ from runtime.gluon.parameter import (Constant, DeferredInitializationError, Para
                                      ParameterDict)
 from runtime.gluon.block import Block
 from runtime.gluon.trainer import StaleGradientError, Trainer
-from runtime.gluon import contrib, data, loss, nn, rnn, utils
+from runtime.gluon import contrib, data, loss, model_zoo, nn, rnn, utils
 
 __all__ = ["Block", "Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
-           "Trainer", "StaleGradientError", "nn", "rnn", "loss", "data", "utils", "contrib"]
+           "Trainer", "StaleGradientError", "nn", "rnn", "loss", "data", "utils", "contrib",
+           "model_zoo"]

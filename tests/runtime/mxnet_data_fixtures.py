@@ -9,11 +9,13 @@
   last two are image-record headers made by ``recordio.pack``).
 - ``mxnet191_image.npz``: a random uint8 image, ``mx.image.imresize`` of it for every
   interpolation, ``resize_short``, ``center_crop``, and Gluon vision transforms.
-- ``mxnet191_model_zoo.json``: for every model of ``gluon.model_zoo.vision``, its
+- ``mxnet191_model_zoo.json.gz``: for every model of ``gluon.model_zoo.vision``, its
   parameter names and shapes (structural, as ``save_parameters`` writes them), its
-  prefixed parameter names, and its parameter count.
+  prefixed parameter names, its parameter count, and for the models of FORWARD the output
+  of a forward pass (inference) with param_values() on forward_input().
 """
 
+import gzip
 import json
 import os
 import struct
@@ -34,6 +36,25 @@ def records(pack):
 
 
 IMAGE_SIZES = [(7, 5), (29, 23), (17, 6), (40, 13), (8, 6)]
+# Models run forward (inference) with param_values() on forward_input(side).
+FORWARD = {"resnet18_v1": 32, "resnet50_v2": 32, "mobilenet0.25": 32,
+           "mobilenetv2_0.25": 32, "squeezenet1.1": 224, "densenet121": 224,
+           "inceptionv3": 299, "alexnet": 224, "vgg11_bn": 32}
+
+
+def param_values(key, shape, i):
+    """Deterministic values for the ``i``-th parameter (structural name ``key``) of a
+    model: small, with batch-norm scales and variances near 1."""
+    n = int(np.prod(shape))
+    v = 0.05 * np.sin(np.arange(n, dtype=np.float64) * 0.37 + i)
+    if key.endswith(("running_var", "gamma")):
+        v = 1.0 + np.abs(v)
+    return v.astype(np.float32).reshape(shape)
+
+
+def forward_input(side):
+    return (0.5 * np.cos(np.arange(3 * side * side) * 0.11)).astype(np.float32).reshape(
+        1, 3, side, side)
 # The names gluon.model_zoo.vision.get_model knows in MXNet 1.9.1.
 MODELS = ([f"resnet{d}_v{v}" for v in (1, 2) for d in (18, 34, 50, 101, 152)]
           + [f"vgg{d}{bn}" for bn in ("", "_bn") for d in (11, 13, 16, 19)]
@@ -86,9 +107,18 @@ def main():
                 "prefixed": sorted(net.collect_params().keys()),
                 "count": int(sum(np.prod(v.shape) for v in params.values())),
             }
+            if name in FORWARD:
+                net = vision.get_model(name)
+                net.initialize()
+                side = FORWARD[name]
+                net(mx.nd.zeros((1, 3, side, side)))
+                for i, (k, p) in enumerate(sorted(net._collect_params_with_prefix().items())):
+                    p.set_data(mx.nd.array(param_values(k, p.shape, i)))
+                out = net(mx.nd.array(forward_input(side))).asnumpy()
+                zoo[name]["forward"] = out.ravel().tolist()
             print(name, zoo[name]["count"], flush=True)
-        with open(os.path.join(HERE, "mxnet191_model_zoo.json"), "w") as f:
-            json.dump(zoo, f, indent=0, sort_keys=True)
+        with gzip.open(os.path.join(HERE, "mxnet191_model_zoo.json.gz"), "wt") as f:
+            json.dump(zoo, f, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -186,9 +186,6 @@ def test_pillow_missing_is_a_clear_error(monkeypatch):
         image.imdecode(b"\x89PNG")
 
 
-
-
-
 def test_colour_jitter_blends_with_its_target():
     x = nd.array(IMG, dtype=np.uint8)
     grey = IMG.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
