@@ -96,8 +96,9 @@ def test_random_transforms_follow_the_runtime_seed():
     b = T.RandomResizedCrop((8, 6))(x).asnumpy()
     assert a.shape == (6, 8, 3) and (a == b).all()
     assert T.Cast("float16")(x).dtype == np.float16
-    c = T.RandomCrop(5, pad=2)(x)
-    assert c.shape == (5, 5, 3)
+    c = T.CropResize(2, 3, 6, 4)(x)
+    np.testing.assert_array_equal(c.asnumpy(), IMG[3:7, 2:8])
+    assert T.CropResize(2, 3, 6, 4, size=(3, 2))(x).shape == (2, 3, 3)
 
 
 def test_normalize_rejects_a_wrong_number_of_channels():
@@ -201,6 +202,25 @@ def test_colour_jitter_blends_with_its_target():
         assert np.abs(got.astype(int) - ref.astype(int)).max() <= 1
     with pytest.raises(ValueError, match=r"RandomContrast: the strength must be >= 0"):
         T.RandomContrast(-1)
+
+
+def test_hue_jitter_keeps_grey_and_brightness():
+    # a hue rotation in YIQ leaves Y (the grey level) alone and maps grey pixels to
+    # themselves, up to the rounding of the matrices' published 3 decimals; at hue 0 it
+    # is the identity
+    x = nd.array(IMG.astype(np.float32))
+    mx_random.seed(2)
+    y = T.RandomHue(0.5)(x).asnumpy()
+    weights = np.array([0.299, 0.587, 0.114], np.float32)
+    np.testing.assert_allclose(y @ weights, IMG.astype(np.float32) @ weights, atol=0.5)
+    grey = nd.array(np.full((2, 2, 3), 100, np.float32))
+    np.testing.assert_allclose(T.RandomHue(0.5)(grey).asnumpy(), 100, atol=0.5)
+    np.testing.assert_allclose(T.RandomHue(0)(x).asnumpy(), IMG, atol=1.0)
+    mx_random.seed(3)
+    jit = T.RandomColorJitter(brightness=0.2, hue=0.1)(nd.array(IMG, dtype=np.uint8))
+    assert jit.shape == IMG.shape and jit.dtype == np.uint8
+    never = T.RandomApply(T.RandomFlipLeftRight(), p=0)
+    np.testing.assert_array_equal(never(x).asnumpy(), IMG)
 
 
 free_failing_tests(globals())

@@ -10,9 +10,10 @@ from runtime import random as _random
 from runtime.gluon.block import Block
 from runtime.gluon.nn import Sequential
 
-__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "RandomCrop",
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "CropResize",
            "RandomResizedCrop", "RandomFlipLeftRight", "RandomFlipTopBottom",
-           "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomLighting"]
+           "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomHue",
+           "RandomColorJitter", "RandomLighting", "RandomApply"]
 
 
 def _np(who, x):
@@ -164,23 +165,19 @@ class CenterCrop(Block):
         return image.center_crop(_image("CenterCrop", x, False), self._size, self._interp)[0]
 
 
-class RandomCrop(Block):
-    """A random ``size`` window of an HxWxC image, after padding its borders with
-    ``pad`` pixels (an int, or NumPy ``pad_width`` for H and W) of value 0."""
+class CropResize(Block):
+    """The ``width`` x ``height`` window at (``x``, ``y``) of an HxWxC image, resized to
+    ``size`` = (width, height) (an int: a square) when given."""
 
-    def __init__(self, size, pad=None, interpolation=1):
+    def __init__(self, x, y, width, height, size=None, interpolation=None):
         super().__init__()
-        self._size = _size("RandomCrop", size)
-        self._pad = pad
-        self._interp = interpolation
+        self._box = (x, y, width, height)
+        self._size = None if size is None else _size("CropResize", size)
+        self._interp = 1 if interpolation is None else interpolation
 
     def forward(self, x):
-        a = _image("RandomCrop", x, False)
-        if self._pad:
-            p = self._pad
-            widths = ((p, p), (p, p), (0, 0)) if isinstance(p, int) else tuple(p) + ((0, 0),)
-            a = np.pad(a, widths)
-        return image.random_crop(a, self._size, self._interp)[0]
+        return image.fixed_crop(_image("CropResize", x, False), *self._box, size=self._size,
+                                interp=self._interp)
 
 
 class RandomResizedCrop(Block):
@@ -271,6 +268,63 @@ class RandomSaturation(_RandomBlend):
 
     def _target(self, a):
         return (a.astype(np.float32) @ _GREY)[..., None]
+
+
+class RandomHue(Block):
+    """The image's hue rotated by an angle drawn from [-hue, hue] * pi, in YIQ space (as
+    MXNet's hue jitter)."""
+
+    _TYIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321],
+                      [0.211, -0.523, 0.311]], np.float32)
+    _ITYIQ = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647],
+                       [1.0, -1.107, 1.705]], np.float32)
+
+    def __init__(self, hue):
+        super().__init__()
+        if hue < 0:
+            raise ValueError(f"RandomHue: the strength must be >= 0 (got {hue!r})")
+        self._v = hue
+
+    def forward(self, x):
+        a = _image("RandomHue", x, False)
+        alpha = _random.generator().uniform(-self._v, self._v)
+        u, w = np.cos(alpha * np.pi), np.sin(alpha * np.pi)
+        rot = np.array([[1, 0, 0], [0, u, -w], [0, w, u]], np.float32)
+        t = self._ITYIQ @ rot @ self._TYIQ
+        return _like(a, a.astype(np.float32) @ t.T)
+
+
+class RandomColorJitter(Block):
+    """Brightness, contrast, saturation and hue jitter (each left out at 0), applied in a
+    random order."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        self._jitters = [cls(v) for cls, v in ((RandomBrightness, brightness),
+                                               (RandomContrast, contrast),
+                                               (RandomSaturation, saturation),
+                                               (RandomHue, hue)) if v > 0]
+
+    def forward(self, x):
+        for i in _random.generator().permutation(len(self._jitters)):
+            x = self._jitters[i](x)
+        return x
+
+
+class RandomApply(Sequential):
+    """``transforms`` (a block) applied with probability ``p``, else the input."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"RandomApply: p must be in [0, 1] (got {p!r})")
+        self.transforms = transforms
+        self.p = p
+
+    def forward(self, x, *args):
+        if _random.generator().random() < self.p:
+            return self.transforms(x, *args)
+        return x if not args else (x,) + args
 
 
 class RandomLighting(Block):
