@@ -9,13 +9,19 @@ Gluon/NDArray program.
 Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtime.autograd``,
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
-``runtime.init``), ``runtime.io``, ``runtime.test_utils``, ``runtime.base``,
-``runtime.recordio``, ``runtime.image``, ``runtime.profiler``.  The second name of a module
-is the same module object (registered in ``sys.modules``), not a copy.
+``runtime.init``), ``runtime.kvstore`` (also ``runtime.kv``), ``runtime.io``,
+``runtime.metric``, ``runtime.test_utils``, ``runtime.base``, ``runtime.recordio``,
+``runtime.image``, ``runtime.profiler``; graph mode:
+``runtime.symbol`` (also ``runtime.sym``), ``runtime.executor``, ``runtime.name``,
+``runtime.attribute`` (``AttrScope``), ``runtime.operator`` (custom operators),
+``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``.  The
+second name of a module is the same module object (registered in ``sys.modules``), not a
+copy.
 """
 
 import sys
 
+from runtime import _wiring  # noqa: F401  (first: the hooks of the lower layers)
 from runtime import autograd, random
 from runtime._imperative import get_storage_fallback, set_storage_fallback
 from runtime.base import MXNetError
@@ -24,8 +30,12 @@ from runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_
 from runtime import context, nd
 from runtime._ndarray import NDArray
 from runtime import initializer, lr_scheduler, optimizer
-from runtime import gluon, io, test_utils
+from runtime import attribute, name, operator, symbol, executor
+from runtime.attribute import AttrScope
+from runtime import kvstore
+from runtime import gluon, io, metric, test_utils
 from runtime import image, profiler, recordio
+from runtime import callback, model, module
 
 
 def _alias(name, module):
@@ -41,10 +51,15 @@ def _alias(name, module):
 
 _alias("ndarray", nd)
 _alias("init", initializer)
+_alias("kv", kvstore)
+_alias("sym", symbol)
+_alias("mod", module)
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
-           "lr_scheduler", "initializer", "init", "io", "test_utils", "image", "recordio",
-           "profiler", "MXNetError",
+           "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
+           "image", "recordio", "profiler",
+           "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
+           "operator", "module", "mod", "model", "callback",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

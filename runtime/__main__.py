@@ -5,24 +5,35 @@
     ndrt info                 versions, build, threads, fast path, pools, CUDA and CuPy
     ndrt demo                 a tour: dense and sparse operators, autograd, pool statistics
 
+    mpiexec -n 2 ndrt train sparse --kvstore dist_sync
+                              data parallel on 2 ranks (the dist extra: mpi4py, mpich)
+
 ``ndrt train --help`` lists the options.  Bad arguments exit with argparse's message and
-status 2 (output paths for ``--save``/``--plot`` are checked before training); a request the machine cannot serve (``--ctx gpu`` without a usable GPU,
-``--plot`` without matplotlib) exits with status 1 before training starts.
+status 2 (output paths for ``--save``/``--plot``, and sizes the memory cannot hold, are
+checked before training); under mpiexec with more than one rank, ``--kvstore dist_sync``
+(or ``dist_device_sync``) is required: without it the ranks would train alone on the same
+data, so the command stops with status 2 and says so.  A request the machine cannot serve
+(``--ctx gpu`` without a usable GPU, ``--plot`` without matplotlib) or a bad
+``NDRT_STORAGE_FALLBACK`` exits with status 1 before training starts.  Ctrl-C during
+training prints where it stopped and exits with status 130; a reader that leaves early
+(``ndrt train | head -1``) ends the command quietly with status 0.
 """
 
 import argparse
 import math
 import os
+import resource
 import sys
 
 import numpy as np
 
 import allocator
-from runtime import _imperative, autograd, nd
+from runtime import _dist, _imperative, autograd, nd
 from runtime import random as rt_random
 from runtime.context import cpu, gpu
 from runtime.jobs import MLP_DEFAULTS, SPARSE_DEFAULTS, info_lines, train_mlp, train_sparse
 from runtime.jobs.info import cuda_state
+from runtime.jobs.train import Interrupted
 
 try:                        # the demo extra; --plot says so when it is missing
     from matplotlib.figure import Figure
@@ -88,6 +99,9 @@ def build_parser():
                    "pip install 'ndrt[demo]')")
     t.add_argument("--ctx", choices=("cpu", "gpu"), default="cpu",
                    help="device to train on (default: cpu)")
+    t.add_argument("--kvstore", choices=("local", "device", "dist_sync", "dist_device_sync"),
+                   help="the Trainer's kvstore; dist_sync: data parallel over the ranks of "
+                   "`mpiexec -n N ndrt train ...` (pip install 'ndrt[dist]'); default: none")
     t.set_defaults(subparser=t)
     sub.add_parser("info", help="versions, build flags, threads, fast path, pools, CUDA/CuPy",
                    description="Print what this installation is made of and can use.")
@@ -103,11 +117,14 @@ def _fail(message):
 
 
 def _output_path(parser, flag, path, suffixes=None):
-    """Refuse, before any training, an output path that cannot be written: a directory, a
-    missing or read-only folder, or (``--plot``) a format matplotlib does not write."""
+    """Refuse, before any training, an output path that cannot be written: a directory
+    (or a name ending in a slash), a missing or read-only folder, or (``--plot``) a
+    format matplotlib does not write."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         parser.error(f"argument {flag}: {path!r} is a directory; give a file name")
+    if path.endswith(os.sep):
+        parser.error(f"argument {flag}: {path!r} names a folder; give a file name")
     if not os.path.isdir(folder):
         parser.error(f"argument {flag}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
@@ -120,6 +137,47 @@ def _output_path(parser, flag, path, suffixes=None):
                          "formats)")
 
 
+def _memory():
+    """The bytes this process may use at most: the machine's physical memory, or the
+    address-space limit (RLIMIT_AS) when one is set lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return total if limit == resource.RLIM_INFINITY else min(total, limit)
+
+
+def _size(n):
+    """``n`` bytes in binary units: '23.4 GiB'."""
+    if n >= 1 << 1000:                 # past what a float holds
+        return f"{n >> 50:,} PiB"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+
+
+def _check_sizes(parser, args):
+    """Refuse, before anything is made, a sparse job that cannot fit in memory: its data
+    set holds at least 40 bytes per row and field while it is made (five 8-byte arrays
+    of rows x fields), its embedding weight and Adam's two states 12 bytes per feature
+    and embedding column."""
+    rows = SPARSE_DEFAULTS["rows"] if args.rows is None else args.rows
+    features = SPARSE_DEFAULTS["features"] if args.features is None else args.features
+    fields, embed = SPARSE_DEFAULTS["active"], SPARSE_DEFAULTS["embed"]
+    need = {"--rows": (40 * rows * fields, f"{rows:,} rows need at least {{}} for the data "
+                       f"set (40 bytes per row and field, {fields} fields)"),
+            "--features": (12 * features * embed, f"{features:,} features need at least {{}} "
+                           f"for the embedding weight and Adam's states (12 bytes per "
+                           f"feature and embedding column, {embed} columns)")}
+    have = _memory()
+    if sum(n for n, _ in need.values()) <= have:
+        return
+    flag = max((f for f in need if getattr(args, f[2:]) is not None),
+               key=lambda f: need[f][0], default="--rows")
+    n, what = need[flag]
+    parser.error(f"argument {flag}: {what.format(_size(n))}, more than the {_size(have)} "
+                 "of memory this process can have")
+
+
 def train(args):
     parser = args.subparser
     if args.save is not None:
@@ -128,8 +186,14 @@ def train(args):
         _output_path(parser, "--plot", args.plot,
                      set(Figure().canvas.get_supported_filetypes()))
     fn = MODELS[args.model][0]
+    if _dist.launched_by_mpi() and not (args.kvstore or "").startswith("dist"):
+        parser.error("launched by mpiexec with several ranks, but --kvstore is not "
+                     "dist_sync or dist_device_sync: each rank would train alone on the same "
+                     "data; add --kvstore dist_sync")
     if args.features is not None and args.model != "sparse":
         parser.error("argument --features: only the sparse model has hashed features")
+    if args.model == "sparse":
+        _check_sizes(parser, args)
     kwargs = {k: getattr(args, k) for k in ("epochs", "batch_size", "lr", "rows")
               if getattr(args, k) is not None}
     if args.features is not None:
@@ -145,10 +209,22 @@ def train(args):
         ctx = gpu(0)
     else:
         ctx = cpu()
+    if args.kvstore is not None:
+        kwargs["kvstore"] = args.kvstore
     try:
         result = fn(seed=args.seed, ctx=ctx, quiet=args.quiet, **kwargs)
     except ValueError as e:        # a combination the job refuses (batch larger than data)
         parser.error(str(e))
+    except Interrupted as e:
+        print(f"ndrt: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("ndrt: interrupted before the first step", file=sys.stderr)
+        return 130
+    except ImportError as e:       # a dist store without mpi4py
+        return _fail(str(e))
+    if result.rank != 0:           # the other ranks of a data-parallel job stay quiet
+        return 0
     print("\n".join(result.report_lines()))
     if args.save is not None:
         result.net.save_parameters(args.save)
@@ -228,16 +304,29 @@ def main(argv=None):
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["train"] + argv               # bare `ndrt [options]`: the default job
     args = parser.parse_args(argv)
-    if args.command == "info":
+    run = {"info": info, "demo": demo}.get(args.command, lambda: train(args))
+    if args.command != "info":
         try:
-            print("\n".join(info_lines()))
+            _imperative.get_storage_fallback()
+        except ValueError as e:              # a bad NDRT_STORAGE_FALLBACK
+            return _fail(str(e))
+    try:
+        status = run()
+        if sys.stdout is not None:
             sys.stdout.flush()
-        except BrokenPipeError:           # `ndrt info | head`: the reader left, not an error
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:      # `ndrt ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    if args.command == "demo":
-        return demo()
-    return train(args)
+    except KeyboardInterrupt:    # outside training (train reports where it stopped)
+        print("ndrt: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+def info():
+    """``ndrt info``'s report (print() writes nothing when standard output is closed)."""
+    print("\n".join(info_lines()))
+    return 0
 
 
 if __name__ == "__main__":

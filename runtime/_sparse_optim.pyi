@@ -16,3 +16,28 @@ def adagrad_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
                    rows: npt.NDArray[np.int64] | None, history: np.ndarray, lr: float,
                    epsilon: float, wd: float, rescale_grad: float, clip_gradient: float,
                    lazy: bool) -> None: ...
+def nag_mom_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                   rows: npt.NDArray[np.int64] | None, mom: np.ndarray, lr: float,
+                   momentum: float, wd: float, rescale_grad: float, clip_gradient: float,
+                   lazy: bool) -> None: ...
+def rmsprop_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                   rows: npt.NDArray[np.int64] | None, n: np.ndarray, lr: float,
+                   gamma1: float, epsilon: float, wd: float, rescale_grad: float,
+                   clip_gradient: float, clip_weights: float, lazy: bool) -> None: ...
+def ftrl_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                rows: npt.NDArray[np.int64] | None, z: np.ndarray, n: np.ndarray, lr: float,
+                lamda1: float, beta: float, wd: float, rescale_grad: float,
+                clip_gradient: float, lazy: bool) -> None: ...
+def signum_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                  rows: npt.NDArray[np.int64] | None, mom: np.ndarray | None, lr: float,
+                  momentum: float, wd: float, rescale_grad: float, clip_gradient: float,
+                  wd_lh: float, lazy: bool) -> None: ...
+def rmspropalex_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                       rows: npt.NDArray[np.int64] | None, n: np.ndarray, g: np.ndarray,
+                       delta: np.ndarray, lr: float, gamma1: float, gamma2: float,
+                       epsilon: float, wd: float, rescale_grad: float, clip_gradient: float,
+                       clip_weights: float, lazy: bool) -> None: ...
+def ftml_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
+                rows: npt.NDArray[np.int64] | None, d: np.ndarray, v: np.ndarray, z: np.ndarray,
+                lr: float, beta1: float, beta2: float, epsilon: float, t: int, wd: float,
+                rescale_grad: float, clip_grad: float, lazy: bool) -> None: ...

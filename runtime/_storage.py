@@ -13,9 +13,9 @@ Constructors validate fully (an O(nnz) pass in Cython): unsorted, duplicate or
 out-of-range indices raise ValueError naming the first offending position.  Storage
 casts on GPU arrays go through the host until the CuPy kernels land.
 
-This module imports only the kernels and ``runtime._ndarray``; it registers the routines
-that NDArray calls (sparse ``zeros``, ``check_format``, unpickling) with
-``runtime._ndarray.set_storage_hooks`` at import.
+This module imports only the kernels and ``runtime._ndarray``; ``runtime._wiring`` hands
+the routines that NDArray calls (sparse ``zeros``, ``check_format``, unpickling) to
+``runtime._ndarray.set_storage_hooks``.
 """
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from runtime import _sparse_format as K
 from runtime._sparse_common import row_size as _row_size
 from runtime._ndarray import (STYPES, NDArray, alloc_sparse, as_ctx, as_dtype, empty,
-                              from_numpy, set_storage_hooks, shape_size, storage_host,
+                              from_numpy, shape_size, storage_host,
                               storage_view, write_storage)
 from runtime._ndarray import zeros as _dense_zeros
 from runtime.context import Context, cpu
@@ -448,5 +448,4 @@ def cast_storage(x, stype):
     return out
 
 
-set_storage_hooks(zeros, check_format, rebuild)
 

@@ -78,16 +78,6 @@ def from_host(ctx, ptr, src):
     copy_bytes(ctx, ptr, _HOST, src.ctypes.data, src.nbytes)
 
 
-def cupy_view(x):
-    """A CuPy array over GPU array ``x`` (zero-copy); needs the ``gpu`` extra."""
-    try:
-        import cupy    # optional dependency (the ``gpu`` extra): imported on first use
-    except ImportError:
-        raise ImportError("this needs CuPy for GPU arrays: pip install 'ndrt[gpu]'") from None
-    with cupy.cuda.Device(x.ctx.device_id):
-        return cupy.asarray(x)
-
-
 class _Host:
     device_type = "cpu"
     device_id = 0

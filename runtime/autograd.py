@@ -10,6 +10,13 @@ variable marked by ``attach_grad``/``mark_variables``, or the result of a record
 is recorded with only what its gradient rule reads (``runtime._tape``); ``backward`` and
 ``grad`` run the compiled executor (``runtime._executor``) over those records.
 
+Variables: ``attach_grad``/``mark_variables`` on an array that is already a variable
+gives it a new gradient buffer and grad_req but keeps its place on the tape, so that its
+uses recorded before (in an open ``record()`` scope) send their gradient there too (MXNet
+gives it a new place, which drops those uses' gradient).  While recording, an array that
+is the result of a recorded operator cannot become a variable: its uses recorded so far
+would send their gradient to its history instead.
+
 Writes and the tape: writing into an array on the tape while recording (``x[:] = v``,
 ``out=x``, ``x += y``) raises before anything is written; writing outside ``record()``
 into an array that a recorded operator saved makes the next backward raise, naming the
@@ -17,9 +24,11 @@ operator.  Writes through a NumPy view of an NDArray (``np.asarray(x)[...] = v``
 the version counter and cannot be seen: do not write through views of recorded arrays.
 """
 
+import numpy as np
+
 from runtime import _executor, _tape
 from runtime._imperative import is_recording, is_training, set_recording, set_training
-from runtime._ndarray import NDArray, set_autograd_hooks, zeros
+from runtime._ndarray import NDArray, zeros
 
 
 class _RecordingStateScope:
@@ -77,7 +86,13 @@ def _as_list(value, name):
 
 def mark_variables(variables, gradients, grad_reqs="write"):
     """Mark arrays as variables: their gradients go to ``gradients`` by ``grad_reqs``
-    ('write', 'add' or 'null'; one for all or one each), as MXNet's ``mark_variables``."""
+    ('write', 'add' or 'null'; one for all or one each), as MXNet's ``mark_variables``.
+
+    Every pair is checked before any is marked: a gradient buffer must have its
+    variable's shape and a dtype that holds its gradient without losing its kind
+    (``numpy.can_cast(variable, gradient, 'same_kind')``: no int32 buffer for a float
+    variable).  A variable already marked keeps its place on the tape (see
+    ``NDArray.attach_grad``)."""
     variables, _ = _as_list(variables, "variables")
     gradients, _ = _as_list(gradients, "gradients")
     if len(variables) != len(gradients):
@@ -91,7 +106,38 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         if g.shape != x.shape:
             raise ValueError(f"mark_variables: gradient {i} must have the variable's shape "
                              f"{x.shape!r} (got {g.shape!r})")
-        _tape.mark_variable(x, g, r)
+        if not np.can_cast(x.dtype, g.dtype, "same_kind"):
+            raise TypeError(f"mark_variables: gradient {i} must have a dtype that holds the "
+                            f"gradient of a {np.dtype(x.dtype)} variable (got "
+                            f"{np.dtype(g.dtype)})")
+        _check_mark(x, r, "mark_variables", f"grad_reqs[{i}]")
+    for x, g, r in zip(variables, gradients, reqs):
+        _mark(x, g, r)
+
+
+def _check_mark(x, grad_req, who, what):
+    """Raise unless ``x`` may become a variable with ``grad_req`` (``what``, in ``who``)."""
+    if not isinstance(grad_req, str) or grad_req not in _tape.GRAD_REQS:
+        raise ValueError(f"{who}: {what} must be one of {', '.join(_tape.GRAD_REQS)} (got "
+                         f"{grad_req!r})")
+    if is_recording() and x._entry is not None and _tape.variable_node(x) is None:
+        raise ValueError(
+            f"{who}: a variable must not be the result of an operator recorded while "
+            f"recording (got one of shape {x.shape!r}): its uses recorded so far "
+            "would send their gradient to the operator rather than to .grad; attach the "
+            "gradient before recording, or record on a detach()ed copy")
+
+
+def _mark(x, grad, grad_req):
+    """Make ``x`` a variable whose gradient goes to ``grad`` by ``grad_req``.  A variable
+    keeps its node, so that its uses recorded before (in an open record() scope) send
+    their gradient to the new buffer too."""
+    node = _tape.variable_node(x)
+    if node is None:
+        _tape.mark_variable(x, grad, grad_req)
+    else:
+        node.grad = grad
+        node.grad_req = _tape.GRAD_REQS[grad_req]
 
 
 def _heads(heads, head_grads):
@@ -182,21 +228,36 @@ def last_backward_stats():
 
 
 class _FunctionOp:
-    """What the tape keeps of one call of a ``Function``."""
+    """What the tape keeps of one call of a ``Function``: the instance, the values that
+    call saved and the versions they had when it returned."""
 
-    __slots__ = ("fn", "name")
+    __slots__ = ("fn", "name", "saved", "versions")
     differentiable = True
     grad_reads = None
 
-    def __init__(self, fn):
+    def __init__(self, fn, saved):
         self.fn = fn
         self.name = type(fn).__name__
+        self.saved = saved
+        self.versions = tuple(a.version if isinstance(a, NDArray) else None for a in saved)
 
     def release(self):
-        self.fn._saved = ()
+        self.saved = ()
 
     def gradient(self, attrs, ins, outs, ograds):
-        res = self.fn.backward(*ograds)
+        for i, (a, v) in enumerate(zip(self.saved, self.versions)):
+            if v is not None and a.version != v:
+                raise RuntimeError(
+                    f"backward: {self.name}'s saved tensor {i} (shape {a.shape!r}) was "
+                    f"written after {self.name} saved it for its gradient (version "
+                    f"{a.version}, saved at {v}); do not write into arrays that a recorded "
+                    "operator read, or record again after writing")
+        fn = self.fn
+        latest, fn._saved = fn._saved, self.saved
+        try:
+            res = fn.backward(*ograds)
+        finally:
+            fn._saved = latest
         res, _ = _as_list(res, f"{self.name}.backward's result")
         if len(res) != len(ins):
             raise ValueError(f"{self.name}.backward must return one gradient per input "
@@ -211,6 +272,12 @@ class Function:
     (one gradient per input), keep what backward needs with ``save_for_backward`` and read
     it back from ``saved_tensors``; then call an instance on NDArrays.  Unlike MXNet's, a
     Function honours its variables' ``grad_req='add'``.
+
+    An instance may be called more than once while recording (newer MXNet refuses a
+    second call): as PyTorch's ``ctx`` is per call, each recorded call keeps the values
+    it saved, and its ``backward`` reads those from ``saved_tensors`` (outside backward,
+    ``saved_tensors`` shows the last call's).  Writing into a saved array before
+    backward makes backward raise, as it does for built-in operators.
 
     >>> class Sigmoid(Function):
     ...     def forward(self, x):
@@ -246,20 +313,20 @@ class Function:
         # an output that is an input would take over the input's place on the tape
         outs = [o.detach() if any(o is x for x in ins) else o for o in outs]
         if is_recording():
-            _tape.record_call(_FunctionOp(self), {}, None, ins, outs)
             # an output kept for backward must not hold its own entry (a cycle through
             # this Function): keep a detached alias of it
             self._saved = tuple(a.detach() if any(a is o for o in outs) else a
                                 for a in self._saved)
+            _tape.record_call(_FunctionOp(self, self._saved), {}, None, ins, outs)
         return outs[0] if single else outs
 
 
 def _attach_grad(x, grad_req="write", stype=None):
+    _check_mark(x, grad_req, "attach_grad", "grad_req")
     grad = zeros(x.shape, ctx=x.ctx, dtype=x.dtype, stype=stype or x.stype)
-    _tape.mark_variable(x, grad, grad_req)
+    _mark(x, grad, grad_req)
 
 
-set_autograd_hooks(_attach_grad, _tape.variable_node, backward, is_recording)
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",

@@ -9,8 +9,20 @@ RuntimeError`` both catch them.  Bad arguments are ``TypeError``/``ValueError`` 
 Python; see docs/differences.md.
 """
 
-__all__ = ["MXNetError"]
+__all__ = ["MXNetError", "NotImplementedForSymbol"]
 
 
 class MXNetError(RuntimeError):
     """An operation the runtime refused (MXNet's ``MXNetError``, a RuntimeError)."""
+
+
+class NotImplementedForSymbol(MXNetError, TypeError):
+    """An operation that a Symbol does not support (MXNet's ``NotImplementedForSymbol``;
+    ``bool(sym)`` raises it); also a TypeError."""
+
+    def __init__(self, function, alias=None, *args):
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        what = f"{self.function}" + (f" ({alias})" if alias else "")
+        super().__init__(f"{what} is not supported on a Symbol: a symbol is a graph, not "
+                         "a value; evaluate it with eval() or bind()")

@@ -2,6 +2,7 @@
 
 import operator
 import threading
+import warnings
 
 from allocator import _cuda
 
@@ -15,7 +16,26 @@ class _Local(threading.local):
 _local = _Local()
 
 
-class Context:
+class _ContextType(type):
+    """Gives ``Context`` MXNet's deprecated class attribute ``default_ctx``."""
+
+    @property
+    def default_ctx(cls):
+        """The current context (MXNet 1.x's deprecated ``Context.default_ctx``; use
+        :func:`current_context`); assigning it replaces the current context of this
+        thread, as ``test_utils.set_default_context``."""
+        warnings.warn("Context.default_ctx has been deprecated: use current_context() "
+                      "and test_utils.set_default_context", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        warnings.warn("Context.default_ctx has been deprecated: use current_context() "
+                      "and test_utils.set_default_context", DeprecationWarning, stacklevel=2)
+        set_current_context(ctx)
+
+
+class Context(metaclass=_ContextType):
     """A device type ('cpu', 'gpu' or 'cpu_pinned') and id, usable as ``with Context(...)``.
 
     A Context is an immutable value (equal and hashed by device type and id): every
@@ -120,6 +140,19 @@ def current_context():
     """The innermost ``with Context(...)`` of this thread, else ``cpu(0)``."""
     s = _local.stack
     return s[-1] if s else _DEFAULT
+
+
+def set_current_context(ctx):
+    """Make ``ctx`` the current context of this thread until the enclosing ``with``
+    block (if any) ends, as MXNet's assignment of the default context: it replaces the
+    innermost one rather than adding a level."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"ctx must be a Context (got {ctx!r})")
+    stack = _stack()
+    if stack:
+        stack[-1] = ctx
+    else:
+        stack.append(ctx)
 
 
 def num_gpus():

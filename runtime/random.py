@@ -11,15 +11,15 @@ def seed(seed_state, ctx="all"):
     Parameters
     ----------
     seed_state : int
-        Non-negative integer seed; the same seed gives the same numbers.
+        Integer seed; the same seed gives the same numbers.  As MXNet's (a C ``int``
+        read as unsigned), it is taken modulo 2**32: -1 and 2**32 - 1 are one seed.
     ctx : Context or 'all', optional
         Kept for MXNet compatibility: ndrt draws all numbers on the host from one
         generator, so every context shares the state.
     """
-    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)) \
-            or seed_state < 0:
-        raise ValueError(f"seed_state must be a non-negative integer (got {seed_state!r})")
-    _state["rng"] = np.random.default_rng(int(seed_state))
+    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
+        raise ValueError(f"seed_state must be an integer (got {seed_state!r})")
+    _state["rng"] = np.random.default_rng(int(seed_state) % 2 ** 32)
 
 
 def generator():

@@ -1,5 +1,6 @@
 """Helpers that test suites import from ``mxnet.test_utils`` (MXNet 1.x): tolerances and
-comparisons, random shapes and arrays, the default context, expected exceptions and
+comparisons, random shapes and arrays, the default context, gradient checks of
+imperative functions against central differences, expected exceptions, retries,
 environment variables.
 
 Comparisons take NDArrays (read with ``asnumpy()``), NumPy arrays or numbers.  The
@@ -9,19 +10,27 @@ bool exact.
 """
 
 import contextlib
+import functools
 import numbers
 import os
+import sys
 
 import numpy as np
 
+from runtime import autograd
 from runtime import context as _context
 from runtime import nd
+from runtime.symbol import Symbol
 from runtime._ndarray import NDArray
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
-           "assert_exception", "environment"]
+           "assert_exception", "environment", "check_numeric_gradient", "numeric_grad",
+           "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
+           "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
+           "set_env_var", "simple_forward", "check_symbolic_forward",
+           "check_symbolic_backward", "check_consistency"]
 
 
 def default_context():
@@ -30,11 +39,12 @@ def default_context():
 
 
 def set_default_context(ctx):
-    """Make ``ctx`` the current context for the rest of the thread (as MXNet's, which
-    replaces the default rather than entering a ``with`` block)."""
+    """Make ``ctx`` the current context for the rest of the thread, or of the enclosing
+    ``with`` block (as MXNet's, which replaces the default rather than entering a
+    ``with`` block)."""
     if not isinstance(ctx, _context.Context):
         raise TypeError(f"set_default_context: ctx must be a Context (got {ctx!r})")
-    ctx.__enter__()
+    _context.set_current_context(ctx)
 
 
 def default_dtype():
@@ -186,3 +196,432 @@ def environment(*args):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")):
+    """:func:`assert_almost_equal` on the positions where neither ``a`` nor ``b`` is
+    NaN (MXNet's: NaNs are set to 0 on both sides first)."""
+    an, bn = np.copy(_numpy(a)), np.copy(_numpy(b))
+    nan = np.isnan(an) | np.isnan(bn)
+    an[nan] = 0
+    bn[nan] = 0
+    assert_almost_equal(an, bn, rtol, atol, names)
+
+
+def same_array(array1, array2):
+    """Whether two NDArrays share their memory: a write through one shows in the
+    other (MXNet's test, which adds 1 to ``array1`` and takes it back)."""
+    array1[:] += 1
+    shared = same(array1, array2)
+    array1[:] -= 1
+    return shared
+
+
+def random_arrays(*shapes):
+    """NumPy arrays of standard normal values in the default dtype, one per shape (a
+    shape () gives a float); a single shape gives the array itself."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0 else
+              np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population, k):
+    """``k`` distinct elements of the list ``population`` in random order."""
+    if not 0 <= k <= len(population):
+        raise ValueError(f"random_sample: k must be in [0, {len(population)}] (got {k!r})")
+    chosen = list(population)
+    np.random.shuffle(chosen)
+    return chosen[:k]
+
+
+def np_reduce(dat, axis, keepdims, numpy_reduce_func):
+    """``numpy_reduce_func`` applied over ``axis`` (None, an int or a tuple, one axis at
+    a time from the last), keeping the reduced axes with ``keepdims``."""
+    if isinstance(axis, int):
+        axis = [axis]
+    else:
+        axis = list(axis) if axis is not None else list(range(len(dat.shape)))
+    ret = dat
+    for i in reversed(sorted(a % dat.ndim for a in axis)):
+        ret = numpy_reduce_func(ret, axis=i)
+    if keepdims:
+        shape = list(dat.shape)
+        for i in axis:
+            shape[i % dat.ndim] = 1
+        ret = ret.reshape(tuple(shape))
+    return ret
+
+
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, ctx=None):
+    """A random sparse NDArray (as :func:`rand_ndarray`) and its parts as NumPy arrays:
+    ``(arr, (data, indices, indptr))`` for csr, ``(arr, (data, indices))`` for
+    row_sparse (MXNet's return form)."""
+    if stype not in ("csr", "row_sparse"):
+        raise ValueError(f"rand_sparse_ndarray: stype must be 'csr' or 'row_sparse' (got "
+                         f"{stype!r})")
+    arr = rand_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)
+    if stype == "csr":
+        return arr, (arr.data.asnumpy(), arr.indices.asnumpy(), arr.indptr.asnumpy())
+    return arr, (arr.data.asnumpy(), arr.indices.asnumpy())
+
+
+def _as_inputs(location, dtype, ctx):
+    if isinstance(location, dict):
+        names = list(location)
+        values = [location[k] for k in names]
+    elif isinstance(location, (list, tuple)):
+        names, values = None, list(location)
+    else:
+        raise TypeError(f"check_numeric_gradient: location must be a list or a dict of "
+                        f"arrays (got {type(location).__name__})")
+    arrays = [np.array(_numpy(v), dtype=dtype) for v in values]
+    return names, arrays, ctx or default_context()
+
+
+def _call(fn, names, arrays, ctx):
+    inputs = [nd.array(a, ctx=ctx, dtype=a.dtype) for a in arrays]
+    out = fn(**dict(zip(names, inputs))) if names is not None else fn(*inputs)
+    return out if isinstance(out, (list, tuple)) else [out]
+
+
+def numeric_grad(fn, location, heads, eps=1e-4, dtype=np.float64, ctx=None):
+    """Central differences of ``sum_i sum(fn(*location)[i] * heads[i])`` with respect to
+    each input (a list of NumPy arrays of the inputs' shapes, in ``location``'s order).
+    ``fn`` takes NDArrays (positionally for a list ``location``, by name for a dict)
+    and returns an NDArray or a list of them."""
+    names, arrays, ctx = _as_inputs(location, dtype, ctx)
+
+    def objective():
+        outs = _call(fn, names, arrays, ctx)
+        return sum(float(np.sum(o.asnumpy().astype(np.float64) * h))
+                   for o, h in zip(outs, heads))
+    grads = []
+    for a in arrays:
+        g = np.zeros(a.shape, np.float64)
+        flat, gflat = a.reshape(-1), g.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + eps
+            plus = objective()
+            flat[i] = old - eps
+            minus = objective()
+            flat[i] = old
+            gflat[i] = (plus - minus) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=None):
+    """Check gradients against central differences (MXNet's ``check_numeric_gradient``):
+    of a :class:`~runtime.symbol.Symbol` through a bound executor, as MXNet does, or of
+    a Python function of NDArrays through autograd.  Defaults as MXNet's for a Symbol
+    (step 1e-3, rtol 1e-2, float32 inputs); see the two paths' notes for a function."""
+    if isinstance(sym, Symbol):
+        return _check_symbolic_gradient(
+            sym, location, aux_states, 1e-3 if numeric_eps is None else numeric_eps,
+            1e-2 if rtol is None else rtol, atol, grad_nodes, use_forward_train, ctx,
+            grad_stype_dict, np.float32 if dtype is None else dtype)
+    if not callable(sym):
+        raise TypeError(f"check_numeric_gradient: sym must be a Symbol or a function of "
+                        f"NDArrays (got {type(sym).__name__})")
+    return _check_imperative_gradient(sym, location, aux_states, numeric_eps, rtol, atol,
+                                      grad_nodes, use_forward_train, ctx, grad_stype_dict,
+                                      dtype)
+
+
+def _check_imperative_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=None):
+    """:func:`check_numeric_gradient` of a Python function ``sym`` through autograd.
+
+    ``sym(*inputs)`` (``location`` a list) or ``sym(**inputs)`` (a dict) returns an
+    NDArray or a list of them; the inputs are ``location``'s arrays (NumPy or NDArray)
+    cast to ``dtype`` (default float64: the differences are then accurate; MXNet's
+    default is float32).  As MXNet, the scalar differentiated is the sum of the outputs
+    times fixed random projections, the step is ``numeric_eps`` (1e-3 for float16 and
+    float32, 1e-6 for float64) and ``grad_nodes`` (names or positions) selects the inputs
+    checked (default: all).  ``use_forward_train`` runs the forward under
+    ``autograd.train_mode`` (else predict mode).  AssertionError names the input whose
+    gradient differs beyond ``rtol`` (default 1e-2) / ``atol`` (default: the dtype's).
+    """
+    if aux_states is not None or grad_stype_dict is not None:
+        raise NotImplementedError("check_numeric_gradient: aux_states and grad_stype_dict "
+                                  "need a Symbol (got a function)")
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    eps = numeric_eps if numeric_eps is not None else (1e-6 if dtype == np.float64
+                                                       else 1e-3)
+    names, arrays, ctx = _as_inputs(location, dtype, ctx)
+    labels = names if names is not None else [str(i) for i in range(len(arrays))]
+    if grad_nodes is None:
+        checked = list(range(len(arrays)))
+    else:
+        checked = [labels.index(str(g)) if str(g) in labels else g for g in grad_nodes]
+        bad = [g for g in checked if not isinstance(g, int) or not 0 <= g < len(arrays)]
+        if bad:
+            raise ValueError(f"check_numeric_gradient: grad_nodes must name inputs among "
+                             f"{labels!r} (got {grad_nodes!r})")
+    inputs = [nd.array(a, ctx=ctx, dtype=dtype) for a in arrays]
+    for i in checked:
+        inputs[i].attach_grad()
+    mode = autograd.train_mode if use_forward_train else autograd.predict_mode
+    with mode():
+        with autograd.record(train_mode=use_forward_train):
+            outs = sym(**dict(zip(names, inputs))) if names is not None else sym(*inputs)
+            outs = outs if isinstance(outs, (list, tuple)) else [outs]
+            heads = [np.random.normal(0, 0.01, size=o.shape) for o in outs]
+            total = sum((o * nd.array(h, ctx=ctx, dtype=o.dtype)).sum()
+                        for o, h in zip(outs, heads))
+        total.backward()
+        numeric = numeric_grad(sym, location, heads, eps=eps, dtype=dtype, ctx=ctx)
+    for i in checked:
+        assert_almost_equal(numeric[i], inputs[i].grad.asnumpy(),
+                            rtol=1e-2 if rtol is None else rtol, atol=atol,
+                            names=(f"NUMERICAL_{labels[i]}", f"BACKWARD_{labels[i]}"))
+
+
+def retry(n):
+    """Decorator running a (flaky, random) test up to ``n`` times until it passes
+    (MXNet's ``retry``); the last AssertionError is raised."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"retry: n must be an integer >= 1 (got {n!r})")
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for i in range(n):
+                try:
+                    return f(*args, **kwargs)
+                except AssertionError:
+                    if i == n - 1:
+                        raise
+        return wrapper
+    return decorate
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Send what is written to the process's stderr (file descriptor 2, C code included)
+    to /dev/null for the ``with`` block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def list_gpus():
+    """The ids of the visible GPUs (``range(num_gpus())``)."""
+    return list(range(_context.num_gpus()))
+
+
+def set_env_var(key, val, default_val=""):
+    """Set environment variable ``key`` to ``val``; returns its previous value
+    (``default_val`` when it was unset)."""
+    prev = os.environ.get(key, default_val)
+    os.environ[key] = str(val)
+    return prev
+
+
+# -- symbols (MXNet's symbolic checks) ---------------------------------------------------
+
+def _arg_values(sym, location, what):
+    """``location`` (a list in ``list_arguments()`` order or a dict by name) as a dict of
+    float arrays."""
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        missing = [k for k in names if k not in location]
+        if missing:
+            raise ValueError(f"{what}: location lacks argument {missing[0]!r} (arguments: "
+                             f"{', '.join(names)})")
+        return {k: _numpy(location[k]) for k in names}
+    location = list(location)
+    if len(location) != len(names):
+        raise ValueError(f"{what}: location must hold one array per argument of "
+                         f"{', '.join(names)} (got {len(location)})")
+    return {k: _numpy(v) for k, v in zip(names, location)}
+
+
+def _aux_values(sym, aux_states):
+    if aux_states is None:
+        return None
+    names = sym.list_auxiliary_states()
+    if isinstance(aux_states, dict):
+        return {k: nd.array(aux_states[k]) for k in names}
+    return {k: nd.array(v) for k, v in zip(names, aux_states)}
+
+
+def _bind(sym, ctx, values, dtype, aux_states, grad_req="null"):
+    ctx = ctx or default_context()
+    args = {k: nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+    grads = None
+    if grad_req != "null":
+        grads = {k: nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for k, a in args.items()}
+    return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req,
+                    aux_states=_aux_values(sym, aux_states))
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    """The outputs of ``sym`` on NumPy ``inputs`` (by argument name), as NumPy arrays (one
+    array for a single output)."""
+    values = {k: _numpy(v) for k, v in inputs.items()}
+    exe = _bind(sym, ctx, values, None, None)
+    outs = [o.asnumpy() for o in exe.forward(is_train=is_train)]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=np.float32):
+    """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
+    by output name); returns the outputs as NumPy arrays."""
+    if not isinstance(sym, Symbol):
+        raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
+                        f"{type(sym).__name__})")
+    exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
+                aux_states)
+    outs = [o.asnumpy() for o in exe.forward(is_train=False)]
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in sym.list_outputs()]
+    for name, out, want in zip(sym.list_outputs(), outs, expected):
+        assert_almost_equal(out, want, rtol, atol, names=(f"output {name}", "expected"),
+                            equal_nan=equal_nan)
+    return outs
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
+                            aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=np.float32):
+    """Assert that the gradients of ``sym`` at ``location`` for the head gradients
+    ``out_grads`` are ``expected`` (a list in argument order, or a dict by name; with
+    ``grad_req='add'`` the gradients start from ones, as MXNet's check does); returns
+    the gradients as a dict of NumPy arrays."""
+    values = _arg_values(sym, location, "check_symbolic_backward")
+    names = sym.list_arguments()
+    if not isinstance(expected, dict):
+        expected = dict(zip(names, expected))
+    reqs = grad_req if isinstance(grad_req, dict) else {k: grad_req for k in names}
+    exe = _bind(sym, ctx, values, dtype, aux_states, grad_req=reqs)
+    for k, g in exe.grad_dict.items():
+        if g is not None and reqs.get(k) == "add":
+            g[:] = 1
+    exe.forward(is_train=True)
+    if out_grads is not None:
+        if isinstance(out_grads, dict):
+            out_grads = [out_grads[k] for k in sym.list_outputs()]
+        out_grads = [nd.array(g, ctx=exe.outputs[0].ctx, dtype=dtype) for g in out_grads]
+    exe.backward(out_grads)
+    grads = {k: g.asnumpy() for k, g in exe.grad_dict.items() if g is not None}
+    for k, want in expected.items():
+        if want is None or reqs.get(k) == "null":
+            continue
+        assert_almost_equal(grads[k], want, rtol, atol, names=(f"gradient of {k}",
+                                                               "expected"),
+                            equal_nan=equal_nan)
+    return grads
+
+
+def _check_symbolic_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=np.float32):
+    """Assert that the gradients ``backward`` computes for ``sum(out * r)`` (``r``
+    random) match float64 central differences of the forward, for the arguments
+    ``grad_nodes`` (default: all)."""
+    values = {k: v.astype(np.float64)
+              for k, v in _arg_values(sym, location, "check_numeric_gradient").items()}
+    names = grad_nodes if grad_nodes is not None else sym.list_arguments()
+    if isinstance(names, dict):
+        names = list(names)
+    rng = np.random.RandomState(0)
+    exe = _bind(sym, ctx, values, np.float64, aux_states,
+                grad_req={k: ("write" if k in names else "null")
+                          for k in sym.list_arguments()})
+    outs = exe.forward(is_train=use_forward_train)
+    heads = [rng.normal(size=o.shape) for o in outs]
+    exe.backward([nd.array(h, dtype=np.float64) for h in heads])
+    symbolic = {k: exe.grad_dict[k].asnumpy() for k in names}
+
+    def loss():
+        outs = exe.forward(is_train=use_forward_train)
+        return sum(float((o.asnumpy() * h).sum()) for o, h in zip(outs, heads))
+
+    for k in names:
+        x = exe.arg_dict[k]
+        base = x.asnumpy().copy()
+        numeric = np.zeros_like(base)
+        flat = numeric.reshape(-1)
+        for i in range(base.size):
+            for sign in (1, -1):
+                moved = base.copy().reshape(-1)
+                moved[i] += sign * numeric_eps / 2
+                x[:] = moved.reshape(base.shape)
+                flat[i] += sign * loss() / numeric_eps
+        x[:] = base
+        assert_almost_equal(symbolic[k], numeric, rtol=rtol,
+                            atol=atol if atol is not None else 1e-4,
+                            names=(f"symbolic gradient of {k}", "numeric"))
+
+
+_CONSISTENCY_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+                    np.dtype(np.float64): 1e-5, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
+                    np.dtype(np.int64): 0}
+
+
+def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None,
+                      aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+                      equal_nan=False, use_uniform=False, rand_type=np.float64):
+    """Run ``sym`` (or one symbol per entry) once per entry of ``ctx_list`` (dicts with
+    ``ctx``, the argument shapes and an optional ``type_dict``) on the same random
+    arguments, forward in training mode and backward with the outputs as head
+    gradients, and assert that the outputs and gradients agree with those of the
+    entry of the widest dtype (tolerance by dtype, ``tol``); returns each entry's
+    [outputs..., gradients...] as NumPy arrays."""
+    syms = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    exes = []
+    for s, spec in zip(syms, ctx_list):
+        spec = dict(spec)
+        ctx = spec.pop("ctx", None)
+        types = spec.pop("type_dict", {})
+        spec.pop("group2ctx", None)
+        exes.append(s.simple_bind(ctx, grad_req=grad_req, type_dict=types, **spec))
+    rng = np.random.RandomState(0)
+    draw = (lambda shape: rng.uniform(-scale, scale, shape)) if use_uniform else \
+        (lambda shape: rng.normal(0, scale, shape))
+    args = {k: draw(a.shape).astype(rand_type) for k, a in exes[0].arg_dict.items()}
+    args.update({k: _numpy(v) for k, v in (arg_params or {}).items()})
+    aux = {k: draw(a.shape).astype(rand_type) for k, a in exes[0].aux_dict.items()}
+    aux.update({k: _numpy(v) for k, v in (aux_params or {}).items()})
+    results = []
+    for exe in exes:
+        for k, a in exe.arg_dict.items():
+            a[:] = args[k].astype(a.dtype)
+        for k, a in exe.aux_dict.items():
+            a[:] = aux[k].astype(a.dtype)
+        outs = exe.forward(is_train=True)
+        grads = []
+        if grad_req != "null":
+            exe.backward([o.copy() for o in outs])
+            grads = [g.asnumpy() for g in exe.grad_arrays if g is not None]
+        results.append([o.asnumpy() for o in outs] + grads)
+    widest = max(range(len(exes)), key=lambda i: max(
+        np.dtype(a.dtype).itemsize for a in exes[i].arg_arrays))
+    truth = ground_truth if ground_truth is not None else results[widest]
+    table = dict(_CONSISTENCY_TOL)
+    if isinstance(tol, dict):
+        table.update({np.dtype(k): v for k, v in tol.items()})
+    for i, res in enumerate(results):
+        for j, (got, want) in enumerate(zip(res, truth)):
+            t = tol if isinstance(tol, (int, float)) else table.get(got.dtype, 1e-3)
+            try:
+                assert_almost_equal(got, want.astype(got.dtype, copy=False), rtol=t,
+                                    atol=t, names=(f"entry {i} value {j}", "ground truth"),
+                                    equal_nan=equal_nan)
+            except AssertionError:
+                if raise_on_err:
+                    raise
+    return results

@@ -22,8 +22,9 @@ def numpy_log_softmax(x):
 
 
 class CTCLossStep:
-    params = [(100, 32, 30, 20), (200, 64, 60, 40)]
-    param_names = ["T, N, alphabet, label_length"]
+    # One parameter whose values are shapes: a list of tuples alone would read as two.
+    params = [[(100, 32, 30, 20), (200, 64, 60, 40)]]
+    param_names = ["(T, N, alphabet, label_length)"]
 
     def setup(self, shape):
         t, n, c, length = shape

@@ -1,4 +1,4 @@
-"""Optimizer updates (runtime/ops/optim.py) beside NumPy references, so that the ratio
+"""Optimizer updates (runtime/ops/optimizer_op.py) beside NumPy references, so that the ratio
 shows in one run (``asv_bench/run_optim_figures.py`` prints the ratios).
 
 Dense: a float32 weight of DENSE_SHAPE (4 MiB) and its dense gradient; ndrt calls the

@@ -48,13 +48,8 @@ from runtime._desc import ArrayDesc
 from runtime._ndarray import ones, zeros
 
 
-# MXNet's message (src/imperative/imperative.cc) for a head off the tape or a consumed graph
-NOT_IN_GRAPH = ("Cannot differentiate node because it is not in a computational graph. You "
-                "need to set is_recording to true or use autograd.record() to save "
-                "computational graphs for backward. If you want to differentiate the same "
-                "graph twice, you need to pass retain_graph=True to backward.")
-
-cdef int REQ_NULL = 0, REQ_WRITE = 1, REQ_ADD = 3
+from runtime._types cimport REQ_ADD, REQ_NULL, REQ_WRITE
+from runtime.errors import NOT_IN_GRAPH
 
 cdef object _add_op = None        # registry op that accumulates (set by runtime.ops)
 cdef object _invoke = None        # the invoker's entry (set by runtime.ops)

@@ -44,9 +44,10 @@ from libc.string cimport memcpy, memset
 from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
 from runtime._tape cimport Entry, on_tape, record
+from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
 
-from runtime import _transfer
-from runtime._ndarray import DTYPES, STYPES, as_dtype
+from runtime import _device
+from runtime._ndarray import DTYPES, STYPES, as_dtype, shape_size
 from runtime._storage import cast_storage
 from runtime.errors import StorageFallbackError, StorageFallbackWarning
 
@@ -112,12 +113,7 @@ cdef extern from "numpy/ufuncobject.h":
         int ntypes
         const char* types
 
-# Requests, as MXNet's OpReqType.
-cdef enum:
-    REQ_NULL = 0
-    REQ_WRITE = 1
-    REQ_INPLACE = 2
-    REQ_ADD = 3
+# Requests by name (the codes: runtime._types)
 _REQ_NAMES = {"null": REQ_NULL, "write": REQ_WRITE, "inplace": REQ_INPLACE, "add": REQ_ADD}
 
 # What the short road does with an operator.
@@ -1077,6 +1073,10 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
     inf.n_out = len(out_shapes)
     inf.shapes = tuple([tuple(s) for s in out_shapes])
     inf.dtypes = tuple(out_dtypes)
+    for i in range(inf.n_out):     # an output too large for int64 bytes, named by its op
+        shape_size(inf.shapes[i], np.dtype(inf.dtypes[i]) if i < len(inf.dtypes) else None,
+                   f"{op.name}: output shape" if inf.n_out == 1 else
+                   f"{op.name}: output {i} shape")
     inf.mutates = tuple(op.mutates)
     inf.prepare = op.prepare
     inf.why = None
@@ -1384,7 +1384,7 @@ cdef list _views(list arrays, bint host):
     cdef list views
     cdef object v
     if not host:
-        return [_transfer.cupy_view(a) for a in arrays]
+        return [_device.cupy_view(a) for a in arrays]
     views = PyList_New(n)
     for i in range(n):
         v = np_view(<NDArray>arrays[i])
@@ -1513,11 +1513,7 @@ cdef bint _aliases(object op, Py_ssize_t i, NDArray o, list inputs) except -1:
 
 
 cdef _check_cupy(object op, object ctx):
-    try:
-        import cupy  # noqa: F401  (optional dependency, imported when a GPU kernel runs)
-    except ImportError:
-        raise ImportError(f"{op.name} on {ctx} needs CuPy for its GPU kernel: pip install "
-                          "'ndrt[gpu]'") from None
+    _device.cupy(f"{op.name} on {ctx}")
 
 
 

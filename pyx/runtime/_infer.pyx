@@ -104,7 +104,11 @@ cdef class Attr:
                 return None
             if _is_int(v):
                 return (int(v),)
-            if isinstance(v, (tuple, list)):
+            # MXNet's attribute strings take any sequence of ints: ranges and 1-D NumPy
+            # integer arrays too (``broadcast_to(shape=np.array([2, 3]))``)
+            if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu":
+                v = v.tolist()
+            if isinstance(v, (tuple, list, range)):
                 for a in v:
                     if not _is_int(a):
                         break

@@ -35,7 +35,7 @@ from allocator import as_device
 from allocator._pool import MAX_ALLOC
 from allocator.errors import OutOfMemoryError
 
-from runtime import _indexing, _transfer
+from runtime import _device, _indexing, _transfer
 from runtime import context as _context
 from runtime.context import Context
 
@@ -421,6 +421,12 @@ def storage_host(NDArray x, int i):
     return _transfer.to_host(x._chunk.ctx, ptr, shape, dtype)
 
 
+def mark_written(NDArray x):
+    """Count a write into ``x`` made through its buffer (an in-place MPI collective on a
+    zero-copy view): bumps the version, as a write by an operator does."""
+    x._chunk.bump()
+
+
 def write_storage(NDArray x, int i, src):
     """Copy NumPy ``src`` (the part's shape) into part ``i`` of ``x``, cast unsafely to
     the part's dtype, on any context.  No version bump: for filling new arrays."""
@@ -749,7 +755,7 @@ cdef class NDArray:
             kw["copy"] = copy
         if self._chunk.host:
             return np_view(self).__dlpack__(stream=stream, **kw)
-        return _transfer.cupy_view(self).__dlpack__(stream=stream, **kw)
+        return _device.cupy_view(self).__dlpack__(stream=stream, **kw)
 
     def __dlpack_device__(self):
         if self._chunk.ctx.device_type == "gpu":
@@ -1379,6 +1385,8 @@ cdef int assign(NDArray dst, NDArray src) except -1:
     """Make ``dst`` hold ``src``'s values (same shape and stype; dense values are copied,
     sparse storage is taken over, since its size may change); bumps ``dst``'s version."""
     if dst._stype != src._stype:   # never let a chunk of another layout in
+        if dst._stype != STYPE_DEFAULT and src._stype != STYPE_DEFAULT:
+            src = src.tostype("default")  # csr <-> row_sparse has no direct conversion
         src = src.tostype(STYPES[dst._stype])
     if dst._stype == STYPE_DEFAULT:
         dst.copyto_dense(src)

@@ -1,6 +1,9 @@
-"""The optimizer updates, compiled: SGD (with and without momentum), Adam and AdaGrad for
-a dense gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
-``sgd_mom_update``, ``adam_update``, ``adagrad_update`` kernels).
+"""The optimizer updates, compiled: SGD (with and without momentum), Adam, AdaGrad,
+Nesterov momentum, RMSProp (plain and centered), FTML, FTRL, Signum and signSGD for a
+dense gradient or the stored rows of a row_sparse one (MXNet's ``sgd_update``,
+``sgd_mom_update``, ``adam_update``, ``adagrad_update``, ``nag_mom_update``,
+``rmsprop_update``, ``rmspropalex_update``, ``ftml_update``, ``ftrl_update``,
+``signum_update``, ``signsgd_update`` kernels).
 
 Each function writes the updated weight into ``out`` (``weight`` itself for the in-place
 call; otherwise ``weight`` is copied into ``out`` first) and updates the states in
@@ -32,7 +35,8 @@ from runtime._types cimport float32_t, float64_t, floating, index_t
 
 cnp.import_array()
 
-__all__ = ["adagrad_update", "adam_update", "sgd_update"]
+__all__ = ["adagrad_update", "adam_update", "ftml_update", "ftrl_update", "nag_mom_update",
+           "rmsprop_update", "rmspropalex_update", "sgd_update", "signum_update"]
 
 cdef enum:
     # A dense gradient is updated in blocks of this many values (the parallel unit).
@@ -47,6 +51,7 @@ cdef struct Plan:
     const index_t* rows   # NULL: a dense grad
     char* s0              # states (NULL where the update has fewer)
     char* s1
+    char* s2
     Py_ssize_t size       # values of the weight
     Py_ssize_t n, d       # the weight as (rows, row size)
     Py_ssize_t k          # stored rows of a sparse grad
@@ -137,6 +142,7 @@ cdef int _plan(Plan* p, str op, object out, object weight, object grad, object r
     p.g = <const char*>cnp.PyArray_DATA(g)
     p.s0 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[0]) if len(states) > 0 else NULL
     p.s1 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[1]) if len(states) > 1 else NULL
+    p.s2 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[2]) if len(states) > 2 else NULL
     if p.rows == NULL:
         p.nthreads = arith_threads((p.size + _BLOCK - 1) // _BLOCK, p.size)
     elif lazy:
@@ -170,18 +176,22 @@ cdef inline floating _root(floating x) noexcept nogil:
 
 # -- the loops: one function per update runs the three shapes of a call -------------------
 
-# ``row(w, g, s0, s1, n, a)`` updates n values (g NULL: a zero gradient); ``a`` holds the
+# ``row(w, g, s0, s1, s2, n, a)`` updates n values (g NULL: a zero gradient); ``a`` holds the
 # attributes.  The row functions keep every branch outside the loop over values (no
 # gradient, no momentum), so that the loops vectorise; no clipping is clipping to an
 # infinite bound.
 
 cdef struct Attrs:
     double lr, wd, rescale, clip, momentum, beta1, beta2, eps
+    double gamma1, gamma2, lamda1, beta, wd_lh, clip_weights
+    double c1, c2         # FTML's bias corrections 1 - beta1^t, 1 - beta2^t
 
 
-ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, Py_ssize_t,
+ctypedef void (*row_f32)(float32_t*, const float32_t*, float32_t*, float32_t*, float32_t*,
+                         Py_ssize_t,
                          const Attrs*) noexcept nogil
-ctypedef void (*row_f64)(float64_t*, const float64_t*, float64_t*, float64_t*, Py_ssize_t,
+ctypedef void (*row_f64)(float64_t*, const float64_t*, float64_t*, float64_t*, float64_t*,
+                         Py_ssize_t,
                          const Attrs*) noexcept nogil
 
 
@@ -190,7 +200,7 @@ cdef inline double _bound(double clip) noexcept nogil:
 
 
 cdef void _sgd_row(floating* w, const floating* g, floating* m, floating* unused,
-                   Py_ssize_t d, const Attrs* a) noexcept nogil:
+                   floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
     cdef floating decay = 1 - lwd, rescale = <floating>a.rescale
@@ -213,7 +223,7 @@ cdef void _sgd_row(floating* w, const floating* g, floating* m, floating* unused
 
 
 cdef void _adam_row(floating* w, const floating* g, floating* mean, floating* var,
-                    Py_ssize_t d, const Attrs* a) noexcept nogil:
+                    floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
     cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
@@ -234,7 +244,7 @@ cdef void _adam_row(floating* w, const floating* g, floating* mean, floating* va
 
 
 cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* unused,
-                       Py_ssize_t d, const Attrs* a) noexcept nogil:
+                       floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
     cdef Py_ssize_t c
     cdef floating gr, lr = <floating>a.lr, lwd = <floating>(a.lr * a.wd)
     cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
@@ -247,6 +257,112 @@ cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* un
             gr = _clipped(rescale * g[c], clip)
             h[c] = h[c] + gr * gr
             w[c] = w[c] - lr * gr / (_root(h[c]) + eps) - lwd * w[c]
+
+
+cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused,
+                   floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """s = lr (clip(rescale g) + wd w); mom = momentum mom - s; w += momentum mom - s
+    (MXNet's kernel: its momentum holds the lr-scaled steps)."""
+    cdef Py_ssize_t c
+    cdef floating st, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating momentum = <floating>a.momentum
+    for c in range(d):
+        st = lr * (wd * w[c] if g == NULL else _clipped(rescale * g[c], clip) + wd * w[c])
+        m[c] = momentum * m[c] - st
+        w[c] = w[c] + momentum * m[c] - st
+
+
+cdef void _rmsprop_row(floating* w, const floating* g, floating* n, floating* unused,
+                       floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """g = clip(rescale g + wd w); n = (1 - gamma1) g^2 + gamma1 n;
+    w = clip_weights(w - lr g / sqrt(n + epsilon))."""
+    cdef Py_ssize_t c
+    cdef floating gr, v, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating gamma1 = <floating>a.gamma1, g1 = 1 - gamma1, eps = <floating>a.eps
+    cdef floating cw = <floating>_bound(a.clip_weights)
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        n[c] = g1 * gr * gr + gamma1 * n[c]
+        v = w[c] - lr * gr / _root(n[c] + eps)
+        w[c] = _clipped(v, cw)
+
+
+cdef void _rmspropalex_row(floating* w, const floating* g, floating* n, floating* gm,
+                           floating* delta, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """Graves' centered RMSProp: g = clip(rescale g + wd w); n = (1 - gamma1) g^2 +
+    gamma1 n; gm = (1 - gamma1) g + gamma1 gm; delta = gamma2 delta - lr g /
+    sqrt(n - gm^2 + epsilon); w = clip_weights(w + delta)."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating gamma1 = <floating>a.gamma1, g1 = 1 - gamma1, eps = <floating>a.eps
+    cdef floating gamma2 = <floating>a.gamma2, cw = <floating>_bound(a.clip_weights)
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        n[c] = g1 * gr * gr + gamma1 * n[c]
+        gm[c] = g1 * gr + gamma1 * gm[c]
+        delta[c] = gamma2 * delta[c] - lr * gr / _root(n[c] - gm[c] * gm[c] + eps)
+        w[c] = _clipped(w[c] + delta[c], cw)
+
+
+cdef void _ftml_row(floating* w, const floating* g, floating* dd, floating* v,
+                    floating* z, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """FTML: g = clip(rescale g + wd w); v = beta2 v + (1 - beta2) g^2;
+    d_t = (1 - beta1^t) / lr (sqrt(v / (1 - beta2^t)) + epsilon);
+    z = beta1 z + (1 - beta1) g - (d_t - beta1 d) w; d = d_t; w = -z / d_t."""
+    cdef Py_ssize_t c
+    cdef floating gr, dt, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating beta1 = <floating>a.beta1, beta2 = <floating>a.beta2
+    cdef floating c1 = <floating>a.c1, c2 = <floating>a.c2, eps = <floating>a.eps
+    for c in range(d):
+        gr = _clipped(wd * w[c] if g == NULL else rescale * g[c] + wd * w[c], clip)
+        v[c] = beta2 * v[c] + (1 - beta2) * gr * gr
+        dt = c1 / lr * (_root(v[c] / c2) + eps)
+        z[c] = beta1 * z[c] + (1 - beta1) * gr - (dt - beta1 * dd[c]) * w[c]
+        dd[c] = dt
+        w[c] = -z[c] / dt
+
+
+cdef void _ftrl_row(floating* w, const floating* g, floating* z, floating* n,
+                    floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """g = clip(rescale g); z += g - (sqrt(n + g^2) - sqrt(n)) w / lr; n += g^2;
+    w = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating lamda1 = <floating>a.lamda1, beta = <floating>a.beta, sz
+    for c in range(d):
+        gr = 0 if g == NULL else _clipped(rescale * g[c], clip)
+        z[c] = z[c] + gr - (_root(n[c] + gr * gr) - _root(n[c])) * w[c] / lr
+        n[c] = n[c] + gr * gr
+        sz = (z[c] > 0) - (z[c] < 0)
+        # times the mask, as MXNet's kernel: a NaN z gives a NaN weight, not 0
+        w[c] = ((sz * lamda1 - z[c]) / ((beta + _root(n[c])) / lr + wd)
+                * ((z[c] > lamda1) | (z[c] < -lamda1)))
+
+
+cdef void _signum_row(floating* w, const floating* g, floating* m, floating* unused,
+                      floating* s2, Py_ssize_t d, const Attrs* a) noexcept nogil:
+    """m NULL (signSGD): w = (1 - lr wd) w - lr sign(g).  Else (Signum):
+    mom = momentum mom - (1 - momentum) (wd w + clip(rescale g));
+    w = (1 - lr wd_lh) w + lr sign(mom)."""
+    cdef Py_ssize_t c
+    cdef floating gr, lr = <floating>a.lr, wd = <floating>a.wd
+    cdef floating rescale = <floating>a.rescale, clip = <floating>_bound(a.clip)
+    cdef floating momentum = <floating>a.momentum, m1 = 1 - momentum
+    cdef floating keep = 1 - lr * <floating>a.wd_lh, decay = 1 - lr * wd
+    if m == NULL:
+        for c in range(d):
+            gr = 0 if g == NULL else g[c]
+            w[c] = decay * w[c] - lr * ((gr > 0) - (gr < 0))
+        return
+    for c in range(d):
+        gr = 0 if g == NULL else _clipped(rescale * g[c], clip)
+        m[c] = momentum * m[c] - m1 * wd * w[c] - m1 * gr
+        w[c] = keep * w[c] + lr * ((m[c] > 0) - (m[c] < 0))
 
 
 cdef inline floating* _at(char* base, Py_ssize_t i, floating* kind) noexcept nogil:
@@ -277,8 +393,8 @@ cdef extern from *:
 
 
 cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
-               void (*row)(floating*, const floating*, floating*, floating*, Py_ssize_t,
-                           const Attrs*) noexcept nogil) noexcept nogil:
+               void (*row)(floating*, const floating*, floating*, floating*, floating*,
+                           Py_ssize_t, const Attrs*) noexcept nogil) noexcept nogil:
     """The update ``row`` over a dense gradient (in blocks), the rows of a sparse one
     (lazy) or every row (standard); denormals flushed to zero (ftz_on)."""
     cdef floating* w = <floating*>p.w
@@ -289,7 +405,7 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
     if p.rows == NULL and p.nthreads <= 1:
         # one thread: no OpenMP region (its start costs more than a small update)
         csr = ftz_on()
-        row(w, g, _at(p.s0, 0, kind), _at(p.s1, 0, kind), p.size, a)
+        row(w, g, _at(p.s0, 0, kind), _at(p.s1, 0, kind), _at(p.s2, 0, kind), p.size, a)
         ftz_off(csr)
         return
     with parallel(num_threads=p.nthreads):
@@ -297,17 +413,19 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
         if p.rows == NULL:
             for b in prange(nb, schedule="static"):
                 lo = b * _BLOCK
-                row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind),
+                row(w + lo, g + lo, _at(p.s0, lo, kind), _at(p.s1, lo, kind), _at(p.s2, lo, kind),
                     min(<Py_ssize_t>_BLOCK, p.size - lo), a)
         elif lazy:
             for j in prange(p.k, schedule="static"):
                 i = p.rows[j] * d
-                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind), d, a)
+                row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind),
+                    _at(p.s2, i, kind), d, a)
         else:
             for i in prange(p.n, schedule="static"):
                 q = _grad_row(p.rows, p.k, i)
                 row(w + i * d, <const floating*>NULL if q < 0 else g + q * d,
-                    _at(p.s0, i * d, kind), _at(p.s1, i * d, kind), d, a)
+                    _at(p.s0, i * d, kind), _at(p.s1, i * d, kind),
+                    _at(p.s2, i * d, kind), d, a)
         ftz_off(csr)
 
 
@@ -362,3 +480,84 @@ def adagrad_update(out, weight, grad, rows, history, double lr, double epsilon, 
     _plan(&p, "adagrad_update", out, weight, grad, rows, (history,), ("history",), lazy)
     a.lr, a.wd, a.rescale, a.clip, a.eps = lr, wd, rescale_grad, clip_gradient, epsilon
     _dispatch(&p, &a, lazy, _adagrad_row[float32_t], _adagrad_row[float64_t])
+
+
+def nag_mom_update(out, weight, grad, rows, mom, double lr, double momentum, double wd,
+                   double rescale_grad, double clip_gradient, bint lazy):
+    """Nesterov momentum (MXNet's nag_mom_update): s = lr (clip(rescale g) + wd weight);
+    mom = momentum mom - s; out = weight + momentum mom - s."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "nag_mom_update", out, weight, grad, rows, (mom,), ("mom",), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
+        momentum
+    _dispatch(&p, &a, lazy, _nag_row[float32_t], _nag_row[float64_t])
+
+
+def rmsprop_update(out, weight, grad, rows, n, double lr, double gamma1, double epsilon,
+                   double wd, double rescale_grad, double clip_gradient,
+                   double clip_weights, bint lazy):
+    """RMSProp (MXNet's rmsprop_update): g = clip(rescale g + wd weight);
+    n = (1 - gamma1) g^2 + gamma1 n; out = weight - lr g / sqrt(n + epsilon), clipped to
+    [-clip_weights, clip_weights] when clip_weights >= 0."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "rmsprop_update", out, weight, grad, rows, (n,), ("n",), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.gamma1, a.eps = lr, wd, rescale_grad, clip_gradient, \
+        gamma1, epsilon
+    a.clip_weights = clip_weights
+    _dispatch(&p, &a, lazy, _rmsprop_row[float32_t], _rmsprop_row[float64_t])
+
+
+def ftrl_update(out, weight, grad, rows, z, n, double lr, double lamda1, double beta,
+                double wd, double rescale_grad, double clip_gradient, bint lazy):
+    """FTRL-proximal (MXNet's ftrl_update): g = clip(rescale g);
+    z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2;
+    out = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "ftrl_update", out, weight, grad, rows, (z, n), ("z", "n"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.lamda1, a.beta = lr, wd, rescale_grad, clip_gradient, \
+        lamda1, beta
+    _dispatch(&p, &a, lazy, _ftrl_row[float32_t], _ftrl_row[float64_t])
+
+
+def signum_update(out, weight, grad, rows, mom, double lr, double momentum, double wd,
+                  double rescale_grad, double clip_gradient, double wd_lh, bint lazy):
+    """Signum (MXNet's signum_update), or signSGD (signsgd_update) when ``mom`` is None:
+    see _signum_row."""
+    cdef Plan p
+    cdef Attrs a
+    states, names = ((), ()) if mom is None else ((mom,), ("mom",))
+    _plan(&p, "signum_update", out, weight, grad, rows, states, names, lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
+        momentum
+    a.wd_lh = wd_lh
+    _dispatch(&p, &a, lazy, _signum_row[float32_t], _signum_row[float64_t])
+
+
+def rmspropalex_update(out, weight, grad, rows, n, g, delta, double lr, double gamma1,
+                       double gamma2, double epsilon, double wd, double rescale_grad,
+                       double clip_gradient, double clip_weights, bint lazy):
+    """Centered RMSProp (MXNet's rmspropalex_update): see _rmspropalex_row."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "rmspropalex_update", out, weight, grad, rows, (n, g, delta),
+          ("n", "g", "delta"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.gamma1, a.gamma2, a.eps = lr, wd, rescale_grad, \
+        clip_gradient, gamma1, gamma2, epsilon
+    a.clip_weights = clip_weights
+    _dispatch(&p, &a, lazy, _rmspropalex_row[float32_t], _rmspropalex_row[float64_t])
+
+
+def ftml_update(out, weight, grad, rows, d, v, z, double lr, double beta1, double beta2,
+                double epsilon, int t, double wd, double rescale_grad, double clip_grad,
+                bint lazy):
+    """FTML (MXNet's ftml_update): see _ftml_row; ``t`` >= 1 the update count."""
+    cdef Plan p
+    cdef Attrs a
+    _plan(&p, "ftml_update", out, weight, grad, rows, (d, v, z), ("d", "v", "z"), lazy)
+    a.lr, a.wd, a.rescale, a.clip, a.beta1, a.beta2, a.eps = lr, wd, rescale_grad, \
+        clip_grad, beta1, beta2, epsilon
+    a.c1, a.c2 = 1.0 - beta1 ** t, 1.0 - beta2 ** t
+    _dispatch(&p, &a, lazy, _ftml_row[float32_t], _ftml_row[float64_t])

@@ -17,13 +17,16 @@ reverse creation order is a topological order of the backward graph.
 
 from runtime._desc cimport ArrayDesc
 from runtime._ndarray cimport NDArray
+from runtime._types cimport REQ_ADD, REQ_NULL, REQ_WRITE
+
+from runtime.errors import NOT_IN_GRAPH
 
 cdef tuple _STYPES = ("default", "row_sparse", "csr")   # by NDArray._stype
 
 cdef Py_ssize_t _next_seq = 0
 
-# grad_req codes (MXNet's OpReqType numbering)
-GRAD_REQS = {"null": 0, "write": 1, "add": 3}
+# The requests a variable's gradient may take (no 'inplace': a gradient buffer is no input)
+GRAD_REQS = {"null": REQ_NULL, "write": REQ_WRITE, "add": REQ_ADD}
 
 
 cdef class Entry:
@@ -99,11 +102,8 @@ cdef class Node:
 
 
 def _freed_message(Node node):
-    return ("Cannot differentiate node because it is not in a computational graph. You "
-            "need to set is_recording to true or use autograd.record() to save "
-            "computational graphs for backward. If you want to differentiate the same "
-            f"graph twice, you need to pass retain_graph=True to backward. (backward: the "
-            f"graph of {node.name} was consumed by an earlier backward pass)")
+    return (NOT_IN_GRAPH + f" (backward: the graph of {node.name} was consumed by an "
+            "earlier backward pass)")
 
 
 cdef bint on_tape(list inputs) noexcept:

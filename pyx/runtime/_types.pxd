@@ -6,6 +6,15 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, intptr_t,
 ctypedef float float32_t
 ctypedef double float64_t
 
+# Write requests, MXNet's OpReqType and its numbering: how a kernel's result reaches an
+# output (skipped, written, written over an input it aliases, added).  runtime._imperative
+# maps the names 'null', 'write', 'inplace', 'add' to these.
+cdef enum:
+    REQ_NULL = 0
+    REQ_WRITE = 1
+    REQ_INPLACE = 2
+    REQ_ADD = 3
+
 # Row pointers, column and row indices of every sparse storage (MXNet uses int64 too).
 ctypedef int64_t index_t
 

@@ -11,10 +11,10 @@ subpackages ``nn`` (layers), ``rnn`` (recurrent layers), ``loss``, ``data``, ``u
 
 from runtime.gluon.parameter import (Constant, DeferredInitializationError, Parameter,
                                      ParameterDict)
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.trainer import StaleGradientError, Trainer
 from runtime.gluon import contrib, data, loss, model_zoo, nn, rnn, utils
 
-__all__ = ["Block", "Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
-           "Trainer", "StaleGradientError", "nn", "rnn", "loss", "data", "utils", "contrib",
-           "model_zoo"]
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
+           "DeferredInitializationError", "Trainer", "StaleGradientError", "nn", "rnn", "loss",
+           "data", "utils", "contrib", "model_zoo"]

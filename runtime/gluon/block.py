@@ -12,12 +12,18 @@ name, the attribute path from the block (``0.weight``, ``encoder.bias``), as Glu
 said when either was made.
 """
 
+import os
 import threading
+import warnings
 from collections import OrderedDict
 
-from runtime import nd
+from runtime import nd, symbol
+from runtime import name as _name
 from runtime import initializer as _init
-from runtime.gluon.parameter import Parameter, ParameterDict, _compatible
+from runtime.gluon.parameter import (DeferredInitializationError, Parameter, ParameterDict,
+                                     _compatible, _load_into)
+from runtime.gluon.utils import HookHandle
+from runtime.symbol import Symbol
 
 _COUNTERS = {}
 _COUNTER_LOCK = threading.Lock()
@@ -89,7 +95,9 @@ class Block:
             raise TypeError(f"{type(self).__name__}: prefix must be a str (got {prefix!r})")
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
-        self._prefix = _create_prefix(prefix, type(self).__name__.lower())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        self._prefix = _create_prefix(prefix, self._alias())
         self._empty_prefix = prefix == ""
         if params is None:
             self._params = ParameterDict(self._prefix)
@@ -117,13 +125,18 @@ class Block:
         object.__setattr__(self, name, value)
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}("]
-        for key, child in self._children.items():
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({key}): {body}")
-        return "\n".join(lines) + "\n)" if len(lines) > 1 else f"{type(self).__name__}()"
+        # Gluon's text: the children one per line between the brackets, none for a leaf
+        # (``ELU(\n\n)``)
+        body = "\n".join(f"  ({key}): " + repr(child).replace("\n", "\n  ")
+                         for key, child in self._children.items())
+        return f"{type(self).__name__}(\n{body}\n)"
 
     # -- structure -----------------------------------------------------------------------
+    def _alias(self):
+        """The hint of this block's default prefix (Gluon: the class name lowercased;
+        convolutions say ``conv``, pooling layers ``pool``)."""
+        return type(self).__name__.lower()
+
     @property
     def prefix(self):
         """The prefix of this block's parameter names (``dense0_``)."""
@@ -189,21 +202,142 @@ class Block:
         """Set every parameter's gradient to 0."""
         self.collect_params().zero_grad()
 
+    def cast(self, dtype):
+        """Cast every parameter of this block and its children to ``dtype`` (data and
+        gradient), as Gluon's ``Block.cast``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for param in self._own_params():
+            param.cast(dtype)
+
+    def _own_params(self):
+        seen = OrderedDict((id(p), p) for p in self._params.values())
+        seen.update((id(p), p) for p in self._reg_params.values())
+        return list(seen.values())
+
+    def share_parameters(self, shared):
+        """Use the parameters of ``shared`` instead of this block's own: ``shared`` maps
+        structural names (``'0.weight'``, as ``_collect_params_with_prefix`` and the
+        files of :meth:`save_parameters` name them) to :class:`Parameter`; each one
+        replaces the parameter of that name here.  Names this block lacks give a warning
+        (Gluon 2's ``share_parameters``).  Returns this block."""
+        if shared is None:
+            return self
+        if not isinstance(shared, dict):
+            raise TypeError(f"{type(self).__name__}.share_parameters: shared must be a dict "
+                            f"of structural name -> Parameter (got {type(shared).__name__})")
+        for key, param in shared.items():
+            if not isinstance(param, Parameter):
+                raise TypeError(f"{type(self).__name__}.share_parameters: shared[{key!r}] "
+                                f"must be a Parameter (got {type(param).__name__})")
+        unused = set(shared)
+        self._share(shared, unused, "")
+        for key in sorted(unused):
+            warnings.warn(f"share_parameters: parameter {key!r} is not in this block",
+                          UserWarning, stacklevel=2)
+        return self
+
+    def _share(self, shared, unused, prefix):
+        for name, old in list(self._reg_params.items()):
+            new = shared.get(prefix + name)
+            if new is None:
+                continue
+            unused.discard(prefix + name)
+            if dict.get(self._params, old.name) is old:     # not get(): it creates
+                del self._params[old.name]
+                self._params[new.name] = new
+            object.__setattr__(self, name, new)
+            self._reg_params[name] = new
+        for key, child in self._children.items():
+            child._share(shared, unused, f"{prefix}{key}.")
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, args)`` before each forward; returns a
+        :class:`~runtime.gluon.utils.HookHandle` whose ``detach()`` removes it."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, args, output)`` after each forward; returns a
+        :class:`~runtime.gluon.utils.HookHandle` whose ``detach()`` removes it."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter count for one forward of
+        ``inputs`` (Gluon's table: totals with and without shared parameters, and
+        trainable ones, those whose ``grad_req`` is not 'null').  Every parameter must
+        be initialised (or deferred, completed by this forward)."""
+        rows = OrderedDict()
+        rows["Input"] = (_shape_str(inputs), 0, 0, 0)
+        seen = set()
+        handles = []
+
+        def record(block, _, outputs):
+            n = trainable = shared = 0
+            for param in block._own_params():
+                size = param.data().size
+                n += size
+                trainable += 0 if param.grad_req == "null" else size
+                if id(param) in seen:
+                    shared += size
+                seen.add(id(param))
+            rows[f"{type(block).__name__}-{len(rows)}"] = (_shape_str(outputs), n,
+                                                           trainable, shared)
+
+        def attach(block):
+            if not getattr(block, "_is_container", False):
+                handles.append(block.register_forward_hook(record))
+
+        try:
+            self.apply(attach)
+            self(*inputs)
+        finally:
+            for handle in handles:
+                handle.detach()
+        line = "{:>20}  {:>42} {:>15}"
+        out = ["-" * 80, line.format("Layer (type)", "Output Shape", "Param #"), "=" * 80]
+        out += [line.format(key, shape, n) for key, (shape, n, _, _) in rows.items()]
+        total = sum(r[1] for r in rows.values())
+        trainable = sum(r[2] for r in rows.values())
+        shared = sum(r[3] for r in rows.values())
+        out += ["=" * 80, "Parameters in forward computation graph, duplicate included",
+                f"   Total params: {total}", f"   Trainable params: {trainable}",
+                f"   Non-trainable params: {total - trainable}",
+                f"Shared params in forward computation graph: {shared}",
+                f"Unique parameters in model: {total - shared}", "-" * 80]
+        print("\n".join(out))
+
     def hybridize(self, active=True, **kwargs):
-        """Accepted for Gluon compatibility; ndrt runs every block imperatively."""
+        """Hybridize (or not, ``active=False``) every :class:`HybridBlock` below this
+        block; a plain Block itself always runs imperatively (Gluon)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
+        return out
 
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__}: define forward()")
 
     # -- files ---------------------------------------------------------------------------
-    def save_parameters(self, filename):
+    def save_parameters(self, filename, deduplicate=False):
         """Save every parameter to ``filename`` with ``nd.save``, keyed by structural
-        name (``0.weight``).  Every parameter must be initialised."""
+        name (``0.weight``).  Every parameter must be initialised.  A parameter shared
+        by several children is saved under each of its names, or once (under its last
+        name, as Gluon) with ``deduplicate=True``; :meth:`load_parameters` reads both."""
         params = self._collect_params_with_prefix()
+        if deduplicate:
+            last = {id(p): key for key, p in params.items()}
+            params = OrderedDict((k, p) for k, p in params.items() if last[id(p)] == k)
         arrays = {}
         for key, param in params.items():
             param._check_initialized()
@@ -211,48 +345,286 @@ class Block:
         nd.save(filename, arrays)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                        cast_dtype=False):
-        """Load what :meth:`save_parameters` wrote into this block's parameters.
+                        cast_dtype=False, dtype_source="current"):
+        """Load what :meth:`save_parameters` wrote into this block's parameters (or
+        what Gluon 1.x's ``collect_params().save(f, strip_prefix=block.prefix)`` wrote:
+        a file of names without dots that are not this block's structural names).
 
-        A parameter of the block missing from the file (unless ``allow_missing``), an
-        array in the file that the block lacks (unless ``ignore_extra``), or one whose
-        shape or dtype (unless ``cast_dtype``) differs raises ValueError naming it;
-        then no parameter has changed.  Parameters whose shape is still unknown take
-        the file's shape.
+        A parameter of the block missing from the file (unless ``allow_missing``; a
+        shared parameter is present when any of its names is), an array in the file
+        that the block lacks (unless ``ignore_extra``), or one whose shape or dtype
+        (unless ``cast_dtype``) differs raises ValueError naming it; then no parameter
+        has changed.  With ``cast_dtype``, ``dtype_source='current'`` casts the file's
+        values to the parameter's dtype, ``'saved'`` casts the parameter to the file's.
+        Parameters whose shape is still unknown take the file's shape.
         """
         loaded = nd.load(filename, ctx=None)
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
                              f"named parameters")
         params = self._collect_params_with_prefix()
-        missing = [k for k in params if k not in loaded] if not allow_missing else []
-        extra = [k for k in loaded if k not in params] if not ignore_extra else []
+        if loaded and not any("." in k for k in loaded) and not set(loaded) & set(params):
+            # Gluon's older files (save_params, collect_params().save): full names
+            # without this block's prefix
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
+                                       self.prefix, cast_dtype, dtype_source)
+            return
+        _load_into("load_parameters", params, loaded,
+                   f"file {filename!r}", "this block", ctx, allow_missing, ignore_extra,
+                   cast_dtype, dtype_source)
+
+
+def _shape_str(values):
+    """Gluon's summary text of the shapes in (nested) ``values``."""
+    def shapes(v):
+        if isinstance(v, (list, tuple)):
+            return [shapes(x) for x in v]
+        return v.shape if isinstance(v, nd.NDArray) else v
+    out = shapes(values)
+    return str(out)[1:-1] if isinstance(out, list) else str(out)
+
+
+def _flatten(out):
+    """``out`` (an array/symbol or a tuple/list of them) as a list, and whether it was
+    a single one."""
+    if isinstance(out, (list, tuple)):
+        return list(out), False
+    return [out], True
+
+
+class HybridBlock(Block):
+    """A block that runs imperatively or as a cached graph (Gluon's ``HybridBlock``).
+
+    Subclasses define ``hybrid_forward(self, F, x, *args, **params)``: ``F`` is
+    ``runtime.nd`` when called on NDArrays and ``runtime.symbol`` when traced with
+    symbols; ``params`` holds this block's own parameters by attribute name (arrays or
+    variables).  After :meth:`hybridize`, the first call with a new input signature
+    (number, dtypes and storage types of the inputs; their shapes too with
+    ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
+    an ``nd.CachedOp``; later calls run that graph, and under
+    ``record()`` each call is one node of the tape whose gradient runs the graph's
+    backward.  As in MXNet, Python control flow that depends on values cannot be traced
+    (a symbol has no value); the trace takes the branch its Python code takes for
+    symbols.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix, params)
+        self._active = False
+        self._flags = {}
+        # input signature -> (input variables, output symbol, CachedOp, single output?,
+        # the source of each graph input: a position in the call or a Parameter)
+        self._cache = {}
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, (Block, Parameter)) and "_cache" in self.__dict__:
+            self._cache.clear()
+
+    def register_child(self, block, name=None):
+        if isinstance(block, Block) and not isinstance(block, HybridBlock):
+            raise ValueError(f"{type(self).__name__}: children of a HybridBlock must be "
+                             f"HybridBlocks too (got {type(block).__name__}); use "
+                             "HybridSequential instead of Sequential")
+        super().register_child(block, name)
+        if "_cache" in self.__dict__:
+            self._cache.clear()
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Run this block (and its HybridBlock children) as cached graphs.
+        ``static_alloc``/``static_shape`` are kept as flags of the CachedOp (see
+        ``runtime.nd.CachedOp``)."""
+        self._active = bool(active)
+        self._flags = {"static_alloc": bool(static_alloc),
+                       "static_shape": bool(static_shape)}
+        self._cache.clear()
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          **kwargs)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__}: define hybrid_forward()")
+
+    def forward(self, x, *args):
+        if isinstance(x, Symbol):
+            params = {k: p.var() for k, p in self._reg_params.items()}
+            # the graph's nodes are named under the block's prefix (dense0_fwd), as Gluon
+            with _name.Prefix(self.prefix):
+                return self.hybrid_forward(symbol, x, *args, **params)
+        if self._active:
+            return self._call_cached(x, *args)
+        ctx = x.context         # the copies of the parameters on the input's context
+        try:
+            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._infer_params(x, *args)
+            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **params)
+
+    # -- the graph -----------------------------------------------------------------------
+    def _trace(self, n_inputs):
+        """(input variables, output symbol, single output?) of ``hybrid_forward`` traced
+        with ``n_inputs`` symbols (named ``data`` or ``data0``, ``data1`` ..., as Gluon)."""
+        names = ["data"] if n_inputs == 1 else [f"data{i}" for i in range(n_inputs)]
+        inputs = [symbol.var(n) for n in names]
+        outs, single = _flatten(self.forward(*inputs))
+        for o in outs:
+            if not isinstance(o, Symbol):
+                raise TypeError(f"{type(self).__name__}: hybrid_forward must return "
+                                f"symbols when traced (got {type(o).__name__})")
+        return inputs, symbol.Group(outs) if len(outs) > 1 else outs[0], single
+
+    def infer_shape(self, *args):
+        """Complete the unknown parameter shapes from the inputs ``args`` (Gluon's
+        ``infer_shape``)."""
+        self._infer_params(*args)
+
+    def _infer_params(self, *args):
+        """Complete the unknown parameter shapes from the input shapes by shape inference
+        on the traced graph (Gluon's deferred initialisation), then fill them."""
+        inputs, out, _ = self._trace(len(args))
+        shapes = {i.name: a.shape for i, a in zip(inputs, args)}
+        arg_shapes, _, aux_shapes = out.infer_shape_partial(**shapes)
+        by_name = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
+                           arg_shapes + aux_shapes))
+        for param in self.collect_params().values():
+            shape = by_name.get(param.name)
+            if param._data is None and shape:
+                param.shape = shape
+                param._finish_deferred_init()
+
+    def _call_cached(self, *args):
+        for a in args:
+            if not isinstance(a, nd.NDArray):
+                raise TypeError(f"{type(self).__name__}: a hybridized block takes "
+                                f"NDArrays (got {type(a).__name__})")
+        # the graph does not depend on shapes: one per dtypes and storage types, one
+        # per shape too under static_shape (MXNet's flag for inputs of fixed shapes)
+        static = self._flags.get("static_shape")
+        key = tuple((a.shape if static else None, a.dtype, a.stype) for a in args)
+        entry = self._cache.get(key)
+        if entry is None:
+            params = self.collect_params()
+            if any(p._data is None for p in params.values()):
+                self._infer_params(*args)
+            inputs, out, single = self._trace(len(args))
+            by_name = {p.name: p for p in params.values()}
+            positions = {i.name: k for k, i in enumerate(inputs)}
+            sources = []
+            for name in out.list_inputs():
+                if name in positions:
+                    sources.append(positions[name])
+                elif name in by_name:
+                    sources.append(by_name[name])
+                else:
+                    raise ValueError(f"{type(self).__name__}: the traced graph reads "
+                                     f"{name!r}, which is neither an input nor a parameter")
+            entry = (inputs, out, nd.CachedOp(out, self._flags), single, sources)
+            self._cache[key] = entry
+        _, _, op, single, sources = entry
+        ctx = args[0].context
+        arrays = [args[s] if isinstance(s, int) else s.data(ctx) for s in sources]
+        res = op(*arrays)
+        return res if single or not isinstance(res, list) else tuple(res)
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write the traced graph to ``path-symbol.json`` and the parameters to
+        ``path-%04d.params`` (MXNet's binary format, names prefixed ``arg:`` and
+        ``aux:``), as Gluon's ``export``; the block must have been hybridized and called.
+        Returns the two file names."""
+        if not self._cache:
+            raise RuntimeError(f"{type(self).__name__}: call hybridize() and run the block "
+                               "forward once before export()")
+        _, out, _, _, _ = next(iter(self._cache.values()))
+        by_name = {p.name: p for p in self.collect_params().values()}
+        arrays = {}
+        for prefix, names in (("arg:", out.list_arguments()),
+                              ("aux:", out.list_auxiliary_states())):
+            for name in names:
+                if name in by_name:
+                    arrays[prefix + name] = by_name[name].data()
+        sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+        tmp = f"{params_file}.tmp-{os.getpid()}"
+        try:
+            nd.save(tmp, arrays, format="mxnet")
+            out.save(sym_file)
+            os.replace(tmp, params_file)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return sym_file, params_file
+
+
+class SymbolBlock(HybridBlock):
+    """A block made of a symbol (Gluon's ``SymbolBlock``): ``outputs`` (a Symbol or a
+    list) computed from the variables ``inputs``; every other argument and auxiliary
+    state of the graph becomes a parameter of that name (auxiliary states with
+    ``grad_req='null'``).  It always runs as a cached graph."""
+
+    def __init__(self, outputs, inputs, params=None):
+        super().__init__(prefix="", params=ParameterDict(""))
+        outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        ins = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        for s in list(outs) + list(ins):
+            if not isinstance(s, Symbol):
+                raise TypeError(f"SymbolBlock: outputs and inputs must be Symbols (got "
+                                f"{type(s).__name__})")
+        out = symbol.Group(outs) if len(outs) > 1 else outs[0]
+        self._in_names = [s.name for s in ins]
+        missing = [n for n in self._in_names if n not in out.list_inputs()]
         if missing:
-            raise ValueError(f"load_parameters: parameter {missing[0]!r} is missing in file "
-                             f"{filename!r}, which holds {sorted(loaded)!r} (set "
-                             f"allow_missing=True to ignore missing parameters)")
-        if extra:
-            raise ValueError(f"load_parameters: parameter {extra[0]!r} in file {filename!r} "
-                             f"is not present in this block, which has {list(params)!r} "
-                             f"(set ignore_extra=True to ignore it)")
-        for key, param in params.items():
-            if key not in loaded:
+            raise ValueError(f"SymbolBlock: input {missing[0]!r} is not a variable of the "
+                             f"outputs (they read {', '.join(out.list_inputs())})")
+        self._out = out
+        self._single = len(outs) == 1 and len(out) == 1
+        shapes = dict(zip(out.list_arguments() + out.list_auxiliary_states(),
+                          out.infer_shape_partial()[0] + out.infer_shape_partial()[2]))
+        given = params if params is not None else {}
+        aux = set(out.list_auxiliary_states())
+        for name in out.list_inputs():
+            if name in self._in_names:
                 continue
-            value = loaded[key]
-            want = param._data.shape if param._data is not None else param.shape
-            if want is None or not _compatible(want, value.shape):
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"shape {want!r} but file {filename!r} holds shape "
-                                 f"{value.shape!r}")
-            if value.dtype != param.dtype and not cast_dtype:
-                raise ValueError(f"load_parameters: parameter {key!r} ({param.name}) has "
-                                 f"dtype {param.dtype} but file {filename!r} holds "
-                                 f"{value.dtype} (set cast_dtype=True to cast)")
-        for key, param in params.items():
-            if key in loaded:
-                if ctx is not None and param._data is None:
-                    param._ctx = ctx
-                param.set_data(loaded[key])
+            if name in given:
+                self._params[name] = given[name]
+                continue
+            self._params.get(name, shape=shapes.get(name) or None,
+                             allow_deferred_init=True,
+                             grad_req="null" if name in aux else "write")
+        self._active = True
+
+    def hybridize(self, active=True, **kwargs):
+        # a SymbolBlock is a graph already
+        self._flags = {k: kwargs.get(k, False) for k in ("static_alloc", "static_shape")}
+        self._cache.clear()
+
+    def forward(self, x, *args):
+        if isinstance(x, Symbol):
+            return self._out(**dict(zip(self._in_names, (x,) + args)))
+        return self._call_cached(x, *args)
+
+    def _trace(self, n_inputs):
+        if n_inputs != len(self._in_names):
+            raise ValueError(f"SymbolBlock: takes {len(self._in_names)} input(s) "
+                             f"({', '.join(self._in_names)}) (got {n_inputs})")
+        return [symbol.var(n) for n in self._in_names], self._out, self._single
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None):
+        """A SymbolBlock of the graph in ``symbol_file`` with inputs ``input_names`` (a
+        name or a list) and, when given, the parameters of ``param_file`` (what
+        ``export`` writes: names prefixed ``arg:``/``aux:``)."""
+        sym = symbol.load(symbol_file)
+        names = [input_names] if isinstance(input_names, str) else list(input_names)
+        block = SymbolBlock(sym, [symbol.var(n) for n in names])
+        if param_file is not None:
+            block.load_parameters(param_file, ctx=ctx)
+        return block
+
+    def _collect_params_with_prefix(self, prefix=""):
+        # a SymbolBlock's parameters are the graph's variables: files key them as MXNet's
+        # export does (arg:<name>, aux:<name>), so save/load_parameters speak that format
+        aux = set(self._out.list_auxiliary_states())
+        return OrderedDict((("aux:" if name in aux else "arg:") + name, param)
+                           for name, param in self._params.items())
 
 
-__all__ = ["Block"]
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]

@@ -1,6 +1,8 @@
 """Losses (Gluon's ``gluon.loss``): ``SoftmaxCrossEntropyLoss`` (alias
 ``SoftmaxCELoss``), ``L2Loss``, ``L1Loss``, ``SigmoidBinaryCrossEntropyLoss`` (alias
-``SigmoidBCELoss``), ``CTCLoss``.
+``SigmoidBCELoss``), ``CTCLoss``, ``KLDivLoss``, ``HuberLoss``, ``HingeLoss``,
+``SquaredHingeLoss``, ``LogisticLoss``, ``TripletLoss``, ``PoissonNLLLoss``,
+``CosineEmbeddingLoss``, ``SDMLLoss``.
 
 Each is a block called as ``loss(pred, label, sample_weight=None)`` that returns one
 loss per sample: the elementwise loss times ``weight`` and ``sample_weight``
@@ -42,8 +44,9 @@ class Loss(Block):
         self._weight = None if weight is None else float(weight)
         self._batch_axis = int(batch_axis)
 
-    def _finish(self, loss, weight, sample_weight):
-        """Gluon's ``_apply_weighting`` then the mean over the non-batch axes."""
+    def _finish(self, loss, weight, sample_weight, reduce="mean"):
+        """Gluon's ``_apply_weighting`` then the mean (or with ``reduce='sum'`` the
+        sum) over the non-batch axes."""
         if sample_weight is not None:
             loss = loss * sample_weight
         if weight is not None:
@@ -56,7 +59,7 @@ class Loss(Block):
         axis = self._batch_axis % loss.ndim
         if loss.size == loss.shape[axis]:      # (n, 1): the mean is a reshape
             return loss.reshape((loss.shape[axis],))
-        return nd.mean(loss, axis=self._batch_axis, exclude=True)
+        return getattr(nd, reduce)(loss, axis=self._batch_axis, exclude=True)
 
     def __repr__(self):
         return f"{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})"
@@ -231,5 +234,191 @@ class CTCLoss(Loss):
                 f"w={self._weight})")
 
 
+def _number(loss, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
+                                                         np.floating)):
+        raise TypeError(f"{loss}: {name} must be a number (got {value!r})")
+    return float(value)
+
+
+class KLDivLoss(Loss):
+    """Kullback-Leibler divergence ``label * (log(label + 1e-12) - pred)`` summed over
+    the non-batch axes (Gluon 1.x sums here, where the other losses average).  ``pred``
+    holds log-probabilities (``from_logits=True``, the default) or scores turned into
+    them by ``log_softmax`` along ``axis``."""
+
+    def __init__(self, from_logits=True, axis=-1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._from_logits = bool(from_logits)
+        self._axis = axis
+
+    def forward(self, pred, label, sample_weight=None):
+        if not self._from_logits:
+            pred = nd.log_softmax(pred, axis=self._axis)
+        loss = label * (nd.log(label + 1e-12) - pred)
+        return self._finish(loss, self._weight, sample_weight, reduce="sum")
+
+
+class HuberLoss(Loss):
+    """Smoothed L1: ``0.5 / rho * d ** 2`` where ``|d| <= rho``, ``|d| - 0.5 * rho``
+    beyond (``d = label - pred``), averaged over the non-batch axes."""
+
+    def __init__(self, rho=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._rho = _number("HuberLoss", "rho", rho)
+        if not self._rho > 0:
+            raise ValueError(f"HuberLoss: rho must be > 0 (got {rho!r})")
+
+    def forward(self, pred, label, sample_weight=None):
+        d = nd.abs(_reshape_like("HuberLoss", label, pred) - pred)
+        loss = nd.where(d > self._rho, d - 0.5 * self._rho, nd.square(d) * (0.5 / self._rho))
+        return self._finish(loss, self._weight, sample_weight)
+
+
+class HingeLoss(Loss):
+    """``max(0, margin - pred * label)`` with labels -1 and 1, averaged over the
+    non-batch axes."""
+
+    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = _number(type(self).__name__, "margin", margin)
+
+    def _hinge(self, pred, label):
+        return nd.relu(self._margin - pred * _reshape_like(type(self).__name__, label, pred))
+
+    def forward(self, pred, label, sample_weight=None):
+        return self._finish(self._hinge(pred, label), self._weight, sample_weight)
+
+
+class SquaredHingeLoss(HingeLoss):
+    """``max(0, margin - pred * label) ** 2`` with labels -1 and 1, averaged over the
+    non-batch axes."""
+
+    def forward(self, pred, label, sample_weight=None):
+        return self._finish(nd.square(self._hinge(pred, label)), self._weight, sample_weight)
+
+
+class LogisticLoss(Loss):
+    """``log(1 + exp(-pred * label))`` for labels -1/1 (``label_format='signed'``) or,
+    equivalently, the logistic loss of labels 0/1 (``'binary'``), in the stable form
+    ``relu(pred) - pred * z + softrelu(-|pred|)``; averaged over the non-batch axes."""
+
+    def __init__(self, weight=None, batch_axis=0, label_format="signed", **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        if label_format not in ("signed", "binary"):
+            raise ValueError(f"LogisticLoss: label_format must be 'signed' or 'binary' "
+                             f"(got {label_format!r})")
+        self._label_format = label_format
+
+    def forward(self, pred, label, sample_weight=None):
+        z = _reshape_like("LogisticLoss", label, pred)
+        if self._label_format == "signed":
+            z = (z + 1.0) / 2.0
+        loss = nd.relu(pred) - pred * z + nd.softrelu(-nd.abs(pred))
+        return self._finish(loss, self._weight, sample_weight)
+
+
+class TripletLoss(Loss):
+    """``max(0, |pred - positive|^2 - |pred - negative|^2 + margin)``, the squared
+    distances summed over the non-batch axes; called ``loss(pred, positive,
+    negative)``."""
+
+    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = _number("TripletLoss", "margin", margin)
+
+    def forward(self, pred, positive, negative):
+        positive = _reshape_like("TripletLoss", positive, pred)
+        negative = _reshape_like("TripletLoss", negative, pred)
+        loss = nd.sum(nd.square(positive - pred) - nd.square(negative - pred),
+                      axis=self._batch_axis, exclude=True)
+        loss = nd.relu(loss + self._margin)
+        return loss if self._weight is None else loss * self._weight
+
+
+class PoissonNLLLoss(Loss):
+    """Negative log-likelihood of ``target`` under a Poisson distribution: ``exp(pred)
+    - target * pred`` with ``from_logits=True`` (pred is the log of the rate), else
+    ``pred - target * log(pred + epsilon)``; ``compute_full`` adds Stirling's
+    approximation of ``log(target!)`` where target > 1.  The mean over every value,
+    shape (1,) (Gluon 1.x).
+
+    Difference from MXNet 1.9.1: there a target of 0 with ``compute_full`` gives NaN
+    (``0 * log 0`` before masking); here the Stirling term is 0 for targets <= 1.
+    """
+
+    def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False,
+                 **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._from_logits = bool(from_logits)
+        self._compute_full = bool(compute_full)
+
+    def forward(self, pred, target, sample_weight=None, epsilon=1e-08):
+        target = _reshape_like("PoissonNLLLoss", target, pred)
+        if self._from_logits:
+            loss = nd.exp(pred) - target * pred
+        else:
+            loss = pred - target * nd.log(pred + epsilon)
+        if self._compute_full:
+            big = target > 1
+            t = nd.where(big, target, nd.ones_like(target))       # log(1) = 0: no NaN
+            stirling = t * nd.log(t) - t + 0.5 * nd.log(2 * np.pi * t)
+            loss = loss + stirling * big
+        if sample_weight is not None:
+            loss = loss * sample_weight
+        if self._weight is not None:
+            loss = loss * self._weight
+        return nd.mean(loss)
+
+
+class CosineEmbeddingLoss(Loss):
+    """``1 - cos(input1, input2)`` for label 1 and ``max(0, cos - margin)`` for label
+    -1, the cosine along the last axis; shape (batch, 1), as Gluon 1.x; called
+    ``loss(input1, input2, label, sample_weight=None)``."""
+
+    def __init__(self, weight=None, batch_axis=0, margin=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = _number("CosineEmbeddingLoss", "margin", margin)
+
+    def forward(self, input1, input2, label, sample_weight=None):
+        input1 = _reshape_like("CosineEmbeddingLoss", input1, input2)
+        label = label.reshape((-1, 1))
+        norms = nd.norm(input1, axis=-1) * nd.norm(input2, axis=-1)
+        cos = nd.sum(input1 * input2, axis=-1).reshape((-1, 1)) / \
+            nd.maximum(norms, 1e-12).reshape((-1, 1))
+        loss = (1 - cos) * (label == 1) + nd.relu((cos - self._margin) * (label == -1))
+        if sample_weight is not None:
+            loss = loss * sample_weight
+        return loss if self._weight is None else loss * self._weight
+
+
+class SDMLLoss(Loss):
+    """Smoothed deep metric learning loss (Gluon's ``SDMLLoss``): for a batch of pairs
+    ``(x1[i], x2[i])``, the KL divergence between the softmax over ``j`` of ``-|x1[i] -
+    x2[j]|^2`` and the target that puts ``1 - smoothing_parameter`` on ``j = i`` and the
+    rest evenly on the others; shape (batch,); called ``loss(x1, x2)``, both
+    (batch, dim)."""
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self.smoothing_parameter = _number("SDMLLoss", "smoothing_parameter",
+                                           smoothing_parameter)
+        with self.name_scope():
+            self.kl_loss = KLDivLoss(from_logits=True)
+
+    def forward(self, x1, x2):
+        if x1.ndim != 2 or x1.shape != x2.shape or x1.shape[0] < 2:
+            raise ValueError(f"SDMLLoss: x1 and x2 must have one shape (batch >= 2, dim) "
+                             f"(got {x1.shape!r} and {x2.shape!r})")
+        n = x1.shape[0]
+        distances = nd.sum(nd.square(nd.expand_dims(x1, 1) - nd.expand_dims(x2, 0)), axis=2)
+        gold = nd.eye(n, ctx=x1.ctx, dtype=x1.dtype)
+        smooth = self.smoothing_parameter
+        labels = gold * (1 - smooth) + (1 - gold) * (smooth / (n - 1))
+        return self.kl_loss(nd.log_softmax(-distances, axis=1), labels)
+
+
 __all__ = ["Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss",
-           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss", "CTCLoss"]
+           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss", "CTCLoss", "KLDivLoss",
+           "HuberLoss", "HingeLoss", "SquaredHingeLoss", "LogisticLoss", "TripletLoss",
+           "PoissonNLLLoss", "CosineEmbeddingLoss", "SDMLLoss"]

@@ -1,4 +1,9 @@
-"""``Parameter`` and ``ParameterDict`` (Gluon's, imperative only, one context).
+"""``Parameter`` and ``ParameterDict`` (Gluon's, imperative only).
+
+A parameter lives on one context or on several (``initialize(ctx=[cpu(0), cpu(1)])``):
+one copy of the array per context, each its own autograd variable, as Gluon's; the
+Trainer sums their gradients through a ``local``/``device`` kvstore and writes the
+updated weight into every copy.
 
 A parameter's shape may hold 0 for a dimension not known until the block's first call
 (Dense's ``in_units``): ``initialize`` then only remembers the initialiser, and the block
@@ -11,12 +16,12 @@ import re
 
 import numpy as np
 
-from runtime import autograd, nd
+from runtime import autograd, nd, symbol
+from runtime._tape import GRAD_REQS
 from runtime.base import MXNetError
 from runtime.context import Context, current_context
 from runtime import initializer as _init
 
-GRAD_REQS = ("write", "add", "null")
 STYPES = ("default", "row_sparse", "csr")
 
 
@@ -29,12 +34,27 @@ def _ctx(ctx, who):
         return current_context()
     if isinstance(ctx, (list, tuple)):
         if len(ctx) != 1:
-            raise NotImplementedError(f"{who}: ndrt keeps a parameter on one context (got "
-                                      f"ctx={ctx!r})")
+            raise ValueError(f"{who}: ctx must be one Context here (got ctx={ctx!r})")
         ctx = ctx[0]
     if not isinstance(ctx, Context):
         raise TypeError(f"{who}: ctx must be a Context (got {ctx!r})")
     return ctx
+
+
+def _contexts(ctx, who):
+    """``ctx`` (None: the current context; a Context; a list of them) as a non-empty list
+    of distinct Contexts."""
+    if ctx is None:
+        return [current_context()]
+    items = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
+    if not items:
+        raise ValueError(f"{who}: ctx must hold at least one Context (got {ctx!r})")
+    for c in items:
+        if not isinstance(c, Context):
+            raise TypeError(f"{who}: ctx must be a Context or a list of Contexts (got {c!r})")
+    if len(set(items)) != len(items):
+        raise ValueError(f"{who}: ctx must not repeat a Context (got {ctx!r})")
+    return items
 
 
 def _shape(shape, who):
@@ -114,7 +134,10 @@ class Parameter:
         self.grad_req = grad_req
         self._data = None
         self._ctx = None
+        self._copies = None        # [array per context of _ctx_list] on several contexts
+        self._ctx_list = None
         self._deferred = None      # (initializer, own) waiting for the shape
+        self._var = None
 
     def __repr__(self):
         return (f"Parameter {self.name} (shape={self._shape}, dtype={np.dtype(self.dtype)}"
@@ -136,6 +159,7 @@ class Parameter:
             raise ValueError(f"Parameter {self.name!r}: cannot change the shape of an "
                              f"initialised parameter from {self._data.shape!r} to {new!r}")
         self._shape = new
+        self._var = None
 
     @property
     def stype(self):
@@ -152,8 +176,8 @@ class Parameter:
     @grad_req.setter
     def grad_req(self, req):
         if req not in GRAD_REQS:
-            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of {GRAD_REQS} "
-                             f"(got {req!r})")
+            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of "
+                             f"{tuple(GRAD_REQS)} (got {req!r})")
         if not self._differentiable:
             req = "null"
         if req == self._grad_req:
@@ -174,7 +198,7 @@ class Parameter:
         """
         if self._data is not None and not force_reinit:
             return
-        ctx = _ctx(ctx, f"Parameter {self.name!r}")
+        ctxs = _contexts(ctx, f"Parameter {self.name!r}")
         if init is not None:
             chosen, own = _init.create(init, f"Parameter {self.name!r}: init"), True
         elif self.init is not None:
@@ -183,7 +207,7 @@ class Parameter:
             chosen = _init.create(default_init if default_init is not None
                                   else _init.Uniform(), f"Parameter {self.name!r}: init")
             own = False
-        self._ctx = ctx
+        self._ctx, self._ctx_list = ctxs[0], ctxs
         if not _known(self._shape):
             if not self.allow_deferred_init:
                 raise ValueError(f"Parameter {self.name!r}: cannot initialise with unknown "
@@ -201,7 +225,18 @@ class Parameter:
                 data = data.tostype(self._stype)
         self._data = data
         self._deferred = None
+        self._spread()
         self._attach()
+
+    def _spread(self):
+        """One copy of the array per context of ``_ctx_list`` (a single context: none)."""
+        ctxs = self._ctx_list or [self._ctx]
+        if len(ctxs) == 1:
+            self._copies = None
+            return
+        with autograd.pause():
+            self._copies = [self._data if c == self._ctx else self._data.copyto(c)
+                            for c in ctxs]
 
     def _finish_deferred_init(self):
         """Fill the array now that the block has set the whole shape."""
@@ -209,10 +244,15 @@ class Parameter:
             self._fill(*self._deferred)
 
     def _attach(self):
+        arrays = self._copies or [self._data]
         if self._grad_req != "null":
-            self._data.attach_grad(self._grad_req, stype=self._grad_stype)
-        else:        # a fresh handle on the same memory, no longer a variable
-            self._data = self._data.detach()
+            for a in arrays:
+                a.attach_grad(self._grad_req, stype=self._grad_stype)
+        else:        # fresh handles on the same memory, no longer variables
+            arrays = [a.detach() for a in arrays]
+            self._data = arrays[0]
+            if self._copies is not None:
+                self._copies = arrays
 
     def _check_initialized(self):
         if self._data is not None:
@@ -226,17 +266,24 @@ class Parameter:
 
     # -- data and gradient ---------------------------------------------------------------
     def data(self, ctx=None):
-        """The array (an autograd variable unless grad_req is 'null')."""
+        """The array on ``ctx`` (an autograd variable unless grad_req is 'null').  On one
+        context ``ctx=None`` gives it; on several, the copy on the current context."""
         data = self._data
-        if ctx is None and data is not None:      # the per-step path
-            return data
+        if data is not None and self._copies is None and (ctx is None or ctx == self._ctx):
+            return data                            # the per-step path
         self._check_initialized()
-        if ctx is not None and _ctx(ctx, f"Parameter {self.name!r}") != self._ctx:
-            raise ValueError(f"Parameter {self.name!r} lives on {self._ctx}, not on {ctx}")
-        return self._data
+        if ctx is None:
+            ctx = current_context() if self._copies is not None else self._ctx
+        ctx = _ctx(ctx, f"Parameter {self.name!r}")
+        for c, a in zip(self._ctx_list or [self._ctx], self._copies or [self._data]):
+            if c == ctx:
+                return a
+        raise ValueError(f"Parameter {self.name!r} lives on {self.list_ctx()}, not on {ctx}")
 
     def list_data(self):
-        return [self.data()]
+        """The copies of the array, one per context of :meth:`list_ctx`."""
+        self._check_initialized()
+        return list(self._copies or [self._data])
 
     def grad(self, ctx=None):
         """The gradient buffer (``grad_stype`` storage)."""
@@ -247,11 +294,52 @@ class Parameter:
         return data.grad
 
     def list_grad(self):
-        return [self.grad()]
+        """The gradients of the copies, one per context of :meth:`list_ctx`."""
+        if self._grad_req == "null":
+            raise RuntimeError(f"Parameter {self.name!r} has no gradient because its "
+                               f"grad_req is 'null'")
+        return [a.grad for a in self.list_data()]
 
     def list_ctx(self):
+        """The contexts the parameter lives on (those it will, while deferred)."""
+        if self._data is None and self._deferred is not None:
+            return list(self._ctx_list or [self._ctx])
         self._check_initialized()
-        return [self._ctx]
+        return list(self._ctx_list or [self._ctx])
+
+    def reset_ctx(self, ctx):
+        """Move the parameter to ``ctx`` (a Context or a list of them), keeping its
+        values (those of the first copy); a deferred one will be made there."""
+        ctxs = _contexts(ctx, f"Parameter {self.name!r}")
+        if self._data is None:
+            if self._deferred is None:
+                raise RuntimeError(f"Parameter {self.name!r} has not been initialised: call "
+                                   f".initialize() first")
+            self._ctx, self._ctx_list = ctxs[0], ctxs
+            return
+        with autograd.pause():
+            self._data = self._data.copyto(ctxs[0]).detach()
+        self._ctx, self._ctx_list = ctxs[0], ctxs
+        self._spread()
+        self._attach()
+
+    def row_sparse_data(self, row_id):
+        """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
+        row_id's context (Gluon's)."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Parameter {self.name!r}: row_sparse_data needs stype "
+                               f"'row_sparse' (got {self._stype!r}); use data()")
+        if not isinstance(row_id, nd.NDArray):
+            raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
+                            f"{type(row_id).__name__})")
+        return nd.sparse.retain(self.data(row_id.context), row_id)
+
+    def list_row_sparse_data(self, row_id):
+        """:meth:`row_sparse_data` of every copy."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Parameter {self.name!r}: list_row_sparse_data needs stype "
+                               f"'row_sparse' (got {self._stype!r}); use list_data()")
+        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self.list_data()]
 
     def set_data(self, data):
         """Write ``data`` (an NDArray or array-like of this parameter's shape) into the
@@ -269,6 +357,7 @@ class Parameter:
                     value = value.tostype(self._stype)
             self._data = value
             self._deferred = None
+            self._spread()
             self._attach()
             return
         if data.shape != self._data.shape:
@@ -276,21 +365,41 @@ class Parameter:
                              f"{self._data.shape!r} (got {data.shape!r})")
         with autograd.pause():
             if self._stype == "default":
-                self._data[:] = data.tostype("default") if data.stype != "default" else data
+                for a in self._copies or [self._data]:
+                    a[:] = data.tostype("default") if data.stype != "default" else data
             else:
                 value = data.astype(self.dtype, copy=False).tostype(self._stype)
                 self._data = value.copyto(self._ctx) if value.ctx != self._ctx else value
+                self._spread()
                 self._attach()
 
     def zero_grad(self):
         """Set the gradient to 0 (a row_sparse gradient becomes empty)."""
         if self._data is None or self._grad_req == "null":
             return
-        g = self._data.grad
-        g[:] = 0
+        for a in self._copies or [self._data]:
+            g = a.grad
+            g[:] = 0
+
+    def cast(self, dtype):
+        """Cast the data (and with it the gradient) to ``dtype`` (Gluon's
+        ``Parameter.cast``); before initialisation only the dtype changes."""
+        self.dtype = nd.as_dtype(dtype)
+        if self._data is None:
+            return
+        with autograd.pause():
+            self._data = self._data.astype(self.dtype)
+        self._attach()
 
     def var(self):
-        raise NotImplementedError("Parameter.var: ndrt has no symbolic API")
+        """This parameter as a symbol variable (its name, shape with 0 for the unknown
+        dimensions, dtype, multipliers, storage type and own initialiser as the
+        variable's attributes, as Gluon writes them)."""
+        if self._var is None:
+            self._var = symbol.Variable(
+                self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
+                wd_mult=self.wd_mult, init=self.init, stype=self._stype)
+        return self._var
 
 
 class _Value(_init.Initializer):
@@ -316,6 +425,58 @@ class Constant(Parameter):
         self.value = value.asnumpy()
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
                          init=_Value(self.value), differentiable=False)
+
+
+def _load_into(who, params, loaded, source, target, ctx, allow_missing, ignore_extra,
+               cast_dtype, dtype_source):
+    """Write the arrays of ``loaded`` ({key: NDArray}) into ``params`` ({key:
+    Parameter}) after checking them all, so that a failure changes nothing.
+
+    A parameter missing from ``loaded`` (unless ``allow_missing``; a parameter under
+    several keys, shared, is present when any of them is), an array whose key ``params``
+    lacks (unless ``ignore_extra``), or one whose shape, or dtype (unless ``cast_dtype``),
+    differs raises ValueError naming it, ``source`` and ``target`` (the receiver).  With ``cast_dtype``,
+    ``dtype_source='current'`` casts the loaded values to the parameter's dtype,
+    ``'saved'`` the parameter to theirs.  Parameters whose shape is still unknown take
+    the loaded shape.
+    """
+    if dtype_source not in ("current", "saved"):
+        raise ValueError(f"{who}: dtype_source must be 'current' or 'saved' (got "
+                         f"{dtype_source!r})")
+    keys = {}
+    for key, param in params.items():
+        keys.setdefault(id(param), []).append(key)
+    if not allow_missing:
+        for key, param in params.items():
+            if not any(k in loaded for k in keys[id(param)]):
+                raise ValueError(f"{who}: parameter {key!r} is missing in {source}, which "
+                                 f"holds {sorted(loaded)!r} (set allow_missing=True to "
+                                 f"ignore missing parameters)")
+    if not ignore_extra:
+        for key in loaded:
+            if key not in params:
+                raise ValueError(f"{who}: parameter {key!r} in {source} is not present "
+                                 f"in {target}, which has {list(params)!r} (set "
+                                 f"ignore_extra=True to ignore it)")
+    for key, param in params.items():
+        if key not in loaded:
+            continue
+        value = loaded[key]
+        want = param._data.shape if param._data is not None else param.shape
+        if want is None or not _compatible(want, value.shape):
+            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has shape {want!r} "
+                             f"but {source} holds shape {value.shape!r}")
+        if value.dtype != param.dtype and not cast_dtype:
+            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has dtype "
+                             f"{np.dtype(param.dtype)} but {source} holds "
+                             f"{np.dtype(value.dtype)} (set cast_dtype=True to cast)")
+    for key, param in params.items():
+        if key in loaded:
+            if ctx is not None and param._data is None:
+                param._ctx = _ctx(ctx, f"Parameter {param.name!r}")
+            if cast_dtype and dtype_source == "saved" and loaded[key].dtype != param.dtype:
+                param.cast(loaded[key].dtype)
+            param.set_data(loaded[key])
 
 
 class ParameterDict(dict):
@@ -387,6 +548,44 @@ class ParameterDict(dict):
         """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) of every parameter."""
         for param in self.values():
             setattr(param, name, value)
+
+    def save(self, filename, strip_prefix=""):
+        """Save every parameter with ``nd.save``, keyed by its name without
+        ``strip_prefix`` (which every name must start with)."""
+        arrays = {}
+        for param in self.values():
+            if not param.name.startswith(strip_prefix):
+                raise ValueError(f"ParameterDict.save: strip_prefix {strip_prefix!r} must "
+                                 f"begin every parameter name (got {param.name!r})")
+            param._check_initialized()
+            arrays[param.name[len(strip_prefix):]] = param.data()
+        nd.save(filename, arrays)
+
+    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+             restore_prefix="", cast_dtype=False, dtype_source="current"):
+        """Load what :meth:`save` wrote: each array goes to the parameter named
+        ``restore_prefix`` + its key (Gluon 1.x's rules and errors, as
+        :meth:`Block.load_parameters`)."""
+        loaded = nd.load(filename)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"ParameterDict.load: {filename!r} holds a list of arrays, "
+                             f"not named parameters")
+        self.load_dict(loaded, ctx, allow_missing, ignore_extra, restore_prefix,
+                       f"file {filename!r}", cast_dtype, dtype_source)
+
+    def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,
+                  restore_prefix="", filename=None, cast_dtype=False, dtype_source="current"):
+        """Load ``{name: NDArray}`` (keys may carry MXNet's ``arg:``/``aux:`` marks) into
+        the parameters named ``restore_prefix`` + name."""
+        for name in self:
+            if not name.startswith(restore_prefix):
+                raise ValueError(f"ParameterDict.load: restore_prefix {restore_prefix!r} "
+                                 f"must begin every parameter name (got {name!r})")
+        loaded = {restore_prefix + (k[4:] if k[:4] in ("arg:", "aux:") else k): v
+                  for k, v in param_dict.items()}
+        _load_into("ParameterDict.load", dict(self), loaded, filename or "param_dict",
+                   "this ParameterDict", ctx, allow_missing, ignore_extra, cast_dtype,
+                   dtype_source)
 
     def select(self, pattern):
         """The parameters whose names match the regular expression ``pattern`` (from

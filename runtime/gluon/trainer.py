@@ -4,13 +4,26 @@ Parameters are taken duck-typed, as Gluon's: ``params`` is a dict name -> Parame
 ``collect_params()`` returns; anything with ``.values()``) or a list of Parameters, a
 Parameter having ``.name``, ``.grad_req`` ('write', 'add' or 'null': skipped),
 ``.data()`` and ``.grad()`` (NDArrays; the gradient dense or row_sparse), and optionally
-``.lr_mult`` and ``.wd_mult`` (1.0 when absent).  One context: there is no kvstore.
+``.lr_mult`` and ``.wd_mult`` (1.0 when absent).
+
+A kvstore (gluon's rules, :meth:`Trainer._init_kvstore`) sums the gradients of the copies
+of parameters that live on several contexts (``local``/``device``) and of the ranks of an
+MPI job (``dist_sync``): none is made for one context in one process.  Where the update
+runs follows gluon: in the store (``update_on_kvstore``: push the gradients, the store's
+optimizer updates its copy of the weight, pull the weight into every copy) or in the
+Trainer (pushpull the gradients, update the first copy, copy it to the others).  Before
+the first update every parameter takes rank 0's value (``broadcast``), deferred ones
+when their shape becomes known.
 """
+
+import math
+import os
 
 import numpy as np
 
 import allocator
-from runtime import nd
+from runtime import autograd, nd
+from runtime import kvstore as kvs
 from runtime._ndarray import NDArray
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
@@ -21,7 +34,6 @@ class StaleGradientError(RuntimeError, UserWarning):
     """A parameter's gradient was not written by backward since the last step.  gluon
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
-_NONE = object()     # no state made yet (None is the state of a stateless optimizer)
 _TWIN_TRIES = 64     # blocks of one size that _reserve_twin takes at most
 
 
@@ -32,14 +44,23 @@ class Trainer:
     ----------
     params : dict name -> Parameter, or list of Parameters
     optimizer : str or Optimizer
-        A name for :func:`runtime.optim.create` ('sgd', 'adam', 'adagrad'), or an
+        A name for :func:`runtime.optimizer.create` ('sgd', 'adam', 'adagrad'), or an
         optimizer (then ``optimizer_params`` must be None).
     optimizer_params : dict, optional
         Keyword arguments of the optimizer made from a name (``learning_rate``, ``wd``,
         ``momentum`` ...).
+    kvstore : str, KVStore or None
+        'device' (default), 'local', 'dist_sync', 'dist_device_sync', a store, or None.
+    compression_params : dict, optional
+        The store's gradient compression (``{'type': '2bit', 'threshold': 0.5}``).
+    update_on_kvstore : bool or None
+        Whether the store runs the updates; None: gluon's choice (module docstring).
+        ndrt also allows False on a dist store with row_sparse gradients (it sums them
+        with an Allgatherv), where gluon refuses it.
     """
 
-    def __init__(self, params, optimizer, optimizer_params=None):
+    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
+                 compression_params=None, update_on_kvstore=None):
         if hasattr(params, "values") and callable(params.values):
             params = list(params.values())
         elif isinstance(params, (list, tuple)):
@@ -88,6 +109,7 @@ class Trainer:
         self._twinned = set()     # sparse gradients whose pool blocks _reserve_twin took
         for i, _, grad in self._initialised():
             self._seen[i] = (grad.chunk, grad.version)
+        self._init_kv_config(kvstore, compression_params, update_on_kvstore)
 
     def _initialised(self):
         """(index, weight, grad) of each parameter that has its arrays (deferred ones do
@@ -116,7 +138,7 @@ class Trainer:
             return
         for i, weight, _ in self._initialised():
             if i not in self._states:
-                self._states[i] = self._optimizer.create_state(i, weight)
+                self._states[i] = self._optimizer.create_state_multi_precision(i, weight)
                 self._early[i] = (weight.shape, weight.dtype, weight.context)
 
     @property
@@ -135,23 +157,58 @@ class Trainer:
     def step(self, batch_size, ignore_stale_grad=False):
         """One update of every parameter whose grad_req is not 'null', from gradients
         that ``backward`` computed for a batch of ``batch_size`` samples: the gradients
-        are rescaled by 1 / batch_size (times the optimizer's own rescale_grad).
+        are rescaled by 1 / batch_size (times the optimizer's own rescale_grad).  With a
+        kvstore the gradients are summed first (over the contexts and the ranks).
 
         A gradient not written since the last step is stale: StaleGradientError (a
         RuntimeError and, as gluon raises, a UserWarning) in gluon's words, naming the
         parameter, or with ``ignore_stale_grad=True`` that parameter is skipped (as
         gluon)."""
-        self.update(batch_size, ignore_stale_grad)
+        self._rescale(batch_size)
+        if self._kv_prepare():
+            if self._update_on_kvstore:
+                self._update_in_store(batch_size, ignore_stale_grad)
+                return
+            self._allreduce_grads()
+            self._update(batch_size, ignore_stale_grad)
+            self._sync_copies()
+            return
+        self._update(batch_size, ignore_stale_grad)
 
     def allreduce_grads(self):
-        """Nothing to reduce on one context (gluon's API)."""
+        """Sum the gradients over the contexts and the ranks, in place (gluon's API; with
+        no kvstore, nothing to do).  Refused when the store runs the updates."""
+        if self._kv_prepare():
+            if self._update_on_kvstore:
+                raise RuntimeError("allreduce_grads() when parameters are updated on kvstore "
+                                   "is not supported. Try setting `update_on_kvstore` to "
+                                   "False when creating trainer.")
+            self._allreduce_grads()
 
     def update(self, batch_size, ignore_stale_grad=False):
-        """The update half of :meth:`step` (gluon's ``Trainer.update``)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, float)) or \
-                not batch_size > 0:
-            raise ValueError(f"Trainer.step: batch_size must be a number > 0 (got "
-                             f"{batch_size!r})")
+        """The update half of :meth:`step` (gluon's ``Trainer.update``), after
+        :meth:`allreduce_grads`.  Refused when the store runs the updates."""
+        self._rescale(batch_size)
+        if self._kv_prepare():
+            if self._update_on_kvstore:
+                raise RuntimeError("update() when parameters are updated on kvstore is not "
+                                   "supported. Try setting `update_on_kvstore` to False when "
+                                   "creating trainer.")
+            self._update(batch_size, ignore_stale_grad)
+            self._sync_copies()
+            return
+        self._update(batch_size, ignore_stale_grad)
+
+    def _update(self, batch_size, ignore_stale_grad=False):
+        """Apply the optimizer to every parameter's (first) copy.
+
+        All or nothing: every parameter's update is checked (batch_size, stale
+        gradients, the update operators' attributes, shapes, dtypes and storage types)
+        before any weight, optimizer state, update count or rescale_grad changes, so a
+        refused step leaves everything as it was.  An optimizer that overrides
+        ``update`` itself, and a multi-precision update, cannot be checked ahead: their
+        weights and states are copied first and put back if one of the updates raises."""
+        rescale = self._rescale(batch_size)
         work = []
         seen = self._seen
         for i, p in enumerate(self._params):
@@ -165,30 +222,243 @@ class Trainer:
             last = seen.get(i)
             if last is not None and last[0] is grad.chunk and last[1] == grad.version:
                 if not ignore_stale_grad:
-                    raise StaleGradientError(
-                        f"Gradient of Parameter `{p.name}` on context {grad.context} has not "
-                        "been updated by backward since last `step`. This could mean a bug in "
-                        "your model that made it only use a subset of the Parameters (Blocks) "
-                        "for this iteration. If you are intentionally only using a subset, "
-                        "call step with ignore_stale_grad=True to suppress this warning and "
-                        "skip updating of Parameters with stale gradient")
+                    raise _stale(p, grad)
                 continue
             work.append((i, weight, grad))
         opt = self._optimizer
-        opt.rescale_grad = self._scale / batch_size
-        states = self._states
+        made = {}           # states made by this step, kept only if it succeeds
+        for i, weight, _ in work:
+            early = self._early.get(i)
+            if i not in self._states or (early is not None and early != (
+                    weight.shape, weight.dtype, weight.context)):
+                made[i] = opt.create_state_multi_precision(i, weight)   # (re-made: cast, reinit)
+        states = [made[i] if i in made else self._states[i] for i, _, _ in work]
+        before = (opt.rescale_grad, dict(opt._index_update_count), opt.num_update)
+        opt.rescale_grad = rescale
+        try:
+            if type(opt).update is Optimizer.update and not any(
+                    opt._master(w) for _, w, _ in work):
+                plans = []
+                for (i, weight, grad), state in zip(work, states):
+                    opt._update_count(i)
+                    plans.append(opt._plan(i, weight, grad, state))
+                    opt._check_plan(*plans[-1])
+                for plan in plans:
+                    opt._run(*plan)
+            else:
+                _update_restoring(opt, work, states)
+        except BaseException:
+            opt.rescale_grad, opt._index_update_count, opt.num_update = before
+            raise
+        self._states.update(made)
         for i, weight, grad in work:
-            state = states.get(i, _NONE)
-            if self._early and self._early.pop(i, None) not in (
-                    None, (weight.shape, weight.dtype, weight.context)):
-                state = _NONE         # the weight was re-made (cast, reinitialised)
-            if state is _NONE:
-                state = states[i] = opt.create_state(i, weight)
-            opt.update(i, weight, grad, state)
+            self._early.pop(i, None)
             if grad.stype != "default" and i not in self._twinned:
                 self._twinned.add(i)
                 _reserve_twin(grad)
             seen[i] = (grad.chunk, grad.version)
+
+    def _rescale(self, batch_size):
+        """The optimizer's rescale_grad for a step over ``batch_size`` samples."""
+        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(
+                batch_size, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Trainer.step: batch_size must be a number (got "
+                            f"{batch_size!r})")
+        try:
+            b = float(batch_size)
+        except OverflowError:
+            b = math.inf
+        if not (math.isfinite(b) and b > 0):
+            raise ValueError(f"Trainer.step: batch_size must be a finite number > 0 (got "
+                             f"{batch_size!r})")
+        rescale = self._scale / b
+        if not math.isfinite(rescale):
+            raise ValueError(f"Trainer.step: batch_size must leave rescale_grad / "
+                             f"batch_size finite (got {batch_size!r}: {self._scale!r} / "
+                             f"{batch_size!r} overflows)")
+        return rescale
+
+
+    # -- the kvstore ---------------------------------------------------------------------
+    def _init_kv_config(self, kvstore, compression_params, update_on_kvstore):
+        if not (kvstore is None or isinstance(kvstore, (str, kvs.KVStoreBase))):
+            raise TypeError(f"Trainer: kvstore must be a str, a KVStore or None (got "
+                            f"{type(kvstore).__name__})")
+        if update_on_kvstore not in (None, True, False):
+            raise ValueError(f"Trainer: update_on_kvstore must be None, True or False (got "
+                             f"{update_on_kvstore!r})")
+        if compression_params is not None and not isinstance(compression_params, dict):
+            raise TypeError(f"Trainer: compression_params must be a dict (got "
+                            f"{type(compression_params).__name__})")
+        self._kv_config = (kvstore, compression_params, update_on_kvstore)
+        self._kv_ready = False
+        self._kvstore = None
+        self._update_on_kvstore = False
+        self._distributed = False
+        self._kv_keys = set()          # indices whose value the store has initialised
+
+    def _init_kvstore(self):
+        """Make the kvstore by gluon's rules: none for one context in one process (a
+        str type); a store given is used; ``update_on_kvstore`` defaults to True
+        (MXNET_UPDATE_ON_KVSTORE=0 turns the default off) where the store is capable,
+        except a 'local' store with a parameter over 16 Mi elements, and except a
+        non-dist store with row_sparse gradients (then False, faster in one process)."""
+        kvstore, compression, update_on = self._kv_config
+        contexts = max((_n_ctx(p) for p in self._params), default=1)
+        sparse_grad = any(getattr(p, "grad_stype", "default") != "default" and
+                          p.grad_req != "null" for p in self._params)
+        default_on = os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1") not in ("0", "")
+        kv = None
+        if isinstance(kvstore, kvs.KVStoreBase):
+            kv = kvstore
+        elif isinstance(kvstore, str) and (contexts > 1 or "dist" in kvstore):
+            kv = kvs.create(kvstore)
+            if kvstore == "local":
+                biggest = max((int(np.prod(p.shape)) for p in self._params
+                               if getattr(p, "shape", None) is not None), default=0)
+                if biggest > 16 * 1024 * 1024:
+                    default_on = False
+        if kv is not None:
+            self._distributed = "dist" in kv.type
+            if sparse_grad and not self._distributed:
+                default_on = False
+            on = default_on if update_on is None else update_on
+            if on and not kv.is_capable(kvs.KVStoreBase.OPTIMIZER):
+                raise ValueError(f"Trainer: update_on_kvstore=True needs a kvstore capable "
+                                 f"of running the optimizer ({type(kv).__name__} is not)")
+            if compression:
+                kv.set_gradient_compression(compression)
+            if on:
+                kv.set_optimizer(self._optimizer)
+            self._update_on_kvstore = bool(on)
+        self._kvstore = kv
+        self._kv_ready = True
+
+    def _kv_prepare(self):
+        """Make the store on first use and give it the parameters initialised since;
+        returns whether there is a store."""
+        if not self._kv_ready:
+            self._init_kvstore()
+        kv = self._kvstore
+        if kv is None:
+            return False
+        for i, p in enumerate(self._params):
+            if i in self._kv_keys or not _has_data(p):
+                continue
+            arrays = p.list_data()
+            if p.stype == "default":
+                kv.broadcast(i, arrays[0], arrays)        # rank 0's value everywhere
+            else:
+                kv.init(i, arrays[0])
+            self._kv_keys.add(i)
+        return True
+
+    def _live(self):
+        """(index, Parameter) of the parameters that take updates and have arrays."""
+        return [(i, p) for i, p in enumerate(self._params)
+                if p.grad_req != "null" and i in self._kv_keys]
+
+    def _allreduce_grads(self):
+        """pushpull every gradient in place: the dense ones in one call (the store's
+        buckets), the row_sparse ones one by one."""
+        kv = self._kvstore
+        dense_keys, dense_grads = [], []
+        for i, p in self._live():
+            grads = p.list_grad()
+            if grads[0].stype == "default":
+                dense_keys.append(i)
+                dense_grads.append(grads)
+            else:
+                kv.pushpull(i, grads)
+        if dense_keys:
+            kv.pushpull(dense_keys, dense_grads)
+
+    def _update_in_store(self, batch_size, ignore_stale_grad):
+        """Push the gradients (the store's optimizer updates its weights) and pull the
+        weights into every copy."""
+        kv = self._kvstore
+        self._optimizer.rescale_grad = self._scale / batch_size
+        for i, p in self._live():
+            grads = p.list_grad()
+            last = self._seen.get(i)
+            g = grads[0]
+            if last is not None and last[0] is g.chunk and last[1] == g.version:
+                if not ignore_stale_grad:
+                    raise _stale(p, g)
+                continue
+            kv.push(i, grads)
+            kv.pull(i, p.list_data(), ignore_sparse=False)
+            self._seen[i] = (g.chunk, g.version)
+
+    def _sync_copies(self):
+        """Write the updated copy of each parameter into its other copies."""
+        with autograd.pause():
+            for _, p in self._live():
+                arrays = p.list_data()
+                if len(arrays) > 1:
+                    src = p.data()
+                    for a in arrays:
+                        if a is not src:
+                            a.copyto_dense(src)
+
+    @property
+    def kvstore(self):
+        """The kvstore in use (None: no store), made at the first step."""
+        return self._kvstore
+
+
+def _update_restoring(opt, work, states):
+    """``opt.update_multi_precision`` of every (index, weight, grad) of ``work`` with its state; if one
+    raises, the weights and the NDArrays of the states are put back as they were."""
+    kept = []
+
+    def keep(x):
+        if isinstance(x, NDArray):
+            kept.append((x, x.copy()))
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                keep(y)
+    for (_, weight, _), state in zip(work, states):
+        keep(weight)
+        keep(state)
+    try:
+        for (i, weight, grad), state in zip(work, states):
+            opt.update_multi_precision(i, weight, grad, state)
+    except BaseException:
+        for x, copy in kept:
+            copy.copyto(x)
+        raise
+
+
+def _has_data(p):
+    try:
+        p.list_data()
+    except RuntimeError:              # not initialised yet (deferred)
+        return False
+    return True
+
+
+def _n_ctx(p):
+    """How many contexts ``p`` lives on (1 for a parameter without ``list_ctx``, or not
+    initialised yet)."""
+    list_ctx = getattr(p, "list_ctx", None)
+    if list_ctx is None:
+        return 1
+    try:
+        return len(list_ctx())
+    except RuntimeError:
+        return 1
+
+
+def _stale(p, grad):
+    """gluon's stale-gradient error for parameter ``p``."""
+    return StaleGradientError(
+        f"Gradient of Parameter `{p.name}` on context {grad.context} has not "
+        "been updated by backward since last `step`. This could mean a bug in "
+        "your model that made it only use a subset of the Parameters (Blocks) "
+        "for this iteration. If you are intentionally only using a subset, "
+        "call step with ignore_stale_grad=True to suppress this warning and "
+        "skip updating of Parameters with stale gradient")
 
 
 def _reserve_twin(grad):

@@ -1,14 +1,17 @@
-"""Gradient clipping by global norm (gluon's ``gluon.utils.clip_global_norm``)."""
+"""Gluon's helpers (``gluon.utils``): gradient clipping by global norm
+(``clip_global_norm``), batches cut into one slice per context (``split_data``,
+``split_and_load``) and the handles of forward hooks (``HookHandle``)."""
 
 import math
 import warnings
+import weakref
 
 import numpy as np
 
 from runtime import nd
 from runtime._ndarray import NDArray
 
-__all__ = ["clip_global_norm"]
+__all__ = ["clip_global_norm", "split_data", "split_and_load", "HookHandle"]
 
 
 def _square_sum(x):
@@ -52,3 +55,78 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
             for a in arrays:
                 a *= scale
     return total
+
+
+def split_data(data, num_slice, batch_axis=0, even_split=True):
+    """``data`` (an NDArray) cut into ``num_slice`` slices along ``batch_axis`` (gluon's
+    ``split_data``): equal slices, or with ``even_split=False`` the last one takes the
+    rest (and a batch smaller than ``num_slice`` gives one slice a row)."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"split_data: data must be an NDArray (got {type(data).__name__})")
+    if isinstance(num_slice, bool) or not isinstance(num_slice, int) or num_slice < 1:
+        raise ValueError(f"split_data: num_slice must be an integer >= 1 (got {num_slice!r})")
+    if not -data.ndim <= batch_axis < data.ndim:
+        raise ValueError(f"split_data: batch_axis must be an axis of the data's "
+                         f"{data.ndim} (got {batch_axis!r})")
+    batch_axis %= data.ndim
+    size = data.shape[batch_axis]
+    if even_split and size % num_slice != 0:
+        raise ValueError(f"split_data: data with shape {data.shape} cannot be evenly split "
+                         f"into {num_slice} slices along axis {batch_axis}. Use a batch size "
+                         f"that's multiple of {num_slice} or set even_split=False to allow "
+                         f"uneven partitioning of data.")
+    if num_slice == 1:
+        return [data]
+    step = size // num_slice
+    if not even_split and size < num_slice:
+        step, num_slice = 1, size
+    bounds = [(i * step, (i + 1) * step if i < num_slice - 1 else size)
+              for i in range(num_slice)]
+    if batch_axis == 0:
+        return [data[a:b] for a, b in bounds]
+    return [nd.slice_axis(data, axis=batch_axis, begin=a, end=b) for a, b in bounds]
+
+
+def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
+    """``data`` split by :func:`split_data` into one slice per context of ``ctx_list``,
+    each slice copied to its context (gluon's ``split_and_load``); a NumPy array is made
+    an NDArray on the first context first."""
+    ctx_list = list(ctx_list) if isinstance(ctx_list, (list, tuple)) else [ctx_list]
+    if not ctx_list:
+        raise ValueError("split_and_load: ctx_list must hold at least one Context (got [])")
+    if not isinstance(data, NDArray):
+        data = nd.array(data, ctx=ctx_list[0])
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    slices = split_data(data, len(ctx_list), batch_axis, even_split)
+    return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+
+
+class HookHandle:
+    """The handle :meth:`Block.register_forward_hook` and
+    :meth:`~Block.register_forward_pre_hook` return: ``detach()`` removes the hook (also
+    on leaving a ``with`` block), as Gluon's."""
+
+    def __init__(self):
+        self._hooks_ref = None
+        self._id = None
+
+    def attach(self, hooks, hook):
+        """Add ``hook`` to the ordered dict ``hooks`` (once per handle)."""
+        if self._hooks_ref is not None:
+            raise RuntimeError("HookHandle: a handle cannot be attached twice")
+        self._id = id(hook)
+        hooks[self._id] = hook
+        self._hooks_ref = weakref.ref(hooks)
+
+    def detach(self):
+        """Remove the hook; a second call does nothing."""
+        hooks = self._hooks_ref() if self._hooks_ref is not None else None
+        if hooks is not None:
+            hooks.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()

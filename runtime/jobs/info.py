@@ -12,6 +12,7 @@ import allocator
 from allocator import _cuda
 from allocator.errors import CudaError
 from runtime import _imperative, _sparse_common
+from runtime import _device
 from runtime.context import num_gpus
 
 
@@ -44,7 +45,7 @@ def cuda_state():
 def cupy_state():
     """(usable, note) for CuPy: importable and able to see a device."""
     try:
-        import cupy
+        cupy = _device.cupy("ndrt's GPU kernels")
     except ImportError:
         return False, "not installed (pip install 'ndrt[gpu]')"
     except Exception as e:                       # a broken CUDA install raises at import
@@ -54,6 +55,36 @@ def cupy_state():
     except Exception as e:
         return False, f"CuPy {cupy.__version__} imports but sees no device ({e})"
     return n > 0, f"CuPy {cupy.__version__}, {n} device(s)"
+
+
+def _fallback_note():
+    """The storage fallback mode, or what is wrong with NDRT_STORAGE_FALLBACK."""
+    try:
+        mode = _imperative.get_storage_fallback()
+    except ValueError as e:
+        return f"not usable: {e}"
+    return f"{mode} (NDRT_STORAGE_FALLBACK or runtime.set_storage_fallback)"
+
+
+def mpi_state():
+    """The MPI library that mpi4py uses, and mpi4py's version, or why there is none;
+    MPI is not initialised for it (MPI_Get_library_version may run before MPI_Init)."""
+    try:
+        import mpi4py      # the dist extra; optional
+    except ImportError:
+        return "not installed (pip install 'ndrt[dist]' for the dist_sync kvstore)"
+    if "mpi4py.MPI" not in sys.modules:
+        saved = (mpi4py.rc.initialize, mpi4py.rc.finalize)
+        mpi4py.rc.initialize = mpi4py.rc.finalize = False
+        try:
+            from mpi4py import MPI
+        finally:
+            mpi4py.rc.initialize, mpi4py.rc.finalize = saved
+    else:
+        from mpi4py import MPI
+    library = " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
+    major, minor = MPI.Get_version()
+    return f"{library} (MPI {major}.{minor}), mpi4py {mpi4py.__version__}"
 
 
 def info_lines():
@@ -77,13 +108,13 @@ def info_lines():
         f"(CPUs usable: {len(os.sched_getaffinity(0))}, OMP_NUM_THREADS="
         f"{os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"fast path: {_imperative.fast_path_note()}",
-        f"storage fallback: {_imperative.get_storage_fallback()} "
-        f"(NDRT_STORAGE_FALLBACK or runtime.set_storage_fallback)",
+        f"storage fallback: {_fallback_note()}",
         "pools: " + ", ".join(f"{kind} {strategy}" for kind, strategy in cfg["pool_type"].items())
         + f" (page {cfg['page_size']} B, round cutoff 2^{cfg['round_cutoff']}, "
           f"GPU reserve {cfg['reserve_percent']}%, max split {cfg['max_split_size']} B)",
         f"CUDA usable: {'yes' if cuda_ok else 'no'}: {cuda_note}",
         f"CuPy usable: {'yes' if cupy_ok else 'no'}: {cupy_note}",
+        f"MPI (dist_sync kvstore): {mpi_state()}",
     ]
     for name in ("tqdm", "matplotlib", "scikit-learn"):
         lines.append(f"{name}: {_version(name)}")

@@ -13,7 +13,18 @@ Both return a ``JobResult``: per-step losses and pool bytes, per-epoch losses an
 metrics, throughput, the CPU (or GPU) pool's statistics over training, the last
 ``autograd.last_backward_stats()``, storage fallbacks counted by the invoker, and the
 trained block (``save_parameters``).
+
+Data parallel (``kvstore='dist_sync'`` under ``mpiexec -n N``): every rank makes the same
+seeded data set and walks the same shuffled global batches of ``batch_size`` rows, each
+rank training on its slice of ``batch_size / N`` rows of every batch, so the number of
+steps is the same on every rank by construction and the global batch is the one of a
+one-process run.  The Trainer sums the gradients through the store (update_on_kvstore
+False: each rank applies the same update to its replica) and rescales by the global
+batch.  Every rank evaluates (the replicas are identical, so are the metrics) and, at the
+end, compares a digest of its parameters with the other ranks'.  Only rank 0 logs.
 """
+
+import hashlib
 
 import time
 from dataclasses import dataclass, field
@@ -22,6 +33,7 @@ import numpy as np
 
 import allocator
 from runtime import _imperative, autograd, gluon, nd
+from runtime import kvstore as kvs
 from runtime import initializer as init
 from runtime.gluon import nn
 from runtime import random as rt_random
@@ -63,6 +75,12 @@ class JobResult:
     backward: dict = field(default_factory=dict)
     fallbacks: int = 0
     grad_stypes: set = field(default_factory=set)       # of the sparse weight's gradient
+    kvstore: str = None               # the store's type; None: no store
+    rank: int = 0
+    ranks: int = 1
+    comm: dict = field(default_factory=dict)            # the store's counters over training
+    steps: int = 0
+    replicas_identical: bool = None   # the ranks' parameters digest alike (dist only)
 
     @property
     def metric(self):
@@ -100,6 +118,14 @@ class JobResult:
         if self.grad_stypes:
             lines.append("embedding weight gradient storage at every step: "
                          + ", ".join(sorted(self.grad_stypes)))
+        if self.ranks > 1:
+            c, n = self.comm, max(self.steps, 1)
+            lines.append(
+                f"data parallel: {self.ranks} ranks ({self.kvstore}), global batch kept; "
+                f"communication {1e3 * c['seconds'] / n:.2f} ms and "
+                f"{c['bytes'] / n / 1024:,.1f} KiB a step (received), row_sparse merge "
+                f"{1e3 * c['merge_seconds'] / n:.2f} ms a step; replicas "
+                + ("bit-identical" if self.replicas_identical else "DIFFER"))
         return lines
 
 
@@ -125,7 +151,7 @@ class SparseCTR(nn.Block):
                          nn.Dense(1, in_units=hidden))
 
     def forward(self, x):
-        return self.mlp(nd.dot(x, self.embed_weight.data()))
+        return self.mlp(nd.dot(x, self.embed_weight.data(x.context)))
 
 
 def digits_mlp(hidden=64, classes=10):
@@ -194,55 +220,117 @@ class _Meter:
         result.backward = autograd.last_backward_stats()
 
 
-def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, on_step=None):
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during training: ``epoch`` (from 1) and ``step`` (from 1 within the epoch)
+    of the step that was running, or of the epoch's last step while the epoch was being
+    evaluated or reported."""
+
+    def __init__(self, epoch, step):
+        super().__init__(f"interrupted at epoch {epoch}, step {step}")
+        self.epoch, self.step = epoch, step
+
+
+def _store(kvstore, batch_size):
+    """The kvstore of a job (None without one): its rank and size; ``batch_size`` must
+    split evenly over the ranks."""
+    if kvstore is None:
+        return None
+    kv = kvs.create(kvstore)
+    if batch_size % kv.num_workers:
+        raise ValueError(f"batch_size must be a multiple of the {kv.num_workers} ranks "
+                         f"(got batch_size={batch_size})")
+    return kv
+
+
+def _digests_agree(kv, net):
+    """Whether every rank's parameters hash alike (the replicas are bit-identical)."""
+    h = hashlib.sha256()
+    for p in net.collect_params().values():
+        h.update(p.data().asnumpy().tobytes())
+    every = kv._gather_bytes(h.digest())
+    return all(d == every[0] for d in every)
+
+
+def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, on_step=None,
+         kv=None):
     """The loop both jobs share: per epoch, batches from ``it`` (reset each epoch), a
-    recorded forward, backward, ``trainer.step``; then ``evaluate()`` gives the metric."""
+    recorded forward, backward, ``trainer.step``; then ``evaluate()`` gives the metric.
+    With a dist store each rank takes its slice of every batch (module docstring).
+    A KeyboardInterrupt becomes :class:`Interrupted`, saying where training was."""
+    rank, ranks = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
+    result.kvstore, result.rank, result.ranks = (kv.type if kv else None), rank, ranks
+    comm0 = kv.comm_stats() if kv is not None else None
     meter = _Meter(ctx)
-    for epoch in range(1, epochs + 1):
-        it.reset()
-        bar = None
-        if tqdm is not None and not quiet:
-            bar = tqdm(total=it.num_data // it.batch_size, desc=f"epoch {epoch}/{epochs}",
-                       unit="batch", leave=False, dynamic_ncols=True)
-        total, count, t_epoch = 0.0, 0, 0.0
-        for batch in it:
-            x, y = batch.data[0], batch.label[0]
-            if x.context != ctx:
-                x, y = x.as_in_context(ctx), y.as_in_context(ctx)
-            n = x.shape[0]
-            meter.begin()
-            t0 = time.perf_counter()
-            with autograd.record():
-                loss = loss_fn(net(x), y)
-            loss.backward()
-            trainer.step(n)
-            value = float(loss.mean().asscalar())
-            t_epoch += time.perf_counter() - t0
-            if on_step is not None:
-                on_step()
-            # Drop this step's arrays before the iterator makes the next batch, so that
-            # every step finds its blocks in the pool: no upstream allocation after the
-            # first step.
-            del batch, x, y, loss
-            meter.end(result)
-            result.losses.append(value)
-            total += value * n
-            count += n
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{count / t_epoch:,.0f}")
-        if bar is not None:
-            bar.close()
-        result.samples += count
-        result.seconds += t_epoch
-        result.epoch_losses.append(total / max(count, 1))
-        result.epoch_metrics.append(evaluate())
-        if not quiet:
-            log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
-                f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
-                f"{count / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    where = [1, 1]                  # epoch, step within it
+    try:
+        for epoch in range(1, epochs + 1):
+            where[:] = [epoch, 1]
+            it.reset()
+            bar = None
+            if tqdm is not None and not quiet:
+                bar = tqdm(total=it.num_data // it.batch_size, leave=False,
+                           desc=f"epoch {epoch}/{epochs}", unit="batch", dynamic_ncols=True)
+            try:
+                total, count, t_epoch = _epoch(result, net, loss_fn, trainer, it, ctx,
+                                               on_step, meter, bar, where, rank, ranks)
+                metric = evaluate()
+            finally:
+                if bar is not None:
+                    bar.close()
+            result.samples += count * ranks
+            result.seconds += t_epoch
+            result.epoch_losses.append(total / max(count, 1))
+            result.epoch_metrics.append(metric)
+            if not quiet:
+                log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
+                    f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
+                    f"{count * ranks / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+    except KeyboardInterrupt:
+        raise Interrupted(*where) from None
     meter.finish(result)
+    if kv is not None:
+        result.comm = {k: v - comm0[k] for k, v in kv.comm_stats().items()}
+        if ranks > 1:
+            result.replicas_identical = _digests_agree(kv, net)
     return result
+
+
+def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):
+    """The steps of one epoch of :func:`_fit`: (sum of loss * rows, rows, seconds) of this
+    rank's slices of the batches; ``where[1]`` follows the step running."""
+    total, count, t_epoch = 0.0, 0, 0.0
+    for k, batch in enumerate(it, 1):
+        where[1] = k
+        x, y = batch.data[0], batch.label[0]
+        if ranks > 1:
+            b = x.shape[0] // ranks
+            x, y = x[rank * b:(rank + 1) * b], y[rank * b:(rank + 1) * b]
+        if x.context != ctx:
+            x, y = x.as_in_context(ctx), y.as_in_context(ctx)
+        n = x.shape[0]
+        meter.begin()
+        t0 = time.perf_counter()
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(n * ranks)
+        value = float(loss.mean().asscalar())
+        t_epoch += time.perf_counter() - t0
+        if on_step is not None:
+            on_step()
+        # Drop this step's arrays before the iterator makes the next batch, so that
+        # every step finds its blocks in the pool: no upstream allocation after the
+        # first step.
+        del batch, x, y, loss
+        meter.end(result)
+        result.steps += 1
+        result.losses.append(value)
+        total += value * n
+        count += n
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{count / t_epoch:,.0f}")
+    return total, count, t_epoch
 
 
 def _positive(name, value):
@@ -265,9 +353,11 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
                  lr=SPARSE_DEFAULTS["lr"], seed=SPARSE_DEFAULTS["seed"],
                  rows=SPARSE_DEFAULTS["rows"], features=SPARSE_DEFAULTS["features"],
                  active=SPARSE_DEFAULTS["active"], embed=SPARSE_DEFAULTS["embed"],
-                 hidden=SPARSE_DEFAULTS["hidden"], ctx=None, quiet=False, log=print):
+                 hidden=SPARSE_DEFAULTS["hidden"], ctx=None, quiet=False, log=print,
+                 kvstore=None):
     """Train the click-through model (module docstring); returns a ``JobResult`` whose
-    metric is the test AUC and whose ``reference`` is the hidden model's test AUC."""
+    metric is the test AUC and whose ``reference`` is the hidden model's test AUC.
+    ``kvstore``: a store type ('dist_sync' under mpiexec: data parallel), or None."""
     ctx = _check_ctx(ctx)
     _positive("embed", embed)
     _positive("hidden", hidden)
@@ -275,6 +365,8 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
     data = synthetic_ctr(rows=rows, features=features, active=active, seed=seed)
     n_train = data.X_train.shape[0]
     _check_common(epochs, batch_size, lr, n_train)
+    kv = _store(kvstore, batch_size)
+    quiet = quiet or (kv is not None and kv.rank != 0)
     result = JobResult("sparse", "AUC", None, reference=auc(data.y_test, data.hidden_test))
     result.data_note = (f"synthetic click-through set, {n_train:,} train + "
                         f"{data.X_test.shape[0]:,} test rows, {features:,} hashed features, "
@@ -287,7 +379,7 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
     net.initialize(init.Xavier(), ctx=ctx)
     result.net = net
     trainer = gluon.Trainer(net.collect_params(), "adam",
-                            {"learning_rate": lr, "lazy_update": True})
+                            {"learning_rate": lr, "lazy_update": True}, **_trainer_kv(kv))
     it = NDArrayIter(data.X_train, data.y_train.reshape(-1, 1), batch_size=batch_size,
                      shuffle=True, seed=seed, last_batch_handle="discard")
     weight = net.embed_weight
@@ -299,15 +391,15 @@ def train_sparse(epochs=SPARSE_DEFAULTS["epochs"], batch_size=SPARSE_DEFAULTS["b
         result.grad_stypes.add(weight.grad().stype)
 
     return _fit(result, net, gluon.loss.SigmoidBinaryCrossEntropyLoss(), trainer, it, epochs,
-                evaluate, ctx, quiet, log, on_step)
+                evaluate, ctx, quiet, log, on_step, kv)
 
 
 def train_mlp(epochs=MLP_DEFAULTS["epochs"], batch_size=MLP_DEFAULTS["batch_size"],
               lr=MLP_DEFAULTS["lr"], seed=MLP_DEFAULTS["seed"], hidden=MLP_DEFAULTS["hidden"],
-              rows=None, ctx=None, quiet=False, log=print):
+              rows=None, ctx=None, quiet=False, log=print, kvstore=None):
     """Train the digits MLP (module docstring); returns a ``JobResult`` whose metric is
     the test accuracy.  ``rows`` keeps only the first rows of the training split (tiny
-    runs)."""
+    runs).  ``kvstore`` as :func:`train_sparse`'s."""
     ctx = _check_ctx(ctx)
     _positive("hidden", hidden)
     X_train, y_train, X_test, y_test, source = digits(seed=seed)
@@ -315,6 +407,8 @@ def train_mlp(epochs=MLP_DEFAULTS["epochs"], batch_size=MLP_DEFAULTS["batch_size
         _positive("rows", rows)
         X_train, y_train = X_train[:rows], y_train[:rows]
     _check_common(epochs, batch_size, lr, len(y_train))
+    kv = _store(kvstore, batch_size)
+    quiet = quiet or (kv is not None and kv.rank != 0)
     result = JobResult("mlp", "accuracy", None)
     result.data_note = f"{source}, {len(y_train)} train + {len(y_test)} test rows of 64 pixels"
     if not quiet:
@@ -324,7 +418,8 @@ def train_mlp(epochs=MLP_DEFAULTS["epochs"], batch_size=MLP_DEFAULTS["batch_size
     net = digits_mlp(hidden)
     net.initialize(init.Xavier(), ctx=ctx)
     result.net = net
-    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": lr})
+    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": lr},
+                            **_trainer_kv(kv))
     it = NDArrayIter(X_train, y_train.astype(np.float32), batch_size=batch_size,
                      shuffle=True, seed=seed, last_batch_handle="discard")
 
@@ -332,4 +427,10 @@ def train_mlp(epochs=MLP_DEFAULTS["epochs"], batch_size=MLP_DEFAULTS["batch_size
         return accuracy(y_test, _predict(net, X_test, ctx).argmax(axis=1))
 
     return _fit(result, net, gluon.loss.SoftmaxCrossEntropyLoss(), trainer, it, epochs,
-                evaluate, ctx, quiet, log)
+                evaluate, ctx, quiet, log, kv=kv)
+
+
+def _trainer_kv(kv):
+    """The Trainer's kvstore arguments: the job's store, each rank updating its replica
+    (no store: gluon's default, which makes none for one context)."""
+    return {} if kv is None else {"kvstore": kv, "update_on_kvstore": False}

@@ -12,13 +12,17 @@ import types
 
 import numpy as np
 
+from runtime import _device
 from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_dtype, borrow,
-                              empty, from_numpy, full, ones, set_method_hook, zeros)
+                              empty, full)
+from runtime._ndarray import from_numpy as _from_numpy
 from runtime._storage import is_scipy_sparse
 from runtime.context import Context
 from runtime.nd import linalg, random, sparse
-from runtime.nd._creation import eye, linspace
+from runtime.nd._creation import eye, linspace, ones, zeros
 from runtime.nd._io import load, load_frombuffer, save
+from runtime.nd._cached_op import CachedOp
+from runtime.operator import custom as Custom
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -53,7 +57,7 @@ def array(source_array, ctx=None, dtype=None):
     if is_scipy_sparse(source_array):
         return sparse.array(source_array, ctx=ctx, dtype=dtype)
     d = as_dtype(dtype)
-    return from_numpy(_to_numpy("array", "source_array", source_array, d), ctx)
+    return _from_numpy(_to_numpy("array", "source_array", source_array, d), ctx)
 
 
 def _to_numpy(op, arg, src, dtype):
@@ -102,7 +106,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     a = np.arange(start, stop, step, dtype=np.float64).astype(d)
     if repeat > 1:
         a = np.repeat(a, repeat)
-    return from_numpy(a, ctx)
+    return _from_numpy(a, ctx)
 
 
 def zeros_like(data):
@@ -122,6 +126,43 @@ def ones_like(data):
 _DLPACK_KNOWS_READONLY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 
 
+def from_numpy(ndarray, zero_copy=True, ctx=None):
+    """An NDArray of the NumPy array ``ndarray`` (MXNet's ``nd.from_numpy``).
+
+    With ``zero_copy`` (the default, as MXNet) a C-contiguous, writable host array of a
+    supported dtype is shared, not copied (the NDArray keeps it alive, as
+    :func:`from_dlpack` does): writes through either show in both.  Otherwise, or for
+    another ``ctx`` than the CPU, the values are copied.
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: ndarray must be a numpy.ndarray (got "
+                        f"{type(ndarray).__name__})")
+    cpu = Context("cpu", 0)
+    if zero_copy and (ctx is None or as_ctx(ctx) == cpu) and ndarray.flags.c_contiguous \
+            and ndarray.flags.writeable and ndarray.dtype.isnative:
+        d = as_dtype(ndarray.dtype, "from_numpy: ndarray's dtype")
+        return borrow(ndarray, ndarray.ctypes.data, ndarray.shape, d, cpu)
+    return _from_numpy(ndarray, ctx)
+
+
+def to_dlpack_for_read(data):
+    """A DLPack capsule of ``data`` for reading (MXNet's ``nd.to_dlpack_for_read``):
+    ``data.__dlpack__()``; NumPy/PyTorch import it without a copy."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"to_dlpack_for_read: data must be an NDArray (got "
+                        f"{type(data).__name__})")
+    return data.__dlpack__()
+
+
+def to_dlpack_for_write(data):
+    """A DLPack capsule of ``data`` for writing (MXNet's ``nd.to_dlpack_for_write``):
+    the consumer's writes land in ``data``."""
+    if not isinstance(data, NDArray):
+        raise TypeError(f"to_dlpack_for_write: data must be an NDArray (got "
+                        f"{type(data).__name__})")
+    return data.__dlpack__()
+
+
 def from_dlpack(obj):
     """An NDArray sharing the memory of a DLPack producer (NumPy, PyTorch, CuPy...).
 
@@ -135,18 +176,29 @@ def from_dlpack(obj):
         if a.flags.c_contiguous and (a.flags.writeable or not _DLPACK_KNOWS_READONLY) \
                 and a.dtype.isnative:
             return borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
-        return from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
+        return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
     if dev_type == 2:                                        # kDLCUDA
-        try:
-            import cupy    # optional dependency (the gpu extra): imported on use
-        except ImportError:
-            raise ImportError("from_dlpack of GPU memory needs CuPy: pip install "
-                              "'ndrt[gpu]'") from None
+        cupy = _device.cupy("from_dlpack of GPU memory")
         a = cupy.ascontiguousarray(cupy.from_dlpack(obj))
         d = as_dtype(a.dtype, "the DLPack dtype")
         return borrow(a, a.data.ptr, a.shape, d, Context("gpu", int(dev_id)))
     raise ValueError(f"from_dlpack: device type {dev_type} is not supported (CPU, CUDA "
                      "and CUDA host memory are)")
+
+
+def reset_arrays(*data, num_arrays=None):
+    """Set every array of ``data`` to zero in place (MXNet's ``nd.reset_arrays``;
+    ``num_arrays``, if given, must equal their number).  All are checked first: a bad
+    argument changes nothing."""
+    if num_arrays is not None and num_arrays != len(data):
+        raise ValueError(f"reset_arrays: num_arrays must equal the number of arrays "
+                         f"{len(data)} (got {num_arrays!r})")
+    for i, a in enumerate(data):
+        if not isinstance(a, NDArray):
+            raise TypeError(f"reset_arrays: data[{i}] must be an NDArray (got "
+                            f"{type(a).__name__})")
+    for a in data:
+        a[:] = 0
 
 
 def waitall():
@@ -161,6 +213,8 @@ _ops.install(globals())
 
 for _name in random.LEGACY:         # mx.nd.random_uniform, mx.nd.sample_normal, ...
     globals()[_name] = getattr(random, _name)
+# MXNet's un-prefixed names of the legacy samplers (the operators' aliases)
+uniform, normal, shuffle = random.random_uniform, random.random_normal, random.shuffle
 
 # MXNet's mx.nd._internal and mx.nd.op: namespaces holding every operator, hidden ones
 # (_square_sum, _plus_scalar, _ravel_multi_index) included
@@ -202,8 +256,8 @@ def histogram(a, bins=10, range=None):
     except ValueError as e:
         raise ValueError(f"histogram: {e} (bins={bins!r}, range={range!r})") from None
     dtype = bins.dtype if isinstance(bins, NDArray) else np.float32
-    return (from_numpy(counts.astype(np.int64), a.ctx),
-            from_numpy(edges.astype(dtype), a.ctx))
+    return (_from_numpy(counts.astype(np.int64), a.ctx),
+            _from_numpy(edges.astype(dtype), a.ctx))
 
 
 def onehot_encode(indices, out):
@@ -215,16 +269,64 @@ def onehot_encode(indices, out):
     return one_hot(indices, depth=out.shape[1], dtype=out.dtype, out=out)  # noqa: F821
 
 
+def _view_or_op(name, view_shape):
+    """The method ``name`` with MXNet's ``inplace=``: True returns a view (a reshape
+    sharing the memory) of ``view_shape(x, *args, **kwargs)``, False the operator's copy."""
+    op = _ops.method(name)
+
+    def method(x, *args, inplace=False, **kwargs):
+        if not inplace:
+            return op(x, *args, **kwargs)
+        return x.reshape(view_shape(x, *args, **kwargs))
+    method.__name__ = name
+    method.__doc__ = (f"NDArray.{name}: the ``{name}`` operator, or with ``inplace=True`` "
+                      f"a view of the same memory (MXNet).")
+    return method
+
+
+def _expanded(x, axis):
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise ValueError(f"expand_dims: axis must be in [{-x.ndim - 1}, {x.ndim}] (got "
+                         f"{axis})")
+    shape = list(x.shape)
+    shape.insert(axis % (x.ndim + 1), 1)
+    return tuple(shape)
+
+
+def _squeezed(x, axis=None):
+    if axis is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    else:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        if len(set(a % x.ndim for a in axes)) != len(axes) or \
+                not all(-x.ndim <= a < x.ndim for a in axes):
+            raise ValueError(f"squeeze: axis must hold distinct axes of a {x.ndim}-d array "
+                             f"(got {axis!r})")
+        axes = [a % x.ndim for a in axes]
+        if any(x.shape[a] != 1 for a in axes):
+            raise ValueError(f"squeeze: the axes squeezed must have size 1 (got axis "
+                             f"{axis!r} of shape {x.shape!r})")
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes) or (1,)
+
+
+_INPLACE_METHODS = {
+    "flatten": _view_or_op("flatten", lambda x: (x.shape[0] if x.ndim else 1, -1)),
+    "expand_dims": _view_or_op("expand_dims", _expanded),
+    "squeeze": _view_or_op("squeeze", _squeezed),
+}
+
+
 def _method(name):
     """The nd function behind ``NDArray.<name>``: ``x.retain(indices)`` is
-    :func:`sparse.retain` (it takes array-like indices), the rest are operators."""
-    return sparse.retain if name == "retain" else _ops.method(name)
+    :func:`sparse.retain` (it takes array-like indices); ``flatten``, ``expand_dims`` and
+    ``squeeze`` take MXNet's ``inplace=``; the rest are operators."""
+    if name == "retain":
+        return sparse.retain
+    return _INPLACE_METHODS.get(name) or _ops.method(name)
 
-
-set_method_hook(_method)
 
 
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
            "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
-           "contrib"]
+           "contrib", "CachedOp", "Custom"]

@@ -20,6 +20,11 @@ array and read once; a member is read only after the zip's declared size, its ``
 header and the size the JSON header allows for it agree, and then with that bound (a
 deflate bomb is refused after a few kilobytes).
 
+Loading makes the process hold at most HOLD_RATIO (16) times the file's size plus
+HOLD_FLOOR (64 MiB), each array part counted as at least a 4 KiB page (see ``_Budget``),
+and reads only regular files.  Saving writes a temporary file beside the target and
+renames it over the target once complete: a failed save leaves the old file whole.
+
 Unpickling an NDArray runs the same per-array check (``runtime._storage.check_array``).
 
 MXNet's binary files (``mx.nd.save`` output, ``.params`` checkpoints) are read too, found by
@@ -27,8 +32,13 @@ their magic number, and written with ``save(..., format='mxnet')``; see
 :mod:`runtime.nd._mxnet_format`.
 """
 
+import contextlib
+import errno
 import io
 import json
+import os
+import secrets
+import stat
 import zipfile
 
 import numpy as np
@@ -49,6 +59,13 @@ _NPY_PREFIX = npformat.MAGIC_LEN + 4 + _NPY_HEADER_MAX
 # Bodies are read into their array this much at a time (the only copy besides the array).
 _CHUNK = 1 << 20
 _NOT_BYTES = "the header is not a byte string"
+# What loading may hold in memory (see _Budget): HOLD_RATIO times the file's size plus
+# HOLD_FLOOR, each array part counted as at least PAGE bytes.
+HOLD_RATIO = 16
+HOLD_FLOOR = 64 << 20
+PAGE = 4096
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
 
 
 def _header_cap(members):
@@ -92,8 +109,7 @@ def save(fname, data, format="ndrt"):
             raise TypeError(f"save: every value must be an NDArray (got "
                             f"{type(x).__name__} at {name if name is not None else i!r})")
     if format == "mxnet":
-        with open(fname, "wb") as f:
-            _mxnet_format.write(f, items)
+        _write_replacing(fname, lambda f: _mxnet_format.write(f, items))
         return
     for i, (name, x) in enumerate(items):
         if x.stype == "default":
@@ -113,8 +129,43 @@ def save(fname, data, format="ndrt"):
         raise ValueError(f"save: the header must be at most {cap} bytes (got {len(head)}; "
                          "the names are too long)")
     members[HEADER] = np.frombuffer(head, np.uint8)
-    with open(fname, "wb") as f:
-        np.savez(f, **members)
+    _write_replacing(fname, lambda f: np.savez(f, **members))
+
+
+def _write_replacing(fname, write):
+    """``write(f)`` into a new file beside ``fname``, renamed over it once complete: a
+    save that fails leaves the file that was there as it was (and no new one).  The new
+    file keeps the old one's permissions (else the umask's); a name that is a symbolic
+    link has its target replaced.  What is not a regular file (a device, a FIFO) is
+    written in place."""
+    given = os.fsdecode(os.fspath(fname))
+    if given.endswith(os.sep):          # a folder's name (realpath would drop the slash)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), given)
+    path = os.path.realpath(given)
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        old = None
+    if old is not None and not stat.S_ISREG(old.st_mode):
+        with open(path, "wb") as f:
+            write(f)
+        return
+    folder, base = os.path.split(path)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:          # name the file asked for, not the temporary one
+        raise type(e)(e.errno, e.strerror, os.fspath(fname)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        if old is not None:
+            os.chmod(tmp, stat.S_IMODE(old.st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load(fname, ctx=None):
@@ -131,7 +182,11 @@ def load(fname, ctx=None):
     Raises
     ------
     ValueError
-        The file is truncated, corrupted or neither an ndrt nor an MXNet file; the message
+        The file is truncated, corrupted or neither an ndrt nor an MXNet file, is not a
+        regular file (a device such as /dev/urandom, a FIFO), or its arrays would make
+        the process hold more memory than HOLD_RATIO (16) times the file's size plus
+        HOLD_FLOOR (64 MiB), each array part counted as at least one 4 KiB page (very
+        many tiny arrays, or members that inflate far beyond the file); the message
         names the file and what is wrong.
     MemoryError
         The arrays do not fit in memory (the pool's OutOfMemoryError stays one); the
@@ -145,7 +200,17 @@ def load(fname, ctx=None):
     errors of the target context (no GPU) keep their own type.
     """
     ctx = as_ctx(ctx) if ctx is not None else None
-    with open(fname, "rb") as f:
+    # opened without blocking (a FIFO would wait for a writer), then refused unless it
+    # is a regular file: /dev/urandom or a FIFO has no end to read to
+    fd = os.open(fname, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), fname)
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"load: {str(fname)!r} must be a regular file (got "
+                             f"{_KINDS.get(stat.S_IFMT(mode), 'a special file')})")
+        os.set_blocking(fd, True)
         return _load_stream(f, fname, ctx)
 
 
@@ -160,19 +225,45 @@ def load_frombuffer(buf, ctx=None):
     return _load_stream(io.BytesIO(bytes(buf)), "<buffer>", ctx)
 
 
+class _Budget:
+    """What loading a file of ``size`` bytes may make the process hold: HOLD_RATIO times
+    the size plus HOLD_FLOOR bytes, each part of an array counted as at least PAGE bytes
+    (the host pool's smallest block: a file of many one-element arrays would otherwise
+    take a page per 40 bytes of file, over 100 times its size)."""
+
+    def __init__(self, size):
+        self.size, self.left = size, HOLD_RATIO * size + HOLD_FLOOR
+
+    def spend(self, what, sizes):
+        """Count the parts of ``what`` (their sizes in bytes); _OverBudget past the
+        budget."""
+        self.left -= sum(max(n, PAGE) for n in sizes)
+        if self.left < 0:
+            raise _OverBudget(
+                f"{what} brings what the file's arrays would hold in memory past "
+                f"{HOLD_RATIO * self.size + HOLD_FLOOR} bytes ({HOLD_RATIO} times the "
+                f"file's {self.size} bytes plus {HOLD_FLOOR >> 20} MiB, each array part "
+                f"counted as at least a {PAGE}-byte page)")
+
+
+class _OverBudget(Exception):
+    """A file whose arrays would hold more memory than its _Budget allows."""
+
+
 def _load_stream(f, fname, ctx):
     """The arrays of the file open as ``f`` (seekable), ``fname`` naming it in errors."""
     mxnet = _mxnet_format.is_mxnet_file(f.read(8))
+    budget = _Budget(f.seek(0, os.SEEK_END))
     f.seek(0)
     if mxnet:
         try:
-            container, plan = _mxnet_format.read(f, ctx)
-        except _mxnet_format.Bad as e:
+            container, plan = _mxnet_format.read(f, ctx, budget.spend)
+        except (_mxnet_format.Bad, _OverBudget) as e:
             raise ValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
         except MemoryError as e:
             raise _out_of_memory(fname, "its arrays", e) from e
     else:
-        container, plan = _load_ndrt(f, fname, ctx)
+        container, plan = _load_ndrt(f, fname, ctx, budget)
     out = []
     for i, (name, stype, shape, d, where, arrays) in enumerate(plan):
         try:
@@ -187,7 +278,7 @@ def _load_stream(f, fname, ctx):
     return dict(out) if container == "dict" else [x for _, x in out]
 
 
-def _load_ndrt(f, fname, ctx):
+def _load_ndrt(f, fname, ctx, budget):
     """(container, plan) of the ndrt file open as ``f``, validated; ValueError naming the
     file."""
     try:
@@ -197,8 +288,8 @@ def _load_ndrt(f, fname, ctx):
                          f"zip archive nor MXNet's magic: {e})") from None
     try:
         with zf:
-            return _load(zf, ctx)
-    except _Bad as e:
+            return _load(zf, ctx, budget)
+    except (_Bad, _OverBudget) as e:
         raise ValueError(f"load: {str(fname)!r}: {e}") from None
     except _NoMemory as e:   # the file may be fine: its arrays do not fit
         raise _out_of_memory(fname, e.args[0], e.__cause__) from e.__cause__
@@ -307,7 +398,7 @@ def _part_limits(stype, shape, itemsize):
     return [size * itemsize, shape[0] * 8]
 
 
-def _load(zf, ctx):
+def _load(zf, ctx, budget):
     infos = zf.infolist()
     seen = set()
     for info in infos:
@@ -385,6 +476,8 @@ def _load(zf, ctx):
             raise _Bad(str(err)) from None
         limits = _part_limits(stype, shape, d.itemsize)
         zinfos = [_zip_entry(zf, p, lim) for p, lim in zip(parts, limits)]
+        # counted before any member is read, by the sizes the zip declares
+        budget.spend(f"array {i}", [min(zi.file_size, lim) for zi, lim in zip(zinfos, limits)])
         checked.append((name, stype, dtype, shape, where, parts, limits, zinfos))
     out = []
     for i, (name, stype, dtype, shape, where, parts, limits, zinfos) in enumerate(checked):

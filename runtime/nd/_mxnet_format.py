@@ -18,9 +18,9 @@ Arrays written before V2 (MXNet < 1.0) are read too: ``0xF993FAC8`` (V1) then a 
 or no magic at all, the first uint32 being ``ndim`` of uint32 dimensions; both dense, with
 no storage type.
 
-Loading checks every count and size against the bytes left in the file before it reads or
-allocates, and sparse arrays pass ndrt's full format check: a damaged file is a ValueError
-naming it.  "None" arrays (MXNet's ``NDArray()``), unknown shapes and bfloat16 have no ndrt
+Loading checks every count, shape and size against the bytes left in the file before it
+reads or allocates, and sparse arrays pass ndrt's full format check: a damaged file is a
+ValueError naming it.  "None" arrays (MXNet's ``NDArray()``), unknown shapes and bfloat16 have no ndrt
 counterpart and are refused by name.
 """
 
@@ -29,7 +29,7 @@ import struct
 
 import numpy as np
 
-from runtime._ndarray import DTYPES, storage_host
+from runtime._ndarray import DTYPES, shape_size, storage_host
 from runtime._storage import check_array
 from runtime.context import Context
 
@@ -107,14 +107,7 @@ def _shape(r, what, legacy_ndim=None):
     return tuple(dims)
 
 
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def _read_array(r, i, ctx):
+def _read_array(r, i, ctx, spend):
     where = f"array {i}"
     (magic,) = r.unpack("I", f"{where} magic")
     if magic in (V2_MAGIC, V3_MAGIC):
@@ -156,7 +149,12 @@ def _read_array(r, i, ctx):
             raise Bad(f"{where}: aux {j} shape of unknown rank")
         aux.append((adtype, () if isinstance(ashape, int) else ashape))
     data_shape = shape if storage is None else storage
-    data = r.array(dtype, _size(data_shape), f"{where} data").reshape(data_shape)
+    try:                    # NumPy's rule (and ndrt's): the size fits in int64 bytes
+        shape_size(shape, dtype, f"{where}: shape")
+        size = shape_size(data_shape, dtype, f"{where}: storage shape")
+    except ValueError as err:
+        raise Bad(str(err)) from None
+    data = r.array(dtype, size, f"{where} data").reshape(data_shape)
     parts = [data]
     for j, (adtype, ashape) in enumerate(aux):
         if len(ashape) != 1:
@@ -167,6 +165,7 @@ def _read_array(r, i, ctx):
                 raise Bad(f"{where}: aux {j} holds indices beyond int64")
             a = a.astype(np.int64)
         parts.append(a)
+    spend(where, [p.nbytes for p in parts])
     try:
         d, shape = check_array(where, stype, dtype.name, shape, parts)
     except (TypeError, ValueError) as err:
@@ -184,9 +183,11 @@ def _dtype(flag, what):
     return np.dtype(name)
 
 
-def read(f, ctx):
+def read(f, ctx, spend):
     """Parse an open MXNet file: ``(container, [(name, stype, shape, dtype, ctx, parts)])``
-    with host NumPy parts, everything validated; raises :class:`Bad`."""
+    with host NumPy parts, everything validated; raises :class:`Bad`.  ``spend(what,
+    sizes)`` is called with the byte sizes of each array's parts as soon as they are
+    read (the caller's memory budget, which may raise)."""
     start = f.tell()
     size = f.seek(0, os.SEEK_END) - start       # a file or a BytesIO (load_frombuffer)
     f.seek(start)
@@ -197,7 +198,7 @@ def read(f, ctx):
     (n,) = r.unpack("Q", "the array count")
     if n > r.left // 12:       # each array takes at least a magic and a shape
         raise Bad(f"the array count {n} cannot fit in the {r.left} bytes left")
-    arrays = [_read_array(r, i, ctx) for i in range(n)]
+    arrays = [_read_array(r, i, ctx, spend) for i in range(n)]
     (k,) = r.unpack("Q", "the name count")
     if k not in (0, n):
         raise Bad(f"the name count must be 0 or the array count {n} (got {k})")
@@ -231,6 +232,14 @@ def write(f, items):
     Dense arrays with a 0-size dimension or no dimensions are written as V3 (MXNet's NumPy
     shape semantics, read by MXNet 1.6 and newer); everything else as V2, which every MXNet
     since 1.0 reads."""
+    names = []
+    for n, _ in items:
+        if n is not None:
+            try:
+                names.append(n.encode("utf-8"))
+            except UnicodeEncodeError as e:
+                raise ValueError(f"save: name {n!r} must be encodable as UTF-8 ({e.reason} "
+                                 f"at position {e.start})") from None
     head = [struct.pack("<QQQ", LIST_MAGIC, 0, len(items))]
     f.write(b"".join(head))
     for name, x in items:
@@ -251,8 +260,6 @@ def write(f, items):
         f.write(b"".join(out))
         for a in parts:
             f.write(np.ascontiguousarray(a).data)
-    names = [n for n, _ in items if n is not None]
     f.write(struct.pack("<Q", len(names)))
-    for n in names:
-        raw = n.encode("utf-8")
+    for raw in names:
         f.write(struct.pack("<Q", len(raw)) + raw)

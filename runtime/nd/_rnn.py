@@ -39,6 +39,7 @@ _stack = _fn("stack")
 _concat = _fn("concat")
 _slice_axis = _fn("slice_axis")
 _reshape = _fn("reshape")
+_squeeze = _fn("squeeze")
 _sigmoid = _fn("sigmoid")
 _tanh = _fn("tanh")
 _relu = _fn("relu")
@@ -86,14 +87,14 @@ def _array(name, value):
     return value
 
 
-def _pieces(arr, n, axis):
-    """``split`` of ``arr`` into ``n`` pieces along ``axis`` (axis squeezed when the
-    pieces are single steps), always as a list."""
+def _pieces(arr, n, axis, squeeze=True):
+    """``split`` of ``arr`` into ``n`` pieces along ``axis``, always as a list; with
+    ``squeeze``, the axis is dropped when the pieces are single steps (time steps,
+    layers' states), never for gates (which are single columns when state_size is 1)."""
+    squeeze = squeeze and arr.shape[axis] == n
     if n == 1:
-        return [_reshape(arr, shape=arr.shape[:axis] + arr.shape[axis + 1:])] \
-            if arr.shape[axis] == 1 else [arr]
-    res = _split(arr, num_outputs=n, axis=axis, squeeze_axis=arr.shape[axis] == n)
-    return list(res)
+        return [_squeeze(arr, axis=axis)] if squeeze else [arr]
+    return list(_split(arr, num_outputs=n, axis=axis, squeeze_axis=squeeze))
 
 
 def _check_lengths(sequence_length, t, n):
@@ -274,8 +275,13 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     elif sequence_length is not None:
         raise ValueError("RNN: sequence_length is given but use_sequence_length is False")
 
-    if t == 0 or n == 0:
-        out = from_numpy(np.zeros((t, n, d * r), data.dtype), data.ctx)
+    if t == 0:
+        # the empty output as a product of data and parameters (data's first feature
+        # times a row of parameters; there are at least d*r), so that it is on the tape
+        # with them: backward gives them zero gradients, not an error
+        row = _reshape(_slice_axis(parameters, axis=0, begin=0, end=d * r),
+                       shape=(1, 1, d * r))
+        out = _bmul(_slice_axis(data, axis=2, begin=0, end=1), row)
         finals = [_copy(state)] + ([_copy(state_cell)] if mode == "lstm" else [])
         return _write([out] + finals if state_outputs else out, targets)
 
@@ -305,12 +311,13 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     hn, cn = [], []
     x = data
     for layer in range(layers):
-        xin = _reshape(x, shape=(t * n, x.shape[2]))
+        # -1, not n: reshape reads a 0 as "copy this dimension" (zero batches)
+        xin = _reshape(x, shape=(-1, x.shape[2]))
         outs = []
         for direction in range(d):
             k = layer * d + direction
             wx, wh, wr, bx, bh = weights[k]
-            proj = _reshape(_fc(xin, wx, bx, num_hidden=g * h), shape=(t, n, g * h))
+            proj = _reshape(_fc(xin, wx, bx, num_hidden=g * h), shape=(t, -1, g * h))
             steps = _pieces(proj, t, 0)
             ys, hl, cl = _run(mode, steps, wh, bh, wr, h0[k], c0[k], masks, clip,
                               lstm_state_clip_nan, reverse=direction == 1)
@@ -369,7 +376,7 @@ def _run(mode, steps, wh, bh, wr, hprev, cprev, masks, clip, clip_nan, reverse):
         elif mode == "rnn_relu":
             hnew = _relu(_add(steps[s], hh))
         elif mode == "lstm":
-            gi, gf, gg, go = _pieces(_add(steps[s], hh), g, 1)
+            gi, gf, gg, go = _pieces(_add(steps[s], hh), g, 1, squeeze=False)
             c = _add(_mul(_sigmoid(gf), cprev), _mul(_sigmoid(gi), _tanh(gg)))
             if clip is not None:
                 if clip_nan:
@@ -380,8 +387,8 @@ def _run(mode, steps, wh, bh, wr, hprev, cprev, masks, clip, clip_nan, reverse):
             if wr is not None:
                 hnew = _fc(hnew, wr, num_hidden=wr.shape[0], no_bias=True)
         else:   # gru
-            xr, xz, xn = _pieces(steps[s], g, 1)
-            hr, hz, hn = _pieces(hh, g, 1)
+            xr, xz, xn = _pieces(steps[s], g, 1, squeeze=False)
+            hr, hz, hn = _pieces(hh, g, 1, squeeze=False)
             r = _sigmoid(_add(xr, hr))
             z = _sigmoid(_add(xz, hz))
             cand = _tanh(_add(xn, _mul(r, hn)))

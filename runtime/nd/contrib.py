@@ -10,7 +10,9 @@ registry operator named ``_contrib_<name>`` is here under ``<name>`` (``boolean_
 ``gradientmultiplier``, ``allclose``, ``fft``, ``ifft``, ``count_sketch``, ``CTCLoss``
 and ``ctc_loss``, and the vision operators of runtime/ops/vision.py: ``ROIAlign``,
 ``BilinearResize2D``, ``AdaptiveAvgPooling2D``, ``box_iou``, ``box_nms`` alias
-``box_non_maximum_suppression``);
+``box_non_maximum_suppression``, and those of runtime/ops/bounding_box.py:
+``MultiBoxPrior``, ``MultiBoxDetection``, ``MultiBoxTarget``, ``bipartite_matching``, ``box_encode``, ``box_decode``; ``getnnz`` of
+runtime/ops/sparse.py);
 :func:`boolean_mask` counts the selected entries of
 its index before calling the operator, whose output shape depends on them.
 """
@@ -429,10 +431,19 @@ AdaptiveAvgPooling2D = _op("AdaptiveAvgPooling2D")
 box_iou = _op("box_iou")
 box_nms = _op("box_nms")
 box_non_maximum_suppression = _op("box_non_maximum_suppression")
+MultiBoxPrior = _op("MultiBoxPrior")
+MultiBoxDetection = _op("MultiBoxDetection")
+MultiBoxTarget = _op("MultiBoxTarget")
+bipartite_matching = _op("bipartite_matching")
+box_encode = _op("box_encode")
+box_decode = _op("box_decode")
+getnnz = _op("getnnz")
 CTCLoss = ctc_loss = _op("ctc_loss")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
            "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch", "ROIAlign",
            "BilinearResize2D", "AdaptiveAvgPooling2D", "box_iou", "box_nms",
-           "box_non_maximum_suppression", "CTCLoss", "ctc_loss"]
+           "box_non_maximum_suppression", "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget",
+           "bipartite_matching",
+           "box_encode", "box_decode", "getnnz", "CTCLoss", "ctc_loss"]

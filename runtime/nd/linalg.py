@@ -1,5 +1,5 @@
 """Linear algebra on batches of matrices (MXNet's ``mx.nd.linalg``): the registry
-operators ``_linalg_<name>`` (runtime.ops.linalg_la documents them) under MXNet's short
+operators ``_linalg_<name>`` (runtime.ops.linalg documents them) under MXNet's short
 names."""
 
 from runtime.nd._ops import prefixed

@@ -1,5 +1,5 @@
-"""Activation layers: Activation and LeakyReLU (MXNet 1.x names, input and attribute
-order, defaults and semantics).  Floating-point data only; gradient rules are made of
+"""Activation layers: Activation, LeakyReLU and hard_sigmoid (MXNet 1.x names, input and
+attribute order, defaults and semantics).  Floating-point data only; gradient rules are made of
 registry ops.
 """
 
@@ -9,6 +9,7 @@ import numpy as np
 import scipy.special as sps
 
 from runtime import random as _random
+from runtime._device import like
 from runtime._imperative import is_training
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
@@ -148,9 +149,7 @@ def _leaky(attrs, ins, outs, state):
             u = _random.generator().random(x.shape)
             slopes = (lo + (hi - lo) * u).astype(x.dtype)
             state.slopes = slopes
-            if not isinstance(x, np.ndarray):
-                import cupy
-                slopes = cupy.asarray(slopes)
+            slopes = like(x, slopes)
         else:
             slopes = x.dtype.type((lo + hi) / 2)
         np.multiply(x, np.where(pos, one, slopes), out=out)
@@ -205,3 +204,27 @@ takes it); ``elu`` ``slope * (exp(x) - 1)``; ``selu`` ``lambda * alpha * (exp(x)
 for every x (the erf form, as MXNet); ``rrelu`` ``s * x`` with ``s`` drawn uniformly from
 [lower_bound, upper_bound] per element in training (``runtime.random``'s generator; the
 gradient uses the forward's draw) and ``(lower_bound + upper_bound) / 2`` otherwise.""")
+
+
+# -- hard_sigmoid ---------------------------------------------------------------------------
+
+
+def _hard_sigmoid(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    np.multiply(x, x.dtype.type(attrs["alpha"]), out=out)
+    np.add(out, out.dtype.type(attrs["beta"]), out=out)
+    np.clip(out, 0, 1, out=out)
+
+
+def _hard_sigmoid_grad(attrs, inputs, outputs, out_grads):
+    y = outputs[0]
+    inside = (y > 0.0) * (y < 1.0)
+    return [out_grads[0] * inside * attrs["alpha"]]
+
+
+register("hard_sigmoid", attrs={"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)},
+         infer_type=float_input("hard_sigmoid"), compute=_hard_sigmoid,
+         gradient=_hard_sigmoid_grad, grad_outputs=(0,), inplace=[(0, 0)],
+         doc="""``max(0, min(1, alpha * x + beta))`` (MXNet's hard_sigmoid; alpha 0.2,
+beta 0.5 by default).  The gradient is ``alpha`` where the output is strictly between 0
+and 1, zero elsewhere.""")

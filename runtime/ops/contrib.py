@@ -327,14 +327,14 @@ def _allclose_shape(attrs, shapes):
     if shapes[0] != shapes[1]:
         raise ValueError(f"_contrib_allclose: a and b must have one shape (got {shapes[0]!r} "
                          f"and {shapes[1]!r})")
-    return [(1,)]
+    return [()]
 
 
 def _allclose_type(attrs, dtypes):
     if dtypes[0] != dtypes[1]:
         raise TypeError(f"_contrib_allclose: a and b must have one dtype (got {dtypes[0]} and "
                         f"{dtypes[1]})")
-    return [np.dtype(np.int32)]
+    return [np.dtype(np.uint8)]
 
 
 def _allclose(attrs, ins, outs):
@@ -360,8 +360,7 @@ to infinities as IEEE arithmetic gives it (unlike numpy.allclose: +inf and -inf 
 when rtol > 0, a finite value is close to an infinite ``b``); NaNs are close to each
 other only when ``equal_nan`` (True by default, as in MXNet).  The tolerances are
 rounded to float32 as MXNet's attributes are, and must be finite and >= 0.  The result
-is int32 of shape (1,) (ndrt's legacy scalar; MXNet gives a 0-d array).  Empty arrays
-are close.  No gradient.""")
+is a 0-d uint8 array, as MXNet 1.9.1's.  Empty arrays are close.  No gradient.""")
 
 
 # -- fft, ifft -------------------------------------------------------------------------------------

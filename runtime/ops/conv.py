@@ -44,27 +44,13 @@ import math
 import numpy as np
 
 from runtime import _conv_kernels, _pool_kernels
+from runtime._device import array_module, as_strided
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
 _LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 _CHANNEL_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _CUDNN_TUNE = (None, "off", "limited_workspace", "fastest")
-
-
-def _xp(a):
-    """The array module of kernel array ``a`` (NumPy or CuPy)."""
-    if isinstance(a, np.ndarray):
-        return np
-    import cupy
-    return cupy
-
-
-def _as_strided(a, shape, strides):
-    if isinstance(a, np.ndarray):
-        return np.lib.stride_tricks.as_strided(a, shape, strides)
-    import cupy
-    return cupy.lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def _prod(t):
@@ -247,7 +233,7 @@ def _padded(x, pad, fill=0, extra=None):
     extra = extra or (0,) * len(pad)
     if not any(pad) and not any(extra):
         return x
-    xp = _xp(x)
+    xp = array_module(x)
     shape = x.shape[:2] + tuple(s + 2 * p + e for s, p, e in zip(x.shape[2:], pad, extra))
     out = xp.full(shape, fill, x.dtype)
     out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(pad, x.shape[2:]))] = x
@@ -260,14 +246,14 @@ def _windows(a, kernel, stride, dilate, out_spatial, kernel_first=True):
     ks = tuple(s * d for s, d in zip(st, dilate))
     os_ = tuple(s * t for s, t in zip(st, stride))
     if kernel_first:
-        return _as_strided(a, a.shape[:2] + tuple(kernel) + tuple(out_spatial),
+        return as_strided(a, a.shape[:2] + tuple(kernel) + tuple(out_spatial),
                            a.strides[:2] + ks + os_)
-    return _as_strided(a, a.shape[:2] + tuple(out_spatial) + tuple(kernel),
+    return as_strided(a, a.shape[:2] + tuple(out_spatial) + tuple(kernel),
                        a.strides[:2] + os_ + ks)
 
 
 def _contiguous_target(out):
-    xp = _xp(out)
+    xp = array_module(out)
     return out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
 
 
@@ -296,7 +282,7 @@ def _to_samples_last(nd):
 
 def _group_grad(gy, i, m, j, fg, length):
     """The head gradient of samples i:i+m and group j as a contiguous (fg, m * L)."""
-    xp = _xp(gy)
+    xp = array_module(gy)
     part = gy[i:i + m, j * fg:(j + 1) * fg].reshape(m, fg, length)
     return xp.ascontiguousarray(part.transpose(1, 0, 2)).reshape(fg, m * length)
 
@@ -362,7 +348,7 @@ _WINOGRAD_K = np.kron(_WINOGRAD_G, _WINOGRAD_G)
 
 def _winograd(plan, x, cg, out_width):
     tw = (out_width + 1) // 2
-    return (_xp(x) is np and plan.nd == 2 and plan.kernel == (3, 3) and _unit_stride(plan)
+    return (array_module(x) is np and plan.nd == 2 and plan.kernel == (3, 3) and _unit_stride(plan)
             and plan.dilate == (1, 1) and x.dtype in (np.float32, np.float64)
             and cg >= WINOGRAD_MIN and (tw >= WINOGRAD_WIDE or tw * cg >= WINOGRAD_WORK))
 
@@ -471,7 +457,7 @@ class _Rows:
         by one strided copy."""
         it = buf.itemsize
         m = buf.shape[0]
-        view = _as_strided(buf[:, lo:hi], (hi - lo,) + tuple(kernel) + (m, self.length),
+        view = as_strided(buf[:, lo:hi], (hi - lo,) + tuple(kernel) + (m, self.length),
                            (buf.strides[1],) + tuple(s * it for s in self.kernel_strides)
                            + (buf.strides[0], it))
         col[...] = view
@@ -489,7 +475,7 @@ def _row_columns(plan, rows, x, cg, side):
     (cg, *K, count, length) of the chunk's padded images filled in; the columns and the
     padded images are reused from chunk to chunk, as is ``buffer``, made by
     ``side(count)``."""
-    xp = _xp(x)
+    xp = array_module(x)
     c = x.shape[1]
     col = buf = extra = None
     per_sample = cg * _prod(plan.kernel) * rows.length * x.itemsize
@@ -507,7 +493,7 @@ def _flipped_transpose(plan, w):
     """The weight (C, F/g, *K) of the stride-1 convolution of the head gradient that is
     the data gradient of a convolution with weight ``w`` (F, C/g, *K): per group, the
     filter and channel axes swapped and the kernel reversed."""
-    xp = _xp(w)
+    xp = array_module(w)
     g, nd = plan.group, plan.nd
     fg, cg = w.shape[0] // g, w.shape[1]
     wk = w.reshape((g, fg, cg) + plan.kernel).swapaxes(1, 2)
@@ -518,7 +504,7 @@ def _flipped_transpose(plan, w):
 def _conv_weight_grad_rows(plan, x, gy, out):
     """Stride 1: per chunk of samples and group, the columns of the forward and the head
     gradient in the same row layout (zeros at the junk rows); one GEMM each."""
-    xp = _xp(x)
+    xp = array_module(x)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
     rows = _Rows(plan, x.shape[2:], o_sp)
@@ -538,7 +524,7 @@ def _conv_weight_grad_rows(plan, x, gy, out):
 def _conv_forward_channel_first(plan, x, w, out):
     """Columns (cg, *K, m, *O) copied from the windows of x (runs of output positions),
     one GEMM ``w @ columns`` per chunk and group."""
-    xp = _xp(x)
+    xp = array_module(x)
     o_sp = out.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], w.shape[0], o_sp)
     win = _windows(_padded(x, plan.pad), plan.kernel, plan.stride, plan.dilate, o_sp)
@@ -556,7 +542,7 @@ def _conv_forward_channel_last(plan, x, w, out):
     """x copied once to channel-last (N, *P, C) with its padding; columns (m, *O, *K, cg)
     (runs of channels), one GEMM ``columns @ w`` per chunk and group, whose (m, *O, fg)
     result is written back channel-first."""
-    xp = _xp(x)
+    xp = array_module(x)
     n, c = x.shape[:2]
     nd, o_sp = plan.nd, out.shape[2:]
     cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
@@ -568,7 +554,7 @@ def _conv_forward_channel_last(plan, x, w, out):
     inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
     xh[(slice(None),) + inner] = xp.moveaxis(x, 1, -1)
     st = xh.strides
-    win = _as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
+    win = as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
                       (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
                       + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
     wk = _channel_last_weight(plan, w)
@@ -586,7 +572,7 @@ def _conv_forward_channel_last(plan, x, w, out):
 
 def _channel_last_weight(plan, w):
     """w (F, cg, *K) as per group (*K * cg, fg), the channel-last columns' order."""
-    xp = _xp(w)
+    xp = array_module(w)
     nd = plan.nd
     fg, cg = w.shape[0] // plan.group, w.shape[1]
     wk = w.reshape((plan.group, fg, cg) + plan.kernel)
@@ -622,7 +608,7 @@ def _conv_forward_compiled(plan, x, w, out):
 def _conv_data_grad(plan, gy, w, out):
     """out (N, C, *S) = the transposed convolution (col2im) of gy (N, F, *O) with
     w (F, C/g, *K): the data gradient of a convolution, and Deconvolution's forward."""
-    xp = _xp(gy)
+    xp = array_module(gy)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, out.shape[1], w.shape[0], o_sp)
     if out.size == 0:
@@ -656,7 +642,7 @@ def _conv_data_grad(plan, gy, w, out):
 def _conv_weight_grad_kernel(plan, x, gy, out):
     """out (F, C/g, *K) = the weight gradient of the convolution of x (N, C, *S) that
     gave gy (N, F, *O)."""
-    xp = _xp(x)
+    xp = array_module(x)
     o_sp = gy.shape[2:]
     cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
     if x.shape[0] and length and _winograd(plan, x, cg, o_sp[-1]):
@@ -704,6 +690,17 @@ def _bias(out, b):
 
 def _conv_shape(attrs, shapes):
     return [_conv_plan(attrs, shapes)[1]]
+
+
+def _conv_inputs(attrs, shapes):
+    # weight (num_filter, C / num_group, *kernel) and bias (num_filter,) from data
+    data = shapes[0]
+    if data is not None and len(data) >= 2:
+        shapes[1] = shapes[1] or ((attrs["num_filter"], data[1] // attrs["num_group"])
+                                  + tuple(attrs["kernel"]))
+    if len(shapes) > 2:
+        shapes[2] = shapes[2] or (attrs["num_filter"],)
+    return shapes
 
 
 def _same_float_type(op):
@@ -762,6 +759,7 @@ register(
            "num_group": Attr("int", 1), "workspace": Attr("int", 1024),
            "no_bias": Attr("bool", False), **_CUDNN},
     infer_shape=_conv_shape, infer_type=_same_float_type("Convolution"), compute=_conv,
+    infer_inputs=_conv_inputs,
     gradient=_conv_grad, grad_inputs=(0, 1),
     doc="""Convolution over 1, 2 or 3 spatial axes (MXNet's ``Convolution``; layouts NCW,
 NCHW, NCDHW): ``data`` (N, C, *S), ``weight`` (num_filter, C / num_group, *kernel),
@@ -971,7 +969,7 @@ def _pool_fill(kind, dtype):
 
 
 def _pool_forward(plan, x, out):
-    xp = _xp(x)
+    xp = array_module(x)
     if out.size == 0:
         return
     kind = plan.kind
@@ -1011,7 +1009,7 @@ def _argmax_offsets(plan, x):
     """The index into plan.offsets() of each max-pooling window's first maximum (MXNet:
     the first maximum in row-major window order): the maximum, then one pass per offset
     from the last to the first marking where the window equals it."""
-    xp = _xp(x)
+    xp = array_module(x)
     xpad = _padded(x, plan.pad, _pool_fill("max", x.dtype), plan.extra)
     win = plan.windows(xpad)
     offs = plan.offsets()
@@ -1031,7 +1029,7 @@ def _argmax_offsets(plan, x):
 def _max_scatter(plan, g, x_shape, arg):
     """The max-pooling gradient in the padded layout (float64): each head gradient added
     at its window's maximum, by one bincount over flat positions."""
-    xp = _xp(g)
+    xp = array_module(g)
     n, c = x_shape[:2]
     padded = tuple(s + 2 * p + e for s, p, e in zip(x_shape[2:], plan.pad, plan.extra))
     steps = [_prod(padded[i + 1:]) for i in range(plan.nd)]     # element strides
@@ -1051,7 +1049,7 @@ def _max_scatter(plan, g, x_shape, arg):
 def _pool_backward(plan, g, x_shape, dtype, arg, out):
     """out (the data's shape) = the data gradient of Pooling for head gradient ``g``
     (max: ``arg`` from :func:`_argmax_offsets`; sum and avg: x is not read)."""
-    xp = _xp(g)
+    xp = array_module(g)
     if out.size == 0:
         return
     crop = (Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(plan.pad, x_shape[2:]))
@@ -1273,7 +1271,7 @@ def _pick(attrs, ins, outs):
     arg = _argmax_offsets(plan, x)
     win = plan.windows(_padded(v, plan.pad, 0, plan.extra))
     lead = (slice(None),) * (2 + plan.nd)
-    xp = _xp(x)
+    xp = array_module(x)
     for i, k in enumerate(plan.offsets()):
         if i == 0:
             out[...] = win[lead + k]
@@ -1385,7 +1383,7 @@ def _up(attrs, ins, outs):
         view = dst.reshape(n, c, h, f, w, f) if dst.flags.c_contiguous else None
         src = x[:, :, :, None, :, None]
         if view is None:
-            xp = _xp(x)
+            xp = array_module(x)
             up = xp.broadcast_to(src, (n, c, h, f, w, f)).reshape(n, c, oh, ow)
             if summed and c0:
                 dst += up

@@ -22,9 +22,9 @@ hidden ``_ctc_loss_grad`` operator, which has no gradient of its own.
 import numpy as np
 
 from runtime._imperative import is_recording
+from runtime._device import like, to_host
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
-from runtime.ops.nn import _on_device_of
 from runtime.ops.registry import Attr, register
 
 _OP = "CTCLoss"
@@ -110,27 +110,23 @@ def _integers(op, name, a, lo, hi, rule):
     return a.astype(np.int64)
 
 
-def _host(a):
-    return a if type(a) is np.ndarray else a.get()
-
-
 def _setup(op, attrs, ins):
     """The labels, their lengths, the sequence lengths and the blank, checked:
     (labels (N, L) int64 with padding replaced by the blank, label_lengths (N,),
     data_lengths (N,), blank)."""
-    x, label = ins[0], _host(ins[1])
+    x, label = ins[0], to_host(ins[1])
     t_max, n, c = x.shape
     width = label.shape[1]
     first = attrs["blank_label"] == "first"
     blank = 0 if first else c - 1
     dl, ll = _positions(attrs)
     if dl is not None:
-        tl = _integers(op, "data_lengths", _host(ins[dl]), 0, t_max,
+        tl = _integers(op, "data_lengths", to_host(ins[dl]), 0, t_max,
                        f"integers in [0, {t_max}] (the sequence length)")
     else:
         tl = np.full(n, t_max, np.int64)
     if ll is not None:
-        lens = _integers(op, "label_lengths", _host(ins[ll]), 0, width,
+        lens = _integers(op, "label_lengths", to_host(ins[ll]), 0, width,
                          f"integers in [0, {width}] (label's axis 1)")
     else:   # up to the first padding value: 0 with blank 'first', -1 with 'last'
         pad = label == (0 if first else -1)
@@ -176,7 +172,7 @@ def _ctc(attrs, ins, want_grad, op):
     """(loss (N,), the data gradient per unit head gradient (T, N, C) or None), in the
     working dtype (float32 for float16 data)."""
     labels, lens, tl, blank = _setup(op, attrs, ins)
-    x = _host(ins[0])
+    x = to_host(ins[0])
     t_max, n, c = x.shape
     lp = _log_softmax(x)
     wd = lp.dtype
@@ -225,6 +221,11 @@ def _ctc(attrs, ins, want_grad, op):
         end2 = np.where(sl > 1, last[np.arange(n), np.maximum(sl - 2, 0)], ninf)
         ll = np.logaddexp(end1, end2)
         ll = np.where(tl == 0, wd.type(0), ll)      # no frames, empty label: p = 1
+        # no path at all (p = 0) although the lengths allow one: a symbol equal to the
+        # blank that no path can reach (labels [1, 3] with 4 classes, blank_label=
+        # 'last', in two frames), where warp-ctc's loss is inf and its gradient NaN:
+        # unalignable too, loss 0 and no gradient
+        possible &= ~np.isneginf(ll)
         loss[:] = np.where(possible, -ll, wd.type(0))
         if not want_grad:
             return loss, None
@@ -278,12 +279,12 @@ def _forward(attrs, ins, outs, state=None):
     loss, grad = _ctc(attrs, ins, want, _OP)
     if want:
         state.grad = grad.astype(ins[0].dtype, copy=False)
-    outs[0][...] = _on_device_of(outs[0], loss)
+    outs[0][...] = like(outs[0], loss)
 
 
 def _grad_kernel(attrs, ins, outs):
     _, grad = _ctc(attrs, ins, True, "_ctc_loss_grad")
-    outs[0][...] = _on_device_of(outs[0], grad)
+    outs[0][...] = like(outs[0], grad)
 
 
 def _reads(attrs, n):
@@ -324,7 +325,9 @@ With ``use_data_lengths`` the input ``data_lengths`` (N,) gives each sequence's 
 label[, data_lengths][, label_lengths]``, the lengths only when their flag is set.  L
 may not exceed T.  As MXNet's CPU kernel (warp-ctc), an entry whose label cannot be
 aligned (its length plus its repeated neighbours exceeds its sequence length) gets loss
-0 and a zero gradient, not infinity.  The gradient (data only) is ``(softmax(data) -
+0 and a zero gradient, not infinity; so does one that no path fits for another reason
+(a symbol equal to the blank that no path can reach in time), where warp-ctc gives an
+infinite loss and a NaN gradient.  NaN or infinite data still give NaN.  The gradient (data only) is ``(softmax(data) -
 occupancy) * head_grad``, from the forward-backward recursion in log space.""")
 
 register(

@@ -1,5 +1,8 @@
 """Elementwise operators: unary math, binary with broadcasting, scalar forms,
-comparisons, where, clip, cast, copies, add_n.
+comparisons, where, clip, cast, copies, add_n; the fused backward kernels of tanh and relu
+(``_backward_tanh``, ``_backward_relu``); the sparse kernels of ``add``, ``subtract``,
+``multiply`` (and their ``elemwise_`` forms), ``divide`` (csr / dense), ``where`` (csr
+condition), ``add_n`` (row_sparse) and ``cast``.
 
 Dtype rules are MXNet's: binary operands share one dtype, results keep it (comparisons
 too: 1 and 0 in the input's dtype), scalars are cast to the array's dtype.  Kernels are
@@ -12,11 +15,15 @@ import math
 import numpy as np
 import scipy.special as sps
 
+from runtime import _sparse_arith as K
 from runtime import _storage
-from runtime._ndarray import storage_host
+from runtime._ndarray import from_numpy, storage_host
 from runtime.ops._call import F, unbroadcast, zeros
+from runtime.ops._sparse_kernels import (Sparse, csr_np, data_np, dense_np, dtype_check,
+                                         floats_only, rows2d, work_dtype)
 from runtime.ops.registry import (OPS, Attr, broadcast_shapes, dtype_scalar, equal_shapes,
-                                   float_input, no_bool, register, same_dtype, scalar_type)
+                                   fill_equal_shapes, float_input, no_bool, register,
+                                   same_dtype, scalar_type)
 
 # MXNet's zero-preserving unary ops: on row_sparse and csr inputs they map the stored
 # values and keep the storage type.
@@ -147,8 +154,102 @@ def _mish_grad(x):
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
+# -- fused backward kernels: _backward_tanh, _backward_relu ----------------------------------
+# MXNet's hidden ``_backward_<op>`` operators.  On dense arrays the gradient rules of tanh
+# and relu call one of these instead of composing three or two elementwise ops:
+# ``_backward_tanh(ograd, y) = ograd * (1 - y*y)`` and ``_backward_relu(ograd, y) = ograd
+# * (y > 0)``, ``y`` the forward's output.  The kernel runs in blocks through a small
+# scratch buffer, so it makes no temporary the size of its operands, and it may write into
+# ``ograd`` itself (``inplace`` (0, 0)): the backward executor donates an out-grad that no
+# one else reads, and the invoker then writes the result into it.  A 50-deep tanh chain so
+# keeps one gradient buffer beside the 50 saved outputs, the least possible.  The
+# arithmetic is that of the composed rule, in the same order, so the results are the same
+# bit for bit.  Each op has a gradient rule of its own, so that ``create_graph`` works
+# through it.
+
+BLOCK = 1 << 16      # elements per block: the scratch stays in the L2 cache
+
+
+def _types(name, floating):
+    def infer(attrs, dtypes):
+        same_dtype(name, dtypes)
+        return float_input(name, "lhs")(attrs, dtypes) if floating else [dtypes[0]]
+    return infer
+
+
+def _blocked(first, last, scratch_dtype):
+    """A kernel ``out = last(g, first(y))`` run block by block through one scratch
+    buffer (NumPy); on CuPy arrays, one expression."""
+    def compute(attrs, ins, outs):
+        g, y = ins
+        out = outs[0]
+        if type(out) is not np.ndarray:
+            out[...] = last(g, first(y, None), None)
+            return
+        n = out.size
+        if n <= BLOCK:                    # one block: no flat views, no slicing
+            t = np.empty(out.shape, scratch_dtype or out.dtype)
+            first(y, t)
+            last(g, t, out)
+            return
+        g, y, out = g.reshape(-1), y.reshape(-1), out.reshape(-1)
+        t = np.empty(min(n, BLOCK), scratch_dtype or out.dtype)
+        for s in range(0, n, BLOCK):
+            e = min(s + BLOCK, n)
+            tt = t[:e - s]
+            first(y[s:e], tt)
+            last(g[s:e], tt, out[s:e])     # reads g's block before writing it
+    return compute
+
+
+def _one_minus_square(y, t):
+    if t is None:
+        return 1 - y * y
+    np.multiply(y, y, out=t)
+    return np.subtract(1, t, out=t)
+
+
+def _positive(y, t):
+    return y > 0 if t is None else np.greater(y, 0, out=t)
+
+
+def _times(g, t, out):
+    return g * t if out is None else np.multiply(g, t, out=out)
+
+
+def _backward_tanh_grad(attrs, inputs, outputs, out_grads):
+    # d/d ograd: (1 - y^2) * g; d/dy: -2 * ograd * y * g
+    dy, y = inputs
+    g = out_grads[0]
+    return [F._backward_tanh(g, y), g * dy * y * -2.0]
+
+
+def _backward_relu_grad(attrs, inputs, outputs, out_grads):
+    # d/d ograd: (y > 0) * g; the step in y has derivative 0 wherever it is defined
+    return [F._backward_relu(out_grads[0], inputs[1]), zeros(inputs[1])]
+
+
+register(
+    "_backward_tanh", inputs=("lhs", "rhs"), infer_shape=equal_shapes("_backward_tanh", "lhs and rhs"),
+    infer_type=_types("_backward_tanh", True),
+    compute=_blocked(_one_minus_square, _times, None),
+    gradient=_backward_tanh_grad, grad_inputs=(0, 1), inplace=[(0, 0)],
+    doc="""Hidden: the gradient of tanh, ``lhs * (1 - rhs * rhs)`` with ``lhs`` the
+out-grad and ``rhs`` tanh's output (same shape and floating dtype); no temporary the
+size of the operands.""")
+
+register(
+    "_backward_relu", inputs=("lhs", "rhs"), infer_shape=equal_shapes("_backward_relu", "lhs and rhs"),
+    infer_type=_types("_backward_relu", False),
+    compute=_blocked(_positive, _times, np.bool_),
+    gradient=_backward_relu_grad, grad_inputs=(1,), inplace=[(0, 0)],
+    doc="""Hidden: the gradient of relu, ``lhs * (rhs > 0)`` with ``lhs`` the out-grad and
+``rhs`` relu's output (same shape and dtype); no temporary the size of the
+operands.""")
+
+
 def _fused(name, composed):
-    """The rule ``[F.<name>(g, y)]`` (a fused kernel of runtime.ops.backward, ``y`` the
+    """The rule ``[F.<name>(g, y)]`` (a fused backward kernel above, ``y`` the
     output) on dense arrays; ``composed`` on sparse ones, whose ops keep the storage."""
     def rule(a, i, o, g):
         if g[0].stype == "default" and o[0].stype == "default":
@@ -297,6 +398,11 @@ conversion, which on x86-64 gives INT_MIN for int32 and int64 (``5 / 0``, ``-5 /
 ``0 / 0`` are all -2147483648 in int32) and 0 for int8 and uint8; NumPy's RuntimeWarning
 (divide by zero) is the only sign."""
 
+CSR_DIVIDE = """Sparse kernel: ``csr / dense`` with a dense array that broadcasts to the csr's
+shape (a row, a column, a full matrix; float32/float64) gives a csr of the csr's structure,
+each stored value divided by the dense value at its position (MXNet's ``broadcast_div(csr,
+dense) = csr``: the unstored zeros stay zero, even where the dense value is 0)."""
+
 INT_MOD = """The result has the sign of the divisor (NumPy's and Python's ``%``); ``x % 0``
 gives 0, as MXNet (floating-point too, where NumPy gives NaN; on integers with NumPy's
 RuntimeWarning)."""
@@ -313,10 +419,11 @@ def _mod(a, b, out, casting):
 
 
 def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_outputs=(),
-           differentiable=True, notes=KEEP_DTYPE):
+           differentiable=True, notes=KEEP_DTYPE, **sparse):
     """Register a binary op whose kernel is ``fn`` (a ufunc: then also the op's ``ufunc``
     for the invoker's short road); ``scalar``: the names of its forms ``array <op>
-    number`` and ``number <op> array``."""
+    number`` and ``number <op> array``; ``sparse``: its sparse kernel's ``compute_sparse``,
+    ``sparse_stypes`` and ``sparse_check``."""
     def compute(attrs, ins, outs):
         fn(ins[0], ins[1], out=outs[0], casting="unsafe")
     return register(name, inputs=("lhs", "rhs"), aliases=aliases, compute=compute,
@@ -324,43 +431,159 @@ def binary(name, fn, grad, scalar, expr, aliases=(), grad_inputs=(0, 1), grad_ou
                     grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0), (1, 0)], differentiable=differentiable,
                     ufunc=fn if isinstance(fn, np.ufunc) else None, scalar_forms=scalar,
+                    **sparse,
                     doc=f"``{expr}`` elementwise, with NumPy broadcasting; both inputs must "
                         f"have one dtype.\n\n{notes}")
+
+
+# -- the sparse kernels of add, subtract, multiply ----------------------------------------
+
+def _binary_stypes(name):
+    def stypes(attrs, st):
+        lhs, rhs = st
+        if lhs == rhs and lhs in ("csr", "row_sparse"):
+            return [lhs]
+        if name == "multiply" and {lhs, rhs} == {"row_sparse", "default"}:
+            return ["row_sparse"]
+        if name == "multiply" and {lhs, rhs} == {"csr", "default"}:
+            return ["csr"]
+        return None
+    return stypes
+
+
+def _csr_binary(name, a, b, work):
+    ap, bp = csr_np(a, work), csr_np(b, work)
+    indptr = np.empty(a.shape[0] + 1, np.int64)
+    nnz = K.csr_binary_count(name, *ap, *bp, indptr)
+    out = Sparse("csr", a.shape, a.dtype, a.ctx, work, (nnz,), [(a.shape[0] + 1,), (nnz,)])
+    out.aux[0][...] = indptr
+    K.csr_binary_fill(name, *ap, *bp, out.aux[0], out.aux[1], out.data)
+    return out.done()
+
+
+def _rsp_binary(name, a, b, work):
+    ai, bi = storage_host(a, 0), storage_host(b, 0)
+    n = K.rsp_binary_count(name, ai, bi)
+    out = Sparse("row_sparse", a.shape, a.dtype, a.ctx, work, (n,) + a.shape[1:], [(n,)])
+    K.rsp_binary(name, ai, rows2d(data_np(a, work), ai.shape[0], a.shape), bi,
+                 rows2d(data_np(b, work), bi.shape[0], b.shape), out.aux[0],
+                 rows2d(out.data, n, a.shape))
+    return out.done()
+
+
+def _rsp_mul_dense(x, d, work):
+    idx = storage_host(x, 0)
+    n = idx.shape[0]
+    out = Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
+    out.aux[0][...] = idx
+    K.rsp_mul_dense(idx, rows2d(data_np(x, work), n, x.shape),
+                    rows2d(dense_np(d, work), x.shape[0], x.shape),
+                    rows2d(out.data, n, x.shape))
+    return out.done()
+
+
+def _csr_mul_dense(x, d, work):
+    """csr ``x`` times dense ``d`` of one shape: x's structure, each stored value times
+    the dense value at its position (MXNet's elemwise_mul(csr, default) = csr)."""
+    indptr, indices, data = csr_np(x, work)
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+    nnz = data.shape[0]
+    out = Sparse("csr", x.shape, x.dtype, x.ctx, work, (nnz,), [(x.shape[0] + 1,), (nnz,)])
+    out.aux[0][...] = indptr
+    out.aux[1][...] = indices
+    np.multiply(data, dense_np(d, work)[rows, indices], out=out.data)
+    return out.done()
+
+
+def _binary_check(attrs, shapes, dtypes):
+    if shapes[0] != shapes[1]:
+        return "broadcasting"
+    return dtype_check(attrs, shapes, dtypes)
+
+
+def _sparse_binary(name):
+    """The sparse kernel of add, subtract or multiply, as register's keywords."""
+    stypes = _binary_stypes(name)
+
+    def compute(attrs, inputs):
+        a, b = inputs
+        work = work_dtype(a)
+        if a.stype == b.stype == "csr":
+            return [_csr_binary(name, a, b, work)]
+        if a.stype == b.stype == "row_sparse":
+            return [_rsp_binary(name, a, b, work)]
+        x, d = (a, b) if a.stype != "default" else (b, a)
+        if x.stype == "csr":
+            return [_csr_mul_dense(x, d, work)]
+        return [_rsp_mul_dense(x, d, work)]
+    return {"compute_sparse": compute, "sparse_stypes": stypes,
+            "sparse_check": _binary_check}
 
 
 binary("add", np.add, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                    lambda a, i, o, g: _ub(g[0], i[1])),
        ("_plus_scalar", "_plus_scalar"),
        aliases=("broadcast_add", "broadcast_plus", "_plus", "_add"),
-       grad_inputs=(), expr="lhs + rhs")
+       grad_inputs=(), expr="lhs + rhs", **_sparse_binary("add"))
 binary("subtract", np.subtract, _binary_grad(lambda a, i, o, g: _ub(g[0], i[0]),
                                              lambda a, i, o, g: _ub(-g[0], i[1])),
        ("_minus_scalar", "_rminus_scalar"),
        aliases=("broadcast_sub", "broadcast_minus", "_minus", "_sub", "sub"),
        grad_inputs=(), expr="lhs - rhs",
-       notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.")
+       notes=KEEP_DTYPE + "  Bool inputs are refused, as NumPy refuses them.",
+       **_sparse_binary("subtract"))
 binary("multiply", np.multiply,
        _binary_grad(lambda a, i, o, g: _ub(g[0] * i[1], i[0]),
                     lambda a, i, o, g: _ub(g[0] * i[0], i[1])),
        ("_mul_scalar", "_mul_scalar"),
-       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs")
+       aliases=("broadcast_mul", "_mul", "mul"), expr="lhs * rhs", **_sparse_binary("multiply"))
+def _csr_div_stypes(attrs, stypes):
+    return ["csr"] if stypes[0] == "csr" and stypes[1] == "default" else None
+
+
+def _csr_div_check(attrs, shapes, dtypes):
+    lhs, rhs = shapes
+    if len(rhs) > 2 or np.broadcast_shapes(lhs, rhs) != lhs:
+        return "broadcasting to a larger shape"
+    return floats_only(attrs, shapes, dtypes)
+
+
+def _csr_div_dense(attrs, inputs):
+    """csr / dense: the csr's structure, each stored value divided by the dense value at
+    its position (MXNet's ``broadcast_div(csr, dense) = csr``; unstored zeros stay zero)."""
+    x, d = inputs
+    indptr, indices, values = (storage_host(x, i) for i in (0, 1, -1))
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+    dense = np.broadcast_to(storage_host(d, -1).reshape(d.shape), x.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.divide(values, dense[rows, indices])
+    return [_storage.from_parts("csr", x.shape, np.dtype(x.dtype), x.ctx, data,
+                                [indptr, indices], check=False)]
+
+
 binary("divide", np.divide,
        _binary_grad(lambda a, i, o, g: _ub(g[0] / i[1], i[0]),
                     lambda a, i, o, g: _ub(-g[0] * i[0] / (i[1] * i[1]), i[1])),
        ("_div_scalar", "_rdiv_scalar"),
        aliases=("broadcast_div", "_div", "div", "true_divide"),
-       expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}")
+       expr="lhs / rhs", notes=f"{KEEP_DTYPE}\n\n{INT_DIVIDE}\n\n{CSR_DIVIDE}",
+       compute_sparse=_csr_div_dense, sparse_stypes=_csr_div_stypes,
+       sparse_check=_csr_div_check)
 binary("mod", _mod,
        lambda a, i, o, g: [_ub(g[0], i[0]), _ub(-g[0] * F.floor(i[0] / i[1]), i[1])],
        ("_mod_scalar", "_rmod_scalar"),
        aliases=("broadcast_mod", "_mod"), expr="lhs % rhs",
        notes=f"{KEEP_DTYPE}\n\n{INT_MOD}")
-def _elemwise(name, base):
+def _elemwise(name, base, sparse):
     """MXNet's ``elemwise_<op>``: ``base`` (add, subtract ...) on inputs of one shape
-    (no broadcasting: unequal shapes raise), no scalar form."""
+    (no broadcasting: unequal shapes raise), no scalar form; with ``sparse``, base's sparse
+    kernel."""
     op = OPS[base]
-    return register(name, inputs=("lhs", "rhs"), compute=op.compute,
+    kernel = ({"compute_sparse": op.compute_sparse, "sparse_stypes": op.sparse_stypes,
+               "sparse_check": op.sparse_check} if sparse else {})
+    return register(name, inputs=("lhs", "rhs"), compute=op.compute, **kernel,
                     infer_shape=equal_shapes(name, hint=f"; broadcast_{name[9:]} broadcasts"), infer_type=_btype(name),
+                    infer_inputs=fill_equal_shapes,
                     gradient=op.gradient, grad_inputs=op.grad_inputs,
                     grad_outputs=op.grad_outputs, inplace=[(0, 0), (1, 0)], ufunc=op.ufunc,
                     doc=f"``{base}`` of two arrays of one shape, as MXNet's ``{name}`` (no "
@@ -406,7 +629,7 @@ for _name, _fn, _sym, _rev, _al in (
 
 for _name, _base in (("elemwise_add", "add"), ("elemwise_sub", "subtract"),
                      ("elemwise_mul", "multiply"), ("elemwise_div", "divide")):
-    _elemwise(_name, _base)
+    _elemwise(_name, _base, sparse=_base != "divide")
 
 
 # -- scalar forms (MXNet's _plus_scalar ...) -----------------------------------------------
@@ -437,7 +660,8 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
     """``fn(x, s)`` (or ``fn(s, x)`` when ``reverse``) with the scalar cast to x's dtype.
 
     ``sparse``: True (zero-preserving for every scalar), "zero" (only for the scalar 0,
-    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type)."""
+    as MXNet's ``_plus_scalar``/``_minus_scalar``: ``x + 0`` keeps x's storage type), or
+    a storage rule ``rule(attrs, stypes)`` deciding per call."""
     def compute(attrs, ins, outs):
         x = ins[0]
         s = attrs["scalar"]
@@ -457,7 +681,8 @@ def scalar_op(name, fn, grad, expr, reverse=False, grad_inputs=(0,), grad_output
                     gradient=grad, grad_inputs=grad_inputs, grad_outputs=grad_outputs,
                     inplace=[(0, 0)], differentiable=differentiable,
                     compute_sparse=_sparse_map(compute) if sparse else None,
-                    sparse_stypes=(_keep_stype_if_zero if sparse == "zero" else _keep_stype)
+                    sparse_stypes=sparse if callable(sparse) else
+                    (_keep_stype_if_zero if sparse == "zero" else _keep_stype)
                     if sparse else None)
 
 
@@ -493,6 +718,24 @@ scalar_op("_minimum_scalar", np.minimum, lambda a, i, o, g: [g[0] * (i[0] <= _s(
           "minimum(data, scalar)")
 scalar_op("_hypot_scalar", np.hypot, lambda a, i, o, g: [g[0] * i[0] / o[0]],
           "hypot(data, scalar)", grad_outputs=(0,))
+def _keep_stype_if_false_at_zero(fn):
+    """The storage rule of a comparison with a scalar: sparse data stays sparse when
+    ``fn(0, scalar)`` is false (the implicit zeros stay zeros: ``x == 2``, ``x > 1``),
+    as MXNet's.  Only for a whole scalar in (-128, 128), which every dtype's cast of
+    the scalar (truncation, wrap-around in int8/uint8) leaves with the same answer at 0;
+    other scalars give a dense result."""
+    def rule(attrs, stypes):
+        s = attrs["scalar"]
+        if float(s).is_integer() and abs(s) < 128 and not fn(0, s):
+            return _keep_stype(attrs, stypes)
+        return None
+    return rule
+
+
+_COMPARE_SPARSE = ("On csr and row_sparse data the result keeps the storage type when "
+                   "the comparison is false at 0 for a whole scalar in (-128, 128) "
+                   "(``x == 2``, ``x > 1``; MXNet also for other scalars); otherwise it "
+                   "is dense.")
 for _name, _fn, _sym in (("_equal_scalar", np.equal, "=="),
                          ("_not_equal_scalar", np.not_equal, "!="),
                          ("_greater_scalar", np.greater, ">"),
@@ -500,7 +743,8 @@ for _name, _fn, _sym in (("_equal_scalar", np.equal, "=="),
                          ("_lesser_scalar", np.less, "<"),
                          ("_lesser_equal_scalar", np.less_equal, "<=")):
     scalar_op(_name, _fn, None, f"data {_sym} scalar", differentiable=False,
-              notes=COMPARE_DTYPE)
+              sparse=_keep_stype_if_false_at_zero(_fn),
+              notes=COMPARE_DTYPE + "\n\n" + _COMPARE_SPARSE)
 
 
 # -- where, clip, cast, copies ------------------------------------------------------------
@@ -546,14 +790,41 @@ def _where_grad(a, i, o, g):
     return [None, _ub(g * _mask(c != 0, g), x), _ub(g * _mask(c == 0, g), y)]
 
 
+def _where_sparse_stypes(attrs, stypes):
+    if stypes[0] == "csr" and stypes[1] == stypes[2] == "default":
+        return ["default"]
+    return None
+
+
+def _where_sparse_check(attrs, shapes, dtypes):
+    return None if shapes[0] == shapes[1] == shapes[2] else "broadcasting"
+
+
+def _where_sparse(attrs, inputs):
+    cond, x, y = inputs
+    indptr, indices, values = (storage_host(cond, i) for i in (0, 1, -1))
+    rows = np.repeat(np.arange(cond.shape[0]), np.diff(indptr))
+    pick = values != 0
+    res = np.array(storage_host(y, -1), copy=True).reshape(y.shape)
+    r, c = rows[pick], indices[pick]
+    res[r, c] = storage_host(x, -1).reshape(x.shape)[r, c]
+    return [from_numpy(res, y.ctx)]
+
+
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
          infer_type=_where_type, grad_inputs=(0,), gradient=_where_grad,
+         compute_sparse=_where_sparse, sparse_stypes=_where_sparse_stypes,
+         sparse_check=_where_sparse_check,
          doc="""``x`` where ``condition`` is nonzero, else ``y`` (MXNet's ``where``).
 
 As MXNet: a 1-D ``condition`` whose length is ``x.shape[0]``, with ``x`` and ``y`` of one
 shape of 2 or more dimensions, selects whole rows (``where([1, 0], x, y)`` takes row 0
 of x and row 1 of y).  Otherwise the three shapes broadcast as NumPy's (MXNet requires
-equal shapes there).  ``x`` and ``y`` share one dtype, the result's.""")
+equal shapes there).  ``x`` and ``y`` share one dtype, the result's.
+
+Sparse kernel: a csr ``condition`` with dense ``x`` and ``y`` of its shape gives ``y``
+with ``x`` at the condition's stored nonzero entries (MXNet's ``where(csr, default,
+default) = default``); broadcasting takes the storage fallback.""")
 
 
 def _clip_type(attrs, dtypes):
@@ -596,8 +867,17 @@ def _cast(attrs, ins, outs):
     np.copyto(outs[0], ins[0], casting="unsafe")
 
 
+def _cast_sparse(attrs, inputs):
+    """csr / row_sparse cast: the values cast, the layout kept."""
+    x = inputs[0]
+    aux = [storage_host(x, i) for i in range(len(x.chunk.aux_shapes))]
+    return [_storage.from_parts(x.stype, x.shape, attrs["dtype"], x.ctx, storage_host(x, -1),
+                                aux, check=False)]
+
+
 register("cast", aliases=("Cast",), attrs={"dtype": Attr("dtype", required=True)},
-         compute=_cast, infer_type=lambda a, d: [a["dtype"]],
+         compute=_cast, infer_type=lambda a, d: [a["dtype"]], compute_sparse=_cast_sparse,
+         sparse_stypes=lambda attrs, stypes: [stypes[0]],
          gradient=lambda a, i, o, g: [F.cast(g[0], dtype=i[0].dtype)])
 
 
@@ -653,6 +933,22 @@ def _add_n_type(attrs, dtypes):
     return [same_dtype("add_n", dtypes)]
 
 
+def _add_n_stypes(attrs, st):
+    return ["row_sparse"] if all(s == "row_sparse" for s in st) else None
+
+
+def _add_n_sparse(attrs, inputs):
+    x = inputs[0]
+    work = work_dtype(x)
+    idx = [storage_host(v, 0) for v in inputs]
+    n = K.rsp_union_count(idx)
+    out = Sparse("row_sparse", x.shape, x.dtype, x.ctx, work, (n,) + x.shape[1:], [(n,)])
+    K.rsp_add_n(idx, [rows2d(data_np(v, work), i.shape[0], x.shape)
+                      for v, i in zip(inputs, idx)], out.aux[0], rows2d(out.data, n, x.shape))
+    return [out.done()]
+
+
 register("add_n", aliases=("ElementWiseSum",), inputs=("args",), variadic=True,
          compute=_add_n, infer_shape=_add_n_shape, infer_type=_add_n_type,
+         compute_sparse=_add_n_sparse, sparse_stypes=_add_n_stypes, sparse_check=dtype_check,
          inplace=[(0, 0)], gradient=lambda a, i, o, g: [g[0]] * len(i))

@@ -1,6 +1,8 @@
 """More indexing and shape operators of MXNet 1.x: gather_nd, scatter_nd, batch_take,
 slice_like, broadcast_axis, swapaxes, moveaxis, pad, split_v2, diag, shape_array,
-size_array, and the logical family (``logical_not``, ``broadcast_logical_and/or/xor``).
+size_array, the logical family (``logical_not``, ``broadcast_logical_and/or/xor``),
+``fill_element_0index`` (legacy), ``depth_to_space``/``space_to_depth``, and
+``ravel_multi_index``/``unravel_index``.
 
 Hidden helpers of the gradient rules are registry ops too, so that gradients of
 gradients work: ``_backward_gather_nd`` (MXNet's: the scatter-add of gather_nd's output
@@ -10,6 +12,7 @@ placed into zeros).
 
 import numpy as np
 
+from runtime._device import like, store, to_host
 from runtime._ndarray import shape_size
 from runtime.ops._call import F, zeros
 from runtime.ops.elemwise import binary
@@ -594,3 +597,188 @@ register("logical_not", compute=lambda a, ins, outs: np.logical_not(ins[0], out=
          inplace=[(0, 0)], differentiable=False, ufunc=np.logical_not,
          doc="``not data`` elementwise: 1 where data is 0, else 0, in data's dtype "
              "(MXNet's logical_not).  No gradient.")
+
+
+# -- fill_element_0index -------------------------------------------------------------------
+
+def _fill_shape(attrs, shapes):
+    lhs, mhs, rhs = shapes
+    if len(lhs) != 2 or mhs != lhs[:1] or rhs != lhs[:1]:
+        raise ValueError(f"fill_element_0index: lhs must be 2-D (rows, columns) and mhs, "
+                         f"rhs of shape (rows,) (got {lhs!r}, {mhs!r}, {rhs!r})")
+    return [lhs]
+
+
+def _fill_type(attrs, dtypes):
+    if dtypes[1] != dtypes[0]:
+        raise TypeError(f"fill_element_0index: mhs must have lhs's dtype {dtypes[0]} (got "
+                        f"{dtypes[1]})")
+    if dtypes[2].kind not in "iuf":
+        raise TypeError(f"fill_element_0index: rhs must hold indices (got {dtypes[2]})")
+    return [dtypes[0]]
+
+
+def _fill_columns(rhs, n):
+    raw = to_host(rhs)
+    cols = np.trunc(raw).astype(np.int64) if raw.dtype.kind == "f" else raw.astype(np.int64)
+    bad = np.flatnonzero((cols < 0) | (cols >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"fill_element_0index: rhs must hold column indices in [0, {n}) "
+                         f"(got {raw[i].item()!r} at position {i})")
+    return cols
+
+
+def _fill_element_0index(attrs, ins, outs):
+    lhs, mhs, rhs = ins
+    out = outs[0]
+    cols = _fill_columns(rhs, lhs.shape[1])
+    cols, rows = like(lhs, cols), like(lhs, np.arange(lhs.shape[0]))
+    if out is not lhs:
+        out[...] = lhs
+    out[rows, cols] = mhs
+
+
+def _fill_grad(attrs, inputs, outputs, out_grads):
+    lhs, _, rhs = inputs
+    g = out_grads[0]
+    hot = F.one_hot(rhs, depth=lhs.shape[1], dtype=lhs.dtype)
+    return [g * (1.0 - hot), F.pick(g, rhs, axis=1), None]
+
+
+register("fill_element_0index", inputs=("lhs", "mhs", "rhs"), infer_shape=_fill_shape,
+         infer_type=_fill_type, compute=_fill_element_0index, gradient=_fill_grad,
+         grad_inputs=(2,), inplace=[(0, 0)],
+         doc="""``lhs`` with row i's element at column ``rhs[i]`` replaced by ``mhs[i]``
+(MXNet's legacy fill_element_0index; lhs 2-D, mhs and rhs of shape (rows,), rhs integers
+in [0, columns), floats truncated).  Gradients: lhs gets the head gradient with those
+elements zeroed, mhs the head gradient picked there.""")
+
+
+# -- depth_to_space, space_to_depth ---------------------------------------------------------
+
+def _block(op, attrs, shape):
+    b = attrs["block_size"]
+    if b < 1:
+        raise ValueError(f"{op}: block_size must be >= 1 (got block_size={b})")
+    if len(shape) != 4:
+        raise ValueError(f"{op}: data must be 4-D (N, C, H, W) (got shape {shape!r})")
+    return b
+
+
+def _d2s_shape(attrs, shapes):
+    b = _block("depth_to_space", attrs, shapes[0])
+    n, c, h, w = shapes[0]
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: the channels {c} must be a multiple of "
+                         f"block_size**2 = {b * b} (shape {shapes[0]!r})")
+    return [(n, c // (b * b), h * b, w * b)]
+
+
+def _s2d_shape(attrs, shapes):
+    b = _block("space_to_depth", attrs, shapes[0])
+    n, c, h, w = shapes[0]
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height {h} and width {w} must be multiples of "
+                         f"block_size {b} (shape {shapes[0]!r})")
+    return [(n, c * b * b, h // b, w // b)]
+
+
+def _d2s(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    n, c, h, w = x.shape
+    b = attrs["block_size"]
+    out[...] = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2) \
+        .reshape(out.shape)
+
+
+def _s2d(attrs, ins, outs):
+    x, out = ins[0], outs[0]
+    n, c, h, w = x.shape
+    b = attrs["block_size"]
+    out[...] = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4) \
+        .reshape(out.shape)
+
+
+register("depth_to_space", attrs={"block_size": Attr("int", required=True)},
+         infer_shape=_d2s_shape, compute=_d2s,
+         gradient=lambda a, i, o, g: [F.space_to_depth(g[0], block_size=a["block_size"])],
+         doc="""Moves (N, C, H, W) channel blocks into space (MXNet's depth_to_space):
+(N, C / b**2, H * b, W * b) for ``block_size`` b, the channels read as (b, b, C / b**2)
+(DCR order).  Its gradient is space_to_depth.""")
+register("space_to_depth", attrs={"block_size": Attr("int", required=True)},
+         infer_shape=_s2d_shape, compute=_s2d,
+         gradient=lambda a, i, o, g: [F.depth_to_space(g[0], block_size=a["block_size"])],
+         doc="""Moves b x b spatial blocks of (N, C, H, W) into channels (MXNet's
+space_to_depth, the inverse of depth_to_space): (N, C * b**2, H / b, W / b).""")
+
+
+# -- ravel_multi_index, unravel_index -----------------------------------------------------------
+
+def _ravel_target(op, attrs):
+    shape = attrs["shape"]
+    if shape is None or any(s < 1 for s in shape):
+        raise ValueError(f"{op}: shape must be a tuple of sizes >= 1 (got {shape!r})")
+    return tuple(shape)
+
+
+def _ravel_shape(attrs, shapes):
+    target = _ravel_target("ravel_multi_index", attrs)
+    data = shapes[0]
+    if len(data) < 1 or data[0] != len(target):
+        raise ValueError(f"ravel_multi_index: data must have {len(target)} rows, one per "
+                         f"axis of shape {target!r} (got data of shape {data!r})")
+    return [data[1:]]
+
+
+def _host_ints(x):
+    a = to_host(x)
+    return np.trunc(a).astype(np.int64) if a.dtype.kind == "f" else a.astype(np.int64)
+
+
+def _check_range(op, idx, n, what):
+    bad = np.flatnonzero((idx < 0) | (idx >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{op}: {what} must lie in [0, {n}) (got {idx.ravel()[i]} at "
+                         f"position {i})")
+
+
+def _ravel(attrs, ins, outs):
+    target = _ravel_target("ravel_multi_index", attrs)
+    idx = _host_ints(ins[0])
+    for axis, n in enumerate(target):
+        _check_range("ravel_multi_index", idx[axis], n, f"the indices of axis {axis}")
+    store(outs[0], np.ravel_multi_index(tuple(idx), target) if idx.size else
+         np.zeros(outs[0].shape, np.int64))
+
+
+def _unravel_shape(attrs, shapes):
+    target = _ravel_target("unravel_index", attrs)
+    return [(len(target),) + tuple(shapes[0])]
+
+
+def _unravel(attrs, ins, outs):
+    target = _ravel_target("unravel_index", attrs)
+    flat = _host_ints(ins[0])
+    size = 1
+    for n in target:
+        size *= n
+    _check_range("unravel_index", flat, size, "the flat indices")
+    store(outs[0], np.stack(np.unravel_index(flat, target)) if flat.size else
+         np.zeros(outs[0].shape, np.int64))
+
+
+register("ravel_multi_index", aliases=("_ravel_multi_index",),
+         attrs={"shape": Attr("shape", required=True)}, infer_shape=_ravel_shape, compute=_ravel,
+         differentiable=False,
+         doc="""Flat (C-order) indices into an array of ``shape`` from ``data`` of shape
+(len(shape), ...), one row per axis (MXNet's ravel_multi_index); the result has data's
+dtype and shape without its first axis.  Indices outside an axis raise ValueError
+(float indices are truncated).""")
+register("unravel_index", aliases=("_unravel_index",),
+         attrs={"shape": Attr("shape", required=True)}, infer_shape=_unravel_shape, compute=_unravel,
+         differentiable=False,
+         doc="""The converse of ravel_multi_index (MXNet's unravel_index): flat indices
+``data`` into an array of ``shape`` become (len(shape),) + data.shape coordinates, in
+data's dtype.  Indices outside [0, prod(shape)) raise ValueError.""")

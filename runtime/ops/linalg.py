@@ -1,461 +1,479 @@
-"""Dense linear algebra: dot, batch_dot, matmul, FullyConnected.
+"""MXNet's ``linalg`` operators (matrix products of ``dot``/``FullyConnected``:
+runtime.ops.dot): ``_linalg_gemm``, ``_linalg_gemm2``, ``_linalg_potrf``,
+``_linalg_potri``, ``_linalg_trsm``, ``_linalg_trmm``, ``_linalg_syrk``,
+``_linalg_inverse``, ``_linalg_det``, ``_linalg_slogdet``, ``_linalg_sumlogdiag`` (aliases
+``linalg_gemm`` ...; ``runtime.nd.linalg`` offers them as ``gemm`` ...).
 
-Every kernel hands NumPy's BLAS-backed ``np.dot`` / ``np.matmul`` the output view as
-``out=`` (the invoker's outputs are C-contiguous and of the result dtype, which is what
-NumPy needs to write there directly), so a large product costs what NumPy's costs, with
-no temporary and no copy.  Operands must share one dtype (MXNet); integer dtypes work
-through NumPy's non-BLAS loops.
+As MXNet: float32 and float64 only; the matrices are the last two axes and every leading
+axis is a batch axis, which all inputs share exactly (no broadcasting); ``gemm`` and
+``gemm2`` take the rows from ``axis`` instead (swapaxes, gemm, swapaxes).  Triangular
+inputs (``potri``'s factor, ``trsm``/``trmm``'s A, and ``potrf``'s A, of which LAPACK reads
+one triangle) are read from the lower triangle, or the upper with ``lower=False``; the
+other triangle is ignored, and gets no gradient.
 
-Gradient rules are themselves ``dot`` / ``batch_dot`` calls with transpose flags on
-zero-copy reshapes, so no transpose is ever materialised, and higher-order gradients
-compose.  FullyConnected's rule is one call of the hidden ``_backward_FullyConnected``
-(dX, dW and db in one kernel, the ones not asked for skipped), whose own rule is made of
-``dot`` again.  The sparse kernels of ``dot`` (csr / row_sparse) are attached by
-``runtime.ops.sparse``; the declaration here is the dense one.
+Gradients are registry ops (gemm2, trsm, inverse ...), so gradients of gradients work.
+One difference from MXNet: the gradient of potrf is the derivative with respect to the
+entries it reads (the lower triangle; off the diagonal twice the symmetric gradient
+MXNet returns, which spreads it over both triangles); both give the same directional
+derivative along symmetric perturbations.
 """
+
+import math
 
 import numpy as np
 
-from runtime._imperative import invoke_parsed, is_recording
-from runtime._ndarray import shape_size
-from runtime.ops._call import F, unbroadcast, zeros
-from runtime.ops import registry
-from runtime.ops.registry import Attr, register, same_dtype
+from runtime._ndarray import NDArray, from_numpy
+from runtime.ops._call import F
+from runtime.ops.registry import Attr, normalize_axis, register
 
-_STYPES = (None, "default", "csr", "row_sparse")
-# MXNet's DotParam, in its documented order
-_FLAGS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
-          "forward_stype": Attr("str", None, choices=_STYPES)}
+_FLOATS = ("float32", "float64")
 
 
-def _forward_stype(name):
-    """``infer_storage`` honouring MXNet's ``forward_stype`` hint: the output gets that
-    storage type; where no kernel gives it, the dense kernel runs and its result is cast
-    (MXNet's storage fallback)."""
-    def infer(attrs, stypes):
-        op = registry.get(name)
-        outs, mode = op._default_storage(attrs, stypes)
-        want = attrs.get("forward_stype")
-        if want is None or outs[0] == want:
-            return outs, mode
-        return [want], "fallback"
-    return infer
-
-
-def _flags(attrs):
-    # The sparse kernels may see an attribute dict without the flags (callers of
-    # invoke_parsed): read them with their defaults.
-    return attrs.get("transpose_a", False), attrs.get("transpose_b", False)
-
-
-_ndarray = np.ndarray
-
-
-def _mm(a, b, out):
-    """``out[...] = a @ b`` for 2-D operands: ``np.matmul`` on large host arrays
-    (``np.dot`` zero-fills its output before BLAS overwrites it), ``np.dot`` on small
-    ones (a ufunc call costs about 0.3 us more) and on CuPy's."""
-    if type(out) is _ndarray and out.size > 4096:
-        np.matmul(a, b, out=out)
-    else:
-        np.dot(a, b, out)
-
-
-def _prod(shape):
-    return shape_size(tuple(shape))
-
-
-def _reshape(x, shape):
-    """A zero-copy NDArray view of ``x`` with ``shape`` (``shape`` has no 0: callers
-    handle zero-size cases before, since MXNet's reshape reads 0 as 'keep this axis')."""
-    shape = tuple(shape)
-    return x if x.shape == shape else x.reshape(shape)
-
-
-def _same_type(name):
+def _float_type(op, n=None):
     def infer(attrs, dtypes):
-        return [same_dtype(name, dtypes)]
+        for d in dtypes:
+            if d.name not in _FLOATS:
+                raise TypeError(f"{op}: inputs must be float32 or float64, as MXNet's linalg "
+                                f"operators (got {d})")
+        if any(d != dtypes[0] for d in dtypes):
+            raise TypeError(f"{op}: inputs must have one dtype (got "
+                            f"{', '.join(str(d) for d in dtypes)})")
+        return [dtypes[0]] * (n or 1)
     return infer
 
 
-def _flag_note(ta, tb):
-    note = ", ".join(f"{n}=True" for n, v in (("transpose_a", ta), ("transpose_b", tb)) if v)
-    return f" ({note})" if note else ""
+def _matrix(op, name, shape, square=False):
+    if len(shape) < 2:
+        raise ValueError(f"{op}: {name} must have at least 2 dimensions (got shape "
+                         f"{shape!r})")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"{op}: {name} must hold square matrices (got shape {shape!r})")
 
 
-# -- dot ------------------------------------------------------------------------------
-
-def _dot_plan(attrs, ls, rs):
-    """MXNet's 2-D views of ``dot``: (lhs view, rhs view, out view, out shape, k)."""
-    ta, tb = _flags(attrs)
-    if not ls or not rs:
-        raise ValueError(f"dot: inputs must have at least 1 dimension (got shapes {ls!r} "
-                         f"and {rs!r})")
-    if len(ls) == 1 and len(rs) == 1 and (ta or tb):
-        raise ValueError("dot: cannot transpose 1-D inputs (both inputs are vectors)"
-                         + _flag_note(ta, tb))
-    # transpose_a: lhs is the matrix (ls[0], prod(ls[1:])), transposed; it contracts its
-    # FIRST axis and keeps ls[1:] in order.  Otherwise the last axis is contracted.
-    lk, lkeep = (ls[0], ls[1:]) if ta else (ls[-1], ls[:-1])
-    rk, rkeep = (rs[-1], rs[:-1]) if tb else (rs[0], rs[1:])
-    if lk != rk:
-        raise ValueError(f"dot: shapes {ls!r} and {rs!r} are not aligned" + _flag_note(ta, tb))
-    m, n = _prod(lkeep), _prod(rkeep)
-    lview = (lk, m) if ta else (m, lk)
-    rview = (n, rk) if tb else (rk, n)
-    out = lkeep + rkeep
-    return lview, rview, (m, n), out if out else (1,), lk
+def _same_batch(op, shapes, names):
+    first = shapes[0][:-2]
+    for s, n in zip(shapes[1:], names[1:]):
+        if s[:-2] != first:
+            raise ValueError(f"{op}: {names[0]} {shapes[0]!r} and {n} {s!r} must have one "
+                             "batch shape (the axes before the last two)")
 
 
-def _dot_shape(attrs, shapes):
-    return [_dot_plan(attrs, shapes[0], shapes[1])[3]]
+def _t(x):
+    return np.swapaxes(x, -1, -2)
 
 
-def _dot(attrs, ins, outs):
-    a, b = ins
-    out = outs[0]
-    if a.ndim == 2 == b.ndim and not attrs["transpose_a"] and not attrs["transpose_b"]:
-        _mm(a, b, out)                  # the plain matrix product: no views to plan
-        return
-    ta, tb = _flags(attrs)
-    lview, rview, oview, _, _ = _dot_plan(attrs, a.shape, b.shape)
-    a2, b2 = a.reshape(lview), b.reshape(rview)
-    _mm(a2.T if ta else a2, b2.T if tb else b2, out.reshape(oview))
+def _op(x, transpose):
+    return _t(x) if transpose else x
 
 
-def _dot_grad(attrs, inputs, outputs, out_grads, needs=(True, True)):
-    # ``needs`` (from the backward executor): which inputs want a gradient; the others
-    # get None and their product is never computed (the request null).
-    x, y = inputs
-    g = out_grads[0]
-    ta, tb = _flags(attrs)
-    lview, rview, oview, _, k = _dot_plan(attrs, x.shape, y.shape)
-    if g.size == 0 or k == 0:
-        return [F.zeros_like(x) if needs[0] else None, F.zeros_like(y) if needs[1] else None]
-    a, b, g2 = _reshape(x, lview), _reshape(y, rview), _reshape(g, oview)
-    if not ta and not tb:        # out = a b
-        da = lambda: F.dot(g2, b, transpose_b=True)
-        db = lambda: F.dot(a, g2, transpose_a=True)
-    elif ta and not tb:          # out = a.T b
-        da = lambda: F.dot(b, g2, transpose_b=True)
-        db = lambda: F.dot(a, g2)
-    elif tb and not ta:          # out = a b.T
-        da = lambda: F.dot(g2, b)
-        db = lambda: F.dot(g2, a, transpose_a=True)
-    else:                        # out = a.T b.T
-        da = lambda: F.dot(b, g2, transpose_a=True, transpose_b=True)
-        db = lambda: F.dot(g2, a, transpose_a=True, transpose_b=True)
-    return [_reshape(da(), x.shape) if needs[0] else None,
-            _reshape(db(), y.shape) if needs[1] else None]
+def _batch_shape(shape):
+    """The result shape of a per-matrix scalar: the batch shape, (1,) for one matrix."""
+    return shape[:-2] or (1,)
 
 
-register(
-    "dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_dot_shape,
-    infer_storage=_forward_stype("dot"),
-    infer_type=_same_type("dot"), compute=_dot, gradient=_dot_grad, grad_inputs=(0, 1),
-    doc="""Dot product of two arrays (MXNet's ``dot``; also the ``@`` operator).
-
-- 1-D x 1-D: the inner product, with shape ``(1,)`` (MXNet; NumPy gives a 0-d array).
-  Transposing vectors is an error.
-- N-D x M-D: the last axis of ``lhs`` is contracted with the first axis of ``rhs``;
-  the result has shape ``lhs.shape[:-1] + rhs.shape[1:]`` (NumPy's ``tensordot(lhs,
-  rhs, 1)``; NumPy's own ``dot`` pairs axes differently for N-D ``rhs``).
-- ``transpose_a=True``: MXNet views ``lhs`` as the matrix ``(lhs.shape[0],
-  prod(lhs.shape[1:]))`` and transposes it, i.e. the FIRST axis of ``lhs`` is
-  contracted and the result starts with ``lhs.shape[1:]`` in their original order (not
-  reversed as ``lhs.T`` would).  ``transpose_b=True`` likewise contracts the LAST axis
-  of ``rhs`` and keeps ``rhs.shape[:-1]``.  For 2-D inputs these are the usual
-  transposes.
-
-Operands must share one dtype.  Shape errors read ``dot: shapes (3, 4) and (5, 2) are
-not aligned``.  ``forward_stype`` ('default', 'csr', 'row_sparse'; None: the kernel's
-own) is the output's storage type, as MXNet: where no sparse kernel gives it, the dense
-product is cast (a storage fallback).""")
+def _mask(like, lower, diag=1.0, strict=False):
+    """A constant 0/1 array (as ``like``'s last two axes) selecting the lower (or upper)
+    triangle, the diagonal scaled by ``diag`` (0 with ``strict``)."""
+    n = like.shape[-1]
+    m = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
+    np.fill_diagonal(m, 0.0 if strict else diag)
+    return from_numpy(m.astype(np.dtype(like.dtype)), like.ctx)
 
 
-# -- batch_dot --------------------------------------------------------------------------
-
-def _batch_plan(attrs, ls, rs):
-    ta, tb = _flags(attrs)
-    if len(ls) < 3 or len(ls) != len(rs):
-        raise ValueError(f"batch_dot: inputs must both be 3-D (or N-D with the same number "
-                         f"of dimensions, N >= 3) (got shapes {ls!r} and {rs!r})")
-    if ls[:-2] != rs[:-2]:
-        raise ValueError(f"batch_dot: batch dimensions {ls[:-2]!r} and {rs[:-2]!r} differ "
-                         f"(shapes {ls!r} and {rs!r})")
-    (n, lk) = (ls[-1], ls[-2]) if ta else (ls[-2], ls[-1])
-    (rk, m) = (rs[-1], rs[-2]) if tb else (rs[-2], rs[-1])
-    if lk != rk:
-        raise ValueError(f"batch_dot: shapes {ls!r} and {rs!r} are not aligned"
-                         + _flag_note(ta, tb))
-    return ls[:-2] + (n, m), lk
+def _tri(x, lower):
+    return np.tril(x) if lower else np.triu(x)
 
 
-def _batch_shape(attrs, shapes):
-    return [_batch_plan(attrs, shapes[0], shapes[1])[0]]
+def _singular(op, what="A"):
+    return ValueError(f"{op}: {what} must be non-singular (a matrix of the batch is "
+                      "singular)")
 
 
-def _batch_dot(attrs, ins, outs):
-    a, b = ins
-    ta, tb = _flags(attrs)
-    np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b,
-              out=outs[0])
+# -- gemm, gemm2 ------------------------------------------------------------------------------
+
+def _rows(op, attrs, ndim):
+    a = normalize_axis(op, attrs["axis"], ndim)
+    if a == ndim - 1:
+        raise ValueError(f"{op}: axis must not be the last axis, which holds the columns "
+                         f"(got {attrs['axis']})")
+    return a
 
 
-def _batch_dot_grad(attrs, inputs, outputs, out_grads):
-    a, b = inputs
-    g = out_grads[0]
-    ta, tb = _flags(attrs)
-    if g.size == 0 or _batch_plan(attrs, a.shape, b.shape)[1] == 0:
-        return [F.zeros_like(a), F.zeros_like(b)]
-    if not ta and not tb:
-        return [F.batch_dot(g, b, transpose_b=True), F.batch_dot(a, g, transpose_a=True)]
-    if ta and not tb:
-        return [F.batch_dot(b, g, transpose_b=True), F.batch_dot(a, g)]
-    if tb and not ta:
-        return [F.batch_dot(g, b), F.batch_dot(g, a, transpose_a=True)]
-    return [F.batch_dot(b, g, transpose_a=True, transpose_b=True),
-            F.batch_dot(g, a, transpose_a=True, transpose_b=True)]
+def _to_rows(x, a):
+    """``x`` with axis ``a`` (the rows) swapped into position -2."""
+    return x if a == x.ndim - 2 else np.swapaxes(x, a, x.ndim - 2)
 
 
-register(
-    "batch_dot", inputs=("lhs", "rhs"), attrs=_FLAGS, infer_shape=_batch_shape,
-    infer_storage=_forward_stype("batch_dot"),
-    infer_type=_same_type("batch_dot"), compute=_batch_dot, gradient=_batch_dot_grad,
-    grad_inputs=(0, 1),
-    doc="""Batched matrix product (MXNet's ``batch_dot``).
+def _gemm2_shape(op, attrs, sa, sb):
+    _matrix(op, "A", sa)
+    _matrix(op, "B", sb)
+    if len(sa) != len(sb):
+        raise ValueError(f"{op}: A {sa!r} and B {sb!r} must have one number of dimensions")
+    a = _rows(op, attrs, len(sa))
+    swap = list(range(len(sa)))
+    swap[a], swap[-2] = swap[-2], swap[a]
+    ma, mb = tuple(sa[k] for k in swap), tuple(sb[k] for k in swap)
+    _same_batch(op, [ma, mb], ["A", "B"])
+    ra, ca = (ma[-1], ma[-2]) if attrs["transpose_a"] else (ma[-2], ma[-1])
+    rb, cb = (mb[-1], mb[-2]) if attrs["transpose_b"] else (mb[-2], mb[-1])
+    if ca != rb:
+        raise ValueError(f"{op}: op(A) of shape {(ra, ca)!r} and op(B) of shape {(rb, cb)!r} "
+                         f"(matrices of A {sa!r}, B {sb!r}) are not aligned")
+    out = list(ma[:-2] + (ra, cb))
+    out[a], out[-2] = out[-2], out[a]
+    return tuple(out)
 
-``lhs`` (B, n, k) and ``rhs`` (B, k, m) give (B, n, m); ``transpose_a`` /
-``transpose_b`` transpose the last two axes of each operand first.  N-D operands with
-identical leading (batch) dimensions are accepted too; batch dimensions are not
-broadcast (use ``matmul`` for that).""")
+
+def _product(attrs, a, b):
+    ax = _rows("", attrs, a.ndim)
+    p = np.matmul(_op(_to_rows(a, ax), attrs["transpose_a"]),
+                  _op(_to_rows(b, ax), attrs["transpose_b"]))
+    return _to_rows(p * p.dtype.type(attrs["alpha"]), ax)
 
 
-# -- matmul -----------------------------------------------------------------------------
+def _gemm2_grad(at, i, o, g):
+    A, B, G = i[0], i[1], g[0]
+    ta, tb = at["transpose_a"], at["transpose_b"]
+    kw = {"alpha": at["alpha"], "axis": at["axis"]}
+    ga = (F._linalg_gemm2(B, G, transpose_a=tb, transpose_b=True, **kw) if ta
+          else F._linalg_gemm2(G, B, transpose_b=not tb, **kw))
+    gb = (F._linalg_gemm2(G, A, transpose_a=True, transpose_b=ta, **kw) if tb
+          else F._linalg_gemm2(A, G, transpose_a=not ta, **kw))
+    return [ga, gb]
 
-def _matmul_plan(ls, rs):
-    """(lhs as >= 2-D, rhs as >= 2-D, batch shape, out shape) with NumPy's rules."""
-    if not ls or not rs:
-        raise ValueError(f"matmul: inputs must have at least 1 dimension (got shapes {ls!r} "
-                         f"and {rs!r})")
-    l2 = ls if len(ls) >= 2 else (1,) + ls
-    r2 = rs if len(rs) >= 2 else rs + (1,)
-    if l2[-1] != r2[-2]:
-        raise ValueError(f"matmul: shapes {ls!r} and {rs!r} are not aligned")
+
+_GEMM_FLAGS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
+               "alpha": Attr("float", 1.0)}
+
+register("_linalg_gemm2", aliases=("linalg_gemm2",), inputs=("A", "B"),
+         attrs={**_GEMM_FLAGS, "axis": Attr("int", -2)},
+         infer_shape=lambda a, s: [_gemm2_shape("_linalg_gemm2", a, s[0], s[1])],
+         infer_type=_float_type("_linalg_gemm2"),
+         compute=lambda a, ins, outs: np.copyto(outs[0], _product(a, ins[0], ins[1])),
+         gradient=_gemm2_grad, grad_inputs=(0, 1),
+         doc="alpha * op(A) @ op(B) for each matrix of the batch (MXNet's linalg.gemm2): "
+             "op transposes with ``transpose_a``/``transpose_b``; the rows are on ``axis`` "
+             "(default -2) and the columns on the last axis.")
+
+
+def _gemm_shape(attrs, shapes):
+    out = _gemm2_shape("_linalg_gemm", attrs, shapes[0], shapes[1])
+    if shapes[2] != out:
+        raise ValueError(f"_linalg_gemm: C has shape {shapes[2]!r}, op(A) @ op(B) has "
+                         f"{out!r}")
+    return [out]
+
+
+def _gemm(attrs, ins, outs):
+    a, b, c = ins
+    np.copyto(outs[0], _product(attrs, a, b) + c * c.dtype.type(attrs["beta"]))
+
+
+def _gemm_grad(at, i, o, g):
+    kw = {k: at[k] for k in ("transpose_a", "transpose_b", "alpha", "axis")}
+    ga, gb = _gemm2_grad(kw, i, o, g)
+    return [ga, gb, g[0] * at["beta"]]
+
+
+register("_linalg_gemm", aliases=("linalg_gemm",), inputs=("A", "B", "C"),
+         attrs={**_GEMM_FLAGS, "beta": Attr("float", 1.0), "axis": Attr("int", -2)},
+         infer_shape=_gemm_shape, infer_type=_float_type("_linalg_gemm"), compute=_gemm,
+         gradient=_gemm_grad, grad_inputs=(0, 1),
+         doc="alpha * op(A) @ op(B) + beta * C for each matrix of the batch (MXNet's "
+             "linalg.gemm; ``axis`` as for gemm2).")
+
+
+# -- potrf, potri ---------------------------------------------------------------------------------
+
+def _square_shape(op):
+    def infer(attrs, shapes):
+        _matrix(op, "A", shapes[0], square=True)
+        return [shapes[0]]
+    return infer
+
+
+def _potrf(attrs, ins, outs):
+    # lower=False: U of A = U^T U from A's upper triangle, the transpose of L for A^T
+    a = ins[0] if attrs["lower"] else _t(ins[0])
+    low = np.tril(a)
     try:
-        batch = np.broadcast_shapes(l2[:-2], r2[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: the batch dimensions of shapes {ls!r} and {rs!r} are not "
-                         "broadcastable") from None
-    out = batch + ((l2[-2],) if len(ls) >= 2 else ()) + ((r2[-1],) if len(rs) >= 2 else ())
-    return l2, r2, batch, out
+        f = np.linalg.cholesky(low + _t(np.tril(a, -1)))
+    except np.linalg.LinAlgError:
+        raise ValueError("_linalg_potrf: A must be symmetric positive definite (the "
+                         "Cholesky factorization of a matrix of the batch failed)") from None
+    outs[0][...] = f if attrs["lower"] else _t(f)
 
 
-def _matmul_shape(attrs, shapes):
-    return [_matmul_plan(shapes[0], shapes[1])[3]]
+def _swap(x):
+    """The transpose of an NDArray's matrices; an ArrayDesc (a square input the rule only
+    sees described) as it is."""
+    return F.swapaxes(x, dim1=-1, dim2=-2) if isinstance(x, NDArray) else x
 
 
-def _matmul(attrs, ins, outs):
-    np.matmul(ins[0], ins[1], out=outs[0])
+def _upper_by_transpose(rule):
+    """The rule of a ``lower`` op for ``lower=False``: the op on transposed inputs gives the
+    transposed outputs, so the gradient is the transposed gradient of the transposes."""
+    def wrapped(a, i, o, g):
+        if a["lower"]:
+            return rule(a, i, o, g)
+        return [_swap(d) for d in rule(a, [_swap(x) for x in i], [_swap(x) for x in o],
+                                       [_swap(x) for x in g])]
+    return wrapped
 
 
-def _expand(x, shape):
-    return x if x.shape == shape else F.broadcast_to(x, shape=shape)
+@_upper_by_transpose
+def _potrf_grad(a, i, o, g):
+    L, G = o[0], g[0]
+    phi = F._linalg_gemm2(L, G, transpose_a=True) * _mask(L, True, 0.5)
+    s = F._linalg_trsm(L, F._linalg_trsm(L, phi, transpose=True), rightside=True)
+    # d/dA of the lower triangle: the symmetric gradient (s + s^T) / 2, counted twice off
+    # the diagonal (each entry stands for A[i, j] and A[j, i])
+    full = s + F.swapaxes(s, dim1=-1, dim2=-2)
+    eye = from_numpy(np.eye(L.shape[-1], dtype=np.dtype(L.dtype)), L.ctx)
+    return [full * _mask(L, True, strict=True) + s * eye]
 
 
-def _matmul_grad(attrs, inputs, outputs, out_grads):
-    x, y = inputs
-    g = out_grads[0]
-    l2, r2, batch, _ = _matmul_plan(x.shape, y.shape)
-    (n, k), m = l2[-2:], r2[-1]
-    if g.size == 0 or k == 0:
-        return [F.zeros_like(x), F.zeros_like(y)]
-    # Broadcast the operands to the full batch, run one batch_dot per operand, and undo
-    # the broadcasting with sums (no size is 0 from here on).
-    p = _prod(batch)
-    a = _reshape(_expand(_reshape(x, l2), batch + (n, k)), (p, n, k))
-    b = _reshape(_expand(_reshape(y, r2), batch + (k, m)), (p, k, m))
-    g3 = _reshape(g, (p, n, m))
-    da = _reshape(F.batch_dot(g3, b, transpose_b=True), batch + (n, k))
-    db = _reshape(F.batch_dot(a, g3, transpose_a=True), batch + (k, m))
-    return [_reshape(unbroadcast(da, l2), x.shape), _reshape(unbroadcast(db, r2), y.shape)]
+register("_linalg_potrf", aliases=("linalg_potrf",), inputs=("A",),
+         attrs={"lower": Attr("bool", True)}, infer_shape=_square_shape("_linalg_potrf"), infer_type=_float_type("_linalg_potrf"),
+         compute=_potrf, gradient=_potrf_grad, grad_outputs=(0,),
+         doc="The lower Cholesky factor L (A = L @ L.T) of each symmetric positive definite "
+             "matrix (MXNet's linalg.potrf), read from A's lower triangle; lower=False: the "
+             "upper factor U (A = U.T @ U), read from the upper triangle.  A matrix that "
+             "is not positive definite raises ValueError.")
 
 
-register(
-    "matmul", inputs=("lhs", "rhs"), infer_shape=_matmul_shape,
-    infer_type=_same_type("matmul"), compute=_matmul, gradient=_matmul_grad,
-    grad_inputs=(0, 1),
-    doc="""Matrix product with NumPy's ``matmul`` semantics: the last two axes are the
-matrices, leading (batch) axes broadcast; a 1-D ``lhs`` gets a leading 1 and a 1-D
-``rhs`` a trailing 1, removed from the result (so 1-D x 1-D gives a 0-d array, unlike
-``dot``).  Operands must share one dtype.""")
+def _tri_inverse(op, x, lower=True):
+    try:
+        return np.linalg.inv(_tri(x, lower))
+    except np.linalg.LinAlgError:
+        raise _singular(op) from None
 
 
-# -- FullyConnected ---------------------------------------------------------------------
+def _potri(attrs, ins, outs):
+    # lower=False: (U^T U)^-1 from U, which is (L L^T)^-1 for L = U^T
+    inv = _tri_inverse("_linalg_potri", ins[0] if attrs["lower"] else _t(ins[0]))
+    outs[0][...] = np.matmul(_t(inv), inv)
 
-def _fc_plan(attrs, shapes, name="FullyConnected"):
-    """(batch shape, k) of FullyConnected after validating every input shape."""
-    nh, no_bias, flatten = attrs["num_hidden"], attrs["no_bias"], attrs["flatten"]
-    want = 2 if no_bias else 3
-    if len(shapes) != want:
-        names = "data, weight" if no_bias else "data, weight, bias"
-        raise TypeError(f"{name}: takes {want} array inputs ({names}) with "
-                        f"no_bias={no_bias} (got {len(shapes)})")
-    if nh < 1:
-        raise ValueError(f"{name}: num_hidden must be >= 1 (got {nh})")
-    ds, ws = shapes[0], shapes[1]
-    if not ds:
-        raise ValueError(f"{name}: data must have at least 1 dimension (got shape ())")
-    if flatten:
-        batch, k = ds[:1], _prod(ds[1:])
+
+@_upper_by_transpose
+def _potri_grad(a, i, o, g):
+    mask, M, G = _mask(i[0], True), o[0], g[0]
+    L = i[0] * mask                                  # the factor: A's lower triangle
+    sym = G + F.swapaxes(G, dim1=-1, dim2=-2)
+    d = F._linalg_gemm2(F._linalg_gemm2(M, sym), F._linalg_gemm2(M, L), alpha=-1.0)
+    return [d * mask]
+
+
+register("_linalg_potri", aliases=("linalg_potri",), inputs=("A",),
+         attrs={"lower": Attr("bool", True)}, infer_shape=_square_shape("_linalg_potri"), infer_type=_float_type("_linalg_potri"),
+         compute=_potri, gradient=_potri_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="(L @ L.T)^-1 from each lower triangular Cholesky factor L (MXNet's "
+             "linalg.potri: the inverse of the matrix potrf factored), read from A's lower "
+             "triangle; lower=False: (U.T @ U)^-1 from the upper triangle.  A singular "
+             "factor raises ValueError.")
+
+
+# -- trsm, trmm ---------------------------------------------------------------------------------
+
+_TRI_ATTRS = {"transpose": Attr("bool", False), "rightside": Attr("bool", False),
+              "lower": Attr("bool", True), "alpha": Attr("float", 1.0)}
+
+
+def _tri_shape(op):
+    def infer(attrs, shapes):
+        sa, sb = shapes
+        _matrix(op, "A", sa, square=True)
+        _matrix(op, "B", sb)
+        _same_batch(op, [sa, sb], ["A", "B"])
+        k = sb[-1] if attrs["rightside"] else sb[-2]
+        if k != sa[-1]:
+            side = "columns" if attrs["rightside"] else "rows"
+            raise ValueError(f"{op}: B {sb!r} must have as many {side} as A {sa!r} has")
+        return [sb]
+    return infer
+
+
+def _trsm(attrs, ins, outs):
+    a, b = ins
+    t = _op(_tri(a, attrs["lower"]), attrs["transpose"])
+    rhs = b * b.dtype.type(attrs["alpha"])
+    try:
+        x = (_t(np.linalg.solve(_t(t), _t(rhs))) if attrs["rightside"]
+             else np.linalg.solve(t, rhs))
+    except np.linalg.LinAlgError:
+        raise _singular("_linalg_trsm") from None
+    outs[0][...] = x
+
+
+def _trsm_grad(at, i, o, g):
+    A, X, G = i[0], o[0], g[0]
+    tr, right, low = at["transpose"], at["rightside"], at["lower"]
+    y = F._linalg_trsm(A, G, transpose=not tr, rightside=right, lower=low)
+    if right:
+        ga = F._linalg_gemm2(y, X, transpose_a=True) if tr else \
+            F._linalg_gemm2(X, y, transpose_a=True)
     else:
-        batch, k = ds[:-1], ds[-1]
-    if ws != (nh, k):
-        raise ValueError(f"{name}: weight must have shape {(nh, k)!r} for data of "
-                         f"shape {ds!r}, num_hidden={nh} and flatten={flatten} (got {ws!r})")
-    if not no_bias and shapes[2] != (nh,):
-        raise ValueError(f"{name}: bias must have shape {(nh,)!r} (got {shapes[2]!r})")
-    return batch, k
+        ga = F._linalg_gemm2(X, y, transpose_b=True) if tr else \
+            F._linalg_gemm2(y, X, transpose_b=True)
+    return [-ga * _mask(A, low), y * at["alpha"]]
 
 
-def _fc_shape(attrs, shapes):
-    batch, _ = _fc_plan(attrs, shapes)
-    return [batch + (attrs["num_hidden"],)]
+register("_linalg_trsm", aliases=("linalg_trsm",), inputs=("A", "B"), attrs=_TRI_ATTRS,
+         infer_shape=_tri_shape("_linalg_trsm"), infer_type=_float_type("_linalg_trsm"),
+         compute=_trsm, gradient=_trsm_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="X with op(A) @ X = alpha * B (``rightside``: X @ op(A) = alpha * B) for each "
+             "triangular A of the batch (MXNet's linalg.trsm): op transposes with "
+             "``transpose``; A is read from its lower triangle (``lower=False``: upper).  "
+             "A singular A raises ValueError.")
 
 
-def _fc(attrs, ins, outs):
-    # the shapes were validated by inference: weight is (num_hidden >= 1, k)
-    x, w = ins[0], ins[1]
-    nh = attrs["num_hidden"]
-    out = outs[0].reshape(outs[0].size // nh, nh)
-    _mm(x.reshape(out.shape[0], w.shape[1]), w.T, out)
-    if not attrs["no_bias"]:
-        np.add(out, ins[2], out=out)
+def _trmm(attrs, ins, outs):
+    a, b = ins
+    t = _op(_tri(a, attrs["lower"]), attrs["transpose"])
+    p = np.matmul(b, t) if attrs["rightside"] else np.matmul(t, b)
+    outs[0][...] = p * p.dtype.type(attrs["alpha"])
 
 
-def _fc_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
-    # one fused op computes the gradients asked for (``needs``, from the backward
-    # executor; the others are None and never computed: requests null)
-    # FullyConnected's parsed attributes are the fused op's (same names, kinds, defaults)
-    n_in = 2 if attrs["no_bias"] else 3
-    if all(needs[:n_in]) or is_recording():
-        # (under create_graph every output is made: the tape records whole calls)
-        req = None
+def _trmm_grad(at, i, o, g):
+    A, B, G = i[0], i[1], g[0]
+    tr, right, low, alpha = at["transpose"], at["rightside"], at["lower"], at["alpha"]
+    gb = F._linalg_trmm(A, G, transpose=not tr, rightside=right, lower=low, alpha=alpha)
+    if right:
+        ga = F._linalg_gemm2(G, B, transpose_a=True, alpha=alpha) if tr else \
+            F._linalg_gemm2(B, G, transpose_a=True, alpha=alpha)
     else:
-        req = [_REQ[b] for b in needs[:n_in]]
-    grads = invoke_parsed(_FCB, [out_grads[0], inputs[0], inputs[1]], attrs, None, req)
-    return [g if b else None for g, b in zip(grads, needs)]
+        ga = F._linalg_gemm2(B, G, transpose_b=True, alpha=alpha) if tr else \
+            F._linalg_gemm2(G, B, transpose_b=True, alpha=alpha)
+    return [ga * _mask(A, low), gb]
 
 
-_REQ = {True: "write", False: "null"}
+register("_linalg_trmm", aliases=("linalg_trmm",), inputs=("A", "B"), attrs=_TRI_ATTRS,
+         infer_shape=_tri_shape("_linalg_trmm"), infer_type=_float_type("_linalg_trmm"),
+         compute=_trmm, gradient=_trmm_grad, grad_inputs=(0, 1),
+         doc="alpha * op(A) @ B (``rightside``: alpha * B @ op(A)) for each triangular A of "
+             "the batch (MXNet's linalg.trmm), A read from its lower triangle "
+             "(``lower=False``: upper).")
 
 
-register(
-    "FullyConnected", inputs=("data", "weight", "bias"), variadic=True,
-    attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),
-           "flatten": Attr("bool", True)},
-    infer_shape=_fc_shape, infer_type=_same_type("FullyConnected"), compute=_fc,
-    gradient=_fc_grad, grad_inputs=(0, 1),
-    doc="""Dense layer (MXNet's ``FullyConnected``): ``out = data @ weight.T + bias``.
+# -- syrk -----------------------------------------------------------------------------------------
 
-Inputs ``data``, ``weight`` (num_hidden, k) and ``bias`` (num_hidden,); with
-``no_bias=True`` there are only two inputs.  ``flatten=True`` (default) reshapes data to
-``(data.shape[0], -1)`` (the result is (n, num_hidden)); ``flatten=False`` applies the
-layer to the last axis (the result is ``data.shape[:-1] + (num_hidden,)``).  All inputs
-share one dtype.  Pass the arrays positionally:
-``nd.FullyConnected(x, w, b, num_hidden=4)``.""")
+def _syrk_shape(attrs, shapes):
+    s = shapes[0]
+    _matrix("_linalg_syrk", "A", s)
+    n = s[-1] if attrs["transpose"] else s[-2]
+    return [s[:-2] + (n, n)]
 
 
-# -- _backward_FullyConnected -------------------------------------------------------------
-
-_add_reduce = np.add.reduce
-
-
-def _fcb_plan(attrs, shapes):
-    """(m, k) of the fused gradient after validating ograd against the layer's result."""
-    name = "_backward_FullyConnected"
-    if len(shapes) != 3:
-        raise TypeError(f"{name}: takes 3 array inputs (ograd, data, weight) (got "
-                        f"{len(shapes)})")
-    nh = attrs["num_hidden"]
-    layer = [shapes[1], shapes[2]] + ([] if attrs["no_bias"] else [(nh,)])
-    batch, k = _fc_plan(attrs, layer, name)
-    if shapes[0] != batch + (nh,):
-        raise ValueError(f"{name}: ograd must have shape {batch + (nh,)!r}, the layer's "
-                         f"result for data of shape {shapes[1]!r} (got {shapes[0]!r})")
-    return _prod(batch), k
+def _syrk(attrs, ins, outs):
+    a = ins[0]
+    p = np.matmul(_t(a), a) if attrs["transpose"] else np.matmul(a, _t(a))
+    outs[0][...] = p * p.dtype.type(attrs["alpha"])
 
 
-def _fcb_shape(attrs, shapes):
-    _fcb_plan(attrs, shapes)
-    return [shapes[1], shapes[2]] + ([] if attrs["no_bias"] else [(attrs["num_hidden"],)])
+def _syrk_grad(at, i, o, g):
+    A, G = i[0], g[0]
+    sym = G + F.swapaxes(G, dim1=-1, dim2=-2)
+    if at["transpose"]:
+        return [F._linalg_gemm2(A, sym, alpha=at["alpha"])]
+    return [F._linalg_gemm2(sym, A, alpha=at["alpha"])]
 
 
-def _fcb_type(attrs, dtypes):
-    d = same_dtype("_backward_FullyConnected", dtypes)
-    return [d] * (2 if attrs["no_bias"] else 3)
+register("_linalg_syrk", aliases=("linalg_syrk",), inputs=("A",),
+         attrs={"transpose": Attr("bool", False), "alpha": Attr("float", 1.0)},
+         infer_shape=_syrk_shape, infer_type=_float_type("_linalg_syrk"), compute=_syrk,
+         gradient=_syrk_grad, grad_inputs=(0,),
+         doc="alpha * A @ A.T (``transpose``: alpha * A.T @ A) for each matrix of the batch "
+             "(MXNet's linalg.syrk).")
 
 
-def _fcb(attrs, ins, outs):
-    """dX = g W, dW = g^T X, db = column sums of g, on the 2-D views; an output that is
-    None (request null) is not computed."""
-    g, x, w = ins
-    nh, k = w.shape            # validated by inference: g is the layer's result's shape
-    m = g.size // nh
-    g2 = g.reshape(m, nh)
-    dx, dw = outs[0], outs[1]
-    # dW and db first, dX last (NumPy's order in a handwritten step): g2 and the layer's
-    # input are then read while still in the cache, and dX, which the next gradient op
-    # reads at once (relu's), is written last
-    if dw is not None:
-        if m == 0:
-            dw[...] = 0
-        else:
-            _mm(g2.T, x.reshape(m, k), dw)
-    if not attrs["no_bias"] and outs[2] is not None:
-        if type(g2) is _ndarray:
-            _add_reduce(g2, 0, None, outs[2])
-        else:
-            g2.sum(axis=0, out=outs[2])
-    if dx is not None:
-        _mm(g2, w, dx.reshape(m, k))
+# -- inverse, det, slogdet, sumlogdiag -------------------------------------------------------------
+
+def _inverse(attrs, ins, outs):
+    try:
+        outs[0][...] = np.linalg.inv(ins[0])
+    except np.linalg.LinAlgError:
+        raise _singular("_linalg_inverse") from None
 
 
-def _fcb_grad(attrs, inputs, outputs, out_grads, needs=(True, True, True)):
-    # out = (g2 W, g2^T X2, sum_rows g2), linear in each input: with out-grads
-    # (Gx, Gw, Gb): d/dg = Gx2 W^T + X2 Gw^T + Gb (each row); d/dX = g2 Gw;
-    # d/dW = g2^T Gx2
-    g, x, w = inputs
-    nh = attrs["num_hidden"]
-    m, k = _fcb_plan(attrs, [g.shape, x.shape, w.shape])
-    gx, gw = out_grads[0], out_grads[1]
-    if m == 0 or k == 0:
-        return [zeros(g) if needs[0] else None, zeros(x) if needs[1] else None,
-                zeros(w) if needs[2] else None]
-    g2, x2, gx2 = _reshape(g, (m, nh)), _reshape(x, (m, k)), _reshape(gx, (m, k))
-    dg = dx = dw = None
-    if needs[0]:
-        dg = F.dot(gx2, w, transpose_b=True) + F.dot(x2, gw, transpose_b=True)
-        if not attrs["no_bias"]:
-            dg = F.broadcast_add(dg, _reshape(out_grads[2], (1, nh)))
-        dg = _reshape(dg, g.shape)
-    if needs[1]:
-        dx = _reshape(F.dot(g2, gw), x.shape)
-    if needs[2]:
-        dw = F.dot(g2, gx2, transpose_a=True)
-    return [dg, dx, dw]
+def _inverse_grad(a, i, o, g):
+    m = F.swapaxes(o[0], dim1=-1, dim2=-2)
+    return [-F._linalg_gemm2(F._linalg_gemm2(m, g[0]), m)]
 
 
-_FCB = register(
-    "_backward_FullyConnected", inputs=("ograd", "data", "weight"),
-    num_outputs=lambda attrs: 2 if attrs["no_bias"] else 3,
-    attrs={"num_hidden": Attr("int", required=True), "no_bias": Attr("bool", False),
-           "flatten": Attr("bool", True)},
-    infer_shape=_fcb_shape, infer_type=_fcb_type, compute=_fcb, null_outputs=True,
-    gradient=_fcb_grad, grad_inputs=(0, 1, 2),
-    doc="""Hidden: the gradient of FullyConnected in one call (MXNet's
-``_backward_FullyConnected``): from the out-grad ``ograd`` and the layer's ``data`` and
-``weight``, the outputs ``ograd @ weight`` (data's shape), ``ograd.T @ data`` (weight's
-shape) and, unless ``no_bias``, the column sums of ``ograd`` (the bias gradient), on the
-2-D views that FullyConnected's attributes define.  An output requested ``null`` is not
-computed.""")
+register("_linalg_inverse", aliases=("linalg_inverse",), inputs=("A",),
+         infer_shape=_square_shape("_linalg_inverse"),
+         infer_type=_float_type("_linalg_inverse"), compute=_inverse,
+         gradient=_inverse_grad, grad_outputs=(0,),
+         doc="The inverse of each square matrix of the batch (MXNet's linalg.inverse); a "
+             "singular one raises ValueError.  Gradient: -A^-T @ g @ A^-T.")
+
+
+def _scalar_shape(op, n=1):
+    def infer(attrs, shapes):
+        _matrix(op, "A", shapes[0], square=True)
+        return [_batch_shape(shapes[0])] * n
+    return infer
+
+
+def _per_matrix(g, like):
+    """``g`` (one value per matrix) shaped to broadcast against the matrices ``like``."""
+    return g.reshape(like.shape[:-2] + (1, 1))
+
+
+def _det_grad(a, i, o, g):
+    A = i[0]
+    inv_t = F.swapaxes(F._linalg_inverse(A), dim1=-1, dim2=-2)
+    return [inv_t * _per_matrix(g[0] * o[0], A)]
+
+
+register("_linalg_det", aliases=("linalg_det",), inputs=("A",),
+         infer_shape=_scalar_shape("_linalg_det"), infer_type=_float_type("_linalg_det"),
+         compute=lambda a, ins, outs: np.copyto(
+             outs[0], np.linalg.det(ins[0]).reshape(outs[0].shape)),
+         gradient=_det_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="The determinant of each square matrix (MXNet's linalg.det): shape of the "
+             "batch, (1,) for one matrix.  Gradient: g * det(A) * A^-T (a singular A has "
+             "none: ValueError).")
+
+
+def _slogdet(attrs, ins, outs):
+    sign, logabs = np.linalg.slogdet(ins[0])
+    outs[0][...] = np.reshape(sign, outs[0].shape)
+    outs[1][...] = np.reshape(logabs, outs[1].shape)
+
+
+def _slogdet_grad(a, i, o, g):
+    A = i[0]
+    inv_t = F.swapaxes(F._linalg_inverse(A), dim1=-1, dim2=-2)
+    return [inv_t * _per_matrix(g[1], A)]
+
+
+register("_linalg_slogdet", aliases=("linalg_slogdet",), inputs=("A",), num_outputs=2,
+         infer_shape=_scalar_shape("_linalg_slogdet", 2),
+         infer_type=_float_type("_linalg_slogdet", 2), compute=_slogdet,
+         gradient=_slogdet_grad, grad_inputs=(0,),
+         doc="[sign, log|det|] of each square matrix (MXNet's linalg.slogdet; a singular "
+             "matrix gives sign 0 and -inf).  Gradient of log|det|: g * A^-T; the sign has "
+             "none.")
+
+
+def _sumlogdiag(attrs, ins, outs):
+    d = np.diagonal(ins[0], axis1=-2, axis2=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        outs[0][...] = np.sum(np.log(d), axis=-1).reshape(outs[0].shape)
+
+
+def _sumlogdiag_grad(a, i, o, g):
+    A = i[0]
+    d = F.diag(A, axis1=-2, axis2=-1)
+    v = g[0].reshape(A.shape[:-2] + (1,)) / d
+    return [F._diag_grad(v, axis1=-2, axis2=-1, shape=A.shape)]
+
+
+register("_linalg_sumlogdiag", aliases=("linalg_sumlogdiag",), inputs=("A",),
+         infer_shape=_scalar_shape("_linalg_sumlogdiag"),
+         infer_type=_float_type("_linalg_sumlogdiag"), compute=_sumlogdiag,
+         gradient=_sumlogdiag_grad, grad_inputs=(0,),
+         doc="The sum of the logarithms of each square matrix's diagonal (MXNet's "
+             "linalg.sumlogdiag: log det of a Cholesky factor); shape of the batch, (1,) for "
+             "one matrix.  Gradient: g / A[i, i] on the diagonal.")

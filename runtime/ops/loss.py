@@ -1,4 +1,4 @@
-"""Fused per-sample losses behind ``runtime.nn.loss`` (hidden operators: MXNet has no
+"""Fused per-sample losses behind ``runtime.gluon.loss`` (hidden operators: MXNet has no
 such ops; Gluon composes them).  One kernel each way instead of four or five small ops,
 with the numerically stable formulas:
 
@@ -19,8 +19,9 @@ pass over each row); other cases the NumPy formulas.
 import numpy as np
 
 from runtime import _loss_kernels as LK
+from runtime._device import like
 from runtime.ops._call import F
-from runtime.ops.nn import _index_type, _indices, _on_device_of
+from runtime.ops.nn import _index_type, _indices
 from runtime.ops.registry import float_input, register
 
 
@@ -88,7 +89,7 @@ def _softmax_ce(attrs, ins, outs):
     if n == 0:
         return
     z, _, s = _softmax_cols(x)
-    outs[0][...] = np.log(s) - z[idx, _on_device_of(x, np.arange(n))]
+    outs[0][...] = np.log(s) - z[idx, like(x, np.arange(n))]
 
 
 def _softmax_ce_grad_kernel(attrs, ins, outs):
@@ -104,7 +105,7 @@ def _softmax_ce_grad_kernel(attrs, ins, outs):
         return
     _, e, s = _softmax_cols(x)
     e /= s
-    e[idx, _on_device_of(x, np.arange(n))] -= 1
+    e[idx, like(x, np.arange(n))] -= 1
     e *= g
     outs[0][...] = e.T
 

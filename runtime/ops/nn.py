@@ -14,18 +14,11 @@ import numpy as np
 
 from runtime import _storage
 from runtime import random as _random
+from runtime._device import like
 from runtime._imperative import is_recording, is_training
 from runtime._ndarray import from_numpy
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
-
-
-def _on_device_of(x, a):
-    """Host array ``a`` on the device of kernel array ``x`` (NumPy or CuPy)."""
-    if isinstance(x, np.ndarray):
-        return a
-    import cupy
-    return cupy.asarray(a)
 
 
 def _indices(op, a, n, what):
@@ -62,7 +55,7 @@ _ROWS_OF = {}       # n -> np.arange(n), the row indices of label picks (host)
 def _rows(x, n):
     """``arange(n)`` on the device of ``x``; host ones are kept per n."""
     if type(x) is not np.ndarray:
-        return _on_device_of(x, np.arange(n))
+        return like(x, np.arange(n))
     r = _ROWS_OF.get(n)
     if r is None:
         r = np.arange(n)
@@ -72,12 +65,17 @@ def _rows(x, n):
     return r
 
 
-def _clipped_rows(a, n):
+def _clipped_rows(op, a, n):
     """Row indices ``a`` as int64, clipped into [0, n) as MXNet's Embedding does (an
     index too large addresses the last row, a negative one the first; floats are
-    truncated, NaN reads row 0)."""
+    truncated); a NaN or infinite index is an IndexError, as in ``take``."""
     if a.dtype.kind == "f":
-        a = np.trunc(np.nan_to_num(a, nan=0.0, posinf=n - 1, neginf=0))
+        bad = (a != a) | (abs(a) == np.inf)
+        if a.size and bool(bad.any()):
+            pos = int(bad.ravel().argmax())
+            raise IndexError(f"{op}: index {float(a.ravel()[pos])} at position {pos} is "
+                             "not a finite number")
+        a = np.trunc(a)
     return np.clip(a, 0, n - 1).astype(np.int64)
 
 
@@ -314,7 +312,7 @@ def _softmax_ce(attrs, ins, outs, state=None):
         x = x.astype(np.float32)
     m = np.max(x, axis=1, keepdims=True)
     lse = np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
-    picked = x[_on_device_of(x, np.arange(n)), idx]
+    picked = x[like(x, np.arange(n)), idx]
     outs[0][...] = np.sum(lse - picked)
 
 
@@ -440,7 +438,7 @@ def _one_hot(attrs, ins, outs):
     idx = _indices("_label_one_hot", label, k, "label")
     out = outs[0]
     out[...] = 0
-    out[_on_device_of(out, np.arange(n)), idx] = 1
+    out[like(out, np.arange(n)), idx] = 1
 
 
 register(
@@ -497,7 +495,7 @@ def _dropout(attrs, ins, outs, state):
     mask = (u >= np.float32(p)).astype(x.dtype)
     mask *= x.dtype.type(1.0 / (1.0 - p))
     state.mask = mask
-    np.multiply(x, _on_device_of(x, mask), out=out)
+    np.multiply(x, like(x, mask), out=out)
 
 
 def _dropout_grad(attrs, inputs, outputs, out_grads, state=None):
@@ -577,7 +575,7 @@ def _embedding_type(attrs, dtypes):
 
 def _embedding(attrs, ins, outs):
     data, w = ins
-    idx = _clipped_rows(data, attrs["input_dim"])
+    idx = _clipped_rows("Embedding", data, attrs["input_dim"])
     if isinstance(w, np.ndarray):
         np.take(w, idx, axis=0, out=outs[0])
     else:
@@ -590,17 +588,23 @@ def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
     return [None, getattr(F, name)(inputs[0], out_grads[0], **dims)]
 
 
+def _embedding_inputs(attrs, shapes):
+    shapes[1] = shapes[1] or (attrs["input_dim"], attrs["output_dim"])
+    return shapes
+
+
 register(
     "Embedding", inputs=("data", "weight"),
     attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
-    gradient=_embedding_grad_rule, grad_inputs=(0,),
+    gradient=_embedding_grad_rule, grad_inputs=(0,), infer_inputs=_embedding_inputs,
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
 ``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
 MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or
 floats, truncated); as MXNet documents, an index too large is replaced by the last row
-(input_dim - 1) and a negative one by row 0, in the gradient too.  The weight gradient is a dense scatter-add of the head gradients, or with
+(input_dim - 1) and a negative one by row 0, in the gradient too; a NaN or infinite index
+is refused (IndexError), as ``take`` refuses it.  The weight gradient is a dense scatter-add of the head gradients, or with
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
 ``data`` gets no gradient.""")
 
@@ -628,7 +632,7 @@ def _embed_grad_type(op):
 def _embedding_grad(attrs, ins, outs):
     data, g = ins
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _clipped_rows(data, n)
+    idx = _clipped_rows("_embedding_grad", data, n)
     out = outs[0]
     out[...] = 0
     np.add.at(out, idx.reshape(-1), g.reshape(-1, d))
@@ -654,7 +658,7 @@ into zeros of shape (input_dim, output_dim).""")
 def _embedding_grad_rsp(attrs, inputs):
     data, g = inputs
     n, d = attrs["input_dim"], attrs["output_dim"]
-    idx = _clipped_rows(data.asnumpy(), n).reshape(-1)
+    idx = _clipped_rows("_embedding_grad_rsp", data.asnumpy(), n).reshape(-1)
     rows, inverse = np.unique(idx, return_inverse=True)
     values = np.zeros((rows.size, d), np.dtype(g.dtype))
     np.add.at(values, inverse.reshape(-1), g.asnumpy().reshape(-1, d))

@@ -1,5 +1,6 @@
 """Normalisation operators: BatchNorm, LayerNorm, InstanceNorm, GroupNorm,
-L2Normalization (MXNet 1.x names, input and attribute order, defaults and semantics).
+L2Normalization, LRN (and its hidden window sum ``_lrn_window_sum``) (MXNet 1.x names,
+input and attribute order, defaults and semantics).
 
 Statistics are computed in float32 for float16 data (MXNet's accumulation type) and in the
 data's dtype otherwise; variances are the biased (population) ones, as MXNet's.  The
@@ -16,10 +17,11 @@ others are made of registry ops.
 import numpy as np
 
 from runtime import _norm_kernels as _k
+from runtime._device import array_module, to_host
 from runtime._imperative import is_training
 from runtime._ndarray import from_numpy, shape_size
 from runtime.ops._call import F, zeros
-from runtime.ops.registry import Attr, normalize_axis, register
+from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
 
 def _acc(dtype):
@@ -69,11 +71,6 @@ def _param_shape(op, names, shapes, want, what):
         if tuple(s) != want:
             raise ValueError(f"{op}: {name} must have shape {want!r} ({what}) (got "
                              f"{tuple(s)!r})")
-
-
-def _host(a):
-    """A host (NumPy) copy of a kernel array (NumPy or CuPy)."""
-    return np.array(a) if isinstance(a, np.ndarray) else a.get()
 
 
 # -- BatchNorm ---------------------------------------------------------------------------
@@ -182,7 +179,7 @@ def _batchnorm(attrs, ins, outs, state):
     if attrs["output_mean_var"]:
         outs[1][...] = mean
         outs[2][...] = invstd
-    state.mean, state.invstd = _host(mean), _host(invstd)
+    state.mean, state.invstd = to_host(mean, copy=True), to_host(invstd, copy=True)
     if state.training:                   # the aux states, last: nothing fails after this
         mom = acc.type(attrs["momentum"])
         one = acc.type(1)
@@ -255,6 +252,15 @@ def _bn_reads(attrs, n):
     return (4,) if fix else (0, 1, 3, 4)
 
 
+def _bn_inputs(attrs, shapes):
+    # gamma, beta and the moving statistics: (channels,) of data's axis
+    data = shapes[0]
+    if data is not None and -len(data) <= attrs["axis"] < len(data):
+        c = (data[attrs["axis"]],)
+        shapes[1:] = [s or c for s in shapes[1:]]
+    return shapes
+
+
 register(
     "BatchNorm", inputs=("data",) + BN_PARAMS,
     attrs={"eps": Attr("float", 1e-3), "momentum": Attr("float", 0.9),
@@ -263,7 +269,7 @@ register(
            "cudnn_off": Attr("bool", False)},
     num_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     infer_shape=_bn_shape, infer_type=_bn_type, compute=_batchnorm, prepare=_bn_prepare,
-    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4),
+    gradient=_bn_grad, grad_inputs=_bn_reads, mutates=(3, 4), infer_inputs=_bn_inputs,
     doc="""Batch normalisation (MXNet's ``BatchNorm``): per channel (``axis``, default 1;
 negative counts from the end) ``out = (data - mean) / sqrt(var + eps) * gamma + beta``.
 
@@ -624,3 +630,70 @@ register(
     doc="""L2 normalisation (MXNet's ``L2Normalization``): ``out = data / sqrt(sum(data
 ** 2) + eps)``, the sum over every axis but the first (``mode='instance'``, default), over
 axis 1 (``'channel'``) or over axes 2 and up (``'spatial'``).""")
+
+
+# -- LRN ------------------------------------------------------------------------------------
+
+def _lrn_check(op, attrs, shape):
+    n = attrs["nsize"]
+    if n < 1 or n % 2 == 0:
+        raise ValueError(f"{op}: nsize must be a positive odd number (got nsize={n})")
+    if len(shape) < 2:
+        raise ValueError(f"{op}: data must have a channel axis 1 (got shape {shape!r})")
+
+
+def _window_sum(x, n):
+    """Sum over the channel window [c - n // 2, c + n // 2] (clipped) along axis 1."""
+    c = x.shape[1]
+    cum = array_module(x).zeros((x.shape[0], c + 1) + x.shape[2:], dtype=x.dtype)
+    cum[:, 1:] = x.cumsum(axis=1)
+    lo = np.clip(np.arange(c) - n // 2, 0, c)
+    hi = np.clip(np.arange(c) + n // 2 + 1, 0, c)
+    return cum[:, hi] - cum[:, lo]
+
+
+def _window_shape(attrs, shapes):
+    _lrn_check("_lrn_window_sum", attrs, shapes[0])
+    return [shapes[0]]
+
+
+def _window(attrs, ins, outs):
+    outs[0][...] = _window_sum(ins[0], attrs["nsize"])
+
+
+register("_lrn_window_sum", attrs={"nsize": Attr("int", required=True)},
+         infer_shape=_window_shape, infer_type=float_input("_lrn_window_sum"),
+         compute=_window,
+         gradient=lambda a, i, o, g: [F._lrn_window_sum(g[0], nsize=a["nsize"])],
+         doc="""Sum of each channel's window of ``nsize`` channels centred on it (clipped at
+the ends), along axis 1: LRN's denominator.  A symmetric linear map, its own gradient.""")
+
+
+def _lrn_shape(attrs, shapes):
+    _lrn_check("LRN", attrs, shapes[0])
+    return [shapes[0]]
+
+
+def _lrn(attrs, ins, outs):
+    x = ins[0]
+    n = attrs["nsize"]
+    work = x if x.dtype != np.float16 else x.astype(np.float32)
+    d = _window_sum(work * work, n) * (attrs["alpha"] / n) + attrs["knorm"]
+    outs[0][...] = work * d ** (-attrs["beta"])
+
+
+def _lrn_grad(attrs, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    n, alpha, beta = attrs["nsize"], attrs["alpha"], attrs["beta"]
+    d = F._lrn_window_sum(x * x, nsize=n) * (alpha / n) + attrs["knorm"]
+    inner = F._lrn_window_sum(g * x * d ** (-beta - 1.0), nsize=n)
+    return [g * d ** (-beta) + x * inner * (-2.0 * beta * alpha / n)]
+
+
+register("LRN", attrs={"alpha": Attr("float", 0.0001), "beta": Attr("float", 0.75),
+                       "knorm": Attr("float", 2.0), "nsize": Attr("int", required=True)},
+         infer_shape=_lrn_shape, infer_type=float_input("LRN"), compute=_lrn,
+         gradient=_lrn_grad, grad_inputs=(0,),
+         doc="""Local response normalisation across channels (MXNet's LRN, AlexNet's):
+``x / (knorm + alpha / nsize * sum(x**2 over the nsize channels around c)) ** beta``
+along axis 1, the window clipped at the ends.  ``nsize`` must be odd.""")

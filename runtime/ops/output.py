@@ -76,6 +76,19 @@ def _so_shape(attrs, shapes):
     return [tuple(shapes[0])]
 
 
+def _so_inputs(attrs, shapes):
+    # label: one class index per softmax row (data without its class axis)
+    data = shapes[0]
+    if data is not None and shapes[1] is None and len(data) >= 1:
+        if attrs["preserve_shape"]:
+            shapes[1] = tuple(data[:-1])
+        elif attrs["multi_output"]:
+            shapes[1] = (data[0],) + tuple(data[2:])
+        else:
+            shapes[1] = (data[0],)
+    return shapes
+
+
 def _softmax_rows(x, view):
     """Softmax along axis 1 of ``x`` seen as ``view`` (float32 for float16)."""
     xv = x.reshape(view)
@@ -102,6 +115,7 @@ def _so_grad(attrs, inputs, outputs, out_grads):
 register(
     "SoftmaxOutput", aliases=("Softmax",), inputs=("data", "label"),
     attrs=SOFTMAX_OUTPUT_ATTRS, infer_shape=_so_shape, infer_type=_label_type("SoftmaxOutput"),
+    infer_inputs=_so_inputs,
     compute=_softmax_output, gradient=_so_grad, grad_inputs=(1,), grad_outputs=(0,),
     ignores=(1,),
     doc="""Softmax with the cross-entropy gradient (MXNet's ``SoftmaxOutput``).

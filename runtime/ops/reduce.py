@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, prod, max, min, norm, argmax, argmin, logsumexp.
+"""Reductions: sum, mean, prod, max, min, norm, argmax, argmin, logsumexp, moments; the
+sparse kernels of sum and mean (csr, one axis) and of norm (csr / row_sparse, every axis).
 
 ``axis`` is None (all axes), an int or a tuple; ``keepdims`` keeps reduced axes as 1;
 ``exclude=True`` reduces over every axis *not* listed (MXNet).  Reducing every axis
@@ -11,9 +12,11 @@ Reductions over zero-size axes follow NumPy: sum gives 0, prod 1, mean NaN, logs
 
 import numpy as np
 
+from runtime import _sparse_arith as K
 from runtime._infer import reduced_axes as _reduced_axes
-from runtime._ndarray import shape_size
-from runtime.ops._call import F, broadcast
+from runtime._ndarray import from_numpy, shape_size, storage_host
+from runtime.ops._call import F, broadcast, zeros
+from runtime.ops._sparse_kernels import Dense, csr_np, dtype_check, floats_only, work_dtype
 from runtime.ops.registry import Attr, float_input, no_bool, normalize_axis, register
 
 REDUCE_ATTRS = {"axis": Attr("axes"), "keepdims": Attr("bool", False),
@@ -156,8 +159,33 @@ def _prod(x, axis, keepdims):
     return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
+# the sparse kernel of sum and mean: csr over one axis
+
+def _csr_axis(op):
+    def stypes(attrs, st):
+        if st[0] != "csr":
+            return None
+        return ["default"] if len(reduced_axes(op, attrs, 2)) == 1 else None
+    return stypes
+
+
+def _csr_reduce(op, mean):
+    def compute(attrs, inputs):
+        x = inputs[0]
+        work = work_dtype(x)
+        (axis,) = reduced_axes(op, attrs, 2)
+        n = x.shape[axis]
+        scale = (1.0 / n if n else float("nan")) if mean else 1.0
+        out = Dense(reduced_shape(op, attrs, x.shape), x.dtype, x.ctx, work)
+        K.csr_sum(*csr_np(x, work), axis, out.view.reshape(-1), scale)
+        return [out.done()]
+    return compute
+
+
 register("sum", aliases=("sum_axis",), attrs=REDUCE_ATTRS, infer_shape=_infer("sum"),
          compute=_fold(np.add, _sum), gradient=_sum_grad, ufunc=np.add,
+         compute_sparse=_csr_reduce("sum", False), sparse_stypes=_csr_axis("sum"),
+         sparse_check=dtype_check,
          doc="""Sum over ``axis`` (MXNet's sum).
 
 The result keeps the input dtype and is accumulated in it (MXNet), where NumPy sums bool
@@ -165,7 +193,8 @@ and small integers in int64: an integer sum wraps around on overflow (int8 ``[10
 gives -56) and a bool sum is a logical or, not a count (``[True, True]`` gives
 ``[True]``).  Cast first (``x.astype('int64').sum()``) for NumPy's result.""")
 register("mean", attrs=REDUCE_ATTRS, infer_shape=_infer("mean"), compute=_kernel(_mean),
-         gradient=_mean_grad, ufunc=np.add,
+         gradient=_mean_grad, ufunc=np.add, compute_sparse=_csr_reduce("mean", True),
+         sparse_stypes=_csr_axis("mean"), sparse_check=dtype_check,
          doc="""Mean over ``axis`` (MXNet's mean).
 
 The result keeps the input dtype (MXNet), where NumPy gives float64: on integers the sum
@@ -280,12 +309,28 @@ def _norm_type(attrs, dtypes):
 _no_bool_norm = no_bool("norm")
 
 
+def _norm_sparse_stypes(attrs, stypes):
+    if stypes[0] in ("csr", "row_sparse") and attrs["axis"] is None:
+        return ["default"]
+    return None
+
+
+def _norm_sparse(attrs, inputs):
+    x = inputs[0]
+    values = storage_host(x, -1).reshape(-1)
+    out = np.empty((1,), values.dtype)
+    _norm({**attrs, "axis": None, "keepdims": False}, [values], [out])
+    shape = (1,) * x.ndim if attrs["keepdims"] else (1,)
+    return [from_numpy(out.reshape(shape), x.ctx)]
+
+
 register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
                         "out_dtype": Attr("dtype_or_none", None, choices=(
                             "float16", "float32", "float64", "int32", "int64", "int8")),
                         "keepdims": Attr("bool", False)},
          infer_shape=_norm_shape, infer_type=_norm_type, compute=_norm,
-         gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
+         compute_sparse=_norm_sparse, sparse_stypes=_norm_sparse_stypes,
+         sparse_check=floats_only, gradient=_norm_grad, grad_inputs=(0,), grad_outputs=_norm_reads,
          doc="The L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of squares) "
              "norm over ``axis`` (None: all elements, shape (1,); an int; or a 2-tuple, "
              "then entrywise over both axes — Frobenius for ord=2 — as MXNet computes it, "
@@ -293,7 +338,10 @@ register("norm", attrs={"ord": Attr("int", 2), "axis": Attr("axes"),
              "(no overflow); float16 accumulates in float32, integers in float64 and the "
              "result is truncated to the input dtype (or cast to ``out_dtype``, as MXNet).  "
              "Gradient: sign(x) * g (ord=1), "
-             "x / norm * g (ord=2), and 0 where the norm is 0 (MXNet gives NaN there).")
+             "x / norm * g (ord=2), and 0 where the norm is 0 (MXNet gives NaN there).  "
+             "Sparse kernel (csr, row_sparse; float32/float64; every axis): the norm of "
+             "the stored values alone, dense as MXNet's: shape (1,), or all ones with "
+             "keepdims.")
 
 
 # -- argmax, argmin ----------------------------------------------------------------------
@@ -372,3 +420,49 @@ register("logsumexp", attrs=REDUCE_ATTRS, infer_shape=_infer("logsumexp"),
              "entry is inf, NaN propagates), shapes follow the other reductions here "
              "(shape (1,) for a full reduction, keepdims and exclude as for sum).  Floating "
              "inputs only; float16 accumulates in float32.  Gradient: softmax(x) * g.")
+
+
+# -- moments ----------------------------------------------------------------------------------
+
+def _moments_axes(attrs, ndim):
+    return reduced_axes("moments", {"axis": attrs["axes"]}, ndim)
+
+
+def _moments_shape(attrs, shapes):
+    shape = shapes[0]
+    out = reduced_shape("moments", {"axis": attrs["axes"], "keepdims": attrs["keepdims"]},
+                        shape)
+    return [out, out]
+
+
+def _moments(attrs, ins, outs):
+    x = ins[0]
+    axes = _moments_axes(attrs, x.ndim)
+    work = x if x.dtype != np.float16 else x.astype(np.float32)
+    mean = work.mean(axis=axes, keepdims=True)
+    var = ((work - mean) ** 2).mean(axis=axes, keepdims=True)
+    outs[0][...] = mean.reshape(outs[0].shape)
+    outs[1][...] = var.reshape(outs[1].shape)
+
+
+def _moments_grad(attrs, inputs, outputs, out_grads):
+    x = inputs[0]
+    axes = _moments_axes(attrs, len(x.shape))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    if n == 0:
+        return [zeros(x)]
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    mean, gm, gv = (F.reshape(a, shape=kept) for a in (outputs[0], *out_grads))
+    return [F.broadcast_to(gm, shape=x.shape) * (1.0 / n) + (x - mean) * gv * (2.0 / n)]
+
+
+register("moments", num_outputs=2,
+         attrs={"axes": Attr("axes"), "keepdims": Attr("bool", False)},
+         infer_shape=_moments_shape, infer_type=lambda a, d: [
+             float_input("moments")(a, d)[0]] * 2,
+         compute=_moments, gradient=_moments_grad, grad_inputs=(0,), grad_outputs=(0,),
+         doc="""The mean and the variance of ``data`` over ``axes`` (MXNet's moments; None:
+every axis), two outputs of the reduced shape (the axes kept as 1 with ``keepdims``).  The
+variance is the biased one, ``mean((x - mean)**2)``.""")

@@ -50,6 +50,11 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   (CTCLoss's lengths with ``use_data_lengths`` / ``use_label_lengths``); the nd function
   skips any None or missing one, as MXNet's generated functions do, rather than requiring
   them in order.
+- ``infer_inputs(attrs, in_shapes) -> in_shapes``: graph mode's backward shape inference
+  (MXNet's FInferShape filling its inputs): ``in_shapes`` has None for each input whose
+  shape is not known yet; the rule returns the list with those it can tell filled in from
+  the known ones (a FullyConnected's weight and bias from its data), leaving the others
+  None.  Ops without it only infer forward.
 """
 
 import math
@@ -98,7 +103,7 @@ class Op:
                  "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
                  "doc", "needs_rng",
                  "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out",
-                 "null_outputs", "flagged_inputs")
+                 "null_outputs", "flagged_inputs", "infer_inputs")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
@@ -107,7 +112,7 @@ class Op:
                  variadic=False, differentiable=True, doc="", needs_rng=False,
                  sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
                  grad_donates=False, sparse_out=False, null_outputs=False,
-                 flagged_inputs=False):
+                 flagged_inputs=False, infer_inputs=None):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -152,6 +157,7 @@ class Op:
         self.scalar_forms = None if scalar_forms is None else tuple(scalar_forms)
         self.null_outputs = null_outputs
         self.flagged_inputs = flagged_inputs
+        self.infer_inputs = infer_inputs
 
     def n_out(self, attrs):
         n = self.num_outputs
@@ -217,6 +223,13 @@ def equal_shapes(op, what="inputs", hint=""):
     return infer
 
 
+def fill_equal_shapes(attrs, shapes):
+    """An ``infer_inputs`` for ops whose inputs share one shape: the unknown ones take
+    the known one's (MXNet's ElemwiseShape, backward)."""
+    known = next((s for s in shapes if s is not None), None)
+    return [known if s is None else s for s in shapes]
+
+
 def same_dtype(op, dtypes):
     """All inputs must share one dtype (MXNet's rule for binary ops)."""
     first = dtypes[0]
@@ -277,21 +290,3 @@ def scalar_type(op, *names, wrap=False):
             dtype_scalar(op, name, attrs[name], dtypes[0], wrap)
         return [dtypes[0]]
     return infer
-
-
-def attach_sparse(name, compute, stypes, check=None):
-    """Declare the sparse kernel of operator ``name`` (registered by its dense module).
-
-    ``stypes(attrs, in_stypes)`` returns the output storage types when the kernel takes
-    these inputs, else None (then the invoker falls back to dense); ``check(attrs,
-    in_shapes, in_dtypes)`` says why the kernel does not take inputs of those storage
-    types after all (their dtype, their shapes), or None (see ``Op.sparse_check``).
-    Sparse kernels live beside each other in ``runtime.ops.sparse``, the dense
-    declarations in their area.
-    """
-    op = get(name)
-    if op.compute_sparse is not None:
-        raise ValueError(f"operator {name!r} already has a sparse kernel")
-    op.compute_sparse = compute
-    op.sparse_stypes = stypes
-    op.sparse_check = check

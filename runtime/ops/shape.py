@@ -1,4 +1,5 @@
-"""Shape and indexing operators: reshape, transpose, broadcast_to, concat, take, ...
+"""Shape and indexing operators: reshape, transpose, broadcast_to, concat, take, ...; the
+sparse kernel of slice (csr rows, and columns, with step 1).
 
 Results are new arrays (MXNet's operators always write an output); the zero-copy views
 are NDArray methods (``x.reshape``, ``x[a:b]``).
@@ -12,7 +13,8 @@ that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
 
 import numpy as np
 
-from runtime._ndarray import as_dtype, mx_reshape, shape_size
+from runtime import _storage
+from runtime._ndarray import as_dtype, mx_reshape, shape_size, storage_host
 from runtime.ops._call import F, unbroadcast, zeros
 from runtime.ops.registry import (Attr, dtype_scalar, normalize_axis, register, same_dtype,
                                    scalar_type)
@@ -409,8 +411,49 @@ def _slice_attrs(a):
     return {"begin": a["begin"], "end": a["end"], "step": a["step"]}
 
 
+# the sparse kernel of slice: rows (and columns) of a csr, step 1
+
+def _csr_rows(attrs):
+    """((begin, end) of the rows, (begin, end) of the columns or None) of a csr ``slice``
+    with step 1 naming axis 0 or axes 0 and 1 (MXNet's SliceCsrImpl), else None."""
+    begin, end, step = attrs["begin"], attrs["end"], attrs["step"]
+    if not (isinstance(begin, (tuple, list)) and isinstance(end, (tuple, list))
+            and len(begin) == len(end) and len(begin) in (1, 2)):
+        return None
+    steps = step if isinstance(step, (tuple, list)) else (step,)
+    if any(s not in (None, 1) for s in steps):
+        return None
+    return (begin[0], end[0]), ((begin[1], end[1]) if len(begin) == 2 else None)
+
+
+def _csr_slice_stypes(attrs, stypes):
+    return ["csr"] if stypes[0] == "csr" and _csr_rows(attrs) is not None else None
+
+
+def _csr_slice(attrs, inputs):
+    x = inputs[0]
+    rows, cols = _csr_rows(attrs)
+    start, stop, _ = slice(*rows).indices(x.shape[0])
+    stop = max(start, stop)
+    indptr = storage_host(x, 0)
+    lo, hi = int(indptr[start]), int(indptr[stop])
+    indices, data = storage_host(x, 1)[lo:hi], storage_host(x, -1)[lo:hi]
+    ptr = indptr[start:stop + 1] - lo
+    ncols = x.shape[1]
+    if cols is not None:         # keep the entries in [c0, c1), shifted by c0
+        c0, c1, _ = slice(*cols).indices(ncols)
+        ncols = max(c1 - c0, 0)
+        keep = (indices >= c0) & (indices < c0 + ncols)
+        kept = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
+        ptr = kept[ptr]                          # entries kept before each row's start
+        indices, data = indices[keep] - c0, data[keep]
+    return [_storage.from_parts("csr", (stop - start, ncols), np.dtype(x.dtype), x.ctx,
+                                data, [ptr, indices], check=False)]
+
+
 register("slice", aliases=("crop",), attrs=_SLICE_ATTRS,
          infer_shape=lambda a, s: [_sliced_shape("slice", a, s[0])], compute=_slice_kernel,
+         compute_sparse=_csr_slice, sparse_stypes=_csr_slice_stypes,
          gradient=lambda a, i, o, g: [F._slice_assign(zeros(i[0]), g[0], **_slice_attrs(a))],
          doc="Basic slicing: ``begin``/``end``/``step`` tuples (None entries = defaults) "
              "for the leading dimensions, as MXNet's slice; indices are clipped as Python "

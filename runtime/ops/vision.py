@@ -31,6 +31,7 @@ its adjoint ``_box_nms_pick``.
 import numpy as np
 
 from runtime import _vision_kernels
+from runtime._device import store, to_host
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
@@ -40,20 +41,6 @@ _FLT_MAX = 3.4028234663852886e38
 def _calc_dtype(dtype):
     """The precision MXNet's kernels compute coordinates in for data of ``dtype``."""
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
-
-
-def _as_np(a):
-    """A kernel array as NumPy (a CuPy one is copied to the host)."""
-    return a if isinstance(a, np.ndarray) else np.asarray(a.get())
-
-
-def _store(out, value):
-    """Write NumPy ``value`` into the kernel's output ``out`` (NumPy or CuPy)."""
-    if isinstance(out, np.ndarray):
-        out[...] = value
-    else:
-        import cupy
-        out[...] = cupy.asarray(value)
 
 
 def _data4(op, shape, what="data"):
@@ -102,13 +89,13 @@ def _batch_index(op, rois, n, allow_negative=False):
         row = int(np.argmax(bad))
         raise ValueError(f"{op}: rois must be finite (got row {row}: {rois[row].tolist()})")
     col = rois[:, 0]
-    b = np.trunc(col).astype(np.int64)
-    bad = (b >= n) | ((b < 0) & (not allow_negative))
+    t = np.trunc(col)                   # checked as floats: 1e30 has no int64
+    bad = (t >= n) | ((t < 0) & (not allow_negative))
     if bad.any():
         lo = "" if allow_negative else "0 <= "
         raise ValueError(f"{op}: rois' batch index must be {lo}index < {n} (data's batch "
                          f"size) (got {float(col[bad][0])!r} in row {int(np.argmax(bad))})")
-    return b
+    return np.maximum(t, -1).astype(np.int64)
 
 
 # -- ROIPooling -----------------------------------------------------------------------------
@@ -215,9 +202,9 @@ def _roipool_shape(attrs, shapes):
 
 
 def _roipool(attrs, ins, outs):
-    x, rois = _as_np(ins[0]), _as_np(ins[1])
+    x, rois = to_host(ins[0]), to_host(ins[1])
     val, _ = _roi_pool_argmax("ROIPooling", x, rois, attrs, with_arg=False)
-    _store(outs[0], val)
+    store(outs[0], val)
 
 
 def _roi_attrs(attrs):
@@ -251,14 +238,14 @@ def _broipool_shape(attrs, shapes):
 
 
 def _broipool(attrs, ins, outs):
-    g, x, rois = (_as_np(a) for a in ins)
+    g, x, rois = (to_host(a) for a in ins)
     op = "_backward_ROIPooling"
     _, arg = _roi_pool_argmax(op, x, rois, attrs)
     n, c, h, w = x.shape
     b = _batch_index(op, rois, n)
     flat, on = _roi_flat(arg, b, c, h * w)
     acc = np.bincount(flat[on], weights=g[on], minlength=x.size)
-    _store(outs[0], acc.reshape(x.shape))
+    store(outs[0], acc.reshape(x.shape))
 
 
 register(
@@ -284,12 +271,12 @@ def _pick_shape(attrs, shapes):
 
 
 def _pick(attrs, ins, outs):
-    x, rois, v = (_as_np(a) for a in ins)
+    x, rois, v = (to_host(a) for a in ins)
     op = "_roi_pooling_pick"
     _, arg = _roi_pool_argmax(op, x, rois, attrs)
     n, c, h, w = x.shape
     flat, on = _roi_flat(arg, _batch_index(op, rois, n), c, h * w)
-    _store(outs[0], np.where(on, v.reshape(-1)[np.where(on, flat, 0)], 0))
+    store(outs[0], np.where(on, v.reshape(-1)[np.where(on, flat, 0)], 0))
 
 
 register(
@@ -398,7 +385,7 @@ def _align_groups(b, valid):
 
 def _align(attrs, ins, outs):
     op = "_contrib_ROIAlign"
-    x, rois = _as_np(ins[0]), _as_np(ins[1])
+    x, rois = to_host(ins[0]), to_host(ins[1])
     b, valid, a, bm = _align_plan(op, rois, x.shape, attrs, x.dtype)
     out = np.zeros(outs[0].shape, np.result_type(x.dtype, a.dtype))
     ps = attrs["position_sensitive"]
@@ -410,7 +397,7 @@ def _align(attrs, ins, outs):
         else:
             t = np.tensordot(a[sel], x[n], axes=([2], [1]))          # (r, PH, C, W)
             out[sel] = np.matmul(t, bm[sel].transpose(0, 2, 1)[:, None]).transpose(0, 2, 1, 3)
-    _store(outs[0], out)
+    store(outs[0], out)
 
 
 def _align_attrs(attrs):
@@ -451,7 +438,7 @@ def _balign_shape(attrs, shapes):
 
 def _balign(attrs, ins, outs):
     op = "_backward_ROIAlign"
-    g, rois = _as_np(ins[0]), _as_np(ins[1])
+    g, rois = to_host(ins[0]), to_host(ins[1])
     ds = attrs["data_shape"]
     b, valid, a, bm = _align_plan(op, rois, ds, attrs, g.dtype)
     dx = np.zeros(ds, np.result_type(g.dtype, a.dtype))
@@ -464,7 +451,7 @@ def _balign(attrs, ins, outs):
         else:
             u = np.matmul(g[sel], bm[sel][:, None])                   # (r, C, PH, W)
             dx[n] += np.tensordot(u, a[sel], axes=([0, 2], [0, 1])).transpose(0, 2, 1)
-    _store(outs[0], dx)
+    store(outs[0], dx)
 
 
 register(
@@ -559,11 +546,11 @@ def _separable(x, a, b, out):
     if isinstance(out, np.ndarray) and out.dtype == x.dtype and out.flags.c_contiguous:
         np.matmul(a, t, out=out.reshape(planes, len(a), len(b)))
     else:
-        _store(out, np.matmul(a, t).reshape(out.shape))
+        store(out, np.matmul(a, t).reshape(out.shape))
 
 
 def _resize(attrs, ins, outs):
-    x = _as_np(ins[0])
+    x = to_host(ins[0])
     oh, ow = outs[0].shape[2:]
     ac = attrs["align_corners"]
     _separable(x, _resize_matrix(x.shape[2], oh, ac, x.dtype),
@@ -608,7 +595,7 @@ def _bresize_shape(attrs, shapes):
 
 
 def _bresize(attrs, ins, outs):
-    g = _as_np(ins[0])
+    g = to_host(ins[0])
     ds = attrs["data_shape"]
     ac = attrs["align_corners"]
     a = _resize_matrix(ds[2], g.shape[2], ac, g.dtype)
@@ -670,7 +657,7 @@ def _adaptive_shape(attrs, shapes):
 
 
 def _adaptive(attrs, ins, outs):
-    x = _as_np(ins[0])
+    x = to_host(ins[0])
     oh, ow = outs[0].shape[2:]
     _separable(x, _adaptive_matrix(x.shape[2], oh, x.dtype),
                _adaptive_matrix(x.shape[3], ow, x.dtype), outs[0])
@@ -700,7 +687,7 @@ def _badaptive_shape(attrs, shapes):
 
 
 def _badaptive(attrs, ins, outs):
-    g = _as_np(ins[0])
+    g = to_host(ins[0])
     ds = attrs["data_shape"]
     a = _adaptive_matrix(ds[2], g.shape[2], g.dtype)
     b = _adaptive_matrix(ds[3], g.shape[3], g.dtype)
@@ -760,9 +747,9 @@ def _iou_shape(attrs, shapes):
 
 
 def _iou(attrs, ins, outs):
-    p, q = _as_np(ins[0]), _as_np(ins[1])
+    p, q = to_host(ins[0]), to_host(ins[1])
     p = p.reshape(p.shape[:-1] + (1,) * (q.ndim - 1) + (4,))
-    _store(outs[0], _box_iou(p, q, attrs["format"]))
+    store(outs[0], _box_iou(p, q, attrs["format"]))
 
 
 register(
@@ -842,6 +829,9 @@ def _nms_record(data, attrs):
 def _nms_layout(data, attrs):
     """(output (B, n, k), record (B, n): the input row of each output row, -1 for the
     rows of -1)."""
+    if data.dtype == np.float16:    # scores, IoUs and conversions in float32, as mshadow's half
+        out, record = _nms_layout(data.astype(np.float32), attrs)
+        return out.astype(np.float16), record
     nb, n, width = data.shape
     if attrs["topk"] == 0:      # MXNet: topk < 1 copies the input
         return data.copy(), np.broadcast_to(np.arange(n), (nb, n)).copy()
@@ -871,8 +861,8 @@ def _as3(a):
 
 def _nms_type(op):
     def infer(attrs, dtypes):
-        if any(d not in (np.float32, np.float64) for d in dtypes):
-            raise TypeError(f"{op}: needs float32 or float64 inputs (got "
+        if any(d not in (np.float16, np.float32, np.float64) for d in dtypes):
+            raise TypeError(f"{op}: needs float16, float32 or float64 inputs (got "
                             f"{', '.join(str(d) for d in dtypes)})")
         return _same_float(op)(attrs, dtypes)
     return infer
@@ -884,9 +874,9 @@ def _nms_shape(attrs, shapes):
 
 
 def _nms(attrs, ins, outs):
-    x = _as_np(ins[0])
+    x = to_host(ins[0])
     out, _ = _nms_layout(_as3(x), attrs)
-    _store(outs[0], out.reshape(x.shape))
+    store(outs[0], out.reshape(x.shape))
 
 
 def _nms_reads(k):
@@ -921,7 +911,8 @@ filled with -1 (MXNet's conversion kernel skips a row whose first coordinate is
 negative, meant for the -1 rows, which also leaves a kept box with a negative xmin or x
 unconverted; here every kept row is converted).  Gradient (MXNet's): each output row's
 head gradient goes to the input row it came from, unchanged (the format conversion is not
-differentiated); dropped rows get 0.""")
+differentiated); dropped rows get 0.  float16 data is compared and converted in float32
+(MXNet's half arithmetic) and returned in float16.""")
 
 
 def _nms_pair_shape(op, attrs, data, other, name):
@@ -945,12 +936,12 @@ def _bnms_shape(attrs, shapes):
 
 
 def _bnms(attrs, ins, outs):
-    g, x = _as_np(ins[0]), _as_np(ins[1])
+    g, x = to_host(ins[0]), to_host(ins[1])
     bi, ri, src = _nms_routes(x, attrs)
     g3 = _as3(g)
     dx = np.zeros(g3.shape, g.dtype)
     dx[bi, src] = g3[bi, ri]
-    _store(outs[0], dx.reshape(x.shape))
+    store(outs[0], dx.reshape(x.shape))
 
 register(
     "_backward_contrib_box_nms", inputs=("grad", "data"), attrs=_NMS_ATTRS,
@@ -970,12 +961,12 @@ def _pick_nms_shape(attrs, shapes):
 
 
 def _pick_nms(attrs, ins, outs):
-    x, v = _as_np(ins[0]), _as_np(ins[1])
+    x, v = to_host(ins[0]), to_host(ins[1])
     bi, ri, src = _nms_routes(x, attrs)
     v3 = _as3(v)
     out = np.zeros(v3.shape, v.dtype)
     out[bi, ri] = v3[bi, src]
-    _store(outs[0], out.reshape(x.shape))
+    store(outs[0], out.reshape(x.shape))
 
 
 register(

@@ -4,7 +4,7 @@
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
 state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
 arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
-operator of runtime/ops/optim.py with ``out=weight``, which writes the weight and its
+operator of runtime/ops/optimizer_op.py with ``out=weight``, which writes the weight and its
 state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
 ``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
 update), else every row is (the standard update).  Per-weight learning-rate and weight
@@ -22,16 +22,19 @@ states, and refuses writes into arrays on the tape while recording.
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 
 from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
-from runtime.ops.optim import as_number as _number
+from runtime.ops.optimizer_op import as_number as _number
+from runtime.ops.optimizer_op import check_lr, check_number
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "Updater", "get_updater", "create",
-           "register"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "Updater",
+           "get_updater", "create", "register"]
 
 _REGISTRY = {}
 _OPS = {}            # update operator name -> its registry Op
@@ -64,7 +67,9 @@ class Optimizer:
 
     Parameters
     ----------
-    learning_rate : float, >= 0
+    learning_rate : float >= 0, optional
+        None: the lr_scheduler's ``base_lr`` when one is given, else the class's default
+        (0.01; Adam and RMSProp 0.001, Ftrl 0.1).
     wd : float
         Weight decay (L2 regularisation) coefficient.
     rescale_grad : float
@@ -76,13 +81,22 @@ class Optimizer:
         Whose ``lr_mult`` and ``wd_mult`` scale the learning rate and wd of each index.
     begin_num_update : int
         The update count to start from.
+    multi_precision : bool
+        Keep a float32 master copy of each float16 weight: the update runs on it (and
+        the state is made for it) and the weight receives it cast back to float16
+        (MXNet's ``create_state_multi_precision``/``update_multi_precision``, which the
+        Updater and gluon's Trainer call).
     """
 
     name = "optimizer"
+    default_lr = 0.01
 
-    def __init__(self, learning_rate=0.01, wd=0.0, rescale_grad=1.0, clip_gradient=None,
-                 lr_scheduler=None, param_dict=None, begin_num_update=0):
+    def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
+                 lr_scheduler=None, param_dict=None, begin_num_update=0,
+                 multi_precision=False):
         owner = type(self).__name__
+        if learning_rate is None:
+            learning_rate = getattr(lr_scheduler, "base_lr", self.default_lr)
         self.lr = _number(owner, "learning_rate", learning_rate, lo=0)
         self.wd = _number(owner, "wd", wd)
         self.rescale_grad = _number(owner, "rescale_grad", rescale_grad)
@@ -92,12 +106,15 @@ class Optimizer:
             raise TypeError(f"{owner}: lr_scheduler must be callable num_update -> lr (got "
                             f"{lr_scheduler!r})")
         self.lr_scheduler = lr_scheduler
-        if lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
+        if hasattr(lr_scheduler, "_set_base_lr"):
+            lr_scheduler._set_base_lr(self.lr)
+        elif lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
             lr_scheduler.base_lr = self.lr
         self.param_dict = dict(param_dict or {})
         self.lr_mult = {}
         self.wd_mult = {}
         self.begin_num_update = self.num_update = int(begin_num_update)
+        self.multi_precision = bool(multi_precision)
         self._index_update_count = {}
 
     # -- the learning rate and the multipliers --------------------------------------
@@ -154,18 +171,60 @@ class Optimizer:
         self.num_update = max(n, self.num_update)
         return n
 
+    def _count_and_common(self, index):
+        """Count one update of ``index`` and return the attributes every update operator
+        takes (lr, wd, rescale_grad, clip_gradient) for it."""
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        return {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
+                "clip_gradient": self._clip()}
+
+    def _scaled_grad(self, weight, grad, wd):
+        """clip(rescale_grad grad + wd weight) (wd None: without the term) as a new dense
+        array (the Python-level updates of MXNet's optimizers without an update operator;
+        a row_sparse gradient counts as its dense form, as in their formulas; wd = 0 still
+        adds 0 * weight, as they do, so a NaN weight makes a NaN gradient)."""
+        g = grad.tostype("default") if grad.stype != "default" else grad
+        g = g * float(self.rescale_grad)
+        if wd is not None:
+            g = g + weight * wd
+        if self.clip_gradient is not None:
+            g = nd.clip(g, -float(self.clip_gradient), float(self.clip_gradient))
+        return g
+
     def _clip(self):
         """clip_gradient in the operators' form (< 0: no clipping)."""
         return -1.0 if self.clip_gradient is None else float(self.clip_gradient)
 
     @staticmethod
-    def _run(name, inputs, attrs):
-        """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
-        the weight; ``attrs`` every attribute of the op, as floats and bools."""
+    def _op(name):
         op = _OPS.get(name)
         if op is None:
             op = _OPS[name] = registry.get(name)
-        invoke_parsed(op, inputs, attrs, inputs[0], None)
+        return op
+
+    @classmethod
+    def _run(cls, name, inputs, attrs):
+        """Update operator ``name`` on ``inputs`` (weight, grad, states...) with ``out=``
+        the weight; ``attrs`` every attribute of the op, as floats and bools."""
+        invoke_parsed(cls._op(name), inputs, attrs, inputs[0], None)
+
+    @classmethod
+    def _check_plan(cls, name, inputs, attrs):
+        """Raise what update operator ``name`` would raise on ``inputs`` and ``attrs``
+        before writing anything (its attribute, context, shape, dtype and storage type
+        checks), without running it: gluon's Trainer checks every parameter's update
+        with it before it applies any."""
+        op = cls._op(name)
+        check_lr(name, attrs)
+        ctx = inputs[0].context
+        for x in inputs[1:]:
+            if x.context != ctx:
+                raise ValueError(f"{name}: all inputs must be on one context (got {ctx} "
+                                 f"and {x.context})")
+        op.infer_shape(attrs, [x.shape for x in inputs])
+        op.infer_type(attrs, [np.dtype(x.dtype) for x in inputs])
+        op.infer_storage(attrs, [x.stype for x in inputs])
 
     # -- the interface of subclasses ------------------------------------------------
 
@@ -174,8 +233,41 @@ class Optimizer:
         return None
 
     def update(self, index, weight, grad, state):
-        """Update ``weight`` (and ``state``) in place from ``grad``."""
-        raise NotImplementedError(f"{type(self).__name__}.update")
+        """Update ``weight`` (and ``state``) in place from ``grad``: count the update,
+        then run the operator that :meth:`_plan` names."""
+        self._update_count(index)
+        self._run(*self._plan(index, weight, grad, state))
+
+    def _plan(self, index, weight, grad, state):
+        """The update of ``index`` as (operator name, inputs, attributes), for the count
+        already made by ``_update_count``; changes nothing.  A subclass defines it (the
+        built-in optimizers do), or overrides :meth:`update` instead."""
+        raise NotImplementedError(f"{type(self).__name__} must define update")
+
+    def _master(self, weight):
+        return self.multi_precision and np.dtype(weight.dtype) == np.float16
+
+    def create_state_multi_precision(self, index, weight):
+        """The state of ``weight``; with ``multi_precision`` and a float16 weight,
+        (float32 master copy, the state made for the copy)."""
+        if self._master(weight):
+            master = weight.astype(np.float32)
+            return (master, self.create_state(index, master))
+        if np.dtype(weight.dtype) == np.float16:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
+                          "or slow convergence. Consider using multi_precision=True option "
+                          "of the optimizer", UserWarning, stacklevel=2)
+        return self.create_state(index, weight)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """:meth:`update`, on the float32 master copy of a float16 weight (then cast
+        back into the weight) when ``multi_precision``."""
+        if self._master(weight):
+            master, inner = state
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight[:] = master.astype(weight.dtype)
+        else:
+            self.update(index, weight, grad, state)
 
     @staticmethod
     def _zeros_like(weight):
@@ -199,18 +291,16 @@ class SGD(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_like(weight) if self.momentum != 0.0 else None
 
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
+    def _plan(self, index, weight, grad, state):
         lr, wd = self._lr_wd(index)
         lazy, rescale, clip = bool(self.lazy_update), float(self.rescale_grad), self._clip()
         if state is None:
-            self._run("sgd_update", [weight, grad], {
+            return "sgd_update", [weight, grad], {
                 "lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": clip,
-                "lazy_update": lazy})
-        else:
-            self._run("sgd_mom_update", [weight, grad, state], {
-                "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
-                "clip_gradient": clip, "lazy_update": lazy})
+                "lazy_update": lazy}
+        return "sgd_mom_update", [weight, grad, state], {
+            "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
+            "clip_gradient": clip, "lazy_update": lazy}
 
 
 @register
@@ -220,7 +310,9 @@ class Adam(Optimizer):
     ``adam_update`` does the rest (state: mean and variance).  With ``lazy_update`` a
     row_sparse gradient updates only its rows of weight, mean and variance."""
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  lazy_update=True, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1 = _number("Adam", "beta1", beta1, lo=0, hi=1)
@@ -231,16 +323,16 @@ class Adam(Optimizer):
     def create_state(self, index, weight):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
-    def update(self, index, weight, grad, state):
-        t = self._update_count(index)
+    def _plan(self, index, weight, grad, state):
+        t = self._index_update_count[index]
         lr, wd = self._lr_wd(index)
         beta1, beta2 = float(self.beta1), float(self.beta2)
         lr *= math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t)
         mean, var = state
-        self._run("adam_update", [weight, grad, mean, var], {
+        return "adam_update", [weight, grad, mean, var], {
             "lr": lr, "beta1": beta1, "beta2": beta2, "epsilon": float(self.epsilon),
             "wd": wd, "rescale_grad": float(self.rescale_grad),
-            "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)})
+            "clip_gradient": self._clip(), "lazy_update": bool(self.lazy_update)}
 
 
 @register
@@ -258,13 +350,376 @@ class AdaGrad(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_like(weight)
 
+    def _plan(self, index, weight, grad, state):
+        lr, wd = self._lr_wd(index)
+        return "adagrad_update", [weight, grad, state], {
+            "lr": lr, "epsilon": float(self.float_stable_eps),
+            "wd": wd, "rescale_grad": float(self.rescale_grad),
+            "clip_gradient": self._clip()}
+
+
+@register
+class NAG(Optimizer):
+    """Nesterov accelerated gradient (MXNet's ``mx.optimizer.NAG``): ``nag_mom_update``
+    (state: the momentum), or ``sgd_update`` when momentum is 0.  A row_sparse gradient
+    takes the standard update (every row), as MXNet's storage fallback gives."""
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("NAG", "momentum", momentum, lo=0, hi=1)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        common = self._count_and_common(index)
+        if state is None:
+            self._run("sgd_update", [weight, grad], {**common, "lazy_update": False})
+        else:
+            self._run("nag_mom_update", [weight, grad, state],
+                      {**common, "momentum": float(self.momentum)})
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp (MXNet's ``mx.optimizer.RMSProp``): Tieleman and Hinton's form through
+    ``rmsprop_update`` (state: the mean square n), or with ``centered=True`` Graves'
+    form through ``rmspropalex_update`` (states: n, the mean gradient g, delta;
+    ``gamma2`` is its momentum)."""
+
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
+                 centered=False, clip_weights=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = _number("RMSProp", "gamma1", gamma1, lo=0, hi=1)
+        self.gamma2 = _number("RMSProp", "gamma2", gamma2, lo=0, hi=1)
+        self.epsilon = _number("RMSProp", "epsilon", epsilon, lo=0, lo_open=True)
+        self.centered = bool(centered)
+        self.clip_weights = (None if clip_weights is None else
+                             _number("RMSProp", "clip_weights", clip_weights, lo=0))
+
+    def create_state(self, index, weight):
+        if self.centered:
+            return tuple(self._zeros_like(weight) for _ in range(3))
+        return self._zeros_like(weight)
+
+    def update(self, index, weight, grad, state):
+        attrs = {**self._count_and_common(index), "gamma1": float(self.gamma1),
+                 "epsilon": float(self.epsilon),
+                 "clip_weights": -1.0 if self.clip_weights is None else float(self.clip_weights)}
+        if self.centered:
+            self._run("rmspropalex_update", [weight, grad, *state],
+                      {**attrs, "gamma2": float(self.gamma2)})
+        else:
+            self._run("rmsprop_update", [weight, grad, state], attrs)
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-proximal (MXNet's ``mx.optimizer.Ftrl``) through ``ftrl_update`` (states: z
+    and n); a row_sparse gradient takes the standard update, as in MXNet."""
+
+    default_lr = 0.1
+
+    def __init__(self, lamda1=0.01, learning_rate=None, beta=1, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1 = _number("Ftrl", "lamda1", lamda1, lo=0)
+        self.beta = _number("Ftrl", "beta", beta, lo=0)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        z, n = state
+        self._run("ftrl_update", [weight, grad, z, n], {
+            **self._count_and_common(index), "lamda1": float(self.lamda1),
+            "beta": float(self.beta)})
+
+
+@register
+class FTML(Optimizer):
+    """FTML, Follow the Moving Leader (MXNet's ``mx.optimizer.FTML``) through
+    ``ftml_update`` (states: d, v, z); a row_sparse gradient takes the standard update,
+    as in MXNet."""
+
+    def __init__(self, learning_rate=None, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("FTML", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("FTML", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("FTML", "epsilon", epsilon, lo=0, lo_open=True)
+
+    def create_state(self, index, weight):
+        return tuple(self._zeros_like(weight) for _ in range(3))
+
+    def update(self, index, weight, grad, state):
+        attrs = self._count_and_common(index)
+        attrs["clip_grad"] = attrs.pop("clip_gradient")
+        self._run("ftml_update", [weight, grad, *state], {
+            **attrs, "beta1": float(self.beta1), "beta2": float(self.beta2),
+            "epsilon": float(self.epsilon), "t": self._index_update_count[index]})
+
+
+@register
+class LARS(Optimizer):
+    """LARS, layer-wise adaptive rate scaling (MXNet's ``mx.optimizer.LARS``): SGD (with
+    momentum) whose learning rate, for a weight whose name does not end in ``gamma``,
+    ``beta`` or ``bias``, is scaled by eta ||weight|| / (||rescale_grad grad|| + wd
+    ||weight|| + eps) when both norms are > 0 (MXNet's ``multi_lars``), through
+    ``sgd_update``/``sgd_mom_update``.  With ``momentum_correction`` the momentum is
+    scaled by the ratio of this update's learning rate to the previous one's (a schedule
+    that changes it); a name comes from ``param_dict`` (else the index)."""
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0.0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("LARS", "momentum", momentum, lo=0, hi=1)
+        self.lazy_update = bool(lazy_update)
+        self.eta = _number("LARS", "eta", eta, lo=0)
+        self.eps = _number("LARS", "eps", eps, lo=0)
+        self.momentum_correction = bool(momentum_correction)
+        self.last_lr = self.cur_lr = None
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    @staticmethod
+    def _norm(x):
+        values = x if x.stype == "default" else x.data
+        return math.sqrt(float(nd.square_sum(values.astype(np.float32)).asscalar())) \
+            if values.size else 0.0
+
+    def update(self, index, weight, grad, state):
+        base = self.learning_rate
+        self.last_lr = base if self.cur_lr is None else self.cur_lr
+        self.cur_lr = base
+        attrs = self._count_and_common(index)
+        p = self.param_dict.get(index)
+        name = getattr(p, "name", str(index))
+        if not name.endswith(("gamma", "beta", "bias")):
+            w_norm = self._norm(weight)
+            g_norm = self._norm(grad) * abs(float(self.rescale_grad))
+            if w_norm > 0.0 and g_norm > 0.0:
+                attrs["lr"] *= self.eta * w_norm / (g_norm + attrs["wd"] * w_norm + self.eps)
+        attrs["lazy_update"] = self.lazy_update
+        if state is None:
+            self._run("sgd_update", [weight, grad], attrs)
+            return
+        momentum = self.momentum
+        if self.momentum_correction and self.last_lr != 0:
+            momentum *= self.cur_lr / self.last_lr
+        self._run("sgd_mom_update", [weight, grad, state], {**attrs, "momentum": momentum})
+
+
+@register
+class Signum(Optimizer):
+    """Signum (MXNet's ``mx.optimizer.Signum``): ``signum_update`` (state: the
+    momentum), or ``signsgd_update`` when momentum is 0; ``wd_lh`` is the decoupled
+    weight decay.  A row_sparse gradient takes the standard update, as in MXNet."""
+
+    def __init__(self, learning_rate=None, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = _number("Signum", "momentum", momentum, lo=0, hi=1)
+        self.wd_lh = _number("Signum", "wd_lh", wd_lh)
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        common = self._count_and_common(index)
+        if state is None:
+            self._run("signsgd_update", [weight, grad], common)
+        else:
+            self._run("signum_update", [weight, grad, state], {
+                **common, "momentum": float(self.momentum), "wd_lh": float(self.wd_lh)})
+
+
+@register
+class Adamax(Optimizer):
+    """AdaMax, Adam on the infinity norm (MXNet's ``mx.optimizer.Adamax``; MXNet has no
+    update operator for it, nor does ndrt: NDArray formulas).  g = clip(rescale_grad
+    grad + wd weight); m = beta1 m + (1 - beta1) g; u = max(beta2 u, |g|); weight -= lr /
+    (1 - beta1^t) m / u (states: m and u)."""
+
+    default_lr = 0.002
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("Adamax", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("Adamax", "beta2", beta2, lo=0, hi=1)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        lr /= 1.0 - self.beta1 ** t
+        g = self._scaled_grad(weight, grad, wd)
+        m, u = state
+        m[:] = m * self.beta1 + g * (1.0 - self.beta1)
+        u[:] = nd.maximum(u * self.beta2, nd.abs(g))
+        weight[:] = weight - m / u * lr
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (MXNet's ``mx.optimizer.AdaDelta``; NDArray formulas, no update operator
+    in MXNet): g = clip(rescale_grad grad); acc_g = rho acc_g + (1 - rho) g^2; delta =
+    sqrt(acc_delta + eps) / sqrt(acc_g + eps) g; acc_delta = rho acc_delta + (1 - rho)
+    delta^2; weight -= delta + wd weight (the learning rate is not used, as MXNet's)."""
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = _number("AdaDelta", "rho", rho, lo=0, hi=1)
+        self.epsilon = _number("AdaDelta", "epsilon", epsilon, lo=0, lo_open=True)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        _, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        acc_g, acc_delta = state
+        rho, eps = self.rho, self.epsilon
+        acc_g[:] = acc_g * rho + g * g * (1.0 - rho)
+        delta = nd.sqrt(acc_delta + eps) / nd.sqrt(acc_g + eps) * g
+        acc_delta[:] = acc_delta * rho + delta * delta * (1.0 - rho)
+        weight[:] = weight - (delta + weight * wd)
+
+
+@register
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (MXNet's ``mx.optimizer.Nadam``; NDArray formulas, no
+    update operator in MXNet), with Dozat's momentum schedule: momentum_t = beta1 (1 -
+    0.5 * 0.96^(t schedule_decay)); the product of the momenta so far, ``m_schedule``, is
+    kept by the optimizer for all weights together, as in MXNet (states: m and v)."""
+
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 schedule_decay=0.004, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("Nadam", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("Nadam", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("Nadam", "epsilon", epsilon, lo=0, lo_open=True)
+        self.schedule_decay = _number("Nadam", "schedule_decay", schedule_decay, lo=0)
+        self.m_schedule = 1.0
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, wd)
+        b1, b2 = self.beta1, self.beta2
+        mom_t = b1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
+        mom_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
+        self.m_schedule *= mom_t
+        schedule_next = self.m_schedule * mom_next
+        m, v = state
+        m[:] = m * b1 + g * (1.0 - b1)
+        v[:] = v * b2 + g * g * (1.0 - b2)
+        m_bar = (g * ((1.0 - mom_t) / (1.0 - self.m_schedule))
+                 + m * (mom_next / (1.0 - schedule_next)))
+        v_prime = v / (1.0 - b2 ** t)
+        weight[:] = weight - m_bar / (nd.sqrt(v_prime) + self.epsilon) * lr
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics (MXNet's ``mx.optimizer.SGLD``; NDArray
+    formulas): weight += -lr / 2 (clip(rescale_grad grad) + wd weight) + N(0, sqrt(lr)),
+    the noise drawn from ``runtime.random`` (``mx.random.seed`` makes it repeatable)."""
+
+    def create_state(self, index, weight):
+        return None
+
     def update(self, index, weight, grad, state):
         self._update_count(index)
         lr, wd = self._lr_wd(index)
-        self._run("adagrad_update", [weight, grad, state], {
-            "lr": lr, "epsilon": float(self.float_stable_eps),
-            "wd": wd, "rescale_grad": float(self.rescale_grad),
-            "clip_gradient": self._clip()})
+        g = self._scaled_grad(weight, grad, None)
+        noise = nd.random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                 ctx=weight.context)
+        weight[:] = weight - (g + weight * wd) * (lr / 2) + noise
+
+
+@register
+class DCASGD(Optimizer):
+    """Delay-compensated asynchronous SGD (MXNet's ``mx.optimizer.DCASGD``; NDArray
+    formulas): step = -lr (g + wd weight + lamda g^2 (weight - previous weight)), with
+    g = clip(rescale_grad grad); with momentum, mom = momentum mom + step and the weight
+    moves by mom (states: the momentum or None, and the previous weight)."""
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = _number("DCASGD", "momentum", momentum, lo=0, hi=1)
+        self.lamda = _number("DCASGD", "lamda", lamda)
+
+    def create_state(self, index, weight):
+        mom = self._zeros_like(weight) if self.momentum != 0.0 else None
+        return (mom, weight.copy())
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        mom, previous = state
+        step = (g + weight * wd + g * g * (weight - previous) * self.lamda) * -lr
+        if mom is not None:
+            mom[:] = mom * self.momentum + step
+            step = mom
+        previous[:] = weight
+        weight[:] = weight + step
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB (MXNet's ``mx.optimizer.LAMB``, its two phases ``lamb_update_phase1`` and
+    ``lamb_update_phase2`` as NDArray formulas): g = clip(rescale_grad grad); mean, var
+    as Adam's (bias-corrected with ``bias_correction``); u = mean / (sqrt(var) + epsilon)
+    + wd weight; r1 = ||weight|| (within [lower_bound, upper_bound] when given), r2 =
+    ||u||; weight -= lr (r1 / r2 when both are > 0, else 1) u (states: mean, var)."""
+
+    default_lr = 0.001
+
+    def __init__(self, learning_rate=None, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _number("LAMB", "beta1", beta1, lo=0, hi=1)
+        self.beta2 = _number("LAMB", "beta2", beta2, lo=0, hi=1)
+        self.epsilon = _number("LAMB", "epsilon", epsilon, lo=0, lo_open=True)
+        self.lower_bound = None if lower_bound is None else \
+            _number("LAMB", "lower_bound", lower_bound, lo=0)
+        self.upper_bound = None if upper_bound is None else \
+            _number("LAMB", "upper_bound", upper_bound, lo=0)
+        self.bias_correction = bool(bias_correction)
+
+    def create_state(self, index, weight):
+        return (self._zeros_like(weight), self._zeros_like(weight))
+
+    def update(self, index, weight, grad, state):
+        t = self._update_count(index)
+        lr, wd = self._lr_wd(index)
+        g = self._scaled_grad(weight, grad, None)
+        mean, var = state
+        b1, b2 = self.beta1, self.beta2
+        mean[:] = mean * b1 + g * (1.0 - b1)
+        var[:] = var * b2 + g * g * (1.0 - b2)
+        m, v = mean, var
+        if self.bias_correction:
+            m, v = mean / (1.0 - b1 ** t), var / (1.0 - b2 ** t)
+        u = m / (nd.sqrt(v) + self.epsilon) + weight * wd
+        r1 = float(nd.norm(weight).asscalar())
+        if self.lower_bound is not None:
+            r1 = max(r1, self.lower_bound)
+        if self.upper_bound is not None:
+            r1 = min(r1, self.upper_bound)
+        r2 = float(nd.norm(u).asscalar())
+        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
+        weight[:] = weight - u * (lr * ratio)
 
 
 class Updater:
@@ -289,8 +744,8 @@ class Updater:
                 self(i, g, w)
             return
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
     def get_states(self, dump_optimizer=False):
         """The states (and the optimizer when ``dump_optimizer``), pickled."""

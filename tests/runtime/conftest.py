@@ -2,6 +2,7 @@
 
 import functools
 import os
+import resource
 import subprocess
 import sys
 import traceback
@@ -40,6 +41,19 @@ def run_isolated(code, timeout=120):
                                  + (" (killed by a signal)" if res.returncode < 0 else "")
                                  + f"\n{res.stderr[-3000:]}")
     return res.stdout
+
+
+def run_limited(code, *args, memory=3 << 29, timeout=120, env=None):
+    """Run ``code`` (with ``args`` as sys.argv[1:]) in a fresh interpreter whose address
+    space is limited to ``memory`` bytes (RLIMIT_AS, set before it starts; the runtime
+    imports in about 300 MiB) and that is killed after ``timeout`` seconds (the test then
+    fails with TimeoutExpired): what can exhaust memory or never end runs there.
+    Returns the CompletedProcess (text output)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, cwd=_ROOT, env=child_env(env),
+                          preexec_fn=limit)
 
 
 def frees_arrays(test):

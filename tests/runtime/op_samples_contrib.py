@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from tests.runtime.op_samples import (FAILURES, I64, SAMPLES, ZERO_SIZE, Failure, Sample,
-                                      ZeroSize, _add, ints, uniform, zeros)
+                                      ZeroSize, _add, _csr, ints, uniform, zeros)
 
 _X = uniform((4, 3), seed=31)
 _X3 = uniform((2, 4, 3), seed=32)
@@ -170,20 +170,20 @@ _add(SAMPLES, "_contrib_allclose",
      Sample([ints(1, 2), ints(1, 3)], {"atol": 1}, grad=False))
 _add(FAILURES, "_contrib_allclose",
      Failure([_X, _X[:2]], {}, ValueError,
-             r"^_contrib_allclose: a and b must have one shape", out=((1,), np.int32)),
+             r"^_contrib_allclose: a and b must have one shape", out=((), np.uint8)),
      Failure([_X, _X.astype(np.float32)], {}, TypeError,
-             r"^_contrib_allclose: a and b must have one dtype", out=((1,), np.int32)),
+             r"^_contrib_allclose: a and b must have one dtype", out=((), np.uint8)),
      Failure([_X, _X], {"rtol": -1.0}, ValueError,
              r"^_contrib_allclose: rtol must be finite and >= 0 \(got -1.0\)",
-             out=((1,), np.int32)),
+             out=((), np.uint8)),
      Failure([_X, _X], {"atol": math.nan}, ValueError,
              r"^_contrib_allclose: atol must be finite and >= 0 \(got nan\)",
-             out=((1,), np.int32)),
+             out=((), np.uint8)),
      Failure([_X, _X], {"atol": "x"}, TypeError,
-             r"^_contrib_allclose: atol must be a number", out=((1,), np.int32)))
+             r"^_contrib_allclose: atol must be a number", out=((), np.uint8)))
 _add(ZERO_SIZE, "_contrib_allclose",
      ZeroSize([zeros(0, 3), zeros(0, 3)], {},
-              lambda a, b: np.array([int(np.allclose(a, b))], np.int32)))
+              lambda a, b: np.array(int(np.allclose(a, b)), np.uint8)))
 
 
 # -- fft, ifft, count_sketch -----------------------------------------------------------------------
@@ -262,3 +262,17 @@ _add(ZERO_SIZE, "_contrib_count_sketch",
               lambda x, h, s: np_count_sketch(x, h, s, 5)),
      ZeroSize([zeros(2, 0), zeros(1, 0), zeros(1, 0)], {"out_dim": 3},
               lambda x, h, s: np.zeros((2, 3))))
+
+
+# -- getnnz (runtime/ops/sparse.py): csr data only -------------------------------------------
+
+_add(SAMPLES, "_contrib_getnnz",
+     Sample([_csr(np.array([[1.0, 0, 2], [0, 0, 0], [0, 3, 4]]))], grad=False),
+     Sample([_csr(np.array([[1.0, 0, 2], [0, 0, 0], [0, 3, 4]]))], {"axis": 0}, grad=False),
+     Sample([_csr(np.array([[1.0, 0, 2], [0, 0, 0], [0, 3, 4]]))], {"axis": 1}, grad=False))
+_add(FAILURES, "_contrib_getnnz",
+     Failure([np.ones((2, 2))], {}, NotImplementedError,
+             r"^_contrib_getnnz: data must have storage type 'csr' \(got 'default'\)",
+             out=False),
+     Failure([_csr(np.ones((2, 2)))], {"axis": 2}, ValueError,
+             r"^_contrib_getnnz: axis must be None, 0 or 1 \(got 2\)", out=False))

@@ -266,3 +266,33 @@ _add(FAILURES, "UpSampling",
              r"^UpSampling: weight must have shape \(2, 1, 4, 4\)"))
 _add(ZERO_SIZE, "UpSampling",
      ZeroSize([zeros(0, 3, 2, 2)], {"scale": 2}, lambda x: np.zeros((0, 3, 4, 4))))
+
+
+# -- Correlation (runtime/ops/correlation.py); values against MXNet 1.9.1 in
+#    tests/runtime/test_correlation.py ---------------------------------------------------------
+
+_C1, _C2 = uniform((2, 2, 5, 6), seed=61), uniform((2, 2, 5, 6), seed=62)
+_add(SAMPLES, "Correlation",
+     Sample([_C1, _C2]),
+     Sample([_C1, _C2], {"kernel_size": 3, "max_displacement": 2, "pad_size": 2}),
+     Sample([_C1, _C2], {"max_displacement": 2, "stride1": 2, "stride2": 2, "pad_size": 1}),
+     Sample([_C1.astype(np.float32), _C2.astype(np.float32)], {"kernel_size": 3,
+                                                               "pad_size": 1,
+                                                               "is_multiply": False},
+            grad=False))
+_add(FAILURES, "Correlation",
+     Failure([_C1, _C2[:, :1]], {}, ValueError,
+             r"^Correlation: data1 and data2 must have one shape", out=False),
+     Failure([_C1, _C2], {"kernel_size": 2}, ValueError,
+             r"^Correlation: kernel_size must be an odd number >= 1 \(got 2\)", out=False),
+     Failure([_C1, _C2], {"max_displacement": 4}, ValueError,
+             r"^Correlation: data of shape \(2, 2, 5, 6\) is too small", out=False),
+     Failure([_C1, _C2.astype(np.float32)], {}, TypeError,
+             r"^Correlation: data1 and data2 must have one dtype", out=False))
+_add(SAMPLES, "_backward_Correlation",
+     Sample([uniform((2, 9, 3, 4), seed=63), _C1, _C2], grad=False),
+     Sample([uniform((2, 9, 5, 6), seed=64), _C1, _C2],
+            {"kernel_size": 3, "pad_size": 2, "is_multiply": False}, grad=False))
+_add(FAILURES, "_backward_Correlation",
+     Failure([uniform((2, 9, 3, 3), seed=63), _C1, _C2], {}, ValueError,
+             r"^_backward_Correlation: grad must have shape \(2, 9, 3, 4\)", out=False))

@@ -9,7 +9,7 @@ keep their boxes' IoUs away from overlap_thresh and their scores apart.
 import numpy as np
 
 from tests.runtime.op_samples import (FAILURES, SAMPLES, ZERO_SIZE, Failure, Sample, ZeroSize,
-                                      _add, uniform, zeros)
+                                      _add, positive, uniform, zeros)
 
 F32 = np.float32
 _X = uniform((2, 3, 6, 7), seed=11)
@@ -223,7 +223,8 @@ _add(SAMPLES, "_contrib_box_nms",
      Sample([_DETS_G], {**_NMS, "out_format": "center"},
             grad_ref=lambda ins, heads: [_nms_routing(ins[0], heads[0], {
                 **_NMS, "out_format": "center"})]),
-     Sample([_DETS.astype(F32)], _NMS, grad=False))
+     Sample([_DETS.astype(F32)], _NMS, grad=False),
+     Sample([_DETS.astype(np.float16)], _NMS, grad=False))
 _add(FAILURES, "_contrib_box_nms",
      Failure([_DETS], {"coord_start": 3}, ValueError,
              r"^_contrib_box_nms: coord_start must leave 4 coordinates inside the box width "
@@ -235,9 +236,9 @@ _add(FAILURES, "_contrib_box_nms",
      Failure([_DETS[0, 0]], {}, ValueError,
              r"^_contrib_box_nms: data must have 2 or more dimensions", out=((6,),
                                                                             np.float64)),
-     Failure([_DETS.astype(np.float16)], {}, TypeError,
-             r"^_contrib_box_nms: needs float32 or float64 inputs \(got float16\)",
-             out=(_DETS.shape, np.float16)))
+     Failure([_DETS.astype(np.int32)], {}, TypeError,
+             r"^_contrib_box_nms: needs float16, float32 or float64 inputs \(got int32\)",
+             out=(_DETS.shape, np.int32)))
 _add(ZERO_SIZE, "_contrib_box_nms",
      ZeroSize([zeros(2, 0, 6)], {}, lambda x: np.zeros((2, 0, 6))),
      ZeroSize([zeros(0, 3, 6)], {}, lambda x: np.zeros((0, 3, 6))))
@@ -341,3 +342,100 @@ def _nms_routing(data, head, attrs):
             if record[b, i] >= 0:
                 grad[b, record[b, i]] = h[b, i]
     return grad.reshape(data.shape)
+
+
+# -- MultiBoxPrior, bipartite_matching, box_encode, box_decode (runtime/ops/bounding_box.py) --
+# values against MXNet 1.9.1 in tests/runtime/test_bounding_box.py
+
+_add(SAMPLES, "_contrib_MultiBoxPrior",
+     Sample([zeros(1, 2, 3, 4)], {"sizes": (0.5, 0.2), "ratios": (1, 2)}, grad=False),
+     Sample([zeros(2, 1, 2, 2).astype(F32)], {"clip": True, "steps": (0.4, 0.3)},
+            grad=False))
+_add(FAILURES, "_contrib_MultiBoxPrior",
+     Failure([zeros(2, 3, 4)], {}, ValueError, r"^_contrib_MultiBoxPrior: data must be 4-D",
+             out=False),
+     Failure([zeros(1, 1, 2, 2)], {"sizes": (0.5, -1)}, ValueError,
+             r"^_contrib_MultiBoxPrior: sizes must be a non-empty tuple of finite numbers > 0",
+             out=False),
+     Failure([zeros(1, 1, 2, 2)], {"steps": (0.5,)}, ValueError,
+             r"^_contrib_MultiBoxPrior: steps must have 2 values", out=False))
+_add(ZERO_SIZE, "_contrib_MultiBoxPrior",
+     ZeroSize([zeros(1, 2, 0, 3)], {}, lambda x: np.zeros((1, 0, 4))))
+
+_SCORES = uniform((2, 4, 3), 0.0, 1.0, seed=31)
+_add(SAMPLES, "_contrib_bipartite_matching",
+     Sample([_SCORES], {"threshold": 0.2}, grad=False),
+     Sample([_SCORES[0]], {"threshold": 0.9, "is_ascend": True, "topk": 1}, grad=False))
+_add(FAILURES, "_contrib_bipartite_matching",
+     Failure([_SCORES[0, 0]], {"threshold": 0.1}, ValueError,
+             r"^_contrib_bipartite_matching: data must have 2 or more dimensions",
+             out=False),
+     Failure([_SCORES], {"threshold": 0.1, "topk": -2}, ValueError,
+             r"^_contrib_bipartite_matching: topk must be -1", out=False))
+_add(ZERO_SIZE, "_contrib_bipartite_matching",
+     ZeroSize([zeros(2, 0, 3)], {"threshold": 0.1},
+              lambda x: [np.zeros((2, 0)), np.full((2, 3), -1.0)]))
+
+_ANCH = np.concatenate([uniform((2, 3, 2), 0, 4, seed=32),
+                        uniform((2, 3, 2), 0, 4, seed=32) + positive((2, 3, 2), seed=33)], -1)
+_REFS = np.concatenate([uniform((2, 2, 2), 0, 4, seed=34),
+                        uniform((2, 2, 2), 0, 4, seed=34) + positive((2, 2, 2), seed=35)], -1)
+_ENC = [np.array([[1.0, -1.0, 1.0], [0.0, 1.0, 1.0]]), np.array([[0.0, 1.0, 1.0],
+                                                                  [1.0, 0.0, 1.0]]),
+        _ANCH, _REFS, np.zeros(4), np.ones(4)]
+_add(SAMPLES, "_contrib_box_encode", Sample(_ENC, grad=False))
+_add(FAILURES, "_contrib_box_encode",
+     Failure([_ENC[0][:, :2]] + _ENC[1:], {}, ValueError,
+             r"^_contrib_box_encode: samples must have shape \(2, 3\)", out=False),
+     Failure(_ENC[:1] + [np.array([[0.0, 1.0, 5.0], [1.0, 0.0, 1.0]])] + _ENC[2:], {},
+             ValueError, r"^_contrib_box_encode: matches must index refs' 2 boxes",
+             out=False))
+
+_add(SAMPLES, "_contrib_box_decode",
+     Sample([uniform((2, 3, 4), seed=36), _ANCH[:1]], {"std2": 0.5}, grad=False),
+     Sample([uniform((2, 3, 4), seed=37), _ANCH[:1]], {"format": "corner", "clip": 0.3},
+            grad=False))
+_add(FAILURES, "_contrib_box_decode",
+     Failure([uniform((2, 3, 4), seed=36), _ANCH[:1, :2]], {}, ValueError,
+             r"^_contrib_box_decode: anchors must have shape \(1, 3, 4\)"))
+_add(ZERO_SIZE, "_contrib_box_decode",
+     ZeroSize([zeros(2, 0, 4), zeros(1, 0, 4)], {}, lambda d, a: np.zeros((2, 0, 4))))
+
+_CLS = positive((2, 3, 4), seed=38)
+_CLS = _CLS / _CLS.sum(axis=1, keepdims=True)
+_add(SAMPLES, "_contrib_MultiBoxDetection",
+     Sample([_CLS, uniform((2, 16), seed=39), _ANCH[:1, :2].repeat(2, axis=1) / 8],
+            {"threshold": 0.2}, grad=False),
+     Sample([_CLS, uniform((2, 16), seed=40), _ANCH[:1, :2].repeat(2, axis=1) / 8],
+            {"force_suppress": True, "nms_topk": 2, "clip": False}, grad=False))
+_add(FAILURES, "_contrib_MultiBoxDetection",
+     Failure([_CLS, uniform((2, 12), seed=39), _ANCH[:1, :2].repeat(2, axis=1)], {},
+             ValueError, r"^_contrib_MultiBoxDetection: loc_pred must have shape \(2, 16\)",
+             out=False),
+     Failure([_CLS, uniform((2, 16), seed=39), _ANCH[:1, :2].repeat(2, axis=1)],
+             {"variances": (0.1, 0.2)}, ValueError,
+             r"^_contrib_MultiBoxDetection: variances must have 4 values", out=False))
+_add(ZERO_SIZE, "_contrib_MultiBoxDetection",
+     ZeroSize([zeros(2, 3, 0), zeros(2, 0), zeros(1, 0, 4)], {},
+              lambda c, l, a: np.zeros((2, 0, 6))))
+
+_TANCH = np.array([[[0.1, 0.1, 0.4, 0.4], [0.5, 0.5, 0.9, 0.9], [0.12, 0.1, 0.42, 0.38],
+                    [0.6, 0.1, 0.9, 0.3]]])
+_TLAB = np.array([[[0.0, 0.1, 0.1, 0.41, 0.4], [1.0, 0.5, 0.52, 0.88, 0.9],
+                   [-1.0, -1.0, -1.0, -1.0, -1.0]],
+                  [[1.0, 0.6, 0.12, 0.88, 0.3], [-1.0, -1.0, -1.0, -1.0, -1.0],
+                   [-1.0, -1.0, -1.0, -1.0, -1.0]]])
+_TCLS = uniform((2, 3, 4), seed=41)
+_add(SAMPLES, "_contrib_MultiBoxTarget",
+     Sample([_TANCH, _TLAB, _TCLS], grad=False),
+     Sample([_TANCH, _TLAB, _TCLS], {"negative_mining_ratio": 1.0,
+                                     "overlap_threshold": 0.3}, grad=False))
+_add(FAILURES, "_contrib_MultiBoxTarget",
+     Failure([_TANCH, _TLAB, _TCLS[:, :, :3]], {}, ValueError,
+             r"^_contrib_MultiBoxTarget: cls_pred must have shape \(2, classes, 4\)",
+             out=False),
+     Failure([_TANCH, _TLAB[..., :4], _TCLS], {}, ValueError,
+             r"^_contrib_MultiBoxTarget: label must have shape", out=False),
+     Failure([_TANCH, _TLAB, _TCLS], {"negative_mining_ratio": 1.0,
+                                      "negative_mining_thresh": 0.0}, ValueError,
+             r"^_contrib_MultiBoxTarget: negative_mining_thresh must be > 0", out=False))

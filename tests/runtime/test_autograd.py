@@ -691,6 +691,71 @@ def test_mark_variables_with_a_grad_req_per_variable():
         autograd.mark_variables([x, y], [gx])
 
 
+def test_attach_grad_again_inside_record_keeps_the_earlier_uses():
+    """z = (3x) x = 3x^2: the use before the second attach_grad counts too, in the new
+    buffer with the new grad_req."""
+    v = data((3,), seed=30)
+    x = arr(v)
+    x.attach_grad()
+    old = x.grad
+    with autograd.record():
+        y = x * 3.0
+        x.attach_grad(grad_req="add")
+        z = (y * x).sum()
+    x.grad[:] = 1.0
+    z.backward()
+    assert_values(x.grad, 1.0 + 6.0 * v)
+    assert_values(old, np.zeros(3))
+    assert x.grad_req == "add"
+
+
+def test_attach_grad_inside_record_on_a_recorded_result_is_refused():
+    x = arr([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        h = x * 2.0
+        with pytest.raises(ValueError, match=r"^attach_grad: a variable must not be the "
+                                             r"result of an operator recorded while "
+                                             r"recording \(got one of shape \(2,\)\)"):
+            h.attach_grad()
+        z = (h * h).sum()
+    z.backward()
+    assert_values(x.grad, [8.0, 16.0])          # h's history is whole
+    assert h.grad is None
+    h2 = h.detach()
+    h2.attach_grad()                             # off the tape: a variable as usual
+    assert h2.grad_req == "write"
+
+
+@pytest.mark.parametrize("bad_index", [0, 1])
+def test_mark_variables_checks_every_pair_before_marking_any(bad_index):
+    xs = [arr([1.0, 2.0]), arr([3.0, 4.0])]
+    gs = [nd.zeros((2,), dtype="float64"), nd.zeros((2,), dtype="float64")]
+    cases = [
+        ([nd.zeros((3,), dtype="float64") if i == bad_index else g for i, g in enumerate(gs)],
+         "write", ValueError, rf"gradient {bad_index} must have the variable's shape "
+                              r"\(2,\) \(got \(3,\)\)"),
+        (gs, ["write" if i != bad_index else "often" for i in range(2)], ValueError,
+         rf"grad_reqs\[{bad_index}\] must be one of null, write, add \(got 'often'\)"),
+        ([nd.zeros((2,), dtype="int32") if i == bad_index else g for i, g in enumerate(gs)],
+         "write", TypeError, rf"gradient {bad_index} must have a dtype that holds the "
+                             r"gradient of a float64 variable \(got int32\)")]
+    for grads, reqs, exc, match in cases:
+        with pytest.raises(exc, match="^mark_variables: " + match):
+            autograd.mark_variables(xs, grads, grad_reqs=reqs)
+        assert all(x.grad is None for x in xs), "a refused call marked a variable"
+
+
+def test_mark_variables_takes_a_wider_gradient_buffer():
+    x = arr([1.5, -2.5], dtype="float32")
+    g = nd.zeros((2,), dtype="float64")
+    autograd.mark_variables([x], [g])
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward()
+    assert_values(g, [3.0, -5.0])
+
+
 # -- storage types -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("grad_stype", [None] + STYPES)
@@ -782,6 +847,33 @@ def test_row_sparse_contributions_stay_row_sparse(no_fallback):
     assert w.grad.stype == "row_sparse"
     assert_values(w.grad, 2.0 * (x1.T @ h1 + x2.T @ h2))
     assert 1 not in set(w.grad.indices.asnumpy().tolist())
+
+
+@pytest.mark.parametrize("case", ["a*b", "b*a", "dot(a,b.T)", "dot(b,a.T)", "dot(a,b)"])
+def test_row_sparse_and_csr_variables_get_row_sparse_and_csr_gradients(case):
+    """MXNet 1.9 computes these: the gradients come back in the variables' storage
+    types (a gradient of the other sparse layout goes through dense)."""
+    va = np.array([[1.5, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, -2.0, 0.5]])
+    vb = np.array([[0.0, 3.0, 0.0], [1.0, 0.0, -1.0], [0.0, 0.0, 2.0]])
+    a, b = sparse.row_sparse_array(va), sparse.csr_matrix(vb)
+    a.attach_grad()
+    b.attach_grad()
+    h = rand((3, 3), 12)
+    fns_ = {"a*b": (lambda: a * b, va * vb, h * vb, h * va),
+            "b*a": (lambda: b * a, va * vb, h * vb, h * va),
+            "dot(a,b.T)": (lambda: nd.dot(a, b, transpose_b=True), va @ vb.T, h @ vb,
+                           h.T @ va),
+            "dot(b,a.T)": (lambda: nd.dot(b, a, transpose_b=True), vb @ va.T, h.T @ vb,
+                           h @ va),
+            "dot(a,b)": (lambda: nd.dot(a, b), va @ vb, h @ vb.T, va.T @ h)}
+    f, want_y, want_ga, want_gb = fns_[case]
+    with autograd.record():
+        y = f()
+    y.backward(out_grad=arr(h).tostype(y.stype))
+    assert_values(y, want_y)
+    assert (a.grad.stype, b.grad.stype) == ("row_sparse", "csr")
+    assert_values(a.grad, want_ga)
+    assert_values(b.grad, want_gb)
 
 
 def test_embedding_sparse_grad_gives_a_row_sparse_gradient(no_fallback):
@@ -898,6 +990,40 @@ def test_function_honours_grad_req_add():
         y.backward()
     s = sps.expit(v)
     assert_values(x.grad, 2.0 * s * (1.0 - s))
+
+
+def test_a_function_called_twice_keeps_each_calls_saved_tensors():
+    """Each recorded call of one instance keeps what it saved (PyTorch's per-call ctx):
+    d/da sigmoid(a) and d/db sigmoid(b) from their own outputs, with or without
+    retain_graph."""
+    va, vb = data((3,), seed=31), data((3,), seed=32)
+    for retain in (False, True):
+        a, b = arr(va), arr(vb)
+        a.attach_grad()
+        b.attach_grad()
+        f = fns().Sigmoid()
+        with autograd.record():
+            y = f(a).sum() + (f(b) * 2.0).sum()
+        y.backward(retain_graph=retain)
+        sa, sb = sps.expit(va), sps.expit(vb)
+        assert_values(a.grad, sa * (1.0 - sa))
+        assert_values(b.grad, 2.0 * sb * (1.0 - sb))
+        assert_values(f.saved_tensors[0], sb)       # the instance shows its last call's
+
+
+@pytest.mark.parametrize("what", ["input", "output"])
+def test_a_write_into_a_tensor_a_function_saved_makes_backward_raise(what):
+    x = arr([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        m, n = fns().DivMul()(x, arr([2.0, 4.0]))
+        s = fns().Sigmoid()(x * 1.0)
+        y = (m + n + s).sum()
+    target, name = (x, "DivMul") if what == "input" else (s, "Sigmoid")
+    target[:] = 10.0
+    with pytest.raises(RuntimeError, match=rf"^backward: {name}'s saved tensor 0 \(shape "
+                                           r"\(2,\)\) was written after"):
+        y.backward()
 
 
 @pytest.mark.parametrize("train", [True, False])

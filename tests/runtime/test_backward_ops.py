@@ -9,7 +9,7 @@ import pytest
 
 import allocator
 from runtime import autograd, nd
-from runtime.ops import OPS, backward, linalg
+from runtime.ops import OPS, dot, elemwise
 from runtime._imperative import invoke
 from tests.runtime.conftest import free_failing_tests
 
@@ -21,7 +21,7 @@ CASES = {
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(CASES))
-@pytest.mark.parametrize("size", [0, 7, backward.BLOCK, 2 * backward.BLOCK + 5])
+@pytest.mark.parametrize("size", [0, 7, elemwise.BLOCK, 2 * elemwise.BLOCK + 5])
 def test_values_equal_the_composed_expression(name, size, dtype):
     rng = np.random.default_rng(size)
     g = rng.uniform(-2, 2, size).astype(dtype)
@@ -155,8 +155,8 @@ def test_fully_connected_gradient_is_one_fused_call_that_skips_null_outputs(monk
     x, w, b = (rng.standard_normal(s) for s in ((5, 2, 3), (4, 6), (4,)))
     g = rng.standard_normal((5, 4))
     products = []
-    real_mm = linalg._mm
-    monkeypatch.setattr(linalg, "_mm", lambda a, c, out: products.append(out.shape)
+    real_mm = dot._mm
+    monkeypatch.setattr(dot, "_mm", lambda a, c, out: products.append(out.shape)
                         or real_mm(a, c, out))
     xn, wn, bn = (nd.array(a, dtype='float64') for a in (x, w, b))
     wn.attach_grad()                # data needs no gradient: dX (5, 6) is never formed

@@ -95,7 +95,7 @@ def ref_pool(x, kernel, stride, pad, kind, full=False, include_pad=True, p=2,
         end = [min(start[d] + kernel[d], sp[d] + pad[d]) for d in range(nd_)]
         size = np.prod([e - s for s, e in zip(start, end)])
         lo = [max(s, 0) for s in start]
-        hi = [min(e, sp[d]) for d, e in enumerate(end)]
+        hi = [max(min(e, sp[d]), lo[d]) for d, e in enumerate(end)]   # padding only: empty
         if not include_pad:   # 0 for a window of padding only ('full'): NaN, as MXNet
             size = np.prod([h - l for l, h in zip(lo, hi)]) or np.nan
         window = x[(Ellipsis,) + tuple(slice(l, h) for l, h in zip(lo, hi))]
@@ -638,6 +638,17 @@ def test_upsampling_bilinear_is_a_depthwise_deconvolution():
 
 
 # -- bad input ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs", [
+    ("Convolution", dict(kernel=(2, 2), pad=(2 ** 62, 1), num_filter=2, no_bias=True)),
+    ("Pooling", dict(kernel=(2, 2), pad=(2 ** 62, 0), pool_type="max"))])
+def test_an_output_too_large_for_int64_is_refused_naming_the_operator(op, attrs):
+    args = [arr(sample((2, 2, 4, 6)))] + ([arr(sample((2, 2, 2, 2)))] if op == "Convolution"
+                                          else [])
+    with pytest.raises(ValueError, match=rf"^{op}: output shape \(2, 2, 922337203685477\d+, "
+                                         r"\d+\) (of float64 )?is too large"):
+        getattr(nd, op)(*args, **attrs)
+
 
 def test_bad_input_leaves_out_unchanged():
     x, w = arr(sample((1, 3, 4, 4))), arr(sample((2, 3, 5, 5)))

@@ -213,6 +213,54 @@ def test_impossible_alignment_gives_mxnets_zero_loss_and_gradient():
         nd.ctc_loss(a64(x), nd.array(np.ones((3, 4))))
 
 
+def extended_paths_nll(x, label, blank):
+    """-log p by summing over every walk through warp-ctc's extended label (blank, l1,
+    blank, ..., blank) that starts at one of its first two positions and ends at one of
+    its last two: stay, step, or skip a blank to a symbol that is not the blank's value
+    and differs from the one before (a symbol equal to the blank emits the blank)."""
+    p = softmax(x)
+    ext = [blank]
+    for k in label:
+        ext += [k, blank]
+    s, total = len(ext), 0.0
+    for walk in itertools.product(range(s), repeat=len(p)):
+        if walk[0] > 1 or walk[-1] < s - 2:
+            continue
+        ok = all(b - a in (0, 1) or (b - a == 2 and ext[b] != blank and ext[b] != ext[a])
+                 for a, b in zip(walk, walk[1:]))
+        if ok:
+            total += np.prod([p[t, ext[w]] for t, w in enumerate(walk)])
+    with np.errstate(divide="ignore"):
+        return -np.log(total)
+
+
+def test_a_label_holding_the_blank_that_no_path_reaches_gives_zero_loss_and_gradient():
+    """Labels [1, 3] with 4 classes and blank_label='last': the symbol 3 emits the blank
+    and cannot be skipped into, so two frames hold no path (warp-ctc: loss inf, gradient
+    NaN); here it is unalignable, loss 0 and no gradient.  Three frames hold paths: a
+    finite loss, as the walks through the extended label give."""
+    x = rand((3, 2, 4), 21)
+    for frames in (2, 3):
+        xa = a64(x)
+        xa.attach_grad()
+        with autograd.record():
+            loss = nd.ctc_loss(xa, nd.array([[1, 3], [0, 2]]), nd.array([frames, 3]),
+                               use_data_lengths=True, blank_label="last")
+        loss.backward()
+        got, g = loss.asnumpy(), xa.grad.asnumpy()
+        assert np.all(np.isfinite(got)) and np.all(np.isfinite(g))
+        np.testing.assert_allclose(got[1], brute_nll(x[:, 1], [0, 2], 3), rtol=1e-10)
+        if frames == 2:
+            assert got[0] == 0 and np.all(g[:, 0] == 0)
+        else:
+            np.testing.assert_allclose(got[0], extended_paths_nll(x[:, 0], [1, 3], 3),
+                                       rtol=1e-10)
+            assert np.any(g[:, 0] != 0)
+    # the reference agrees with the brute force on an ordinary label
+    np.testing.assert_allclose(extended_paths_nll(x[:, 1], [0, 2], 3),
+                               brute_nll(x[:, 1], [0, 2], 3), rtol=1e-12)
+
+
 @frees_arrays
 def test_zero_frames_and_empty_labels():
     x = rand((3, 2, 3), 8)

@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 import allocator
 import runtime as rt
 from runtime import nd
+from runtime.gluon import nn
+from runtime.nd import _mxnet_format
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
-from tests.runtime.conftest import DTYPES, assert_same, child_env, run_isolated
+from tests.runtime.conftest import DTYPES, assert_same, child_env, run_isolated, run_limited
 
 S = nd.sparse
 DENSE_SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 4), (3, 2, 4)]
@@ -841,6 +843,8 @@ def declare_size(path, member, size):
 OOM_CODE = """
 import os, resource, sys
 from runtime import nd
+from runtime.nd import _io
+_io.HOLD_FLOOR = 1 << 40    # past the memory budget of a small file, to reach the limit
 vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1])
 limit = vm * 1024 + (512 << 20)
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -909,6 +913,123 @@ def test_refusal_names_the_file_and_hides_internal_exceptions(tmp_path, sample_f
     with pytest.raises(ValueError) as info:
         nd.load(str(odd))
     assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+# -- saving replaces the file whole ------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["ndrt", "mxnet"])
+def test_a_failed_save_leaves_the_old_file_as_it_was(tmp_path, monkeypatch, fmt):
+    path = tmp_path / "model.params"
+    nd.save(str(path), {"w": nd.ones(3)}, format=fmt)
+    path.chmod(0o640)
+    before = path.read_bytes()
+    # a name MXNet's layout cannot hold (checked before anything is written)
+    if fmt == "mxnet":
+        with pytest.raises(ValueError, match=r"^save: name '\\ud800' must be encodable as "
+                                             r"UTF-8 \(surrogates not allowed at position 0\)"):
+            nd.save(str(path), {"\ud800": nd.zeros(2)}, format="mxnet")
+        assert path.read_bytes() == before
+
+    # a failure while the bytes are being written
+    def broken(f, *args, **kw):
+        f.write(b"half a file")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_mxnet_format, "write", broken)
+    monkeypatch.setattr(np, "savez", broken)
+    with pytest.raises(OSError, match="No space left"):
+        nd.save(str(path), {"w": nd.zeros(5)}, format=fmt)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.params"]   # no leftovers
+    with pytest.raises(OSError, match="No space left"):
+        nd.save(str(tmp_path / "new"), [nd.zeros(5)], format=fmt)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.params"]
+    monkeypatch.undo()
+    # a good save replaces it, keeping its permissions; through a symbolic link, its target
+    nd.save(str(path), {"w": nd.zeros(5)}, format=fmt)
+    assert (path.stat().st_mode & 0o777) == 0o640
+    link = tmp_path / "link"
+    link.symlink_to(path)
+    nd.save(str(link), {"v": nd.full(2, 3.0)}, format=fmt)
+    assert link.is_symlink() and list(nd.load(str(path))) == ["v"]
+
+
+def test_a_failed_save_parameters_leaves_the_old_file(tmp_path, monkeypatch):
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    path = tmp_path / "net.params"
+    net.save_parameters(str(path))
+    before = path.read_bytes()
+
+    def broken(f, **members):
+        f.write(b"PK")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", broken)
+    net.weight.data()[:] = 5.0
+    with pytest.raises(OSError):
+        net.save_parameters(str(path))
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["net.params"]
+
+
+# -- what a file may make the process hold ----------------------------------------------------
+
+LOAD_CODE = """
+import sys
+from runtime import nd
+try:
+    got = nd.load(sys.argv[1])
+except (ValueError, MemoryError) as e:
+    print(type(e).__name__, e)
+else:
+    print("loaded", len(got))
+"""
+
+
+def test_a_deflated_member_far_larger_than_the_file_is_refused_before_reading(tmp_path):
+    """A well-formed file whose one member inflates to 160 MiB from a few hundred KiB:
+    past 16 times the file's size plus 64 MiB, refused before the member is read (in a
+    child limited to what the runtime needs plus 64 MiB)."""
+    n = 160 << 20
+    path = tmp_path / "inflates"
+    meta = {"format": "ndrt", "version": 1, "container": "list", "arrays": [
+        {"name": None, "stype": "default", "dtype": "uint8", "shape": [n],
+         "device_type": "cpu", "device_id": 0, "parts": ["0.0"]}]}
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False,
+                                             "shape": (n,)})
+    zero = bytes(1 << 20)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("__ndrt__.npy", header_bytes(meta))
+        with zf.open("0.0.npy", "w", force_zip64=True) as m:
+            m.write(f.getvalue())
+            for _ in range(n >> 20):
+                m.write(zero)
+    size = path.stat().st_size
+    res = run_limited(LOAD_CODE, path, memory=(300 + 64) << 20)
+    assert res.stdout.startswith(f"ValueError load: {str(path)!r}: array 0 brings what the "
+                                 f"file's arrays would hold in memory past "
+                                 f"{16 * size + (64 << 20)} bytes (16 times the file's {size} "
+                                 "bytes plus 64 MiB, each array part counted as at least a "
+                                 "4096-byte page)"), res.stdout + res.stderr[-2000:]
+
+
+# -- files that are not regular files ---------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/urandom"), reason="needs /dev/urandom")
+def test_an_endless_device_is_refused(tmp_path):
+    res = run_limited(LOAD_CODE, "/dev/urandom", timeout=60)
+    assert res.stdout == ("ValueError load: '/dev/urandom' must be a regular file (got a "
+                          "character device)\n"), res.stdout + res.stderr[-2000:]
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    res = run_limited(LOAD_CODE, fifo, timeout=60)
+    assert res.stdout == f"ValueError load: {str(fifo)!r} must be a regular file (got a FIFO)\n", \
+        res.stdout + res.stderr[-2000:]
 
 
 # -- GPU (skipped without a driver) -------------------------------------------------------------

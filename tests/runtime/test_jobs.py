@@ -3,6 +3,8 @@ configurations, parameters saved and loaded, the CLI's errors, ``ndrt info``."""
 
 import itertools
 import os
+import re
+import signal
 import subprocess
 import sys
 import warnings
@@ -19,7 +21,7 @@ from runtime.jobs import (SparseCTR, auc, accuracy, digits, digits_mlp, info_lin
                           synthetic_ctr, train_mlp, train_sparse)
 from runtime.jobs.data import zipf_ranks
 from runtime.jobs.info import cuda_state
-from tests.runtime.conftest import _ROOT, child_env, free_failing_tests
+from tests.runtime.conftest import _ROOT, child_env, free_failing_tests, run_limited
 
 TINY_SPARSE = dict(rows=3000, features=20000, active=10, epochs=3, batch_size=100,
                    lr=0.01, quiet=True)
@@ -368,6 +370,109 @@ def test_storage_fallback_count_counts_every_fallback():
     finally:
         rt.set_storage_fallback(old)
     assert _imperative.storage_fallback_count() == n + 2
+
+
+# -- the command's edges: output paths, sizes, the environment, pipes, Ctrl-C ----------------
+
+NDRT_CODE = "import runpy, sys; sys.argv[0] = 'ndrt'; runpy.run_module('runtime', run_name='__main__')"
+TINY_ARGS = ["--rows", "600", "--features", "2000", "--batch-size", "100"]
+
+
+def test_cli_save_into_a_folder_that_does_not_exist_is_refused_before_training(tmp_path,
+                                                                              capsys):
+    target = str(tmp_path / "newdir") + os.sep
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--quiet", *TINY_ARGS, "--save", target])
+    assert e.value.code == 2
+    out, err = capsys.readouterr()
+    assert f"argument --save: {target!r} names a folder; give a file name" in err
+    assert "test AUC" not in out and list(tmp_path.iterdir()) == []
+    with pytest.raises(IsADirectoryError):            # nd.save itself: no file 'newdir'
+        nd.save(target, [nd.ones(2)])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rows", "1000000000000"], "argument --rows: 1,000,000,000,000 rows need at least "
+                                  "727.6 TiB for the data set (40 bytes per row and field, "
+                                  "20 fields), more than the 1.5 GiB of memory this process "
+                                  "can have"),
+    (["--rows", "99999999999999999999"], "argument --rows: 99,999,999,999,999,999,999 rows "
+                                         "need at least "),
+    (["--rows", "1" + "0" * 400], "argument --rows: 10,000,000,000,000,000,000,000"),
+    (["--features", "9223372036854775807"],
+     "argument --features: 9,223,372,036,854,775,807 features need at least 786,432.0 PiB "
+     "for the embedding weight and Adam's states (12 bytes per feature and embedding "
+     "column, 8 columns)"),
+    # fits the machine, not this process's address space
+    (["--rows", "2000000"], "argument --rows: 2,000,000 rows need at least 1.5 GiB for the "
+                            "data set"),
+], ids=["terabytes", "beyond-int64", "beyond-float", "features", "over-rlimit"])
+def test_cli_sizes_beyond_memory_are_refused_up_front(args, message):
+    p = run_limited(NDRT_CODE, "train", "--quiet", *args, memory=3 << 29, timeout=60)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert message in p.stderr and "usage: ndrt train" in p.stderr, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+
+
+def test_cli_bad_storage_fallback_variable(tmp_path):
+    env = {**child_env(), "NDRT_STORAGE_FALLBACK": "bogus"}
+    p = subprocess.run([sys.executable, "-m", "runtime", "info"], capture_output=True,
+                       text=True, timeout=120, cwd=_ROOT, env=env)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert ("storage fallback: not usable: NDRT_STORAGE_FALLBACK must be one of warn, "
+            "silent, error (got 'bogus')\n") in p.stdout
+    for command in (["train", "--quiet", *TINY_ARGS], ["demo"]):
+        p = subprocess.run([sys.executable, "-m", "runtime", *command], capture_output=True,
+                           text=True, timeout=120, cwd=_ROOT, env=env)
+        assert p.returncode == 1 and p.stdout == "", p.stdout
+        assert p.stderr == ("ndrt: error: NDRT_STORAGE_FALLBACK must be one of warn, silent, "
+                            "error (got 'bogus')\n"), p.stderr
+
+
+@pytest.mark.parametrize("command", ["train mlp --epochs 200 --rows 200 --batch-size 50",
+                                     "demo", "info"])
+def test_cli_into_a_pipe_closed_early_is_quiet(command):
+    p = subprocess.run(f"{sys.executable} -m runtime {command} | head -1; "
+                       "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash",
+                       capture_output=True, text=True, timeout=120, cwd=_ROOT,
+                       env=child_env())
+    assert p.returncode == 0 and p.stdout.count("\n") == 1, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr and "Error" not in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command", ["info", "demo"])
+def test_cli_with_standard_output_closed(command):
+    p = subprocess.run(f"{sys.executable} -m runtime {command} >&-", shell=True,
+                       capture_output=True, text=True, timeout=120, cwd=_ROOT,
+                       env=child_env())
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_cli_ctrl_c_during_training_prints_one_line_and_exits_130():
+    env = {**child_env(), "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "runtime", "train", "mlp", "--epochs",
+                          "100000", "--rows", "200", "--batch-size", "50"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_ROOT,
+                         env=env, start_new_session=True)
+    try:
+        for line in p.stdout:            # training runs once epoch 1 is reported
+            if line.startswith("epoch 1:"):
+                break
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
+    last = re.split(r"[\r\n]", err.rstrip())[-1]           # (tqdm ends its lines with \r)
+    found = re.fullmatch(r"ndrt: interrupted at epoch (\d+), step (\d+)", last)
+    assert found, err[-2000:]
+    epoch, step = (int(v) for v in found.groups())
+    # after epoch 1's line: epoch 1 (its report, at its last step) or a later one
+    assert (epoch, step) == (1, 4) or (epoch >= 2 and 1 <= step <= 4), last  # 4 batches
 
 
 free_failing_tests(globals())

@@ -2,21 +2,24 @@
 
 A module imports its own layer and the layers below it, never a higher one, and never
 from inside a function: where a lower layer must call up, the higher one registers a
-hook at import (``runtime._ndarray.set_method_hook``, ``set_storage_hooks``,
-``set_operator_impl``).  Inside a function only the optional or costly third-party
+hook, and runtime/_wiring.py installs every such hook at import
+(``runtime._ndarray.set_method_hook``, ``set_storage_hooks``, ``set_autograd_hooks``,
+``runtime._imperative.connect``, ``runtime._executor.set_ops``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
-    base      runtime.base, runtime.errors, runtime.context, runtime.random,
-              runtime._image_codec
-    kernels   runtime._sparse_*, runtime._types (NumPy and C only)
+    base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device,
+              runtime._dist, runtime._image_codec
+    kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
     executor  runtime._executor
     ops       runtime.ops.* (the registry and the operator definitions)
     api       runtime, runtime.__main__, runtime.nd.*, runtime.autograd, runtime.gluon.*,
               runtime.optimizer.*, runtime.lr_scheduler, runtime.initializer, runtime.io.*,
-              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.recordio,
-              runtime.image, runtime.profiler
+              runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
+              runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
+              runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
+              runtime.callback, runtime.recordio, runtime.image, runtime.profiler
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -42,6 +45,7 @@ if not (ROOT / "pyx" / "runtime").is_dir():
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
     "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
+    "runtime._device": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
     "runtime._vision_kernels": KERNELS,
@@ -54,7 +58,12 @@ RANKS = {
     "runtime": API, "runtime.__main__": API, "runtime.nd": API, "runtime.autograd": API,
     "runtime.gluon": API, "runtime.optimizer": API, "runtime.lr_scheduler": API,
     "runtime.initializer": API, "runtime.io": API, "runtime.test_utils": API,
-    "runtime.mxnet_compat": API, "runtime.jobs": API,
+    "runtime.mxnet_compat": API, "runtime.jobs": API, "runtime._wiring": API,
+    "runtime.kvstore": API, "runtime._dist": BASE, "runtime._kvstore_kernels": KERNELS,
+    "runtime.metric": API, "runtime.symbol": API,
+    "runtime.executor": API, "runtime.name": API, "runtime.attribute": API,
+    "runtime.module": API,
+    "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
     "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
     "runtime.profiler": API,
 }
@@ -66,6 +75,8 @@ LAZY = {
     "cupy": "optional dependency (the gpu extra)",
     "scipy.sparse": "imported on first use: it costs import time and few programs need it",
     "matplotlib": "optional dependency (the demo extra), needed by `ndrt train --plot` only",
+    "mpi4py": "optional dependency (the dist extra); importing mpi4py.MPI initialises MPI, "
+              "so only a dist_* kvstore imports it",
     "sklearn": "optional dependency (the demo extra) that costs about a second of import "
                "time, needed by `ndrt train mlp` only",
 }
@@ -94,7 +105,7 @@ def rank(module):
     if module.startswith("runtime._sparse_"):
         return KERNELS
     for package in ("runtime.ops", "runtime.nd", "runtime.gluon", "runtime.optimizer",
-                    "runtime.io", "runtime.jobs"):
+                    "runtime.io", "runtime.jobs", "runtime.symbol", "runtime.module"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None
@@ -242,9 +253,64 @@ def test_unknown_modules_have_no_layer():
 
 
 def test_a_function_level_import_of_the_api_fails(tmp_path):
-    """The check itself: what issue 9 found in _ndarray.pyx is refused."""
+    """The check itself: a function-level import of the API from a storage module is
+    refused."""
     pyx = tmp_path / "m.pyx"
     pyx.write_text("cdef class A:\n    def f(self):\n        from runtime.nd import sparse\n")
     (target, _, in_function), = _cython_imports(pyx)
     assert target == "runtime.nd.sparse" and in_function
     assert rank(target) > rank("runtime._ndarray")
+
+
+# The one module that imports CuPy on the runtime's behalf (the device boundary), and the
+# allocator's CuPy bridge (allocator.cupy.use_pool: the allocator sits below runtime and
+# cannot call into it).
+CUPY_IMPORTERS = {"runtime._device", "allocator.cupy"}
+
+# The public API layer: modules users import.  Operators and kernels work on raw arrays
+# and registry ops and never reach up into them.
+API_PACKAGES = ("runtime.nd", "runtime.ndarray", "runtime.autograd", "runtime.gluon",
+                "runtime.nn", "runtime.optim", "runtime.optimizer", "runtime.initializer",
+                "runtime.init", "runtime.lr_scheduler", "runtime.metric", "runtime.io",
+                "runtime.kvstore", "runtime.jobs", "runtime.test_utils")
+
+
+def _allocator_imports():
+    for path in sorted((ROOT / "allocator").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for target, lineno, _ in _python_imports(path, module):
+            yield module, path.relative_to(ROOT), target, lineno
+    for path in sorted((ROOT / "pyx" / "allocator").glob("*.p[yx][xd]")):
+        for target, lineno, _ in _cython_imports(path):
+            yield "allocator." + path.stem, path.relative_to(ROOT), target, lineno
+
+
+def _cupy_importers():
+    everything = [(m, p, t, n) for m, p, t, n, _ in _imports()] + list(_allocator_imports())
+    return {(m, f"{p}:{n}") for m, p, t, n in everything
+            if t == "cupy" or t.startswith("cupy.")}
+
+
+def test_only_the_device_module_imports_cupy():
+    found = _cupy_importers()
+    stray = sorted(where for module, where in found if module not in CUPY_IMPORTERS)
+    assert not stray, "import CuPy through runtime._device:\n" + "\n".join(stray)
+    assert {module for module, _ in found} == CUPY_IMPORTERS
+
+
+def _is_api(target):
+    return target == "runtime" or any(target == p or target.startswith(p + ".")
+                                      for p in API_PACKAGES)
+
+
+def test_operators_and_kernels_never_import_the_api():
+    bad = [f"{path}:{lineno}: {module} imports {target}"
+           for module, path, target, lineno, _ in _imports()
+           if (module.startswith("runtime.ops") or rank(module) == KERNELS) and _is_api(target)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_api_check_knows_the_api():
+    assert _is_api("runtime.nd.sparse") and _is_api("runtime.gluon.nn") and _is_api("runtime")
+    assert not _is_api("runtime.ops.registry") and not _is_api("runtime._device")
+    assert not _is_api("runtime.ndarray_kernels")

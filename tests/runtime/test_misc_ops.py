@@ -1,7 +1,7 @@
 """The operators of runtime/ops/sort.py and runtime/ops/index.py, and nd.eye/nd.linspace,
 against MXNet's documented examples and NumPy references.  (Requests, gradients, failures
-and zero-size inputs of every op are checked by test_all_ops.py from
-op_samples_misc.py.)"""
+and zero-size inputs of every op are checked by test_all_ops.py from op_samples_sort.py
+and op_samples_index.py.)"""
 
 import numpy as np
 import pytest

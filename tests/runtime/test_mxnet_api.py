@@ -587,3 +587,22 @@ def test_random_ndarray_parameter_errors():
 
 
 free_failing_tests(globals())
+
+
+def test_context_default_ctx_and_set_default_context():
+    import runtime as mx
+    from runtime import test_utils
+    with pytest.warns(DeprecationWarning, match="default_ctx has been deprecated"):
+        assert mx.Context.default_ctx == mx.cpu(0)
+    with mx.cpu(1):
+        with pytest.warns(DeprecationWarning):
+            mx.Context.default_ctx = mx.cpu(2)
+        assert mx.current_context() == mx.cpu(2)
+        assert nd.zeros(1).ctx == mx.cpu(2)
+    assert mx.current_context() == mx.cpu(0)        # MXNet: the with block restores it
+    with mx.cpu(3):
+        test_utils.set_default_context(mx.cpu(4))
+        assert test_utils.default_context() == mx.cpu(4)
+    assert mx.current_context() == mx.cpu(0)
+    with pytest.raises(TypeError, match="ctx must be a Context"):
+        mx.context.set_current_context("cpu")

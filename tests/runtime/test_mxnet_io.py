@@ -18,6 +18,7 @@ import allocator
 from allocator.errors import CudaError
 from runtime import nd
 from runtime.context import Context
+from tests.runtime.conftest import run_limited
 from tests.runtime.test_io import assert_refused
 
 # mshadow type flags, as MXNet's mshadow/base.h numbers them
@@ -253,6 +254,55 @@ def test_huge_claims_allocate_nothing(tmp_path):
                      + struct.pack("<iii", 1, 0, 0)])
     assert_refused(_write(tmp_path, raw), "needs 4398046511104 bytes")
     assert allocator.memory_stats()["allocated_bytes.all.current"] == before
+
+
+@pytest.mark.parametrize("shape, match", [
+    ((1 << 62, 1 << 62, 0), "array 0: shape (4611686018427387904, 4611686018427387904, 0) is "
+                            "too large: its size overflows int64"),
+    ((0, (1 << 63) - 1), "array 0: shape (0, 9223372036854775807) of float32 is too large: "
+                         "its size in bytes overflows int64")])
+def test_zero_size_shapes_too_large_for_numpy_are_refused_by_the_loader(tmp_path, shape,
+                                                                         match):
+    raw = container([struct.pack("<Ii", V2, 0) + shape_bytes(shape) + struct.pack("<iii", 1, 0, 0)])
+    assert_refused(_write(tmp_path, raw), match)
+    sparse_raw = container([struct.pack("<Ii", V2, 1) + shape_bytes(shape) + shape_bytes((4, 2))
+                            + struct.pack("<iii", 1, 0, 0) + struct.pack("<i", 6)
+                            + shape_bytes((0,))])
+    assert_refused(_write(tmp_path, sparse_raw), "array 0: storage shape")
+
+
+TINY_CODE = """
+import sys
+from runtime import nd
+try:
+    nd.load(sys.argv[1])
+except ValueError as e:
+    print("ValueError", e)
+else:
+    print("loaded")
+"""
+
+
+def test_many_tiny_arrays_are_refused_before_they_exhaust_memory(tmp_path):
+    """100,000 named one-element arrays (about 5 MB of file) would hold a 4 KiB page each,
+    400 MB: refused once past 16 times the file's size plus 64 MiB, in a child whose
+    memory would not hold them all."""
+    one = dense(np.ones(1, np.float32))
+    names = b"".join(struct.pack("<Q", 7) + f"p{i:06d}".encode() for i in range(100_000))
+    path = _write(tmp_path, container([one] * 100_000)[:-8] + struct.pack("<Q", 100_000)
+                  + names)
+    size = path.stat().st_size
+    res = run_limited(TINY_CODE, path, memory=(300 + 256) << 20)
+    budget = 16 * size + (64 << 20)
+    first = budget // 4096 + 1          # the array whose page passes the budget
+    assert res.stdout == (f"ValueError load: {str(path)!r} (an MXNet file): array {first - 1} "
+                          f"brings what the file's arrays would hold in memory past {budget} "
+                          f"bytes (16 times the file's {size} bytes plus 64 MiB, each array "
+                          "part counted as at least a 4096-byte page)\n"), \
+        res.stdout + res.stderr[-2000:]
+    # a file of fewer such arrays loads
+    small = _write(tmp_path, container([one] * 1000))
+    assert len(nd.load(str(small))) == 1000
 
 
 @settings(deadline=None, max_examples=200)

@@ -822,6 +822,126 @@ def test_failed_allocation_leaves_nothing_behind():
     assert pool.memory_stats()["allocated_bytes.all.current"] == start
 
 
+# -- MXNet 1.x names and signatures: creation out=, un-prefixed samplers, moveaxis of
+#    sequences, from_numpy(zero_copy), DLPack exports, reset_arrays --------------------
+
+def test_creation_functions_write_into_out():
+    x = nd.full((2, 3), 5.0)
+    assert nd.zeros((2, 3), out=x) is x and not x.asnumpy().any()
+    assert nd.ones(3, out=nd.zeros(3, dtype="int32")).asnumpy().tolist() == [1, 1, 1]
+    np.testing.assert_array_equal(nd.eye(3, k=1, out=nd.zeros((3, 3))).asnumpy(),
+                                  np.eye(3, k=1))
+    np.testing.assert_allclose(nd.linspace(0, 1, 5, out=nd.zeros(5)).asnumpy(),
+                               np.linspace(0, 1, 5), rtol=1e-7)
+    y = nd.ones((2, 2))
+    with pytest.raises(ValueError, match=r"zeros: out must have shape \(2, 3\) \(got "
+                                         r"\(2, 2\)\)"):
+        nd.zeros((2, 3), out=y)
+    assert y.asnumpy().tolist() == [[1, 1], [1, 1]]          # a failed call writes nothing
+    with pytest.raises(TypeError, match="ones: out must be an NDArray"):
+        nd.ones(2, out=np.zeros(2))
+
+
+def test_unprefixed_samplers_are_the_legacy_operators():
+    rt.random.seed(11)
+    a = nd.uniform(-1, 1, shape=(1000,)).asnumpy()
+    rt.random.seed(11)
+    b = nd.random_uniform(-1, 1, shape=(1000,)).asnumpy()
+    np.testing.assert_array_equal(a, b)
+    assert a.min() >= -1 and a.max() < 1 and abs(a.mean()) < 0.1
+    n = nd.normal(2.0, 0.5, shape=(4000,)).asnumpy()
+    assert abs(n.mean() - 2.0) < 0.05 and abs(n.std() - 0.5) < 0.05
+    rows = nd.shuffle(nd.array(np.arange(10.0))).asnumpy()
+    assert sorted(rows.tolist()) == list(range(10))
+
+
+def test_shape_and_axes_attributes_take_numpy_arrays_and_ranges():
+    # MXNet's attributes are strings of any int sequence: test_sparse_ndarray calls
+    # broadcast_to(shape=<a NumPy array>)
+    x = np.random.default_rng(0).random((1, 3)).astype(np.float32)
+    for stype in ("default", "csr", "row_sparse"):
+        sparse = nd.array(x).tostype(stype)
+        if stype == "default":
+            got = sparse.broadcast_to(shape=np.array([4, 3]))
+        else:                          # no sparse kernel, as in MXNet: a dense fallback
+            with pytest.warns(rt.StorageFallbackWarning, match="broadcast_to"):
+                got = sparse.broadcast_to(shape=np.array([4, 3]))
+        np.testing.assert_array_equal(got.asnumpy(), np.broadcast_to(x, (4, 3)))
+    np.testing.assert_allclose(nd.sum(nd.array(x), axis=np.array([0, 1])).asnumpy(),
+                               [x.sum()], rtol=1e-6)
+    with pytest.raises(TypeError, match="shape must be an int or a tuple of ints"):
+        nd.broadcast_to(nd.array(x), shape=np.array([4.0, 3.0]))
+
+
+def test_moveaxis_takes_lists_and_ranges():
+    x = np.arange(120.0).reshape(2, 3, 4, 5)
+    for src, dst in ((range(2), range(2, 4)), ([0, 3], [3, 0]), (1, -1)):
+        got = nd.moveaxis(nd.array(x), src, dst).asnumpy()
+        np.testing.assert_array_equal(got, np.moveaxis(x, list(src) if not isinstance(
+            src, int) else src, list(dst) if not isinstance(dst, int) else dst))
+
+
+def test_from_numpy_zero_copy_shares_and_copy_does_not():
+    a = np.arange(6.0).reshape(2, 3)
+    shared = nd.from_numpy(a)
+    copied = nd.from_numpy(a, zero_copy=False)
+    a[0, 0] = 42.0
+    assert shared.asnumpy()[0, 0] == 42.0 and copied.asnumpy()[0, 0] == 0.0
+    assert shared.dtype == np.float64
+    t = nd.from_numpy(np.arange(6.0).reshape(2, 3).T)        # not C-contiguous: copied
+    np.testing.assert_array_equal(t.asnumpy(), np.arange(6.0).reshape(2, 3).T)
+    with pytest.raises(TypeError, match="from_numpy: ndarray must be a numpy.ndarray"):
+        nd.from_numpy([1, 2])
+
+
+def test_to_dlpack_for_read_and_write():
+    import ctypes
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    for export in (nd.to_dlpack_for_read, nd.to_dlpack_for_write):
+        cap = export(x)
+        assert name(cap) == b"dltensor"              # MXNet's (unversioned) capsule
+        view = np.from_dlpack(type("Producer", (), {
+            "__dlpack__": lambda self, **kw: cap,
+            "__dlpack_device__": lambda self: (1, 0)})())
+        x[0, 0] = float(export is nd.to_dlpack_for_read) + 7.0
+        assert view[0, 0] == x.asnumpy()[0, 0]           # the same memory, no copy
+    with pytest.raises(TypeError, match="to_dlpack_for_read: data must be an NDArray"):
+        nd.to_dlpack_for_read(np.zeros(2))
+
+
+def test_reset_arrays():
+    a, b = nd.ones(3), nd.ones((2, 2)).tostype("row_sparse")
+    nd.reset_arrays(a, b, num_arrays=2)
+    assert not a.asnumpy().any() and not b.asnumpy().any() and b.stype == "row_sparse"
+    c = nd.ones(2)
+    with pytest.raises(ValueError, match="num_arrays must equal the number of arrays 1"):
+        nd.reset_arrays(c, num_arrays=2)
+    with pytest.raises(TypeError, match=r"data\[1\] must be an NDArray"):
+        nd.reset_arrays(c, [1.0])
+    assert c.asnumpy().tolist() == [1, 1]
+
+
+def test_flatten_expand_dims_squeeze_inplace_views():
+    x = nd.array(np.arange(6.0).reshape(2, 3, 1))
+    for call, shape in ((lambda a: a.flatten(inplace=True), (2, 3)),
+                        (lambda a: a.expand_dims(1, inplace=True), (2, 1, 3, 1)),
+                        (lambda a: a.squeeze(inplace=True), (2, 3)),
+                        (lambda a: a.squeeze(axis=-1, inplace=True), (2, 3))):
+        view = call(x)
+        assert view.shape == shape
+        view[:] = view + 1                                   # writes through to x
+    np.testing.assert_array_equal(x.asnumpy().ravel(), np.arange(6.0) + 4)
+    copy = x.flatten()
+    copy[:] = 0
+    assert x.asnumpy().sum() > 0                            # the default is a copy
+    with pytest.raises(ValueError, match="squeeze: the axes squeezed must have size 1"):
+        x.squeeze(axis=0, inplace=True)
+    with pytest.raises(ValueError, match=r"expand_dims: axis must be in \[-4, 3\]"):
+        x.expand_dims(5, inplace=True)
+
+
 # -- MXNet 1.x's test_ndarray_indexing / test_ndarray_slice, ported ------------------------
 #
 # ndrt follows MXNet 1.x: a basic key that leaves no axis gives shape (1,) (``is_scalar``

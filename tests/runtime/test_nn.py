@@ -8,6 +8,7 @@ import scipy.special as sps
 
 import runtime as rt
 from runtime import _imperative, autograd, nd
+from runtime.gluon import nn
 from runtime import random as rt_random
 from runtime._imperative import invoke_stateful
 from runtime.ops import registry
@@ -396,6 +397,27 @@ def test_embedding_out_of_range_indices_are_clipped(bad, row, dtype):
     for name in ("_embedding_grad", "_embedding_grad_rsp"):
         got = getattr(nd, name)(data, nd.array(g), input_dim=5, output_dim=2)
         np.testing.assert_allclose(got.tostype("default").asnumpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad, pos", [(np.nan, 1), (np.inf, 2), (-np.inf, 0)])
+def test_embedding_refuses_nan_and_infinite_indices(bad, pos):
+    """As take: a NaN or infinite index is an IndexError naming it and its position, in
+    the lookup, the Gluon layer and both weight gradients; out= stays as it was."""
+    data = np.array([[0.0, 1.0, 2.0]])
+    data.flat[pos] = bad
+    w = nd.array(sample((5, 2), "float32"))
+    out = nd.full((1, 3, 2), 9.0)
+    match = rf"index {float(bad)} at position {pos} is not a finite number"
+    with pytest.raises(IndexError, match=r"^Embedding: " + match):
+        nd.Embedding(nd.array(data), w, input_dim=5, output_dim=2, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), 9.0)
+    layer = nn.Embedding(5, 2)
+    layer.initialize()
+    with pytest.raises(IndexError, match=r"^Embedding: " + match):
+        layer(nd.array(data))
+    for name in ("_embedding_grad", "_embedding_grad_rsp"):
+        with pytest.raises(IndexError, match=rf"^{name}: " + match):
+            getattr(nd, name)(nd.array(data), nd.ones((1, 3, 2)), input_dim=5, output_dim=2)
 
 
 def test_embedding_bad_shapes_and_types():

@@ -3,7 +3,7 @@ update rules, over several steps: dense gradients, row_sparse gradients with laz
 (untouched rows keep their values and their state) and standard ones (equal to the dense
 update of the densified gradient); momentum, weight decay, rescale and clip; Adam's bias
 correction; clip_global_norm; gluon's Trainer; bad arguments that leave weight and state
-unchanged.  (test_all_ops.py runs the generic checks from op_samples_optim.py.)"""
+unchanged.  (test_all_ops.py runs the generic checks from op_samples_optimizer_op.py.)"""
 
 import math
 import platform
@@ -29,7 +29,14 @@ def _clip(g, clip):
 def ref_update(name, w, g, states, a):
     """One update of weight ``w`` by dense ``g``; returns (weight, states), new arrays."""
     lr, wd, rs, clip = a["lr"], a.get("wd", 0.0), a.get("rescale_grad", 1.0), \
-        a.get("clip_gradient", -1.0)
+        a.get(CLIP.get(name, "clip_gradient"), -1.0)
+    if name == "ftml_update":
+        b1, b2, eps, t = a.get("beta1", 0.6), a.get("beta2", 0.999), a.get("epsilon", 1e-8), a["t"]
+        gr = _clip(rs * g + wd * w, clip)
+        v = b2 * states[1] + (1 - b2) * gr * gr
+        dt = (1 - b1 ** t) / lr * (np.sqrt(v / (1 - b2 ** t)) + eps)
+        z = b1 * states[2] + (1 - b1) * gr - (dt - b1 * states[0]) * w
+        return -z / dt, [dt, v, z]
     if name == "sgd_update":
         return (1 - lr * wd) * w - lr * _clip(rs * g, clip), []
     if name == "sgd_mom_update":
@@ -41,6 +48,35 @@ def ref_update(name, w, g, states, a):
         mean = b1 * states[0] + (1 - b1) * gr
         var = b2 * states[1] + (1 - b2) * gr * gr
         return w - lr * mean / (np.sqrt(var) + eps), [mean, var]
+    if name == "nag_mom_update":
+        step = lr * (_clip(rs * g, clip) + wd * w)
+        m = a.get("momentum", 0.0) * states[0] - step
+        return w + a.get("momentum", 0.0) * m - step, [m]
+    if name == "rmsprop_update":
+        g1, eps, cw = a.get("gamma1", 0.95), a.get("epsilon", 1e-8), a.get("clip_weights", -1)
+        gr = _clip(rs * g + wd * w, clip)
+        n = (1 - g1) * gr * gr + g1 * states[0]
+        return _clip(w - lr * gr / np.sqrt(n + eps), cw), [n]
+    if name == "rmspropalex_update":
+        g1, g2 = a.get("gamma1", 0.95), a.get("gamma2", 0.9)
+        eps, cw = a.get("epsilon", 1e-8), a.get("clip_weights", -1)
+        gr = _clip(rs * g + wd * w, clip)
+        n = (1 - g1) * gr * gr + g1 * states[0]
+        gm = (1 - g1) * gr + g1 * states[1]
+        delta = g2 * states[2] - lr * gr / np.sqrt(n - gm * gm + eps)
+        return _clip(w + delta, cw), [n, gm, delta]
+    if name == "ftrl_update":
+        l1, beta = a.get("lamda1", 0.01), a.get("beta", 1.0)
+        gr = _clip(rs * g, clip)
+        z = states[0] + gr - (np.sqrt(states[1] + gr * gr) - np.sqrt(states[1])) * w / lr
+        n = states[1] + gr * gr
+        return (np.sign(z) * l1 - z) / ((beta + np.sqrt(n)) / lr + wd) * (np.abs(z) > l1), [z, n]
+    if name == "signum_update":
+        mo = a.get("momentum", 0.0)
+        m = mo * states[0] - (1 - mo) * wd * w - (1 - mo) * _clip(rs * g, clip)
+        return (1 - lr * a.get("wd_lh", 0.0)) * w + lr * np.sign(m), [m]
+    if name == "signsgd_update":
+        return (1 - lr * wd) * w - lr * np.sign(g), []
     assert name == "adagrad_update"
     gr = _clip(rs * g, clip)
     h = states[0] + gr * gr
@@ -58,7 +94,20 @@ def ref_lazy(name, w, rows, grows, states, a):
     return w, states
 
 
-N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1}
+N_STATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "adagrad_update": 1,
+            "nag_mom_update": 1, "rmsprop_update": 1, "rmspropalex_update": 3,
+            "ftrl_update": 2, "signum_update": 1, "ftml_update": 3,
+            "signsgd_update": 0}
+# The updates with MXNet's lazy_update attribute (the others are always lazy).
+LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
+# The updates without a row_sparse kernel in MXNet: a row_sparse gradient takes the
+# standard update (MXNet's storage fallback densifies it).
+STANDARD_ONLY = ("nag_mom_update", "rmsprop_update", "rmspropalex_update", "ftrl_update",
+                 "signum_update", "signsgd_update", "ftml_update")
+# The clipping attribute where it is not clip_gradient (MXNet's names).
+CLIP = {"ftml_update": "clip_grad"}
+# sign(NaN) is 0 in MXNet's kernels: a NaN gradient leaves Signum's weight finite.
+SIGN_OPS = ("signum_update", "signsgd_update")
 ATTRS = {
     "sgd_update": {"lr": 0.1, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
     "sgd_mom_update": {"lr": 0.1, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
@@ -67,6 +116,20 @@ ATTRS = {
                     "rescale_grad": 0.5, "clip_gradient": 0.4},
     "adagrad_update": {"lr": 0.1, "epsilon": 1e-6, "wd": 0.05, "rescale_grad": 0.5,
                        "clip_gradient": 0.4},
+    "nag_mom_update": {"lr": 0.1, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
+                       "clip_gradient": 0.4},
+    "rmsprop_update": {"lr": 0.01, "gamma1": 0.9, "epsilon": 1e-6, "wd": 0.05,
+                       "rescale_grad": 0.5, "clip_gradient": 0.4, "clip_weights": 1.5},
+    "rmspropalex_update": {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8, "epsilon": 1e-4,
+                           "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4,
+                           "clip_weights": 1.5},
+    "ftrl_update": {"lr": 0.1, "lamda1": 0.05, "beta": 1.0, "wd": 0.05, "rescale_grad": 0.5,
+                    "clip_gradient": 0.4},
+    "signum_update": {"lr": 0.01, "momentum": 0.9, "wd": 0.05, "rescale_grad": 0.5,
+                      "clip_gradient": 0.4, "wd_lh": 0.1},
+    "signsgd_update": {"lr": 0.01, "wd": 0.05, "rescale_grad": 0.5, "clip_gradient": 0.4},
+    "ftml_update": {"lr": 0.05, "beta1": 0.6, "beta2": 0.99, "epsilon": 1e-6, "t": 3,
+                    "wd": 0.05, "rescale_grad": 0.5, "clip_grad": 0.4},
 }
 OPS = sorted(N_STATES)
 
@@ -79,7 +142,12 @@ def _initial(name, shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(shape)
     states = [rng.standard_normal(shape) * 0.1 for _ in range(N_STATES[name])]
-    if name in ("adam_update", "adagrad_update"):   # var, history: sums of squares
+    if name == "rmspropalex_update":       # n: a mean square above the mean's square
+        states[0] = np.abs(states[0]) + 1.0
+    if name == "ftml_update":              # v: a mean square
+        states[1] = np.abs(states[1])
+    if name in ("adam_update", "adagrad_update", "rmsprop_update", "ftrl_update"):
+        # var, history, n: sums of squares
         states[-1] = np.abs(states[-1])
     return w.astype(dtype), [s.astype(dtype) for s in states]
 
@@ -113,7 +181,7 @@ def test_dense_update_matches_numpy(name, dtype, shape):
     assert w.dtype == dtype and all(s.dtype == dtype for s in states)
 
 
-@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("name", [n for n in OPS if n not in STANDARD_ONLY])
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_lazy_row_sparse_update_touches_only_the_rows_present(name, dtype):
     attrs = ATTRS[name]
@@ -135,10 +203,10 @@ def test_lazy_row_sparse_update_touches_only_the_rows_present(name, dtype):
         np.testing.assert_array_equal(s.asnumpy()[untouched], s_first[untouched])
 
 
-@pytest.mark.parametrize("name", [n for n in OPS if n != "adagrad_update"])
+@pytest.mark.parametrize("name", [n for n in OPS if n in LAZY_ATTR + STANDARD_ONLY])
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_standard_row_sparse_update_equals_the_dense_update(name, dtype):
-    attrs = {**ATTRS[name], "lazy_update": False}
+    attrs = {**ATTRS[name], **({"lazy_update": False} if name in LAZY_ATTR else {})}
     shape = (7, 2, 2)
     w0, s0 = _initial(name, shape, dtype)
     w, states = nd.array(w0, dtype=dtype), [nd.array(s, dtype=dtype) for s in s0]
@@ -165,7 +233,10 @@ def test_out_semantics(name, sparse):
     rng = np.random.default_rng(4)
     if sparse:
         g, dense, values = _rsp_grad(rng, shape, [1, 3], F64)
-        want, want_states = ref_lazy(name, w0, [1, 3], values, s0, attrs)
+        if name in STANDARD_ONLY:
+            want, want_states = ref_update(name, w0, dense, s0, attrs)
+        else:
+            want, want_states = ref_lazy(name, w0, [1, 3], values, s0, attrs)
     else:
         dense = rng.standard_normal(shape)
         g = nd.array(dense, dtype=F64)
@@ -226,7 +297,7 @@ def test_threaded_kernels_match_the_serial_ones(name):
             out = []
             for grad, extra in ((g, {}), (g, {"lazy_update": False}),
                                 (nd.array(dense, dtype=F64), {})):
-                if name == "adagrad_update" and extra:
+                if name not in LAZY_ATTR and extra:
                     continue
                 w, states = nd.array(w0, dtype=F64), [nd.array(s, dtype=F64) for s in s0]
                 getattr(nd, name)(w, grad, *states, out=w, **attrs, **extra)
@@ -244,13 +315,20 @@ def test_threaded_kernels_match_the_serial_ones(name):
 def test_device_formulas_match_the_host_kernels(name, clip):
     """The CuPy formulas of the dense kernels are array-generic: run on NumPy arrays,
     they give the host kernel's results (the GPU suite runs them on CuPy)."""
-    from runtime.ops import optim as ops_optim
+    from runtime.ops import optimizer_op as ops_optim
     from runtime.ops.registry import get
     op = get(name)
-    attrs = op.parse_attrs({**ATTRS[name], "clip_gradient": clip})
+    attrs = op.parse_attrs({**ATTRS[name], CLIP.get(name, "clip_gradient"): clip})
     device = {"sgd_update": ops_optim._sgd_device, "sgd_mom_update": ops_optim._sgd_device,
               "adam_update": ops_optim._adam_device,
-              "adagrad_update": ops_optim._adagrad_device}[name]
+              "adagrad_update": ops_optim._adagrad_device,
+              "nag_mom_update": ops_optim._nag_device,
+              "rmsprop_update": ops_optim._rmsprop_device,
+              "rmspropalex_update": ops_optim._rmspropalex_device,
+              "ftrl_update": ops_optim._ftrl_device,
+              "signum_update": ops_optim._signum_device,
+              "signsgd_update": ops_optim._signum_device,
+              "ftml_update": ops_optim._ftml_device}[name]
     w0, s0 = _initial(name, (4, 5), F64, seed=11)
     g = np.random.default_rng(12).standard_normal((4, 5))
     w, states, out = w0.copy(), [s.copy() for s in s0], np.empty_like(w0)
@@ -262,7 +340,7 @@ def test_device_formulas_match_the_host_kernels(name, clip):
         np.testing.assert_allclose(s, r, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("name", [n for n in OPS if n not in SIGN_OPS])
 @pytest.mark.parametrize("clip", [-1.0, 0.4])
 def test_nan_gradients_propagate(name, clip):
     """A NaN gradient gives a NaN weight whether or not it is clipped (as NumPy's
@@ -271,7 +349,7 @@ def test_nan_gradients_propagate(name, clip):
     g = np.ones((2, 3), F32)
     g[1, 2] = np.nan
     w, states = nd.array(w0), [nd.array(s) for s in s0]
-    attrs = {**ATTRS[name], "clip_gradient": clip}
+    attrs = {**ATTRS[name], CLIP.get(name, "clip_gradient"): clip}
     getattr(nd, name)(w, nd.array(g), *states, out=w, **attrs)
     got = w.asnumpy()
     assert np.isnan(got[1, 2])
@@ -366,11 +444,35 @@ def ref_optimizer(kind, kw, w, grads):
         b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
         attrs = {"wd": wd, "rescale_grad": rs, "clip_gradient": clip, "beta1": b1,
                  "beta2": b2, "epsilon": kw.get("epsilon", 1e-8)}
-    else:
+    elif kind == "adagrad":
         name, states = "adagrad_update", [np.zeros_like(w)]
         attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip,
                  "epsilon": kw.get("eps", 1e-7)}
         lazy = True
+    else:
+        lr = kw.get("learning_rate", {"rmsprop": 0.001, "ftrl": 0.1}.get(kind, 0.01))
+        attrs = {"lr": lr, "wd": wd, "rescale_grad": rs, "clip_gradient": clip}
+        lazy = False          # no row_sparse kernel in MXNet: the standard update
+        mom = kw.get("momentum", 0.9 if kind == "signum" else 0.0)
+        if kind == "nag":
+            name = "nag_mom_update" if mom else "sgd_update"
+            states = [np.zeros_like(w)] if mom else []
+            attrs["momentum"] = mom
+        elif kind == "rmsprop":
+            centered = kw.get("centered", False)
+            name = "rmspropalex_update" if centered else "rmsprop_update"
+            states = [np.zeros_like(w) for _ in range(3 if centered else 1)]
+            cw = kw.get("clip_weights")
+            attrs.update(gamma1=kw.get("gamma1", 0.9), gamma2=kw.get("gamma2", 0.9),
+                         epsilon=kw.get("epsilon", 1e-8),
+                         clip_weights=-1.0 if cw is None else cw)
+        elif kind == "ftrl":
+            name, states = "ftrl_update", [np.zeros_like(w), np.zeros_like(w)]
+            attrs.update(lamda1=kw.get("lamda1", 0.01), beta=kw.get("beta", 1.0))
+        else:
+            name = "signum_update" if mom else "signsgd_update"
+            states = [np.zeros_like(w)] if mom else []
+            attrs.update(momentum=mom, wd_lh=kw.get("wd_lh", 0.0))
     for t, (rows, g) in enumerate(grads, 1):
         if kind == "adam":
             attrs["lr"] = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
@@ -389,6 +491,14 @@ OPTIMIZERS = [
     ("adam", {"learning_rate": 0.05, "beta1": 0.5, "lazy_update": False,
               "rescale_grad": 0.25}),
     ("adagrad", {"learning_rate": 0.1, "eps": 1e-6, "wd": 0.01, "clip_gradient": 1.0}),
+    ("nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
+    ("nag", {"learning_rate": 0.1}),
+    ("rmsprop", {"learning_rate": 0.01, "gamma1": 0.8, "wd": 0.01, "clip_weights": 1.0}),
+    ("rmsprop", {"learning_rate": 0.01, "centered": True, "gamma2": 0.7, "epsilon": 1e-4,
+                 "wd": 0.01}),
+    ("ftrl", {"lamda1": 0.05, "beta": 0.5, "wd": 0.01, "rescale_grad": 0.5}),
+    ("signum", {"learning_rate": 0.05, "wd": 0.01, "wd_lh": 0.1}),
+    ("signum", {"learning_rate": 0.05, "momentum": 0.0}),
 ]
 
 
@@ -418,7 +528,7 @@ def test_optimizer_matches_numpy(kind, kw, sparse):
     got_states = [] if state is None else list(state) if isinstance(state, tuple) else [state]
     for s, r in zip(got_states, want_states):
         np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-12, atol=1e-13)
-    if sparse and kw.get("lazy_update", True):
+    if sparse and kw.get("lazy_update", True) and kind in ("sgd", "adam", "adagrad"):
         np.testing.assert_array_equal(w.asnumpy()[[3, 4]], w0[[3, 4]])
         for s in got_states:
             np.testing.assert_array_equal(s.asnumpy()[[3, 4]], 0)
@@ -473,9 +583,11 @@ def test_bad_optimizer_arguments(kind, kw, match):
 def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
-    with pytest.raises(ValueError, match=r"^create: name must be one of adagrad, adam, sgd "
-                                         r"\(got 'rmsprop'\)"):
-        mx.optimizer.create("rmsprop")
+    with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, "
+                                         r"adam, adamax, dcasgd, ftml, ftrl, lamb, lars, "
+                                         r"nadam, nag, rmsprop, sgd, sgld, signum "
+                                         r"\(got 'lbsgd'\)"):
+        mx.optimizer.create("lbsgd")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
                                         r"'0\.1'\)"):
         mx.optimizer.create("sgd", learning_rate="0.1")
@@ -728,11 +840,103 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
         mx.gluon.Trainer([p, p], "sgd")
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
-        mx.gluon.Trainer([p], "nadam")
+        mx.gluon.Trainer([p], "lbsgd")
     trainer = mx.gluon.Trainer([p], "sgd")
-    with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a number > 0 "
-                                         r"\(got 0\)"):
+    with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a finite number "
+                                         r"> 0 \(got 0\)"):
         trainer.step(0)
+
+
+def _backward_all(params):
+    with autograd.record():
+        y = sum((p.data() * p.data()).sum() for p in params)
+    y.backward()
+
+
+def _snapshot(trainer, params):
+    opt = trainer.optimizer
+    states = {i: [x.asnumpy().copy() for x in (s if isinstance(s, tuple) else (s,))
+                  if x is not None] for i, s in trainer._states.items()}
+    return ([p.data().asnumpy().copy() for p in params], states, opt.rescale_grad,
+            dict(opt._index_update_count), opt.num_update)
+
+
+def _assert_unchanged(trainer, params, before):
+    weights, states, rescale, counts, num = before
+    now = _snapshot(trainer, params)
+    for a, b in zip(now[0], weights):
+        np.testing.assert_array_equal(a, b)
+    assert now[1].keys() == states.keys()
+    for i in states:
+        for a, b in zip(now[1][i], states[i]):
+            np.testing.assert_array_equal(a, b)
+    assert now[2:] == (rescale, counts, num)
+
+
+@pytest.mark.parametrize("kind, kw", [("sgd", {"momentum": 0.9}), ("adam", {}),
+                                      ("adagrad", {})])
+def test_a_refused_step_changes_nothing(kind, kw):
+    """A step applies to every parameter or to none: a bad multiplier on the second
+    parameter leaves the first one, every state, the update counts and rescale_grad as
+    they were; the next good step is the first update (Adam's count did not move)."""
+    params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    trainer = mx.gluon.Trainer(params, kind, {"learning_rate": 0.1, "wd": 0.01, **kw})
+    params[1].wd_mult = math.inf
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match=r"_update: wd must be finite \(got inf\)"):
+        trainer.step(2)
+    _assert_unchanged(trainer, params, before)
+    params[1].wd_mult = 1.0
+    trainer.step(2)
+    fresh = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    ref = mx.gluon.Trainer(fresh, kind, {"learning_rate": 0.1, "wd": 0.01, **kw})
+    _backward_all(fresh)
+    ref.step(2)
+    for p, q in zip(params, fresh):
+        np.testing.assert_array_equal(p.data().asnumpy(), q.data().asnumpy())
+
+
+@pytest.mark.parametrize("batch_size, exc, match", [
+    (1e-320, ValueError, r"batch_size must leave rescale_grad / batch_size finite \(got "
+                         r"1e-320: 1\.0 / 1e-320 overflows\)"),
+    (math.inf, ValueError, r"batch_size must be a finite number > 0 \(got inf\)"),
+    (math.nan, ValueError, r"batch_size must be a finite number > 0 \(got nan\)"),
+    (-3, ValueError, r"batch_size must be a finite number > 0 \(got -3\)"),
+    (10 ** 400, ValueError, r"batch_size must be a finite number > 0 \(got 1000"),
+    (True, TypeError, r"batch_size must be a number \(got True\)"),
+    ("4", TypeError, r"batch_size must be a number \(got '4'\)")],
+    ids=["tiny", "inf", "nan", "negative", "huge-int", "bool", "str"])
+def test_a_bad_batch_size_is_refused_before_anything_changes(batch_size, exc, match):
+    p = Param("w", [1.0, 1.0])
+    trainer = mx.gluon.Trainer([p], "adam", {"learning_rate": 0.1})
+    _backward_all([p])
+    before = _snapshot(trainer, [p])
+    with pytest.raises(exc, match="^Trainer.step: " + match):
+        trainer.step(batch_size)
+    _assert_unchanged(trainer, [p], before)
+    trainer.step(1)
+    # the first Adam update moves each weight by lr * g / (|g| + eps') (bias-corrected)
+    np.testing.assert_allclose(p.data().asnumpy(), [0.9, 0.9], rtol=1e-6)
+
+
+def test_a_refused_step_of_an_optimizer_of_its_own_is_undone():
+    """An optimizer that overrides update cannot be checked ahead: the weights and states
+    it updated before its update of a later parameter raised are put back."""
+
+    class Picky(mx.optimizer.SGD):
+        def update(self, index, weight, grad, state):
+            if index == 1:
+                raise ValueError("Picky: index must be 0 (got 1)")
+            super().update(index, weight, grad, state)
+
+    params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    trainer = mx.gluon.Trainer(params, Picky(learning_rate=0.1, momentum=0.5))
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match="^Picky: index must be 0"):
+        trainer.step(1)
+    _assert_unchanged(trainer, params, before)
 
 
 free_failing_tests(globals())
@@ -769,6 +973,20 @@ def test_new_lr_hits_inference_cache_and_bad_lr_still_refused(name, states):
             op(w, g, *s, lr=bad, wd=0.01, out=w)
         for a, b in zip([w] + s, before):
             np.testing.assert_array_equal(a.asnumpy(), b)
+
+
+def test_signsgd_and_signum_updates_match_mxnet():
+    # values printed by MXNet 1.9.1 for these inputs
+    w = nd.array([1.0, -2.0, 3.0, 0.5])
+    g = nd.array([0.5, -3.0, 0.0, 2.0])
+    out = nd.signsgd_update(w, g, lr=0.1, wd=0.2, rescale_grad=2.0, clip_gradient=1.0)
+    np.testing.assert_allclose(out.asnumpy(), [0.88, -1.86, 2.94, 0.39], rtol=1e-6)
+    mom = nd.array([0.1, 0.2, -0.3, 0.0])
+    nd.signum_update(w, g, mom, lr=0.1, momentum=0.9, wd=0.2, rescale_grad=2.0,
+                     clip_gradient=1.0, wd_lh=0.05, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [0.895, -1.89, 2.885, 0.3975], rtol=1e-6)
+    np.testing.assert_allclose(mom.asnumpy(), [-0.03, 0.32, -0.33, -0.11], rtol=1e-5,
+                               atol=1e-7)
 
 
 def test_updater_makes_state_on_first_use_and_matches_the_optimizer():
@@ -811,3 +1029,143 @@ def test_lr_scheduler_base():
         mx.lr_scheduler.LRScheduler()(1)
     with pytest.raises(ValueError, match="base_lr must be"):
         mx.lr_scheduler.LRScheduler(base_lr=-1)
+
+
+def _ref_formula_optimizer(kind, kw, w, grads):
+    """NumPy transcriptions of MXNet's Python-level Adamax, AdaDelta and Nadam."""
+    rs, wd, clip = kw.get("rescale_grad", 1.0), kw.get("wd", 0.0), kw.get("clip_gradient")
+    s0, s1 = np.zeros_like(w), np.zeros_like(w)
+    m_schedule = 1.0
+    for t, g in enumerate(grads, 1):
+        gw = g * rs if kind in ("adadelta", "dcasgd", "lamb") else g * rs + wd * w
+        gw = gw if clip is None else np.clip(gw, -clip, clip)
+        if t == 1 and kind == "dcasgd":
+            s1 = w.copy()                      # the previous weight
+        if kind == "dcasgd":
+            lr, mo = kw.get("learning_rate", 0.01), kw.get("momentum", 0.0)
+            step = -lr * (gw + wd * w + kw.get("lamda", 0.04) * gw * gw * (w - s1))
+            s0 = mo * s0 + step if mo else step
+            s1 = w.copy()
+            w = w + s0
+        elif kind == "lamb":
+            b1, b2, eps = kw.get("beta1", 0.9), kw.get("beta2", 0.999), kw.get("epsilon", 1e-6)
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = b2 * s1 + (1 - b2) * gw * gw
+            m, v = s0 / (1 - b1 ** t), s1 / (1 - b2 ** t)
+            u = m / (np.sqrt(v) + eps) + wd * w
+            r1 = np.linalg.norm(w)
+            if kw.get("lower_bound") is not None:
+                r1 = max(r1, kw["lower_bound"])
+            if kw.get("upper_bound") is not None:
+                r1 = min(r1, kw["upper_bound"])
+            r2 = np.linalg.norm(u)
+            w = w - kw.get("learning_rate", 0.001) * (r1 / r2 if r1 > 0 and r2 > 0 else 1) * u
+        elif kind == "adamax":
+            lr = kw.get("learning_rate", 0.002) / (1 - kw.get("beta1", 0.9) ** t)
+            b1, b2 = kw.get("beta1", 0.9), kw.get("beta2", 0.999)
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = np.maximum(b2 * s1, np.abs(gw))
+            with np.errstate(invalid="ignore"):    # 0 / 0 where no gradient came yet: NaN
+                w = w - lr * s0 / s1
+        elif kind == "adadelta":
+            rho, eps = kw.get("rho", 0.9), kw.get("epsilon", 1e-5)
+            s0 = rho * s0 + (1 - rho) * gw * gw
+            delta = np.sqrt(s1 + eps) / np.sqrt(s0 + eps) * gw
+            s1 = rho * s1 + (1 - rho) * delta * delta
+            w = w - (delta + wd * w)
+        else:
+            b1, b2, eps = kw.get("beta1", 0.9), kw.get("beta2", 0.999), kw.get("epsilon", 1e-8)
+            sd, lr = kw.get("schedule_decay", 0.004), kw.get("learning_rate", 0.001)
+            mt = b1 * (1 - 0.5 * 0.96 ** (t * sd))
+            mt1 = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * sd))
+            m_schedule *= mt
+            s0 = b1 * s0 + (1 - b1) * gw
+            s1 = b2 * s1 + (1 - b2) * gw * gw
+            m_bar = (1 - mt) * gw / (1 - m_schedule) + mt1 * s0 / (1 - m_schedule * mt1)
+            w = w - lr * m_bar / (np.sqrt(s1 / (1 - b2 ** t)) + eps)
+    return w, [s0, s1]
+
+
+@pytest.mark.parametrize("kind, kw", [
+    ("adamax", {"learning_rate": 0.05, "wd": 0.01, "clip_gradient": 0.5}),
+    ("adamax", {"beta1": 0.5, "rescale_grad": 0.25}),
+    ("adadelta", {"rho": 0.8, "wd": 0.01, "clip_gradient": 0.4}),
+    ("adadelta", {"epsilon": 1e-6, "rescale_grad": 2.0}),
+    ("nadam", {"learning_rate": 0.01, "wd": 0.01, "clip_gradient": 0.5}),
+    ("nadam", {"beta1": 0.8, "schedule_decay": 0.1, "rescale_grad": 0.5}),
+    ("dcasgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "lamda": 0.5}),
+    ("dcasgd", {"learning_rate": 0.1, "clip_gradient": 0.5}),
+    ("lamb", {"learning_rate": 0.01, "wd": 0.01, "clip_gradient": 0.5}),
+    ("lamb", {"learning_rate": 0.01, "lower_bound": 3.0, "upper_bound": 3.5,
+              "rescale_grad": 0.5}),
+])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_formula_optimizers_match_numpy(kind, kw, sparse):
+    shape = (5, 3)
+    rng = np.random.default_rng(21)
+    w0 = rng.standard_normal(shape)
+    grads = []
+    for rows in ([0, 2], [1, 4], [3]):
+        g = rng.standard_normal(shape)
+        if sparse:
+            keep = np.zeros(shape[0], bool)
+            keep[rows] = True
+            g[~keep] = 0
+        grads.append(g)
+    opt = mx.optimizer.create(kind, **kw)
+    w = nd.array(w0, dtype=F64)
+    state = opt.create_state(0, w)
+    for g in grads:
+        if sparse:
+            rows = np.flatnonzero(np.abs(g).sum(axis=1))
+            ga = nd.sparse.row_sparse_array((g[rows], rows.astype(np.int64)), shape=shape,
+                                            dtype=F64)
+        else:
+            ga = nd.array(g, dtype=F64)
+        opt.update(0, w, ga, state)
+    want, want_states = _ref_formula_optimizer(kind, kw, w0, grads)
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-10, atol=1e-12)
+    for s, r in zip(state, want_states):
+        if s is not None:
+            np.testing.assert_allclose(s.asnumpy(), r, rtol=1e-10, atol=1e-12)
+
+
+def test_sgld_adds_gaussian_noise_of_variance_lr():
+    lr, n = 0.04, 200_000
+    w0 = np.full(n, 2.0)
+    g = np.random.default_rng(41).standard_normal(n)
+    mx.random.seed(5)
+    opt = mx.optimizer.SGLD(learning_rate=lr, wd=0.1)
+    w = nd.array(w0, dtype=F64)
+    opt.update(0, w, nd.array(g, dtype=F64), None)
+    noise = w.asnumpy() - (w0 - lr / 2 * (g + 0.1 * w0))
+    assert abs(noise.mean()) < 4 * math.sqrt(lr / n)
+    assert abs(noise.std() - math.sqrt(lr)) < 0.01 * math.sqrt(lr)
+    mx.random.seed(5)
+    again = nd.array(w0, dtype=F64)
+    opt.update(0, again, nd.array(g, dtype=F64), None)
+    np.testing.assert_array_equal(again.asnumpy(), w.asnumpy())
+
+
+free_failing_tests(globals())
+
+
+@pytest.mark.parametrize("kind, kw", [("sgd", {"learning_rate": 0.1, "momentum": 0.9}),
+                                      ("adam", {"learning_rate": 0.01}),
+                                      ("rmsprop", {"learning_rate": 0.01})])
+def test_multi_precision_updates_a_float32_master_copy(kind, kw):
+    rng = np.random.default_rng(31)
+    w16 = rng.standard_normal((4, 3)).astype(np.float16)
+    grads = [rng.standard_normal((4, 3)).astype(np.float16) for _ in range(4)]
+    updater = mx.optimizer.get_updater(mx.optimizer.create(kind, multi_precision=True, **kw))
+    ref = mx.optimizer.get_updater(mx.optimizer.create(kind, **kw))
+    w, master = nd.array(w16, dtype=np.float16), nd.array(w16.astype(F32))
+    for g in grads:
+        updater(0, nd.array(g, dtype=np.float16), w)
+        ref(0, nd.array(g.astype(F32)), master)        # the same update in float32
+    assert w.dtype == np.float16
+    kept = updater.states[0][0]
+    np.testing.assert_array_equal(kept.asnumpy(), master.asnumpy())
+    np.testing.assert_array_equal(w.asnumpy(), master.asnumpy().astype(np.float16))
+    with pytest.warns(UserWarning, match="Consider using multi_precision=True"):
+        mx.optimizer.SGD().create_state_multi_precision(0, nd.zeros(2, dtype=np.float16))

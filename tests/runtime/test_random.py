@@ -65,7 +65,7 @@ def test_ctx_is_honoured():
     (lambda: nd.random.uniform(dtype="int32"), TypeError, "uniform: dtype must be one of"),
     (lambda: nd.random.randint(0, 3, dtype="float32"), TypeError, "integer type"),
     (lambda: nd.random.uniform(shape=(-1,)), ValueError, "shape must contain non-negative"),
-    (lambda: rt.random.seed(-3), ValueError, "seed_state must be a non-negative integer"),
+    (lambda: rt.random.seed(1.5), ValueError, "seed_state must be an integer"),
 ])
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
@@ -165,3 +165,15 @@ def test_multinomial_log_prob_is_differentiable():
     np.testing.assert_allclose(logp.asnumpy()[0], np.log(p.asnumpy()[0][picks]))
     want = np.bincount(picks, minlength=3) / p.asnumpy()[0]      # d/dp sum log p[s]
     np.testing.assert_allclose(p.grad.asnumpy()[0], want)
+
+
+def test_seed_is_taken_modulo_2_to_the_32():
+    # MXNet reads the seed as a C int made unsigned: -3 and 2**32 - 3 are one seed
+    rt.random.seed(-3)
+    a = rt.nd.random.uniform(shape=5).asnumpy()
+    rt.random.seed(2 ** 32 - 3)
+    b = rt.nd.random.uniform(shape=5).asnumpy()
+    rt.random.seed(5)
+    c = rt.nd.random.uniform(shape=5).asnumpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)

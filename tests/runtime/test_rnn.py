@@ -436,6 +436,56 @@ def test_zero_length_sequence_and_batch():
     assert out.shape == (3, 0, 5)
 
 
+@pytest.mark.parametrize("mode", list(GATES))
+def test_state_size_one(mode):
+    """One unit per gate: each gate is a single column, never squeezed away."""
+    t, n, isz, h, layers, bidir = 3, 2, 2, 1, 2, True
+    x, params, h0, c0 = make(mode, t, n, isz, h, layers, bidir, seed=12)
+    rng = np.random.default_rng(2)
+    wo = rng.uniform(-1, 1, (t, n, 2 * h))
+    nds = [nd.array(a, dtype=np.float64) for a in (x, params, h0)]
+    for a in nds:
+        a.attach_grad()
+    with autograd.record():
+        res = call(mode, *nds, None if c0 is None else nd.array(c0, dtype=np.float64), h,
+                   layers, bidir)
+        loss = (res[0] * nd.array(wo, dtype=np.float64)).sum()
+    loss.backward()
+    out, hn, _ = reference(mode, x, params, h0, c0, h, layers, bidir)
+    np.testing.assert_allclose(res[0].asnumpy(), out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[1].asnumpy(), hn, rtol=1e-10, atol=1e-12)
+
+    def loss_np():
+        return (reference(mode, x, params, h0, c0, h, layers, bidir)[0] * wo).sum()
+
+    np.testing.assert_allclose(nds[1].grad.asnumpy(), numeric_grad(loss_np, params),
+                               rtol=1e-5, atol=1e-7)
+    layer = {"lstm": mx.gluon.rnn.LSTM, "gru": mx.gluon.rnn.GRU}.get(mode, mx.gluon.rnn.RNN)(1)
+    layer.initialize()
+    assert layer(nd.ones((4, 3, 2))).shape == (4, 3, 1)
+
+
+@pytest.mark.parametrize("shape", [(3, 0, 4), (0, 2, 4), (0, 0, 4)])
+@pytest.mark.parametrize("cls", [mx.gluon.rnn.LSTM, mx.gluon.rnn.GRU, mx.gluon.rnn.RNN])
+def test_an_empty_batch_or_sequence_under_record_gives_zero_gradients(cls, shape):
+    """As FullyConnected on zero rows: the output is on the tape and backward gives
+    zero gradients (data's of its own empty shape)."""
+    layer = cls(5, input_size=4)
+    layer.initialize()
+    params = list(layer.collect_params().values())
+    for p in params:
+        p.grad()[:] = 7.0
+    x = nd.zeros(shape)
+    x.attach_grad()
+    with autograd.record():
+        y = layer(x)
+    assert y.shape == shape[:2] + (5,)
+    y.backward()
+    assert x.grad.shape == shape
+    for p in params:
+        np.testing.assert_array_equal(p.grad().asnumpy(), 0.0, err_msg=p.name)
+
+
 # -- Gluon-style layers ------------------------------------------------------------------------
 
 def layer_params(layer, mode, layers, bidir):

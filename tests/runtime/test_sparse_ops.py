@@ -983,3 +983,19 @@ def test_sparse_ops_on_gpu():
     assert s.ctx == ctx and s.stype == "csr"
     close(s.asnumpy(), 2 * m.toarray(), np.float32)
     close(nd.sum(x, axis=0).asnumpy(), m.toarray().sum(0), np.float32)
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "csr"])
+def test_scalar_comparisons_keep_storage_where_mxnet_does(stype):
+    # MXNet 1.9.1: sparse when the comparison is false at 0 (x == 2, x > 1, x != 0,
+    # x >= 2), dense otherwise (x == 0, x < 1, x <= 1)
+    dense = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0], [2.0, -1.0, 3.0]])
+    x = nd.array(dense).tostype(stype)
+    cases = [(lambda a: a == 2, True), (lambda a: a > 1, True), (lambda a: a != 0, True),
+             (lambda a: a >= 2, True), (lambda a: a == 0, False), (lambda a: a < 1, False),
+             (lambda a: a <= 1, False), (lambda a: a == 2.5, False)]
+    for fn, sparse in cases:
+        with fallback("error" if sparse else "silent"):     # a sparse result: no fallback
+            got = fn(x)
+        assert got.stype == (stype if sparse else "default")
+        np.testing.assert_array_equal(got.asnumpy(), fn(dense).astype(np.float64))

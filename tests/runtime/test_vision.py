@@ -6,6 +6,7 @@ differences for the gradients (tests/runtime/test_all_ops.py checks the generic
 behaviour from op_samples_vision.py)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -189,6 +190,18 @@ def test_roi_ops_refuse_non_finite_and_huge_rois(op):
         got = nd._contrib_ROIAlign(x, arr(np.array([[0, 0, 0, 1e12, 2.0]])),
                                    pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2)
         assert got.shape == (1, 1, 2, 2)
+
+
+@pytest.mark.parametrize("op", ["ROIPooling", "_contrib_ROIAlign"])
+@pytest.mark.parametrize("index", [1e30, 2.0 ** 63, 1.0])
+def test_roi_ops_refuse_a_batch_index_beyond_the_batch_even_past_int64(op, index):
+    # (1e30 has no int64: cast first, it became a negative index that ROIAlign skipped)
+    x = arr(rand((1, 1, 4, 4)))
+    with pytest.raises(ValueError, match=rf"^{op}: rois' batch index must be (0 <= )?index < "
+                                         rf"1 \(data's batch size\) \(got {re.escape(repr(index))} in row "
+                                         r"0\)"):
+        getattr(nd, op)(x, arr(np.array([[index, 0, 0, 2, 2.0]])), pooled_size=(2, 2),
+                        spatial_scale=1.0)
 
 
 # -- ROIAlign ---------------------------------------------------------------------------------
@@ -550,6 +563,23 @@ def test_box_nms_bad_arguments():
 
 
 free_failing_tests(globals())
+
+
+def test_box_nms_float16_as_float32():
+    # MXNet takes float16 boxes; the decisions and the rows kept are those of float32
+    rng = np.random.default_rng(5)
+    boxes = np.zeros((2, 8, 6), np.float16)
+    boxes[..., 0] = rng.integers(0, 3, (2, 8))
+    boxes[..., 1] = rng.uniform(0, 1, (2, 8)).round(2)
+    xy = rng.uniform(0, 8, (2, 8, 2)).round(1)
+    boxes[..., 2:4] = xy
+    boxes[..., 4:6] = xy + rng.uniform(1, 4, (2, 8, 2)).round(1)
+    attrs = dict(overlap_thresh=0.3, id_index=0, topk=5)
+    half = nd.contrib.box_nms(nd.array(boxes, dtype="float16"), **attrs)
+    single = nd.contrib.box_nms(nd.array(boxes.astype(np.float32)), **attrs)
+    assert half.dtype == np.float16
+    np.testing.assert_array_equal(half.asnumpy().astype(np.float32), single.asnumpy())
+    assert (single.asnumpy()[..., 0] >= 0).sum() > 4          # something kept
 
 
 # -- MXNet 1.x's box_nms/box_iou and vision operator cases, ported -------------------------

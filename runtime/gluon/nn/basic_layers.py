@@ -1,19 +1,25 @@
-"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``, ``Activation``,
-``Flatten``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
-``Dropout``, ``relu`` ...), so autograd records it."""
+"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout``,
+``Activation``, ``Flatten``, the normalisations (``BatchNorm``, ``SyncBatchNorm``,
+``InstanceNorm``, ``LayerNorm``, ``GroupNorm``), ``Lambda``, ``Concatenate`` and
+``Identity``.  Each forward is registry operators (``FullyConnected``, ``Embedding``,
+``Dropout``, ``BatchNorm``, ``relu`` ...), so autograd records it; ``Dense``,
+``Embedding``, ``Dropout``, ``Activation`` and ``Flatten`` are ``HybridBlock``\ s whose
+``hybrid_forward`` calls them through ``F``, so hybridized they form the cached graph."""
 
 import math
 
 import numpy as np
 
 from runtime import nd
-from runtime.gluon.block import Block
+from runtime.gluon.block import Block, HybridBlock
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
 
 
 class Sequential(Block):
     """Blocks applied one after the other (Gluon's ``nn.Sequential``)."""
+
+    _is_container = True     # summary() lists its children, not itself
 
     def add(self, *blocks):
         """Append ``blocks`` (registered as children '0', '1', ...)."""
@@ -57,30 +63,27 @@ def _activation(layer, act):
     return act
 
 
-def _apply_activation(act, x):
-    if act == "softsign":         # x / (1 + |x|)
-        return x / (nd.abs(x) + 1.0)
-    return getattr(nd, act)(x)
-
-
-class Activation(Block):
+class Activation(HybridBlock):
     """An activation function: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'``
     (``log(1 + exp(x))``) or ``'softsign'`` (``x / (1 + |x|)``)."""
 
     def __init__(self, activation, **kwargs):
-        super().__init__(**kwargs)
         if activation is None:
             raise ValueError(f"Activation: activation must be one of {ACTIVATIONS} (got None)")
-        self._act_type = _activation("Activation", activation)
+        object.__setattr__(self, "_act_type", _activation("Activation", activation))
+        super().__init__(**kwargs)
 
-    def forward(self, x):
-        return _apply_activation(self._act_type, x)
+    def _alias(self):
+        return self._act_type
+
+    def hybrid_forward(self, F, x):
+        return F.Activation(x, act_type=self._act_type, name="fwd")
 
     def __repr__(self):
         return f"Activation({self._act_type})"
 
 
-class Dense(Block):
+class Dense(HybridBlock):
     """A fully connected layer: ``activation(dot(x, weight.T) + bias)`` (the
     ``FullyConnected`` operator).
 
@@ -119,24 +122,18 @@ class Dense(Block):
         else:
             self.bias = None
 
-    def forward(self, x):
-        if self.weight.shape[1] == 0:
-            if x.ndim < 1:
-                raise ValueError(f"Dense: input must have at least 1 dimension (got shape "
-                                 f"{x.shape!r})")
-            in_units = math.prod(x.shape[1:]) if self._flatten else x.shape[-1]
-            if in_units == 0:
-                raise ValueError(f"Dense: cannot infer in_units from input of shape "
-                                 f"{x.shape!r}")
-            self.weight.shape = (self._units, in_units)
-            self.weight._finish_deferred_init()
-        args = [x, self.weight.data()]
-        if self._use_bias:
-            self.bias._finish_deferred_init()
-            args.append(self.bias.data())
-        out = nd.FullyConnected(*args, num_hidden=self._units, no_bias=not self._use_bias,
-                                flatten=self._flatten)
-        return out if self._act is None else _apply_activation(self._act, out)
+    def _infer_params(self, x, *args):
+        if x.ndim < 1 or (math.prod(x.shape[1:]) if self._flatten else x.shape[-1]) == 0:
+            raise ValueError(f"Dense: cannot infer in_units from input of shape "
+                             f"{x.shape!r}")
+        super()._infer_params(x, *args)
+
+    def hybrid_forward(self, F, x, weight, bias=None):
+        out = F.FullyConnected(x, weight, bias, num_hidden=self._units,
+                               no_bias=bias is None, flatten=self._flatten, name="fwd")
+        if self._act is None:
+            return out
+        return F.Activation(out, act_type=self._act, name=f"{self._act}_fwd")
 
     def __repr__(self):
         shape = self.weight.shape
@@ -144,7 +141,7 @@ class Dense(Block):
                 f"{'linear' if self._act is None else self._act})")
 
 
-class Embedding(Block):
+class Embedding(HybridBlock):
     """Maps indices to rows of a (input_dim, output_dim) weight (the ``Embedding``
     operator).  ``sparse_grad=True`` gives the weight a row_sparse gradient holding only
     the rows looked up."""
@@ -161,16 +158,15 @@ class Embedding(Block):
             init=weight_initializer, allow_deferred_init=True,
             grad_stype="row_sparse" if self._sparse_grad else "default")
 
-    def forward(self, x):
-        return nd.Embedding(x, self.weight.data(), input_dim=self._input_dim,
-                            output_dim=self._output_dim, dtype=self._dtype,
-                            sparse_grad=self._sparse_grad)
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim,
+                           dtype=self._dtype, sparse_grad=self._sparse_grad)
 
     def __repr__(self):
         return f"Embedding({self._input_dim} -> {self._output_dim}, {np.dtype(self._dtype)})"
 
 
-class Dropout(Block):
+class Dropout(HybridBlock):
     """Zeroes each value with probability ``rate`` and scales the rest by 1 / (1 - rate)
     under ``autograd.record()`` (training mode); the identity otherwise.  ``axes``
     share one mask value along those axes."""
@@ -184,23 +180,283 @@ class Dropout(Block):
         self._rate = float(rate)
         self._axes = tuple(axes)
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         if self._rate == 0.0:
             return x
-        return nd.Dropout(x, p=self._rate, axes=self._axes)
+        return F.Dropout(x, p=self._rate, axes=self._axes)
 
     def __repr__(self):
         return f"Dropout(p = {self._rate}, axes={self._axes})"
 
 
-class Flatten(Block):
+class Flatten(HybridBlock):
     """Reshapes the input to (batch, -1)."""
 
-    def forward(self, x):
-        return nd.flatten(x)
+    def hybrid_forward(self, F, x):
+        return F.flatten(x)
 
     def __repr__(self):
         return "Flatten"
 
 
-__all__ = ["Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten"]
+def _kwargs_text(kwargs):
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _channels(layer, value):
+    return _positive_int(layer, "in_channels", value, minimum=0)
+
+
+def _norm_param(block, name, trained, channels, init, **kwargs):
+    """A gamma/beta/running statistic: ``grad_req='null'`` unless ``trained``."""
+    return block.params.get(name, grad_req="write" if trained else "null",
+                            shape=(channels,), init=init, allow_deferred_init=True,
+                            **kwargs)
+
+
+def _set_channels(layer, params, x, axis):
+    """Complete the deferred (0,) shapes of ``params`` from ``x``'s size on ``axis``."""
+    if not isinstance(x, nd.NDArray):
+        raise TypeError(f"{layer}: input must be an NDArray (got {type(x).__name__})")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{layer}: axis must be an axis of the input of shape "
+                         f"{x.shape!r} (got {axis})")
+    for param in params:
+        if param.shape == (0,):
+            param.shape = (x.shape[axis],)
+        param._finish_deferred_init()
+    return [p.data() for p in params]
+
+
+class BatchNorm(Block):
+    """Batch normalisation (Gluon's ``nn.BatchNorm``; the ``BatchNorm`` operator).
+
+    Under ``autograd.record()`` (training) each channel of ``axis`` is normalised by the
+    batch's mean and variance, and the running statistics move towards them
+    (``running = running * momentum + batch * (1 - momentum)``); otherwise the running
+    statistics normalise.  Parameters ``gamma`` (trained unless ``scale=False``), ``beta``
+    (unless ``center=False``), ``running_mean`` and ``running_var`` (``grad_req='null'``,
+    written by the operator), each of shape ``(in_channels,)``; ``in_channels=0`` reads
+    it from the first input.
+
+    Parameters
+    ----------
+    axis : int
+        The channel axis (1 for NCHW, -1 for NHWC).
+    momentum : float
+    epsilon : float
+    center, scale : bool
+    use_global_stats : bool
+        Normalise with the running statistics in training too.
+    beta_initializer, gamma_initializer, running_mean_initializer,
+    running_variance_initializer : Initializer or str
+    in_channels : int
+    """
+
+    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
+                 running_mean_initializer="zeros", running_variance_initializer="ones",
+                 in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        layer = type(self).__name__
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{layer}: axis must be an int (got {axis!r})")
+        self._kwargs = {"axis": int(axis), "eps": epsilon, "momentum": momentum,
+                        "fix_gamma": not scale, "use_global_stats": use_global_stats}
+        channels = _channels(layer, in_channels)
+        self.gamma = _norm_param(self, "gamma", scale, channels, gamma_initializer,
+                                 differentiable=scale)
+        self.beta = _norm_param(self, "beta", center, channels, beta_initializer,
+                                differentiable=center)
+        self.running_mean = _norm_param(self, "running_mean", False, channels,
+                                        running_mean_initializer, differentiable=False)
+        self.running_var = _norm_param(self, "running_var", False, channels,
+                                       running_variance_initializer, differentiable=False)
+
+    def cast(self, dtype):
+        # float16 data keeps float32 statistics (the BatchNorm operator's rule)
+        super().cast("float32" if np.dtype(dtype) == np.float16 else dtype)
+
+    def forward(self, x):
+        params = [self.gamma, self.beta, self.running_mean, self.running_var]
+        args = _set_channels(type(self).__name__, params, x, self._kwargs["axis"])
+        return nd.BatchNorm(x, *args, **self._kwargs)
+
+    def __repr__(self):
+        channels = self.gamma.shape[0]
+        return (f"{type(self).__name__}({_kwargs_text(self._kwargs)}, "
+                f"in_channels={channels if channels else None})")
+
+
+class BatchNormReLU(BatchNorm):
+    """:class:`BatchNorm` followed by ``relu`` (Gluon 1.x's ``nn.BatchNormReLU``, MXNet's
+    fused ``BatchNormWithReLU``; the same arguments and parameters)."""
+
+    def forward(self, x):
+        return nd.relu(super().forward(x))
+
+
+class SyncBatchNorm(BatchNorm):
+    """Batch normalisation whose statistics are taken over the devices of one process
+    (Gluon's ``contrib.nn.SyncBatchNorm``).  ndrt keeps a parameter on one context, so
+    this is :class:`BatchNorm` over the channel axis 1; ``num_devices`` other than None
+    or 1 is refused."""
+
+    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
+                 center=True, scale=True, use_global_stats=False, beta_initializer="zeros",
+                 gamma_initializer="ones", running_mean_initializer="zeros",
+                 running_variance_initializer="ones", **kwargs):
+        if num_devices not in (None, 1):
+            raise NotImplementedError(f"SyncBatchNorm: ndrt keeps parameters on one "
+                                      f"device, so num_devices must be None or 1 (got "
+                                      f"{num_devices!r})")
+        super().__init__(1, momentum, epsilon, center, scale, use_global_stats,
+                         beta_initializer, gamma_initializer, running_mean_initializer,
+                         running_variance_initializer, in_channels, **kwargs)
+
+    def __repr__(self):
+        k = dict(self._kwargs)
+        del k["axis"]
+        channels = self.gamma.shape[0]
+        return (f"SyncBatchNorm({_kwargs_text(k)}, ndev=1, key={self.prefix!r}, "
+                f"in_channels={channels if channels else None})")
+
+
+class _AxisNorm(Block):
+    """A normalisation over one ``axis`` with ``(in_channels,)`` parameters ``gamma``
+    (trained when ``scale``) and ``beta`` (when ``center``)."""
+
+    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                 in_channels, **kwargs):
+        super().__init__(**kwargs)
+        layer = type(self).__name__
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{layer}: axis must be an int (got {axis!r})")
+        self._kwargs = {"eps": epsilon, "axis": int(axis), "center": center, "scale": scale}
+        channels = _channels(layer, in_channels)
+        self.gamma = _norm_param(self, "gamma", scale, channels, gamma_initializer)
+        self.beta = _norm_param(self, "beta", center, channels, beta_initializer)
+
+    def _params_for(self, x):
+        return _set_channels(type(self).__name__, [self.gamma, self.beta], x,
+                             self._kwargs["axis"])
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({_kwargs_text(self._kwargs)}, "
+                f"in_channels={self.gamma.shape[0]})")
+
+
+class InstanceNorm(_AxisNorm):
+    """Instance normalisation (Gluon's ``nn.InstanceNorm``; the ``InstanceNorm``
+    operator): each sample's channel (``axis``) normalised over the other non-batch
+    axes, then ``* gamma + beta``.  ``gamma`` is trained only with ``scale=True`` (off
+    by default, as Gluon), ``beta`` unless ``center=False``."""
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
+                 **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         in_channels, **kwargs)
+
+    def forward(self, x):
+        gamma, beta = self._params_for(x)
+        axis, eps = self._kwargs["axis"], self._kwargs["eps"]
+        if axis % x.ndim == 1:
+            return nd.InstanceNorm(x, gamma, beta, eps=eps)
+        out = nd.InstanceNorm(nd.swapaxes(x, 1, axis), gamma, beta, eps=eps)
+        return nd.swapaxes(out, 1, axis)
+
+
+class LayerNorm(_AxisNorm):
+    """Layer normalisation (Gluon's ``nn.LayerNorm``; the ``LayerNorm`` operator): each
+    position normalised over ``axis`` (default -1), then ``* gamma + beta`` of shape
+    ``(in_channels,)``."""
+
+    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
+                 **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         in_channels, **kwargs)
+
+    def forward(self, x):
+        gamma, beta = self._params_for(x)
+        return nd.LayerNorm(x, gamma, beta, axis=self._kwargs["axis"],
+                            eps=self._kwargs["eps"])
+
+
+class GroupNorm(Block):
+    """Group normalisation (Gluon 1.x's ``nn.GroupNorm``; the ``GroupNorm`` operator):
+    the channels (axis 1) split into ``num_groups`` groups, each sample's group
+    normalised, then ``* gamma + beta`` with one value per group (shape
+    ``(num_groups,)``, as Gluon 1.x)."""
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", **kwargs):
+        super().__init__(**kwargs)
+        groups = _positive_int("GroupNorm", "num_groups", num_groups)
+        self._kwargs = {"eps": epsilon, "num_groups": groups, "center": center,
+                        "scale": scale}
+        self.gamma = _norm_param(self, "gamma", scale, groups, gamma_initializer)
+        self.beta = _norm_param(self, "beta", center, groups, beta_initializer)
+
+    def forward(self, x):
+        gamma, beta = _set_channels("GroupNorm", [self.gamma, self.beta], x, 0)
+        return nd.GroupNorm(x, gamma, beta, num_groups=self._kwargs["num_groups"],
+                            eps=self._kwargs["eps"])
+
+    def __repr__(self):
+        return f"GroupNorm({_kwargs_text(self._kwargs)})"
+
+
+class Lambda(Block):
+    """Wraps a function as a block (Gluon's ``nn.Lambda``): ``function`` is a callable
+    taking and returning NDArrays, or the name of an ``nd`` function (``'tanh'``)."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            if not callable(getattr(nd, function, None)):
+                raise ValueError(f"Lambda: function must name an nd function (got "
+                                 f"{function!r})")
+            function = getattr(nd, function)
+        elif not callable(function):
+            raise ValueError(f"Lambda: function must be a callable or the name of an nd "
+                             f"function (got {function!r} of type {type(function).__name__})")
+        self._func_impl = function
+
+    def forward(self, *args):
+        return self._func_impl(*args)
+
+    def __repr__(self):
+        return f"Lambda({getattr(self._func_impl, '__name__', repr(self._func_impl))})"
+
+
+class Concatenate(Sequential):
+    """Runs every child on the same input and joins their outputs along ``axis``
+    (default -1; Gluon 2's ``nn.Concatenate``, Gluon 1.x's ``contrib.nn.Concurrent``)."""
+
+    _is_container = False
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"Concatenate: axis must be an int (got {axis!r})")
+        self.axis = int(axis)
+
+    def forward(self, x):
+        if not self._children:
+            raise ValueError("Concatenate: add at least one block before calling it")
+        return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+class Identity(Block):
+    """Returns its input (Gluon's ``contrib.nn.Identity``; a branch of
+    :class:`Concatenate` that passes the input on)."""
+
+    def forward(self, x):
+        return x
+
+
+__all__ = ["Sequential", "Dense", "Embedding", "Dropout", "Activation", "Flatten",
+           "BatchNorm", "BatchNormReLU", "SyncBatchNorm", "InstanceNorm", "LayerNorm",
+           "GroupNorm", "Lambda", "Concatenate", "Identity"]

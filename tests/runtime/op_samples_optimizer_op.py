@@ -1,4 +1,4 @@
-"""Samples of the optimizer update operators (runtime/ops/optim.py): dense and row_sparse
+"""Samples of the optimizer update operators (runtime/ops/optimizer_op.py): dense and row_sparse
 gradients (lazy and standard updates), the failures of bad attributes, shapes, dtypes and
 storage types, and 0-size weights.  The updates are not differentiable: no grad samples.
 Values are checked against NumPy in depth by tests/runtime/test_optim.py."""
@@ -28,16 +28,30 @@ UPDATES = [
     ("sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
     ("adam_update", 2, {"lr": 0.01, "beta1": 0.8, "wd": 0.1, "rescale_grad": 0.5}),
     ("adagrad_update", 1, {"lr": 0.1, "epsilon": 1e-6, "rescale_grad": 2.0}),
+    ("nag_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "clip_gradient": 0.5}),
+    ("rmsprop_update", 1, {"lr": 0.01, "gamma1": 0.9, "wd": 0.1, "clip_weights": 0.6}),
+    # epsilon 1: n - g^2 + epsilon stays > 0 with the samples' random states
+    ("rmspropalex_update", 3, {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8, "epsilon": 1.0,
+                               "wd": 0.1}),
+    ("ftrl_update", 2, {"lr": 0.1, "lamda1": 0.01, "beta": 1.0, "wd": 0.01}),
+    ("signum_update", 1, {"lr": 0.01, "momentum": 0.9, "wd": 0.01, "wd_lh": 0.1}),
+    ("signsgd_update", 0, {"lr": 0.01, "wd": 0.01}),
+    ("ftml_update", 3, {"lr": 0.05, "beta1": 0.6, "t": 2, "wd": 0.01}),
 ]
+# The clipping attribute where it is not clip_gradient (MXNet's names).
+CLIP = {"ftml_update": "clip_grad"}
+# The updates with MXNet's lazy_update attribute (the others are always lazy).
+LAZY_ATTR = ("sgd_update", "sgd_mom_update", "adam_update")
 
 for _i, (_name, _n, _attrs) in enumerate(UPDATES):
     _s = 10 * _i
-    _lazy = {} if _name == "adagrad_update" else {"lazy_update": False}
+    _lazy = {"lazy_update": False} if _name in LAZY_ATTR else {}
     _add(SAMPLES, _name,
          Sample([_weight(_s), uniform((4, 3), seed=_s + 1), *_states(_n, _s + 2)], _attrs,
                 grad=False),
          Sample([_weight(_s, (5,), F32), uniform((5,), seed=_s + 1, dtype=F32),
-                 *_states(_n, _s + 2, (5,), F32)], {**_attrs, "clip_gradient": 0.3},
+                 *_states(_n, _s + 2, (5,), F32)],
+                {**_attrs, CLIP.get(_name, "clip_gradient"): 0.3},
                 grad=False),
          Sample([_weight(_s, (2, 2, 3)), uniform((2, 2, 3), seed=_s + 1),
                  *_states(_n, _s + 2, (2, 2, 3))], _attrs, grad=False),
@@ -72,7 +86,9 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
                  rf"^{_name}: grad must have the weight's shape \(4, 3\) \(got \(4, 2\)\)"))
     if _n:
         _state = {"sgd_mom_update": "mom", "adam_update": "mean",
-                  "adagrad_update": "history"}[_name]
+                  "adagrad_update": "history", "nag_mom_update": "mom", "rmsprop_update": "n",
+                  "rmspropalex_update": "n",
+                  "ftrl_update": "z", "signum_update": "mom", "ftml_update": "d"}[_name]
         _add(FAILURES, _name,
              Failure([_w, _g, uniform((4, 2)), *_st[1:]], _attrs, ValueError,
                      rf"^{_name}: {_state} must have the weight's shape \(4, 3\) "
@@ -107,3 +123,26 @@ _add(FAILURES, "adam_update",
 _add(FAILURES, "adagrad_update",
      Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "epsilon": -1e-7}, ValueError,
              r"^adagrad_update: epsilon must be finite and > 0 \(got -1e-07\)"))
+_add(FAILURES, "rmsprop_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "gamma1": 1.0}, ValueError,
+             r"^rmsprop_update: gamma1 must be in \[0, 1\) \(got 1\.0\)"),
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "clip_weights": float("nan")}, ValueError,
+             r"^rmsprop_update: clip_weights must be a number, < 0 for no clipping"))
+_add(FAILURES, "ftrl_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "lamda1": -1.0}, ValueError,
+             r"^ftrl_update: lamda1 must be finite and >= 0 \(got -1\.0\)"))
+_add(FAILURES, "nag_mom_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "momentum": 1.0}, ValueError,
+             r"^nag_mom_update: momentum must be in \[0, 1\) \(got 1\.0\)"))
+_add(FAILURES, "signum_update",
+     Failure([_W, _G, zeros(4, 3)], {"lr": 0.1, "momentum": -0.5}, ValueError,
+             r"^signum_update: momentum must be in \[0, 1\) \(got -0\.5\)"))
+_add(FAILURES, "rmspropalex_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "gamma2": 1.0},
+             ValueError, r"^rmspropalex_update: gamma2 must be in \[0, 1\) \(got 1\.0\)"))
+_add(FAILURES, "ftml_update",
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)], {"lr": 0.1, "t": 0}, ValueError,
+             r"^ftml_update: t must be an integer >= 1, the update count \(got 0\)"),
+     Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)],
+             {"lr": 0.1, "t": 1, "clip_grad": float("nan")}, ValueError,
+             r"^ftml_update: clip_grad must be a number, < 0 for no clipping"))

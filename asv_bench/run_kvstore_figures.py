@@ -1,0 +1,131 @@
+"""The dist kvstore's figures as markdown tables (needs the dist extra: mpi4py, mpich).
+
+    python asv_bench/run_kvstore_figures.py            # about a minute on 2 cores
+    KV_FIGURES_QUICK=1 python asv_bench/run_kvstore_figures.py   # smoke test
+
+1. In-place Allreduce of one float32 array between 2 ranks, through ``KVStore.pushpull``
+   (the zero-copy path of a one-array bucket, plus the copy the store keeps of the sum,
+   as MXNet's) against raw ``mpi4py`` ``Allreduce(IN_PLACE, ...)`` on the same pool
+   buffer, 4 KiB to 64 MiB.  Both run in
+   the same 2 processes, round-robin: each round times a loop of each, and a figure is
+   the median over rounds (the ratio: the median of the per-round ratios).
+2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
+   the same seed and global batch: throughput, test AUC, communication and merge time a
+   step; rounds alternate the two runs.
+3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
+   process, which is start-up (interpreters, MPI, data) to the first steps.
+
+The machine is often shared: quote ratios taken in one run, and say how loaded it was
+(the load average is printed).
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = bool(os.environ.get("KV_FIGURES_QUICK"))
+ROUNDS = 3 if QUICK else 7
+SIZES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20] + ([] if QUICK else [64 << 20])
+JOB = ["--rows", "40000", "--features", "200000"] if QUICK else []
+
+
+def _env():
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    return env
+
+
+def allreduce_worker():
+    """Rank side of figure 1: prints one line per size on rank 0."""
+    import runtime as mx
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    for size in SIZES:
+        kv = mx.kv.create("dist_sync")
+        x = mx.nd.ones((size // 4,))
+        kv.init(0, x)
+        view = np.asarray(x)                   # the same pool memory, zero-copy
+        loops = max(3, min(2000, (64 << 20) // size))
+        raw, ours = [], []
+        for _ in range(ROUNDS):
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                comm.Allreduce(MPI.IN_PLACE, view)
+            raw.append((time.perf_counter() - t) / loops)
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                kv.pushpull(0, x)
+            ours.append((time.perf_counter() - t) / loops)
+            view[:] = 1                         # keep the values finite
+        if kv.rank == 0:
+            ratio = statistics.median(o / r for o, r in zip(ours, raw))
+            extra = statistics.median(o - r for o, r in zip(ours, raw))
+            print(f"| {size >> 10:,} KiB | {statistics.median(raw) * 1e6:,.1f} | "
+                  f"{statistics.median(ours) * 1e6:,.1f} | {ratio:.2f} | {extra * 1e6:+,.1f} |",
+                  flush=True)
+
+
+def _job(ranks, extra=()):
+    cmd = [sys.executable, "-m", "runtime", "train", "sparse", "--quiet", *JOB, *extra]
+    if ranks > 1:
+        cmd = ["mpiexec", "-n", str(ranks)] + cmd + ["--kvstore", "dist_sync"]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=600, check=True).stdout
+    wall = time.perf_counter() - t
+    get = lambda pattern: float(re.search(pattern, out).group(1).replace(",", ""))  # noqa: E731
+    row = {"wall": wall, "auc": get(r"test AUC: ([0-9.]+)"),
+           "samples_s": get(r"throughput: ([0-9,]+) samples/s")}
+    if ranks > 1:
+        row["comm_ms"] = get(r"communication ([0-9.]+) ms")
+        row["kib"] = get(r"and ([0-9,.]+) KiB a step")
+        row["merge_ms"] = get(r"merge ([0-9.]+) ms")
+    return row
+
+
+def main():
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
+    print("## Allreduce of one float32 array, 2 ranks: KVStore.pushpull vs raw mpi4py\n")
+    print("| size | mpi4py (us) | KVStore (us) | ratio | extra (us) |")
+    print("|---:|---:|---:|---:|---:|")
+    sys.stdout.flush()
+    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--allreduce"], cwd=ROOT,
+                   env=_env(), check=True, timeout=900)
+
+    print("\n## ndrt train sparse: 2 ranks (dist_sync) vs one process, same global batch\n")
+    one, two = [], []
+    for _ in range(2 if QUICK else 3):
+        one.append(_job(1))
+        two.append(_job(2))
+    med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
+    ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
+    print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
+    print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
+          f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | {med(two, 'merge_ms'):.2f} |")
+    print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
+          f"(scaling efficiency {ratio / 2:.0%})")
+
+    print("\n## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
+    tiny = ["--rows", "3000", "--features", "5000", "--batch-size", "512"]
+    walls = [(_job(1, tiny)["wall"], _job(2, tiny)["wall"]) for _ in range(3)]
+    print(f"one process {statistics.median(w[0] for w in walls):.2f} s, mpiexec -n 2 "
+          f"{statistics.median(w[1] for w in walls):.2f} s, extra "
+          f"{statistics.median(w[1] - w[0] for w in walls):.2f} s (median of 3)")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    if "--allreduce" in sys.argv:
+        allreduce_worker()
+    else:
+        main()

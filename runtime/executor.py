@@ -1,0 +1,255 @@
+"""``Executor`` (MXNet's ``mx.executor.Executor``): a symbol bound to arrays.
+
+``forward`` runs the graph's nodes in topological order through the same invoker as
+``nd`` (each node one registry operator call; ``runtime.nd._cached_op.Program``),
+letting each intermediate result go as soon as its last consumer has run.  With ``is_train=True`` and some argument whose
+``grad_req`` is not ``'null'``, the arguments are marked as autograd variables (their
+gradients going into ``grad_arrays`` by their requests) and the forward is recorded;
+``backward`` then runs ``autograd.backward`` on the recorded outputs, whose backward
+executor plans the gradient graph's memory.  Forward and backward are therefore two
+passes, not yet one plan (see docs/graph.md).  Auxiliary states are the arrays the ops
+update in place (BatchNorm's moving statistics, in training mode only).
+"""
+
+import numpy as np
+
+from runtime import autograd, nd
+from runtime._ndarray import NDArray
+from runtime.nd._cached_op import Program
+from runtime.context import Context, current_context
+
+GRAD_REQS = ("write", "add", "null")
+
+
+def _ctx(ctx):
+    if ctx is None:
+        return current_context()
+    if not isinstance(ctx, Context):
+        raise TypeError(f"bind: ctx must be a Context (got {ctx!r})")
+    return ctx
+
+
+def _by_name(what, values, names, default=None):
+    """``values`` (a list in ``names`` order, or a dict by name whose missing names get
+    ``default``) as a list."""
+    if isinstance(values, dict):
+        extra = [k for k in values if k not in names]
+        if extra:
+            raise ValueError(f"bind: {what} names {extra[0]!r}, which is not one of "
+                             f"{', '.join(names) or 'none'}")
+        return [values.get(k, default) for k in names]
+    if isinstance(values, (list, tuple)):
+        if len(values) != len(names):
+            raise ValueError(f"bind: {what} must hold one value per name of "
+                             f"{', '.join(names) or 'none'} (got {len(values)})")
+        return list(values)
+    raise TypeError(f"bind: {what} must be a list or a dict (got {type(values).__name__})")
+
+
+def _arrays(what, values, names, allow_none=False):
+    """:func:`_by_name` of NDArrays (None allowed where ``allow_none``)."""
+    values = _by_name(what, values, names)
+    for k, v in zip(names, values):
+        if v is None and allow_none:
+            continue
+        if not isinstance(v, NDArray):
+            raise TypeError(f"bind: {what} {k!r} must be an NDArray (got "
+                            f"{type(v).__name__})" if v is not None else
+                            f"bind: {what} {k!r} is missing")
+    return values
+
+
+def _reqs(grad_req, names):
+    reqs = [grad_req] * len(names) if isinstance(grad_req, str) else \
+        _by_name("grad_req", grad_req, names, "null")
+    for k, r in zip(names, reqs):
+        if r not in GRAD_REQS:
+            raise ValueError(f"bind: grad_req of {k!r} must be one of "
+                             f"{', '.join(GRAD_REQS)} (got {r!r})")
+    return reqs
+
+
+class Executor:
+    """A symbol bound to argument, gradient and auxiliary arrays; made by
+    ``Symbol.bind``/``simple_bind``.
+
+    Attributes: ``arg_arrays``, ``grad_arrays`` (None where the request is 'null'),
+    ``aux_arrays``, their ``*_dict`` forms by name, ``outputs`` (the last forward's
+    results), ``output_dict``.
+    """
+
+    def __init__(self, symbol, ctx, args, grads, reqs, aux):
+        self._symbol = symbol
+        self._ctx = ctx
+        self._nodes = symbol._nodes()
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_arrays = args
+        self.grad_arrays = grads
+        self.aux_arrays = aux
+        self._reqs = reqs
+        self._heads = None
+        self._ran = False
+        self.outputs = []
+        self._program = Program(self._nodes, symbol._outputs)
+
+    # -- construction ----------------------------------------------------------------
+    @classmethod
+    def bind(cls, symbol, ctx, args, args_grad, grad_req, aux_states):
+        ctx = _ctx(ctx)
+        names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+        args = _arrays("args", args, names)
+        if args_grad is None:
+            grads = [None] * len(names)
+            reqs = ["null"] * len(names)
+        else:
+            grads = _arrays("args_grad", args_grad, names, allow_none=True)
+            # an argument without a gradient array gets none (MXNet's rule for a
+            # dict that leaves it out)
+            reqs = [r if g is not None else "null"
+                    for g, r in zip(grads, _reqs(grad_req, names))]
+        aux = _arrays("aux_states", aux_states if aux_states is not None else [],
+                      aux_names)
+        for k, a, g in zip(names, args, grads):
+            if g is not None and g.shape != a.shape:
+                raise ValueError(f"bind: gradient of {k!r} must have the argument's shape "
+                                 f"{a.shape!r} (got {g.shape!r})")
+        return cls(symbol, ctx, args, grads, reqs, aux)
+
+    @classmethod
+    def simple_bind(cls, symbol, ctx, grad_req, type_dict, stype_dict, shapes):
+        ctx = _ctx(ctx)
+        names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+        arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
+        missing = [k for k, s in zip(names + aux_names, arg_shapes + aux_shapes) if s == ()]
+        if missing:
+            raise ValueError(f"simple_bind: the shape of {missing[0]!r} cannot be inferred "
+                             f"from the shapes given ({shapes!r}); give it")
+        types = {k: np.dtype(v) for k, v in (type_dict or {}).items()}
+        arg_types, _, aux_types = symbol.infer_type(**types) if types else (None,) * 3
+        if arg_types is None:
+            arg_types, _, aux_types = symbol.infer_type(
+                **{k: types.get(k, np.float32) for k in names})
+        stypes = dict(stype_dict or {})
+        reqs = _reqs(grad_req, names)
+        args = [nd.zeros(s, ctx=ctx, dtype=t, stype=stypes.get(k, "default"))
+                for k, s, t in zip(names, arg_shapes, arg_types)]
+        grads = [None if r == "null" else nd.zeros(s, ctx=ctx, dtype=t,
+                                                   stype=stypes.get(k, "default"))
+                 for k, s, t, r in zip(names, arg_shapes, arg_types, reqs)]
+        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
+        return cls(symbol, ctx, args, grads, reqs, aux)
+
+    # -- views -----------------------------------------------------------------------
+    @property
+    def arg_dict(self):
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self):
+        return dict(zip(self._arg_names, self.grad_arrays))
+
+    @property
+    def aux_dict(self):
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self):
+        return dict(zip(self._symbol.list_outputs(), self.outputs))
+
+    # -- running ---------------------------------------------------------------------
+    def _run(self):
+        arrays = dict(zip(self._arg_names, self.arg_arrays))
+        arrays.update(zip(self._aux_names, self.aux_arrays))
+        return self._program.run([arrays[n.name] for n in self._program.variables])
+
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph; ``kwargs`` copy new values into arguments first.  Returns
+        :attr:`outputs`."""
+        arg_dict = self.arg_dict
+        for key, value in kwargs.items():      # all checked before any is written
+            if key not in arg_dict:
+                raise ValueError(f"forward: no argument named {key!r} (arguments: "
+                                 f"{', '.join(self._arg_names)})")
+            shape = tuple(getattr(value, "shape", np.shape(value)))
+            if shape != arg_dict[key].shape:
+                raise ValueError(f"forward: {key!r} must have shape {arg_dict[key].shape!r} "
+                                 f"(got {shape!r})")
+        for key, value in kwargs.items():
+            arg_dict[key][:] = value
+        self._ran = True
+        if is_train and self._recorded(True):
+            return self.outputs
+        self._heads = None
+        with autograd.pause(train_mode=bool(is_train)):
+            self.outputs = self._run()
+        return self.outputs
+
+    def _recorded(self, train):
+        """Run the forward recorded (in training mode or not), the arguments that want a
+        gradient marked as variables; False when none does."""
+        marked = [(a, g, r) for a, g, r in zip(self.arg_arrays, self.grad_arrays, self._reqs)
+                  if r != "null"]
+        if not marked:
+            return False
+        autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
+                                [m[2] for m in marked])
+        with autograd.record(train_mode=train):
+            self._heads = self._run()
+        self.outputs = [h.detach() for h in self._heads]
+        return True
+
+    def backward(self, out_grads=None, is_train=True):
+        """Gradients of the last forward into :attr:`grad_arrays`, by each argument's
+        request; ``out_grads``: the outputs' gradients (ones where None).  After a
+        ``forward(is_train=False)``, which records nothing, the forward runs again
+        recorded in inference mode first (MXNet allows backward after either)."""
+        if not self._ran:
+            raise RuntimeError("backward: call forward() first")
+        if self._heads is None and not self._recorded(False):
+            raise RuntimeError("backward: no argument has a gradient (every grad_req is "
+                               "'null')")
+        if isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        autograd.backward(self._heads, out_grads, retain_graph=True, train_mode=is_train)
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new argument shapes ``kwargs``; arrays whose shape does not
+        change are shared with this one (the parameters)."""
+        names = self._arg_names
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape_partial(**kwargs)
+        missing = [k for k, s in zip(names, arg_shapes) if s == ()]
+        if missing:
+            raise ValueError(f"reshape: the shape of {missing[0]!r} cannot be inferred "
+                             f"from {kwargs!r}")
+        for k in names:
+            if k not in kwargs and not partial_shaping and \
+                    arg_shapes[names.index(k)] != self.arg_dict[k].shape:
+                raise ValueError(f"reshape: the shape of {k!r} changes to "
+                                 f"{arg_shapes[names.index(k)]!r} though it was not "
+                                 "given (set partial_shaping=True)")
+
+        def same_or_new(old, shape):
+            if old is None:
+                return None
+            if old.shape == tuple(shape):
+                return old
+            return nd.zeros(shape, ctx=old.ctx, dtype=old.dtype)
+
+        args = [same_or_new(a, s) for a, s in zip(self.arg_arrays, arg_shapes)]
+        grads = [same_or_new(g, s) for g, s in zip(self.grad_arrays, arg_shapes)]
+        aux = [same_or_new(a, s) for a, s in zip(self.aux_arrays, aux_shapes)]
+        return Executor(self._symbol, self._ctx, args, grads, list(self._reqs), aux)
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy arrays by name into the arguments and auxiliary states."""
+        for params, target in ((arg_params, self.arg_dict), (aux_params or {}, self.aux_dict)):
+            for k, v in params.items():
+                if k in target:
+                    target[k][:] = v
+                elif not allow_extra_params:
+                    raise ValueError(f"copy_params_from: {k!r} is not an argument or an "
+                                     f"auxiliary state of this executor")
+
+
+__all__ = ["Executor"]

@@ -1,0 +1,382 @@
+"""``Module`` (MXNet's ``mx.mod.Module``): training and inference of a symbol through
+one executor (``runtime.executor``), the API MXNet 1.x programs used before Gluon.
+
+``bind`` makes the executor from the data and label shapes (gradients for the
+parameters; for the data with ``inputs_need_grad``), ``init_params`` fills the
+parameters (an initializer by name, or given arrays), ``init_optimizer`` makes an
+optimizer and its updater, and ``forward``/``backward``/``update`` run one step;
+``fit``, ``score`` and ``predict`` loop over a data iterator (``runtime.io``).  One
+context; the kvstore may be None, 'local' or 'device' (updates are applied in this
+process).  ``eval_metric`` is an object with MXNet's metric interface (``update(labels,
+preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
+"""
+
+import logging
+import time
+
+from runtime import initializer as _init
+from runtime import model, nd, optimizer as _optim
+from runtime.context import Context, current_context
+from runtime.io import DataDesc
+from runtime.symbol import Symbol
+
+_KVSTORES = (None, "local", "device")
+
+
+def _descs(what, shapes):
+    """[(name, shape)] from a list of DataDesc or (name, shape) pairs."""
+    if shapes is None:
+        return []
+    out = []
+    for item in shapes:
+        if isinstance(item, DataDesc) or (isinstance(item, tuple) and len(item) >= 2):
+            out.append((item[0], tuple(item[1])))
+        else:
+            raise TypeError(f"bind: {what} must be DataDesc or (name, shape) pairs (got "
+                            f"{item!r})")
+    return out
+
+
+def _metric(eval_metric):
+    for method in ("update", "reset", "get_name_value"):
+        if not callable(getattr(eval_metric, method, None)):
+            raise TypeError(f"eval_metric must have MXNet's metric interface (update, "
+                            f"reset, get_name_value): an object such as runtime.metric's "
+                            f"(got {eval_metric!r})")
+    return eval_metric
+
+
+class Module:
+    """A symbol trained and run through an executor.
+
+    Parameters
+    ----------
+    symbol : Symbol
+    data_names, label_names : sequence of str
+        Arguments fed from the data batches (default ``('data',)`` and
+        ``('softmax_label',)``); label names absent from the symbol are ignored.
+    context : Context, optional
+    fixed_param_names : sequence of str, optional
+        Parameters that are not updated (no gradient).
+    """
+
+    def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",),
+                 logger=logging, context=None, work_load_list=None,
+                 fixed_param_names=None, state_names=None, group2ctxs=None,
+                 compression_params=None):
+        if not isinstance(symbol, Symbol):
+            raise TypeError(f"Module: symbol must be a Symbol (got {type(symbol).__name__})")
+        if isinstance(context, (list, tuple)):
+            if len(context) != 1:
+                raise NotImplementedError(f"Module: ndrt runs a module on one context (got "
+                                          f"{context!r})")
+            context = context[0]
+        if context is not None and not isinstance(context, Context):
+            raise TypeError(f"Module: context must be a Context (got {context!r})")
+        self._symbol = symbol
+        self._context = context or current_context()
+        self.logger = logger
+        args = symbol.list_arguments()
+        self.data_names = list(data_names)
+        self.label_names = [n for n in (label_names or ()) if n in args]
+        for n in self.data_names:
+            if n not in args:
+                raise ValueError(f"Module: data name {n!r} is not an argument of the symbol "
+                                 f"({', '.join(args)})")
+        inputs = set(self.data_names) | set(self.label_names)
+        self._param_names = [n for n in args if n not in inputs]
+        self._aux_names = symbol.list_auxiliary_states()
+        self._fixed = set(fixed_param_names or ())
+        self.output_names = symbol.list_outputs()
+        self._exec = None
+        self._loaded = None         # (arg_params, aux_params) of Module.load
+        self._updater = None
+        self._optimizer = None
+        self._data_shapes = self._label_shapes = None
+        self.binded = self.params_initialized = self.optimizer_initialized = False
+        self.for_training = False
+        self.inputs_need_grad = False
+
+    # -- properties ----------------------------------------------------------------------
+    @property
+    def symbol(self):
+        return self._symbol
+
+    @property
+    def data_shapes(self):
+        return [DataDesc(n, s) for n, s in self._data_shapes]
+
+    @property
+    def label_shapes(self):
+        return [DataDesc(n, s) for n, s in self._label_shapes]
+
+    @property
+    def output_shapes(self):
+        return [(n, o.shape) for n, o in zip(self.output_names, self._exec.outputs)] \
+            if self._exec.outputs else list(zip(self.output_names, self._out_shapes))
+
+    def _check(self, what, binded=True, params=False, optimizer=False):
+        if binded and not self.binded:
+            raise RuntimeError(f"{what}: call bind() first")
+        if params and not self.params_initialized:
+            raise RuntimeError(f"{what}: call init_params() first")
+        if optimizer and not self.optimizer_initialized:
+            raise RuntimeError(f"{what}: call init_optimizer() first")
+
+    # -- binding and parameters ------------------------------------------------------------
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req="write"):
+        """Make the executor for these data and label shapes (the parameters keep their
+        values across a rebind of the same shapes)."""
+        if self.binded and not force_rebind:
+            self.logger.warning("Already bound, ignoring bind()")
+            return
+        data = _descs("data_shapes", data_shapes)
+        labels = [d for d in _descs("label_shapes", label_shapes)
+                  if d[0] in self.label_names]
+        names = [n for n, _ in data]
+        if sorted(names) != sorted(self.data_names):
+            raise ValueError(f"bind: data_shapes must name {self.data_names} (got {names})")
+        reqs = {}
+        for n in self._symbol.list_arguments():
+            if n in self._param_names:
+                reqs[n] = grad_req if for_training and n not in self._fixed else "null"
+            elif n in self.data_names:
+                reqs[n] = grad_req if inputs_need_grad else "null"
+            else:
+                reqs[n] = "null"
+        old = self._exec
+        self._exec = self._symbol.simple_bind(self._context, grad_req=reqs,
+                                              **dict(data + labels))
+        if old is not None and self.params_initialized:
+            self._exec.copy_params_from({n: old.arg_dict[n] for n in self._param_names},
+                                        old.aux_dict)
+        self._out_shapes = self._symbol.infer_shape(**dict(data + labels))[1]
+        self._data_shapes, self._label_shapes = data, labels
+        self.binded, self.for_training = True, for_training
+        self.inputs_need_grad = inputs_need_grad
+        if self._loaded is not None and not self.params_initialized:
+            self.init_params(None, *self._loaded)
+
+    def init_params(self, initializer=None, arg_params=None, aux_params=None,
+                    allow_missing=False, force_init=False, allow_extra=False):
+        """Fill the parameters: from ``arg_params``/``aux_params`` where given, else by
+        ``initializer`` (default ``Uniform(0.01)``) called with each name."""
+        self._check("init_params")
+        if self.params_initialized and not force_init:
+            return
+        init = _init.create(initializer if initializer is not None
+                            else _init.Uniform(0.01), "init_params: initializer")
+        tables = ((arg_params, self._param_names, self._exec.arg_dict),
+                  (aux_params, self._aux_names, self._exec.aux_dict))
+        for given, names, _ in tables:          # every check before any write
+            if given is None:
+                continue
+            extra = [k for k in given if k not in names] if not allow_extra else []
+            missing = [n for n in names if n not in given] if not allow_missing else []
+            if extra:
+                raise ValueError(f"init_params: {extra[0]!r} is not a parameter of the "
+                                 "module (set allow_extra=True to ignore it)")
+            if missing:
+                raise ValueError(f"init_params: parameter {missing[0]!r} is missing (set "
+                                 "allow_missing=True to initialise it)")
+        for given, names, target in tables:
+            for name in names:
+                if given is not None and name in given:
+                    target[name][:] = given[name]
+                else:
+                    init(name, target[name])
+        self.params_initialized = True
+
+    def get_params(self):
+        """(arg_params, aux_params): copies of the parameters by name."""
+        self._check("get_params", params=True)
+        return ({n: self._exec.arg_dict[n].copy() for n in self._param_names},
+                {n: self._exec.aux_dict[n].copy() for n in self._aux_names})
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Copy the given parameters in (``init_params`` with these arrays)."""
+        self.init_params(None, arg_params, aux_params, allow_missing, force_init,
+                         allow_extra)
+
+    def init_optimizer(self, kvstore="local", optimizer="sgd",
+                       optimizer_params=(("learning_rate", 0.01),), force_init=False):
+        """Make the optimizer (a name and its parameters, or an Optimizer) and its
+        updater; ``rescale_grad`` defaults to 1 / batch size, as MXNet's."""
+        self._check("init_optimizer", params=True)
+        if self.optimizer_initialized and not force_init:
+            return
+        if kvstore not in _KVSTORES:
+            raise NotImplementedError(f"init_optimizer: kvstore must be one of "
+                                      f"{_KVSTORES} in ndrt's Module (got {kvstore!r})")
+        if isinstance(optimizer, str):
+            params = dict(optimizer_params)
+            params.setdefault("rescale_grad", 1.0 / self._data_shapes[0][1][0])
+            optimizer = _optim.create(optimizer, **params)
+        elif not isinstance(optimizer, _optim.Optimizer):
+            raise TypeError(f"init_optimizer: optimizer must be a name or an Optimizer "
+                            f"(got {optimizer!r})")
+        self._optimizer = optimizer
+        self._updater = _optim.get_updater(optimizer)
+        self.optimizer_initialized = True
+
+    # -- steps -------------------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        """Copy the batch's data and labels in and run the executor's forward."""
+        self._check("forward", params=True)
+        if is_train is None:
+            is_train = self.for_training
+        feed = dict(zip(self.data_names, data_batch.data))
+        if self.label_names and data_batch.label is not None:
+            feed.update(zip(self.label_names, data_batch.label))
+        self._exec.forward(is_train=is_train, **feed)
+
+    def backward(self, out_grads=None):
+        self._check("backward", params=True)
+        self._exec.backward(out_grads)
+
+    def update(self):
+        """Apply the optimizer to every parameter with a gradient."""
+        self._check("update", params=True, optimizer=True)
+        grads = self._exec.grad_dict
+        for i, name in enumerate(self._param_names):
+            if grads[name] is not None:
+                self._updater(i, grads[name], self._exec.arg_dict[name])
+
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Get the parameters a batch needs ready before ``forward`` (MXNet pulls
+        row_sparse parameters by row from the kvstore here).  With one context and no
+        kvstore every parameter is always here: nothing to do, unless
+        ``sparse_row_id_fn`` asks for rows from a kvstore, which ndrt's Module has not."""
+        if sparse_row_id_fn is not None:
+            raise NotImplementedError("prepare: sparse_row_id_fn (row_sparse pulls from a "
+                                      "kvstore) is not supported by ndrt's Module")
+
+    def forward_backward(self, data_batch):
+        self.forward(data_batch, is_train=True)
+        self.backward()
+
+    def get_outputs(self, merge_multi_context=True):
+        self._check("get_outputs")
+        return list(self._exec.outputs)
+
+    def get_input_grads(self, merge_multi_context=True):
+        self._check("get_input_grads")
+        if not self.inputs_need_grad:
+            raise RuntimeError("get_input_grads: bind with inputs_need_grad=True")
+        return [self._exec.grad_dict[n] for n in self.data_names]
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        _metric(eval_metric).update(labels, self.get_outputs())
+
+    # -- loops -------------------------------------------------------------------------------
+    def fit(self, train_data, eval_data=None, eval_metric=None, epoch_end_callback=None,
+            batch_end_callback=None, kvstore="local", optimizer="sgd",
+            optimizer_params=(("learning_rate", 0.01),), eval_end_callback=None,
+            eval_batch_end_callback=None, initializer=None, arg_params=None,
+            aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
+            begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
+            sparse_row_id_fn=None):
+        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator)."""
+        if num_epoch is None:
+            raise ValueError("fit: num_epoch must be given")
+        if sparse_row_id_fn is not None:
+            raise NotImplementedError("fit: sparse_row_id_fn (row_sparse pulls from a "
+                                      "kvstore) is not supported by ndrt's Module")
+        eval_metric = _metric(eval_metric)
+        self.bind(train_data.provide_data, train_data.provide_label, for_training=True,
+                  force_rebind=force_rebind)
+        self.init_params(initializer, arg_params, aux_params, allow_missing, force_init)
+        self.init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        validation_metric = validation_metric or eval_metric
+        for epoch in range(begin_epoch, num_epoch):
+            tic = time.time()
+            eval_metric.reset()
+            train_data.reset()
+            for nbatch, batch in enumerate(train_data):
+                self.forward_backward(batch)
+                self.update()
+                self.update_metric(eval_metric, batch.label)
+                for cb in _callbacks(batch_end_callback):
+                    cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            for name, value in eval_metric.get_name_value():
+                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
+            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+            arg, aux = self.get_params()
+            for cb in _callbacks(epoch_end_callback):
+                cb(epoch, self._symbol, arg, aux)
+            if eval_data is not None:
+                for name, value in self.score(eval_data, validation_metric,
+                                              batch_end_callback=eval_batch_end_callback,
+                                              epoch=epoch):
+                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+
+    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
+              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
+        """Run ``eval_data`` in inference mode and return the metric's (name, value)
+        pairs."""
+        self._check("score", params=True)
+        eval_metric = _metric(eval_metric)
+        if reset:
+            eval_data.reset()
+        eval_metric.reset()
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)
+            self.update_metric(eval_metric, batch.label)
+            for cb in _callbacks(batch_end_callback):
+                cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
+        return eval_metric.get_name_value()
+
+    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
+                always_output_list=False, sparse_row_id_fn=None):
+        """The outputs over ``eval_data`` (padding removed), concatenated over batches
+        when ``merge_batches``."""
+        self._check("predict", params=True)
+        if reset:
+            eval_data.reset()
+        outputs = []
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)
+            pad = batch.pad or 0
+            outputs.append([o[:o.shape[0] - pad].copy() for o in self.get_outputs()])
+        if not merge_batches:
+            return outputs
+        merged = [nd.concat(*[b[i] for b in outputs], dim=0)
+                  for i in range(len(outputs[0]))] if outputs else []
+        return merged[0] if len(merged) == 1 and not always_output_list else merged
+
+    # -- files -------------------------------------------------------------------------------
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False,
+                        remove_amp_cast=True):
+        """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (MXNet's files)."""
+        if save_optimizer_states:
+            raise NotImplementedError("save_checkpoint: optimizer states are not saved by "
+                                      "ndrt's Module")
+        arg, aux = self.get_params()
+        model.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
+
+    @staticmethod
+    def load(prefix, epoch, load_optimizer_states=False, **kwargs):
+        """A Module of the checkpoint ``prefix``/``epoch``; ``bind`` puts the loaded
+        parameters in (``kwargs`` go to the constructor)."""
+        if load_optimizer_states:
+            raise NotImplementedError("load: optimizer states are not saved by ndrt's "
+                                      "Module")
+        sym, arg, aux = model.load_checkpoint(prefix, epoch)
+        mod = Module(sym, **kwargs)
+        mod._loaded = (arg, aux)
+        return mod
+
+
+def _callbacks(cb):
+    if cb is None:
+        return []
+    return list(cb) if isinstance(cb, (list, tuple)) else [cb]
+
+
+__all__ = ["Module"]

@@ -1,0 +1,659 @@
+"""Optimizer update operators (MXNet 1.x names, signatures and semantics): ``sgd_update``,
+``sgd_mom_update``, ``adam_update``, ``adagrad_update`` (MXNet's
+``nd.sparse.adagrad_update``, registered there as ``_sparse_adagrad_update``),
+``nag_mom_update``, ``rmsprop_update``, ``rmspropalex_update``, ``ftml_update``,
+``ftrl_update``, ``signum_update`` and ``signsgd_update``.
+
+Each takes ``(weight, grad, *states)``, writes the updated weight to its output and its
+states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
+which updates the weight in place (``inplace`` (0, 0)).  Without ``out=`` the result is
+a new array and the weight is left alone, but the states are still updated, as in
+MXNet.  The gradient is dense or row_sparse (weight and states dense).  For a row_sparse
+gradient with ``lazy_update=True`` (adagrad_update: always) only the rows present in the
+gradient are touched, in the weight and in the states (MXNet's lazy update); with
+``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
+(MXNet's standard update, equal to the dense update of the densified gradient).  The
+updates that have no row_sparse kernel in MXNet (nag_mom_update, rmsprop_update,
+rmspropalex_update, ftml_update, ftrl_update, signum_update, signsgd_update: MXNet
+densifies the
+gradient through its storage fallback) always take the standard update.
+``clip_gradient`` < 0 means no clipping.
+
+Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
+dense and row_sparse gradients alike; on x86 they flush denormals to zero, see there);
+device arrays take NumPy-style formulas in CuPy.
+Values are float32 or float64.  Bad attributes, shapes, dtypes or storage types raise
+during inference, before anything is written.  The updates are not differentiable (the
+tape does not record them; recording refuses them on arrays that are on the tape).
+"""
+
+import math
+
+import numpy as np
+
+from runtime import _sparse_optim as K
+from runtime._device import array_module
+from runtime._ndarray import empty as _empty
+from runtime._ndarray import storage_view
+from runtime.ops.registry import Attr, register
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INF = math.inf
+
+# Attributes shared by every update, in MXNet's order after the op's own.
+_COMMON = {"wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
+           "clip_gradient": Attr("float", -1.0)}
+_LAZY = {"lazy_update": Attr("bool", True)}
+# The learning rate: left out of the invoker's inference signature (the optimizers pass a
+# new one at every step, Adam's bias correction folds into it), so the kernels check it.
+_LR = Attr("float", required=True, infer=False)
+
+
+# -- attribute, shape, dtype and storage checks ----------------------------------------------
+
+def check_number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """ValueError unless float ``v`` is finite and in the range given: [lo, hi), or from
+    ``lo`` (excluded when ``lo_open``).  runtime.optimizer checks its arguments with it too."""
+    ok = math.isfinite(v)
+    if ok and lo is not None:
+        ok = v > lo if lo_open else v >= lo
+    if ok and hi is not None:
+        ok = v < hi
+    if not ok:
+        if lo is not None and hi is not None:
+            rule = f"in [{lo}, {hi})"
+        elif lo is not None:
+            rule = f"finite and {'>' if lo_open else '>='} {lo}"
+        else:
+            rule = "finite"
+        raise ValueError(f"{owner}: {name} must be {rule} (got {v!r})")
+
+
+def as_number(owner, name, v, lo=None, lo_open=False, hi=None):
+    """``v`` (a Python or NumPy real number, not a bool) as a float, checked by
+    :func:`check_number`; TypeError for anything else."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        raise TypeError(f"{owner}: {name} must be a number (got {v!r})")
+    v = float(v)
+    check_number(owner, name, v, lo, lo_open, hi)
+    return v
+
+
+def _finite(op, attrs, name, lo=None, lo_open=False, hi=None):
+    check_number(op, name, attrs[name], lo, lo_open, hi)
+
+
+def _clip_name(attrs):
+    """The clipping attribute: ``clip_gradient``, or ``clip_grad`` (MXNet's ftml_update)."""
+    return "clip_gradient" if "clip_gradient" in attrs else "clip_grad"
+
+
+def _check_common(op, attrs):
+    _finite(op, attrs, "lr", lo=0)
+    _finite(op, attrs, "wd")
+    _finite(op, attrs, "rescale_grad")
+    clip = _clip_name(attrs)
+    if math.isnan(attrs[clip]):
+        raise ValueError(f"{op}: {clip} must be a number, < 0 for no clipping (got "
+                         f"{attrs[clip]!r})")
+
+
+def _common_ok(attrs):
+    """True when the attributes of _check_common pass (its quick form: the optimizers
+    call the updates with a new lr at every step, so inference runs every time)."""
+    clip = attrs[_clip_name(attrs)]
+    return (0.0 <= attrs["lr"] < _INF and -_INF < attrs["wd"] < _INF
+            and -_INF < attrs["rescale_grad"] < _INF and clip == clip)
+
+
+def _shapes(op, states, check, ok):
+    """infer_shape: the attributes pass ``check`` (``ok(attrs)`` tells quickly that they
+    do); grad and each state have the weight's shape."""
+    names = ("grad",) + states
+
+    def infer(attrs, shapes):
+        if not (_common_ok(attrs) and ok(attrs)):
+            _check_common(op, attrs)
+            check(op, attrs)
+        w = shapes[0]
+        for name, s in zip(names, shapes[1:]):
+            if s != w:
+                raise ValueError(f"{op}: {name} must have the weight's shape {w!r} (got "
+                                 f"{s!r})")
+        return [w]
+    return infer
+
+
+def _types(op, states):
+    names = ("grad",) + states
+
+    def infer(attrs, dtypes):
+        w = dtypes[0]
+        if w not in _FLOATS:
+            raise TypeError(f"{op}: weight must be float32 or float64 (got {w})")
+        for name, d in zip(names, dtypes[1:]):
+            if d != w:
+                raise TypeError(f"{op}: {name} must have the weight's dtype {w} (got {d})")
+        return [w]
+    return infer
+
+
+def _storage(op, states, row_sparse_grad=True):
+    """infer_storage: dense weight and states; a dense grad, or a row_sparse one when
+    the op has a sparse kernel (``row_sparse_grad``)."""
+    names = ("weight", "grad") + states
+
+    def infer(attrs, stypes):
+        for name, s in zip(names, stypes):
+            if name != "grad" and s != "default":
+                raise NotImplementedError(f"{op}: {name} must have storage type 'default' "
+                                          f"(got {s!r})")
+        if stypes[1] == "default":
+            return ["default"], "dense"
+        if not row_sparse_grad:
+            raise NotImplementedError(f"{op}: grad must have storage type 'default' (got "
+                                      f"{stypes[1]!r})")
+        if stypes[1] != "row_sparse":
+            raise NotImplementedError(f"{op}: grad must have storage type 'default' or "
+                                      f"'row_sparse' (got {stypes[1]!r})")
+        return ["default"], "sparse"
+    return infer
+
+
+# Each check of an op's own attributes, and its quick form (True: the check passes).
+
+def _no_check(op, attrs):
+    """sgd_update has no attributes beyond the common ones (lr, wd, rescale, clip)."""
+    return None
+
+
+def _no_check_ok(attrs):
+    return True
+
+
+def _check_momentum(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _momentum_ok(attrs):
+    return 0.0 <= attrs["momentum"] < 1.0
+
+
+def _check_adam(op, attrs):
+    _finite(op, attrs, "beta1", lo=0, hi=1)
+    _finite(op, attrs, "beta2", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+
+
+def _adam_ok(attrs):
+    return (0.0 <= attrs["beta1"] < 1.0 and 0.0 <= attrs["beta2"] < 1.0
+            and 0.0 < attrs["epsilon"] < _INF)
+
+
+def _check_adagrad(op, attrs):
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+
+
+def _adagrad_ok(attrs):
+    return 0.0 < attrs["epsilon"] < _INF
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+def check_lr(op, attrs):
+    """lr is not part of the inference signature (_LR): each kernel checks it first (and
+    runtime.optimizer before it runs any update of a step)."""
+    if not 0.0 <= attrs["lr"] < _INF:
+        _finite(op, attrs, "lr", lo=0)
+
+
+def _dense(op, update, device):
+    """The dense kernel: the host runs ``update(out, weight, grad, None, states, attrs,
+    lazy=False)``, a device ``device(w, g, states, o, attrs)``."""
+    def compute(attrs, ins, outs):
+        check_lr(op, attrs)
+        w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
+        if isinstance(w, np.ndarray):
+            update(o, w, g, None, states, attrs, False)
+        else:
+            device(w, g, states, o, attrs)
+    return compute
+
+
+def _sparse(op, update, lazy_attr):
+    """The kernel of a row_sparse gradient: the rows of the weight that it updates are
+    written into ``out=weight`` itself, else into a copy of the weight.  ``lazy_attr``:
+    the attribute that chooses the lazy update, or True (always lazy), or False (always
+    the standard update)."""
+    def compute(attrs, inputs, outs):
+        check_lr(op, attrs)
+        w, g, states = inputs[0], inputs[1], inputs[2:]
+        if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
+            raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "
+                                      f"(got {w.context}); use a dense gradient")
+        o = outs[0]
+        if o is None:
+            o = _empty(w.shape, ctx=w.context, dtype=w.dtype)
+        update(storage_view(o, -1), storage_view(w, -1), storage_view(g, -1),
+               storage_view(g, 0), [storage_view(s, -1) for s in states], attrs,
+               attrs[lazy_attr] if isinstance(lazy_attr, str) else lazy_attr)
+        return [o]
+    return compute
+
+
+def _scaled(g, attrs, extra=None):
+    """clip(rescale_grad * g (+ extra)) as a new array (device formulas)."""
+    xp = array_module(g)
+    r = g * g.dtype.type(attrs["rescale_grad"])
+    if extra is not None:
+        r += extra
+    c = attrs["clip_gradient"]
+    if c >= 0:
+        xp.clip(r, -c, c, out=r)
+    return r
+
+
+# sgd_update / sgd_mom_update
+
+def _sgd_host(o, w, g, rows, states, attrs, lazy):
+    K.sgd_update(o, w, g, rows, states[0] if states else None, attrs["lr"], attrs["wd"],
+                 attrs["rescale_grad"], attrs["clip_gradient"], attrs.get("momentum", 0.0),
+                 lazy)
+
+
+def _sgd_device(w, g, states, o, attrs):
+    t = w.dtype.type
+    lr, wd = t(attrs["lr"]), t(attrs["wd"])
+    step = _scaled(g, attrs)
+    if not states:
+        o[...] = (1 - lr * wd) * w - lr * step
+        return
+    mom = states[0]
+    mom *= t(attrs["momentum"])
+    mom -= lr * wd * w + lr * step
+    o[...] = w + mom
+
+
+register(
+    "sgd_update", inputs=("weight", "grad"),
+    attrs={"lr": _LR, **_COMMON, **_LAZY},
+    infer_shape=_shapes("sgd_update", (), _no_check, _no_check_ok),
+    infer_type=_types("sgd_update", ()), infer_storage=_storage("sgd_update", ()),
+    compute=_dense("sgd_update", _sgd_host, _sgd_device),
+    compute_sparse=_sparse("sgd_update", _sgd_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), differentiable=False,
+    doc="""SGD (MXNet's sgd_update): weight = (1 - lr wd) weight - lr clip(rescale_grad
+grad, clip_gradient).  A row_sparse grad with lazy_update updates only its rows.""")
+
+register(
+    "sgd_mom_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON,
+           **_LAZY},
+    infer_shape=_shapes("sgd_mom_update", ("mom",), _check_momentum, _momentum_ok),
+    infer_type=_types("sgd_mom_update", ("mom",)),
+    infer_storage=_storage("sgd_mom_update", ("mom",)),
+    compute=_dense("sgd_mom_update", _sgd_host, _sgd_device),
+    compute_sparse=_sparse("sgd_mom_update", _sgd_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""SGD with momentum (MXNet's sgd_mom_update): mom = momentum mom - lr wd weight
+- lr clip(rescale_grad grad, clip_gradient); weight += mom.  ``mom`` is updated in place;
+a row_sparse grad with lazy_update updates only its rows of weight and mom.""")
+
+
+# adam_update
+
+def _adam_host(o, w, g, rows, states, attrs, lazy):
+    K.adam_update(o, w, g, rows, states[0], states[1], attrs["lr"], attrs["beta1"],
+                  attrs["beta2"], attrs["epsilon"], attrs["wd"], attrs["rescale_grad"],
+                  attrs["clip_gradient"], lazy)
+
+
+def _adam_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    mean, var = states
+    b1, b2 = t(attrs["beta1"]), t(attrs["beta2"])
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    mean *= b1
+    mean += (1 - b1) * step
+    var *= b2
+    var += (1 - b2) * step * step
+    o[...] = w - t(attrs["lr"]) * mean / (xp.sqrt(var) + t(attrs["epsilon"]))
+
+
+register(
+    "adam_update", inputs=("weight", "grad", "mean", "var"),
+    attrs={"lr": _LR, "beta1": Attr("float", 0.9),
+           "beta2": Attr("float", 0.999), "epsilon": Attr("float", 1e-8), **_COMMON,
+           **_LAZY},
+    infer_shape=_shapes("adam_update", ("mean", "var"), _check_adam, _adam_ok),
+    infer_type=_types("adam_update", ("mean", "var")),
+    infer_storage=_storage("adam_update", ("mean", "var")),
+    compute=_dense("adam_update", _adam_host, _adam_device),
+    compute_sparse=_sparse("adam_update", _adam_host, "lazy_update"), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3), differentiable=False,
+    doc="""Adam (MXNet's adam_update, without bias correction: the Adam optimizer folds
+it into lr): g = clip(rescale_grad grad + wd weight, clip_gradient); mean = beta1 mean +
+(1 - beta1) g; var = beta2 var + (1 - beta2) g^2; weight -= lr mean / (sqrt(var) +
+epsilon).  ``mean`` and ``var`` are updated in place; a row_sparse grad with lazy_update
+updates only its rows of weight, mean and var.""")
+
+
+# adagrad_update
+
+def _adagrad_host(o, w, g, rows, states, attrs, lazy):
+    K.adagrad_update(o, w, g, rows, states[0], attrs["lr"], attrs["epsilon"], attrs["wd"],
+                     attrs["rescale_grad"], attrs["clip_gradient"], lazy)
+
+
+def _adagrad_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    hist = states[0]
+    step = _scaled(g, attrs)
+    hist += step * step
+    o[...] = w - t(attrs["lr"]) * (step / (xp.sqrt(hist) + t(attrs["epsilon"]))
+                                   + t(attrs["wd"]) * w)
+
+
+register(
+    "adagrad_update", inputs=("weight", "grad", "history"),
+    aliases=("_sparse_adagrad_update",),
+    attrs={"lr": _LR, "epsilon": Attr("float", 1e-7), **_COMMON},
+    infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad,
+                        _adagrad_ok),
+    infer_type=_types("adagrad_update", ("history",)),
+    infer_storage=_storage("adagrad_update", ("history",)),
+    compute=_dense("adagrad_update", _adagrad_host, _adagrad_device),
+    compute_sparse=_sparse("adagrad_update", _adagrad_host, True), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""AdaGrad (MXNet's nd.sparse.adagrad_update): g = clip(rescale_grad grad,
+clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd weight).
+``history`` is updated in place.  A row_sparse grad updates only its rows of weight and
+history (always lazy, as MXNet); MXNet's sparse op refuses wd != 0, here wd decays the
+rows updated.""")
+
+
+# nag_mom_update, rmsprop_update, ftrl_update, signum_update, signsgd_update
+
+def _check_nag(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _check_rmsprop(op, attrs):
+    _finite(op, attrs, "gamma1", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+    if math.isnan(attrs["clip_weights"]):
+        raise ValueError(f"{op}: clip_weights must be a number, < 0 for no clipping (got "
+                         f"{attrs['clip_weights']!r})")
+
+
+def _rmsprop_ok(attrs):
+    return (0.0 <= attrs["gamma1"] < 1.0 and 0.0 < attrs["epsilon"] < _INF
+            and attrs["clip_weights"] == attrs["clip_weights"])
+
+
+def _check_ftrl(op, attrs):
+    _finite(op, attrs, "lamda1", lo=0)
+    _finite(op, attrs, "beta", lo=0)
+
+
+def _ftrl_ok(attrs):
+    return 0.0 <= attrs["lamda1"] < _INF and 0.0 <= attrs["beta"] < _INF
+
+
+def _check_signum(op, attrs):
+    _finite(op, attrs, "momentum", lo=0, hi=1)
+    _finite(op, attrs, "wd_lh")
+
+
+def _signum_ok(attrs):
+    return 0.0 <= attrs["momentum"] < 1.0 and -_INF < attrs["wd_lh"] < _INF
+
+
+def _nag_host(o, w, g, rows, states, attrs, lazy):
+    K.nag_mom_update(o, w, g, rows, states[0], attrs["lr"], attrs["momentum"], attrs["wd"],
+                     attrs["rescale_grad"], attrs["clip_gradient"], lazy)
+
+
+def _nag_device(w, g, states, o, attrs):
+    t = w.dtype.type
+    mom = states[0]
+    step = t(attrs["lr"]) * (_scaled(g, attrs) + t(attrs["wd"]) * w)
+    mom *= t(attrs["momentum"])
+    mom -= step
+    o[...] = w + t(attrs["momentum"]) * mom - step
+
+
+register(
+    "nag_mom_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON},
+    infer_shape=_shapes("nag_mom_update", ("mom",), _check_nag, _momentum_ok),
+    infer_type=_types("nag_mom_update", ("mom",)),
+    infer_storage=_storage("nag_mom_update", ("mom",)),
+    compute=_dense("nag_mom_update", _nag_host, _nag_device),
+    compute_sparse=_sparse("nag_mom_update", _nag_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""Nesterov momentum (MXNet's nag_mom_update kernel): s = lr (clip(rescale_grad
+grad, clip_gradient) + wd weight); mom = momentum mom - s; weight += momentum mom - s.
+``mom`` is updated in place; a row_sparse grad takes the standard update.  (MXNet's
+in-place kernel reads the new weight in the wd term of the momentum; ndrt reads the
+weight the update started from.)""")
+
+
+def _rmsprop_host(o, w, g, rows, states, attrs, lazy):
+    K.rmsprop_update(o, w, g, rows, states[0], attrs["lr"], attrs["gamma1"],
+                     attrs["epsilon"], attrs["wd"], attrs["rescale_grad"],
+                     attrs["clip_gradient"], attrs["clip_weights"], lazy)
+
+
+def _rmsprop_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    n = states[0]
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    g1 = t(attrs["gamma1"])
+    n *= g1
+    n += (1 - g1) * step * step
+    o[...] = w - t(attrs["lr"]) * step / xp.sqrt(n + t(attrs["epsilon"]))
+    if attrs["clip_weights"] >= 0:
+        xp.clip(o, -attrs["clip_weights"], attrs["clip_weights"], out=o)
+
+
+register(
+    "rmsprop_update", inputs=("weight", "grad", "n"),
+    attrs={"lr": _LR, "gamma1": Attr("float", 0.95), "epsilon": Attr("float", 1e-8),
+           **_COMMON, "clip_weights": Attr("float", -1.0)},
+    infer_shape=_shapes("rmsprop_update", ("n",), _check_rmsprop, _rmsprop_ok),
+    infer_type=_types("rmsprop_update", ("n",)),
+    infer_storage=_storage("rmsprop_update", ("n",)),
+    compute=_dense("rmsprop_update", _rmsprop_host, _rmsprop_device),
+    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""RMSProp (MXNet's rmsprop_update): g = clip(rescale_grad grad + wd weight,
+clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; weight -= lr g / sqrt(n + epsilon), then
+clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n`` is updated in
+place; a row_sparse grad takes the standard update.""")
+
+
+def _check_rmspropalex(op, attrs):
+    _check_rmsprop(op, attrs)
+    _finite(op, attrs, "gamma2", lo=0, hi=1)
+
+
+def _rmspropalex_ok(attrs):
+    return _rmsprop_ok(attrs) and 0.0 <= attrs["gamma2"] < 1.0
+
+
+def _rmspropalex_host(o, w, g, rows, states, attrs, lazy):
+    K.rmspropalex_update(o, w, g, rows, states[0], states[1], states[2], attrs["lr"],
+                         attrs["gamma1"], attrs["gamma2"], attrs["epsilon"], attrs["wd"],
+                         attrs["rescale_grad"], attrs["clip_gradient"], attrs["clip_weights"],
+                         lazy)
+
+
+def _rmspropalex_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    n, gm, delta = states
+    step = _scaled(g, attrs, extra=w * t(attrs["wd"]))
+    g1 = t(attrs["gamma1"])
+    n *= g1
+    n += (1 - g1) * step * step
+    gm *= g1
+    gm += (1 - g1) * step
+    delta *= t(attrs["gamma2"])
+    delta -= t(attrs["lr"]) * step / xp.sqrt(n - gm * gm + t(attrs["epsilon"]))
+    o[...] = w + delta
+    if attrs["clip_weights"] >= 0:
+        xp.clip(o, -attrs["clip_weights"], attrs["clip_weights"], out=o)
+
+
+register(
+    "rmspropalex_update", inputs=("weight", "grad", "n", "g", "delta"),
+    attrs={"lr": _LR, "gamma1": Attr("float", 0.95), "gamma2": Attr("float", 0.9),
+           "epsilon": Attr("float", 1e-8), **_COMMON, "clip_weights": Attr("float", -1.0)},
+    infer_shape=_shapes("rmspropalex_update", ("n", "g", "delta"), _check_rmspropalex,
+                        _rmspropalex_ok),
+    infer_type=_types("rmspropalex_update", ("n", "g", "delta")),
+    infer_storage=_storage("rmspropalex_update", ("n", "g", "delta")),
+    compute=_dense("rmspropalex_update", _rmspropalex_host, _rmspropalex_device),
+    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
+    doc="""Centered RMSProp, Graves' form (MXNet's rmspropalex_update): g = clip(rescale_grad
+grad + wd weight, clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; g_avg = (1 - gamma1) g +
+gamma1 g_avg; delta = gamma2 delta - lr g / sqrt(n - g_avg^2 + epsilon); weight += delta,
+then clipped to [-clip_weights, clip_weights] when clip_weights >= 0.  ``n``, ``g`` and
+``delta`` are updated in place; a row_sparse grad takes the standard update.""")
+
+
+def _check_ftml(op, attrs):
+    _finite(op, attrs, "beta1", lo=0, hi=1)
+    _finite(op, attrs, "beta2", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+    if attrs["t"] < 1:
+        raise ValueError(f"{op}: t must be an integer >= 1, the update count (got "
+                         f"{attrs['t']!r})")
+
+
+def _ftml_ok(attrs):
+    return (0.0 <= attrs["beta1"] < 1.0 and 0.0 <= attrs["beta2"] < 1.0
+            and 0.0 < attrs["epsilon"] < _INF and attrs["t"] >= 1)
+
+
+def _ftml_host(o, w, g, rows, states, attrs, lazy):
+    K.ftml_update(o, w, g, rows, states[0], states[1], states[2], attrs["lr"],
+                  attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["t"], attrs["wd"],
+                  attrs["rescale_grad"], attrs["clip_grad"], lazy)
+
+
+def _ftml_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    d, v, z = states
+    b1, b2, n = t(attrs["beta1"]), t(attrs["beta2"]), attrs["t"]
+    step = g * t(attrs["rescale_grad"]) + t(attrs["wd"]) * w
+    if attrs["clip_grad"] >= 0:
+        xp.clip(step, -attrs["clip_grad"], attrs["clip_grad"], out=step)
+    v *= b2
+    v += (1 - b2) * step * step
+    dt = t(1 - attrs["beta1"] ** n) / t(attrs["lr"]) * (
+        xp.sqrt(v / t(1 - attrs["beta2"] ** n)) + t(attrs["epsilon"]))
+    z *= b1
+    z += (1 - b1) * step - (dt - b1 * d) * w
+    d[...] = dt
+    o[...] = -z / dt
+
+
+register(
+    "ftml_update", inputs=("weight", "grad", "d", "v", "z"),
+    attrs={"lr": _LR, "beta1": Attr("float", 0.6), "beta2": Attr("float", 0.999),
+           "epsilon": Attr("float", 1e-8), "t": Attr("int", required=True),
+           "wd": Attr("float", 0.0), "rescale_grad": Attr("float", 1.0),
+           "clip_grad": Attr("float", -1.0)},
+    infer_shape=_shapes("ftml_update", ("d", "v", "z"), _check_ftml, _ftml_ok),
+    infer_type=_types("ftml_update", ("d", "v", "z")),
+    infer_storage=_storage("ftml_update", ("d", "v", "z")),
+    compute=_dense("ftml_update", _ftml_host, _ftml_device),
+    compute_sparse=_sparse("ftml_update", _ftml_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
+    doc="""FTML, Follow the Moving Leader (MXNet's ftml_update): g = clip(rescale_grad grad +
+wd weight, clip_grad); v = beta2 v + (1 - beta2) g^2; d_t = (1 - beta1^t) / lr
+(sqrt(v / (1 - beta2^t)) + epsilon); z = beta1 z + (1 - beta1) g - (d_t - beta1 d) weight;
+d = d_t; weight = -z / d_t, at update ``t`` >= 1.  ``d``, ``v`` and ``z`` are updated in
+place; a row_sparse grad takes the standard update.""")
+
+
+def _ftrl_host(o, w, g, rows, states, attrs, lazy):
+    K.ftrl_update(o, w, g, rows, states[0], states[1], attrs["lr"], attrs["lamda1"],
+                  attrs["beta"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"],
+                  lazy)
+
+
+def _ftrl_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    z, n = states
+    lr, l1 = t(attrs["lr"]), t(attrs["lamda1"])
+    step = _scaled(g, attrs)
+    z += step - (xp.sqrt(n + step * step) - xp.sqrt(n)) * w / lr
+    n += step * step
+    o[...] = ((xp.sign(z) * l1 - z) / ((t(attrs["beta"]) + xp.sqrt(n)) / lr + t(attrs["wd"]))
+              * (xp.abs(z) > l1))
+
+
+register(
+    "ftrl_update", inputs=("weight", "grad", "z", "n"),
+    attrs={"lr": _LR, "lamda1": Attr("float", 0.01), "beta": Attr("float", 1.0),
+           **_COMMON},
+    infer_shape=_shapes("ftrl_update", ("z", "n"), _check_ftrl, _ftrl_ok),
+    infer_type=_types("ftrl_update", ("z", "n")),
+    infer_storage=_storage("ftrl_update", ("z", "n")),
+    compute=_dense("ftrl_update", _ftrl_host, _ftrl_device),
+    compute_sparse=_sparse("ftrl_update", _ftrl_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2, 3), differentiable=False,
+    doc="""FTRL-proximal (MXNet's ftrl_update): g = clip(rescale_grad grad,
+clip_gradient); z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2; weight =
+(sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd) where |z| > lamda1, else 0.  ``z``
+and ``n`` are updated in place; a row_sparse grad takes the standard update.""")
+
+
+def _signum_host(o, w, g, rows, states, attrs, lazy):
+    K.signum_update(o, w, g, rows, states[0] if states else None, attrs["lr"],
+                    attrs.get("momentum", 0.0), attrs["wd"], attrs["rescale_grad"],
+                    attrs["clip_gradient"], attrs.get("wd_lh", 0.0), lazy)
+
+
+def _signum_device(w, g, states, o, attrs):
+    xp, t = array_module(w), w.dtype.type
+    lr, wd = t(attrs["lr"]), t(attrs["wd"])
+    if not states:
+        o[...] = (1 - lr * wd) * w - lr * xp.sign(g)
+        return
+    mom = states[0]
+    m = t(attrs["momentum"])
+    mom *= m
+    mom -= (1 - m) * (wd * w + _scaled(g, attrs))
+    o[...] = (1 - lr * t(attrs["wd_lh"])) * w + lr * xp.sign(mom)
+
+
+register(
+    "signum_update", inputs=("weight", "grad", "mom"),
+    attrs={"lr": _LR, "momentum": Attr("float", 0.0), **_COMMON,
+           "wd_lh": Attr("float", 0.0)},
+    infer_shape=_shapes("signum_update", ("mom",), _check_signum, _signum_ok),
+    infer_type=_types("signum_update", ("mom",)),
+    infer_storage=_storage("signum_update", ("mom",)),
+    compute=_dense("signum_update", _signum_host, _signum_device),
+    compute_sparse=_sparse("signum_update", _signum_host, False), sparse_out=True,
+    inplace=((0, 0),), mutates=(2,), differentiable=False,
+    doc="""Signum (MXNet's signum_update): mom = momentum mom - (1 - momentum) (wd weight
++ clip(rescale_grad grad, clip_gradient)); weight = (1 - lr wd_lh) weight + lr sign(mom).
+``mom`` is updated in place; a row_sparse grad takes the standard update.""")
+
+register(
+    "signsgd_update", inputs=("weight", "grad"),
+    attrs={"lr": _LR, **_COMMON},
+    infer_shape=_shapes("signsgd_update", (), _no_check, _no_check_ok),
+    infer_type=_types("signsgd_update", ()), infer_storage=_storage("signsgd_update", ()),
+    compute=_dense("signsgd_update", _signum_host, _signum_device),
+    compute_sparse=_sparse("signsgd_update", _signum_host, False), sparse_out=True,
+    inplace=((0, 0),), differentiable=False,
+    doc="""signSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
+(the sign of the raw gradient: rescaling and clipping do not change it).  A row_sparse
+grad takes the standard update.""")

@@ -1,0 +1,331 @@
+"""The graph behind a symbol: nodes, their order, and shape/type/storage inference.
+
+A node is a variable (``op`` None) or one call of a registry operator with its parsed
+attributes; an entry ``(node, index)`` is one output of a node.  Nodes never change once
+made, so symbols share them freely and a graph is always acyclic.  Inference walks the
+nodes in topological order, forward through each op's ``infer_shape``/``infer_type``/
+``infer_storage`` and backward through its ``infer_inputs`` (a FullyConnected's weight
+shape from its data), until nothing changes, as nnvm's InferShape pass does.
+"""
+
+import ast
+
+import numpy as np
+
+from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES
+
+# attribute keys MXNet stores as ``__key__`` (and lists under both names)
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+STYPE_CODES = {"default": 0, "row_sparse": 1, "csr": 2}
+STYPES = {v: k for k, v in STYPE_CODES.items()}
+DTYPE_CODES = _DTYPE_CODES
+DTYPES = _DTYPES
+
+
+class Node:
+    """A variable or an operator call.
+
+    ``op``: the registry Op (None for a variable); ``op_name``: the name it was called by
+    (written to JSON: ``Flatten``, ``SliceChannel``); ``inputs``: entries; ``params``: the
+    parsed attributes; ``raw``: the attributes as given, as strings (what MXNet writes);
+    ``attrs``: the symbol attributes (``__shape__``, ``__lr_mult__``, AttrScope's).
+    """
+
+    __slots__ = ("op", "op_name", "name", "inputs", "params", "raw", "attrs")
+
+    def __init__(self, op, op_name, name, inputs=(), params=None, raw=None, attrs=None):
+        self.op = op
+        self.op_name = op_name
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.params = params or {}
+        self.raw = raw or {}
+        self.attrs = attrs or {}
+
+    @property
+    def is_var(self):
+        return self.op is None
+
+    def n_out(self):
+        return 1 if self.op is None else self.op.n_out(self.params)
+
+    def output_name(self, i):
+        if self.op is None:
+            return self.name
+        names = getattr(self.op, "output_names", None)     # a custom op's own names
+        if names is not None:
+            return f"{self.name}_{names[i]}"
+        return f"{self.name}_output" if self.n_out() == 1 else f"{self.name}_output{i}"
+
+    def describe(self):
+        return f"node {self.name!r} ({self.op_name})" if self.op is not None \
+            else f"variable {self.name!r}"
+
+    def __repr__(self):
+        return f"<Node {self.name} {self.op_name or 'null'}>"
+
+
+def topo(heads):
+    """Every node reachable from the entries ``heads``, inputs before their users, in
+    depth-first post-order with inputs visited in order (nnvm's DFSVisit, which fixes
+    the order of list_arguments and of the JSON's nodes)."""
+    order, seen = [], set()
+    for head, _ in heads:
+        if id(head) in seen:
+            continue
+        stack = [(head, 0)]
+        seen.add(id(head))
+        while stack:
+            node, i = stack.pop()
+            if i < len(node.inputs):
+                stack.append((node, i + 1))
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(node)
+    return order
+
+
+def substitute(heads, mapping):
+    """``heads`` with the variables named in ``mapping`` replaced by its entries: the
+    nodes above them copied, the others shared."""
+    memo = {}
+    for node in topo(heads):
+        if node.op is None:
+            if node.name in mapping:
+                memo[id(node)] = mapping[node.name]
+            continue
+        inputs = [memo.get(id(n) if n.op is None else (id(n), i), (n, i))
+                  for n, i in node.inputs]
+        if any(new is not old for new, old in zip(inputs, node.inputs)):
+            copy = Node(node.op, node.op_name, node.name, inputs, node.params, node.raw,
+                        node.attrs)
+            for i in range(node.n_out()):
+                memo[(id(node), i)] = (copy, i)
+    return [memo.get(id(n) if n.op is None else (id(n), i), (n, i)) for n, i in heads]
+
+
+def aux_nodes(nodes):
+    """The variables that some op of ``nodes`` writes (BatchNorm's moving statistics):
+    MXNet's auxiliary states."""
+    aux = set()
+    for node in nodes:
+        if node.op is not None:
+            for pos in node.op.mutates:
+                if pos < len(node.inputs) and node.inputs[pos][0].op is None:
+                    aux.add(id(node.inputs[pos][0]))
+    return aux
+
+
+def _fail(node, what, err):
+    cls = TypeError if isinstance(err, TypeError) else ValueError
+    raise cls(f"{what}: {node.describe()}: {err}") from err
+
+
+def _parse_shape(text):
+    try:
+        shape = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(shape)
+    # MXNet 1.x writes 0 for a dimension not known yet (a Gluon parameter's in_units)
+    return None if 0 in shape or not shape else shape
+
+
+def var_shape(node):
+    text = node.attrs.get("__shape__")
+    return None if text is None else _parse_shape(text)
+
+
+def var_dtype(node):
+    text = node.attrs.get("__dtype__")
+    if text is None:
+        return None
+    if text.lstrip("-").isdigit():      # MXNet's type flag; -1: unknown
+        name = DTYPES.get(int(text))
+        return None if name is None else np.dtype(name)
+    return np.dtype(text)
+
+
+def var_stype(node):
+    text = node.attrs.get("__storage_type__")
+    if text is None:
+        return "default"
+    return STYPES.get(int(text), "default") if text.lstrip("-").isdigit() else text
+
+
+def _set(table, entry, value, node, what):
+    old = table.get(entry)
+    if old is None:
+        table[entry] = value
+        return True
+    if old != value:
+        raise ValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
+                         f"{entry[0].name!r}: {old!r} and {value!r}")
+    return False
+
+
+def _infer(nodes, known, what, forward, backward=None, fill=None):
+    """The shared fixed-point walk: ``table`` maps each entry to its value (None while
+    unknown).  ``forward(node, ins) -> outs`` when every input is known; ``backward(node,
+    ins) -> ins`` fills unknown inputs from known ones; ``fill(node, ins)`` the same for
+    the types' default rule."""
+    table = {}
+    for node in nodes:
+        if node.op is None:
+            value = known.get(node)
+            if value is not None:
+                table[(node, 0)] = value
+    done = set()        # nodes whose forward rule has run (once each)
+    changed = True
+    while changed:
+        changed = False
+        for node in nodes:
+            if node.op is None or id(node) in done:
+                continue
+            ins = [table.get((n, i)) for n, i in node.inputs]
+            if any(v is None for v in ins):
+                for rule in (backward, fill):
+                    if rule is None:
+                        continue
+                    try:
+                        new = rule(node, list(ins))
+                    except (TypeError, ValueError) as e:
+                        _fail(node, what, e)
+                    if new is None:
+                        continue
+                    for entry, old, value in zip(node.inputs, ins, new):
+                        if old is None and value is not None:
+                            changed |= _set(table, entry, value, node, what)
+                    ins = [table.get((n, i)) for n, i in node.inputs]
+                if any(v is None for v in ins):
+                    continue
+            done.add(id(node))
+            try:
+                outs = forward(node, ins)
+            except (TypeError, ValueError) as e:
+                _fail(node, what, e)
+            # an output a consumer's rule filled in must agree (_set raises otherwise)
+            for i, value in enumerate(outs[:node.n_out()]):
+                changed |= _set(table, (node, i), value, node, what)
+    return table
+
+
+def infer_shapes(nodes, known):
+    """{entry: shape} for every entry whose shape follows from ``known`` ({variable node:
+    shape}, the variables' ``__shape__`` attributes filling the rest)."""
+    known = dict(known)
+    for node in nodes:
+        if node.op is None and known.get(node) is None:
+            known[node] = var_shape(node)
+
+    def forward(node, ins):
+        return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
+
+    def backward(node, ins):
+        if node.op.infer_inputs is None:
+            return None
+        return [None if s is None else tuple(s)
+                for s in node.op.infer_inputs(node.params, ins)]
+
+    return _infer(nodes, known, "infer_shape", forward, backward)
+
+
+def infer_types(nodes, known):
+    """{entry: numpy dtype}: ``known`` ({variable node: dtype}) and the variables'
+    ``__dtype__`` attributes, an op's unknown inputs taking its first known floating
+    input's dtype (MXNet's default rule for weights and biases)."""
+    known = dict(known)
+    for node in nodes:
+        if node.op is None and known.get(node) is None:
+            known[node] = var_dtype(node)
+
+    def forward(node, ins):
+        return [np.dtype(d) for d in node.op.infer_type(node.params, ins)]
+
+    def fill(node, ins):
+        # from a floating input only: an integer one is an index (Embedding's data,
+        # take's indices), which says nothing of the weights' dtype
+        first = next((d for d in ins if d is not None and d.kind == "f"), None)
+        return None if first is None else [first if d is None else d for d in ins]
+
+    return _infer(nodes, known, "infer_type", forward, fill=fill)
+
+
+def infer_stypes(nodes, known):
+    """{entry: storage type}: ``known`` and the variables' ``__storage_type__`` (default
+    storage where none is given)."""
+    known = dict(known)
+    for node in nodes:
+        if node.op is None and known.get(node) is None:
+            known[node] = var_stype(node)
+
+    def forward(node, ins):
+        return list(node.op.infer_storage(node.params, list(ins))[0])
+
+    return _infer(nodes, known, "infer_storage_type", forward)
+
+
+# -- attributes as strings (MXNet's JSON and attr()) -----------------------------------
+
+def attr_to_string(attr, value):
+    """An attribute value as MXNet's Python writes it (``str(value)``; dtypes by name)."""
+    if attr is not None and attr.kind in ("dtype", "dtype_or_none") and value is not None:
+        return np.dtype(value).name
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    return str(value)
+
+
+_TRUE = ("true", "1")
+_FALSE = ("false", "0")
+
+
+def attr_from_string(op_name, key, attr, text):
+    """The value of attribute ``key`` written as ``text`` in a JSON file, for
+    ``attr.parse``; raises ValueError naming the attribute and the text."""
+    kind = attr.kind
+    if text == "None" and kind not in ("str", "dtype"):
+        return None
+    if kind in ("str", "dtype", "dtype_or_none"):
+        return None if text == "None" else text
+    if kind == "bool":
+        low = text.strip().lower()
+        if low in _TRUE or low in _FALSE:
+            return low in _TRUE
+    elif kind == "float":
+        try:
+            return float(text)          # also "inf", "nan", "1e-05"
+        except ValueError:
+            pass
+    else:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            value = text if kind == "any" else None
+        if value is not None or kind == "any":
+            return tuple(value) if isinstance(value, list) else value
+    raise ValueError(f"{op_name}: attribute {key} must be a {kind} (got {text!r})")
+
+
+def wanted_input(op, params, name):
+    """Whether the optional input ``name`` of a variadic op is present with ``params``
+    (MXNet's FListInputNames): no bias with ``no_bias``; ``length`` with ``use_length``
+    and the like; PReLU's ``gamma``; a resize's ``like`` in mode 'like'."""
+    if name == "bias" and params.get("no_bias"):
+        return False
+    flag = params.get(f"use_{name}")
+    if flag is not None:
+        return bool(flag)
+    if name == "gamma" and "act_type" in params:
+        return params["act_type"] == "prelu"
+    if name == "like" and "mode" in params:
+        return params["mode"] == "like"
+    return True

@@ -1,0 +1,30 @@
+"""dist_sync KVStores on 2 ranks (``mpiexec -n 2``, tests/runtime/kvstore_worker.py):
+the contract against NumPy, bit-identical replicas, and a failing rank ending the job."""
+
+import pytest
+
+from tests.runtime import mpi_launch
+
+WORKER = "tests/runtime/kvstore_worker.py"
+
+
+def test_dist_sync_contract_and_identical_replicas():
+    code, out, err, _ = mpi_launch.run([WORKER, "collectives"], timeout=60)
+    assert code == 0, err[-3000:]
+    oks = sorted(line.split() for line in out.splitlines() if line.startswith("OK "))
+    assert [o[1] for o in oks] == ["0", "1"], out
+    assert oks[0][2] == oks[1][2]       # every array each rank ended with: same bits
+
+
+@pytest.mark.parametrize("scenario, says", [
+    ("raise", "rank 1 of 2: RuntimeError: rank 1 gives up"),
+    ("kill", "signal 9"),
+    ("hang", "rank 0 of 2: Allreduce did not complete within 3 s (NDRT_KVSTORE_TIMEOUT)"),
+])
+def test_a_failing_rank_ends_the_job_quickly(scenario, says):
+    code, out, err, after = mpi_launch.run([WORKER, scenario], timeout=30, marker="FAILING",
+                                           env={"NDRT_KVSTORE_TIMEOUT": "3"})
+    assert code != 0
+    assert "OK " not in out           # no rank finished as if nothing happened
+    assert says in err + out, err[-3000:]
+    assert after < 5.0, f"the job took {after:.1f} s to end after rank 1 failed"

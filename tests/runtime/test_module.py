@@ -1,0 +1,136 @@
+"""mx.mod.Module, mx.model and mx.callback: one SGD step against NumPy, fit/score/predict
+on a separable problem, checkpoints in MXNet's files, MXNet 1.9.1's MLP fixture."""
+
+import logging
+import os
+
+import numpy as np
+import pytest
+
+import runtime as mx
+from runtime import nd
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "mxnet")
+
+
+class Accuracy:
+    """MXNet's metric interface, computed with NumPy."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.correct = self.total = 0
+
+    def update(self, labels, preds):
+        for label, pred in zip(labels, preds):
+            self.correct += int((pred.asnumpy().argmax(1) == label.asnumpy()).sum())
+            self.total += label.shape[0]
+
+    def get_name_value(self):
+        return [("accuracy", self.correct / max(self.total, 1))]
+
+
+def _softmax_regression():
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+    return mx.sym.SoftmaxOutput(fc, name="softmax")
+
+
+def _separable(n=64, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.normal(size=(n, 3)).astype(np.float32)
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(np.float32)
+    return x, y
+
+
+def test_one_step_matches_numpy_sgd():
+    x, y = _separable(8)
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(data_shapes=[("data", (8, 3))], label_shapes=[("softmax_label", (8,))])
+    rng = np.random.RandomState(1)
+    w, b = rng.normal(size=(2, 3)).astype(np.float32), np.zeros(2, np.float32)
+    mod.init_params(arg_params={"fc_weight": nd.array(w), "fc_bias": nd.array(b)})
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    mod.forward(batch, is_train=True)
+    mod.backward()
+    mod.update()
+    z = x @ w.T + b
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    g = p.copy()
+    g[np.arange(8), y.astype(int)] -= 1
+    g /= 8                                   # rescale_grad = 1 / batch size
+    arg, _ = mod.get_params()
+    np.testing.assert_allclose(arg["fc_weight"].asnumpy(), w - 0.5 * g.T @ x, rtol=1e-5)
+    np.testing.assert_allclose(arg["fc_bias"].asnumpy(), b - 0.5 * g.sum(0), rtol=1e-5,
+                               atol=1e-7)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), p, rtol=1e-5)
+
+
+def test_fit_score_predict_and_checkpoints(tmp_path, caplog):
+    x, y = _separable(64)
+    train = mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False)
+    mod = mx.mod.Module(_softmax_regression())
+    prefix = str(tmp_path / "reg")
+    speed = mx.callback.Speedometer(16, frequent=2)
+    with caplog.at_level(logging.INFO):
+        mod.fit(train, eval_metric=Accuracy(), optimizer="sgd",
+                optimizer_params={"learning_rate": 1.0}, num_epoch=8,
+                initializer=mx.init.Xavier(), batch_end_callback=speed,
+                epoch_end_callback=mx.callback.do_checkpoint(prefix, period=4))
+    assert speed.speed is not None and speed.speed > 0
+    assert "Train-accuracy" in caplog.text
+    (name, acc), = mod.score(train, Accuracy())
+    assert name == "accuracy" and acc >= 0.9
+    pred = mod.predict(train).asnumpy()
+    arg, _ = mod.get_params()
+    z = x @ arg["fc_weight"].asnumpy().T + arg["fc_bias"].asnumpy()
+    np.testing.assert_allclose(pred, np.exp(z) / np.exp(z).sum(1, keepdims=True), rtol=1e-5)
+    assert sorted(os.listdir(tmp_path)) == ["reg-0004.params", "reg-0008.params",
+                                            "reg-symbol.json"]
+    sym, arg8, aux8 = mx.model.load_checkpoint(prefix, 8)
+    assert sym.tojson() == mod.symbol.tojson() and aux8 == {}
+    np.testing.assert_array_equal(arg8["fc_weight"].asnumpy(), arg["fc_weight"].asnumpy())
+    loaded = mx.mod.Module.load(prefix, 8)
+    loaded.bind(data_shapes=train.provide_data, label_shapes=train.provide_label,
+                for_training=False)
+    np.testing.assert_array_equal(loaded.predict(train).asnumpy(), pred)
+
+
+def test_mxnet_mlp_through_module():
+    sym = mx.sym.load(os.path.join(FIX, "mlp-symbol.json"))
+    mod = mx.mod.Module(sym)
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
+    params = {k: nd.array(np.load(os.path.join(FIX, f"mlp_{k}.npy")))
+              for k in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias")}
+    mod.set_params(params, {})
+    batch = mx.io.DataBatch([nd.array(np.load(os.path.join(FIX, "mlp_data.npy")))],
+                            [nd.array(np.load(os.path.join(FIX, "mlp_softmax_label.npy")))])
+    mod.forward(batch, is_train=False)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(),
+                               np.load(os.path.join(FIX, "mlp_out.npy")), rtol=1e-5)
+
+
+def test_module_errors():
+    sym = _softmax_regression()
+    with pytest.raises(ValueError, match="data name 'x' is not an argument"):
+        mx.mod.Module(sym, data_names=("x",))
+    mod = mx.mod.Module(sym)
+    with pytest.raises(RuntimeError, match="call bind\\(\\) first"):
+        mod.init_params()
+    mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
+    with pytest.raises(ValueError, match="parameter 'fc_bias' is missing"):
+        mod.init_params(arg_params={"fc_weight": nd.ones((2, 3))})
+    assert not mod.params_initialized
+    with pytest.raises(ValueError, match="'other' is not a parameter"):
+        mod.init_params(arg_params={"fc_weight": nd.ones((2, 3)), "fc_bias": nd.ones(2),
+                                    "other": nd.ones(1)})
+    mod.init_params()
+    with pytest.raises(TypeError, match="metric interface"):
+        mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), "acc")
+    with pytest.raises(NotImplementedError, match="kvstore"):
+        mod.init_optimizer(kvstore="dist_sync")
+    with pytest.raises(NotImplementedError, match="sparse_row_id_fn"):
+        mod.prepare(None, sparse_row_id_fn=lambda batch: {})

@@ -1,0 +1,117 @@
+"""Custom operators (runtime.operator, MXNet's mx.operator): nd.Custom and sym.Custom
+against NumPy and float64 central differences, MXNet's JSON form, aux states, errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+import runtime as mx
+from runtime import autograd, nd
+from runtime.test_utils import check_numeric_gradient
+
+
+class _Softplus(mx.operator.CustomOp):
+    def __init__(self, scale):
+        self.scale = scale
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], nd.log(1 + nd.exp(in_data[0])) * self.scale)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0],
+                    out_grad[0] * self.scale / (1 + nd.exp(-in_data[0])))
+
+
+@mx.operator.register("test_softplus")
+class _SoftplusProp(mx.operator.CustomOpProp):
+    def __init__(self, scale="1"):
+        super().__init__(need_top_grad=True)
+        assert isinstance(scale, str)        # MXNet passes keyword arguments as strings
+        self.scale = float(scale)
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _Softplus(self.scale)
+
+
+class _MulAdd(mx.operator.CustomOp):
+    """(a * b, a + b); counts its calls in the aux state."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        a, b = in_data
+        self.assign(out_data[0], req[0], a * b)
+        self.assign(out_data[1], req[1], a + b)
+        if is_train:
+            aux[0][:] += 1
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        a, b = in_data
+        self.assign(in_grad[0], req[0], out_grad[0] * b + out_grad[1])
+        self.assign(in_grad[1], req[1], out_grad[0] * a + out_grad[1])
+
+
+@mx.operator.register("test_muladd")
+class _MulAddProp(mx.operator.CustomOpProp):
+    def list_arguments(self):
+        return ["a", "b"]
+
+    def list_outputs(self):
+        return ["prod", "sum"]
+
+    def list_auxiliary_states(self):
+        return ["calls"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0], in_shape[0]], [(1,)]
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _MulAdd()
+
+
+def test_nd_custom_forward_and_gradient():
+    a = np.array([-1.0, 0.5, 2.0], np.float32)
+    x = nd.array(a)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Custom(x, op_type="test_softplus", scale=2)
+        z = (y * y).sum()
+    z.backward()
+    sp = 2 * np.log1p(np.exp(a))
+    np.testing.assert_allclose(y.asnumpy(), sp, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * sp * 2 / (1 + np.exp(-a)), rtol=1e-5)
+    assert "Custom(test_softplus)" in repr(y._entry)
+
+
+def test_sym_custom_in_a_graph_and_its_json():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    out = mx.sym.Custom(a, b=b, op_type="test_muladd", name="ma")
+    assert out.list_outputs() == ["ma_prod", "ma_sum"]
+    assert out.list_arguments() == ["a", "b"]
+    assert out.list_auxiliary_states() == ["ma_calls"]
+    node = json.loads(out.tojson())["nodes"][-1]
+    assert node["op"] == "Custom" and node["attrs"] == {"op_type": "test_muladd"}
+    again = mx.sym.load_json(out.tojson())
+    loss = again[0] * 2 + again[1]
+    rng = np.random.RandomState(0)
+    check_numeric_gradient(loss, {"a": rng.normal(size=(2, 3)), "b": rng.normal(size=(2, 3))},
+                           aux_states={"ma_calls": np.zeros(1)})
+    exe = loss.simple_bind(mx.cpu(), a=(2, 3), b=(2, 3))
+    exe.forward(is_train=True)
+    exe.forward(is_train=False)
+    np.testing.assert_array_equal(exe.aux_dict["ma_calls"].asnumpy(), [1])
+
+
+def test_custom_errors():
+    with pytest.raises(ValueError, match="op_type 'nothing' is not registered"):
+        nd.Custom(nd.ones(2), op_type="nothing")
+    with pytest.raises(TypeError, match="op_type is required"):
+        nd.Custom(nd.ones(2))
+    with pytest.raises(ValueError, match="takes 3 input"):
+        nd.Custom(nd.ones(2), op_type="test_muladd")
+    with pytest.raises(TypeError, match="CustomOpProp subclass"):
+        mx.operator.register("bad")(object)
+    bad = {"nodes": [{"op": "null", "name": "x", "inputs": []},
+                     {"op": "Custom", "name": "c", "inputs": [[0, 0, 0]]}],
+           "arg_nodes": [0], "heads": [[1, 0, 0]]}
+    with pytest.raises(ValueError, match="node 1 'c': a Custom node needs"):
+        mx.sym.load_json(json.dumps(bad))

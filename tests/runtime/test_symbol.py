@@ -1,0 +1,276 @@
+"""runtime.symbol: building, naming, listing, attributes and inference, against MXNet
+1.9.1's documented behaviour (its outputs are quoted where they fix a name or an order)
+and NumPy for values."""
+
+import json
+
+import numpy as np
+import pytest
+
+import runtime as mx
+from runtime.test_utils import simple_forward
+
+
+def test_sym_is_symbol_module():
+    import runtime.symbol
+    assert mx.sym is runtime.symbol
+    assert mx.sym.var is mx.sym.Variable
+
+
+def test_automatic_names_and_auto_variables():
+    a = mx.sym.Variable("a")
+    with mx.name.NameManager():
+        fc = mx.sym.FullyConnected(a, num_hidden=4)
+        fc2 = mx.sym.FullyConnected(fc, num_hidden=2)
+        assert (fc.name, fc2.name) == ("fullyconnected0", "fullyconnected1")
+        assert fc.list_arguments() == ["a", "fullyconnected0_weight", "fullyconnected0_bias"]
+        nb = mx.sym.FullyConnected(a, num_hidden=4, no_bias=True)
+        assert nb.list_arguments() == ["a", "fullyconnected2_weight"]
+        assert mx.sym.LeakyReLU(a, act_type="prelu").list_arguments() == \
+            ["a", "leakyrelu0_gamma"]
+        assert mx.sym.LeakyReLU(a).list_arguments() == ["a"]
+        assert mx.sym.SoftmaxOutput(a).list_arguments() == ["a", "softmaxoutput0_label"]
+
+
+def test_prefix_and_attr_scope():
+    a = mx.sym.Variable("a")
+    with mx.name.Prefix("pre_"):
+        c = mx.sym.Convolution(a, kernel=(3, 3), num_filter=2)
+    assert c.name == "pre_convolution0"
+    assert c.list_arguments() == ["a", "pre_convolution0_weight", "pre_convolution0_bias"]
+    with mx.AttrScope(ctx_group="g1"):
+        with mx.AttrScope(mood="x"):
+            d = mx.sym.Activation(a, act_type="relu", name="act")
+    # MXNet: {'act_type': 'relu', '__ctx_group__': 'g1', 'ctx_group': 'g1'}
+    assert d.list_attr() == {"act_type": "relu", "__ctx_group__": "g1", "ctx_group": "g1",
+                             "mood": "x"}
+    assert d.attr("ctx_group") == "g1" and d.attr("nothing") is None
+    with pytest.raises(ValueError, match="must be a str"):
+        mx.AttrScope(x=1)
+
+
+def test_variable_attributes():
+    a = mx.sym.Variable("a", shape=(2, 3), dtype="float16", lr_mult=2, wd_mult=0.5,
+                        init=mx.init.Xavier(), stype="csr", __extra__="1")
+    attrs = a.list_attr()
+    assert attrs["__shape__"] == "(2, 3)" and attrs["__dtype__"] == "2"
+    assert attrs["__lr_mult__"] == "2" and attrs["lr_mult"] == "2"
+    assert attrs["__storage_type__"] == "2" and attrs["__extra__"] == "1"
+    assert attrs["__init__"].startswith('["xavier"')
+    assert a.attr_dict() == {"a": attrs}
+    with pytest.raises(ValueError, match="double underscores"):
+        mx.sym.Variable("b", mood="x")
+    with pytest.raises(TypeError, match="name must be"):
+        mx.sym.Variable("")
+    with pytest.raises(ValueError, match="Variable: shape of 'w' must hold sizes >= 0"):
+        mx.sym.Variable("w", shape=(2, -1))
+    with pytest.raises(TypeError, match="Variable: dtype of 'w' must be one of"):
+        mx.sym.Variable("w", dtype="complex64")
+
+
+def test_listing_internals_children_outputs():
+    a = mx.sym.Variable("a")
+    fc = mx.sym.FullyConnected(a, num_hidden=4, name="fc")
+    bn = mx.sym.BatchNorm(fc, name="bn")
+    assert bn.list_arguments() == ["a", "fc_weight", "fc_bias", "bn_gamma", "bn_beta"]
+    assert bn.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    assert bn.list_inputs() == ["a", "fc_weight", "fc_bias", "bn_gamma", "bn_beta",
+                                "bn_moving_mean", "bn_moving_var"]
+    assert bn.list_outputs() == ["bn_output"]
+    assert bn.get_internals().list_outputs() == [
+        "a", "fc_weight", "fc_bias", "fc_output", "bn_gamma", "bn_beta",
+        "bn_moving_mean", "bn_moving_var", "bn_output"]
+    assert fc.get_children().list_outputs() == ["a", "fc_weight", "fc_bias"]
+    assert a.get_children() is None
+    assert bn.get_internals()["fc_output"].name == "fc"
+    sp = mx.sym.split(a, num_outputs=3, name="sp")
+    assert sp.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
+    assert len(sp) == 3 and sp[1].list_outputs() == ["sp_output1"] and sp[-1].name == "sp"
+    g = mx.sym.Group([fc, bn])
+    assert g.list_outputs() == ["fc_output", "bn_output"] and g.name is None
+    with pytest.raises(ValueError, match="no output named"):
+        g["nothing"]
+    with pytest.raises(IndexError):
+        g[2]
+    with pytest.raises(ValueError, match="single-output"):
+        mx.sym.relu(g)
+
+
+@pytest.mark.parametrize("expr, ref", [
+    (lambda a, b: a + b, lambda a, b: a + b),
+    (lambda a, b: a - b, lambda a, b: a - b),
+    (lambda a, b: a * b, lambda a, b: a * b),
+    (lambda a, b: a / b, lambda a, b: a / b),
+    (lambda a, b: a ** 2 + b, lambda a, b: a ** 2 + b),
+    (lambda a, b: (2 - a) * b, lambda a, b: (2 - a) * b),
+    (lambda a, b: 3 / b - a, lambda a, b: 3 / b - a),
+    (lambda a, b: 2 ** a + b, lambda a, b: 2 ** a + b),
+    (lambda a, b: -a * 2 + b, lambda a, b: -a * 2 + b),
+    (lambda a, b: abs(a - b), lambda a, b: abs(a - b)),
+    (lambda a, b: (a > b) + (a <= 0.5) + (a == b) + (a != b),
+     lambda a, b: sum(c.astype(np.float32) for c in (a > b, a <= 0.5, a == b, a != b))),
+    (lambda a, b: (1 < a) * b, lambda a, b: (1 < a) * b),
+    (lambda a, b: a % b, lambda a, b: np.mod(a, b)),
+])
+def test_arithmetic_matches_numpy(expr, ref):
+    rng = np.random.RandomState(0)
+    a, b = rng.uniform(0.5, 2, (2, 3)).astype(np.float32), \
+        rng.uniform(0.5, 2, (2, 3)).astype(np.float32)
+    out = simple_forward(expr(mx.sym.var("a"), mx.sym.var("b")), a=a, b=b)
+    np.testing.assert_allclose(out, ref(a, b).astype(np.float32), rtol=1e-5)
+
+
+def test_operator_names_as_mxnet():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    with mx.name.NameManager():
+        # MXNet 1.9.1: _plus0, _plusscalar0, _rminusscalar0, _greater_scalar0
+        assert [(a + b).name, (a + 1).name, (1 - a).name, (a > 1).name] == \
+            ["_plus0", "_plusscalar0", "_rminusscalar0", "_greater_scalar0"]
+
+
+def test_functions_share_nd_signature():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s = mx.sym.var("x")
+    np.testing.assert_array_equal(simple_forward(mx.sym.sum(s, 1), x=x), x.sum(1))
+    np.testing.assert_array_equal(simple_forward(mx.sym.clip(s, 1, 4), x=x), np.clip(x, 1, 4))
+    np.testing.assert_array_equal(simple_forward(s.reshape((3, 2)), x=x), x.reshape(3, 2))
+    np.testing.assert_array_equal(simple_forward(mx.sym.concat(s, s, dim=0), x=x),
+                                  np.concatenate([x, x]))
+    np.testing.assert_array_equal(simple_forward(mx.sym.add(s, 2), x=x), x + 2)
+    np.testing.assert_array_equal(simple_forward(mx.sym.maximum(3, s), x=x),
+                                  np.maximum(3, x))
+    half = simple_forward(s.astype("float16"), x=x)
+    assert half.dtype == np.float16 and np.array_equal(half, x.astype(np.float16))
+    assert mx.sym.concat(s, s).list_attr()["num_args"] == "2"
+    with pytest.raises(TypeError, match="input rhs must be a Symbol"):
+        mx.sym.elemwise_add(s, "x")
+    with pytest.raises(TypeError, match="clip.*a_min"):
+        mx.sym.clip(s, "low", 1)
+    with pytest.raises(TypeError, match="attribute"):
+        mx.sym.sum(s, 1, True, False, 5)
+    with pytest.raises(mx.base.NotImplementedForSymbol, match="bool"):
+        bool(s)
+
+
+def test_infer_shape_forward_and_backward():
+    a = mx.sym.Variable("a")
+    bn = mx.sym.BatchNorm(mx.sym.FullyConnected(a, num_hidden=4, name="fc"), name="bn")
+    # MXNet 1.9.1's result
+    assert bn.infer_shape(a=(2, 3)) == ([(2, 3), (4, 3), (4,), (4,), (4,)], [(2, 4)],
+                                        [(4,), (4,)])
+    assert bn.infer_shape((2, 3)) == bn.infer_shape(a=(2, 3))
+    assert bn.infer_shape() == (None, None, None)
+    args, outs, aux = bn.infer_shape_partial()
+    assert args[:2] == [(), ()] and args[2] == (4,) and outs == [()]
+    conv = mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=8, num_group=2,
+                              name="c")
+    assert conv.infer_shape(x=(1, 4, 7, 7))[0][1] == (8, 2, 3, 3)
+    assert conv.infer_shape(x=(1, 4, 7, 7))[1] == [(1, 8, 5, 5)]
+    emb = mx.sym.Embedding(mx.sym.var("i"), input_dim=10, output_dim=3, name="e")
+    assert emb.infer_shape(i=(4,)) == ([(4,), (10, 3)], [(4, 3)], [])
+    sm = mx.sym.SoftmaxOutput(mx.sym.var("d"), name="s")
+    assert sm.infer_shape(d=(5, 3))[0] == [(5, 3), (5,)]
+    v = mx.sym.Variable("v", shape=(2, 2))
+    assert (v * 2).infer_shape() == ([(2, 2)], [(2, 2)], [])
+
+
+def test_infer_shape_errors_name_the_node():
+    fc = mx.sym.FullyConnected(mx.sym.var("a"), num_hidden=4, name="fc")
+    with pytest.raises(ValueError, match="node 'fc' \\(FullyConnected\\)"):
+        fc.infer_shape(a=(2, 3), fc_weight=(5, 3))
+    with pytest.raises(ValueError, match="no argument named 'b'"):
+        fc.infer_shape(b=(2, 3))
+    with pytest.raises(ValueError, match="node '_plus"):
+        (mx.sym.var("x") + mx.sym.var("y")).infer_shape(x=(2, 3), y=(3, 2))
+
+
+def test_infer_type_and_storage_type():
+    a = mx.sym.Variable("a")
+    fc = mx.sym.FullyConnected(a, num_hidden=4, name="fc")
+    assert fc.infer_type(a="float64") == ([np.float64] * 3, [np.float64], [])
+    assert fc.infer_type() == (None, None, None)
+    assert mx.sym.Variable("h", dtype="float16").infer_type() == ([np.float16],
+                                                                   [np.float16], [])
+    # an integer input is an index: the weight's dtype stays open (float32 at bind)
+    emb = mx.sym.Embedding(a, input_dim=10, output_dim=4, name="emb")
+    assert emb.infer_type(a="int32") == (None, None, None)
+    exe = emb.simple_bind(mx.cpu(), a=(2, 3), type_dict={"a": "int32"})
+    assert exe.arg_dict["emb_weight"].dtype == np.float32
+    s = mx.sym.dot(mx.sym.var("c"), mx.sym.var("d"))
+    assert s.infer_storage_type(c="csr", d="default") == (["csr", "default"], ["default"],
+                                                          [])
+    with pytest.raises(ValueError, match="storage type of 'c'"):
+        s.infer_storage_type(c="coo")
+
+
+def test_eval_and_methods():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s = mx.sym.var("x")
+    out = (s.sum(axis=1) * 2).eval(x=mx.nd.array(x))
+    assert isinstance(out, list) and len(out) == 1
+    np.testing.assert_array_equal(out[0].asnumpy(), x.sum(1) * 2)
+    with pytest.raises(AttributeError):
+        s.no_such_operator
+
+
+def test_compose_replaces_variables():
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    net = mx.sym.FullyConnected(x, num_hidden=2, name="fc") * 2
+    composed = net(x=mx.sym.tanh(y, name="t"))
+    assert composed.list_arguments() == ["y", "fc_weight", "fc_bias"]
+    assert net.list_arguments() == ["x", "fc_weight", "fc_bias"]     # unchanged
+    rng = np.random.RandomState(5)
+    v, w, b = rng.normal(size=(3, 4)), rng.normal(size=(2, 4)), rng.normal(size=2)
+    out = simple_forward(composed, y=v, fc_weight=w, fc_bias=b)
+    np.testing.assert_allclose(out, (np.tanh(v) @ w.T + b) * 2, rtol=1e-5)
+    assert net(mx.sym.var("z")).list_arguments()[0] == "z"
+    # MXNet's test_symbol_compose: an input made by the op (fc3_data) replaced, renamed
+    net2 = mx.sym.FullyConnected(mx.sym.Activation(
+        mx.sym.FullyConnected(name="fc3", num_hidden=4), act_type="relu"), name="fc4",
+        num_hidden=2)
+    composed = net2(fc3_data=net, name="composed")
+    assert composed.name == "composed" and net2.name == "fc4"
+    assert composed.list_arguments()[:3] == ["x", "fc_weight", "fc_bias"]
+    with pytest.raises(ValueError, match="no variable named 'q'"):
+        net(q=y)
+    with pytest.raises(TypeError, match="must be a Symbol"):
+        net(x=1)
+
+
+def test_source_symbols_zeros_ones_full_arange():
+    x = mx.sym.var("x")
+    graph = mx.sym.Group([x + mx.sym.ones((2, 2)) * 3, mx.sym.zeros((3,), dtype="int32"),
+                          mx.sym.full((2,), 7), mx.sym.arange(1, 8, 3, repeat=2)])
+    assert graph.list_arguments() == ["x"]
+    assert graph.infer_shape(x=(2, 2))[1] == [(2, 2), (3,), (2,), (6,)]
+    for sym in (graph, mx.sym.load_json(graph.tojson())):
+        outs = [o.asnumpy() for o in sym.eval(x=mx.nd.ones((2, 2)))]
+        np.testing.assert_array_equal(outs[0], np.full((2, 2), 4.0))
+        assert outs[1].dtype == np.int32 and not outs[1].any()
+        np.testing.assert_array_equal(outs[2], [7.0, 7.0])
+        np.testing.assert_array_equal(outs[3], np.repeat(np.arange(1, 8, 3), 2))
+    # MXNet 1.9.1 writes these nodes so
+    node = json.loads(mx.sym.full((2, 2), 7, name="f").tojson())["nodes"][-1]
+    assert node == {"op": "_full", "name": "f", "attrs": {"dtype": "float32",
+                    "shape": "(2, 2)", "value": "7.0"}, "inputs": []}
+    with pytest.raises(ValueError, match="_arange: step must not be 0"):
+        mx.sym.arange(0, 3, 0)
+    with pytest.raises(TypeError, match="_zeros: unknown attribute 'colour'"):
+        mx.sym.zeros((2,), colour="red")
+
+
+def test_infer_shape_through_elementwise_inputs():
+    """MXNet's test_symbol_infer_shape: a partial inference tells the state's shape."""
+    data, prev = mx.sym.var("data"), mx.sym.var("prevstate")
+    x2h = mx.sym.FullyConnected(data=data, name="x2h", num_hidden=8)
+    h2h = mx.sym.FullyConnected(data=prev, name="h2h", num_hidden=8)
+    out = mx.sym.Activation(mx.sym.elemwise_add(x2h, h2h), name="out", act_type="relu")
+    assert out.infer_shape(data=(10, 4)) == (None, None, None)
+    args, outs, _ = out.infer_shape_partial(data=(10, 4))
+    shapes = dict(zip(out.list_arguments(), args))
+    assert shapes["x2h_weight"] == (8, 4) and shapes["h2h_weight"] == ()
+    assert outs == [(10, 8)]
+    args, _, _ = out.infer_shape(data=(10, 4), prevstate=outs[0])
+    assert dict(zip(out.list_arguments(), args))["h2h_weight"] == (8, 8)
+    a, b = mx.sym.Variable("a", shape=(2, 3)), mx.sym.var("b")
+    assert mx.sym.elemwise_add(a, b).infer_shape(a=(5, 6))[0] == [(5, 6), (5, 6)]
