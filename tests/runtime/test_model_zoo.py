@@ -12,15 +12,9 @@ import numpy as np
 import pytest
 
 from runtime import init, nd
-from runtime.gluon import nn
 from runtime.gluon.model_zoo import model_store, vision
 from tests.runtime.conftest import free_failing_tests
 from tests.runtime.mxnet_data_fixtures import FORWARD, MODELS, forward_input, param_values
-
-# The zoo is built of gluon.nn's convolution, pooling and batch-norm layers; until they
-# are part of this tree there is nothing to build.
-needs_layers = pytest.mark.skipif(not hasattr(nn, "Conv2D"),
-                                  reason="gluon.nn.Conv2D/BatchNorm/MaxPool2D are not in this tree")
 
 with gzip.open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                             "mxnet191_model_zoo.json.gz"), "rt") as f:
@@ -54,7 +48,6 @@ def _built(name, **kwargs):
     return net, out
 
 
-@needs_layers
 @pytest.mark.parametrize("name", MODELS)
 def test_model_matches_mxnet_names_shapes_and_count(name):
     net, out = _built(name)
@@ -72,7 +65,6 @@ def test_model_matches_mxnet_names_shapes_and_count(name):
     assert sum(int(np.prod(s)) for s in got.values()) == ref["count"] - flattened
 
 
-@needs_layers
 def test_get_model_names_and_classes():
     net, out = _built("resnet18_v1", classes=10)
     assert out.shape == (1, 10)
@@ -82,7 +74,6 @@ def test_get_model_names_and_classes():
     assert type(vision.get_model("ResNet18_V2")).__name__ == "ResNetV2"
 
 
-@needs_layers
 @pytest.mark.parametrize("name", sorted(FORWARD))
 def test_forward_matches_mxnet(name):
     # the same deterministic parameters and input as MXNet 1.9.1's run (inference mode)
@@ -116,13 +107,11 @@ def test_model_file_missing_names_the_expected_path(tmp_path, monkeypatch):
         model_store.get_model_file("lenet", root=str(tmp_path))
 
 
-@needs_layers
 def test_pretrained_missing_file_through_get_model(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"resnet18_v1-a0666292.params'; ndrt does "):
         vision.get_model("resnet18_v1", pretrained=True, root=str(tmp_path))
 
 
-@needs_layers
 def test_pretrained_parameters_load_from_root(tmp_path, monkeypatch):
     # A parameter file in MXNet's format under the published name (its checksum
     # registered for this test) loads into the model, value for value.

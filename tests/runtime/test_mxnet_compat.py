@@ -141,8 +141,6 @@ def _write_mnist(folder, prefix, n, rng):
         f.write(struct.pack(">IIII", 2051, n, 28, 28) + images.tobytes())
 
 
-@pytest.mark.skipif(not hasattr(importlib.import_module("runtime.gluon.nn"), "Conv2D"),
-                    reason="gluon.nn.Conv2D/MaxPool2D are not in this tree")
 def test_lenet_on_mnist_files_runs_unmodified(tmp_path):
     rng = np.random.default_rng(0)
     _write_mnist(tmp_path, "train", 640, rng)
