@@ -285,6 +285,17 @@ def test_dataloader_timeout_stops_workers():
     assert loader._workers is None and _shared_batch.leftovers(prefix) == []
 
 
+def test_dropped_loaders_release_their_workers():
+    # MXNet's test_multi_worker_dataloader_release_pool: many loaders made, used and
+    # dropped in turn leave no worker process behind
+    before = len(multiprocessing.active_children())
+    for _ in range(8):
+        loader = data.DataLoader(_FullDataset((3,), n=6), batch_size=2, num_workers=2)
+        assert next(iter(loader)).shape == (2, 3)
+        del loader
+    assert len(multiprocessing.active_children()) == before
+
+
 def test_dataloader_batches_borrow_shared_memory_outside_the_pool():
     loader = data.DataLoader(_FullDataset((4,), n=8), batch_size=4, num_workers=2)
     b = next(iter(loader))
