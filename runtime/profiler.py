@@ -32,7 +32,7 @@ from time import perf_counter_ns
 
 from runtime import _imperative
 
-__all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps", "state",
+__all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps",
            "profiler_set_config", "profiler_set_state", "dump_profile", "Domain", "Task",
            "Frame", "Event", "Counter", "Marker", "scope"]
 
@@ -127,11 +127,6 @@ def set_state(state="stop", profile_process="worker"):
 def profiler_set_state(state="stop"):
     """MXNet's older name of :func:`set_state`."""
     set_state(state)
-
-
-def state():
-    """'run' while recording (even when paused), else 'stop'."""
-    return "run" if _P.running else "stop"
 
 
 def pause(profile_process="worker"):
