@@ -10,7 +10,8 @@ Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtim
 ``runtime.context``, ``runtime.random``, ``runtime.gluon`` (``nn``, ``rnn``, ``loss``, ``data``,
 ``utils``), ``runtime.optimizer``, ``runtime.lr_scheduler``, ``runtime.initializer`` (also
 ``runtime.init``), ``runtime.kvstore`` (also ``runtime.kv``), ``runtime.io``,
-``runtime.metric``, ``runtime.test_utils``, ``runtime.base``; graph mode:
+``runtime.metric``, ``runtime.test_utils``, ``runtime.base``, ``runtime.recordio``,
+``runtime.image``, ``runtime.profiler``; graph mode:
 ``runtime.symbol`` (also ``runtime.sym``), ``runtime.executor``, ``runtime.name``,
 ``runtime.attribute`` (``AttrScope``), ``runtime.operator`` (custom operators),
 ``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``.  The
@@ -33,6 +34,7 @@ from runtime import attribute, name, operator, symbol, executor
 from runtime.attribute import AttrScope
 from runtime import kvstore
 from runtime import gluon, io, metric, test_utils
+from runtime import image, profiler, recordio
 from runtime import callback, model, module
 
 
@@ -56,6 +58,7 @@ _alias("mod", module)
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
+           "image", "recordio", "profiler",
            "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
            "operator", "module", "mod", "model", "callback",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",

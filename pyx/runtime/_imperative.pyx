@@ -27,6 +27,7 @@ the short roads read the recording flag without a Python call.
 """
 import os
 import warnings
+from time import perf_counter_ns
 
 import numpy as np
 
@@ -433,7 +434,8 @@ cdef inline int _fast_type(_OpEntry e, NDArray x) noexcept:
     memory, a dtype the op's inference keeps, a loop that passed its probe), else -1.
     While recording, the short roads record their call too (``_record_fast``)."""
     cdef int t
-    if not _fast_enabled or x._stype != STYPE_DEFAULT or not x._chunk.host:
+    if not _fast_enabled or _profile_hook is not None or x._stype != STYPE_DEFAULT \
+            or not x._chunk.host:
         return -1
     t = (<cnp.dtype>x._dtype).type_num
     if t >= N_TYPES or not (e.types >> t) & 1 or loops[e.slot][t] == NULL:
@@ -1117,6 +1119,22 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
     return inf
 
 
+# -- the profiler's hook ------------------------------------------------------------------
+
+cdef object _profile_hook = None
+
+
+def set_profile_hook(hook):
+    """Call ``hook(op_name, ctx, start_ns, end_ns)`` (``time.perf_counter_ns`` clock) after
+    the kernel of every operator call; None stops it.  While a hook is set the short roads
+    are not taken, so that every call, forward or from a gradient rule, reaches it
+    (runtime.profiler sets it)."""
+    global _profile_hook
+    if hook is not None and not callable(hook):
+        raise TypeError(f"set_profile_hook: hook must be callable or None (got {hook!r})")
+    _profile_hook = hook
+
+
 # -- the general path -------------------------------------------------------------------
 
 def invoke(op, inputs, attrs=None, out=None, req=None):
@@ -1179,7 +1197,12 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
                 break
         else:
             return outs[0] if inf.n_out == 1 else outs
-    _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, inf.prepare is not None, state)
+    if _profile_hook is None:
+        _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, inf.prepare is not None, state)
+    else:
+        start = perf_counter_ns()
+        _dispatch(op, attrs, inputs, outs, reqs, inf, ctx, inf.prepare is not None, state)
+        _profile_hook(op.name, ctx, start, perf_counter_ns())
     if inf.mutates:
         for i in inf.mutates:
             (<NDArray>inputs[i])._chunk.bump()

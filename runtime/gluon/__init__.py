@@ -1,6 +1,6 @@
 """Gluon (MXNet 1.x's ``mx.gluon``): blocks, parameters, the Trainer, and the
-subpackages ``nn`` (layers), ``rnn`` (recurrent layers), ``loss``, ``data``, ``utils``
-and ``model_zoo``.
+subpackages ``nn`` (layers), ``rnn`` (recurrent layers), ``loss``, ``data``, ``utils``,
+``contrib`` and ``model_zoo``.
 
 >>> import runtime as mx
 >>> net = mx.gluon.nn.Sequential()
@@ -13,7 +13,8 @@ from runtime.gluon.parameter import (Constant, DeferredInitializationError, Para
                                      ParameterDict)
 from runtime.gluon.block import Block, HybridBlock, SymbolBlock
 from runtime.gluon.trainer import StaleGradientError, Trainer
-from runtime.gluon import data, loss, nn, rnn, utils
+from runtime.gluon import contrib, data, loss, model_zoo, nn, rnn, utils
 
-__all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
-           "Trainer", "StaleGradientError", "nn", "rnn", "loss", "data", "utils"]
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
+           "DeferredInitializationError", "Trainer", "StaleGradientError", "nn", "rnn", "loss",
+           "data", "utils", "contrib", "model_zoo"]

@@ -48,11 +48,17 @@ class _BlockScope:
         self._old = None
 
     def __enter__(self):
+        # A block made with prefix '' names nothing itself: blocks made in its scope are
+        # named in the enclosing scope (Gluon: the model zoo's prefix='' containers).
+        if self._block._empty_prefix:
+            return self
         self._old = getattr(_scope, "current", None)
         _scope.current = self
         return self
 
     def __exit__(self, *exc):
+        if self._block._empty_prefix:
+            return
         _scope.current = self._old
         self._old = None
 
@@ -92,6 +98,7 @@ class Block:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         self._prefix = _create_prefix(prefix, self._alias())
+        self._empty_prefix = prefix == ""
         if params is None:
             self._params = ParameterDict(self._prefix)
         elif isinstance(params, ParameterDict):

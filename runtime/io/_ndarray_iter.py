@@ -72,11 +72,25 @@ class DataIter:
     :class:`DataBatch` or raises StopIteration at the end of an epoch; ``reset()``
     starts the next epoch."""
 
+    _provide_data = ()
+    _provide_label = ()
+
     def __init__(self, batch_size=0):
         self.batch_size = batch_size
 
     def __iter__(self):
         return self
+
+    @property
+    def provide_data(self):
+        """``[DataDesc(name, (batch_size,) + shape, dtype)]`` of the data arrays of a
+        batch."""
+        return list(self._provide_data)
+
+    @property
+    def provide_label(self):
+        """The same for the label arrays (empty without labels)."""
+        return list(self._provide_label)
 
     def __next__(self):
         return self.next()
@@ -323,16 +337,6 @@ class NDArrayIter(DataIter):
         if self.last_batch_handle == "pad" and 0 < left < self.batch_size:
             return self.batch_size - left
         return 0
-
-    @property
-    def provide_data(self):
-        """``[DataDesc(name, (batch_size,) + shape[1:], dtype)]`` of the data arrays."""
-        return list(self._provide_data)
-
-    @property
-    def provide_label(self):
-        """The same for the label arrays (empty without labels)."""
-        return list(self._provide_label)
 
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]

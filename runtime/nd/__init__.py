@@ -64,8 +64,9 @@ def _to_numpy(op, arg, src, dtype):
     """``src`` as a NumPy array of ``dtype``, with ndrt's messages for ragged and
     non-numeric input.
 
-    Python numbers are converted by NumPy one by one, as ``np.array(src, dtype)`` does
-    (and MXNet's ``nd.array``): a number an integer dtype cannot hold raises
+    Python numbers (and numeric strings) are converted by NumPy one by one, as
+    ``np.array(src, dtype)`` does (and MXNet's ``nd.array``): a number an integer dtype
+    cannot hold raises
     OverflowError (NaN ValueError), and integers beyond int64 are accepted for a
     floating dtype.  NumPy arrays are cast as ``astype`` casts (C casting, no checks).
     """
@@ -74,6 +75,12 @@ def _to_numpy(op, arg, src, dtype):
     except ValueError as e:
         raise ValueError(f"{op}: {arg} must be a rectangular array-like, not a ragged "
                          f"sequence ({e})") from None
+    if a.dtype.kind in "US":        # numeric strings, parsed as NumPy parses them
+        try:
+            return a.astype(dtype)
+        except ValueError as e:
+            raise ValueError(f"{op}: {arg} must hold numbers or numeric strings ({e})") \
+                from None
     # object: Python ints beyond (u)int64, possibly mixed with other numbers
     numbers = a.dtype.kind in "biuf" or (a.dtype.kind == "O" and all(
         isinstance(v, (int, float, np.integer, np.floating)) for v in a.flat))

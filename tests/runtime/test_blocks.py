@@ -510,7 +510,6 @@ def test_training_step_returns_pool_bytes():
     assert pool.memory_stats()["allocated_bytes.all.current"] == before
 
 
-free_failing_tests(globals())
 
 
 def test_constant_parameter_never_trains():
@@ -524,3 +523,21 @@ def test_constant_parameter_never_trains():
     assert np.dtype(mx.gluon.Constant("f", np.array([1, 2], np.int32)).dtype) == np.float32
     ints = mx.gluon.Constant("i", nd.array([1, 2], dtype="int32"))
     assert np.dtype(ints.dtype) == np.int32
+
+
+def test_scope_of_a_block_with_empty_prefix_is_its_parents():
+    # Gluon: a container made with prefix='' names nothing itself, so layers made in its
+    # name_scope() count in the enclosing scope (the model zoo's AlexNet relies on it).
+    from runtime.gluon import nn
+    outer = nn.Sequential(prefix="net_")
+    with outer.name_scope():
+        inner = nn.Sequential(prefix="")
+        with inner.name_scope():
+            inner.add(nn.Dense(2, in_units=2), nn.Dense(2, in_units=2))
+        outer.add(inner)
+        outer.add(nn.Dense(2, in_units=2))
+    assert sorted(outer.collect_params().keys()) == [
+        f"net_dense{i}_{p}" for i in range(3) for p in ("bias", "weight")]
+
+
+free_failing_tests(globals())

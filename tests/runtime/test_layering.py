@@ -8,7 +8,7 @@ hook, and runtime/_wiring.py installs every such hook at import
 imports of ``LAZY`` may stand, each with its reason.
 
     base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device,
-              runtime._dist
+              runtime._dist, runtime._image_codec
     kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
@@ -19,7 +19,7 @@ imports of ``LAZY`` may stand, each with its reason.
               runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
               runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
               runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
-              runtime.callback
+              runtime.callback, runtime.recordio, runtime.image, runtime.profiler
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -64,6 +64,8 @@ RANKS = {
     "runtime.executor": API, "runtime.name": API, "runtime.attribute": API,
     "runtime.module": API,
     "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
+    "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
+    "runtime.profiler": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]

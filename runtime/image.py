@@ -1,0 +1,445 @@
+"""Images (MXNet's ``mx.image``): reading and decoding files into HxWxC NDArrays,
+resizing and cropping them, and :class:`ImageIter`, batches of images from a RecordIO
+file or an image list.
+
+Decoding and encoding files need Pillow (the ``image`` extra); without it those calls
+raise ImportError saying so, and everything else works.  Images are RGB, uint8, HxWxC
+(MXNet's layout; MXNet decodes with OpenCV, whose ``to_rgb=False`` gives BGR, which
+ndrt also honours).  Resizing is ndrt's own NumPy code with OpenCV's sampling grid
+(half-pixel centres, edges clamped) and kernels (nearest, bilinear, bicubic, area,
+Lanczos), so results match OpenCV's to within one unit of uint8 rounding (OpenCV
+computes in fixed point).
+"""
+
+import os
+
+import numpy as np
+
+from runtime import _image_codec, nd, recordio
+from runtime import random as _random
+from runtime.io import DataBatch, DataDesc, DataIter
+
+__all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",
+           "fixed_crop", "center_crop", "random_crop", "random_size_crop", "color_normalize",
+           "ImageIter"]
+
+INTERPOLATIONS = (0, 1, 2, 3, 4)
+
+
+def _host(src, who):
+    if isinstance(src, nd.NDArray):
+        return src.asnumpy()
+    if isinstance(src, np.ndarray):
+        return src
+    raise TypeError(f"{who}: src must be an NDArray or a NumPy array (got "
+                    f"{type(src).__name__})")
+
+
+def _mode(who, flag):
+    if flag not in (0, 1):
+        raise ValueError(f"{who}: flag must be 0 (grey) or 1 (colour) (got {flag!r})")
+    return "L" if flag == 0 else "RGB"
+
+
+def _finish(img, flag, to_rgb, out=None):
+    if flag == 0:
+        img = img[:, :, None]
+    elif not to_rgb:
+        img = img[:, :, ::-1]
+    img = np.ascontiguousarray(img)
+    if out is not None:
+        if out.shape != img.shape or np.dtype(out.dtype) != np.uint8:
+            raise ValueError(f"imdecode: out must be a uint8 array of shape {img.shape} "
+                             f"(got {out.dtype} of shape {out.shape})")
+        out[:] = img
+        return out
+    return nd.array(img, dtype=np.uint8)
+
+
+def imdecode(buf, flag=1, to_rgb=True, out=None):
+    """Decode the image file held by the bytes ``buf`` into a uint8 HxWxC NDArray.
+
+    Parameters
+    ----------
+    buf : bytes, bytearray, NumPy uint8 array or NDArray of uint8
+    flag : {1, 0}
+        1: three colour channels; 0: one grey channel (HxWx1).
+    to_rgb : bool
+        Channels in RGB order (True) or BGR (False, OpenCV's own order).
+    out : NDArray, optional
+        Where to write the image (its shape must match).
+    """
+    if isinstance(buf, nd.NDArray):
+        buf = buf.asnumpy().tobytes()
+    elif isinstance(buf, np.ndarray):
+        buf = buf.tobytes()
+    elif not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"imdecode: buf must be bytes or a uint8 array (got "
+                        f"{type(buf).__name__})")
+    return _finish(_image_codec.decode(buf, _mode("imdecode", flag)), flag, to_rgb, out)
+
+
+def imread(filename, flag=1, to_rgb=True, out=None):
+    """Read the image file ``filename`` into a uint8 HxWxC NDArray (see :func:`imdecode`)."""
+    if not os.path.isfile(filename):
+        raise FileNotFoundError(f"imread: no image file at {filename!r}")
+    return _finish(_image_codec.read(filename, _mode("imread", flag)), flag, to_rgb, out)
+
+
+def imencode(img, img_fmt=".jpg", quality=95):
+    """The bytes of the uint8 HxWxC (RGB) image ``img`` as an image file."""
+    return _image_codec.encode(_host(img, "imencode"), img_fmt, quality)
+
+
+# -- resizing ------------------------------------------------------------------------------
+
+def _taps(n_in, n_out, interp):
+    """The (n_out, n_in) float64 matrix that resamples one axis as OpenCV's ``resize``
+    does: its sampling grid (half-pixel centres), its kernels (bicubic with A = -0.75,
+    Lanczos over 8 taps, area as pixel coverage when shrinking) and its border
+    (indices clamped to the edge)."""
+    scale = n_in / n_out
+    out = np.arange(n_out)
+    w = np.zeros((n_out, n_in))
+    if interp == 0:
+        w[out, np.minimum(np.floor(out * scale).astype(np.int64), n_in - 1)] = 1
+        return w
+    if interp == 3 and scale > 1:          # area: the share of each source pixel covered
+        lo, hi = out * scale, (out + 1) * scale
+        src = np.arange(n_in)
+        cover = np.clip(np.minimum(hi[:, None], src + 1) - np.maximum(lo[:, None], src), 0, None)
+        return cover / scale
+    if interp == 3:                        # area when enlarging: OpenCV's linear variant
+        start = np.floor(out * scale)
+        t = (out + 1) - (start + 1) / scale
+        t = np.where(t <= 0, 0, t - np.floor(t))
+        offsets, kernel = np.arange(2), np.stack([1 - t, t], axis=1)
+    else:
+        f = (out + 0.5) * scale - 0.5
+        start = np.floor(f)
+        t = f - start
+        if interp == 1:
+            offsets, kernel = np.arange(2), np.stack([1 - t, t], axis=1)
+        elif interp == 2:
+            a = -0.75
+            d = np.stack([t + 1, t, 1 - t, 2 - t], axis=1)
+            near = ((a + 2) * d - (a + 3)) * d * d + 1
+            far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            offsets, kernel = np.arange(-1, 3), np.where(d <= 1, near, far)
+        else:
+            d = t[:, None] + 3 - np.arange(8)
+            kernel = np.sinc(d) * np.sinc(d / 4)
+            offsets, kernel = np.arange(-3, 5), kernel / kernel.sum(axis=1, keepdims=True)
+    if interp in (1, 3):
+        # OpenCV keeps the edge pixel's own value where the grid leaves the image
+        below, above = start < 0, start >= n_in - 1
+        kernel[below | above] = [1, 0]
+        start = np.where(below, 0, np.where(above, n_in - 1, start))
+    cols = np.clip(start[:, None].astype(np.int64) + offsets, 0, n_in - 1)
+    np.add.at(w, (np.repeat(out, len(offsets)), cols.ravel()), kernel.ravel())
+    return w
+
+
+def _resize_array(img, w, h, interp):
+    """``img`` (HxWxC NumPy) resized to width ``w``, height ``h``."""
+    ih, iw = img.shape[:2]
+    if interp == 0:
+        rows = np.minimum((np.arange(h) * (ih / h)).astype(np.int64), ih - 1)
+        cols = np.minimum((np.arange(w) * (iw / w)).astype(np.int64), iw - 1)
+        return img[rows][:, cols]
+    ry = _taps(ih, h, interp).astype(np.float32)
+    rx = _taps(iw, w, interp).astype(np.float32)
+    x = np.einsum("hi,iwc->hwc", ry, img.astype(np.float32))
+    x = np.einsum("wj,hjc->hwc", rx, x)
+    if np.issubdtype(img.dtype, np.integer):
+        info = np.iinfo(img.dtype)
+        return np.clip(np.floor(x + 0.5), info.min, info.max).astype(img.dtype)
+    return x.astype(img.dtype)
+
+
+def _check_size(who, w, h):
+    for name, v in (("w", w), ("h", h)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{who}: {name} must be a positive integer (got {v!r})")
+
+
+def _check_interp(who, interp):
+    if interp not in INTERPOLATIONS:
+        raise ValueError(f"{who}: interp must be one of {INTERPOLATIONS} (0 nearest, "
+                         f"1 bilinear, 2 bicubic, 3 area, 4 Lanczos) (got {interp!r})")
+
+
+def _as_hwc(who, src):
+    img = _host(src, who)
+    if img.ndim != 3:
+        raise ValueError(f"{who}: src must be an HxWxC image (got shape {img.shape})")
+    return img
+
+
+def imresize(src, w, h, interp=1, out=None):
+    """``src`` (HxWxC) resized to width ``w`` and height ``h``.
+
+    ``interp``: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos, each on OpenCV's
+    grid and kernel.  Returns an NDArray of ``src``'s dtype."""
+    _check_size("imresize", w, h)
+    _check_interp("imresize", interp)
+    res = _resize_array(_as_hwc("imresize", src), int(w), int(h), interp)
+    if out is not None:
+        out[:] = res
+        return out
+    return nd.array(res, dtype=res.dtype)
+
+
+def resize_short(src, size, interp=2):
+    """``src`` resized so that its shorter side is ``size``, keeping the aspect ratio
+    (the longer side rounded down, as MXNet)."""
+    _check_size("resize_short", size, size)
+    img = _as_hwc("resize_short", src)
+    h, w = img.shape[:2]
+    if h > w:
+        new_w, new_h = size, size * h // w
+    else:
+        new_w, new_h = size * w // h, size
+    return imresize(img, new_w, new_h, interp)
+
+
+def scale_down(src_size, size):
+    """``size`` = (w, h) scaled down, keeping its aspect ratio, to fit in ``src_size``."""
+    w, h = size
+    sw, sh = src_size
+    if sh < h:
+        w, h = float(w * sh) / h, sh
+    if sw < w:
+        w, h = sw, float(h * sw) / w
+    return int(w), int(h)
+
+
+def fixed_crop(src, x0, y0, w, h, size=None, interp=2):
+    """The ``w`` x ``h`` window of ``src`` at (``x0``, ``y0``), resized to ``size`` =
+    (w, h) when given."""
+    img = _as_hwc("fixed_crop", src)
+    if x0 < 0 or y0 < 0 or w < 1 or h < 1 or x0 + w > img.shape[1] or y0 + h > img.shape[0]:
+        raise ValueError(f"fixed_crop: the window (x0={x0}, y0={y0}, w={w}, h={h}) must lie "
+                         f"inside the image of size {img.shape[1]}x{img.shape[0]}")
+    out = img[y0:y0 + h, x0:x0 + w]
+    if size is not None and (w, h) != tuple(size):
+        _check_interp("fixed_crop", interp)
+        out = _resize_array(out, int(size[0]), int(size[1]), interp)
+    return nd.array(np.ascontiguousarray(out), dtype=out.dtype)
+
+
+def _wh(who, size):
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (size, size)
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise ValueError(f"{who}: size must be an int or (width, height) (got {size!r})")
+    _check_size(who, *size)
+    return int(size[0]), int(size[1])
+
+
+def center_crop(src, size, interp=2):
+    """The centre window of ``src`` of ``size`` = (w, h) (scaled down to fit, then
+    resized to ``size``); returns ``(image, (x0, y0, w, h))``."""
+    w, h = _wh("center_crop", size)
+    img = _as_hwc("center_crop", src)
+    ih, iw = img.shape[:2]
+    new_w, new_h = scale_down((iw, ih), (w, h))
+    x0, y0 = int((iw - new_w) / 2), int((ih - new_h) / 2)
+    return fixed_crop(img, x0, y0, new_w, new_h, (w, h), interp), (x0, y0, new_w, new_h)
+
+
+def random_crop(src, size, interp=2):
+    """A random window of ``src`` of ``size`` = (w, h) (scaled down to fit, then resized
+    to ``size``); returns ``(image, (x0, y0, w, h))``."""
+    w, h = _wh("random_crop", size)
+    img = _as_hwc("random_crop", src)
+    ih, iw = img.shape[:2]
+    new_w, new_h = scale_down((iw, ih), (w, h))
+    rng = _random.generator()
+    x0 = int(rng.integers(0, iw - new_w + 1))
+    y0 = int(rng.integers(0, ih - new_h + 1))
+    return fixed_crop(img, x0, y0, new_w, new_h, (w, h), interp), (x0, y0, new_w, new_h)
+
+
+def random_size_crop(src, size, area, ratio, interp=2):
+    """A random window covering a fraction ``area`` = (min, max) of ``src`` (or
+    (``area``, 1) for a number) with aspect ratio w/h in ``ratio`` = (min, max) (drawn
+    log-uniformly), resized to ``size``; after 10 draws that do not fit, the centre
+    crop.  Returns ``(image, (x0, y0, w, h))``."""
+    w, h = _wh("random_size_crop", size)
+    img = _as_hwc("random_size_crop", src)
+    ih, iw = img.shape[:2]
+    if isinstance(area, (int, float, np.number)):
+        area = (area, 1.0)
+    rng = _random.generator()
+    log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
+    for _ in range(10):
+        target = rng.uniform(area[0], area[1]) * ih * iw
+        new_ratio = np.exp(rng.uniform(*log_ratio))
+        new_w = int(round(np.sqrt(target * new_ratio)))
+        new_h = int(round(np.sqrt(target / new_ratio)))
+        if 0 < new_w <= iw and 0 < new_h <= ih:
+            x0 = int(rng.integers(0, iw - new_w + 1))
+            y0 = int(rng.integers(0, ih - new_h + 1))
+            return fixed_crop(img, x0, y0, new_w, new_h, (w, h), interp), (x0, y0, new_w,
+                                                                             new_h)
+    return center_crop(img, (w, h), interp)
+
+
+def color_normalize(src, mean, std=None):
+    """``(src - mean) / std`` (float32), channel-wise for HxWxC images."""
+    img = _host(src, "color_normalize").astype(np.float32)
+    img = img - _host(mean, "color_normalize") if isinstance(mean, (nd.NDArray, np.ndarray)) \
+        else img - np.float32(mean)
+    if std is not None:
+        img = img / (_host(std, "color_normalize") if isinstance(std, (nd.NDArray, np.ndarray))
+                     else np.float32(std))
+    return nd.array(img)
+
+
+# -- ImageIter -----------------------------------------------------------------------------
+
+class ImageIter(DataIter):
+    """Batches of images read from a RecordIO file (``path_imgrec``, with
+    ``path_imgidx`` for shuffling) or from an image list (``path_imglist`` or
+    ``imglist``, files under ``path_root``), MXNet's ``mx.image.ImageIter``.
+
+    Each image is decoded (RGB), centre-cropped to ``data_shape`` (C, H, W) (scaled down
+    to fit, then resized, as MXNet's default augmenter list does) unless ``aug_list``
+    (a list of callables HxWxC NDArray -> HxWxC NDArray) is given, cast to ``dtype``
+    and laid out CxHxW.  Batches are :class:`runtime.io.DataBatch` with ``data`` of
+    shape (batch_size, C, H, W) and ``label`` of shape (batch_size,) (or (batch_size,
+    label_width)).  ``last_batch_handle``: 'pad' (the last batch filled with its own
+    first images again, ``batch.pad`` says how many; MXNet takes them from the next
+    epoch), 'discard', or 'roll_over' (left-over images start the next epoch).
+    An image list holds lines ``index<TAB>label(s)<TAB>path``.
+    """
+
+    def __init__(self, batch_size, data_shape, label_width=1, path_imgrec=None,
+                 path_imglist=None, path_root=None, path_imgidx=None, shuffle=False,
+                 part_index=0, num_parts=1, aug_list=None, imglist=None, data_name="data",
+                 label_name="softmax_label", dtype="float32", last_batch_handle="pad"):
+        who = "ImageIter"
+        super().__init__(batch_size)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size < 1:
+            raise ValueError(f"{who}: batch_size must be a positive integer (got "
+                             f"{batch_size!r})")
+        if len(data_shape) != 3 or data_shape[0] not in (1, 3):
+            raise ValueError(f"{who}: data_shape must be (channels, height, width) with 1 or "
+                             f"3 channels (got {data_shape!r})")
+        if last_batch_handle not in ("pad", "discard", "roll_over"):
+            raise ValueError(f"{who}: last_batch_handle must be 'pad', 'discard' or "
+                             f"'roll_over' (got {last_batch_handle!r})")
+        if path_imgrec is None and path_imglist is None and imglist is None:
+            raise ValueError(f"{who}: one of path_imgrec, path_imglist or imglist must be "
+                             "given")
+        self.data_shape = tuple(data_shape)
+        self._flag = 0 if data_shape[0] == 1 else 1
+        self.label_width = label_width
+        self.shuffle = shuffle
+        self.dtype = np.dtype(dtype)
+        self.last_batch_handle = last_batch_handle
+        self.path_root = path_root or ""
+        self.imgrec = None
+        self.imglist = None
+        if path_imgrec is not None:
+            if path_imgidx is not None:
+                self.imgrec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+                self.seq = list(self.imgrec.keys)
+            elif shuffle or num_parts > 1:
+                raise ValueError(f"{who}: shuffle and num_parts > 1 need path_imgidx with "
+                                 "path_imgrec")
+            else:
+                self.imgrec = recordio.MXRecordIO(path_imgrec, "r")
+                self.seq = None
+        else:
+            self.imglist = self._read_list(path_imglist) if path_imglist is not None else {
+                i + 1: (np.asarray(item[:-1] if len(item) > 2 else item[0],
+                                   np.float32).reshape(-1), item[-1])
+                for i, item in enumerate(imglist)}
+            self.seq = list(self.imglist)
+        if self.seq is not None and num_parts > 1:
+            n = len(self.seq) // num_parts
+            self.seq = self.seq[part_index * n:(part_index + 1) * n]
+        self.auglist = aug_list
+        self._provide_data = [DataDesc(data_name, (batch_size,) + self.data_shape)]
+        lshape = (batch_size,) if label_width == 1 else (batch_size, label_width)
+        self._provide_label = [DataDesc(label_name, lshape)]
+        self._carry = []
+        self.reset()
+
+    def _read_list(self, path):
+        table = {}
+        with open(path) as f:
+            for n, line in enumerate(f):
+                fields = line.strip().split("\t")
+                if len(fields) < 3:
+                    raise ValueError(f"ImageIter: line {n + 1} of {path!r} must be "
+                                     f"'index<TAB>label(s)<TAB>path' (got {line!r})")
+                table[int(float(fields[0]))] = (np.asarray(fields[1:-1], np.float32),
+                                                fields[-1])
+        return table
+
+    def reset(self):
+        """Start the next epoch (reshuffled with ``shuffle``)."""
+        if self.seq is not None and self.shuffle:
+            order = _random.generator().permutation(len(self.seq))
+            self.seq = [self.seq[i] for i in order]
+        if self.imgrec is not None and self.seq is None:
+            self.imgrec.reset()
+        self.cur = 0
+
+    def next_sample(self):
+        """``(label, decoded HxWxC image)`` of the next image; StopIteration at the end."""
+        if self.seq is not None:
+            if self.cur >= len(self.seq):
+                raise StopIteration
+            key = self.seq[self.cur]
+            self.cur += 1
+            if self.imgrec is not None:
+                header, img = recordio.unpack(self.imgrec.read_idx(key))
+                return header.label, imdecode(img, self._flag)
+            label, fname = self.imglist[key]
+            return label, imread(os.path.join(self.path_root, fname), self._flag)
+        s = self.imgrec.read()
+        if s is None:
+            raise StopIteration
+        header, img = recordio.unpack(s)
+        return header.label, imdecode(img, self._flag)
+
+    def _augment(self, img):
+        if self.auglist is not None:
+            for aug in self.auglist:
+                img = aug(img)
+            return img
+        c, h, w = self.data_shape
+        img, _ = center_crop(img, (w, h), interp=2)
+        return img
+
+    def next(self):
+        c, h, w = self.data_shape
+        data = np.zeros((self.batch_size, c, h, w), self.dtype)
+        label = np.zeros(self._provide_label[0].shape, np.float32)
+        samples, self._carry = self._carry, []
+        try:
+            while len(samples) < self.batch_size:
+                samples.append(self.next_sample())
+        except StopIteration:
+            if not samples or self.last_batch_handle == "discard":
+                raise
+            if self.last_batch_handle == "roll_over":
+                self._carry = samples
+                raise
+        pad = self.batch_size - len(samples)
+        for i, (lab, img) in enumerate(samples):
+            arr = np.asarray(self._augment(img).asnumpy(), dtype=self.dtype)
+            if arr.shape != (h, w, c):
+                raise ValueError(f"ImageIter: an augmented image must have shape {(h, w, c)} "
+                                 f"(got {arr.shape})")
+            data[i] = arr.transpose(2, 0, 1)
+            label[i] = np.asarray(lab, np.float32).reshape(label[i].shape)
+        for i in range(len(samples), self.batch_size):    # 'pad': repeat from the start
+            data[i], label[i] = data[i % len(samples)], label[i % len(samples)]
+        return DataBatch([nd.array(data, dtype=self.dtype)], [nd.array(label)], pad=pad,
+                         provide_data=self.provide_data, provide_label=self.provide_label)
