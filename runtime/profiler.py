@@ -14,7 +14,8 @@ dispatch: the kernel with its storage fallback and write-back, not the argument 
 and shape inference before it) and hands name, device and times to this module; the
 short roads for small elementwise calls are not taken meanwhile, so every call is seen,
 and the calls that gradient rules make during ``backward`` (``_backward_*`` and the other
-ops they emit) are recorded like forward ones.  Calls are recorded on the thread that
+ops they emit) are recorded like forward ones; the backward plan's C-level rules, which
+call no operator, are recorded as ``_backward_<op>`` (MXNet's names for them).  Calls are recorded on the thread that
 makes them.  :class:`Task`, :class:`Frame`, :class:`Event`, :class:`Counter` and
 :class:`Marker` add the user's own ranges, values and instants to the trace.
 

@@ -1124,6 +1124,10 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
 cdef object _profile_hook = None
 
 
+cdef object profile_hook():
+    return _profile_hook
+
+
 def set_profile_hook(hook):
     """Call ``hook(op_name, ctx, start_ns, end_ns)`` (``time.perf_counter_ns`` clock) after
     the kernel of every operator call; None stops it.  While a hook is set the short roads
