@@ -364,3 +364,16 @@ def test_a_cached_plan_is_not_reused_for_other_attributes():
                 z = (nd.Activation(x, act_type=act) * nd.array(w, dtype="float64")).sum()
             z.backward()
             np.testing.assert_allclose(x.grad.asnumpy(), expected, rtol=1e-12)
+
+
+def test_relu_rule_keeps_nan_and_signed_zero_of_the_product():
+    # the C-level rule is g * (y > 0) to the bit, as the Python rule and MXNet's relu_grad
+    x0 = np.array([-1.0, 2.0, -3.0, 4.0, 0.0], dtype=np.float32)
+    g0 = np.array([np.nan, np.nan, -1.0, np.inf, 5.0], dtype=np.float32)
+    x = nd.array(x0)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.relu(x)
+    y.backward(nd.array(g0))
+    np.testing.assert_array_equal(np.signbit(x.grad.asnumpy()), np.signbit(g0 * (x0 > 0)))
+    np.testing.assert_array_equal(x.grad.asnumpy(), g0 * (np.maximum(x0, 0) > 0))
