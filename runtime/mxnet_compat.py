@@ -33,7 +33,7 @@ class _Alias(importlib.abc.Loader):
         return self._module
 
     def exec_module(self, module):
-        pass
+        """Nothing to run: the module is ``runtime``'s, already imported and executed."""
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -304,7 +304,7 @@ def attr_from_string(op_name, key, attr, text):
         try:
             return float(text)          # also "inf", "nan", "1e-05"
         except ValueError:
-            pass
+            pass                        # not a number: the error below names it
     else:
         try:
             value = ast.literal_eval(text.strip())
