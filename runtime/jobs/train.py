@@ -25,7 +25,8 @@ end, compares a digest of its parameters with the other ranks'.  Only rank 0 log
 """
 
 import hashlib
-
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -276,7 +277,7 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
                 metric = evaluate()
             finally:
                 if bar is not None:
-                    bar.close()
+                    _close_bar(bar)
             result.samples += count * ranks
             result.seconds += t_epoch
             result.epoch_losses.append(total / max(count, 1))
@@ -293,6 +294,21 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
         if ranks > 1:
             result.replicas_identical = _digests_agree(kv, net)
     return result
+
+
+def _close_bar(bar):
+    """Close a progress bar with Ctrl-C held back until it has cleared its line: an
+    interrupt inside ``close`` would leave the bar unterminated and the CLI's one-line
+    message glued to its end.  The held signal is delivered on return."""
+    if (not hasattr(signal, "pthread_sigmask")
+            or threading.current_thread() is not threading.main_thread()):
+        bar.close()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        bar.close()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):
