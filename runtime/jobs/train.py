@@ -299,16 +299,20 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
 def _close_bar(bar):
     """Close a progress bar with Ctrl-C held back until it has cleared its line: an
     interrupt inside ``close`` would leave the bar unterminated and the CLI's one-line
-    message glued to its end.  The held signal is delivered on return."""
-    if (not hasattr(signal, "pthread_sigmask")
-            or threading.current_thread() is not threading.main_thread()):
+    message glued to its end.  A held SIGINT is raised again once the handler is back.
+    (A signal mask would not do: another thread, tqdm's monitor or a BLAS worker, can
+    take a process-directed signal; Python's handlers always run in the main thread.)"""
+    if threading.current_thread() is not threading.main_thread():
         bar.close()
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         bar.close()
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.signal(signal.SIGINT, old)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):

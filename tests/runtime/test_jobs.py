@@ -455,7 +455,6 @@ def test_cli_with_standard_output_closed(command):
     assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
 def test_progress_bar_closes_whole_when_ctrl_c_lands_inside_close():
     # Ctrl-C arriving while the bar clears its line is held until the line is cleared,
     # then raised, so the CLI's message never lands on the end of a bar.
@@ -467,9 +466,11 @@ def test_progress_bar_closes_whole_when_ctrl_c_lands_inside_close():
             os.kill(os.getpid(), signal.SIGINT)
             written.append("\r    \r")
 
+    before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         _close_bar(Bar())
     assert written == ["\r    \r"]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_cli_ctrl_c_during_training_prints_one_line_and_exits_130():
