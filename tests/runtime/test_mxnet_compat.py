@@ -69,6 +69,14 @@ def test_mxnet_errors_derive_from_mxneterror():
         p.data()
 
 
+def test_operator_refusals_are_value_errors_not_mxneterror():
+    # docs/differences.md: an operator's argument check raises ValueError, op name first.
+    from runtime.base import MXNetError
+    with pytest.raises(ValueError, match=r"^add: shapes \(2, 3\), \(3, 2\)") as info:
+        runtime.nd.ones((2, 3)) + runtime.nd.ones((3, 2))
+    assert not isinstance(info.value, MXNetError)
+
+
 @pytest.fixture
 def hook():
     mxnet_compat.install()
