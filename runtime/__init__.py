@@ -21,6 +21,8 @@ copy.
 
 import sys
 
+__version__ = "0.1.0"    # ndrt's own version, not the MXNet release it follows (1.x)
+
 from runtime import _wiring  # noqa: F401  (first: the hooks of the lower layers)
 from runtime import autograd, random
 from runtime._imperative import get_storage_fallback, set_storage_fallback

@@ -113,3 +113,15 @@ def test_every_extension_has_a_stub_that_matches_it():
                   and getattr(v, "__module__", name) == name}
         undeclared = sorted(public - declared)
         assert not undeclared, f"{stub.name} does not declare {undeclared}"
+
+
+def test_version_is_the_installed_distributions():
+    # runtime.__version__ is pyproject's one source (dynamic version); every leg of .ci/run
+    # installs the package, so its metadata must agree.
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        installed = version("ndrt")
+    except PackageNotFoundError:
+        pytest.skip("ndrt is not installed (an in-place build): no metadata to compare")
+    assert installed == runtime.__version__
+    assert runtime.__version__.count(".") == 2 and runtime.__version__.split(".")[0].isdigit()
