@@ -26,8 +26,14 @@ def log_train_metric(period, auto_reset=False):
                 logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch,
                              name, value)
             if auto_reset:
-                param.eval_metric.reset()
+                _reset_local(param.eval_metric)
     return _callback
+
+
+def _reset_local(metric):
+    """Clear the statistics since the last log, keeping the epoch's (``reset_local``),
+    for a metric that keeps both; otherwise ``reset``."""
+    getattr(metric, "reset_local", metric.reset)()
 
 
 class Speedometer:
@@ -57,11 +63,13 @@ class Speedometer:
             self.speed = self.frequent * self.batch_size / elapsed
             if param.eval_metric is not None:
                 pairs = param.eval_metric.get_name_value()
-                if self.auto_reset:
-                    param.eval_metric.reset()
                 msg = "\t".join(f"{n}={v:f}" for n, v in pairs)
-                logging.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s",
-                             param.epoch, count, self.speed, msg)
+                # MXNet's line: the batches since the last log when it resets, else all
+                first = count - self.frequent if self.auto_reset else 0
+                if self.auto_reset:
+                    _reset_local(param.eval_metric)
+                logging.info("Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec\t%s",
+                             param.epoch, first, count, self.speed, msg)
             else:
                 logging.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", param.epoch,
                              count, self.speed)

@@ -15,7 +15,7 @@ import logging
 import time
 
 from runtime import initializer as _init
-from runtime import model, nd, optimizer as _optim
+from runtime import metric as _metric_mod, model, nd, optimizer as _optim
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
 from runtime.symbol import Symbol
@@ -38,6 +38,12 @@ def _descs(what, shapes):
 
 
 def _metric(eval_metric):
+    """``eval_metric`` as a metric object: a name (``'acc'``), a list of names or metrics,
+    or a function ``f(label, pred)`` goes through ``metric.create``, as in MXNet."""
+    if isinstance(eval_metric, (str, list, tuple)) or (
+            callable(eval_metric) and not hasattr(eval_metric, "update")):
+        eval_metric = _metric_mod.create(list(eval_metric) if isinstance(eval_metric, tuple)
+                                         else eval_metric)
     for method in ("update", "reset", "get_name_value"):
         if not callable(getattr(eval_metric, method, None)):
             raise TypeError(f"eval_metric must have MXNet's metric interface (update, "
@@ -271,14 +277,16 @@ class Module:
         _metric(eval_metric).update(labels, self.get_outputs())
 
     # -- loops -------------------------------------------------------------------------------
-    def fit(self, train_data, eval_data=None, eval_metric=None, epoch_end_callback=None,
+    def fit(self, train_data, eval_data=None, eval_metric="acc", epoch_end_callback=None,
             batch_end_callback=None, kvstore="local", optimizer="sgd",
             optimizer_params=(("learning_rate", 0.01),), eval_end_callback=None,
             eval_batch_end_callback=None, initializer=None, arg_params=None,
             aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
             begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
             sparse_row_id_fn=None):
-        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator)."""
+        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator).
+        ``eval_metric`` and ``validation_metric``: a metric, its name or a list of them
+        (``metric.create``); each epoch logs the whole epoch's training metric."""
         if num_epoch is None:
             raise ValueError("fit: num_epoch must be given")
         if sparse_row_id_fn is not None:
@@ -300,7 +308,9 @@ class Module:
                 self.update_metric(eval_metric, batch.label)
                 for cb in _callbacks(batch_end_callback):
                     cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            for name, value in eval_metric.get_name_value():
+            # The epoch's whole metric: a Speedometer's auto_reset clears only the local one.
+            totals = getattr(eval_metric, "get_global_name_value", eval_metric.get_name_value)
+            for name, value in totals():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
             arg, aux = self.get_params()

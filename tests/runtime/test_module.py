@@ -129,8 +129,35 @@ def test_module_errors():
                                     "other": nd.ones(1)})
     mod.init_params()
     with pytest.raises(TypeError, match="metric interface"):
-        mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), "acc")
+        mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), 3)
+    with pytest.raises(ValueError, match=r"metric must be one of .* \(got 'nosuch'\)"):
+        mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), "nosuch")
     with pytest.raises(NotImplementedError, match="kvstore"):
         mod.init_optimizer(kvstore="dist_sync")
     with pytest.raises(NotImplementedError, match="sparse_row_id_fn"):
         mod.prepare(None, sparse_row_id_fn=lambda batch: {})
+
+
+def test_fit_logs_like_mxnet_and_names_metrics(caplog):
+    # MXNet 1.9.1: eval_metric defaults to 'acc' and may be a name; Speedometer logs
+    # "Batch [first-last]" and clears only the local statistics, so the epoch's
+    # Train- line is the whole epoch's (the global statistics).
+    x, y = _separable(64)
+    train = mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False)
+    mod = mx.mod.Module(_softmax_regression())
+    metric = mx.metric.Accuracy()
+    with caplog.at_level(logging.INFO):
+        mod.fit(train, eval_metric=metric, num_epoch=2, initializer=mx.init.Xavier(),
+                optimizer_params={"learning_rate": 0.5},
+                batch_end_callback=mx.callback.Speedometer(16, frequent=2))
+    batch_lines = [r.getMessage() for r in caplog.records if "Speed:" in r.getMessage()]
+    assert [m.split("\t")[0] for m in batch_lines] == ["Epoch[0] Batch [0-2]",
+                                                       "Epoch[1] Batch [0-2]"]
+    assert metric.num_inst == 16 and metric.global_num_inst == 64    # batch 3; the epoch
+    train_line = [r.getMessage() for r in caplog.records if "Train-" in r.getMessage()][-1]
+    assert train_line == f"Epoch[1] Train-accuracy={metric.get_global()[1]:f}"
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        mx.mod.Module(_softmax_regression()).fit(train, num_epoch=1)
+        (name, _), = mod.score(train, "acc")
+    assert name == "accuracy" and "Epoch[0] Train-accuracy=" in caplog.text
