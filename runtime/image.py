@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from runtime import _image_codec, nd, recordio
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime.io import DataBatch, DataDesc, DataIter
 
 __all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from runtime import random as _random
+from runtime import _rng as _random
 
 _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
 _ONE_SUFFIXES = ("gamma", "running_var", "moving_var")

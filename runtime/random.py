@@ -1,27 +1,11 @@
-"""The runtime's random state (MXNet's ``mx.random.seed``)."""
+"""MXNet 1.x's ``mx.random``: ``seed`` and the samplers of ``mx.nd.random``
+(``mx.random.uniform(0, 1, shape=(2, 3))`` is ``mx.nd.random.uniform``'s call).
 
-import numpy as np
+Every draw comes from one NumPy generator on the host (``runtime._rng``), which
+``seed`` resets."""
 
-_state = {"rng": np.random.default_rng()}
+from runtime._rng import seed
+from runtime.nd.random import *  # noqa: F401,F403  (MXNet's module re-exports them too)
+from runtime.nd.random import __all__ as _samplers
 
-
-def seed(seed_state, ctx="all"):
-    """Seed the generator behind ``nd.random.*`` (and, later, Dropout).
-
-    Parameters
-    ----------
-    seed_state : int
-        Integer seed; the same seed gives the same numbers.  As MXNet's (a C ``int``
-        read as unsigned), it is taken modulo 2**32: -1 and 2**32 - 1 are one seed.
-    ctx : Context or 'all', optional
-        Kept for MXNet compatibility: ndrt draws all numbers on the host from one
-        generator, so every context shares the state.
-    """
-    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
-        raise ValueError(f"seed_state must be an integer (got {seed_state!r})")
-    _state["rng"] = np.random.default_rng(int(seed_state) % 2 ** 32)
-
-
-def generator():
-    """The NumPy Generator in use (PCG64)."""
-    return _state["rng"]
+__all__ = ["seed", *_samplers]

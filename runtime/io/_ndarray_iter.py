@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from runtime import _storage, nd
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime.context import cpu
 
 HANDLES = ("pad", "discard", "roll_over", "keep")

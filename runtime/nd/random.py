@@ -4,7 +4,7 @@ generalized_negative_binomial, multinomial and shuffle."""
 
 import numpy as np
 
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime._ndarray import NDArray, as_dtype, empty, from_numpy
 from runtime.ops._call import F
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import scipy.special as sps
 
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime._device import like
 from runtime._imperative import is_training
 from runtime._ndarray import from_numpy

@@ -13,7 +13,7 @@ accumulation type).
 import numpy as np
 
 from runtime import _storage
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime._device import like
 from runtime._imperative import is_recording, is_training
 from runtime._ndarray import from_numpy

@@ -21,6 +21,7 @@ import pytest
 import runtime.ops  # noqa: F401  (registers every operator)
 from runtime import _executor, autograd, nd
 from runtime import random as rt_random
+from runtime import _rng
 from runtime._desc import ArrayDesc
 from runtime._imperative import invoke
 from runtime.ops.registry import OPS
@@ -163,7 +164,7 @@ def _requests(name, samples):
     assert samples
     for sample in samples:
         if CANONICAL[name].needs_rng:
-            g = rt_random.generator()
+            g = _rng.generator()
             state = g.bit_generator.state
 
             def replay():

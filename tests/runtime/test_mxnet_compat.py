@@ -30,7 +30,9 @@ PATHS = {
     "gluon.data.vision.transforms": "ToTensor", "gluon.model_zoo.vision": "get_model",
     "gluon.contrib.data": "IntervalSampler", "gluon.contrib.data.text": "WikiText2",
     "gluon.contrib.nn": "HybridConcurrent", "recordio": "MXIndexedRecordIO",
-    "image": "imdecode", "profiler": "set_config",
+    "image": "imdecode", "profiler": "set_config", "rnd": "uniform", "util": "is_np_array",
+    "engine": "bulk", "contrib": "nd", "contrib.ndarray": "box_nms",
+    "contrib.symbol": "box_nms",
 }
 
 
@@ -75,6 +77,52 @@ def test_operator_refusals_are_value_errors_not_mxneterror():
     with pytest.raises(ValueError, match=r"^add: shapes \(2, 3\), \(3, 2\)") as info:
         runtime.nd.ones((2, 3)) + runtime.nd.ones((3, 2))
     assert not isinstance(info.value, MXNetError)
+
+
+def test_numpy_semantics_are_off_and_refused_on():
+    util = runtime.util
+    assert util.is_np_shape() is False and util.is_np_array() is False
+    assert util.set_np_shape(False) is False
+    with util.np_shape(False), util.np_array(False):
+        util.set_np(shape=False, array=False)
+        util.reset_np()
+    for call in (lambda: util.set_np_shape(True), util.set_np,
+                 lambda: util.np_shape().__enter__(), lambda: util.use_np(object)):
+        with pytest.raises(NotImplementedError, match="legacy nd/sym API"):
+            call()
+    assert util.get_gpu_count() == runtime.num_gpus()
+
+
+def test_mx_random_samples_as_nd_random():
+    # MXNet's mx.random re-exports mx.nd.random's samplers; mx.rnd is the same module.
+    assert runtime.rnd is runtime.random
+    runtime.random.seed(11)
+    a = runtime.random.normal(2, 3, shape=(4, 5)).asnumpy()
+    runtime.random.seed(11)
+    b = runtime.nd.random.normal(2, 3, shape=(4, 5)).asnumpy()
+    np.testing.assert_array_equal(a, b)
+    assert set(runtime.nd.random.__all__) < set(runtime.random.__all__)
+
+
+def test_engine_bulk_size_is_remembered_and_restored():
+    engine = runtime.engine
+    before = engine.set_bulk_size(7)
+    try:
+        assert engine.set_bulk_size(3) == 7
+        with engine.bulk(10):
+            assert engine.set_bulk_size(10) == 10
+            x = runtime.nd.zeros((1,))
+            for _ in range(5):
+                x += 1
+        assert engine.set_bulk_size(3) == 3
+        assert x.asnumpy().tolist() == [5.0]
+        with pytest.raises(ValueError, match=r"size must be >= 0 \(got -1\)"):
+            engine.set_bulk_size(-1)
+        with pytest.raises(TypeError, match="size must be an int"):
+            engine.set_bulk_size(2.5)
+        assert engine.set_bulk_size(3) == 3
+    finally:
+        engine.set_bulk_size(before)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections import deque
 import numpy as np
 
 from runtime import nd
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime.context import Context, num_gpus
 from runtime.gluon.data import _shared_batch
 from runtime.gluon.data.sampler import (BatchSampler, RandomSampler, Sampler,

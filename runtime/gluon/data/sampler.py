@@ -3,7 +3,7 @@ batches of them, that a :class:`~runtime.gluon.data.DataLoader` draws from."""
 
 import numpy as np
 
-from runtime import random as _random
+from runtime import _rng as _random
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler",
            "IntervalSampler"]

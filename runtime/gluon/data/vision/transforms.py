@@ -6,7 +6,7 @@ preparation, never recorded); random ones draw from ``runtime.random``'s generat
 import numpy as np
 
 from runtime import image, nd
-from runtime import random as _random
+from runtime import _rng as _random
 from runtime.gluon.block import Block
 from runtime.gluon.nn import Sequential
 
