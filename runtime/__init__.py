@@ -38,6 +38,7 @@ from runtime import kvstore
 from runtime import gluon, io, metric, test_utils
 from runtime import image, profiler, recordio
 from runtime import callback, model, module
+from runtime import contrib, engine, util, visualization
 
 
 def _alias(name, module):
@@ -53,6 +54,8 @@ def _alias(name, module):
 
 _alias("ndarray", nd)
 _alias("init", initializer)
+_alias("rnd", random)
+_alias("viz", visualization)
 _alias("kv", kvstore)
 _alias("sym", symbol)
 _alias("mod", module)
@@ -62,6 +65,7 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
            "image", "recordio", "profiler",
            "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
-           "operator", "module", "mod", "model", "callback",
+           "operator", "module", "mod", "model", "callback", "contrib", "engine", "util",
+           "rnd", "visualization", "viz",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

@@ -215,6 +215,13 @@ def _reg_shape(op):
     return infer
 
 
+def _reg_inputs(attrs, shapes):
+    # graph mode: an unknown label takes data's shape (MXNet's regression outputs)
+    if shapes[0] is not None and shapes[1] is None:
+        shapes[1] = tuple(shapes[0])
+    return shapes
+
+
 def _reg_kernel(fn):
     def compute(attrs, ins, outs):
         fn(ins[0], out=outs[0])
@@ -246,7 +253,8 @@ for _name, _fn, _kind, _what in (
          "``out = data``; gradient ``sign(out - label) * grad_scale / num_output``")):
     register(
         _name, inputs=("data", "label"), attrs={"grad_scale": Attr("float", 1.0)},
-        infer_shape=_reg_shape(_name), infer_type=_label_type(_name),
+        infer_shape=_reg_shape(_name), infer_inputs=_reg_inputs,
+        infer_type=_label_type(_name),
         compute=_reg_kernel((lambda x, out: np.copyto(out, x)) if _fn is np.copyto else _fn),
         gradient=_reg_grad(_kind), grad_inputs=(1,), grad_outputs=(0,), ignores=(1,),
         doc=f"""MXNet's ``{_name}``: {_what}, where num_output is the label's size per

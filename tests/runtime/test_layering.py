@@ -7,7 +7,7 @@ hook, and runtime/_wiring.py installs every such hook at import
 ``runtime._imperative.connect``, ``runtime._executor.set_ops``).  Inside a function only the optional or costly third-party
 imports of ``LAZY`` may stand, each with its reason.
 
-    base      runtime.base, runtime.errors, runtime.context, runtime.random, runtime._device,
+    base      runtime.base, runtime.errors, runtime.context, runtime._rng, runtime._device,
               runtime._dist, runtime._image_codec
     kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
@@ -19,7 +19,9 @@ imports of ``LAZY`` may stand, each with its reason.
               runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
               runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
               runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
-              runtime.callback, runtime.recordio, runtime.image, runtime.profiler
+              runtime.callback, runtime.recordio, runtime.image, runtime.profiler,
+              runtime.contrib, runtime.engine, runtime.util, runtime.random,
+              runtime.visualization
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
 runtime.ops or runtime.nd) fails the test until it is given its place.
@@ -44,7 +46,7 @@ if not (ROOT / "pyx" / "runtime").is_dir():
 
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
-    "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime.random": BASE,
+    "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime._rng": BASE,
     "runtime._device": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
@@ -65,7 +67,8 @@ RANKS = {
     "runtime.module": API,
     "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
     "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
-    "runtime.profiler": API,
+    "runtime.profiler": API, "runtime.contrib": API, "runtime.engine": API,
+    "runtime.util": API, "runtime.random": API, "runtime.visualization": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",
          "api"]

@@ -274,3 +274,14 @@ def test_infer_shape_through_elementwise_inputs():
     assert dict(zip(out.list_arguments(), args))["h2h_weight"] == (8, 8)
     a, b = mx.sym.Variable("a", shape=(2, 3)), mx.sym.var("b")
     assert mx.sym.elemwise_add(a, b).infer_shape(a=(5, 6))[0] == [(5, 6), (5, 6)]
+
+
+@pytest.mark.parametrize("op", ["LinearRegressionOutput", "LogisticRegressionOutput",
+                                "MAERegressionOutput"])
+def test_regression_outputs_infer_the_label_from_data(op):
+    # MXNet 1.9.1: LinearRegressionOutput(x).infer_shape(x=(2, 5)) gives the label (2, 5)
+    out = getattr(mx.sym, op)(mx.sym.var("x"), name="r")
+    assert out.infer_shape(x=(2, 5)) == ([(2, 5), (2, 5)], [(2, 5)], [])
+    # and, as MXNet's, a label alone does not fix data
+    assert out.infer_shape(r_label=(3, 1)) == (None, None, None)
+    assert out.infer_shape_partial(r_label=(3, 1)) == ([(), (3, 1)], [()], [])
