@@ -209,6 +209,26 @@ def test_lenet_on_mnist_files_runs_unmodified(tmp_path):
     assert last < first / 2 and acc > 0.9
 
 
+def test_model_zoo_resnet_trains_unmodified():
+    # MXNet 1.9.1 runs the same program to "loss 2.7152 -> 0.0003 accuracy 1.000"
+    program = Path(__file__).parents[1] / "programs" / "resnet_step.py"
+    r = _run(str(program))
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    first, last, acc = float(words[1]), float(words[3]), float(words[5])
+    assert 2.0 < first < 3.5 and last < 0.05 and acc == 1.0
+
+
+def test_lstm_language_model_trains_unmodified():
+    # MXNet 1.9.1 runs the same program to "ppl 13.72 -> 5.27" (its own random draws)
+    program = Path(__file__).parents[1] / "programs" / "lstm_lm.py"
+    r = _run(str(program))
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    first, last = float(words[1]), float(words[3])
+    assert 10 < first < 16 and last < 7.5
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
