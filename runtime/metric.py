@@ -662,13 +662,19 @@ class CustomMetric(EvalMetric):
             labels, preds = _as_list(labels), _as_list(preds)
         for pred, label in zip(preds, labels):
             value = self._feval(_host(label), _host(pred))
+            # a NumPy scalar from feval is kept as a Python number, as the built-in
+            # metrics keep theirs (NumPy 2 prints np.float64(0.5) in a logged tuple)
             if isinstance(value, tuple):
-                self._add(value[0], value[1])
+                self._add(_number(value[0]), value[1])
             else:
-                self._add(value, 1)
+                self._add(_number(value), 1)
 
     def get_config(self):
         raise NotImplementedError("CustomMetric cannot be serialized")
+
+
+def _number(value):
+    return value.item() if isinstance(value, numpy.generic) else value
 
 
 def np(numpy_feval, name=None, allow_extra_outputs=False):

@@ -137,6 +137,10 @@ def test_custom_metric_and_np():
     extra = metric.np(mine, allow_extra_outputs=True)
     extra.update([nd.array([1, 2])], [nd.array([1, 2]), nd.array([0, 0])])
     assert extra.get() == ("mine", 1.0)
+    scalar = metric.CustomMetric(lambda label, pred: (label == pred).mean())  # np.float64
+    scalar.update([nd.array([1, 2])], [nd.array([1, 3])])
+    name, value = scalar.get()
+    assert type(value) is float and value == 0.5 and repr(value) == "0.5"
     with pytest.raises(NotImplementedError, match="cannot be serialized"):
         m.get_config()
 
