@@ -5,7 +5,8 @@
 function for every registry operator, made from the operator's
 one declaration with ``nd``'s names, positional attributes and optional inputs
 (``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``
-and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``.
+and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``;
+``sym.sparse.<name>`` MXNet's list of operators with sparse kernels.
 Binding a symbol gives a :class:`runtime.executor.Executor`.
 """
 
@@ -36,12 +37,37 @@ def _no_control_flow(name):
     return refuse
 
 
+# MXNet's mx.sym.sparse: the operators with sparse kernels, by their nd.sparse names
+# (the same operators as the root's: a symbol's storage types come from its variables).
+_SPARSE = (
+    "ElementWiseSum Embedding FullyConnected LinearRegressionOutput LogisticRegressionOutput "
+    "MAERegressionOutput abs adagrad_update adam_update add_n arccos arccosh arcsin arcsinh "
+    "arctan arctanh broadcast_add broadcast_div broadcast_minus broadcast_mul broadcast_plus "
+    "broadcast_sub cast_storage cbrt ceil clip concat cos cosh degrees dot elemwise_add "
+    "elemwise_div elemwise_mul elemwise_sub exp expm1 fix floor ftrl_update gamma gammaln log "
+    "log10 log1p log2 make_loss mean negative norm radians relu retain rint round rsqrt "
+    "sgd_mom_update sgd_update sigmoid sign sin sinh slice sqrt square stop_gradient sum tan "
+    "tanh trunc where zeros_like").split()
+
+
+def _sparse_namespace():
+    module = types.ModuleType(f"{__name__}.sparse", "MXNet's ``sym.sparse``: the operators "
+                              "with sparse kernels as symbol functions.")
+    for name in _SPARSE:
+        op = _registry.get(_ALIASES.get(name, name))
+        setattr(module, name, _symbol.SymbolFunction(op.name))
+    return module
+
+
+_ALIASES = {"ElementWiseSum": "add_n", "broadcast_plus": "broadcast_add",
+            "broadcast_minus": "broadcast_sub"}
 contrib = _namespace("contrib", "_contrib_")
 for _flow in ("foreach", "while_loop", "cond"):
     setattr(contrib, _flow, _no_control_flow(_flow))
 linalg = _namespace("linalg", "_linalg_")
+sparse = _sparse_namespace()
 _symbol.install(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",
            "zeros", "ones", "full", "arange",
-           "SymbolFunction", "contrib", "linalg"]
+           "SymbolFunction", "contrib", "linalg", "sparse"]

@@ -285,3 +285,19 @@ def test_regression_outputs_infer_the_label_from_data(op):
     # and, as MXNet's, a label alone does not fix data
     assert out.infer_shape(r_label=(3, 1)) == (None, None, None)
     assert out.infer_shape_partial(r_label=(3, 1)) == ([(), (3, 1)], [()], [])
+
+
+def test_sym_sparse_holds_mxnets_sparse_operators():
+    # MXNet 1.9.1's mx.sym.sparse lists these 72 operators; its dot keeps csr x row_sparse
+    names = {n for n in dir(mx.sym.sparse) if not n.startswith("_")}
+    assert len(names) == 72 and {"dot", "retain", "cast_storage", "ElementWiseSum",
+                                 "adam_update", "zeros_like"} <= names
+    x = mx.sym.Variable("x", stype="csr")
+    w = mx.sym.Variable("w", stype="row_sparse")
+    out = mx.sym.sparse.dot(x, w)
+    assert out.infer_storage_type(x="csr", w="row_sparse")[1] == ["default"]
+    import scipy.sparse as sp
+    a = sp.random(4, 6, density=0.3, format="csr", random_state=0, dtype=np.float32)
+    b = np.random.RandomState(1).rand(6, 3).astype(np.float32)
+    got = out.eval(x=mx.nd.sparse.csr_matrix(a), w=mx.nd.array(b).tostype("row_sparse"))[0]
+    np.testing.assert_allclose(got.asnumpy(), a @ b, rtol=1e-6)
