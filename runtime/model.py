@@ -6,6 +6,7 @@ binary NDArray format, names prefixed ``arg:`` and ``aux:``), so files move betw
 ndrt and MXNet 1.x either way.
 """
 
+import logging
 import os
 from collections import namedtuple
 
@@ -26,6 +27,7 @@ def save_checkpoint(prefix, epoch, symbol_, arg_params, aux_params, remove_amp_c
     try:
         nd.save(tmp, arrays, format="mxnet")
         os.replace(tmp, name)
+        logging.info('Saved checkpoint to "%s"', name)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -12,10 +12,11 @@ preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
 """
 
 import logging
+import os
 import time
 
 from runtime import initializer as _init
-from runtime import metric as _metric_mod, model, nd, optimizer as _optim
+from runtime import _files, metric as _metric_mod, model, nd, optimizer as _optim
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
 from runtime.symbol import Symbol
@@ -50,6 +51,25 @@ def _metric(eval_metric):
                             f"reset, get_name_value): an object such as runtime.metric's "
                             f"(got {eval_metric!r})")
     return eval_metric
+
+
+class _ExecutorGroup:
+    """The fields of MXNet's ``DataParallelExecutorGroup`` that programs read:
+    ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``
+    (each array in a list of its per-context copies), ``execs``, ``data_names``,
+    ``label_names``, ``contexts``."""
+
+    def __init__(self, module):
+        ex = module._exec
+        self.execs = [ex]
+        self.contexts = [module._context]
+        self.data_names = list(module.data_names)
+        self.label_names = list(module.label_names)
+        self.param_names = list(module._param_names)
+        self.aux_names = list(module._aux_names)
+        self.param_arrays = [[ex.arg_dict[n]] for n in self.param_names]
+        self.grad_arrays = [[ex.grad_dict.get(n)] for n in self.param_names]
+        self.aux_arrays = [[ex.aux_dict[n]] for n in self.aux_names]
 
 
 class Module:
@@ -96,6 +116,7 @@ class Module:
         self.output_names = symbol.list_outputs()
         self._exec = None
         self._loaded = None         # (arg_params, aux_params) of Module.load
+        self._preload_states = None  # the .states file Module.load was asked to restore
         self._updater = None
         self._optimizer = None
         self._data_shapes = self._label_shapes = None
@@ -120,6 +141,13 @@ class Module:
     def output_shapes(self):
         return [(n, o.shape) for n, o in zip(self.output_names, self._exec.outputs)] \
             if self._exec.outputs else list(zip(self.output_names, self._out_shapes))
+
+    @property
+    def _exec_group(self):
+        """MXNet's executor group, as MXNet's example programs reach into it: names and
+        per-context lists (one context here) of the bound executor's arrays."""
+        self._check("_exec_group")
+        return _ExecutorGroup(self)
 
     def _check(self, what, binded=True, params=False, optimizer=False):
         if binded and not self.binded:
@@ -226,6 +254,9 @@ class Module:
         self._optimizer = optimizer
         self._updater = _optim.get_updater(optimizer)
         self.optimizer_initialized = True
+        if self._preload_states is not None:
+            self.load_optimizer_states(self._preload_states)
+            self._preload_states = None
 
     # -- steps -------------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
@@ -363,23 +394,47 @@ class Module:
     # -- files -------------------------------------------------------------------------------
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False,
                         remove_amp_cast=True):
-        """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (MXNet's files)."""
+        """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (MXNet's files), and
+        with ``save_optimizer_states`` the optimizer's states to ``prefix-%04d.states``."""
         if save_optimizer_states:
-            raise NotImplementedError("save_checkpoint: optimizer states are not saved by "
-                                      "ndrt's Module")
+            self._check("save_checkpoint", params=True, optimizer=True)
         arg, aux = self.get_params()
         model.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
+        if save_optimizer_states:
+            states = f"{prefix}-{int(epoch):04d}.states"
+            self.save_optimizer_states(states)
+            logging.info('Saved optimizer state to "%s"', states)
+
+    def save_optimizer_states(self, fname):
+        """Write the optimizer's states (the updater's, pickled) to ``fname``, through a
+        temporary file renamed into place."""
+        self._check("save_optimizer_states", params=True, optimizer=True)
+        _files.write_bytes(fname, self._updater.get_states())
+
+    def load_optimizer_states(self, fname):
+        """Restore the states :meth:`save_optimizer_states` wrote."""
+        self._check("load_optimizer_states", params=True, optimizer=True)
+        with open(fname, "rb") as f:
+            data = f.read()
+        try:
+            self._updater.set_states(data)
+        except ValueError as e:
+            raise ValueError(f"load_optimizer_states: {fname!r} must hold states written by "
+                             f"save_optimizer_states ({e})") from None
 
     @staticmethod
     def load(prefix, epoch, load_optimizer_states=False, **kwargs):
         """A Module of the checkpoint ``prefix``/``epoch``; ``bind`` puts the loaded
-        parameters in (``kwargs`` go to the constructor)."""
-        if load_optimizer_states:
-            raise NotImplementedError("load: optimizer states are not saved by ndrt's "
-                                      "Module")
+        parameters in (``kwargs`` go to the constructor); with ``load_optimizer_states``
+        ``init_optimizer`` restores ``prefix-%04d.states``."""
+        states = f"{prefix}-{int(epoch):04d}.states" if load_optimizer_states else None
+        if states is not None and not os.path.isfile(states):
+            raise FileNotFoundError(f"load: load_optimizer_states needs {states!r}, which "
+                                    "does not exist")
         sym, arg, aux = model.load_checkpoint(prefix, epoch)
         mod = Module(sym, **kwargs)
         mod._loaded = (arg, aux)
+        mod._preload_states = states
         return mod
 
 

@@ -752,8 +752,13 @@ class Updater:
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
 
     def set_states(self, states):
-        """Restore what :meth:`get_states` gave."""
-        loaded = pickle.loads(states)
+        """Restore what :meth:`get_states` gave; anything else is a ValueError and
+        changes nothing."""
+        try:
+            loaded = pickle.loads(states)
+        except Exception as e:
+            raise ValueError(f"set_states: states must be what get_states() wrote ({e})"
+                             ) from None
         if isinstance(loaded, tuple) and len(loaded) == 2:
             self.states, self.optimizer = loaded
         else:

@@ -8,6 +8,7 @@ hook, and runtime/_wiring.py installs every such hook at import
 imports of ``LAZY`` may stand, each with its reason.
 
     base      runtime.base, runtime.errors, runtime.context, runtime._rng, runtime._device,
+              runtime._files,
               runtime._dist, runtime._image_codec
     kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
@@ -47,7 +48,7 @@ if not (ROOT / "pyx" / "runtime").is_dir():
 BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API = range(9)
 RANKS = {
     "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime._rng": BASE,
-    "runtime._device": BASE,
+    "runtime._device": BASE, "runtime._files": BASE,
     "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
     "runtime._vision_kernels": KERNELS,

@@ -161,3 +161,67 @@ def test_fit_logs_like_mxnet_and_names_metrics(caplog):
         mx.mod.Module(_softmax_regression()).fit(train, num_epoch=1)
         (name, _), = mod.score(train, "acc")
     assert name == "accuracy" and "Epoch[0] Train-accuracy=" in caplog.text
+
+
+SGD = {"learning_rate": 0.1, "momentum": 0.9}
+
+
+def test_optimizer_states_round_trip_through_checkpoints(tmp_path, caplog):
+    # MXNet 1.9.1: save_checkpoint(save_optimizer_states=True) adds prefix-%04d.states;
+    # Module.load(load_optimizer_states=True) restores them in init_optimizer, so the
+    # resumed run continues exactly as the uninterrupted one.  (Momentum: the states are
+    # the updater's; as in MXNet they do not carry the optimizer's update counts.)
+    x, y = _separable(32)
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+
+    def make(mod):
+        mod.bind(data_shapes=[("data", (32, 3))], label_shapes=[("softmax_label", (32,))])
+        return mod
+
+    mod = make(mx.mod.Module(_softmax_regression()))
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(optimizer="sgd", optimizer_params=SGD)
+    for _ in range(3):
+        mod.forward_backward(batch)
+        mod.update()
+    prefix = str(tmp_path / "ck")
+    with caplog.at_level(logging.INFO):
+        mod.save_checkpoint(prefix, 3, save_optimizer_states=True)
+    assert f'Saved checkpoint to "{prefix}-0003.params"' in caplog.text
+    assert f'Saved optimizer state to "{prefix}-0003.states"' in caplog.text
+    assert sorted(os.listdir(tmp_path)) == ["ck-0003.params", "ck-0003.states",
+                                            "ck-symbol.json"]
+    resumed = make(mx.mod.Module.load(prefix, 3, load_optimizer_states=True))
+    resumed.init_params()
+    resumed.init_optimizer(optimizer="sgd", optimizer_params=SGD)
+    fresh = make(mx.mod.Module.load(prefix, 3))
+    fresh.init_params()
+    fresh.init_optimizer(optimizer="sgd", optimizer_params=SGD)
+    for m in (mod, resumed, fresh):
+        m.forward_backward(batch)
+        m.update()
+    want = mod.get_params()[0]["fc_weight"].asnumpy()
+    np.testing.assert_array_equal(resumed.get_params()[0]["fc_weight"].asnumpy(), want)
+    assert not np.array_equal(fresh.get_params()[0]["fc_weight"].asnumpy(), want)
+    with pytest.raises(FileNotFoundError, match=r"ck-0007.states"):
+        mx.mod.Module.load(prefix, 7, load_optimizer_states=True)
+    bad = tmp_path / "bad.states"
+    bad.write_bytes(b"not a pickle")
+    before = resumed.get_params()[0]["fc_weight"].asnumpy()
+    with pytest.raises(ValueError, match="must hold states written by"):
+        resumed.load_optimizer_states(str(bad))
+    np.testing.assert_array_equal(resumed.get_params()[0]["fc_weight"].asnumpy(), before)
+
+
+def test_exec_group_exposes_the_bound_arrays():
+    # MXNet's sparse examples read mod._exec_group.param_names / param_arrays
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params()
+    group = mod._exec_group
+    assert group.param_names == ["fc_weight", "fc_bias"]
+    weight = group.param_arrays[group.param_names.index("fc_weight")]
+    assert isinstance(weight, list) and len(weight) == 1
+    weight[0][:] = 2.0                         # the executor's own array, not a copy
+    assert (mod.get_params()[0]["fc_weight"].asnumpy() == 2.0).all()
+    assert group.grad_arrays[0][0].shape == (2, 3) and group.aux_arrays == []

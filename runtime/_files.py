@@ -1,0 +1,19 @@
+"""Files written whole or not at all: the data goes to a temporary file beside the
+target, which is renamed over it only once complete, so a failed write leaves the old
+file (or none) in place."""
+
+import os
+import tempfile
+
+
+def write_bytes(path, data):
+    """Write ``data`` (bytes) to ``path`` through a temporary file renamed into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
