@@ -1,38 +1,27 @@
 """``gluon.contrib.nn``: containers that run every child on the same input and join
-their outputs (:class:`Concurrent`, :class:`HybridConcurrent`), :class:`Identity`, and
+their outputs (:class:`Concurrent`, :class:`HybridConcurrent`), :class:`Identity` (the
+class of ``gluon.nn``), and
 :class:`SparseEmbedding` (an embedding whose weight and gradient are row_sparse)."""
 
 import numpy as np
 
 from runtime import nd
 from runtime.gluon.block import Block
-from runtime.gluon.nn import Sequential
+from runtime.gluon.nn import Concatenate, HybridConcatenate, Identity
 from runtime.gluon.nn.basic_layers import _positive_int
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding"]
 
 
-class Concurrent(Sequential):
+class Concurrent(Concatenate):
     """Runs each child on the input and concatenates their outputs along ``axis``
-    (Inception's branches, DenseNet's ``[x, f(x)]``)."""
-
-    def __init__(self, axis=-1, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self.axis = axis
-
-    def forward(self, x):
-        return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+    (Inception's branches, DenseNet's ``[x, f(x)]``): Gluon 1.x's name of
+    :class:`~runtime.gluon.nn.Concatenate`."""
 
 
-class HybridConcurrent(Concurrent):
-    """:class:`Concurrent` under Gluon's hybrid name (ndrt runs it imperatively)."""
-
-
-class Identity(Block):
-    """Returns its input."""
-
-    def forward(self, x):
-        return x
+class HybridConcurrent(HybridConcatenate):
+    """The hybrid :class:`Concurrent` (children must be HybridBlocks): Gluon 1.x's name
+    of :class:`~runtime.gluon.nn.HybridConcatenate`."""
 
 
 class SparseEmbedding(Block):
