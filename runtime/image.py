@@ -17,7 +17,7 @@ import numpy as np
 
 from runtime import _image_codec, nd, recordio
 from runtime import random as _random
-from runtime.io import DataBatch, DataDesc, DataIter
+from runtime.io._ndarray_iter import DataBatch, DataDesc, DataIter
 
 __all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",
            "fixed_crop", "center_crop", "random_crop", "random_size_crop", "color_normalize",
