@@ -321,6 +321,26 @@ def test_sparse_embedding_matches_embedding_with_a_dense_weight():
     assert "SparseEmbedding(10 -> 3, float32)" == repr(sparse)
 
 
+@pytest.mark.parametrize("on_kvstore", [False, True])
+def test_sparse_embedding_on_two_contexts_sums_the_gradients_of_both(on_kvstore):
+    net = contrib.nn.SparseEmbedding(10, 3)
+    net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    w0 = dense_values(net.weight.list_data()[0])
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1},
+                               update_on_kvstore=on_kvstore)
+    for ctx, rows in ((mx.cpu(0), [1, 2]), (mx.cpu(1), [2, 5])):
+        with autograd.record():
+            loss = net(nd.array(rows, ctx=ctx)).sum()
+        loss.backward()
+    trainer.step(1)
+    want = w0.copy()
+    want[[1, 5]] -= 0.1
+    want[2] -= 0.2
+    for copy in net.weight.list_data():
+        assert copy.stype == "row_sparse" and copy.indices.shape == (10,)
+        np.testing.assert_allclose(dense_values(copy), want, rtol=1e-6, atol=1e-7)
+
+
 def test_row_sparse_parameter_stores_every_row_even_zero_ones():
     p = mx.gluon.Parameter("w", shape=(5, 2), stype="row_sparse", grad_stype="row_sparse")
     p.initialize(init=mx.init.Zero())
