@@ -17,15 +17,19 @@ from runtime.gluon.model_zoo.vision import _MODELS
 
 
 # (model, input side): global pooling takes small inputs; SqueezeNet's 13x13 pooling
-# needs 224; AlexNet's dense layers take what its 64x64 input leaves
+# needs 224; AlexNet's dense layers take what its 64x64 input leaves; a DenseNet of two
+# small dense blocks ends on its 7x7 pooling from 56
 FORWARDS = [("resnet18_v1", 32), ("resnet18_v2", 32),
             ("mobilenet0.25", 32), ("mobilenetv2_0.25", 32), ("vgg11_bn", 32),
-            ("alexnet", 64), ("squeezenet1.1", 224)]
+            ("alexnet", 64), ("squeezenet1.1", 224), ("densenet_small", 56)]
 
 
 def _net(name, side, seed=0):
     random.seed(seed)
-    net = vision.get_model(name, classes=10)
+    if name == "densenet_small":    # DenseNet's blocks, transitions and 7x7 pooling, small
+        net = vision.DenseNet(8, 4, [2, 1], classes=10)
+    else:
+        net = vision.get_model(name, classes=10)
     net.initialize(init.Xavier(magnitude=2.0))
     x = nd.random.uniform(-1, 1, shape=(2, 3, side, side))
     net(x)                                  # deferred shapes known
