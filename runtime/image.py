@@ -17,11 +17,11 @@ import numpy as np
 
 from runtime import _image_codec, nd, recordio
 from runtime import _rng as _random
-from runtime.io import DataBatch, DataDesc, DataIter
+from runtime.io._ndarray_iter import DataBatch, DataDesc, DataIter
 
 __all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",
            "fixed_crop", "center_crop", "random_crop", "random_size_crop", "color_normalize",
-           "ImageIter"]
+           "imrotate", "random_rotate", "ImageIter"]
 
 INTERPOLATIONS = (0, 1, 2, 3, 4)
 
@@ -295,6 +295,123 @@ def color_normalize(src, mean, std=None):
         img = img / (_host(std, "color_normalize") if isinstance(std, (nd.NDArray, np.ndarray))
                      else np.float32(std))
     return nd.array(img)
+
+
+# -- rotation --------------------------------------------------------------------------------
+
+def _bilinear_sample(src, x, y):
+    """``src`` (N, C, H, W) sampled at pixel coordinates ``x``, ``y`` (N, Ho, Wo) with
+    bilinear weights, a neighbour outside the image counting as 0 (MXNet's
+    ``BilinearSampler``)."""
+    n, c, h, w = src.shape
+    x0, y0 = np.floor(x), np.floor(y)
+    wx, wy = (x - x0).astype(src.dtype), (y - y0).astype(src.dtype)
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    out = np.zeros((n, c) + x.shape[1:], src.dtype)
+    batch = np.arange(n).reshape(n, 1, 1)
+    for dy, fy in ((0, 1 - wy), (1, wy)):
+        for dx, fx in ((0, 1 - wx), (1, wx)):
+            xi, yi = x0 + dx, y0 + dy
+            inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+            v = src[batch, :, np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1)]  # N,Ho,Wo,C
+            weight = np.where(inside, fy * fx, 0).astype(src.dtype)
+            out += np.moveaxis(v * weight[..., None], -1, 1)
+    return out
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """``src`` rotated by ``rotation_degrees`` about its centre (counter-clockwise as
+    displayed, rows down, for a positive angle: 90 is ``np.rot90``), keeping its shape;
+    the area outside the source is 0 (MXNet's ``mx.image.imrotate``).
+
+    Parameters
+    ----------
+    src : NDArray
+        A CxHxW image or an NxCxHxW batch, float32 (apply ``ToTensor`` first).
+    rotation_degrees : float or NDArray
+        The angle: a number, or for a batch one per image (a 1-D NDArray).
+    zoom_in, zoom_out : bool
+        Scale so that no padding shows (``zoom_in``) or so that the whole source shows
+        (``zoom_out``); not both.
+    """
+    if zoom_in and zoom_out:
+        raise ValueError("imrotate: zoom_in and zoom_out must not both be True (got "
+                         "zoom_in=True, zoom_out=True)")
+    if not isinstance(src, nd.NDArray):
+        raise TypeError(f"imrotate: src must be an NDArray (got {type(src).__name__})")
+    if np.dtype(src.dtype) != np.float32:
+        raise TypeError(f"imrotate: src must be float32, a CxHxW tensor such as ToTensor "
+                        f"gives (got {np.dtype(src.dtype)})")
+    if src.ndim not in (3, 4):
+        raise ValueError(f"imrotate: src must be CxHxW or NxCxHxW (got shape {src.shape})")
+    a = src.asnumpy()
+    single = a.ndim == 3
+    if single:
+        a = a[None]
+    if isinstance(rotation_degrees, nd.NDArray):
+        if single:
+            raise TypeError("imrotate: rotation_degrees must be a number for one image "
+                            f"(got an NDArray of shape {rotation_degrees.shape})")
+        deg = rotation_degrees.asnumpy().astype(np.float32).reshape(-1)
+    elif isinstance(rotation_degrees, (int, float, np.number)) and not isinstance(
+            rotation_degrees, bool):
+        deg = np.full(a.shape[0], rotation_degrees, np.float32)
+    else:
+        raise TypeError(f"imrotate: rotation_degrees must be a number or an NDArray (got "
+                        f"{type(rotation_degrees).__name__})")
+    if deg.shape[0] != a.shape[0]:
+        raise ValueError(f"imrotate: rotation_degrees must hold one angle per image "
+                         f"({a.shape[0]}) (got {deg.shape[0]})")
+    n, _, h, w = a.shape
+    # float32 throughout, as MXNet's NDArray formulas: the grid of each output pixel,
+    # centred, rotated, then normalised to [-1, 1] per axis
+    rad = (np.float32(np.pi) * deg / np.float32(180)).reshape(n, 1, 1)
+    hs, ws = np.float32((h - 1) / 2), np.float32((w - 1) / 2)
+    hm = (np.arange(h, dtype=np.float32).reshape(h, 1) - hs) * np.ones((1, w), np.float32)
+    wm = (np.arange(w, dtype=np.float32).reshape(1, w) - ws) * np.ones((h, 1), np.float32)
+    cos, sin = np.cos(rad), np.sin(rad)
+    gx = (wm * cos - hm * sin) / ws
+    gy = (wm * sin + hm * cos) / hs
+    if zoom_in or zoom_out:
+        fh, fw = np.float32(h), np.float32(w)
+        rho, corner = np.sqrt(fh * fh + fw * fw), np.arctan(fh / fw)
+        turn = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + turn)),
+                           np.abs(rho * np.cos(corner - turn)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + turn)),
+                           np.abs(rho * np.sin(corner - turn)))
+        scale = (np.maximum(max_x / fw, max_y / fh) if zoom_out
+                 else np.minimum(fw / max_x, fh / max_y))
+        gx, gy = gx * scale, gy * scale
+    x = (gx + np.float32(1)) * np.float32(w - 1) / np.float32(2)
+    y = (gy + np.float32(1)) * np.float32(h - 1) / np.float32(2)
+    out = _bilinear_sample(a, x, y)
+    return nd.array(out[0] if single else out, ctx=src.context)
+
+
+def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
+    """:func:`imrotate` by an angle drawn uniformly from ``angle_limits`` = (lower,
+    upper) degrees, one per image of a batch (MXNet's ``mx.image.random_rotate``; the
+    draws come from ``runtime.random``'s generator)."""
+    lower, upper = _angle_limits("random_rotate", angle_limits)
+    rng = _random.generator()
+    if isinstance(src, nd.NDArray) and src.ndim == 4:
+        deg = nd.array(rng.uniform(lower, upper, size=src.shape[0]))
+    else:
+        deg = float(rng.uniform(lower, upper))
+    return imrotate(src, deg, zoom_in=zoom_in, zoom_out=zoom_out)
+
+
+def _angle_limits(who, angle_limits):
+    try:
+        lower, upper = (float(v) for v in angle_limits)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: angle_limits must be (lower, upper) degrees (got "
+                        f"{angle_limits!r})") from None
+    if not lower < upper:
+        raise ValueError(f"{who}: angle_limits must be ordered, lower < upper (got "
+                         f"{angle_limits!r})")
+    return lower, upper
 
 
 # -- ImageIter -----------------------------------------------------------------------------

@@ -256,7 +256,7 @@ cdef void _adagrad_row(floating* w, const floating* g, floating* h, floating* un
         for c in range(d):
             gr = _clipped(rescale * g[c], clip)
             h[c] = h[c] + gr * gr
-            w[c] = w[c] - lr * gr / (_root(h[c]) + eps) - lwd * w[c]
+            w[c] = w[c] - lr * gr / _root(h[c] + eps) - lwd * w[c]
 
 
 cdef void _nag_row(floating* w, const floating* g, floating* m, floating* unused,
@@ -474,7 +474,8 @@ def adam_update(out, weight, grad, rows, mean, var, double lr, double beta1, dou
 def adagrad_update(out, weight, grad, rows, history, double lr, double epsilon, double wd,
                    double rescale_grad, double clip_gradient, bint lazy):
     """AdaGrad (MXNet's adagrad_update): g = clip(rescale g); history += g^2;
-    out = weight - lr (g / (sqrt(history) + epsilon) + wd weight)."""
+    out = weight - lr (g / sqrt(history + epsilon) + wd weight) (MXNet's
+    sparse kernel and its AdaGrad's formula: epsilon inside the root)."""
     cdef Plan p
     cdef Attrs a
     _plan(&p, "adagrad_update", out, weight, grad, rows, (history,), ("history",), lazy)

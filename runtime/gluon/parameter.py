@@ -74,6 +74,20 @@ def _shape(shape, who):
     return tuple(int(s) for s in shape)
 
 
+def _stored(data, stype):
+    """``data`` in storage type ``stype``.  A row_sparse parameter stores every row, zero
+    ones too (``tostype`` would drop them): the optimizers' update operators take a
+    row_sparse weight only in that layout, as MXNet's do."""
+    if stype != "row_sparse":
+        return data.tostype(stype)
+    if data.stype == "row_sparse" and data.indices.shape[0] == data.shape[0]:
+        return data
+    dense = data if data.stype == "default" else data.tostype("default")
+    rows = nd.arange(data.shape[0], ctx=data.context, dtype="int64")
+    return nd.sparse.row_sparse_array((dense, rows), shape=data.shape, ctx=data.context,
+                                      dtype=data.dtype)
+
+
 def _known(shape):
     return shape is not None and all(s > 0 for s in shape)
 
@@ -108,7 +122,8 @@ class Parameter:
         False makes ``grad_req`` 'null' whatever is asked.
     stype, grad_stype : {'default', 'row_sparse', 'csr'}
         Storage types of the data and of the gradient (Embedding with
-        ``sparse_grad=True`` has a row_sparse gradient).
+        ``sparse_grad=True`` has a row_sparse gradient).  A row_sparse parameter
+        stores every row, zero ones too, the layout that the optimizers take.
     """
 
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
@@ -222,7 +237,7 @@ class Parameter:
             data = nd.zeros(self._shape, ctx=self._ctx, dtype=self.dtype)
             chosen(self.name, data, own=own)
             if self._stype != "default":
-                data = data.tostype(self._stype)
+                data = _stored(data, self._stype)
         self._data = data
         self._deferred = None
         self._spread()
@@ -325,7 +340,9 @@ class Parameter:
 
     def row_sparse_data(self, row_id):
         """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
-        row_id's context (Gluon's)."""
+        row_id's context (Gluon's).  Under ``autograd.record()`` the copy is recorded
+        (``retain``), so backward writes the gradient of those rows into the
+        parameter's gradient."""
         if self._stype != "row_sparse":
             raise RuntimeError(f"Parameter {self.name!r}: row_sparse_data needs stype "
                                f"'row_sparse' (got {self._stype!r}); use data()")
@@ -354,7 +371,7 @@ class Parameter:
                 if value is data:
                     value = data.copy()
                 if self._stype != "default":
-                    value = value.tostype(self._stype)
+                    value = _stored(value, self._stype)
             self._data = value
             self._deferred = None
             self._spread()
@@ -368,7 +385,7 @@ class Parameter:
                 for a in self._copies or [self._data]:
                     a[:] = data.tostype("default") if data.stype != "default" else data
             else:
-                value = data.astype(self.dtype, copy=False).tostype(self._stype)
+                value = _stored(data.astype(self.dtype, copy=False), self._stype)
                 self._data = value.copyto(self._ctx) if value.ctx != self._ctx else value
                 self._spread()
                 self._attach()

@@ -392,8 +392,12 @@ class Trainer:
                 if len(arrays) > 1:
                     src = p.data()
                     for a in arrays:
-                        if a is not src:
+                        if a is src:
+                            continue
+                        if a.stype == "default":
                             a.copyto_dense(src)
+                        else:       # a row_sparse weight takes a copy of the storage
+                            a[:] = src
 
     @property
     def kvstore(self):

@@ -11,8 +11,9 @@ as in MXNet's ``mx.nd.sparse`` the registry operators that have sparse kernels:
 type out), ``sum``, ``mean``, ``norm``, ``where``, ``zeros_like`` and ``Embedding``.
 The storage type of each result is the operator's (runtime.ops.sparse lists them); a
 combination without a sparse kernel computes densely and says so with a
-``StorageFallbackWarning``.  MXNet's sparse optimizer update ``adagrad_update`` is here
-too.
+``StorageFallbackWarning``.  MXNet's optimizer updates with row_sparse kernels are here too
+(``sgd_update``, ``sgd_mom_update``, ``adam_update``, ``adagrad_update``, ``ftrl_update``:
+row_sparse weights, gradients and states, runtime.ops.optimizer_op says how).
 """
 
 from runtime._imperative import invoke
@@ -32,7 +33,7 @@ _OPERATORS = ("add", "subtract", "multiply", "divide", "add_n", "ElementWiseSum"
               "stop_gradient", "make_loss", "cos", "cosh", "arccos", "arccosh", "exp",
               "log", "log2", "log10", "rsqrt", "gamma", "gammaln", "FullyConnected",
               "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
-              "sgd_update", "sgd_mom_update", "adam_update",
+              "sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
               *sorted(ZERO_PRESERVING))
 
 __all__ = ["CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array", "zeros",

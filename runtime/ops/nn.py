@@ -16,7 +16,7 @@ from runtime import _storage
 from runtime import _rng as _random
 from runtime._device import like
 from runtime._imperative import is_recording, is_training
-from runtime._ndarray import from_numpy
+from runtime._ndarray import from_numpy, storage_host
 from runtime.ops._call import F
 from runtime.ops.registry import Attr, float_input, normalize_axis, register
 
@@ -582,6 +582,25 @@ def _embedding(attrs, ins, outs):
         outs[0][...] = w[idx]
 
 
+def _embedding_stypes(attrs, stypes):
+    """A row_sparse weight (what ``Parameter.row_sparse_data`` gives) has its own kernel,
+    with a dense result."""
+    return ["default"] if tuple(stypes) == ("default", "row_sparse") else None
+
+
+def _embedding_rsp(attrs, inputs):
+    """Embedding of a row_sparse weight: the rows it stores, zeros for the others (the
+    values of its dense form), without densifying it."""
+    data, w = inputs
+    idx = _clipped_rows("Embedding", data.asnumpy(), attrs["input_dim"])
+    rows, values = storage_host(w, 0), storage_host(w, -1)
+    pos = np.minimum(np.searchsorted(rows, idx), max(rows.shape[0] - 1, 0))
+    found = (rows[pos] == idx) if rows.shape[0] else np.zeros(idx.shape, bool)
+    out = np.zeros(idx.shape + (attrs["output_dim"],), values.dtype)
+    out[found] = values[pos[found]]
+    return [from_numpy(out, w.context)]
+
+
 def _embedding_grad_rule(attrs, inputs, outputs, out_grads):
     dims = {"input_dim": attrs["input_dim"], "output_dim": attrs["output_dim"]}
     name = "_embedding_grad_rsp" if attrs["sparse_grad"] else "_embedding_grad"
@@ -598,6 +617,7 @@ register(
     attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
     infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
+    sparse_stypes=_embedding_stypes, compute_sparse=_embedding_rsp,
     gradient=_embedding_grad_rule, grad_inputs=(0,), infer_inputs=_embedding_inputs,
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
 ``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
@@ -606,7 +626,8 @@ floats, truncated); as MXNet documents, an index too large is replaced by the la
 (input_dim - 1) and a negative one by row 0, in the gradient too; a NaN or infinite index
 is refused (IndexError), as ``take`` refuses it.  The weight gradient is a dense scatter-add of the head gradients, or with
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
-``data`` gets no gradient.""")
+``data`` gets no gradient.  A row_sparse weight (host memory) is read without densifying
+it; a row it does not store reads as zeros.""")
 
 
 def _embed_grad_shape(op):

@@ -8,15 +8,34 @@ Each takes ``(weight, grad, *states)``, writes the updated weight to its output 
 states in place (``mutates``); MXNet calls them ``nd.sgd_update(w, g, lr=0.1, out=w)``,
 which updates the weight in place (``inplace`` (0, 0)).  Without ``out=`` the result is
 a new array and the weight is left alone, but the states are still updated, as in
-MXNet.  The gradient is dense or row_sparse (weight and states dense).  For a row_sparse
-gradient with ``lazy_update=True`` (adagrad_update: always) only the rows present in the
-gradient are touched, in the weight and in the states (MXNet's lazy update); with
-``lazy_update=False`` every row is updated as if the absent rows had a zero gradient
-(MXNet's standard update, equal to the dense update of the densified gradient).  The
-updates that have no row_sparse kernel in MXNet (nag_mom_update, rmsprop_update,
-rmspropalex_update, ftml_update, ftrl_update, signum_update, signsgd_update: MXNet
-densifies the
-gradient through its storage fallback) always take the standard update.
+MXNet.
+
+Storage types.  Weight, gradient and states are dense or row_sparse (MXNet 1.x's
+``nd.sparse.sgd_update`` ... ``ftrl_update`` on row_sparse weights); the result has the
+weight's.  A row_sparse weight must store every row and a row_sparse state every row or
+none (MXNet's rule for its row_sparse kernels; a state that stores none starts at zeros
+and stores every row after the update), so their values are laid out as dense ones.  For
+a row_sparse gradient, which rows change follows MXNet's kernel for the storage types:
+
+- ``sgd_update``, ``sgd_mom_update``, ``adam_update``: with ``lazy_update=True`` and the
+  states of the weight's storage type, only the gradient's rows of the weight and the
+  states (the lazy update); otherwise every row, as if the absent rows had a zero
+  gradient (the standard update, equal to the dense update of the densified gradient):
+  MXNet's kernel for a row_sparse weight with dense states is the standard one.
+- ``adagrad_update`` (MXNet's ``_sparse_adagrad_update``): always lazy; storage types
+  (default, default, default), (default, row_sparse, default) or (row_sparse,
+  row_sparse, row_sparse) only, as MXNet's.
+- ``ftrl_update``: lazy when weight, grad and states are all row_sparse (MXNet's
+  kernel), else standard.
+- ``nag_mom_update``, ``rmsprop_update``, ``rmspropalex_update``, ``ftml_update``,
+  ``signum_update``, ``signsgd_update`` (no row_sparse kernel in MXNet, which densifies
+  through its storage fallback): the standard update.
+
+Where MXNet differs: it requires ``out=weight`` for a row_sparse weight (ndrt also
+returns a new array); ``adam_update`` with all-row_sparse arguments and
+``lazy_update=False`` fails in MXNet 1.9.1 and takes the standard update here; MXNet's
+fallback accepts a row_sparse weight that lacks rows and returns it with its zero rows
+dropped, ndrt refuses such a weight and keeps every row.
 ``clip_gradient`` < 0 means no clipping.
 
 Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
@@ -33,8 +52,8 @@ import numpy as np
 
 from runtime import _sparse_optim as K
 from runtime._device import array_module
+from runtime._ndarray import alloc_sparse, storage_view, write_storage
 from runtime._ndarray import empty as _empty
-from runtime._ndarray import storage_view
 from runtime.ops.registry import Attr, register
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -139,25 +158,32 @@ def _types(op, states):
     return infer
 
 
-def _storage(op, states, row_sparse_grad=True):
-    """infer_storage: dense weight and states; a dense grad, or a row_sparse one when
-    the op has a sparse kernel (``row_sparse_grad``)."""
+_RSP = "row_sparse"
+_ST = ("default", _RSP)
+# The storage-type combinations (weight, grad, states...) of an update that has no
+# storage fallback in MXNet (AdaGrad's sparse operator): every other one is refused.
+_ADAGRAD_STYPES = (("default", "default", "default"), ("default", _RSP, "default"),
+                   (_RSP, _RSP, _RSP))
+
+
+def _storage(op, states, allowed=None):
+    """infer_storage: weight, grad and states dense or row_sparse (``allowed``: the only
+    combinations taken); the result has the weight's storage type.  All dense: the dense
+    kernel; any row_sparse: the kernel of :func:`_sparse`."""
     names = ("weight", "grad") + states
 
     def infer(attrs, stypes):
         for name, s in zip(names, stypes):
-            if name != "grad" and s != "default":
+            if s not in _ST:
                 raise NotImplementedError(f"{op}: {name} must have storage type 'default' "
-                                          f"(got {s!r})")
-        if stypes[1] == "default":
+                                          f"or 'row_sparse' (got {s!r})")
+        if allowed is not None and tuple(stypes) not in allowed:
+            combos = " or ".join("(" + ", ".join(c) + ")" for c in allowed)
+            raise NotImplementedError(f"{op}: storage types ({', '.join(names)}) must be "
+                                      f"{combos}, as MXNet's (got ({', '.join(stypes)}))")
+        if all(s == "default" for s in stypes):
             return ["default"], "dense"
-        if not row_sparse_grad:
-            raise NotImplementedError(f"{op}: grad must have storage type 'default' (got "
-                                      f"{stypes[1]!r})")
-        if stypes[1] != "row_sparse":
-            raise NotImplementedError(f"{op}: grad must have storage type 'default' or "
-                                      f"'row_sparse' (got {stypes[1]!r})")
-        return ["default"], "sparse"
+        return [stypes[0]], "sparse"
     return infer
 
 
@@ -221,23 +247,97 @@ def _dense(op, update, device):
     return compute
 
 
-def _sparse(op, update, lazy_attr):
-    """The kernel of a row_sparse gradient: the rows of the weight that it updates are
-    written into ``out=weight`` itself, else into a copy of the weight.  ``lazy_attr``:
-    the attribute that chooses the lazy update, or True (always lazy), or False (always
-    the standard update)."""
+def _lazy(rule, attrs, w, g, states):
+    """Whether a row_sparse ``g`` takes the lazy update (only its rows of the weight and
+    the states change) or the standard one (every row, a row absent from ``g`` as if its
+    gradient were 0), by MXNet 1.x's kernel for the storage types: ``rule`` 'flag'
+    (sgd_update, sgd_mom_update, adam_update): ``lazy_update`` decides where the states
+    have the weight's storage type, else MXNet's kernel is the standard one; 'always'
+    (adagrad_update); 'all_rsp' (ftrl_update): lazy when weight and states are
+    row_sparse, else standard (MXNet's storage fallback); 'never': standard (the updates
+    that MXNet computes densely)."""
+    if rule == "flag":
+        return attrs["lazy_update"] and all(s.stype == w.stype for s in states)
+    if rule == "always":
+        return True
+    if rule == "all_rsp":
+        return w.stype == _RSP and all(s.stype == _RSP for s in states)
+    return False
+
+
+def _stored_rows(x):
+    return storage_view(x, 0).shape[0]
+
+
+def _full(x):
+    """True when row_sparse ``x`` stores every row (its data is then the dense layout)."""
+    n, k = x.shape[0], _stored_rows(x)
+    if k != n:
+        return False
+    rows = storage_view(x, 0)
+    return n == 0 or (rows[0] == 0 and rows[n - 1] == n - 1)
+
+
+def check_rows(op, state_names, inputs):
+    """ValueError unless a row_sparse weight among ``inputs`` (weight, grad, states...)
+    stores every row and a row_sparse state every row or none; returns the positions
+    among the states of those that store none.  runtime.optimizer checks a step's
+    updates with it before it runs any."""
+    w, states = inputs[0], inputs[2:]
+    n = w.shape[0] if w.ndim else 1
+    if w.stype == _RSP and not _full(w):
+        raise ValueError(f"{op}: a row_sparse weight must store all its {n} rows, as "
+                         f"MXNet's row_sparse updates require (got {_stored_rows(w)} "
+                         f"stored rows)")
+    empty = []
+    for i, (name, s) in enumerate(zip(state_names, states)):
+        if s.stype == _RSP and not _full(s):
+            if _stored_rows(s):
+                raise ValueError(f"{op}: a row_sparse {name} must store all its {n} rows "
+                                 f"or none (none: it starts at zeros) (got "
+                                 f"{_stored_rows(s)} stored rows)")
+            empty.append(i)
+    return empty
+
+
+def _full_row_sparse(shape, dtype, ctx, values=None):
+    """A row_sparse array of ``shape`` that stores every row (indices 0 .. n-1), its
+    values ``values`` (a NumPy array of ``shape``) or zeros: the layout that the updates
+    take for a row_sparse weight and states.  Host contexts."""
+    n = shape[0]
+    x = alloc_sparse(_RSP, shape, dtype, ctx, shape, [(n,)])
+    write_storage(x, 0, np.arange(n, dtype=np.int64))
+    write_storage(x, -1, 0 if values is None else values)
+    return x
+
+
+def _sparse(op, update, rule, state_names):
+    """The kernel of the updates with a row_sparse weight, grad or state (see
+    :func:`_lazy` for which rows change).  A row_sparse weight must store every row and
+    a row_sparse state every row or none (MXNet's rule; none: the state starts at zeros
+    and stores every row after the update), so that their data is the dense layout and
+    the host loops of runtime._sparse_optim run on it.  The result has the weight's
+    storage type: ``out=weight`` is written in place; otherwise the weight is copied
+    into a new array and updated there."""
     def compute(attrs, inputs, outs):
         check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
-        if not (w.context.device_type == "cpu" and g.context.device_type == "cpu"):
-            raise NotImplementedError(f"{op}: no device kernel for a row_sparse grad yet "
-                                      f"(got {w.context}); use a dense gradient")
+        if not all(x.context.device_type == "cpu" for x in inputs):
+            raise NotImplementedError(f"{op}: no device kernel for row_sparse arrays yet "
+                                      f"(got {w.context}); use dense arrays")
+        fresh = {i: _full_row_sparse(states[i].shape, states[i].dtype, states[i].context)
+                 for i in check_rows(op, state_names, inputs)}
+        views = [storage_view(fresh[i] if i in fresh else s, -1)
+                 for i, s in enumerate(states)]
         o = outs[0]
-        if o is None:
-            o = _empty(w.shape, ctx=w.context, dtype=w.dtype)
-        update(storage_view(o, -1), storage_view(w, -1), storage_view(g, -1),
-               storage_view(g, 0), [storage_view(s, -1) for s in states], attrs,
-               attrs[lazy_attr] if isinstance(lazy_attr, str) else lazy_attr)
+        if o is None or o.stype != w.stype or (o.stype == _RSP and o.chunk is not w.chunk):
+            o = (_full_row_sparse(w.shape, w.dtype, w.context) if w.stype == _RSP
+                 else _empty(w.shape, ctx=w.context, dtype=w.dtype))
+        rows = None if g.stype == "default" else storage_view(g, 0)
+        update(storage_view(o, -1), storage_view(w, -1), storage_view(g, -1), rows, views,
+               attrs, _lazy(rule, attrs, w, g, states) if rows is not None else False)
+        for i, x in fresh.items():
+            states[i][:] = x
         return [o]
     return compute
 
@@ -281,7 +381,7 @@ register(
     infer_shape=_shapes("sgd_update", (), _no_check, _no_check_ok),
     infer_type=_types("sgd_update", ()), infer_storage=_storage("sgd_update", ()),
     compute=_dense("sgd_update", _sgd_host, _sgd_device),
-    compute_sparse=_sparse("sgd_update", _sgd_host, "lazy_update"), sparse_out=True,
+    compute_sparse=_sparse("sgd_update", _sgd_host, "flag", ()), sparse_out=True,
     inplace=((0, 0),), differentiable=False,
     doc="""SGD (MXNet's sgd_update): weight = (1 - lr wd) weight - lr clip(rescale_grad
 grad, clip_gradient).  A row_sparse grad with lazy_update updates only its rows.""")
@@ -294,7 +394,7 @@ register(
     infer_type=_types("sgd_mom_update", ("mom",)),
     infer_storage=_storage("sgd_mom_update", ("mom",)),
     compute=_dense("sgd_mom_update", _sgd_host, _sgd_device),
-    compute_sparse=_sparse("sgd_mom_update", _sgd_host, "lazy_update"), sparse_out=True,
+    compute_sparse=_sparse("sgd_mom_update", _sgd_host, "flag", ("mom",)), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""SGD with momentum (MXNet's sgd_mom_update): mom = momentum mom - lr wd weight
 - lr clip(rescale_grad grad, clip_gradient); weight += mom.  ``mom`` is updated in place;
@@ -330,7 +430,8 @@ register(
     infer_type=_types("adam_update", ("mean", "var")),
     infer_storage=_storage("adam_update", ("mean", "var")),
     compute=_dense("adam_update", _adam_host, _adam_device),
-    compute_sparse=_sparse("adam_update", _adam_host, "lazy_update"), sparse_out=True,
+    compute_sparse=_sparse("adam_update", _adam_host, "flag", ("mean", "var")),
+    sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3), differentiable=False,
     doc="""Adam (MXNet's adam_update, without bias correction: the Adam optimizer folds
 it into lr): g = clip(rescale_grad grad + wd weight, clip_gradient); mean = beta1 mean +
@@ -351,7 +452,7 @@ def _adagrad_device(w, g, states, o, attrs):
     hist = states[0]
     step = _scaled(g, attrs)
     hist += step * step
-    o[...] = w - t(attrs["lr"]) * (step / (xp.sqrt(hist) + t(attrs["epsilon"]))
+    o[...] = w - t(attrs["lr"]) * (step / xp.sqrt(hist + t(attrs["epsilon"]))
                                    + t(attrs["wd"]) * w)
 
 
@@ -362,12 +463,14 @@ register(
     infer_shape=_shapes("adagrad_update", ("history",), _check_adagrad,
                         _adagrad_ok),
     infer_type=_types("adagrad_update", ("history",)),
-    infer_storage=_storage("adagrad_update", ("history",)),
+    infer_storage=_storage("adagrad_update", ("history",), _ADAGRAD_STYPES),
     compute=_dense("adagrad_update", _adagrad_host, _adagrad_device),
-    compute_sparse=_sparse("adagrad_update", _adagrad_host, True), sparse_out=True,
+    compute_sparse=_sparse("adagrad_update", _adagrad_host, "always", ("history",)),
+    sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""AdaGrad (MXNet's nd.sparse.adagrad_update): g = clip(rescale_grad grad,
-clip_gradient); history += g^2; weight -= lr (g / (sqrt(history) + epsilon) + wd weight).
+clip_gradient); history += g^2; weight -= lr (g / sqrt(history + epsilon) + wd weight)
+(epsilon inside the root, as MXNet's kernel).
 ``history`` is updated in place.  A row_sparse grad updates only its rows of weight and
 history (always lazy, as MXNet); MXNet's sparse op refuses wd != 0, here wd decays the
 rows updated.""")
@@ -431,7 +534,7 @@ register(
     infer_type=_types("nag_mom_update", ("mom",)),
     infer_storage=_storage("nag_mom_update", ("mom",)),
     compute=_dense("nag_mom_update", _nag_host, _nag_device),
-    compute_sparse=_sparse("nag_mom_update", _nag_host, False), sparse_out=True,
+    compute_sparse=_sparse("nag_mom_update", _nag_host, "never", ("mom",)), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""Nesterov momentum (MXNet's nag_mom_update kernel): s = lr (clip(rescale_grad
 grad, clip_gradient) + wd weight); mom = momentum mom - s; weight += momentum mom - s.
@@ -466,7 +569,7 @@ register(
     infer_type=_types("rmsprop_update", ("n",)),
     infer_storage=_storage("rmsprop_update", ("n",)),
     compute=_dense("rmsprop_update", _rmsprop_host, _rmsprop_device),
-    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, False), sparse_out=True,
+    compute_sparse=_sparse("rmsprop_update", _rmsprop_host, "never", ("n",)), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""RMSProp (MXNet's rmsprop_update): g = clip(rescale_grad grad + wd weight,
 clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; weight -= lr g / sqrt(n + epsilon), then
@@ -515,7 +618,9 @@ register(
     infer_type=_types("rmspropalex_update", ("n", "g", "delta")),
     infer_storage=_storage("rmspropalex_update", ("n", "g", "delta")),
     compute=_dense("rmspropalex_update", _rmspropalex_host, _rmspropalex_device),
-    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, False), sparse_out=True,
+    compute_sparse=_sparse("rmspropalex_update", _rmspropalex_host, "never",
+                           ("n", "g", "delta")),
+    sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
     doc="""Centered RMSProp, Graves' form (MXNet's rmspropalex_update): g = clip(rescale_grad
 grad + wd weight, clip_gradient); n = (1 - gamma1) g^2 + gamma1 n; g_avg = (1 - gamma1) g +
@@ -571,7 +676,7 @@ register(
     infer_type=_types("ftml_update", ("d", "v", "z")),
     infer_storage=_storage("ftml_update", ("d", "v", "z")),
     compute=_dense("ftml_update", _ftml_host, _ftml_device),
-    compute_sparse=_sparse("ftml_update", _ftml_host, False), sparse_out=True,
+    compute_sparse=_sparse("ftml_update", _ftml_host, "never", ("d", "v", "z")), sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3, 4), differentiable=False,
     doc="""FTML, Follow the Moving Leader (MXNet's ftml_update): g = clip(rescale_grad grad +
 wd weight, clip_grad); v = beta2 v + (1 - beta2) g^2; d_t = (1 - beta1^t) / lr
@@ -605,7 +710,7 @@ register(
     infer_type=_types("ftrl_update", ("z", "n")),
     infer_storage=_storage("ftrl_update", ("z", "n")),
     compute=_dense("ftrl_update", _ftrl_host, _ftrl_device),
-    compute_sparse=_sparse("ftrl_update", _ftrl_host, False), sparse_out=True,
+    compute_sparse=_sparse("ftrl_update", _ftrl_host, "all_rsp", ("z", "n")), sparse_out=True,
     inplace=((0, 0),), mutates=(2, 3), differentiable=False,
     doc="""FTRL-proximal (MXNet's ftrl_update): g = clip(rescale_grad grad,
 clip_gradient); z += g - (sqrt(n + g^2) - sqrt(n)) weight / lr; n += g^2; weight =
@@ -640,7 +745,7 @@ register(
     infer_type=_types("signum_update", ("mom",)),
     infer_storage=_storage("signum_update", ("mom",)),
     compute=_dense("signum_update", _signum_host, _signum_device),
-    compute_sparse=_sparse("signum_update", _signum_host, False), sparse_out=True,
+    compute_sparse=_sparse("signum_update", _signum_host, "never", ("mom",)), sparse_out=True,
     inplace=((0, 0),), mutates=(2,), differentiable=False,
     doc="""Signum (MXNet's signum_update): mom = momentum mom - (1 - momentum) (wd weight
 + clip(rescale_grad grad, clip_gradient)); weight = (1 - lr wd_lh) weight + lr sign(mom).
@@ -652,7 +757,7 @@ register(
     infer_shape=_shapes("signsgd_update", (), _no_check, _no_check_ok),
     infer_type=_types("signsgd_update", ()), infer_storage=_storage("signsgd_update", ()),
     compute=_dense("signsgd_update", _signum_host, _signum_device),
-    compute_sparse=_sparse("signsgd_update", _signum_host, False), sparse_out=True,
+    compute_sparse=_sparse("signsgd_update", _signum_host, "never", ()), sparse_out=True,
     inplace=((0, 0),), differentiable=False,
     doc="""signSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
 (the sign of the raw gradient: rescaling and clipping do not change it).  A row_sparse

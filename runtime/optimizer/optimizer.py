@@ -2,12 +2,15 @@
 :class:`Adam`, :class:`AdaGrad`, :func:`create` and :func:`register`.
 
 An optimizer keeps no arrays of its own: ``create_state(index, weight)`` makes the
-state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as dense
-arrays beside the weight) and ``update(index, weight, grad, state)`` runs one update
+state of one weight (momentum, Adam's mean and variance, AdaGrad's history, as arrays
+beside the weight) and ``update(index, weight, grad, state)`` runs one update
 operator of runtime/ops/optimizer_op.py with ``out=weight``, which writes the weight and its
 state in place.  A row_sparse ``grad`` takes the operators' row_sparse kernels: with
 ``lazy_update=True`` only the rows present in the gradient are touched (MXNet's lazy
-update), else every row is (the standard update).  Per-weight learning-rate and weight
+update), else every row is (the standard update).  A row_sparse weight (which must store
+every row: gluon's row_sparse Parameters do) gets row_sparse states, as in MXNet, so that
+the lazy update keeps its meaning; the operators' docstring says which update each
+storage-type combination takes.  Per-weight learning-rate and weight
 decay multipliers come from ``param_dict`` (index -> a Parameter with ``lr_mult`` and
 ``wd_mult``, which gluon's Trainer fills) or from :meth:`Optimizer.set_lr_mult` and
 :meth:`Optimizer.set_wd_mult` (index -> multiplier).
@@ -30,7 +33,7 @@ from runtime import nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
 from runtime.ops.optimizer_op import as_number as _number
-from runtime.ops.optimizer_op import check_lr, check_number
+from runtime.ops.optimizer_op import check_lr, check_number, check_rows
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
            "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "Updater",
@@ -225,6 +228,8 @@ class Optimizer:
         op.infer_shape(attrs, [x.shape for x in inputs])
         op.infer_type(attrs, [np.dtype(x.dtype) for x in inputs])
         op.infer_storage(attrs, [x.stype for x in inputs])
+        if any(x.stype != "default" for x in inputs):
+            check_rows(name, op.inputs[2:], inputs)
 
     # -- the interface of subclasses ------------------------------------------------
 
@@ -273,6 +278,14 @@ class Optimizer:
     def _zeros_like(weight):
         return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
 
+    @staticmethod
+    def _state_like(weight):
+        """Zeros of the weight's shape, dtype, context and storage type: the state of an
+        update operator (MXNet's ``create_state``); a row_sparse one stores no rows
+        until the first update gives it every row."""
+        return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype,
+                        stype=weight.stype)
+
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r}, wd={self.wd!r})"
 
@@ -289,7 +302,7 @@ class SGD(Optimizer):
         self.lazy_update = bool(lazy_update)
 
     def create_state(self, index, weight):
-        return self._zeros_like(weight) if self.momentum != 0.0 else None
+        return self._state_like(weight) if self.momentum != 0.0 else None
 
     def _plan(self, index, weight, grad, state):
         lr, wd = self._lr_wd(index)
@@ -321,7 +334,7 @@ class Adam(Optimizer):
         self.lazy_update = bool(lazy_update)
 
     def create_state(self, index, weight):
-        return (self._zeros_like(weight), self._zeros_like(weight))
+        return (self._state_like(weight), self._state_like(weight))
 
     def _plan(self, index, weight, grad, state):
         t = self._index_update_count[index]
@@ -338,17 +351,17 @@ class Adam(Optimizer):
 @register
 class AdaGrad(Optimizer):
     """AdaGrad (MXNet's ``mx.optimizer.AdaGrad``) through ``adagrad_update`` for dense
-    and row_sparse gradients alike: history += g^2; weight -= lr (g / (sqrt(history) +
-    eps) + wd weight) (MXNet's dense Python path puts eps inside the square root; its
-    sparse operator, used here for both, outside).  A row_sparse gradient updates only
-    its rows (state: the history)."""
+    and row_sparse gradients alike: history += g^2; weight -= lr (g / sqrt(history +
+    eps) + wd weight), eps inside the square root as in MXNet 1.9.1's dense Python path
+    and its sparse operator.  A row_sparse gradient updates only its rows (state: the
+    history)."""
 
     def __init__(self, eps=1e-7, **kwargs):
         super().__init__(**kwargs)
         self.float_stable_eps = _number("AdaGrad", "eps", eps, lo=0, lo_open=True)
 
     def create_state(self, index, weight):
-        return self._zeros_like(weight)
+        return self._state_like(weight)
 
     def _plan(self, index, weight, grad, state):
         lr, wd = self._lr_wd(index)
@@ -369,7 +382,7 @@ class NAG(Optimizer):
         self.momentum = _number("NAG", "momentum", momentum, lo=0, hi=1)
 
     def create_state(self, index, weight):
-        return self._zeros_like(weight) if self.momentum != 0.0 else None
+        return self._state_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
         common = self._count_and_common(index)
@@ -401,8 +414,8 @@ class RMSProp(Optimizer):
 
     def create_state(self, index, weight):
         if self.centered:
-            return tuple(self._zeros_like(weight) for _ in range(3))
-        return self._zeros_like(weight)
+            return tuple(self._state_like(weight) for _ in range(3))
+        return self._state_like(weight)
 
     def update(self, index, weight, grad, state):
         attrs = {**self._count_and_common(index), "gamma1": float(self.gamma1),
@@ -428,7 +441,7 @@ class Ftrl(Optimizer):
         self.beta = _number("Ftrl", "beta", beta, lo=0)
 
     def create_state(self, index, weight):
-        return (self._zeros_like(weight), self._zeros_like(weight))
+        return (self._state_like(weight), self._state_like(weight))
 
     def update(self, index, weight, grad, state):
         z, n = state
@@ -450,7 +463,7 @@ class FTML(Optimizer):
         self.epsilon = _number("FTML", "epsilon", epsilon, lo=0, lo_open=True)
 
     def create_state(self, index, weight):
-        return tuple(self._zeros_like(weight) for _ in range(3))
+        return tuple(self._state_like(weight) for _ in range(3))
 
     def update(self, index, weight, grad, state):
         attrs = self._count_and_common(index)
@@ -481,7 +494,7 @@ class LARS(Optimizer):
         self.last_lr = self.cur_lr = None
 
     def create_state(self, index, weight):
-        return self._zeros_like(weight) if self.momentum != 0.0 else None
+        return self._state_like(weight) if self.momentum != 0.0 else None
 
     @staticmethod
     def _norm(x):
@@ -523,7 +536,7 @@ class Signum(Optimizer):
         self.wd_lh = _number("Signum", "wd_lh", wd_lh)
 
     def create_state(self, index, weight):
-        return self._zeros_like(weight) if self.momentum != 0.0 else None
+        return self._state_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
         common = self._count_and_common(index)

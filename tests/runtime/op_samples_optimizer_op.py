@@ -80,8 +80,9 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
                  NotImplementedError,
                  rf"^{_name}: grad must have storage type 'default' or 'row_sparse' "
                  r"\(got 'csr'\)"),
-         Failure([_rsp(_sparse_input((4, 3), _s)), _g, *_st], _attrs, NotImplementedError,
-                 rf"^{_name}: weight must have storage type 'default' \(got 'row_sparse'\)"),
+         Failure([_csr(_sparse_input((4, 3), _s)), _g, *_st], _attrs, NotImplementedError,
+                 rf"^{_name}: weight must have storage type 'default' or 'row_sparse' "
+                 r"\(got 'csr'\)"),
          Failure([_w, _rsp(_sparse_input((4, 2), _s + 1)), *_st], _attrs, ValueError,
                  rf"^{_name}: grad must have the weight's shape \(4, 3\) \(got \(4, 2\)\)"))
     if _n:

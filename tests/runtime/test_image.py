@@ -1,5 +1,6 @@
 """runtime.image and gluon.data.vision.transforms against MXNet 1.9.1's outputs
-(tests/runtime/data/mxnet191_image.npz, written by mxnet_data_fixtures.py); the image
+(tests/runtime/data/mxnet191_image.npz, written by mxnet_data_fixtures.py, and
+mxnet_rotate_values.npz for the rotations); the image
 datasets and ImageIter on files written here.  Decoding needs Pillow (the image extra)."""
 
 import os
@@ -222,6 +223,91 @@ def test_hue_jitter_keeps_grey_and_brightness():
     assert jit.shape == IMG.shape and jit.dtype == np.uint8
     never = T.RandomApply(T.RandomFlipLeftRight(), p=0)
     np.testing.assert_array_equal(never(x).asnumpy(), IMG)
+
+
+
+# -- rotation (tests/runtime/data/mxnet_rotate_values.npz, written by
+# make_mxnet_rotate_values.py there with MXNet 1.9.1, from its inputs()) --------------------
+
+def _rotate_fixture():
+    import importlib.util
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    spec = importlib.util.spec_from_file_location(
+        "make_mxnet_rotate_values", os.path.join(here, "make_mxnet_rotate_values.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, np.load(os.path.join(here, "mxnet_rotate_values.npz"))
+
+
+ROT, ROT_REF = _rotate_fixture()
+
+
+@pytest.mark.parametrize("case", ROT.CASES, ids=lambda c: c[0])
+def test_imrotate_matches_mxnet(case):
+    key, angle, zoom_in, zoom_out, batched = case
+    single, batch = ROT.inputs()
+    src = nd.array(batch if batched else single)
+    deg = nd.array(angle) if isinstance(angle, list) else angle
+    got = image.imrotate(src, deg, zoom_in=zoom_in, zoom_out=zoom_out)
+    assert got.shape == src.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got.asnumpy(), ROT_REF[key], rtol=0, atol=2e-6)
+    if not batched and not (zoom_in or zoom_out):
+        np.testing.assert_allclose(T.Rotate(angle)(src).asnumpy(), ROT_REF[key], atol=2e-6)
+
+
+def test_rotate_by_90_degrees_of_a_square_is_numpy_rot90():
+    a = np.arange(2 * 5 * 5, dtype=np.float32).reshape(2, 5, 5)
+    got = image.imrotate(nd.array(a), 90.0).asnumpy()
+    np.testing.assert_allclose(got, np.rot90(a, k=1, axes=(1, 2)), atol=1e-4)
+    np.testing.assert_allclose(image.imrotate(nd.array(a), 0.0).asnumpy(), a, atol=1e-5)
+
+
+def test_random_rotation_draws_its_angles_from_runtime_random():
+    single, batch = ROT.inputs()
+    t = T.RandomRotation((-30, 40), zoom_out=True)
+    mx_random.seed(5)
+    got = t(nd.array(batch)).asnumpy()
+    mx_random.seed(5)
+    rng = _rng.generator()
+    rng.random()                                  # the draw that decides to rotate
+    deg = rng.uniform(-30, 40, size=2)
+    want = image.imrotate(nd.array(batch), nd.array(deg), zoom_out=True).asnumpy()
+    np.testing.assert_array_equal(got, want)
+    assert not np.allclose(got, batch)
+    never = T.RandomRotation((-30, 40), rotate_with_proba=0)
+    x = nd.array(single)
+    assert never(x) is x
+
+
+@pytest.mark.parametrize("make,err,match", [
+    (lambda: T.Rotate(30, zoom_in=True, zoom_out=True), ValueError,
+     r"Rotate: zoom_in and zoom_out must not both be True"),
+    (lambda: T.Rotate("30"), TypeError, r"Rotate: rotation_degrees must be a number"),
+    (lambda: T.RandomRotation((40, -30)), ValueError,
+     r"RandomRotation: angle_limits must be ordered, lower < upper \(got \(40, -30\)\)"),
+    (lambda: T.RandomRotation(30), TypeError,
+     r"RandomRotation: angle_limits must be \(lower, upper\) degrees \(got 30\)"),
+    (lambda: T.RandomRotation((0, 1), rotate_with_proba=1.5), ValueError,
+     r"RandomRotation: rotate_with_proba must be a probability in \[0, 1\] \(got 1.5\)"),
+])
+def test_rotation_transforms_refuse_bad_arguments(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
+
+
+def test_imrotate_refuses_bad_input():
+    with pytest.raises(TypeError, match=r"imrotate: src must be float32, a CxHxW tensor "
+                       r"such as ToTensor gives \(got uint8\)"):
+        T.Rotate(10)(nd.array(IMG, dtype="uint8"))
+    with pytest.raises(ValueError, match=r"imrotate: src must be CxHxW or NxCxHxW \(got "
+                       r"shape \(4, 4\)\)"):
+        image.imrotate(nd.zeros((4, 4)), 10.0)
+    with pytest.raises(ValueError, match=r"imrotate: rotation_degrees must hold one angle "
+                       r"per image \(2\) \(got 3\)"):
+        image.imrotate(nd.zeros((2, 1, 4, 4)), nd.array([1, 2, 3]))
+    with pytest.raises(TypeError, match=r"imrotate: rotation_degrees must be a number for "
+                       r"one image"):
+        image.imrotate(nd.zeros((1, 4, 4)), nd.array([1.0]))
 
 
 free_failing_tests(globals())

@@ -80,7 +80,7 @@ def ref_update(name, w, g, states, a):
     assert name == "adagrad_update"
     gr = _clip(rs * g, clip)
     h = states[0] + gr * gr
-    return w - lr * (gr / (np.sqrt(h) + a.get("epsilon", 1e-7)) + wd * w), [h]
+    return w - lr * (gr / np.sqrt(h + a.get("epsilon", 1e-7)) + wd * w), [h]
 
 
 def ref_lazy(name, w, rows, grows, states, a):

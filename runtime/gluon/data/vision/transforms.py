@@ -1,7 +1,9 @@
 """Image transforms (Gluon's ``gluon.data.vision.transforms``): blocks that take an
 image NDArray (HxWxC, or NxHxWxC where noted) and return the transformed image, meant
 for ``dataset.transform_first(...)``.  They run on the host through NumPy (data
-preparation, never recorded); random ones draw from ``runtime.random``'s generator."""
+preparation, never recorded); random ones draw from ``runtime.random``'s generator.
+:class:`Rotate` and :class:`RandomRotation` take CxHxW (or NxCxHxW) float32 tensors, as
+``ToTensor`` gives them (MXNet's rule)."""
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from runtime.gluon.nn import Sequential
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "CropResize",
            "RandomResizedCrop", "RandomFlipLeftRight", "RandomFlipTopBottom",
            "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomHue",
-           "RandomColorJitter", "RandomLighting", "RandomApply"]
+           "RandomColorJitter", "RandomLighting", "RandomApply", "Rotate", "RandomRotation"]
 
 
 def _np(who, x):
@@ -346,3 +348,49 @@ class RandomLighting(Block):
         alpha = _random.generator().normal(0, self._alpha, 3).astype(np.float32)
         rgb = self._EIGVEC @ (alpha * self._EIGVAL)
         return _like(a, a.astype(np.float32) + rgb)
+
+
+class Rotate(Block):
+    """The CxHxW (or NxCxHxW) float32 tensor rotated by ``rotation_degrees`` about its
+    centre, keeping its shape (Gluon's ``transforms.Rotate``, through
+    :func:`runtime.image.imrotate`: bilinear sampling, 0 outside the source).
+    ``zoom_in`` scales so that no padding shows, ``zoom_out`` so that the whole image
+    shows."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        if isinstance(rotation_degrees, bool) or not isinstance(
+                rotation_degrees, (int, float, np.number)):
+            raise TypeError(f"Rotate: rotation_degrees must be a number (got "
+                            f"{rotation_degrees!r})")
+        if zoom_in and zoom_out:
+            raise ValueError("Rotate: zoom_in and zoom_out must not both be True (got "
+                             "zoom_in=True, zoom_out=True)")
+        self._args = (float(rotation_degrees), bool(zoom_in), bool(zoom_out))
+
+    def forward(self, x):
+        return image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """:class:`Rotate` by an angle drawn uniformly from ``angle_limits`` = (lower,
+    upper) degrees (one per image of a batch), with probability ``rotate_with_proba``;
+    otherwise the input unchanged (Gluon's ``transforms.RandomRotation``)."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        limits = image._angle_limits("RandomRotation", angle_limits)
+        if isinstance(rotate_with_proba, bool) or not isinstance(
+                rotate_with_proba, (int, float, np.number)) or not 0 <= rotate_with_proba <= 1:
+            raise ValueError(f"RandomRotation: rotate_with_proba must be a probability in "
+                             f"[0, 1] (got {rotate_with_proba!r})")
+        if zoom_in and zoom_out:
+            raise ValueError("RandomRotation: zoom_in and zoom_out must not both be True "
+                             "(got zoom_in=True, zoom_out=True)")
+        self._args = (limits, bool(zoom_in), bool(zoom_out))
+        self._proba = float(rotate_with_proba)
+
+    def forward(self, x):
+        if _random.generator().random() >= self._proba:
+            return x
+        return image.random_rotate(x, *self._args)

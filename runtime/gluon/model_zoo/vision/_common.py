@@ -1,20 +1,21 @@
 """What every model of the zoo shares: the classifier block base and pretrained loading."""
 
-from runtime import nd
 from runtime.context import cpu
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
 from runtime.gluon.model_zoo import model_store
 
 
-class Classifier(Block):
-    """``output(features(x))``: the shape of every network of the zoo."""
+class Classifier(HybridBlock):
+    """``output(features(x))``: the shape of every network of the zoo (a HybridBlock, as
+    every block of the zoo: ``hybridize()`` runs the whole network as one graph, and
+    ``export()`` writes it in MXNet's formats)."""
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         return self.output(self.features(x))
 
 
-def relu(x):
-    return nd.Activation(x, act_type="relu")
+def relu(F, x):
+    return F.Activation(x, act_type="relu")
 
 
 def finish(net, name, pretrained, ctx, root):

@@ -13,7 +13,7 @@ class AlexNet(Classifier):
     def __init__(self, classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             with self.features.name_scope():
                 f = self.features
                 f.add(nn.Conv2D(64, kernel_size=11, strides=4, padding=2, activation="relu"))

@@ -10,7 +10,7 @@ __all__ = ["DenseNet", "densenet_spec", "get_densenet", "densenet121", "densenet
 
 def _dense_layer(growth_rate, bn_size, dropout):
     """``[x, f(x)]`` joined on channels, f = BN-ReLU-1x1 conv-BN-ReLU-3x3 conv."""
-    f = nn.Sequential(prefix="")
+    f = nn.HybridSequential(prefix="")
     f.add(nn.BatchNorm(), nn.Activation("relu"),
           nn.Conv2D(bn_size * growth_rate, kernel_size=1, use_bias=False),
           nn.BatchNorm(), nn.Activation("relu"),
@@ -23,7 +23,7 @@ def _dense_layer(growth_rate, bn_size, dropout):
 
 
 def _dense_block(num_layers, bn_size, growth_rate, dropout, index):
-    block = nn.Sequential(prefix=f"stage{index}_")
+    block = nn.HybridSequential(prefix=f"stage{index}_")
     with block.name_scope():
         for _ in range(num_layers):
             block.add(_dense_layer(growth_rate, bn_size, dropout))
@@ -31,7 +31,7 @@ def _dense_block(num_layers, bn_size, growth_rate, dropout, index):
 
 
 def _transition(channels):
-    out = nn.Sequential(prefix="")
+    out = nn.HybridSequential(prefix="")
     out.add(nn.BatchNorm(), nn.Activation("relu"),
             nn.Conv2D(channels, kernel_size=1, use_bias=False),
             nn.AvgPool2D(pool_size=2, strides=2))
@@ -47,7 +47,7 @@ class DenseNet(Classifier):
                  classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.Conv2D(num_init_features, kernel_size=7, strides=2,
                                         padding=3, use_bias=False),
                               nn.BatchNorm(), nn.Activation("relu"),

@@ -11,7 +11,7 @@ _SETTINGS = ("channels", "kernel_size", "strides", "padding")
 
 def _basic_conv(**kwargs):
     """Convolution without bias, batch norm (epsilon 1e-3), ReLU."""
-    out = nn.Sequential(prefix="")
+    out = nn.HybridSequential(prefix="")
     out.add(nn.Conv2D(use_bias=False, **kwargs), nn.BatchNorm(epsilon=0.001),
             nn.Activation("relu"))
     return out
@@ -20,7 +20,7 @@ def _basic_conv(**kwargs):
 def _branch(pool, *convs):
     """An optional pooling ('avg': 3x3/1 padded, 'max': 3x3/2) then basic convolutions,
     each given as (channels, kernel_size, strides, padding) with None for the default."""
-    out = nn.Sequential(prefix="")
+    out = nn.HybridSequential(prefix="")
     if pool == "avg":
         out.add(nn.AvgPool2D(pool_size=3, strides=1, padding=1))
     elif pool == "max":
@@ -78,7 +78,7 @@ def _module_d(prefix):
 
 def _split(first):
     """``first`` then its output through a 1x3 and a 3x1 branch joined on channels."""
-    seq = nn.Sequential(prefix="")
+    seq = nn.HybridSequential(prefix="")
     seq.add(first)
     both = HybridConcurrent(axis=1, prefix="")
     seq.add(both)
@@ -103,7 +103,7 @@ class Inception3(Classifier):
     def __init__(self, classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            f = self.features = nn.Sequential(prefix="")
+            f = self.features = nn.HybridSequential(prefix="")
             f.add(_basic_conv(channels=32, kernel_size=3, strides=2),
                   _basic_conv(channels=32, kernel_size=3),
                   _basic_conv(channels=64, kernel_size=3, padding=1),

@@ -1,9 +1,8 @@
 """MobileNet (Howard et al. 2017) and MobileNetV2 (Sandler et al. 2018) at width
 multipliers 1.0, 0.75, 0.5 and 0.25, as Gluon's model zoo builds them."""
 
-from runtime import nd
 from runtime.gluon import nn
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
 from runtime.gluon.model_zoo.vision._common import Classifier, finish
 
 __all__ = ["MobileNet", "MobileNetV2", "RELU6", "LinearBottleneck", "get_mobilenet",
@@ -12,11 +11,11 @@ __all__ = ["MobileNet", "MobileNetV2", "RELU6", "LinearBottleneck", "get_mobilen
            "mobilenet_v2_0_25"]
 
 
-class RELU6(Block):
+class RELU6(HybridBlock):
     """``min(max(x, 0), 6)``."""
 
-    def forward(self, x):
-        return nd.clip(x, 0, 6)
+    def hybrid_forward(self, F, x):
+        return F.clip(x, a_min=0, a_max=6)
 
 
 def _add_conv(out, channels=1, kernel=1, stride=1, pad=0, num_group=1, active=True,
@@ -27,7 +26,7 @@ def _add_conv(out, channels=1, kernel=1, stride=1, pad=0, num_group=1, active=Tr
         out.add(RELU6() if relu6 else nn.Activation("relu"))
 
 
-class LinearBottleneck(Block):
+class LinearBottleneck(HybridBlock):
     """1x1 expansion by ``t`` (ReLU6), 3x3 depthwise (ReLU6), linear 1x1 projection;
     plus the input when stride is 1 and the channels agree."""
 
@@ -35,13 +34,13 @@ class LinearBottleneck(Block):
         super().__init__(**kwargs)
         self.use_shortcut = stride == 1 and in_channels == channels
         with self.name_scope():
-            self.out = nn.Sequential()
+            self.out = nn.HybridSequential()
             _add_conv(self.out, in_channels * t, relu6=True)
             _add_conv(self.out, in_channels * t, kernel=3, stride=stride, pad=1,
                       num_group=in_channels * t, relu6=True)
             _add_conv(self.out, channels, active=False, relu6=True)
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         out = self.out(x)
         return out + x if self.use_shortcut else out
 
@@ -53,7 +52,7 @@ class MobileNet(Classifier):
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             with self.features.name_scope():
                 _add_conv(self.features, channels=int(32 * multiplier), kernel=3, pad=1,
                           stride=2)
@@ -76,7 +75,7 @@ class MobileNetV2(Classifier):
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="features_")
+            self.features = nn.HybridSequential(prefix="features_")
             with self.features.name_scope():
                 _add_conv(self.features, int(32 * multiplier), kernel=3, stride=2, pad=1,
                           relu6=True)
@@ -90,7 +89,7 @@ class MobileNetV2(Classifier):
                 last = int(1280 * multiplier) if multiplier > 1.0 else 1280
                 _add_conv(self.features, last, relu6=True)
                 self.features.add(nn.GlobalAvgPool2D())
-            self.output = nn.Sequential(prefix="output_")
+            self.output = nn.HybridSequential(prefix="output_")
             with self.output.name_scope():
                 self.output.add(nn.Conv2D(classes, 1, use_bias=False, prefix="pred_"),
                                 nn.Flatten())

@@ -2,7 +2,7 @@
 as Gluon's model zoo builds them (its parameter names)."""
 
 from runtime.gluon import nn
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
 from runtime.gluon.model_zoo.vision._common import Classifier, finish, relu
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
@@ -17,7 +17,7 @@ def _conv3x3(channels, stride, in_channels):
 
 def _projection(channels, stride, in_channels, with_bn):
     """The 1x1 convolution that brings the shortcut to the body's shape."""
-    seq = nn.Sequential(prefix="")
+    seq = nn.HybridSequential(prefix="")
     seq.add(nn.Conv2D(channels, kernel_size=1, strides=stride, use_bias=False,
                       in_channels=in_channels))
     if with_bn:
@@ -25,20 +25,20 @@ def _projection(channels, stride, in_channels, with_bn):
     return seq
 
 
-class _ResidualV1(Block):
+class _ResidualV1(HybridBlock):
     """``relu(body(x) + shortcut(x))``, the shortcut a strided 1x1 convolution with batch
     norm when the shape changes."""
 
     def _build(self, layers, channels, stride, downsample, in_channels):
         # the shortcut's layers are made after the body's (MXNet's numbering)
-        self.body = nn.Sequential(prefix="")
+        self.body = nn.HybridSequential(prefix="")
         self.body.add(*layers)
         self.downsample = (_projection(channels, stride, in_channels, True) if downsample
                            else None)
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         shortcut = self.downsample(x) if self.downsample is not None else x
-        return relu(self.body(x) + shortcut)
+        return relu(F, self.body(x) + shortcut)
 
 
 class BasicBlockV1(_ResidualV1):
@@ -64,7 +64,7 @@ class BottleneckV1(_ResidualV1):
                     channels, stride, downsample, in_channels)
 
 
-class _ResidualV2(Block):
+class _ResidualV2(HybridBlock):
     """Pre-activation: ``x = relu(bn1(x))``, then ``residual(x)`` plus the shortcut (the
     input, or a strided 1x1 convolution of ``x`` when the shape changes)."""
 
@@ -72,12 +72,12 @@ class _ResidualV2(Block):
         self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False,
                                      in_channels=in_channels) if downsample else None)
 
-    def forward(self, x):
+    def hybrid_forward(self, F, x):
         shortcut = x
-        x = relu(self.bn1(x))
+        x = relu(F, self.bn1(x))
         if self.downsample is not None:
             shortcut = self.downsample(x)
-        return self.residual(x) + shortcut
+        return self.residual(F, x) + shortcut
 
 
 class BasicBlockV2(_ResidualV2):
@@ -91,8 +91,8 @@ class BasicBlockV2(_ResidualV2):
         self.conv2 = _conv3x3(channels, 1, channels)
         self._shortcut(channels, stride, downsample, in_channels)
 
-    def residual(self, x):
-        return self.conv2(relu(self.bn2(self.conv1(x))))
+    def residual(self, F, x):
+        return self.conv2(relu(F, self.bn2(self.conv1(x))))
 
 
 class BottleneckV2(_ResidualV2):
@@ -108,13 +108,13 @@ class BottleneckV2(_ResidualV2):
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
         self._shortcut(channels, stride, downsample, in_channels)
 
-    def residual(self, x):
-        x = self.conv2(relu(self.bn2(self.conv1(x))))
-        return self.conv3(relu(self.bn3(x)))
+    def residual(self, F, x):
+        x = self.conv2(relu(F, self.bn2(self.conv1(x))))
+        return self.conv3(relu(F, self.bn3(x)))
 
 
 def _stage(block, layers, channels, stride, index, in_channels):
-    stage = nn.Sequential(prefix=f"stage{index}_")
+    stage = nn.HybridSequential(prefix=f"stage{index}_")
     with stage.name_scope():
         stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels,
                         prefix=""))
@@ -145,7 +145,7 @@ class ResNetV1(Classifier):
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             _add_body(self.features, block, layers, channels, thumbnail)
             self.features.add(nn.GlobalAvgPool2D())
             self.output = nn.Dense(classes, in_units=channels[-1])
@@ -158,7 +158,7 @@ class ResNetV2(Classifier):
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.BatchNorm(scale=False, center=False))
             _add_body(self.features, block, layers, channels, thumbnail)
             self.features.add(nn.BatchNorm(), nn.Activation("relu"), nn.GlobalAvgPool2D(),

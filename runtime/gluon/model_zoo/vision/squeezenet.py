@@ -8,14 +8,14 @@ __all__ = ["SqueezeNet", "get_squeezenet", "squeezenet1_0", "squeezenet1_1"]
 
 
 def _conv_relu(channels, kernel_size, padding=0):
-    out = nn.Sequential(prefix="")
+    out = nn.HybridSequential(prefix="")
     out.add(nn.Conv2D(channels, kernel_size, padding=padding), nn.Activation("relu"))
     return out
 
 
 def _fire(squeeze, expand1x1, expand3x3):
     """A 1x1 squeeze, then 1x1 and 3x3 expansions joined on channels."""
-    out = nn.Sequential(prefix="")
+    out = nn.HybridSequential(prefix="")
     out.add(_conv_relu(squeeze, 1))
     paths = HybridConcurrent(axis=1, prefix="")
     paths.add(_conv_relu(expand1x1, 1), _conv_relu(expand3x3, 3, 1))
@@ -37,7 +37,7 @@ class SqueezeNet(Classifier):
         if version not in ("1.0", "1.1"):
             raise ValueError(f"SqueezeNet: version must be '1.0' or '1.1' (got {version!r})")
         with self.name_scope():
-            f = self.features = nn.Sequential(prefix="")
+            f = self.features = nn.HybridSequential(prefix="")
             if version == "1.0":
                 f.add(nn.Conv2D(96, kernel_size=7, strides=2), nn.Activation("relu"), _pool())
                 f.add(_fire(16, 64, 64), _fire(16, 64, 64), _fire(32, 128, 128), _pool())
@@ -50,7 +50,7 @@ class SqueezeNet(Classifier):
                 f.add(_fire(48, 192, 192), _fire(48, 192, 192), _fire(64, 256, 256),
                       _fire(64, 256, 256))
             f.add(nn.Dropout(0.5))
-            self.output = nn.Sequential(prefix="")
+            self.output = nn.HybridSequential(prefix="")
             self.output.add(nn.Conv2D(classes, kernel_size=1), nn.Activation("relu"),
                             nn.AvgPool2D(13), nn.Flatten())
 

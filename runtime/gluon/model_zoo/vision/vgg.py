@@ -20,7 +20,7 @@ class VGG(Classifier):
             raise ValueError(f"VGG: layers and filters must have the same length (got "
                              f"{len(layers)} and {len(filters)})")
         with self.name_scope():
-            self.features = nn.Sequential(prefix="")
+            self.features = nn.HybridSequential(prefix="")
             for n, channels in zip(layers, filters):
                 for _ in range(n):
                     self.features.add(nn.Conv2D(
