@@ -130,13 +130,15 @@ class Executor:
         if arg_types is None:
             arg_types, _, aux_types = symbol.infer_type(
                 **{k: types.get(k, np.float32) for k in names})
-        stypes = dict(stype_dict or {})
+        # storage types: stype_dict's, else the variables' own (Variable(stype=...));
+        # a row_sparse argument gets a row_sparse gradient, as MXNet's sparse weights do
+        arg_stypes = symbol.infer_storage_type(**dict(stype_dict or {}))[0]
         reqs = _reqs(grad_req, names)
-        args = [nd.zeros(s, ctx=ctx, dtype=t, stype=stypes.get(k, "default"))
-                for k, s, t in zip(names, arg_shapes, arg_types)]
-        grads = [None if r == "null" else nd.zeros(s, ctx=ctx, dtype=t,
-                                                   stype=stypes.get(k, "default"))
-                 for k, s, t, r in zip(names, arg_shapes, arg_types, reqs)]
+        args = [nd.zeros(s, ctx=ctx, dtype=t, stype=st)
+                for s, t, st in zip(arg_shapes, arg_types, arg_stypes)]
+        grads = [None if r == "null" else nd.zeros(
+                     s, ctx=ctx, dtype=t, stype="row_sparse" if st == "row_sparse" else "default")
+                 for s, t, st, r in zip(arg_shapes, arg_types, arg_stypes, reqs)]
         aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
         return cls(symbol, ctx, args, grads, reqs, aux)
 

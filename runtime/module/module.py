@@ -6,8 +6,12 @@ parameters; for the data with ``inputs_need_grad``), ``init_params`` fills the
 parameters (an initializer by name, or given arrays), ``init_optimizer`` makes an
 optimizer and its updater, and ``forward``/``backward``/``update`` run one step;
 ``fit``, ``score`` and ``predict`` loop over a data iterator (``runtime.io``).  One
-context; the kvstore may be None, 'local' or 'device' (updates are applied in this
-process).  ``eval_metric`` is an object with MXNet's metric interface (``update(labels,
+context.  The kvstore follows MXNet's rules for one context: a name ('local', 'device')
+or None means no store and updates applied here; a ``KVStore`` object of type 'local' or
+'device' holds the parameters and applies the updates (``set_optimizer``): dense
+parameters come back with every update, row_sparse ones only by row, through
+``prepare(batch, sparse_row_id_fn)`` or ``kv.row_sparse_pull`` (MXNet's sparse
+training).  ``eval_metric`` is an object with MXNet's metric interface (``update(labels,
 preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
 """
 
@@ -17,6 +21,7 @@ import time
 
 from runtime import initializer as _init
 from runtime import _files, metric as _metric_mod, model, nd, optimizer as _optim
+from runtime import kvstore as _kvs
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
 from runtime.symbol import Symbol
@@ -119,6 +124,7 @@ class Module:
         self._preload_states = None  # the .states file Module.load was asked to restore
         self._updater = None
         self._optimizer = None
+        self._kvstore = None
         self._data_shapes = self._label_shapes = None
         self.binded = self.params_initialized = self.optimizer_initialized = False
         self.for_training = False
@@ -223,8 +229,15 @@ class Module:
         self.params_initialized = True
 
     def get_params(self):
-        """(arg_params, aux_params): copies of the parameters by name."""
+        """(arg_params, aux_params): copies of the parameters by name (every row of a
+        row_sparse parameter a kvstore holds is pulled first)."""
         self._check("get_params", params=True)
+        if self._kvstore is not None:
+            for name in self._param_names:
+                weight = self._exec.arg_dict[name]
+                if weight.stype == "row_sparse":
+                    self._kvstore.row_sparse_pull(
+                        name, out=weight, row_ids=nd.arange(weight.shape[0], dtype="int64"))
         return ({n: self._exec.arg_dict[n].copy() for n in self._param_names},
                 {n: self._exec.aux_dict[n].copy() for n in self._aux_names})
 
@@ -241,8 +254,16 @@ class Module:
         self._check("init_optimizer", params=True)
         if self.optimizer_initialized and not force_init:
             return
-        if kvstore not in _KVSTORES:
-            raise NotImplementedError(f"init_optimizer: kvstore must be one of "
+        store = None
+        if isinstance(kvstore, _kvs.KVStoreBase):
+            if kvstore.type not in ("local", "device"):
+                raise NotImplementedError(f"init_optimizer: a kvstore of type "
+                                          f"{kvstore.type!r} is not supported by ndrt's "
+                                          "Module (one process: 'local' or 'device'); "
+                                          "train data-parallel with gluon.Trainer")
+            store = kvstore
+        elif kvstore not in _KVSTORES:
+            raise NotImplementedError(f"init_optimizer: kvstore must be a KVStore or one of "
                                       f"{_KVSTORES} in ndrt's Module (got {kvstore!r})")
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
@@ -253,6 +274,12 @@ class Module:
                             f"(got {optimizer!r})")
         self._optimizer = optimizer
         self._updater = _optim.get_updater(optimizer)
+        self._kvstore = store
+        if store is not None:
+            # MXNet's update on the store: it holds the parameters and runs the optimizer
+            store.set_optimizer(optimizer)
+            for name in self._param_names:
+                store.init(name, self._exec.arg_dict[name])
         self.optimizer_initialized = True
         if self._preload_states is not None:
             self.load_optimizer_states(self._preload_states)
@@ -274,21 +301,40 @@ class Module:
         self._exec.backward(out_grads)
 
     def update(self):
-        """Apply the optimizer to every parameter with a gradient."""
+        """Apply the optimizer to every parameter with a gradient: here, or on the
+        kvstore (push the gradient; a dense parameter is pulled back, a row_sparse one
+        waits for a pull by row)."""
         self._check("update", params=True, optimizer=True)
-        grads = self._exec.grad_dict
+        grads, args = self._exec.grad_dict, self._exec.arg_dict
         for i, name in enumerate(self._param_names):
-            if grads[name] is not None:
-                self._updater(i, grads[name], self._exec.arg_dict[name])
+            if grads[name] is None:
+                continue
+            if self._kvstore is None:
+                self._updater(i, grads[name], args[name])
+            elif grads[name].stype == "default" and args[name].stype == "default":
+                self._kvstore.pushpull(name, grads[name], out=args[name], priority=-i)
+            else:
+                self._kvstore.push(name, grads[name], priority=-i)
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
-        """Get the parameters a batch needs ready before ``forward`` (MXNet pulls
-        row_sparse parameters by row from the kvstore here).  With one context and no
-        kvstore every parameter is always here: nothing to do, unless
-        ``sparse_row_id_fn`` asks for rows from a kvstore, which ndrt's Module has not."""
-        if sparse_row_id_fn is not None:
-            raise NotImplementedError("prepare: sparse_row_id_fn (row_sparse pulls from a "
-                                      "kvstore) is not supported by ndrt's Module")
+        """Get the parameters a batch needs ready before ``forward``: with a kvstore,
+        the rows ``sparse_row_id_fn(data_batch)`` names (``{param name: row ids}``) of
+        each row_sparse parameter are pulled from it.  Without a kvstore every parameter
+        is always here and there is nothing to pull (MXNet warns, as here)."""
+        if sparse_row_id_fn is None:
+            return
+        self._check("prepare", params=True, optimizer=True)
+        if self._kvstore is None:
+            self.logger.warning("prepare: the parameters are not held by a kvstore; "
+                                "sparse_row_id_fn has nothing to pull")
+            return
+        for name, row_ids in sparse_row_id_fn(data_batch).items():
+            if name not in self._param_names:
+                raise ValueError(f"prepare: sparse_row_id_fn names {name!r}, which is not "
+                                 f"a parameter ({', '.join(self._param_names)})")
+            self._kvstore.row_sparse_pull(name, out=self._exec.arg_dict[name],
+                                          row_ids=row_ids,
+                                          priority=-self._param_names.index(name))
 
     def forward_backward(self, data_batch):
         self.forward(data_batch, is_train=True)
@@ -320,9 +366,6 @@ class Module:
         (``metric.create``); each epoch logs the whole epoch's training metric."""
         if num_epoch is None:
             raise ValueError("fit: num_epoch must be given")
-        if sparse_row_id_fn is not None:
-            raise NotImplementedError("fit: sparse_row_id_fn (row_sparse pulls from a "
-                                      "kvstore) is not supported by ndrt's Module")
         eval_metric = _metric(eval_metric)
         self.bind(train_data.provide_data, train_data.provide_label, for_training=True,
                   force_rebind=force_rebind)
@@ -334,6 +377,7 @@ class Module:
             eval_metric.reset()
             train_data.reset()
             for nbatch, batch in enumerate(train_data):
+                self.prepare(batch, sparse_row_id_fn)
                 self.forward_backward(batch)
                 self.update()
                 self.update_metric(eval_metric, batch.label)
@@ -409,11 +453,17 @@ class Module:
         """Write the optimizer's states (the updater's, pickled) to ``fname``, through a
         temporary file renamed into place."""
         self._check("save_optimizer_states", params=True, optimizer=True)
+        if self._kvstore is not None:
+            self._kvstore.save_optimizer_states(fname)
+            return
         _files.write_bytes(fname, self._updater.get_states())
 
     def load_optimizer_states(self, fname):
         """Restore the states :meth:`save_optimizer_states` wrote."""
         self._check("load_optimizer_states", params=True, optimizer=True)
+        if self._kvstore is not None:
+            self._kvstore.load_optimizer_states(fname)
+            return
         with open(fname, "rb") as f:
             data = f.read()
         try:

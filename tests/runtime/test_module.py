@@ -134,8 +134,8 @@ def test_module_errors():
         mod.score(mx.io.NDArrayIter(np.ones((2, 3)), np.ones(2), batch_size=2), "nosuch")
     with pytest.raises(NotImplementedError, match="kvstore"):
         mod.init_optimizer(kvstore="dist_sync")
-    with pytest.raises(NotImplementedError, match="sparse_row_id_fn"):
-        mod.prepare(None, sparse_row_id_fn=lambda batch: {})
+    with pytest.raises(NotImplementedError, match="type 'dist_sync' is not supported"):
+        mod.init_optimizer(kvstore=mx.kv.create("dist_sync"))
 
 
 def test_fit_logs_like_mxnet_and_names_metrics(caplog):
@@ -225,3 +225,50 @@ def test_exec_group_exposes_the_bound_arrays():
     weight[0][:] = 2.0                         # the executor's own array, not a copy
     assert (mod.get_params()[0]["fc_weight"].asnumpy() == 2.0).all()
     assert group.grad_arrays[0][0].shape == (2, 3) and group.aux_arrays == []
+
+
+@pytest.mark.filterwarnings("ignore::runtime.StorageFallbackWarning")  # dense x rsp dot
+def test_update_on_a_kvstore_and_rows_pulled_by_prepare():
+    # MXNet's Module with a KVStore object: the store holds the parameters and runs the
+    # optimizer; dense parameters come back with every update (the same values as the
+    # updates applied here), row_sparse ones only by the rows prepare() pulls.
+    x, y = _separable(8)
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    data = mx.sym.var("data")
+    weight = mx.sym.var("fc_weight", shape=(2, 3), stype="row_sparse")
+    out = mx.sym.SoftmaxOutput(mx.sym.dot(data, weight, transpose_b=True), name="softmax")
+    mods = []
+    for kv in (None, mx.kv.create("local")):
+        mod = mx.mod.Module(out)
+        mod.bind(data_shapes=[("data", (8, 3))], label_shapes=[("softmax_label", (8,))])
+        assert mod._exec_group.param_arrays[0][0].stype == "row_sparse"
+        mod.init_params(arg_params={"fc_weight": nd.array(
+            np.arange(6).reshape(2, 3) / 10).tostype("row_sparse")})
+        mod.init_optimizer(kvstore=kv, optimizer="sgd",
+                           optimizer_params={"learning_rate": 0.5})
+        mods.append(mod)
+    here, store = mods
+    for mod in mods:
+        mod.forward_backward(batch)
+        mod.update()
+    stale = store._exec_group.param_arrays[0][0].asnumpy()
+    np.testing.assert_array_equal(stale, np.float32(np.arange(6).reshape(2, 3) / 10))  # not pulled
+    store.prepare(batch, sparse_row_id_fn=lambda b: {"fc_weight": nd.array([1])})
+    now = store._exec_group.param_arrays[0][0]
+    assert now.indices.asnumpy().tolist() == [1]          # only the rows asked for
+    want = here.get_params()[0]["fc_weight"].asnumpy()
+    np.testing.assert_allclose(now.asnumpy()[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(store.get_params()[0]["fc_weight"].asnumpy(), want,
+                               rtol=1e-6)                 # get_params pulls every row
+    with pytest.raises(ValueError, match="names 'nope', which is not a parameter"):
+        store.prepare(batch, sparse_row_id_fn=lambda b: {"nope": nd.array([0])})
+
+
+def test_prepare_without_a_kvstore_has_nothing_to_pull(caplog):
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params()
+    mod.init_optimizer()
+    with caplog.at_level(logging.WARNING):
+        mod.prepare(None, sparse_row_id_fn=lambda batch: {"fc_weight": nd.array([0])})
+    assert "sparse_row_id_fn has nothing to pull" in caplog.text

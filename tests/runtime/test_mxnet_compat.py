@@ -229,6 +229,40 @@ def test_lstm_language_model_trains_unmodified():
     assert 10 < first < 16 and last < 7.5
 
 
+def _write_libsvm(folder):
+    """Two LibSVM files of 10 active features out of 1,000 per row, labelled by the sign
+    of a hidden linear model (the files MXNet 1.9.1 was run on for the values below)."""
+    rng = np.random.RandomState(0)
+    hidden = rng.randn(1000)
+    for name, n in (("train.libsvm", 2000), ("test.libsvm", 500)):
+        with open(folder / name, "w") as f:
+            for _ in range(n):
+                cols = np.sort(rng.choice(1000, 10, replace=False))
+                f.write(f"{int(hidden[cols].sum() > 0)} "
+                        + " ".join(f"{c}:1" for c in cols) + "\n")
+
+
+# What MXNet 1.9.1 prints for tests/programs/sparse_linear.py on those files.
+SPARSE_LINEAR_MXNET = {
+    "ftrl": [(0.709149, 0.751862), (0.744311, 0.791081), (0.765707, 0.812896)],
+    "sgd": [(0.717186, 0.778432), (0.767114, 0.823373), (0.787811, 0.838994)],
+    "adam": [(0.749248, 0.644943), (0.201492, 0.547705), (0.114306, 0.498973)],
+}
+
+
+@pytest.mark.parametrize("optimizer", sorted(SPARSE_LINEAR_MXNET))
+def test_sparse_linear_classification_matches_mxnet(tmp_path, optimizer):
+    _write_libsvm(tmp_path)
+    program = Path(__file__).parents[1] / "programs" / "sparse_linear.py"
+    r = _run(str(program), str(tmp_path), optimizer)
+    assert r.returncode == 0, r.stderr
+    got = [(float(w[3]), float(w[5])) for w in map(str.split, r.stdout.splitlines())]
+    np.testing.assert_allclose(got, SPARSE_LINEAR_MXNET[optimizer], atol=2e-6)
+    assert sorted(p.name for p in tmp_path.glob("checkpoint*")) == sorted(
+        [f"checkpoint-{e:04d}.{k}" for e in range(3) for k in ("params", "states")]
+        + ["checkpoint-symbol.json"])
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
