@@ -1772,6 +1772,8 @@ cdef class GraphPlan:
         for t in range(self.plan.n_targets):
             if self.plan.targets[t].var >= 0:
                 self.var_of_target[t] = self.node_src[self.plan.targets[t].node][1]
+        for n in nodes:              # the probe's saved values are not needed any more
+            n.release()
         return 0
 
     cdef int _assign(self) except -1:
