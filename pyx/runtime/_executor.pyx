@@ -42,6 +42,10 @@ they come and accumulated with ``add``.
 
 The executor's scratch lives on the plan (a run in progress marks its plan busy; a
 backward inside a rule gets a plan of its own), never on the tape's nodes.
+
+Graph mode (the last section, ``GraphPlan``): a static graph's forward and backward as
+one plan, for bound executors and static CachedOps; its backward is a :class:`Plan`
+built from a probe recording, whose slots it shares with the forward's values.
 """
 
 from time import perf_counter_ns

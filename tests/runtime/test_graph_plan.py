@@ -253,3 +253,33 @@ def test_empty_cache_drops_kept_states():
     allocator.empty_cache()
     assert plan.states_kept == 0
     assert isinstance(plan, GraphPlan)
+
+
+def test_static_cnn_with_batchnorm_equals_imperative():
+    def cnn():
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(nn.Conv2D(4, 3, in_channels=2), nn.BatchNorm(in_channels=4),
+                    nn.Activation("relu"), nn.MaxPool2D(2), nn.Flatten(),
+                    nn.Dense(3, in_units=36))
+        net.initialize(mx.init.Xavier())
+        return net
+    net, ref = cnn(), cnn()
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        q.set_data(p.data().copy())
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = nd.array(np.random.RandomState(8).normal(size=(2, 2, 8, 8)))
+    for _ in range(3):
+        outs = []
+        for block in (net, ref):
+            with autograd.record():
+                out = block(x)
+            out.backward(nd.ones_like(out))
+            outs.append(out.asnumpy())
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6)
+        for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+            np.testing.assert_allclose(p.data().asnumpy(), q.data().asnumpy(), rtol=1e-6,
+                                       err_msg=p.name)     # the moving statistics too
+            if p.grad_req != "null":
+                np.testing.assert_allclose(p.grad().asnumpy(), q.grad().asnumpy(),
+                                           rtol=1e-4, atol=1e-5, err_msg=p.name)
