@@ -1,10 +1,11 @@
 """Graph mode beside its references, so that the ratios show in one run (the models and
 references are imported by ``asv_bench/run_graph_figures.py``):
 
-* ``HybridMLPStep``: a hybridized ``HybridSequential`` MLP 784-256-256-10 (Dense, relu)
-  with ``SoftmaxCrossEntropyLoss`` and an SGD ``Trainer``, net and loss
-  ``hybridize(static_alloc=True, static_shape=True)`` (each a static plan: no pool call
-  in a steady-state step); reference: the handwritten NumPy step of bench_autograd.
+* ``HybridMLPStep``: a hybridized ``HybridSequential`` MLP 784-256-256-10 (Dense, relu),
+  ``hybridize(static_alloc=True, static_shape=True)`` (a static plan: its forward and
+  backward make no pool call in a steady-state step), with ``SoftmaxCrossEntropyLoss``
+  (imperative: its fused 2-D kernel; one pool call a step, its output) and an SGD
+  ``Trainer``; reference: the handwritten NumPy step of bench_autograd.
   ``check_same_update`` requires one step of each from the same weights to agree.
 * ``HybridChain``: forward of a hybridized block of 50 one-element ``tanh``; reference: 50
   ``np.tanh`` calls.
@@ -43,7 +44,6 @@ def hybrid_mlp(P0, X, Y):
         p.set_data(nd.array(value))
     net.hybridize(static_alloc=True, static_shape=True)
     loss = SoftmaxCrossEntropyLoss()
-    loss.hybridize(static_alloc=True, static_shape=True)
     trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": LR})
     Xn, Yn = nd.array(X), nd.array(Y)
     n = X.shape[0]

@@ -1608,6 +1608,7 @@ cdef class GraphState:
     cdef readonly GraphPlan plan
     cdef list chunks                 # per slot: Chunk
     cdef list values                 # per graph value: its buffer (None: an input)
+    cdef list np_values              # the NumPy views of ``values`` the kernels write
     cdef list head_chunks            # per output: Chunk
     cdef list nodes                  # tape nodes in the backward plan's node order
     cdef list step_node              # per step: its tape node or None
@@ -1630,6 +1631,40 @@ cdef ArrayDesc _desc_of(NDArray x):
     return d
 
 
+cdef object _direct(object op, dict attrs, Py_ssize_t n_in):
+    """(compute, prepare, mutates) of an op whose dense kernel the plan may call itself on
+    dense inputs, or None (the step then goes through the invoker)."""
+    if getattr(op, "compute", None) is None:
+        return None
+    if op.custom_storage:
+        try:
+            if op.infer_storage(attrs, ["default"] * n_in)[1] != "dense":
+                return None
+        except Exception:
+            return None
+    return (op.compute, op.prepare, tuple(op.mutates))
+
+
+cdef object _run_kernel(object op, tuple d, dict attrs, list ins, list outs):
+    """The dense kernel of a planned step on NumPy views of its buffers (request write,
+    no output aliasing an input: the plan's lifetimes make it so), as the invoker's
+    ``_run_dense`` runs it, less the per-call inference that a static plan has done
+    once; returns the call's state (``prepare``'s)."""
+    compute, prepare = d[0], d[1]
+    state = None if prepare is None else prepare(attrs)
+    try:
+        if prepare is None:
+            compute(attrs, ins, outs)
+        else:
+            compute(attrs, ins, outs, state)
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        if str(e).startswith(op.name + ":"):
+            raise
+        kind = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+        raise kind(f"{op.name}: {e}") from e
+    return state
+
+
 cdef class GraphPlan:
     """Forward and backward of a static graph as one plan (see above).
 
@@ -1641,6 +1676,7 @@ cdef class GraphPlan:
     plans; then :meth:`forward` and :meth:`backward`.
     """
     cdef list steps
+    cdef list direct                 # per step: (compute, prepare, mutates), or None
     cdef Py_ssize_t n_vars, n_values
     cdef list heads
     cdef readonly tuple needs
@@ -1699,6 +1735,7 @@ cdef class GraphPlan:
             if any(inputs[m] >= self.n_vars for m in getattr(op, "mutates", ())
                    if m < len(inputs)):
                 return False         # an op that writes into a value of the graph
+        self.direct = [_direct(op, attrs, len(inputs)) for op, attrs, inputs, _ in self.steps]
         values = self._probe(args)
         self.descs = [_desc_of(v) for v in values]
         if not all(_plannable(d) for d in self.descs):
@@ -1904,6 +1941,7 @@ cdef class GraphPlan:
             buf = new_dense(d.shape, np.dtype(d.dtype), d.ctx, 0)
             st.head_chunks.append(buf._chunk)
             st.values[h] = _view(buf._chunk, d)
+        st.np_values = [None if x is None else np_view(<NDArray>x) for x in st.values]
         st.step_node = [None] * len(self.steps)
         st.saved_args = [[] for _ in self.steps]
         st.nodes = None
@@ -1981,8 +2019,11 @@ cdef class GraphPlan:
                                  f"(got {_desc_of(<NDArray>args[v])!r})")
         st = self._acquire()
         values = st.values
+        npv = st.np_values
+        hook = profile_hook()
         for v in range(self.n_vars):
             values[v] = args[v]
+            npv[v] = np_view(<NDArray>args[v])
         was_rec, was_train = is_recording(), is_training()
         set_recording(False)
         set_training(self.train)
@@ -1990,9 +2031,18 @@ cdef class GraphPlan:
             val = self.n_vars
             for k in range(len(self.steps)):
                 op, attrs, inputs, n_out = self.steps[k]
-                outs = values[val:val + n_out]
-                _, state = invoke_stateful(op, [values[i] for i in inputs], attrs,
-                                           outs if n_out > 1 else outs[0], None)
+                d = self.direct[k]
+                if d is not None and hook is None:
+                    state = _run_kernel(op, <tuple>d, attrs, [npv[i] for i in inputs],
+                                        npv[val:val + n_out])
+                    for j in range(n_out):
+                        (<NDArray>values[val + j])._chunk.bump()
+                    for j in (<tuple>d)[2]:
+                        (<NDArray>values[inputs[j]])._chunk.bump()
+                else:
+                    outs = values[val:val + n_out]
+                    _, state = invoke_stateful(op, [values[i] for i in inputs], attrs,
+                                               outs if n_out > 1 else outs[0], None)
                 n = st.step_node[k]
                 if n is not None:
                     n.state = state
@@ -2011,6 +2061,7 @@ cdef class GraphPlan:
             set_training(was_train)
             for v in range(self.n_vars):
                 values[v] = None
+                npv[v] = None
         st.ran_forward = True
         return st, [_view(st.head_chunks[i], self.descs[h]) for i, h in enumerate(self.heads)]
 

@@ -209,7 +209,9 @@ class CachedOp:
         needs = tuple(a._entry is not None and d
                       for a, d in zip(args, self._differentiable)) if on_tape else None
         train = autograd.is_training()
-        key = (needs, train) + tuple((a.shape, a.dtype, a.stype, a.context) for a in args)
+        # the invoker puts a graph's inputs on one context: the first one's stands for all
+        ctx = args[0].context if args else None
+        key = (needs, train, ctx) + tuple([(a.shape, a.dtype, a.stype) for a in args])
         plan = self._plans.get(key)
         if plan is None:
             steps, variables, heads = self._steps
