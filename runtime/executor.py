@@ -1,14 +1,16 @@
 """``Executor`` (MXNet's ``mx.executor.Executor``): a symbol bound to arrays.
 
-``forward`` runs the graph's nodes in topological order through the same invoker as
-``nd`` (each node one registry operator call; ``runtime.nd._cached_op.Program``),
-letting each intermediate result go as soon as its last consumer has run.  With ``is_train=True`` and some argument whose
-``grad_req`` is not ``'null'``, the arguments are marked as autograd variables (their
-gradients going into ``grad_arrays`` by their requests) and the forward is recorded;
-``backward`` then runs ``autograd.backward`` on the recorded outputs, whose backward
-executor plans the gradient graph's memory.  Forward and backward are therefore two
-passes, not yet one plan (see docs/graph.md).  Auxiliary states are the arrays the ops
-update in place (BatchNorm's moving statistics, in training mode only).
+Forward and backward are one plan (``runtime._executor.GraphPlan``, one per recording
+mode): the first forward probes the graph and plans it, memory for the forward's values
+and the backward's gradients assigned once by lifetime and kept; later forwards run each
+node's kernel into the plan's buffers, and ``backward`` runs the plan's backward and
+writes each argument's gradient into ``grad_arrays`` by its request (``write``: copied,
+``add``: added).  A graph the plan cannot take (sparse or device arrays, custom
+operators) runs op by op: the nodes through the invoker in topological order
+(``runtime.nd._cached_op.Program``), the forward recorded with the arguments marked as
+autograd variables, and ``backward`` is ``autograd.backward`` on it.  Auxiliary states
+are the arrays the ops update in place (BatchNorm's moving statistics, in training mode
+only).
 """
 
 import numpy as np

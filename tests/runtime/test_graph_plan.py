@@ -283,3 +283,16 @@ def test_static_cnn_with_batchnorm_equals_imperative():
             if p.grad_req != "null":
                 np.testing.assert_allclose(p.grad().asnumpy(), q.grad().asnumpy(),
                                            rtol=1e-4, atol=1e-5, err_msg=p.name)
+
+
+def test_outputs_held_beyond_the_kept_states_stay_right():
+    net, _ = gluon_mlp(True)
+    ref, _ = gluon_mlp(False)
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        q.set_data(p.data().copy())
+    xs = [nd.full((2, 8), float(i)) for i in range(6)]
+    held = [net(x) for x in xs]            # six calls in flight, four states kept
+    for x, y in zip(xs, held):
+        np.testing.assert_allclose(y.asnumpy(), ref(x).asnumpy(), rtol=1e-5, atol=1e-6)
+    plan = next(p for p in list(net._cache.values())[0][2]._plans.values() if p)
+    assert plan.states_kept == 4
