@@ -6,10 +6,11 @@ markdown table.
 
 The cases are those of ``benchmarks/bench_graph.py`` (the same models and references):
 
-1. A training step of the hybridized MLP 784-256-256-10 (``static_alloc=True,
-   static_shape=True``, SoftmaxCrossEntropyLoss, SGD Trainer) against the handwritten
+1. A training step of the hybridized MLP 784-256-256-10 (``hybridize(static_alloc=True,
+   static_shape=True)``, SoftmaxCrossEntropyLoss, SGD Trainer) against the handwritten
    NumPy step, batch 64 and 1024, and against ndrt's imperative step of the same MLP
-   (``bench_autograd.ndrt_mlp``); ``check_same_update`` runs first.
+   (``bench_autograd.ndrt_mlp``), and the pool calls of one steady-state step (the
+   pools' counters: 1, the imperative loss's output); ``check_same_update`` runs first.
 2. Forward of a hybridized block of 50 one-element tanh against 50 ``np.tanh`` calls.
 3. Inference through ``SymbolBlock.imports`` of MXNet's exported CNN against the same
    model's imperative forward (seven ``nd`` calls).
@@ -28,7 +29,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmarks.bench_autograd import mlp_data, ndrt_mlp, numpy_step  # noqa: E402
 from benchmarks.bench_graph import (TanhChain, check_same_update, hybrid_mlp,  # noqa: E402
-                                    imperative_cnn, imported_cnn, numpy_chain)
+                                    imperative_cnn, imported_cnn, numpy_chain,
+                                    step_pool_calls)
 from run_allocator_figures import bench  # noqa: E402
 from run_autograd_figures import line, paired  # noqa: E402
 
@@ -61,6 +63,8 @@ def main():
         line(f"hybridized MLP step, batch {batch} / ndrt's imperative step",
              us(statistics.median(t["nd"])), us(statistics.median(t["imp"])),
              f"{paired(t, 'nd', 'imp'):.2f}x", "-")
+        line(f"hybridized MLP step, batch {batch}: pool calls per steady-state step",
+             str(step_pool_calls(step)), "-", "-", "1 (the loss's output)")
     block = TanhChain()
     block.hybridize()
     x, p = nd.array([0.5]), np.array([0.5], np.float32)

@@ -1,21 +1,24 @@
 """``Executor`` (MXNet's ``mx.executor.Executor``): a symbol bound to arrays.
 
-``forward`` runs the graph's nodes in topological order through the same invoker as
-``nd`` (each node one registry operator call; ``runtime.nd._cached_op.Program``),
-letting each intermediate result go as soon as its last consumer has run.  With ``is_train=True`` and some argument whose
-``grad_req`` is not ``'null'``, the arguments are marked as autograd variables (their
-gradients going into ``grad_arrays`` by their requests) and the forward is recorded;
-``backward`` then runs ``autograd.backward`` on the recorded outputs, whose backward
-executor plans the gradient graph's memory.  Forward and backward are therefore two
-passes, not yet one plan (see docs/graph.md).  Auxiliary states are the arrays the ops
-update in place (BatchNorm's moving statistics, in training mode only).
+Forward and backward are one plan (``runtime._executor.GraphPlan``, one per recording
+mode): the first forward probes the graph and plans it, memory for the forward's values
+and the backward's gradients assigned once by lifetime and kept; later forwards run each
+node's kernel into the plan's buffers, and ``backward`` runs the plan's backward and
+writes each argument's gradient into ``grad_arrays`` by its request (``write``: copied,
+``add``: added).  A graph the plan cannot take (sparse or device arrays, custom
+operators) runs op by op: the nodes through the invoker in topological order
+(``runtime.nd._cached_op.Program``), the forward recorded with the arguments marked as
+autograd variables, and ``backward`` is ``autograd.backward`` on it.  Auxiliary states
+are the arrays the ops update in place (BatchNorm's moving statistics, in training mode
+only).
 """
 
 import numpy as np
 
 from runtime import autograd, nd
+from runtime._executor import GraphPlan, write_gradient
 from runtime._ndarray import NDArray
-from runtime.nd._cached_op import Program
+from runtime.nd._cached_op import Program, graph_steps
 from runtime.context import Context, current_context
 
 GRAD_REQS = ("write", "add", "null")
@@ -92,6 +95,9 @@ class Executor:
         self._ran = False
         self.outputs = []
         self._program = Program(self._nodes, symbol._outputs)
+        self._steps = graph_steps(self._nodes, symbol._outputs)
+        self._plans = {}             # (needs, train) -> GraphPlan, or False: not plannable
+        self._state = None           # the last planned forward's GraphState
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -160,10 +166,44 @@ class Executor:
         return dict(zip(self._symbol.list_outputs(), self.outputs))
 
     # -- running ---------------------------------------------------------------------
-    def _run(self):
+    def _inputs(self):
         arrays = dict(zip(self._arg_names, self.arg_arrays))
         arrays.update(zip(self._aux_names, self.aux_arrays))
-        return self._program.run([arrays[n.name] for n in self._program.variables])
+        return [arrays[n.name] for n in self._program.variables]
+
+    def _run(self):
+        return self._program.run(self._inputs())
+
+    def _needs(self):
+        """Per graph variable: whether its gradient is wanted (None: no argument's)."""
+        reqs = dict(zip(self._arg_names, self._reqs))
+        needs = tuple(reqs.get(n.name, "null") != "null" for n in self._program.variables)
+        return needs if any(needs) else None
+
+    def _plan(self, needs, train):
+        """The GraphPlan of a recording mode, made on first use; None when the graph
+        cannot be planned."""
+        if self._steps is None:
+            return None
+        key = (needs, train)
+        plan = self._plans.get(key)
+        if plan is None:
+            steps, variables, heads = self._steps
+            plan = GraphPlan(steps, len(variables), heads, needs, train)
+            if not plan.prepare(self._inputs()):
+                plan = False
+            self._plans[key] = plan
+        return plan or None
+
+    def _planned_forward(self, needs, train):
+        plan = self._plan(needs, train)
+        if plan is None:
+            return False
+        self._state = None           # this executor's hold on the last run's buffers
+        self.outputs = []
+        self._state, self.outputs = plan.forward(self._inputs())
+        self._heads = None
+        return True
 
     def forward(self, is_train=False, **kwargs):
         """Run the graph; ``kwargs`` copy new values into arguments first.  Returns
@@ -180,6 +220,10 @@ class Executor:
         for key, value in kwargs.items():
             arg_dict[key][:] = value
         self._ran = True
+        needs = self._needs() if is_train else None
+        if self._planned_forward(needs, bool(is_train)):
+            return self.outputs
+        self._state = None
         if is_train and self._recorded(True):
             return self.outputs
         self._heads = None
@@ -208,12 +252,37 @@ class Executor:
         recorded in inference mode first (MXNet allows backward after either)."""
         if not self._ran:
             raise RuntimeError("backward: call forward() first")
+        if isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        if self._state is not None:
+            self._planned_backward(out_grads)
+            return
         if self._heads is None and not self._recorded(False):
             raise RuntimeError("backward: no argument has a gradient (every grad_req is "
                                "'null')")
-        if isinstance(out_grads, NDArray):
-            out_grads = [out_grads]
         autograd.backward(self._heads, out_grads, retain_graph=True, train_mode=is_train)
+
+    def _planned_backward(self, out_grads):
+        state = self._state
+        if state.plan.needs is None:
+            # the last forward was for inference: run it again with its gradients planned
+            needs = self._needs()
+            if needs is None:
+                raise RuntimeError("backward: no argument has a gradient (every grad_req "
+                                   "is 'null')")
+            if not self._planned_forward(needs, state.plan.train):
+                raise RuntimeError("backward: the graph could not be planned")
+            state = self._state
+        if out_grads is not None:
+            out_grads = list(out_grads)
+            if len(out_grads) != len(self.outputs):
+                raise ValueError(f"backward: out_grads must hold one array per output "
+                                 f"({len(self.outputs)}) (got {len(out_grads)})")
+        grads = state.plan.backward(state, out_grads)
+        by_name = dict(zip((n.name for n in self._program.variables), grads))
+        for name, arr, req in zip(self._arg_names, self.grad_arrays, self._reqs):
+            if req != "null":
+                write_gradient(arr, by_name.get(name), req)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new argument shapes ``kwargs``; arrays whose shape does not

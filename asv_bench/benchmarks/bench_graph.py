@@ -1,9 +1,11 @@
 """Graph mode beside its references, so that the ratios show in one run (the models and
 references are imported by ``asv_bench/run_graph_figures.py``):
 
-* ``HybridMLPStep``: a hybridized ``HybridSequential`` MLP 784-256-256-10 (Dense, relu)
-  with ``SoftmaxCrossEntropyLoss`` and an SGD ``Trainer``, ``hybridize(static_alloc=True,
-  static_shape=True)``; reference: the handwritten NumPy step of bench_autograd.
+* ``HybridMLPStep``: a hybridized ``HybridSequential`` MLP 784-256-256-10 (Dense, relu),
+  ``hybridize(static_alloc=True, static_shape=True)`` (a static plan: its forward and
+  backward make no pool call in a steady-state step), with ``SoftmaxCrossEntropyLoss``
+  (imperative: its fused 2-D kernel; one pool call a step, its output) and an SGD
+  ``Trainer``; reference: the handwritten NumPy step of bench_autograd.
   ``check_same_update`` requires one step of each from the same weights to agree.
 * ``HybridChain``: forward of a hybridized block of 50 one-element ``tanh``; reference: 50
   ``np.tanh`` calls.
@@ -13,6 +15,7 @@ references are imported by ``asv_bench/run_graph_figures.py``):
 """
 import os
 
+import allocator
 import numpy as np
 
 from runtime import autograd, nd
@@ -51,6 +54,22 @@ def hybrid_mlp(P0, X, Y):
         out.backward()
         trainer.step(n)
     return step, net
+
+
+def pool_calls():
+    """Allocations the pools have served so far (cache hits and misses)."""
+    return sum(p.memory_stats()["num_cache_hits"] + p.memory_stats()["num_cache_misses"]
+               for p in allocator.pools().values())
+
+
+def step_pool_calls(step, warmup=3):
+    """Pool calls of one ``step()`` after ``warmup`` steps (0: a static plan's steady
+    state)."""
+    for _ in range(warmup):
+        step()
+    before = pool_calls()
+    step()
+    return pool_calls() - before
 
 
 def check_same_update(batch=64):
@@ -130,6 +149,10 @@ class HybridMLPStep:
 
     def time_step_numpy(self, batch):
         numpy_step(self.P, self.X, self.Y)
+
+    def track_pool_calls(self, batch):
+        return step_pool_calls(self.step)
+    track_pool_calls.unit = "calls"
 
 
 class HybridChain:

@@ -42,9 +42,15 @@ they come and accumulated with ``add``.
 
 The executor's scratch lives on the plan (a run in progress marks its plan busy; a
 backward inside a rule gets a plan of its own), never on the tape's nodes.
+
+Graph mode (the last section, ``GraphPlan``): a static graph's forward and backward as
+one plan, for bound executors and static CachedOps; its backward is a :class:`Plan`
+built from a probe recording, whose slots it shares with the forward's values.
 """
 
 from time import perf_counter_ns
+
+import weakref
 
 import allocator
 import numpy as np
@@ -68,7 +74,10 @@ from runtime._ndarray cimport STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, 
 from runtime._tape cimport Entry, Node
 from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
 
+from runtime._imperative import (invoke_stateful, is_recording, is_training, set_recording,
+                                 set_training)
 from runtime._ndarray import ones, zeros
+from runtime._tape import mark_variable
 from runtime.errors import NOT_IN_GRAPH
 
 cnp.import_array()
@@ -172,10 +181,12 @@ def set_c_rules(bint on):
 
 
 def clear_plan_cache():
-    """Drop every cached plan and the slot buffers it keeps (back to the pool)."""
+    """Drop every cached plan and the slot buffers it keeps (back to the pool), and the
+    buffers that graph plans keep for their next calls."""
     for plan in _cache.values():
         (<Plan>plan).release()
     _cache.clear()
+    release_graph_states()
 
 
 allocator.on_empty_cache(clear_plan_cache)
@@ -1559,3 +1570,549 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
                   plan_cached=cached)
     _last_plan = p
     return result
+
+
+# -- graph mode: a static graph's forward and backward as one plan ------------------------
+#
+# A bound executor, or a CachedOp under static_alloc and static_shape, knows its whole
+# graph and its input shapes before it runs.  ``GraphPlan`` probes the graph once (a
+# recorded run: the descriptions of every value, and which values each gradient rule
+# reads), builds the backward ``Plan`` of that recording, then assigns ONE set of slots
+# by size and lifetime to the forward's intermediate values and to the plan's gradients,
+# on one timeline: forward step k at time k, backward step s at time F + s + 1 (F forward
+# steps).  A forward value lives from its step to its last forward reader, or to the end
+# of the backward when a gradient rule reads it (so backward may run again on one
+# forward, as MXNet's executor allows); a gradient lives as the backward plan says.  The
+# graph's outputs get buffers of their own (they leave the plan).
+#
+# The buffers of one run (slots, outputs, the tape nodes whose saved values alias them)
+# form a ``GraphState``.  A state is reused by the next call once nothing outside the
+# plan holds it or its outputs (no tape node of an earlier call, no output array or
+# view), as MXNet keeps a CachedOp's static state per call in flight; else the call gets
+# another state (at most MAX_GRAPH_STATES are kept).  So a training loop alternates
+# between two states and, in its steady state, makes no pool call in forward or backward.
+
+MAX_GRAPH_STATES = 4
+
+_graph_plans = weakref.WeakSet()      # released by clear_plan_cache (allocator.empty_cache)
+
+
+def release_graph_states():
+    """Drop the buffers that graph plans keep for their next calls."""
+    for g in list(_graph_plans):
+        (<GraphPlan>g).states.clear()
+
+
+cdef class GraphState:
+    """The buffers of one run of a :class:`GraphPlan` (see above)."""
+    cdef readonly GraphPlan plan
+    cdef list chunks                 # per slot: Chunk
+    cdef list values                 # per graph value: its buffer (None: an input)
+    cdef list np_values              # the NumPy views of ``values`` the kernels write
+    cdef list head_chunks            # per output: Chunk
+    cdef list nodes                  # tape nodes in the backward plan's node order
+    cdef list step_node              # per step: its tape node or None
+    cdef list tape_heads             # per plan head: NDArray of the output, on the tape
+    cdef list views                  # the backward plan's per-target views of our slots
+    cdef list saved_args             # per step: [(input position, graph input)] it saves
+    cdef tuple base                  # the references held when nobody else holds it
+    cdef bint ran_forward
+
+    cdef tuple holders(self):
+        return (Py_REFCNT(self), tuple([Py_REFCNT(c) for c in self.head_chunks]))
+
+
+cdef ArrayDesc _desc_of(NDArray x):
+    cdef ArrayDesc d = ArrayDesc.__new__(ArrayDesc)
+    d.shape = x._shape
+    d.dtype = x._dtype
+    d.stype = "default" if x._stype == STYPE_DEFAULT else x.stype
+    d.ctx = x._chunk.ctx
+    return d
+
+
+cdef object _direct(object op, dict attrs, Py_ssize_t n_in):
+    """(compute, prepare, mutates) of an op whose dense kernel the plan may call itself on
+    dense inputs, or None (the step then goes through the invoker)."""
+    if getattr(op, "compute", None) is None:
+        return None
+    if op.custom_storage:
+        try:
+            if op.infer_storage(attrs, ["default"] * n_in)[1] != "dense":
+                return None
+        except Exception:
+            return None
+    return (op.compute, op.prepare, tuple(op.mutates))
+
+
+cdef object _run_kernel(object op, tuple d, dict attrs, list ins, list outs):
+    """The dense kernel of a planned step on NumPy views of its buffers (request write,
+    no output aliasing an input: the plan's lifetimes make it so), as the invoker's
+    ``_run_dense`` runs it, less the per-call inference that a static plan has done
+    once; returns the call's state (``prepare``'s)."""
+    compute, prepare = d[0], d[1]
+    state = None if prepare is None else prepare(attrs)
+    try:
+        if prepare is None:
+            compute(attrs, ins, outs)
+        else:
+            compute(attrs, ins, outs, state)
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        if str(e).startswith(op.name + ":"):
+            raise
+        kind = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+        raise kind(f"{op.name}: {e}") from e
+    return state
+
+
+cdef class GraphPlan:
+    """Forward and backward of a static graph as one plan (see above).
+
+    ``steps``: per operator node, in topological order, ``(op, attrs, inputs, n_out)``
+    with ``attrs`` parsed and ``inputs`` value ids (the graph's ``n_vars`` inputs are
+    values ``0 .. n_vars - 1``, then each step's outputs in turn); ``heads``: the output
+    value ids; ``needs``: per input, whether its gradient is wanted (None: forward only);
+    ``train``: the operators' training mode.  :meth:`prepare` (first call) probes and
+    plans; then :meth:`forward` and :meth:`backward`.
+    """
+    cdef list steps
+    cdef list direct                 # per step: (compute, prepare, mutates), or None
+    cdef Py_ssize_t n_vars, n_values
+    cdef list heads
+    cdef readonly tuple needs
+    cdef readonly bint train
+    cdef list producer               # per value: (step, output) or (-1, input)
+    cdef list first                  # per step: the value id of its first output
+    cdef list descs                  # per value: ArrayDesc
+    cdef Plan plan                   # the backward plan (None: forward only)
+    cdef list f_slot                 # per value: its slot (-1: an input or an output)
+    cdef list slot_sizes
+    cdef list slot_ctx
+    cdef list plan_heads             # the outputs on the tape (positions in heads)
+    cdef list node_src               # per plan node: ("v", input) or ("s", step)
+    cdef list probe_nodes            # the probe's tape nodes, plan node order
+    cdef list saved                  # per step: (saved input positions, saved outputs)
+    cdef dict var_of_target          # backward target -> graph input
+    cdef list states
+    cdef readonly Py_ssize_t peak_bytes, naive_bytes, forward_bytes
+    cdef readonly bint ready
+    cdef object __weakref__
+
+    def __init__(self, list steps, Py_ssize_t n_vars, list heads, needs, bint train):
+        self.steps = steps
+        self.n_vars = n_vars
+        self.heads = heads
+        self.needs = None if needs is None or not any(needs) else tuple(needs)
+        self.train = train
+        self.states = []
+        self.producer = [(-1, v) for v in range(n_vars)]
+        self.first = []
+        for k, st in enumerate(steps):
+            self.first.append(len(self.producer))
+            for j in range(st[3]):
+                self.producer.append((k, j))
+        self.n_values = len(self.producer)
+        _graph_plans.add(self)
+
+    @property
+    def slots(self):
+        return len(self.slot_sizes) if self.slot_sizes is not None else 0
+
+    @property
+    def states_kept(self):
+        return len(self.states)
+
+    def prepare(self, list args):
+        """Probe the graph on ``args`` and plan it; False when it cannot be planned
+        (a sparse or device value, an output that is an input or repeated): the caller
+        then runs it op by op."""
+        if len(set(self.heads)) != len(self.heads) or any(h < self.n_vars for h in self.heads):
+            return False
+        for a in args:
+            if not _plannable(_desc_of(a)):
+                return False
+        for op, attrs, inputs, n_out in self.steps:
+            if any(inputs[m] >= self.n_vars for m in getattr(op, "mutates", ())
+                   if m < len(inputs)):
+                return False         # an op that writes into a value of the graph
+        self.direct = [_direct(op, attrs, len(inputs)) for op, attrs, inputs, _ in self.steps]
+        values = self._probe(args)
+        self.descs = [_desc_of(v) for v in values]
+        if not all(_plannable(d) for d in self.descs):
+            return False
+        self._plan_backward(values)
+        self._assign()
+        self.ready = True
+        return True
+
+    cdef list _probe(self, list args):
+        """One run, recorded on a tape of its own when gradients are wanted: every
+        value (the inputs as aliases off the caller's tape)."""
+        cdef list values = [(<NDArray>a).detach() for a in args]
+        cdef Py_ssize_t v
+        for op, attrs, inputs, n_out in self.steps:
+            for m in getattr(op, "mutates", ()):
+                if m < len(inputs):     # an auxiliary state: the probe writes a copy
+                    values[inputs[m]] = (<NDArray>args[inputs[m]]).copy()
+        was_rec, was_train = is_recording(), is_training()
+        set_recording(self.needs is not None)
+        set_training(self.train)
+        try:
+            if self.needs is not None:
+                for v in range(self.n_vars):
+                    if self.needs[v]:
+                        mark_variable(values[v], zeros((1,), ctx=args[v].ctx,
+                                                       dtype=args[v].dtype), "write")
+            for op, attrs, inputs, n_out in self.steps:
+                res, _ = invoke_stateful(op, [values[i] for i in inputs], attrs, None, None)
+                values.extend(res if n_out > 1 else [res])
+        finally:
+            set_recording(was_rec)
+            set_training(was_train)
+        return values
+
+    cdef int _plan_backward(self, list values) except -1:
+        cdef list entries = []
+        cdef list tape_heads = []
+        cdef dict pos = {}
+        cdef Node n
+        cdef Py_ssize_t i, k, j
+        self.saved = [None] * len(self.steps)
+        self.plan = None
+        self.plan_heads = []
+        if self.needs is None:
+            return 0
+        for i, h in enumerate(self.heads):
+            if (<NDArray>values[h])._entry is not None:
+                self.plan_heads.append(i)
+                tape_heads.append(values[h])
+                entries.append((<NDArray>values[h])._entry)
+        if not entries:
+            return 0
+        nodes = _collect(entries, pos)
+        self.plan = _build(nodes, pos, tape_heads, None, None, False)
+        # where each plan node comes from
+        by_node = {}
+        for v in range(self.n_vars):
+            e = (<NDArray>values[v])._entry
+            if e is not None and self.needs[v]:
+                by_node[id((<Entry>e).node)] = ("v", v)
+        for k, st in enumerate(self.steps):
+            first = self.first[k]
+            e = (<NDArray>values[first])._entry
+            if e is not None:
+                by_node[id((<Entry>e).node)] = ("s", k)
+        self.node_src = [by_node[id(n)] for n in nodes]
+        self.probe_nodes = nodes
+        for n, src in zip(nodes, self.node_src):
+            if src[0] == "s":
+                self.saved[src[1]] = (
+                    [j for j in range(len(n.saved_in)) if n.saved_in[j] is not None],
+                    [j for j in range(len(n.saved_out)) if n.saved_out[j] is not None])
+        self.var_of_target = {}
+        for t in range(self.plan.n_targets):
+            if self.plan.targets[t].var >= 0:
+                self.var_of_target[t] = self.node_src[self.plan.targets[t].node][1]
+        for n in nodes:              # the probe's saved values are not needed any more
+            n.release()
+        return 0
+
+    cdef int _assign(self) except -1:
+        """One slot assignment for the forward's values and the backward's gradients."""
+        cdef Py_ssize_t n_f = len(self.steps), k, s, t, v
+        cdef Plan p = self.plan
+        first_out = {}
+        last = {}
+        step_of = {}                 # plan node position -> backward time of its rule
+        if p is not None:
+            for s in range(p.n_steps):
+                step_of[p.steps[s].node] = s + 1
+        end = n_f + (p.n_steps + 1 if p is not None else 0)
+        heads = set(self.heads)
+        val = self.n_vars
+        for k, (op, attrs, inputs, n_out) in enumerate(self.steps):
+            for i in inputs:
+                if i >= self.n_vars and i not in heads:
+                    last[i] = k
+            for j in range(n_out):
+                first_out[val + j] = k
+                last.setdefault(val + j, k)
+            val += n_out
+        if p is not None:            # values a gradient rule reads: to the end of backward
+            for node_pos, src in enumerate(self.node_src):
+                if src[0] != "s" or node_pos not in step_of:
+                    continue
+                k = src[1]
+                ins_saved, outs_saved = self.saved[k]
+                inputs = self.steps[k][2]
+                first = self.first[k]
+                for j in ins_saved:
+                    if inputs[j] >= self.n_vars:
+                        last[inputs[j]] = end
+                for j in outs_saved:
+                    last[first + j] = end
+        groups = []                  # (first, last, nbytes, ctx, ("f", value) | ("b", root))
+        self.forward_bytes = 0
+        for v in range(self.n_vars, self.n_values):
+            if v in heads:
+                continue
+            nb = _nbytes(self.descs[v])
+            self.forward_bytes += nb
+            groups.append((first_out[v], last[v], nb, (<ArrayDesc>self.descs[v]).ctx, ("f", v)))
+        naive = self.forward_bytes
+        if p is not None:
+            root = list(range(p.n_targets))
+            for t in range(p.n_targets):
+                a = p.targets[t].alias
+                while a >= 0:
+                    root[t] = a
+                    a = p.targets[a].alias
+            spans = {}
+            for t in range(p.n_targets):
+                if p.targets[t].slot < 0:
+                    continue
+                naive += p.targets[t].nbytes
+                r = root[t]
+                f0, l0 = n_f + p.targets[t].first, n_f + p.targets[t].last
+                if r in spans:
+                    sp = spans[r]
+                    spans[r] = [min(sp[0], f0), max(sp[1], l0), sp[2], sp[3]]
+                else:
+                    spans[r] = [f0, l0, p.targets[t].nbytes, p.t_desc[t].ctx]
+            for r, sp in spans.items():
+                groups.append((sp[0], sp[1], sp[2], sp[3], ("b", r)))
+        groups.sort(key=lambda g: (g[0], g[4][0], g[4][1]))
+        sizes, lasts, ctxs = [], [], []
+        slot_of = {}
+        for g in groups:
+            best = -1
+            for s in range(len(sizes)):
+                if lasts[s] < g[0] and ctxs[s] == g[3] and sizes[s] >= g[2] and (
+                        best < 0 or sizes[s] < sizes[best]):
+                    best = s
+            if best < 0:
+                best = len(sizes)
+                sizes.append(g[2])
+                lasts.append(g[1])
+                ctxs.append(g[3])
+            else:
+                lasts[best] = g[1]
+            slot_of[g[4]] = best
+        self.f_slot = [slot_of.get(("f", v), -1) for v in range(self.n_values)]
+        self.slot_sizes = sizes
+        self.slot_ctx = ctxs
+        self.peak_bytes = sum(sizes)
+        self.naive_bytes = naive
+        if p is not None:           # the backward plan's gradients take the joint slots
+            for t in range(p.n_targets):
+                if p.targets[t].slot >= 0:
+                    p.targets[t].slot = slot_of[("b", root[t])]
+            for e in range(p.n_entries):
+                t = p.entries[e].target
+                p.entries[e].slot = p.targets[t].slot if t >= 0 else -1
+            PyMem_Free(p.slot_nbytes)
+            p.n_slots = len(sizes)
+            p.slot_nbytes = <Py_ssize_t*>_alloc(p.n_slots, sizeof(Py_ssize_t))
+            for s in range(p.n_slots):
+                p.slot_nbytes[s] = sizes[s]
+            p.slot_ctx = ctxs
+            p.slot_chunks = [None] * p.n_slots
+            p.peak_bytes = self.peak_bytes
+        return 0
+
+    cdef GraphState _new_state(self):
+        cdef GraphState st = GraphState.__new__(GraphState)
+        cdef NDArray buf
+        cdef Node n, m, src_node
+        cdef Py_ssize_t v, k, j, s
+        st.plan = self
+        st.chunks = []
+        for s in range(len(self.slot_sizes)):
+            buf = new_dense((self.slot_sizes[s],), np.dtype(np.uint8), self.slot_ctx[s], 0)
+            buf._chunk.plan_slot = True
+            st.chunks.append(buf._chunk)
+        st.values = [None] * self.n_values
+        st.head_chunks = []
+        for v in range(self.n_vars, self.n_values):
+            if self.f_slot[v] >= 0:
+                st.values[v] = _view(st.chunks[self.f_slot[v]], self.descs[v])
+        for h in self.heads:
+            d = <ArrayDesc>self.descs[h]
+            buf = new_dense(d.shape, np.dtype(d.dtype), d.ctx, 0)
+            st.head_chunks.append(buf._chunk)
+            st.values[h] = _view(buf._chunk, d)
+        st.np_values = [None if x is None else np_view(<NDArray>x) for x in st.values]
+        st.step_node = [None] * len(self.steps)
+        st.saved_args = [[] for _ in self.steps]
+        st.nodes = None
+        if self.plan is not None:
+            st.views = [None] * self.plan.n_targets
+            st.nodes = []
+            made = {}
+            for i, src in enumerate(self.node_src):
+                src_node = self.probe_nodes[i]
+                n = Node.__new__(Node)
+                n.op = src_node.op
+                n.attrs = src_node.attrs
+                n.in_descs = src_node.in_descs
+                n.out_descs = src_node.out_descs
+                n.inputs = []
+                for e in src_node.inputs:
+                    n.inputs.append(None if e is None else
+                                    Entry(made[id((<Entry>e).node)], (<Entry>e).index))
+                if src[0] == "v":
+                    n.grad = src_node.grad
+                    n.grad_req = REQ_WRITE
+                else:
+                    k = src[1]
+                    st.step_node[k] = n
+                    inputs = self.steps[k][2]
+                    first = self.first[k]
+                    ins_saved, outs_saved = self.saved[k]
+                    n.saved_in = [None] * len(inputs)
+                    n.versions_in = [0] * len(inputs)
+                    n.saved_out = [None] * self.steps[k][3]
+                    n.versions_out = [0] * self.steps[k][3]
+                    for j in ins_saved:
+                        if inputs[j] < self.n_vars:
+                            st.saved_args[k].append((j, inputs[j]))
+                        else:
+                            n.saved_in[j] = (<NDArray>st.values[inputs[j]]).detach()
+                    for j in outs_saved:
+                        n.saved_out[j] = (<NDArray>st.values[first + j]).detach()
+                made[id(src_node)] = n
+                st.nodes.append(n)
+            # the outputs on the tape, each the entry of its node as in the probe
+            st.tape_heads = []
+            for i in self.plan_heads:
+                h = (<NDArray>st.values[self.heads[i]]).detach()
+                k, j = self.producer[self.heads[i]]
+                h._entry = Entry(st.step_node[k], j)
+                st.tape_heads.append(h)
+        return st
+
+    cdef GraphState _acquire(self):
+        cdef GraphState st
+        for st in self.states:
+            if st.holders() == st.base:
+                return st
+        st = self._new_state()
+        if len(self.states) < MAX_GRAPH_STATES:
+            self.states.append(st)
+            st.base = st.holders()
+        else:                        # every kept state is held: this call's is not kept
+            st.base = None
+        return st
+
+    def forward(self, list args):
+        """Run the graph on ``args`` (one NDArray per input, of the probed
+        descriptions) into a state's buffers: ``(state, outputs)``."""
+        cdef GraphState st
+        cdef Node n
+        cdef NDArray a
+        cdef Py_ssize_t k, v, i
+        if not self.ready:
+            raise RuntimeError("GraphPlan: call prepare() first")
+        for v in range(self.n_vars):
+            if not _same_desc(_desc_of(<NDArray>args[v]), self.descs[v]):
+                raise ValueError(f"graph input {v} must be {self.descs[v]!r} as planned "
+                                 f"(got {_desc_of(<NDArray>args[v])!r})")
+        st = self._acquire()
+        values = st.values
+        npv = st.np_values
+        hook = profile_hook()
+        for v in range(self.n_vars):
+            values[v] = args[v]
+            npv[v] = np_view(<NDArray>args[v])
+        was_rec, was_train = is_recording(), is_training()
+        set_recording(False)
+        set_training(self.train)
+        try:
+            val = self.n_vars
+            for k in range(len(self.steps)):
+                op, attrs, inputs, n_out = self.steps[k]
+                d = self.direct[k]
+                if d is not None and hook is None:
+                    state = _run_kernel(op, <tuple>d, attrs, [npv[i] for i in inputs],
+                                        npv[val:val + n_out])
+                    for j in range(n_out):
+                        (<NDArray>values[val + j])._chunk.bump()
+                    for j in (<tuple>d)[2]:
+                        (<NDArray>values[inputs[j]])._chunk.bump()
+                else:
+                    outs = values[val:val + n_out]
+                    _, state = invoke_stateful(op, [values[i] for i in inputs], attrs,
+                                               outs if n_out > 1 else outs[0], None)
+                n = st.step_node[k]
+                if n is not None:
+                    n.state = state
+                    for j, v in st.saved_args[k]:
+                        a = args[v]
+                        n.saved_in[j] = a.detach()
+                    for j in range(len(n.saved_in)):
+                        if n.saved_in[j] is not None:
+                            n.versions_in[j] = (<NDArray>n.saved_in[j])._chunk.version
+                    for j in range(len(n.saved_out)):
+                        if n.saved_out[j] is not None:
+                            n.versions_out[j] = (<NDArray>n.saved_out[j])._chunk.version
+                val += n_out
+        finally:
+            set_recording(was_rec)
+            set_training(was_train)
+            for v in range(self.n_vars):
+                values[v] = None
+                npv[v] = None
+        st.ran_forward = True
+        return st, [_view(st.head_chunks[i], self.descs[h]) for i, h in enumerate(self.heads)]
+
+    def backward(self, GraphState st, list head_grads):
+        """The inputs' gradients of ``st``'s forward (one per input: None where not
+        wanted or not reached) for the outputs' gradients ``head_grads`` (None: ones).
+        The gradients are views of the plan's slots, valid until the state's next run:
+        copy them."""
+        cdef Plan p = self.plan
+        cdef Py_ssize_t t
+        cdef list grads = [None] * self.n_vars
+        if st.plan is not self or not st.ran_forward:
+            raise RuntimeError("GraphPlan.backward: the state is not a forward of this plan")
+        if p is None:
+            return grads
+        if p.busy:
+            raise RuntimeError("GraphPlan.backward: the plan is running (a backward "
+                               "through this graph inside its own gradient)")
+        hg = None
+        if head_grads is not None:
+            hg = [head_grads[i] for i in self.plan_heads]
+        p.busy = True
+        p.slot_chunks = st.chunks
+        p.views = st.views
+        try:
+            _bind(p)
+            _run_steps(p, st.nodes, st.tape_heads, hg, True)
+            for t, v in self.var_of_target.items():
+                if p.filled[t]:
+                    grads[v] = p.cur[t]
+        finally:
+            p.busy = False
+            for t in range(p.n_targets):
+                p.cur[t] = None
+        return grads
+
+
+def write_gradient(NDArray dst, src, str req):
+    """A planned gradient ``src`` (None: none reached) into the user's array ``dst`` by
+    the request ``req`` ('write': copied, zeros for None; 'add': added), without a pool
+    call for dense host arrays of one dtype and shape."""
+    if req == "add":
+        if src is not None:
+            _add_to(dst, src)
+    elif src is None:
+        if dst._stype == STYPE_DEFAULT:
+            dst._fill(0)
+            dst._chunk.bump()
+        else:
+            assign(dst, zeros(dst.shape, ctx=dst.ctx, dtype=dst.dtype, stype=dst.stype))
+    elif dst._stype == STYPE_DEFAULT:
+        _copy_into(dst, src)
+    else:
+        assign(dst, src)

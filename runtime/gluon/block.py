@@ -452,9 +452,10 @@ class HybridBlock(Block):
             self._cache.clear()
 
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
-        """Run this block (and its HybridBlock children) as cached graphs.
-        ``static_alloc``/``static_shape`` are kept as flags of the CachedOp (see
-        ``runtime.nd.CachedOp``)."""
+        """Run this block (and its HybridBlock children) as cached graphs.  With
+        ``static_alloc`` and ``static_shape`` both true each graph runs as a static plan,
+        forward and backward with their memory planned once and kept (see
+        ``runtime.nd.CachedOp`` and docs/graph.md)."""
         self._active = bool(active)
         self._flags = {"static_alloc": bool(static_alloc),
                        "static_shape": bool(static_shape)}

@@ -60,7 +60,10 @@ class Loss(HybridBlock):
             raise TypeError(f"{name}: batch_axis must be an int (got {batch_axis!r})")
         self._weight = None if weight is None else float(weight)
         self._batch_axis = int(batch_axis)
-        params = list(inspect.signature(self.hybrid_forward).parameters.values())[1:]
+        self._signature = inspect.signature(self.hybrid_forward)
+        params = list(self._signature.parameters.values())[1:]
+        self._positional = [p.name for p in params
+                            if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
         # the array inputs (required, or None by default) and the other options
         self._inputs = [p.name for p in params if p.default is None
                         or p.default is inspect.Parameter.empty]
@@ -70,12 +73,16 @@ class Loss(HybridBlock):
         if args and isinstance(args[0], Symbol):            # traced
             return super().forward(*args)
         name = type(self).__name__
-        try:
-            bound = inspect.signature(self.hybrid_forward).bind(None, *args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{name}: {e}") from None
-        values = dict(bound.arguments)
-        del values[next(iter(values))]                      # F
+        if not kwargs and len(args) <= len(self._positional):
+            # the common call, positional arrays: what bind() would give, without its cost
+            values = dict(zip(self._positional, args))
+        else:
+            try:
+                bound = self._signature.bind(None, *args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{name}: {e}") from None
+            values = dict(bound.arguments)
+            del values[next(iter(values))]                  # F
         if not self._active:
             return self.hybrid_forward(nd, **values)
         for key, default in self._options.items():

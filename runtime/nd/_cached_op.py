@@ -1,20 +1,23 @@
 """``CachedOp`` (MXNet's ``mx.nd.CachedOp``): a symbol's graph called on NDArrays as one
-operator, and :class:`Program`, the compiled forward walk it shares with
+operator; :class:`Program`, the op-by-op forward walk, and :func:`graph_steps`, the
+graph as the steps of a ``runtime._executor.GraphPlan``, both shared with
 ``runtime.executor``.
 
-The walk calls each node's registry operator through the invoker in topological order
-and lets each intermediate result go after its last consumer.  Called while
-``autograd.record()`` is on, a CachedOp puts ONE node on the caller's tape (through
-``runtime._tape.record_call``, as ``autograd.Function`` does); to differentiate it, the
-call records its own graph's forward on a tape of its own, whose variables are aliases
+Under ``static_alloc`` and ``static_shape`` (MXNet's flags), a CachedOp runs its graph
+as a ``GraphPlan`` per input signature and recording mode: forward and backward one plan,
+their memory assigned once by lifetime and kept between calls (see docs/graph.md).
+Called while ``autograd.record()`` is on, it puts ONE node on the caller's tape (through
+``runtime._tape.record_call``) whose gradient is the plan's backward for that call's
+state.  Without those flags, or for a graph the plan cannot take (sparse or device
+values, custom operators), the walk calls each node's registry operator through the
+invoker in topological order and lets each intermediate go after its last consumer;
+recording, the call records that walk on a tape of its own, whose variables are aliases
 of the inputs, and the node's gradient is ``autograd.grad`` over that inner recording.
-So backward through a CachedOp runs the backward executor on the cached graph, but the
-forward is still op by op (not a static plan), and ``static_alloc``/``static_shape``
-keep nothing beyond what the memory pool caches (see docs/graph.md).
 """
 
 from runtime import autograd
 from runtime import _tape
+from runtime._executor import GraphPlan
 from runtime._imperative import invoke_parsed, is_recording
 from runtime._ndarray import NDArray, zeros
 from runtime.nd._ops import make_function
@@ -72,6 +75,57 @@ class Program:
         return self._run(*arrays)
 
 
+def graph_steps(nodes, heads):
+    """``(steps, variables, head values)`` of the graph for ``GraphPlan``: the variable
+    nodes in graph order, one ``(op, attrs, input values, n_out)`` per operator node, the
+    value ids of the entries ``heads``; None when a node is not a plain registry operator
+    (a custom or source operator runs as Python code)."""
+    variables = [n for n in nodes if n.op is None]
+    ids = {(id(n), 0): v for v, n in enumerate(variables)}
+    steps = []
+    for node in nodes:
+        if node.op is None:
+            continue
+        if getattr(node.op, "function", None) is not None:
+            return None
+        n_out = node.n_out()
+        steps.append((node.op, node.params, tuple(ids[(id(n), i)] for n, i in node.inputs),
+                      n_out))
+        for i in range(n_out):
+            ids[(id(node), i)] = len(ids)
+    return steps, variables, [ids[(id(n), i)] for n, i in heads]
+
+
+class _StaticGraphCall:
+    """The op of every tape node that a planned CachedOp call records: the node's state
+    is ``(GraphState, needs)`` and its gradient the state's plan's backward.  One object
+    for all calls, so the caller's backward plan is cached across steps."""
+
+    name = "_CachedOp"
+    differentiable = True
+    grad_inputs = ()
+    grad_outputs = ()
+    stops_gradient = False
+
+    @staticmethod
+    def grad_reads(attrs, n_in, n_out):
+        return (), ()
+
+    @staticmethod
+    def gradient(attrs, ins, outs, ograds, state):
+        if is_recording():
+            raise NotImplementedError("_CachedOp: gradients of gradients through a "
+                                      "hybridized block or CachedOp are not supported; "
+                                      "call it without hybridize()")
+        st, needs = state
+        grads = st.plan.backward(st, list(ograds))
+        return [g for g, n in zip(grads, needs) if n]
+
+
+_STATIC_CALL = _StaticGraphCall()
+MAX_PLANS = 8        # graph plans kept per CachedOp (input signatures x recording modes)
+
+
 class _CachedCall:
     """The tape's record of one recorded CachedOp call (the op-like object
     ``_tape.record_call`` takes): its gradient is the cached graph's backward."""
@@ -102,8 +156,9 @@ class CachedOp:
 
     ``op(*arrays)`` takes one NDArray per ``sym.list_inputs()`` entry (arguments and
     auxiliary states, in graph order) and returns the output (a list when the symbol has
-    several).  ``flags`` (``static_alloc``, ``static_shape`` ...) are accepted as MXNet's
-    and change nothing here (see the module docstring).
+    several).  ``flags`` as MXNet's: with ``static_alloc`` and ``static_shape`` both
+    true the graph runs as a static plan (see the module docstring); the others are
+    accepted and change nothing.
     """
 
     def __init__(self, sym, flags=()):
@@ -123,6 +178,10 @@ class CachedOp:
         self._differentiable = [id(n) not in written for n in self._vars]
         self._dummies = {}
         self._name = f"CachedOp({sym.name or 'group'})"
+        self._steps = None
+        if self.flags.get("static_alloc") and self.flags.get("static_shape"):
+            self._steps = graph_steps(nodes, sym._outputs)
+        self._plans = {}
 
     def __call__(self, *args, out=None, default_ctx=None):
         if len(args) != len(self._vars):
@@ -134,13 +193,41 @@ class CachedOp:
                                 f"{type(a).__name__})")
         on_tape = is_recording() and any(
             a._entry is not None and d for a, d in zip(args, self._differentiable))
-        outs = self._recorded(args) if on_tape else self._program.run(args)
+        outs = self._planned(args, on_tape) if self._steps is not None else None
+        if outs is None:
+            outs = self._recorded(args) if on_tape else self._program.run(args)
         if out is not None:
             targets = [out] if isinstance(out, NDArray) else list(out)
             for t, o in zip(targets, outs):
                 t[:] = o
             outs = targets
         return outs[0] if len(outs) == 1 else outs
+
+    def _planned(self, args, on_tape):
+        """The outputs of the call run by its static plan (None: the graph cannot be
+        planned); recording, one tape node whose gradient is the plan's backward."""
+        needs = tuple(a._entry is not None and d
+                      for a, d in zip(args, self._differentiable)) if on_tape else None
+        train = autograd.is_training()
+        # the invoker puts a graph's inputs on one context: the first one's stands for all
+        ctx = args[0].context if args else None
+        key = (needs, train, ctx) + tuple([(a.shape, a.dtype, a.stype) for a in args])
+        plan = self._plans.get(key)
+        if plan is None:
+            steps, variables, heads = self._steps
+            plan = GraphPlan(steps, len(variables), heads, needs, train)
+            if not plan.prepare(list(args)):
+                plan = False
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
+        if plan is False:
+            return None
+        state, outs = plan.forward(list(args))
+        if on_tape:
+            _tape.record_call(_STATIC_CALL, {}, (state, needs),
+                              [a for a, n in zip(args, needs) if n], outs)
+        return outs
 
     def _recorded(self, args):
         inputs, outer, inner = [], [], []
@@ -167,4 +254,4 @@ class CachedOp:
         return f"<{self._name} inputs={[n.name for n in self._vars]}>"
 
 
-__all__ = ["CachedOp", "Program"]
+__all__ = ["CachedOp", "Program", "graph_steps"]
