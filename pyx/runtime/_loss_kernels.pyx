@@ -1,5 +1,6 @@
-"""The fused losses' host kernels (runtime/ops/loss.py): softmax cross-entropy with class
-labels, forward and data gradient, in one pass over each row of the logits.
+"""The softmax family's host kernels, one pass over each row: the fused softmax
+cross-entropy with class labels, forward and data gradient (runtime/ops/loss.py), and
+log_softmax along the last axis (runtime/ops/nn.py).
 
 ``x`` is (n, k) C-contiguous float32 or float64, ``label`` (n,) contiguous float32,
 float64, int32 or int64, ``ograd`` (n,) of x's dtype; the arithmetic runs in x's dtype,
@@ -16,7 +17,7 @@ from runtime._types cimport float32_t, float64_t, floating, int32_t, int64_t
 
 cnp.import_array()
 
-__all__ = ["softmax_ce", "softmax_ce_grad"]
+__all__ = ["log_softmax_rows", "softmax_ce", "softmax_ce_grad"]
 
 ctypedef fused label_t:
     float32_t
@@ -170,3 +171,46 @@ def softmax_ce_grad(x, label, ograd, out):
     """out[i, j] = (softmax(x[i])[j] - (j == label[i])) * ograd[i]; returns -1, or the
     position of the first bad label (nothing written)."""
     return _call(x, label, ograd, out)
+
+
+cdef void _log_softmax(const floating* x, floating* out, Py_ssize_t n,
+                       Py_ssize_t k) noexcept nogil:
+    # NumPy's steps: y = x - max, then y - log(sum(exp(y)))
+    cdef Py_ssize_t i, j
+    cdef floating m, s
+    cdef const floating* r
+    cdef floating* o
+    for i in range(n):
+        r = x + i * k
+        o = out + i * k
+        m = _row_max(r, k)
+        s = 0
+        for j in range(k):
+            o[j] = r[j] - m
+            s = s + _exp(o[j])
+        s = _log(s)
+        for j in range(k):
+            o[j] = o[j] - s
+
+
+def log_softmax_rows(x, out):
+    """out[i] = x[i] - max(x[i]) - log(sum(exp(x[i] - max(x[i])))) for the rows of the
+    (n, k) array x (k >= 1); ``out`` may be ``x``."""
+    cdef cnp.ndarray xa = _arr(x, "x", 2, None, -1)
+    cdef int t = cnp.PyArray_TYPE(xa)
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
+        raise TypeError(f"x must be float32 or float64 (got {x.dtype})")
+    cdef Py_ssize_t n = cnp.PyArray_DIM(xa, 0), k = cnp.PyArray_DIM(xa, 1)
+    if k < 1:
+        raise ValueError(f"x must have at least one column (got shape {x.shape!r})")
+    cdef cnp.ndarray oa = _arr(out, "out", 2, (n, k), t)
+    if not cnp.PyArray_ISWRITEABLE(oa):
+        raise ValueError("out must be writeable")
+    if t == cnp.NPY_FLOAT32:
+        with nogil:
+            _log_softmax(<const float32_t*>cnp.PyArray_DATA(xa),
+                         <float32_t*>cnp.PyArray_DATA(oa), n, k)
+    else:
+        with nogil:
+            _log_softmax(<const float64_t*>cnp.PyArray_DATA(xa),
+                         <float64_t*>cnp.PyArray_DATA(oa), n, k)

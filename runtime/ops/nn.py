@@ -12,6 +12,7 @@ accumulation type).
 
 import numpy as np
 
+from runtime import _loss_kernels as LK
 from runtime import _storage
 from runtime import random as _random
 from runtime._device import like
@@ -160,6 +161,10 @@ def _masked_softmax(x, length, axis, t, y):
     np.divide(y, np.where(s == 0, 1, s), out=y)
 
 
+_ndarray = np.ndarray
+_ROWS_TYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
 def _softmax_kernel(log):
     def compute(attrs, ins, outs):
         x, out = ins[0], outs[0]
@@ -168,6 +173,12 @@ def _softmax_kernel(log):
             x, out = x.reshape(1), out.reshape(1)
         axis = normalize_axis("", attrs["axis"], x.ndim)
         if x.size == 0:
+            return
+        if (log and t == 1.0 and len(ins) == 1 and axis == x.ndim - 1 and x.shape[-1] > 0
+                and type(x) is _ndarray and x.dtype in _ROWS_TYPES and out.dtype == x.dtype):
+            # rows of class scores: one compiled pass per row
+            k = x.shape[-1]
+            LK.log_softmax_rows(x.reshape(-1, k), out.reshape(-1, k))
             return
         y = out if out.dtype != np.float16 else np.empty(x.shape, dtype=np.float32)
         if len(ins) == 2:

@@ -75,6 +75,21 @@ def test_softmax_requests(name):
     check_requests(name, [sample((3, 4), "float32")], {"axis": 0})
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_along_the_last_axis_of_rows(dtype):
+    """The compiled road (last axis, no temperature): leading axes flattened into rows,
+    a NaN spreads over its row only, -inf gives -inf, requests honoured."""
+    x = sample((2, 3, 5), dtype) * 20
+    x[0, 1, 2] = np.nan
+    x[1, 2, 4] = -np.inf
+    got = nd.log_softmax(nd.array(x, dtype=dtype), axis=2).asnumpy()
+    want = sps.log_softmax(x.astype(np.float64), axis=-1)
+    assert np.isnan(got[0, 1]).all() and not np.isnan(np.delete(got.reshape(6, 5), 1, 0)).any()
+    assert got[1, 2, 4] == -np.inf
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype] * 10, atol=TOL[dtype])
+    check_requests("log_softmax", [sample((3, 4), dtype)], {"axis": -1})
+
+
 @pytest.mark.parametrize("name", sorted(REFS))
 def test_softmax_bad_input(name):
     with pytest.raises(TypeError, match=rf"^{name}: needs a floating-point input \(got int32\)"):
