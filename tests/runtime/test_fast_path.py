@@ -20,7 +20,7 @@ def _results():
             out += [(a - b).asnumpy(), nd.abs(a).asnumpy(), nd.square(a).asnumpy()]
         if dt.startswith("float"):
             out += [nd.exp(a).asnumpy(), nd.sqrt(a).asnumpy(), a.mean().asnumpy()]
-            out += [r.asnumpy() for r in _scalar_forms(a)]
+            out += [r.asnumpy() for r in _scalar_forms(b)]      # b has no 0 to divide by
         c = a.copy()
         c += b
         out.append(c.asnumpy())
