@@ -3,7 +3,8 @@
 # that is not an integer in [0, k) (then nothing is written).
 import numpy as np
 
-def softmax_ce(x: np.ndarray, label: np.ndarray, out: np.ndarray) -> int: ...
+def softmax_ce(x: np.ndarray, label: np.ndarray, out: np.ndarray,
+               prob: np.ndarray | None = None) -> int: ...
 def softmax_ce_grad(x: np.ndarray, label: np.ndarray, ograd: np.ndarray,
                     out: np.ndarray) -> int: ...
 # x: (n, k) C-contiguous float32/float64, k >= 1; out of x's shape and dtype (may be x).

@@ -301,10 +301,23 @@ def _ce_prepare(attrs):
     return _CEState()
 
 
+_CE_LABELS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
 def _softmax_ce(attrs, ins, outs, state=None):
     x, label = ins
     n, k = x.shape
-    idx = _indices("softmax_cross_entropy", label, k, "label")
+    if (n and type(x) is _ndarray and x.dtype in _ROWS_TYPES and label.dtype in _CE_LABELS
+            and label.ndim == 1):
+        # one compiled pass per row: the row's loss and its softmax, kept for the gradient
+        rows = np.empty(n, x.dtype)
+        prob = np.empty_like(x) if state is not None else None
+        if LK.softmax_ce(x, label, rows, prob) < 0:
+            if state is not None:
+                state.prob = prob
+            outs[0][...] = _add_reduce(rows)
+            return
+    idx = _indices("softmax_cross_entropy", label, k, "label")   # raises, naming it
     if n == 0:
         outs[0][...] = 0
         return

@@ -142,6 +142,23 @@ def test_softmax_cross_entropy_gradient(label_dtype):
     np.testing.assert_allclose(g[0].asnumpy(), want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("label_dtype", ["float32", "int32", "int64"])
+def test_softmax_cross_entropy_backward_from_the_forward_softmax(dtype, label_dtype):
+    """The forward's compiled pass keeps each row's softmax; backward reads it."""
+    x = sample((6, 5), dtype, 4, -5, 5)
+    label = np.array([0, 4, 2, 2, 1, 3], label_dtype)
+    xn = nd.array(x, dtype=dtype)
+    xn.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xn, nd.array(label, dtype=label_dtype))
+    loss.backward(nd.array([0.5], dtype=dtype))
+    np.testing.assert_allclose(loss.asnumpy(), ref_ce(x, label), rtol=TOL[dtype] * 10)
+    want = (sps.softmax(x.astype(np.float64), axis=1) - np.eye(5)[label.astype(int)]) * 0.5
+    np.testing.assert_allclose(xn.grad.asnumpy(), want, rtol=TOL[dtype] * 10,
+                               atol=TOL[dtype])
+
+
 def test_softmax_cross_entropy_requests():
     check_requests("softmax_cross_entropy", [sample((3, 4), "float32"),
                                              np.array([0, 3, 1], np.float32)])
