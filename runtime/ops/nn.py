@@ -304,11 +304,17 @@ def _ce_prepare(attrs):
 _CE_LABELS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 
 
+def _ce_compiled(x, label, n):
+    """True when runtime._loss_kernels takes these kernel arrays: host float32/float64
+    logits with rows, labels of a dtype it is built for."""
+    return (n and type(x) is _ndarray and x.dtype in _ROWS_TYPES and label.dtype in _CE_LABELS
+            and label.ndim == 1)
+
+
 def _softmax_ce(attrs, ins, outs, state=None):
     x, label = ins
     n, k = x.shape
-    if (n and type(x) is _ndarray and x.dtype in _ROWS_TYPES and label.dtype in _CE_LABELS
-            and label.ndim == 1):
+    if _ce_compiled(x, label, n):
         # one compiled pass per row: the row's loss and its softmax, kept for the gradient
         rows = np.empty(n, x.dtype)
         prob = np.empty_like(x) if state is not None else None
@@ -388,8 +394,12 @@ _bce_shape, _bce_type = _bce_infer("_backward_softmax_cross_entropy", "data")
 def _softmax_ce_backward(attrs, ins, outs):
     og, x, label = ins
     n, k = x.shape
-    idx = _indices("_backward_softmax_cross_entropy", label, k, "label")
     out = outs[0]
+    if _ce_compiled(x, label, n):
+        # the forward's compiled arithmetic: the same bits as from the softmax it keeps
+        if LK.softmax_ce_grad(x, label, np.repeat(og, n), out) < 0:
+            return
+    idx = _indices("_backward_softmax_cross_entropy", label, k, "label")  # raises if bad
     if n == 0:
         return
     if type(x) is np.ndarray and x.dtype != np.float16:   # _softmax_rows's steps, direct
