@@ -1024,8 +1024,9 @@ cdef int _rowsum(bint f64, NDArray out, NDArray g, tuple rc, double s, bint add)
 cdef int _gemm(bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b, NDArray c,
                bint add) except -1:
     """Row-major c (m, n) (+)= op(a) @ op(b), ``ta``/``tb``: a is stored (k, m) / b (n, k).
-    NumPy's matmul on views of the operands (its BLAS: a second BLAS with a thread pool
-    of its own, such as SciPy's, makes the two pools fight over the cores)."""
+    NumPy's matmul on views of the operands, the transposes as BLAS flags: the forward's
+    BLAS (SciPy's ``cython_blas`` would be a second library with a thread pool of its
+    own, measured slower beside NumPy's: docs/autograd.md, "The matrix products' BLAS")."""
     av = np_view(a).reshape((k, m) if ta else (m, k))
     bv = np_view(b).reshape((n, k) if tb else (k, n))
     cv = np_view(c).reshape((m, n))

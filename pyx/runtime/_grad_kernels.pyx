@@ -9,6 +9,7 @@ called by the executor: one BLAS in the process.)
 
 from libc.math cimport exp
 
+from runtime._index_kernels cimport pick_column
 from runtime._types cimport float32_t, float64_t, floating
 
 
@@ -320,23 +321,14 @@ cdef void log_softmax_f64(double* out, const double* g, const double* y, Py_ssiz
 
 cdef inline void _pick(floating* out, const floating* g, const void* index, int itype,
                        bint wrap, Py_ssize_t rows, Py_ssize_t k, bint add) noexcept nogil:
-    cdef Py_ssize_t i, j, c
+    cdef Py_ssize_t i
     if not add:
         for i in range(rows * k):
             out[i] = 0
     if k == 0:
         return
     for i in range(rows):
-        c = _label(index, itype, i)
-        if wrap:
-            c = c % k
-            if c < 0:
-                c += k
-        elif c < 0:
-            c = 0
-        elif c >= k:
-            c = k - 1
-        out[i * k + c] += g[i]
+        out[i * k + pick_column(_label(index, itype, i), k, wrap)] += g[i]
 
 
 cdef void pick_f32(float* out, const float* g, const void* index, int itype, bint wrap,

@@ -39,6 +39,8 @@ from cpython.dict cimport PyDict_Next
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
+from libc.float cimport FLT_MAX
+from libc.math cimport fabs, isinf
 from libc.string cimport memcpy, memset
 
 from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
@@ -640,7 +642,62 @@ cdef object binary_impl(str name, object a, object b, int flags):
                         "convert it with nd.array()")
     if op is None:
         return NotImplemented
-    return _invoke(op, [x], {"scalar": float(b)}, x if flags & 2 else None, None, None)
+    s = float(b)
+    res = fast_scalar(e, op, <NDArray>x, s, op is not e.scalar_op, flags & 2)
+    if res is not None:
+        return res
+    return _invoke(op, [x], {"scalar": s}, x if flags & 2 else None, None, None)
+
+
+# the ops whose scalar forms (_plus_scalar ...) are their ufunc with the scalar as one
+# operand: x <op> s, or s <op> x for the reversed forms (_rminus_scalar, _rdiv_scalar)
+cdef frozenset _SCALAR_ROAD = frozenset(["add", "subtract", "multiply", "divide"])
+
+
+cdef object fast_scalar(_OpEntry e, object op, NDArray x, double s, bint reverse,
+                        bint in_place):
+    """``x <op> s`` (``s <op> x`` with ``reverse``) for a floating ``x`` through the ufunc
+    loop of ``e`` with the scalar as an operand of stride 0, as the scalar op computes it
+    (the scalar made a value of x's dtype, NumPy's weak-scalar rule); None when the short
+    road does not apply (the general path then runs ``op``)."""
+    cdef int t
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef float s32
+    cdef NDArray out
+    if e.kind != K_BINARY or e.op.name not in _SCALAR_ROAD:
+        return None
+    t = _fast_type(e, x)
+    if t == cnp.NPY_FLOAT32:
+        if s == s and fabs(s) > FLT_MAX and not isinf(s):
+            return None        # NumPy warns of the overflow: the general path
+        s32 = <float>s
+        args[1] = <char*>&s32
+    elif t == cnp.NPY_FLOAT64:
+        args[1] = <char*>&s
+    else:
+        return None
+    if in_place:
+        if ndrt_flags[FLAG_RECORDING]:
+            return None        # the general path checks writes into the tape first
+        out = x
+    elif x._donated:           # see fast_binary
+        x._donated = False
+        out = x
+    else:
+        out = new_dense(x._shape, x._dtype, x._chunk.ctx, 0)
+    args[0] = <char*>(x._chunk.ptr() + x._offset)
+    args[2] = <char*>(out._chunk.ptr() + out._offset)
+    steps[0] = steps[2] = (<cnp.dtype>x._dtype).itemsize
+    steps[1] = 0
+    if reverse:
+        args[0], args[1] = args[1], args[0]
+        steps[0], steps[1] = steps[1], steps[0]
+    _run_loop(e, t, args, x._size(), steps)
+    out._chunk.bump()
+    if ndrt_flags[FLAG_RECORDING] and x._entry is not None:
+        record(op, {"scalar": s}, None, [x], [out])
+    return out
 
 
 cdef object unary_impl(str name, object a):

@@ -12,6 +12,7 @@ accumulation type).
 
 import numpy as np
 
+from runtime import _loss_kernels as LK
 from runtime import _storage
 from runtime import _rng as _random
 from runtime._device import like
@@ -160,6 +161,10 @@ def _masked_softmax(x, length, axis, t, y):
     np.divide(y, np.where(s == 0, 1, s), out=y)
 
 
+_ndarray = np.ndarray
+_ROWS_TYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
 def _softmax_kernel(log):
     def compute(attrs, ins, outs):
         x, out = ins[0], outs[0]
@@ -168,6 +173,12 @@ def _softmax_kernel(log):
             x, out = x.reshape(1), out.reshape(1)
         axis = normalize_axis("", attrs["axis"], x.ndim)
         if x.size == 0:
+            return
+        if (log and t == 1.0 and len(ins) == 1 and axis == x.ndim - 1 and x.shape[-1] > 0
+                and type(x) is _ndarray and x.dtype in _ROWS_TYPES and out.dtype == x.dtype):
+            # rows of class scores: one compiled pass per row
+            k = x.shape[-1]
+            LK.log_softmax_rows(x.reshape(-1, k), out.reshape(-1, k))
             return
         y = out if out.dtype != np.float16 else np.empty(x.shape, dtype=np.float32)
         if len(ins) == 2:
@@ -290,10 +301,29 @@ def _ce_prepare(attrs):
     return _CEState()
 
 
+_CE_LABELS = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+def _ce_compiled(x, label, n):
+    """True when runtime._loss_kernels takes these kernel arrays: host float32/float64
+    logits with rows, labels of a dtype it is built for."""
+    return (n and type(x) is _ndarray and x.dtype in _ROWS_TYPES and label.dtype in _CE_LABELS
+            and label.ndim == 1)
+
+
 def _softmax_ce(attrs, ins, outs, state=None):
     x, label = ins
     n, k = x.shape
-    idx = _indices("softmax_cross_entropy", label, k, "label")
+    if _ce_compiled(x, label, n):
+        # one compiled pass per row: the row's loss and its softmax, kept for the gradient
+        rows = np.empty(n, x.dtype)
+        prob = np.empty_like(x) if state is not None else None
+        if LK.softmax_ce(x, label, rows, prob) < 0:
+            if state is not None:
+                state.prob = prob
+            outs[0][...] = _add_reduce(rows)
+            return
+    idx = _indices("softmax_cross_entropy", label, k, "label")   # raises, naming it
     if n == 0:
         outs[0][...] = 0
         return
@@ -364,8 +394,12 @@ _bce_shape, _bce_type = _bce_infer("_backward_softmax_cross_entropy", "data")
 def _softmax_ce_backward(attrs, ins, outs):
     og, x, label = ins
     n, k = x.shape
-    idx = _indices("_backward_softmax_cross_entropy", label, k, "label")
     out = outs[0]
+    if _ce_compiled(x, label, n):
+        # the forward's compiled arithmetic: the same bits as from the softmax it keeps
+        if LK.softmax_ce_grad(x, label, np.repeat(og, n), out) < 0:
+            return
+    idx = _indices("_backward_softmax_cross_entropy", label, k, "label")  # raises if bad
     if n == 0:
         return
     if type(x) is np.ndarray and x.dtype != np.float16:   # _softmax_rows's steps, direct

@@ -13,6 +13,7 @@ that is not a view runs ``slice``/``take`` and writes with ``_slice_assign``,
 
 import numpy as np
 
+from runtime import _index_kernels as IK
 from runtime import _storage
 from runtime._ndarray import as_dtype, mx_reshape, shape_size, storage_host
 from runtime.ops._call import F, unbroadcast, zeros
@@ -780,9 +781,21 @@ def _pick_index(op, attrs, index, shape):
     return ax, idx.reshape(shape[:ax] + (1,) + shape[ax + 1:])
 
 
+_ndarray = np.ndarray
+_PICK_DATA = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+_PICK_INDEX = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
 def _pick(attrs, ins, outs):
     data, index = ins
-    ax, idx = _pick_index("pick", attrs, index, data.shape)
+    if (type(data) is _ndarray and data.ndim == 2 and data.shape[1] > 0
+            and data.dtype in _PICK_DATA and index.dtype in _PICK_INDEX
+            and _pick_axis(attrs, data.shape) == 1):
+        # the rows of a matrix (a batch of class scores): one compiled pass
+        if IK.pick_rows(data, index.reshape(-1), attrs["mode"] == "wrap",
+                        outs[0].reshape(-1)) < 0:
+            return
+    ax, idx = _pick_index("pick", attrs, index, data.shape)     # raises, naming the index
     outs[0][...] = np.take_along_axis(data, idx, axis=ax).reshape(outs[0].shape)
 
 

@@ -3,7 +3,7 @@ failed check falls back to the general path with identical results."""
 import numpy as np
 import pytest
 
-from runtime import _imperative, nd
+from runtime import _imperative, autograd, nd
 from runtime.ops import registry
 
 DTYPES = ["float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool"]
@@ -20,16 +20,22 @@ def _results():
             out += [(a - b).asnumpy(), nd.abs(a).asnumpy(), nd.square(a).asnumpy()]
         if dt.startswith("float"):
             out += [nd.exp(a).asnumpy(), nd.sqrt(a).asnumpy(), a.mean().asnumpy()]
+            out += [r.asnumpy() for r in _scalar_forms(b)]      # b has no 0 to divide by
         c = a.copy()
         c += b
         out.append(c.asnumpy())
     return out
 
 
-@pytest.fixture
-def spy_add(monkeypatch):
+def _scalar_forms(a):
+    c = a.copy()
+    c *= 0.1
+    return [a * 0.1, 0.1 * a, a - 0.3, 0.3 - a, a / 3.0, 3.0 / a, a + 1, 1 + a, c]
+
+
+def _spy(monkeypatch, name):
     calls = []
-    op = registry.get("add")
+    op = registry.get(name)
     compute = op.compute
 
     def counting(*args):
@@ -38,6 +44,11 @@ def spy_add(monkeypatch):
 
     monkeypatch.setattr(op, "compute", counting)
     return calls
+
+
+@pytest.fixture
+def spy_add(monkeypatch):
+    return _spy(monkeypatch, "add")
 
 
 def test_fast_path_is_active_and_skips_the_kernel(spy_add):
@@ -105,3 +116,46 @@ def test_full_reductions_match_numpy_bit_for_bit(n, dtype):
     if dtype != "float16":
         assert got["mean"] == np.mean(a, dtype=dtype)
     assert str(nd.array(np.array([-0.0], dtype), dtype=dtype).sum().asnumpy()[0]) == "0.0"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scalar_forms_match_numpy_bit_for_bit_without_their_kernel(monkeypatch, dtype):
+    """x <op> number on floating arrays runs the ufunc loop with the number made a value
+    of x's dtype (NumPy's rule for a Python float), reversed for number - x and
+    number / x; the scalar ops' kernels are not called."""
+    calls = [_spy(monkeypatch, n) for n in ("_plus_scalar", "_minus_scalar",
+                                            "_rminus_scalar", "_mul_scalar", "_div_scalar",
+                                            "_rdiv_scalar")]
+    a = (np.random.default_rng(3).random(37) * 4 - 2).astype(dtype)
+    got = _scalar_forms(nd.array(a, dtype=dtype))
+    c = a.copy()
+    c *= 0.1
+    want = [a * 0.1, 0.1 * a, a - 0.3, 0.3 - a, a / 3.0, 3.0 / a, a + 1, 1 + a, c]
+    for g, w in zip(got, want):
+        assert g.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(g.asnumpy(), w)
+    assert [len(c) for c in calls] == [0] * 6
+
+
+def test_scalar_forms_record_their_op_and_refuse_writes_into_the_tape():
+    x = nd.array(np.array([0.25, -1.5, 2.0, 4.0]))
+    x.attach_grad()
+    with autograd.record():
+        y = 3.0 / (2.0 * x - 1.0) + (x / 4.0 - 0.5)
+    y.backward()
+    xn = np.array([0.25, -1.5, 2.0, 4.0])
+    # d/dx [3 / (2x - 1) + x / 4 - 0.5] = -6 / (2x - 1)^2 + 1/4, in float32
+    np.testing.assert_allclose(x.grad.asnumpy(), -6.0 / (2 * xn - 1) ** 2 + 0.25, rtol=1e-6)
+    with autograd.record():
+        z = nd.tanh(x)               # saves its output
+        with pytest.raises(RuntimeError, match="_mul_scalar: cannot write into an array "
+                                               "on the autograd tape"):
+            z *= 2.0
+    np.testing.assert_array_equal(z.asnumpy(), np.tanh(xn.astype(np.float32)))
+
+
+def test_scalar_beyond_float32_takes_the_general_path_and_its_warning():
+    x = nd.array(np.array([1.0, -1.0], np.float32))
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        r = x * 1e39
+    np.testing.assert_array_equal(r.asnumpy(), np.array([np.inf, -np.inf], np.float32))

@@ -76,6 +76,21 @@ def test_softmax_requests(name):
     check_requests(name, [sample((3, 4), "float32")], {"axis": 0})
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_along_the_last_axis_of_rows(dtype):
+    """The compiled road (last axis, no temperature): leading axes flattened into rows,
+    a NaN spreads over its row only, -inf gives -inf, requests honoured."""
+    x = sample((2, 3, 5), dtype) * 20
+    x[0, 1, 2] = np.nan
+    x[1, 2, 4] = -np.inf
+    got = nd.log_softmax(nd.array(x, dtype=dtype), axis=2).asnumpy()
+    want = sps.log_softmax(x.astype(np.float64), axis=-1)
+    assert np.isnan(got[0, 1]).all() and not np.isnan(np.delete(got.reshape(6, 5), 1, 0)).any()
+    assert got[1, 2, 4] == -np.inf
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype] * 10, atol=TOL[dtype])
+    check_requests("log_softmax", [sample((3, 4), dtype)], {"axis": -1})
+
+
 @pytest.mark.parametrize("name", sorted(REFS))
 def test_softmax_bad_input(name):
     with pytest.raises(TypeError, match=rf"^{name}: needs a floating-point input \(got int32\)"):
@@ -126,6 +141,23 @@ def test_softmax_cross_entropy_gradient(label_dtype):
     assert g[1] is None
     want = (sps.softmax(x, axis=1) - np.eye(4)[label.astype(int)]) * 2.0
     np.testing.assert_allclose(g[0].asnumpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("label_dtype", ["float32", "int32", "int64"])
+def test_softmax_cross_entropy_backward_from_the_forward_softmax(dtype, label_dtype):
+    """The forward's compiled pass keeps each row's softmax; backward reads it."""
+    x = sample((6, 5), dtype, 4, -5, 5)
+    label = np.array([0, 4, 2, 2, 1, 3], label_dtype)
+    xn = nd.array(x, dtype=dtype)
+    xn.attach_grad()
+    with autograd.record():
+        loss = nd.softmax_cross_entropy(xn, nd.array(label, dtype=label_dtype))
+    loss.backward(nd.array([0.5], dtype=dtype))
+    np.testing.assert_allclose(loss.asnumpy(), ref_ce(x, label), rtol=TOL[dtype] * 10)
+    want = (sps.softmax(x.astype(np.float64), axis=1) - np.eye(5)[label.astype(int)]) * 0.5
+    np.testing.assert_allclose(xn.grad.asnumpy(), want, rtol=TOL[dtype] * 10,
+                               atol=TOL[dtype])
 
 
 def test_softmax_cross_entropy_requests():

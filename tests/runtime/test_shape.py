@@ -652,3 +652,51 @@ def test_out_and_requests_for_variadic_ops():
                                          r"\(2, 4\)"):
         nd.concat(a, a, out=out)
     assert_same(out, np.array([[3, 3, 2], [3, 3, 2]], np.float32))
+
+
+# -- pick along the rows of a matrix (the compiled kernel) ------------------------------
+
+def _pick_reference(data, index, mode):
+    """NumPy: the index truncated toward zero, then clipped or wrapped into the axis."""
+    k = data.shape[1]
+    c = np.trunc(index.astype(np.float64)).astype(np.int64)
+    c = np.clip(c, 0, k - 1) if mode == "clip" else np.mod(c, k)
+    return data[np.arange(data.shape[0]), c]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("itype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_pick_rows_matches_numpy(dtype, itype, mode, keepdims):
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((9, 4)).astype(dtype)
+    index = np.array([0, 3, 1, -1, 4, 7, -6, 2, 2], np.int64)
+    if itype.startswith("float"):
+        index = index + np.array([0, 0.5, 0.9, -0.5, 0.25, 0, -0.7, 0.99, -0.99])
+    index = index.astype(itype)
+    got = nd.pick(nd.array(data, dtype=dtype), nd.array(index, dtype=itype), axis=-1,
+                  mode=mode, keepdims=keepdims)
+    want = _pick_reference(data, index, mode)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.asnumpy(), want[:, None] if keepdims else want)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_pick_rows_refuses_a_non_finite_index_and_writes_nothing(bad):
+    data = nd.array(np.arange(12.0).reshape(4, 3))
+    out = nd.full((4,), 7.0)
+    with pytest.raises(IndexError, match=r"^pick: index .* at position 2 is not a finite "
+                                         "number"):
+        nd.pick(data, nd.array([0.0, 1.0, bad, 2.0]), axis=1, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full(4, 7.0, np.float32))
+
+
+def test_pick_rows_takes_huge_float_indices_as_the_numpy_path_does():
+    data = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    index = np.array([1e30, -1e30, 2.0 ** 63, -(2.0 ** 70)], np.float32)
+    for mode in ("clip", "wrap"):
+        got = nd.pick(nd.array(data), nd.array(index), axis=1, mode=mode).asnumpy()
+        c = np.clip(np.trunc(index), -2.0 ** 62, 2.0 ** 62).astype(np.int64)
+        c = np.clip(c, 0, 2) if mode == "clip" else np.mod(c, 3)
+        np.testing.assert_array_equal(got, data[np.arange(4), c])
