@@ -600,6 +600,34 @@ def test_layer_errors():
         layer(nd.zeros((2, 2)))
 
 
+def test_fused_layers_are_hybrid_blocks_that_run_imperatively():
+    # Gluon 1.x: rnn.LSTM is a HybridBlock, so a HybridBlock may hold one.  ndrt runs it
+    # imperatively; tracing it into a graph is refused by name.
+    class Tagger(mx.gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.lstm = mx.gluon.rnn.LSTM(5, layout="NTC", input_size=3)
+                self.out = nn.Dense(2, flatten=False, in_units=5)
+
+        def hybrid_forward(self, F, x):
+            return self.out(self.lstm(x))
+
+    net = Tagger()
+    net.initialize(mx.init.Xavier())
+    x = nd.array(np.random.RandomState(0).rand(2, 4, 3))
+    want = net.out(net.lstm(x)).asnumpy()
+    np.testing.assert_array_equal(net(x).asnumpy(), want)
+    net.lstm.hybridize()                         # accepted: the layer stays imperative
+    np.testing.assert_array_equal(net(x).asnumpy(), want)
+    net.hybridize()
+    with pytest.raises(NotImplementedError, match="LSTM: a fused RNN layer cannot be "
+                                                  "traced into a graph"):
+        net(x)
+    net.hybridize(active=False)
+    np.testing.assert_array_equal(net(x).asnumpy(), want)
+
+
 free_failing_tests(globals())
 
 

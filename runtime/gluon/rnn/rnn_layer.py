@@ -7,6 +7,12 @@ backward): ``l0_i2h_weight`` ``(G*H, input_size)``, ``l0_h2h_weight`` ``(G*H, H)
 ``projection_size`` P, ``l0_h2h_weight`` is ``(G*H, P)`` and ``l0_h2r_weight (P, H)`` comes
 after ``l0_h2h_bias``, as Gluon 1.x registers them); the forward
 concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
+
+The layers are HybridBlocks, as in Gluon, so they sit inside a HybridBlock or a
+HybridSequential and run with it imperatively; ``hybridize()`` is accepted and the layer
+keeps running imperatively.  Tracing one into a graph (hybridizing a block that contains
+it, ``export``) raises NotImplementedError: ``nd.RNN`` is a composition of operators,
+not one graph operator.  The unfused cells (``rnn.LSTMCell`` ...) trace.
 """
 
 import re
@@ -15,12 +21,13 @@ import numpy as np
 
 from runtime import nd
 from runtime.gluon.nn.basic_layers import _positive_int
-from runtime.gluon.block import Block
+from runtime.gluon.block import HybridBlock
+from runtime.symbol import Symbol
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
-class _RNNLayer(Block):
+class _RNNLayer(HybridBlock):
     """The common part of :class:`RNN`, :class:`LSTM` and :class:`GRU` (Gluon's
     ``_RNNLayer``)."""
 
@@ -131,6 +138,12 @@ class _RNNLayer(Block):
         ``(outputs, new_states)`` (Gluon: states default to zeros and are then not
         returned).  ``sequence_length`` (N,) is taken with ``use_sequence_length``."""
         layer = type(self).__name__
+        if isinstance(inputs, Symbol):
+            raise NotImplementedError(
+                f"{layer}: a fused RNN layer cannot be traced into a graph in ndrt "
+                "(nd.RNN is a composition of operators, not one graph operator); run the "
+                "blocks around it without hybridize(), or build the network from the "
+                "unfused cells (rnn.LSTMCell, GRUCell, RNNCell with unroll), which trace")
         if not isinstance(inputs, nd.NDArray) or inputs.ndim != 3:
             raise ValueError(f"{layer}: inputs must be a 3-D NDArray in layout "
                              f"{self._layout!r} (got "
