@@ -3,7 +3,7 @@ it under ``mpiexec -n 2``).  ``python kvstore_worker.py SCENARIO``; each rank ch
 results against NumPy and prints ``OK <rank> <digest>`` (the digest of every array it
 ended with: the ranks' must agree bit for bit).
 
-Scenarios: ``collectives`` (the contract), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
+Scenarios: ``collectives`` (the contract), ``threads`` (the CPUs shared), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
 after printing ``FAILING`` while rank 0 goes on pushing).
 """
 
@@ -148,12 +148,29 @@ def collectives(kv, digest):
     kv._barrier()
 
 
+def threads(digest):
+    """The store gave this rank its share of the CPUs: every OpenMP/BLAS pool and ndrt's
+    kernels run at most cpus // ranks-on-this-node threads (launched without
+    OMP_NUM_THREADS)."""
+    from threadpoolctl import threadpool_info
+
+    from runtime import _sparse_common
+    share = max(1, len(os.sched_getaffinity(0)) // 2)
+    pools = [p for p in threadpool_info() if p["user_api"] in ("blas", "openmp")]
+    assert any(p["internal_api"] == "openblas" for p in pools), pools
+    assert all(p["num_threads"] <= share for p in pools), (share, pools)
+    assert _sparse_common.get_num_threads() <= share
+    digest.update(str(share).encode())
+
+
 def main():
     scenario = sys.argv[1]
     kv = mx.kv.create("dist_sync")
     digest = hashlib.sha256()
     if scenario == "collectives":
         collectives(kv, digest)
+    elif scenario == "threads":
+        threads(digest)
     else:
         x = nd.ones((1000,))
         kv.init(0, nd.zeros((1000,)))
