@@ -4,9 +4,9 @@
     KV_FIGURES_QUICK=1 python asv_bench/run_kvstore_figures.py   # smoke test
 
 1. In-place Allreduce of one float32 array between 2 ranks, through ``KVStore.pushpull``
-   (the zero-copy path of a one-array bucket, plus the copy the store keeps of the sum,
-   as MXNet's) against raw ``mpi4py`` ``Allreduce(IN_PLACE, ...)`` on the same pool
-   buffer, 4 KiB to 64 MiB.  Both run in
+   (one in-place Allreduce on the array's pool memory; the array then holds the key's
+   value, no copy kept) against raw ``mpi4py`` ``Allreduce(IN_PLACE, ...)`` on the same
+   pool buffer, 4 KiB to 64 MiB.  Both run in
    the same 2 processes, round-robin: each round times a loop of each, and a figure is
    the median over rounds (the ratio: the median of the per-round ratios).
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with

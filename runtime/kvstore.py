@@ -21,10 +21,17 @@ array kept by the store between calls.  A row_sparse value: every rank's row cou
 merge in compiled code that adds the rows of each id in rank order, so every replica
 computes the same bits; where the rows of all ranks together would outweigh the dense
 array, the ranks densify and ``Allreduce`` instead (with an ``Allgatherv`` of the ids,
-so the result still holds exactly the rows present on some rank).  ``pushpull`` is push
-then pull, as MXNet's: the store keeps a copy of the sum.  With an optimizer set, every
-rank applies the same update to its replica of the stored value.  Every rank must make
-the same calls with the same keys in the same order (collectives).
+so the result still holds exactly the rows present on some rank).  ``pushpull`` without
+an optimizer makes the sum in its out (for a dense value that is its own out: one
+in-place Allreduce) and keeps no copy: the out holds the key's value from then on, as
+MXNet's store keeps the merged array itself, and a later ``pull`` checks the out's
+version and refuses to read it once it has been written.  ``push`` leaves the store a
+value of its own.  With an optimizer set, every rank applies the same update to its
+replica of the stored value.  Every rank must make the same calls with the same keys in
+the same order (collectives).
+
+The first dist store of a process gives the rank its share of the node's CPUs
+(:func:`share_cores`), so that N ranks do not each run thread pools as wide as the node.
 
 A failing rank ends the job (runtime/_dist.py): an uncaught exception aborts the
 communicator, and a collective that waits longer than ``NDRT_KVSTORE_TIMEOUT`` seconds
