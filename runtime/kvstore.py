@@ -57,6 +57,7 @@ NATIVE = ("local", "device", "dist_sync", "dist_device_sync")
 REFUSED = ("dist_async", "dist_sync_allreduce", "horovod", "byteps", "nccl")
 FIRST_BUCKET = 1 << 20
 BUCKET = 25 << 20
+ROWS_SLACK = 1.25     # a row_sparse key's fixed-size blocks: room for this times the most rows
 
 
 class KVStoreBase:
@@ -235,6 +236,7 @@ class KVStore(KVStoreBase):
         self._compression = None  # (threshold,) of the 2-bit scheme
         self._residual = {}       # (key, value index) -> NumPy residual of the 2-bit scheme
         self._flat = {}           # (dtype, elements) -> NDArray packing one bucket
+        self._rows_cap = {}       # key -> the rows a rank's fixed-size block holds
         self.stats = {"merge_seconds": 0.0}
 
     # -- what the store is -----------------------------------------------------------
@@ -597,44 +599,73 @@ class KVStore(KVStoreBase):
             off += a.size
 
     def _allreduce_rows(self, key, m):
-        """The sum over the ranks of row_sparse ``m``: row counts, then one Allgatherv of
-        the packed ids and rows and the merge in rank order (or, where that would move
-        more bytes than the dense array, an Allgatherv of the ids and a dense Allreduce)."""
+        """The sum over the ranks of row_sparse ``m``, merged in rank order.  Once a key
+        has been exchanged, one ``Allgather`` of fixed-size blocks (this rank's row count,
+        then its ids and rows, room for ``ROWS_SLACK`` times the most rows a rank has sent
+        for the key) serves the next calls: one collective, not two.  The first call,
+        and any call where a rank has more rows than that room (every rank sees the
+        counts in the blocks, so all take the same turn), exchange the row counts, then
+        one Allgatherv of the packed ids and rows; where the rows of all ranks together
+        would outweigh the dense array, an Allgatherv of the ids and a dense Allreduce."""
         comm = self._comm
         ids = np.ascontiguousarray(storage_view(m, 0), np.int64)
         rows = np.ascontiguousarray(storage_view(m, -1)).reshape(ids.size, -1)
         width = rows.shape[1]
-        item = rows.dtype.itemsize
-        counts = comm.allgather_counts(ids.size)
-        total = int(counts.sum())
-        dense_bytes = m.shape[0] * width * item
-        if total * width * item > dense_bytes:
+        row_bytes = width * rows.dtype.itemsize
+        dense_bytes = m.shape[0] * row_bytes
+        cap = self._rows_cap.get(key)
+        counts = None
+        if cap is not None and comm.size * cap * (8 + row_bytes) <= dense_bytes:
+            block = 8 + 8 * cap + cap * row_bytes + (-cap * row_bytes) % 8
+            send = np.empty(block, np.uint8)
+            send[:8] = np.array([ids.size], np.int64).view(np.uint8)
+            k = min(ids.size, cap)
+            send[8:8 + 8 * k] = ids[:k].view(np.uint8)
+            send[8 + 8 * k:8 + 8 * k + k * row_bytes] = rows[:k].reshape(-1).view(np.uint8)
+            every = comm.allgather(send, f"Allgather of key {key!r}'s rows")
+            counts = every[:, :8].copy().view(np.int64).reshape(-1)
+            if counts.max() <= cap:
+                offsets = np.arange(comm.size, dtype=np.int64) * block + 8
+                union, out_rows = self._merge(key, every.reshape(-1), counts, offsets,
+                                              rows.dtype, width)
+                return self._rows_array(m, union, out_rows)
+        if counts is None:
+            counts = comm.allgather_counts(ids.size)
+        self._rows_cap[key] = int(counts.max() * ROWS_SLACK) + 1
+        if int(counts.sum()) * row_bytes > dense_bytes:
             all_ids, offsets = comm.allgatherv(ids.view(np.uint8), counts * 8,
                                                f"Allgatherv of key {key!r}'s row ids")
             union = np.unique(all_ids.view(np.int64))
             full = np.zeros((m.shape[0], width), rows.dtype)
             full[ids] = rows
             comm.allreduce(full.reshape(-1), f"Allreduce of key {key!r} (densified)")
-            out_rows = full[union]
-        else:
-            row_bytes = width * item
-            pad = (-row_bytes * ids.size) % 8
-            send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
-            send[:ids.size * 8] = ids.view(np.uint8)
-            body = ids.size * 8
-            send[body:body + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
-            sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
-            buf, offsets = comm.allgatherv(send, sizes,
-                                           f"Allgatherv of key {key!r}'s rows")
-            t0 = time.perf_counter()
-            n_union, bad_rank, bad = _kernels.union_size(buf, counts, offsets, row_bytes)
-            if n_union < 0:
-                raise ValueError(f"pushpull: rank {bad_rank}'s row ids of key {key!r} must "
-                                 f"be sorted and unique (position {bad})")
-            union = np.empty(n_union, np.int64)
-            out_rows = np.empty((n_union, width), rows.dtype)
-            _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
-            self.stats["merge_seconds"] += time.perf_counter() - t0
+            return self._rows_array(m, union, full[union])
+        pad = (-row_bytes * ids.size) % 8
+        send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
+        send[:ids.size * 8] = ids.view(np.uint8)
+        body = ids.size * 8
+        send[body:body + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
+        sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
+        buf, offsets = comm.allgatherv(send, sizes, f"Allgatherv of key {key!r}'s rows")
+        union, out_rows = self._merge(key, buf, counts, offsets, rows.dtype, width)
+        return self._rows_array(m, union, out_rows)
+
+    def _merge(self, key, buf, counts, offsets, dtype, width):
+        """(union ids, summed rows) of the ranks' blocks in ``buf`` (compiled merge)."""
+        t0 = time.perf_counter()
+        n_union, bad_rank, bad = _kernels.union_size(buf, counts, offsets,
+                                                     width * np.dtype(dtype).itemsize)
+        if n_union < 0:
+            raise ValueError(f"pushpull: rank {bad_rank}'s row ids of key {key!r} must be "
+                             f"sorted and unique (position {bad})")
+        union = np.empty(n_union, np.int64)
+        out_rows = np.empty((n_union, width), dtype)
+        _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
+        self.stats["merge_seconds"] += time.perf_counter() - t0
+        return union, out_rows
+
+    @staticmethod
+    def _rows_array(m, union, out_rows):
         return nd.sparse.row_sparse_array(
             (out_rows.reshape((union.size,) + m.shape[1:]), union), shape=m.shape,
             ctx=m.context, dtype=m.dtype)

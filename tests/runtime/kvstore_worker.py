@@ -99,6 +99,22 @@ def collectives(kv, digest):
     assert np.array_equal(g.indices.asnumpy(), whole.indices.asnumpy())
     np.testing.assert_allclose(g.asnumpy(), whole.asnumpy(), rtol=1e-5, atol=1e-6)
     digest.update(g.indices.asnumpy().tobytes() + g.data.asnumpy().tobytes())
+    # later calls: fewer rows (the fixed-size blocks of one Allgather), then more rows
+    # than the blocks hold (every rank turns to the exact exchange), then fewer again
+    for step, rows_a_rank in enumerate((32, 200, 16)):
+        Xs = [rsp_batch(r, rows_a_rank, features, 5, seed=20 + step) for r in range(size)]
+        coefs = [rank_data(r, 62 + step, (rows_a_rank, embed)) for r in range(size)]
+        g = embedding_grad(Xs[rank], W, coefs[rank])
+        whole = embedding_grad(sp.vstack(Xs).tocsr(), W, np.concatenate(coefs))
+        calls = kv.comm_stats()["calls"]
+        kv.pushpull("emb", g, out=g)
+        assert kv.comm_stats()["calls"] - calls == (2 if rows_a_rank == 200 else 1), step
+        assert np.array_equal(g.indices.asnumpy(), whole.indices.asnumpy()), step
+        np.testing.assert_allclose(g.asnumpy(), whole.asnumpy(), rtol=1e-5, atol=1e-6)
+        digest.update(g.indices.asnumpy().tobytes() + g.data.asnumpy().tobytes())
+    calls = kv.comm_stats()["calls"]
+    kv.pushpull("emb", g, out=g)                 # in its room: one collective
+    assert kv.comm_stats()["calls"] == calls + 1
 
     # row_sparse densified: together the ranks hold more rows than the array has
     ids = np.arange(rank, 10, 1)
