@@ -11,7 +11,10 @@
    the median over rounds (the ratio: the median of the per-round ratios).
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
    the same seed and global batch: throughput, test AUC, communication and merge time a
-   step; rounds alternate the two runs.
+   step; rounds alternate the runs.  Beside it, one process at half the batch (a rank's
+   share): 2 x its throughput / the one-process throughput is what 2 ranks would reach
+   with free communication and a core each (the ceiling of the ratio), at the job's
+   batch of 1,024 and at 4,096.
 3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
    process, which is start-up (interpreters, MPI, data) to the first steps.
 
@@ -101,21 +104,33 @@ def main():
                    env=_env(), check=True, timeout=900)
 
     print("\n## ndrt train sparse: 2 ranks (dist_sync) vs one process, same global batch\n")
-    one, two = [], []
-    for _ in range(2 if QUICK else 3):
-        one.append(_job(1))
-        two.append(_job(2))
     med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
-    ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
-    print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
-    print("|---|---:|---:|---:|---:|---:|")
-    print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
-    print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
-          f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | {med(two, 'merge_ms'):.2f} |")
-    print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
-          f"(scaling efficiency {ratio / 2:.0%})")
+    for batch in (1024, 4096):
+        size = ["--batch-size", str(batch)]
+        half = ["--batch-size", str(batch // 2)]
+        one, two, share = [], [], []
+        for _ in range(2 if QUICK else 3):
+            one.append(_job(1, size))
+            share.append(_job(1, half))
+            two.append(_job(2, size))
+        ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
+        ceiling = statistics.median(2 * h["samples_s"] / a["samples_s"]
+                                    for a, h in zip(one, share))
+        print(f"global batch {batch:,}:\n")
+        print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
+        print("|---|---:|---:|---:|---:|---:|")
+        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
+        print(f"| 1 process, batch {batch // 2:,} | {med(share, 'samples_s'):,.0f} | "
+              f"{med(share, 'auc'):.4f} | | | |")
+        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
+              f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | "
+              f"{med(two, 'merge_ms'):.2f} |")
+        print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
+              f"(scaling efficiency {ratio / 2:.0%}); ceiling with free communication "
+              f"{ceiling:.2f}x\n")
+        sys.stdout.flush()
 
-    print("\n## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
+    print("## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
     tiny = ["--rows", "3000", "--features", "5000", "--batch-size", "512"]
     walls = [(_job(1, tiny)["wall"], _job(2, tiny)["wall"]) for _ in range(3)]
     print(f"one process {statistics.median(w[0] for w in walls):.2f} s, mpiexec -n 2 "
