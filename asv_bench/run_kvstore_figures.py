@@ -9,6 +9,9 @@
    pool buffer, 4 KiB to 64 MiB.  Both run in
    the same 2 processes, round-robin: each round times a loop of each, and a figure is
    the median over rounds (the ratio: the median of the per-round ratios).
+   1b. One ``pushpull`` of a list of keys (gluon's Trainer's call: 8 arrays of 1 MiB,
+   each reduced alone in its own memory; 64 of 4 KiB, packed in one bucket) against raw
+   ``mpi4py``, one in-place Allreduce per array.
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
    the same seed and global batch: throughput, test AUC, communication and merge time a
    step; rounds alternate the runs.  Beside it, one process at half the batch (a rank's
@@ -76,6 +79,41 @@ def allreduce_worker():
                   flush=True)
 
 
+def list_worker():
+    """Rank side of figure 1b: one ``pushpull`` of a list of keys (gluon's Trainer's
+    call) against raw ``mpi4py``, one in-place Allreduce per array."""
+    import runtime as mx
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    for count, size in ((8, 1 << 20), (64, 4 << 10)):
+        kv = mx.kv.create("dist_sync")
+        xs = [mx.nd.ones((size // 4,)) for _ in range(count)]
+        keys = list(range(count))
+        kv.init(keys, xs)
+        views = [np.asarray(x) for x in xs]
+        loops = max(3, min(500, (16 << 20) // (count * size)))
+        raw, ours = [], []
+        for _ in range(ROUNDS):
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                for v in views:
+                    comm.Allreduce(MPI.IN_PLACE, v)
+            raw.append((time.perf_counter() - t) / loops)
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                kv.pushpull(keys, xs)
+            ours.append((time.perf_counter() - t) / loops)
+            for v in views:
+                v[:] = 1
+        if kv.rank == 0:
+            ratio = statistics.median(o / r for o, r in zip(ours, raw))
+            print(f"| {count} x {size >> 10:,} KiB | {statistics.median(raw) * 1e6:,.1f} | "
+                  f"{statistics.median(ours) * 1e6:,.1f} | {ratio:.2f} |", flush=True)
+
+
 def _job(ranks, extra=()):
     cmd = [sys.executable, "-m", "runtime", "train", "sparse", "--quiet", *JOB, *extra]
     if ranks > 1:
@@ -101,6 +139,12 @@ def main():
     print("|---:|---:|---:|---:|---:|")
     sys.stdout.flush()
     subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--allreduce"], cwd=ROOT,
+                   env=_env(), check=True, timeout=900)
+    print("\nOne pushpull of a list of keys (the Trainer's call) vs an Allreduce per array:\n")
+    print("| arrays | mpi4py (us) | KVStore (us) | ratio |")
+    print("|---:|---:|---:|---:|")
+    sys.stdout.flush()
+    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--list"], cwd=ROOT,
                    env=_env(), check=True, timeout=900)
 
     print("\n## ndrt train sparse: 2 ranks (dist_sync) vs one process, same global batch\n")
@@ -142,5 +186,7 @@ def main():
 if __name__ == "__main__":
     if "--allreduce" in sys.argv:
         allreduce_worker()
+    elif "--list" in sys.argv:
+        list_worker()
     else:
         main()

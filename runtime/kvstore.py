@@ -599,15 +599,14 @@ class KVStore(KVStoreBase):
             flat = self._flat[(np.dtype(dtype).str, n)] = nd.empty((n,), dtype=dtype,
                                                                    ctx=arrays[0].context)
         view = np.asarray(flat)
-        off = 0
-        for a in arrays:
-            view[off:off + a.size] = np.asarray(a).reshape(-1)
-            off += a.size
+        parts = [np.asarray(a).reshape(-1) for a in arrays]      # zero-copy views
+        np.concatenate(parts, out=view)
         comm.allreduce(view, f"Allreduce of a bucket of {len(arrays)} arrays")
         off = 0
-        for a in arrays:
-            a.copyto_dense(flat[off:off + a.size].reshape(a.shape))
-            off += a.size
+        for a, part in zip(arrays, parts):
+            part[...] = view[off:off + part.size]
+            mark_written(a)
+            off += part.size
 
     def _allreduce_rows(self, key, m):
         """The sum over the ranks of row_sparse ``m``, merged in rank order.  Once a key
