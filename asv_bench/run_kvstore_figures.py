@@ -132,20 +132,23 @@ def _job(ranks, extra=()):
     return row
 
 
+def _two_ranks(flag):
+    """Run this script's worker ``flag`` on 2 ranks (rank 0 prints table rows)."""
+    sys.stdout.flush()
+    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, flag], cwd=ROOT,
+                   env=_env(), check=True, timeout=900)
+
+
 def main():
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
     print("## Allreduce of one float32 array, 2 ranks: KVStore.pushpull vs raw mpi4py\n")
     print("| size | mpi4py (us) | KVStore (us) | ratio | extra (us) |")
     print("|---:|---:|---:|---:|---:|")
-    sys.stdout.flush()
-    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--allreduce"], cwd=ROOT,
-                   env=_env(), check=True, timeout=900)
+    _two_ranks("--allreduce")
     print("\nOne pushpull of a list of keys (the Trainer's call) vs an Allreduce per array:\n")
     print("| arrays | mpi4py (us) | KVStore (us) | ratio |")
     print("|---:|---:|---:|---:|")
-    sys.stdout.flush()
-    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--list"], cwd=ROOT,
-                   env=_env(), check=True, timeout=900)
+    _two_ranks("--list")
 
     print("\n## ndrt train sparse: 2 ranks (dist_sync) vs one process, same global batch\n")
     med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
