@@ -4,14 +4,20 @@
     KV_FIGURES_QUICK=1 python asv_bench/run_kvstore_figures.py   # smoke test
 
 1. In-place Allreduce of one float32 array between 2 ranks, through ``KVStore.pushpull``
-   (the zero-copy path of a one-array bucket, plus the copy the store keeps of the sum,
-   as MXNet's) against raw ``mpi4py`` ``Allreduce(IN_PLACE, ...)`` on the same pool
-   buffer, 4 KiB to 64 MiB.  Both run in
+   (one in-place Allreduce on the array's pool memory; the array then holds the key's
+   value, no copy kept) against raw ``mpi4py`` ``Allreduce(IN_PLACE, ...)`` on the same
+   pool buffer, 4 KiB to 64 MiB.  Both run in
    the same 2 processes, round-robin: each round times a loop of each, and a figure is
    the median over rounds (the ratio: the median of the per-round ratios).
+   1b. One ``pushpull`` of a list of keys (gluon's Trainer's call: 8 arrays of 1 MiB,
+   each reduced alone in its own memory; 64 of 4 KiB, packed in one bucket) against raw
+   ``mpi4py``, one in-place Allreduce per array.
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
    the same seed and global batch: throughput, test AUC, communication and merge time a
-   step; rounds alternate the two runs.
+   step; rounds alternate the runs.  Beside it, one process at half the batch (a rank's
+   share): 2 x its throughput / the one-process throughput is what 2 ranks would reach
+   with free communication and a core each (the ceiling of the ratio), at the job's
+   batch of 1,024 and at 4,096.
 3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
    process, which is start-up (interpreters, MPI, data) to the first steps.
 
@@ -73,6 +79,41 @@ def allreduce_worker():
                   flush=True)
 
 
+def list_worker():
+    """Rank side of figure 1b: one ``pushpull`` of a list of keys (gluon's Trainer's
+    call) against raw ``mpi4py``, one in-place Allreduce per array."""
+    import runtime as mx
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    for count, size in ((8, 1 << 20), (64, 4 << 10)):
+        kv = mx.kv.create("dist_sync")
+        xs = [mx.nd.ones((size // 4,)) for _ in range(count)]
+        keys = list(range(count))
+        kv.init(keys, xs)
+        views = [np.asarray(x) for x in xs]
+        loops = max(3, min(500, (16 << 20) // (count * size)))
+        raw, ours = [], []
+        for _ in range(ROUNDS):
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                for v in views:
+                    comm.Allreduce(MPI.IN_PLACE, v)
+            raw.append((time.perf_counter() - t) / loops)
+            comm.Barrier()
+            t = time.perf_counter()
+            for _ in range(loops):
+                kv.pushpull(keys, xs)
+            ours.append((time.perf_counter() - t) / loops)
+            for v in views:
+                v[:] = 1
+        if kv.rank == 0:
+            ratio = statistics.median(o / r for o, r in zip(ours, raw))
+            print(f"| {count} x {size >> 10:,} KiB | {statistics.median(raw) * 1e6:,.1f} | "
+                  f"{statistics.median(ours) * 1e6:,.1f} | {ratio:.2f} |", flush=True)
+
+
 def _job(ranks, extra=()):
     cmd = [sys.executable, "-m", "runtime", "train", "sparse", "--quiet", *JOB, *extra]
     if ranks > 1:
@@ -91,31 +132,52 @@ def _job(ranks, extra=()):
     return row
 
 
+def _two_ranks(flag):
+    """Run this script's worker ``flag`` on 2 ranks (rank 0 prints table rows)."""
+    sys.stdout.flush()
+    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, flag], cwd=ROOT,
+                   env=_env(), check=True, timeout=900)
+
+
 def main():
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs\n")
     print("## Allreduce of one float32 array, 2 ranks: KVStore.pushpull vs raw mpi4py\n")
     print("| size | mpi4py (us) | KVStore (us) | ratio | extra (us) |")
     print("|---:|---:|---:|---:|---:|")
-    sys.stdout.flush()
-    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, "--allreduce"], cwd=ROOT,
-                   env=_env(), check=True, timeout=900)
+    _two_ranks("--allreduce")
+    print("\nOne pushpull of a list of keys (the Trainer's call) vs an Allreduce per array:\n")
+    print("| arrays | mpi4py (us) | KVStore (us) | ratio |")
+    print("|---:|---:|---:|---:|")
+    _two_ranks("--list")
 
     print("\n## ndrt train sparse: 2 ranks (dist_sync) vs one process, same global batch\n")
-    one, two = [], []
-    for _ in range(2 if QUICK else 3):
-        one.append(_job(1))
-        two.append(_job(2))
     med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
-    ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
-    print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
-    print("|---|---:|---:|---:|---:|---:|")
-    print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
-    print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
-          f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | {med(two, 'merge_ms'):.2f} |")
-    print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
-          f"(scaling efficiency {ratio / 2:.0%})")
+    for batch in (1024, 4096):
+        size = ["--batch-size", str(batch)]
+        half = ["--batch-size", str(batch // 2)]
+        one, two, share = [], [], []
+        for _ in range(2 if QUICK else 3):
+            one.append(_job(1, size))
+            share.append(_job(1, half))
+            two.append(_job(2, size))
+        ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
+        ceiling = statistics.median(2 * h["samples_s"] / a["samples_s"]
+                                    for a, h in zip(one, share))
+        print(f"global batch {batch:,}:\n")
+        print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
+        print("|---|---:|---:|---:|---:|---:|")
+        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
+        print(f"| 1 process, batch {batch // 2:,} | {med(share, 'samples_s'):,.0f} | "
+              f"{med(share, 'auc'):.4f} | | | |")
+        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
+              f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | "
+              f"{med(two, 'merge_ms'):.2f} |")
+        print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
+              f"(scaling efficiency {ratio / 2:.0%}); ceiling with free communication "
+              f"{ceiling:.2f}x\n")
+        sys.stdout.flush()
 
-    print("\n## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
+    print("## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
     tiny = ["--rows", "3000", "--features", "5000", "--batch-size", "512"]
     walls = [(_job(1, tiny)["wall"], _job(2, tiny)["wall"]) for _ in range(3)]
     print(f"one process {statistics.median(w[0] for w in walls):.2f} s, mpiexec -n 2 "
@@ -127,5 +189,7 @@ def main():
 if __name__ == "__main__":
     if "--allreduce" in sys.argv:
         allreduce_worker()
+    elif "--list" in sys.argv:
+        list_worker()
     else:
         main()

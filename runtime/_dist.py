@@ -85,6 +85,9 @@ class Communicator:
         self.comm = MPI.COMM_WORLD.Dup()
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_size = node.Get_size()      # the ranks sharing this node's memory
+        node.Free()
         self.timeout = deadline
         self.stats = {"bytes": 0, "seconds": 0.0, "calls": 0}
         self._deadline = 0.0          # 0: no collective in flight

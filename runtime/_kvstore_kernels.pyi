@@ -1,11 +1,14 @@
-# ids: one rank's sorted unique int64 row ids; rows (len(ids), width) float32/float64;
-# union_ids the sorted union of every rank's ids; out (len(union_ids), width) of rows'
-# dtype, added into.  Returns -1, or the position of the first id not above its
-# predecessor or not in union_ids (then nothing is written).
+# buf: the ranks' blocks as one Allgatherv delivered them: rank r's counts[r] sorted,
+# unique int64 row ids at byte offsets[r] (8-aligned), then its rows of row_bytes each.
+# union_size: (distinct ids, -1, -1), or (-1, rank, position) of the first id not above
+# its predecessor.  merge_blocks: the sorted union into union_ids and each id's rows,
+# added in rank order from zero, into out (len(union_ids), width) float32/float64.
 import numpy as np
 
-def merge_rows(ids: np.ndarray, rows: np.ndarray, union_ids: np.ndarray,
-               out: np.ndarray) -> int: ...
+def union_size(buf: np.ndarray, counts: np.ndarray, offsets: np.ndarray,
+               row_bytes: int) -> tuple[int, int, int]: ...
+def merge_blocks(buf: np.ndarray, counts: np.ndarray, offsets: np.ndarray,
+                 union_ids: np.ndarray, out: np.ndarray) -> None: ...
 # grad, residual (n,) float32/float64 of one dtype; codes (ceil(n / 4),) uint8.
 def quantize_2bit(grad: np.ndarray, residual: np.ndarray, threshold: float,
                   codes: np.ndarray) -> None: ...

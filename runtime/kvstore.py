@@ -12,19 +12,26 @@ push gives for several contexts (``cpu(0)``, ``cpu(1)`` ...); ``dist_sync`` and
 rescales).  ``dist_async``, ``horovod``, ``byteps`` and ``nccl`` are refused.
 
 How a dist store moves data.  Dense values are summed with in-place ``Allreduce`` on
-pool memory, in flat buckets: the arrays of one call, the key initialised last first
-(the order in which backward finishes a model's gradients), a first bucket of at most 1
-MiB, then buckets of about 25 MiB; a bucket of one array is reduced in that array's own
-memory (zero copy, through the buffer protocol), the others are packed into a flat pool
-array kept by the store between calls.  A row_sparse value: every rank's row count
-(``Allgather``), then one ``Allgatherv`` of each rank's packed row ids and rows, then a
+pool memory, newest key first (the order in which backward finishes a model's
+gradients): an array of 64 KiB or more is reduced in its own memory (zero copy, through
+the buffer protocol), the smaller ones are packed in flat buckets (a first one of at
+most 1 MiB, then about 25 MiB) kept by the store between calls.  A row_sparse value:
+every rank's row count (``Allgather``), then one ``Allgatherv`` of each rank's packed row
+ids and rows (later calls of the key: one ``Allgather`` of fixed-size blocks), then a
 merge in compiled code that adds the rows of each id in rank order, so every replica
 computes the same bits; where the rows of all ranks together would outweigh the dense
 array, the ranks densify and ``Allreduce`` instead (with an ``Allgatherv`` of the ids,
-so the result still holds exactly the rows present on some rank).  ``pushpull`` is push
-then pull, as MXNet's: the store keeps a copy of the sum.  With an optimizer set, every
-rank applies the same update to its replica of the stored value.  Every rank must make
-the same calls with the same keys in the same order (collectives).
+so the result still holds exactly the rows present on some rank).  ``pushpull`` without
+an optimizer makes the sum in its out (for a dense value that is its own out: one
+in-place Allreduce) and keeps no copy: the out holds the key's value from then on, as
+MXNet's store keeps the merged array itself, and a later ``pull`` checks the out's
+version and refuses to read it once it has been written.  ``push`` leaves the store a
+value of its own.  With an optimizer set, every rank applies the same update to its
+replica of the stored value.  Every rank must make the same calls with the same keys in
+the same order (collectives).
+
+The first dist store of a process gives the rank its share of the node's CPUs
+(:func:`share_cores`), so that N ranks do not each run thread pools as wide as the node.
 
 A failing rank ends the job (runtime/_dist.py): an uncaught exception aborts the
 communicator, and a collective that waits longer than ``NDRT_KVSTORE_TIMEOUT`` seconds
@@ -39,7 +46,7 @@ import warnings
 
 import numpy as np
 
-from runtime import _dist, nd
+from runtime import _dist, _sparse_common, nd
 from runtime import _kvstore_kernels as _kernels
 from runtime._ndarray import NDArray, mark_written, storage_view
 from runtime.optimizer.optimizer import Optimizer, get_updater
@@ -50,6 +57,11 @@ NATIVE = ("local", "device", "dist_sync", "dist_device_sync")
 REFUSED = ("dist_async", "dist_sync_allreduce", "horovod", "byteps", "nccl")
 FIRST_BUCKET = 1 << 20
 BUCKET = 25 << 20
+# From this size an array is reduced alone, in its own memory: packing it would cost two
+# copies of it (in and out of the bucket), more than the latency of one more collective
+# (an Allreduce of 64 KiB between 2 ranks of one machine: 19 us, 4 KiB: 3 us).
+ALONE = 64 << 10
+ROWS_SLACK = 1.25     # a row_sparse key's fixed-size blocks: room for this times the most rows
 
 
 class KVStoreBase:
@@ -130,6 +142,43 @@ def create(name="local"):
     return KVStore(key)
 
 
+# Variables by which a user chooses the thread count of OpenMP and BLAS libraries
+# (threadpoolctl's own list): set, they are left to rule.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+              "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_shared = None     # the thread count share_cores set, once per process
+
+
+def share_cores(local_ranks):
+    """Give this rank its share of the node's CPUs: ``cpus // local_ranks`` threads (at
+    least 1) for ndrt's OpenMP kernels and, through ``threadpoolctl`` (the dist extra),
+    for every OpenMP and BLAS library loaded in the process (NumPy's OpenBLAS ...), as
+    ``torchrun`` sets ``OMP_NUM_THREADS=1``: N ranks each running a team of one thread
+    per CPU would oversubscribe the CPUs, and idle OpenMP/OpenBLAS threads spin before
+    they sleep.  ``cpus`` is this process's affinity mask.  Lowers, never raises, a
+    count; leaves the libraries alone where one of ``THREAD_ENV`` is set.  Returns the
+    share (the first call's: once per process)."""
+    global _shared
+    if _shared is not None:
+        return _shared
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    _shared = n = max(1, cpus // max(1, local_ranks))
+    _sparse_common.set_num_threads(min(n, _sparse_common.get_num_threads()))
+    if any(os.environ.get(v) for v in THREAD_ENV):
+        return n
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        warnings.warn(f"kvstore: {local_ranks} ranks share {cpus} CPUs, and without "
+                      f"threadpoolctl (pip install 'ndrt[dist]') the BLAS libraries keep "
+                      f"their thread counts: set OMP_NUM_THREADS={n} to avoid "
+                      f"oversubscribing the CPUs", RuntimeWarning, stacklevel=3)
+        return n
+    threadpool_limits(limits=n)        # stays in force: the object is not used as a context
+    return n
+
+
 def _is_key(k):
     return isinstance(k, (str, int, np.integer)) and not isinstance(k, bool)
 
@@ -180,13 +229,18 @@ class KVStore(KVStoreBase):
                              f"{kind!r})")
         self._type = kind
         self._comm = _dist.get() if kind.startswith("dist") else None
-        self._store = {}          # key -> NDArray (this rank's replica)
+        if self._comm is not None:
+            share_cores(self._comm.local_size)
+        self._store = {}          # key -> NDArray holding the value (this rank's replica)
+        self._lent = {}           # key -> version: the value is held by a caller's array
+        self._stype = {}          # key -> the storage type it was initialised with
         self._order = {}          # key -> registration number (bucket order)
         self._key_kind = None     # str or int: MXNet refuses to mix them
         self._updater = None
         self._compression = None  # (threshold,) of the 2-bit scheme
         self._residual = {}       # (key, value index) -> NumPy residual of the 2-bit scheme
         self._flat = {}           # (dtype, elements) -> NDArray packing one bucket
+        self._rows_cap = {}       # key -> the rows a rank's fixed-size block holds
         self.stats = {"merge_seconds": 0.0}
 
     # -- what the store is -----------------------------------------------------------
@@ -232,11 +286,40 @@ class KVStore(KVStoreBase):
                             f"(got a mix)")
 
     def _stored(self, who, key):
+        """The array that holds ``key``'s value (for its shape: a lent one is not checked)."""
         try:
             return self._store[key]
         except KeyError:
             raise KeyError(f"{who}: key {key!r} has not been initialised: call init(key, "
                            f"value) first") from None
+
+    def _value(self, who, key):
+        """The array that holds ``key``'s value, to be read: where it is the out of the
+        key's last ``pushpull`` (lent), that out must not have been written since."""
+        stored = self._stored(who, key)
+        lent = self._lent.get(key)
+        if lent is not None and stored.version != lent:
+            raise ValueError(f"{who}: the value of key {key!r} is held by the out of its "
+                             f"last pushpull, which must not be written before it is read "
+                             f"(got a write since: version {lent} -> {stored.version}); "
+                             f"pushpull or push key {key!r} again first")
+        return stored
+
+    def _own(self, who, key):
+        """``key``'s value in memory of the store's own (a lent value is copied first),
+        for an optimizer to update in place."""
+        stored = self._value(who, key)
+        if key in self._lent:
+            del self._lent[key]
+            stored = self._store[key] = stored.copy()
+        return stored
+
+    def _lend(self, key, array):
+        """``array`` (a caller's out, holding the sum) holds ``key``'s value from now on,
+        as long as it is not written: MXNet's store also keeps the merged array itself
+        rather than a copy."""
+        self._store[key] = array
+        self._lent[key] = array.version
 
     @staticmethod
     def _check_like(who, key, arrays, ref, what="value"):
@@ -261,6 +344,7 @@ class KVStore(KVStoreBase):
             if self._comm is not None:
                 copy = self._bcast_array(copy, k)
             self._store[k] = copy
+            self._stype[k] = copy.stype
             self._order.setdefault(k, len(self._order))
             self._key_kind = isinstance(k, str)
 
@@ -296,7 +380,7 @@ class KVStore(KVStoreBase):
         outs = _pairs("broadcast", key, out, "out")
         self.init(key, value)
         for k, arrays in outs:
-            self._pull_into(k, arrays, ignore_sparse=False)
+            self._pull_into("broadcast", k, arrays, ignore_sparse=False)
 
     # -- push, pull, pushpull -------------------------------------------------------
     def push(self, key, value, priority=0):
@@ -305,14 +389,14 @@ class KVStore(KVStoreBase):
         update with the sum as the gradient to its value."""
         pairs = _pairs("push", key, value)
         for k, vals in pairs:
-            self._check_like("push", k, vals, self._stored("push", k))
+            ref = self._stored("push", k) if self._updater is None else self._value("push", k)
+            self._check_like("push", k, vals, ref)
         merged = self._reduce("push", pairs, [None] * len(pairs))
-        for (k, _), m in zip(pairs, merged):
-            stored = self._store[k]
+        for (k, vals), m in zip(pairs, merged):
             if self._updater is not None:
-                self._updater(k, m, stored)
+                self._updater(k, m, self._own("push", k))
             else:
-                self._keep(k, m)
+                self._keep(k, m, borrowed=any(m is v for v in vals))
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored value of ``key`` into ``out`` (an NDArray or one per context);
@@ -322,33 +406,36 @@ class KVStore(KVStoreBase):
             raise ValueError("pull: out must be an NDArray or a list of NDArrays (got None)")
         pairs = _pairs("pull", key, out, "out")
         for k, arrays in pairs:
-            self._check_like("pull", k, arrays, self._stored("pull", k), "out")
+            self._check_like("pull", k, arrays, self._value("pull", k), "out")
         for k, arrays in pairs:
-            self._pull_into(k, arrays, ignore_sparse)
+            self._pull_into("pull", k, arrays, ignore_sparse)
 
-    def _pull_into(self, key, outs, ignore_sparse):
-        stored = self._store[key]
-        if stored.stype == "row_sparse" and ignore_sparse:
+    def _pull_into(self, who, key, outs, ignore_sparse):
+        if self._stype[key] == "row_sparse" and ignore_sparse:
             return
+        stored = self._value(who, key)
         for o in outs:
-            _assign(o, stored)
+            if o is not stored:
+                _assign(o, stored)
 
     def pushpull(self, key, value, out=None, priority=0):
         """Push ``value`` and pull the result into ``out`` (default: ``value`` itself), as
-        MXNet's: the key must be initialised; the store then holds the sum (or, with an
-        optimizer, the updated value, which ``out`` receives)."""
-        if ((out is None or out is value) and type(value) is NDArray
+        MXNet's: the key must be initialised.  Without an optimizer the sum is made in
+        ``out`` (one in-place Allreduce for a dense value whose out is itself) and ``out``
+        (the first, given several) then holds the store's value of the key, no copy
+        kept: a later :meth:`pull` reads it, and raises if it has been written since.
+        With an optimizer: :meth:`push`, then :meth:`pull` of the updated value."""
+        if ((out is None or out is value) and type(value) is NDArray and _is_key(key)
                 and self._updater is None and self._compression is None
                 and value.stype == "default"):
             stored = self._store.get(key)
-            if stored is not None and stored.stype == "default" and \
-                    stored.shape == value.shape:
+            if stored is not None and stored.shape == value.shape:
                 # one dense array summed in place: its own memory is the bucket (the
-                # per-step path of a large gradient), then the store keeps a copy
+                # per-step path of a large gradient) and holds the store's value
                 if self._comm is not None:
                     self._comm.allreduce(np.asarray(value), "Allreduce")
                     mark_written(value)
-                stored.copyto_dense(value)
+                self._lend(key, value)
                 return
         pairs = _pairs("pushpull", key, value)
         outs = pairs if out is None else _pairs("pushpull", key, out, "out")
@@ -359,20 +446,26 @@ class KVStore(KVStoreBase):
         if self._updater is not None:
             self.push(key, value, priority)
             for k, arrays in outs:
-                self._pull_into(k, arrays, ignore_sparse=False)
+                self._pull_into("pushpull", k, arrays, ignore_sparse=False)
             return
-        results = self._reduce("pushpull", pairs, [a for _, a in outs])
-        for (k, _), r in zip(pairs, results):
-            self._keep(k, r)
+        self._reduce("pushpull", pairs, [a for _, a in outs])
+        for k, arrays in outs:
+            self._lend(k, arrays[0])
 
-    def _keep(self, key, value):
-        """The store's value of ``key`` becomes a copy of ``value``."""
+    def _keep(self, key, value, borrowed):
+        """The store's value of ``key`` becomes ``value`` (a push's sum) in the key's
+        storage type, dtype and context: taken as it is where it is a new array the
+        store may own, else copied (``borrowed``: it is the caller's)."""
         stored = self._store[key]
-        if stored.stype == "default":
-            stored.copyto_dense(value if value.stype == "default" else value.tostype("default"))
-        else:
-            value = value.tostype(stored.stype) if value.stype != stored.stype else value
-            self._store[key] = value.copyto(stored.context)
+        stype = self._stype[key]
+        if value.stype != stype:
+            value, borrowed = value.tostype(stype), False
+        if stype == "default" and value.dtype != stored.dtype:
+            value, borrowed = value.astype(stored.dtype), False
+        if value.context != stored.context:
+            value, borrowed = value.copyto(stored.context), False
+        self._store[key] = value.copy() if borrowed else value
+        self._lent.pop(key, None)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         """The rows ``row_ids`` (an int64 NDArray, or one per out; repeats and any order
@@ -388,7 +481,7 @@ class KVStore(KVStoreBase):
             ids_list = [(pairs[0][0], _arrays(row_ids, "row_sparse_pull: row_ids"))]
         jobs = []
         for (k, arrays), (_, ids) in zip(pairs, ids_list):
-            stored = self._stored("row_sparse_pull", k)
+            stored = self._value("row_sparse_pull", k)
             self._check_like("row_sparse_pull", k, arrays, stored, "out")
             if len(ids) not in (1, len(arrays)):
                 raise ValueError(f"row_sparse_pull: row_ids of key {k!r} must be one NDArray "
@@ -431,13 +524,13 @@ class KVStore(KVStoreBase):
         dense = []
         for i, ((k, vals), o) in enumerate(zip(pairs, outs)):
             if vals[0].stype == "default":
-                m, owned = self._local_sum(k, vals, o)
+                m = self._local_sum(k, vals, o)
                 if self._comm is None:
                     results[i] = m
                 elif self._compression is not None:
                     results[i] = self._allreduce_2bit(k, m)
                 else:
-                    dense.append((self._order.get(k, -1), i, m, owned))
+                    dense.append((self._order.get(k, -1), m))
                     results[i] = m
             else:
                 m = vals[0]
@@ -454,35 +547,44 @@ class KVStore(KVStoreBase):
         return results
 
     def _local_sum(self, key, vals, outs):
-        """(sum of the dense ``vals``, whether it may be written in place): the pushed
-        array itself when it is the only one and also the out."""
-        if len(vals) == 1:
-            v = vals[0]
-            if outs is not None and len(outs) == 1 and outs[0] is v:
-                return v, True
-            return v.copy(), True
-        if self._compression is not None and self._comm is None:
-            return self._sum_2bit(key, vals), True
-        m = vals[0].copy()
-        for v in vals[1:]:
-            m += v.as_in_context(m.context)
-        return m, True
+        """The sum of the dense ``vals``, made in the first out where that is the first
+        value (a pushpull in place) or where there is one value and one dense out of its
+        dtype, else in a new array."""
+        if self._compression is not None and self._comm is None and len(vals) > 1:
+            return self._sum_2bit(key, vals)
+        v = vals[0]
+        o = outs[0] if outs is not None else None
+        if o is not None and o is not v and len(vals) == 1 and len(outs) == 1 and \
+                o.stype == "default" and o.dtype == v.dtype:
+            o.copyto_dense(v)
+            return o
+        m = v if o is v else v.copy()
+        for w in vals[1:]:
+            m += w.as_in_context(m.context)
+        return m
 
     def _allreduce_buckets(self, dense):
-        """In-place Allreduce of the dense sums, newest key first, in buckets."""
+        """In-place Allreduce of the dense sums, newest key first: an array of ``ALONE``
+        bytes or more in its own memory (no copy), the smaller ones packed in buckets."""
         dense.sort(key=lambda e: -e[0])
         limit = FIRST_BUCKET
         bucket, size, dtype = [], 0, None
         for entry in dense:
-            m = entry[2]
-            if bucket and (m.dtype != dtype or size + m.nbytes > limit):
+            m = entry[1]
+            alone = m.nbytes >= ALONE
+            if bucket and (alone or m.dtype != dtype or size + m.nbytes > limit):
                 self._flush(bucket)
                 limit = BUCKET
                 bucket, size = [], 0
+            if alone:
+                self._flush([m])
+                limit = BUCKET
+                continue
             bucket.append(m)
             size += m.nbytes
             dtype = m.dtype
-        self._flush(bucket)
+        if bucket:
+            self._flush(bucket)
 
     def _flush(self, arrays):
         comm = self._comm
@@ -497,61 +599,83 @@ class KVStore(KVStoreBase):
             flat = self._flat[(np.dtype(dtype).str, n)] = nd.empty((n,), dtype=dtype,
                                                                    ctx=arrays[0].context)
         view = np.asarray(flat)
-        off = 0
-        for a in arrays:
-            view[off:off + a.size] = np.asarray(a).reshape(-1)
-            off += a.size
+        parts = [np.asarray(a).reshape(-1) for a in arrays]      # zero-copy views
+        np.concatenate(parts, out=view)
         comm.allreduce(view, f"Allreduce of a bucket of {len(arrays)} arrays")
         off = 0
-        for a in arrays:
-            a.copyto_dense(flat[off:off + a.size].reshape(a.shape))
-            off += a.size
+        for a, part in zip(arrays, parts):
+            part[...] = view[off:off + part.size]
+            mark_written(a)
+            off += part.size
 
     def _allreduce_rows(self, key, m):
-        """The sum over the ranks of row_sparse ``m``: row counts, then one Allgatherv of
-        the packed ids and rows and the merge in rank order (or, where that would move
-        more bytes than the dense array, an Allgatherv of the ids and a dense Allreduce)."""
+        """The sum over the ranks of row_sparse ``m``, merged in rank order.  Once a key
+        has been exchanged, one ``Allgather`` of fixed-size blocks (this rank's row count,
+        then its ids and rows, room for ``ROWS_SLACK`` times the most rows a rank has sent
+        for the key) serves the next calls: one collective, not two.  The first call,
+        and any call where a rank has more rows than that room (every rank sees the
+        counts in the blocks, so all take the same turn), exchange the row counts, then
+        one Allgatherv of the packed ids and rows; where the rows of all ranks together
+        would outweigh the dense array, an Allgatherv of the ids and a dense Allreduce."""
         comm = self._comm
         ids = np.ascontiguousarray(storage_view(m, 0), np.int64)
         rows = np.ascontiguousarray(storage_view(m, -1)).reshape(ids.size, -1)
         width = rows.shape[1]
-        item = rows.dtype.itemsize
-        counts = comm.allgather_counts(ids.size)
-        total = int(counts.sum())
-        dense_bytes = m.shape[0] * width * item
-        if total * width * item > dense_bytes:
+        row_bytes = width * rows.dtype.itemsize
+        dense_bytes = m.shape[0] * row_bytes
+        cap = self._rows_cap.get(key)
+        counts = None
+        if cap is not None and comm.size * cap * (8 + row_bytes) <= dense_bytes:
+            block = 8 + 8 * cap + cap * row_bytes + (-cap * row_bytes) % 8
+            send = np.empty(block, np.uint8)
+            send[:8] = np.array([ids.size], np.int64).view(np.uint8)
+            k = min(ids.size, cap)
+            send[8:8 + 8 * k] = ids[:k].view(np.uint8)
+            send[8 + 8 * k:8 + 8 * k + k * row_bytes] = rows[:k].reshape(-1).view(np.uint8)
+            every = comm.allgather(send, f"Allgather of key {key!r}'s rows")
+            counts = every[:, :8].copy().view(np.int64).reshape(-1)
+            if counts.max() <= cap:
+                offsets = np.arange(comm.size, dtype=np.int64) * block + 8
+                union, out_rows = self._merge(key, every.reshape(-1), counts, offsets,
+                                              rows.dtype, width)
+                return self._rows_array(m, union, out_rows)
+        if counts is None:
+            counts = comm.allgather_counts(ids.size)
+        self._rows_cap[key] = int(counts.max() * ROWS_SLACK) + 1
+        if int(counts.sum()) * row_bytes > dense_bytes:
             all_ids, offsets = comm.allgatherv(ids.view(np.uint8), counts * 8,
                                                f"Allgatherv of key {key!r}'s row ids")
             union = np.unique(all_ids.view(np.int64))
             full = np.zeros((m.shape[0], width), rows.dtype)
             full[ids] = rows
             comm.allreduce(full.reshape(-1), f"Allreduce of key {key!r} (densified)")
-            out_rows = full[union]
-        else:
-            row_bytes = width * item
-            pad = (-row_bytes * ids.size) % 8
-            send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
-            send[:ids.size * 8] = ids.view(np.uint8)
-            body = ids.size * 8
-            send[body:body + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
-            sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
-            buf, offsets = comm.allgatherv(send, sizes,
-                                           f"Allgatherv of key {key!r}'s rows")
-            t0 = time.perf_counter()
-            blocks = []
-            for r in range(comm.size):
-                n, o = int(counts[r]), int(offsets[r])
-                blocks.append((buf[o:o + 8 * n].view(np.int64),
-                               buf[o + 8 * n:o + 8 * n + n * row_bytes].view(rows.dtype)
-                               .reshape(n, width)))
-            union = np.unique(np.concatenate([b[0] for b in blocks]))
-            out_rows = np.zeros((union.size, width), rows.dtype)
-            for r, (bid, brows) in enumerate(blocks):
-                bad = _kernels.merge_rows(bid, brows, union, out_rows)
-                if bad >= 0:
-                    raise ValueError(f"pushpull: rank {r}'s row ids of key {key!r} must be "
-                                     f"sorted and unique (position {bad})")
-            self.stats["merge_seconds"] += time.perf_counter() - t0
+            return self._rows_array(m, union, full[union])
+        pad = (-row_bytes * ids.size) % 8
+        send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
+        send[:ids.size * 8] = ids.view(np.uint8)
+        body = ids.size * 8
+        send[body:body + ids.size * row_bytes] = rows.reshape(-1).view(np.uint8)
+        sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
+        buf, offsets = comm.allgatherv(send, sizes, f"Allgatherv of key {key!r}'s rows")
+        union, out_rows = self._merge(key, buf, counts, offsets, rows.dtype, width)
+        return self._rows_array(m, union, out_rows)
+
+    def _merge(self, key, buf, counts, offsets, dtype, width):
+        """(union ids, summed rows) of the ranks' blocks in ``buf`` (compiled merge)."""
+        t0 = time.perf_counter()
+        n_union, bad_rank, bad = _kernels.union_size(buf, counts, offsets,
+                                                     width * np.dtype(dtype).itemsize)
+        if n_union < 0:
+            raise ValueError(f"pushpull: rank {bad_rank}'s row ids of key {key!r} must be "
+                             f"sorted and unique (position {bad})")
+        union = np.empty(n_union, np.int64)
+        out_rows = np.empty((n_union, width), dtype)
+        _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
+        self.stats["merge_seconds"] += time.perf_counter() - t0
+        return union, out_rows
+
+    @staticmethod
+    def _rows_array(m, union, out_rows):
         return nd.sparse.row_sparse_array(
             (out_rows.reshape((union.size,) + m.shape[1:]), union), shape=m.shape,
             ctx=m.context, dtype=m.dtype)

@@ -1,11 +1,11 @@
 """The KVStore's host kernels (runtime/kvstore.py): the deterministic merge of the
 row_sparse gradients that the ranks exchanged, and MXNet's 2-bit gradient compression.
 
-``merge_rows``: adds one rank's (sorted, unique) row ids' rows into the rows of the
-sorted union of every rank's ids; called for each rank in rank order, each id's rows are
-added in rank order, so that every rank computes the same bits.  A block whose ids are
-not strictly increasing (or not in the union) stops the kernel before anything is
-written: it returns the position of the offending id (-1 when the block is good).
+``union_size`` and ``merge_blocks``: the ranks' packed blocks (each rank's sorted,
+unique int64 row ids, then its rows) as one Allgatherv delivered them; one walk merges
+the blocks' ids like the merge step of a merge sort and writes each id of the union
+with its row: zero plus the ranks' rows in rank order, so every rank computes the same
+bits.  ``union_size`` first checks that each block's ids strictly increase.
 
 ``quantize_2bit``: residual += grad; every value of the residual at or above
 ``threshold`` sends +threshold (code 1) and loses it, every value at or below
@@ -15,55 +15,149 @@ lowest two bits.  ``dequantize_2bit_add``: out += the values the codes stand for
 """
 
 cimport numpy as cnp
+import numpy as np
 
 from runtime._types cimport float32_t, float64_t, floating, int64_t, uint8_t
 
 cnp.import_array()
 
-__all__ = ["merge_rows", "quantize_2bit", "dequantize_2bit_add"]
+__all__ = ["union_size", "merge_blocks", "quantize_2bit", "dequantize_2bit_add"]
 
 
-cdef Py_ssize_t _merge(const int64_t* ids, const floating* rows, Py_ssize_t n,
-                       const int64_t* union_ids, Py_ssize_t n_union, floating* out,
-                       Py_ssize_t width) noexcept nogil:
-    """Check the block, then add its rows; returns -1 or the first bad position."""
-    cdef Py_ssize_t j, p = 0, c
+cdef struct _Blocks:
+    # the ranks' packed blocks in one Allgatherv buffer: rank r's n[r] int64 ids start at
+    # base + off[r], its n[r] rows right after them; head[r] is the next id to take
+    const uint8_t* base
+    const int64_t* n
+    const int64_t* off
+    Py_ssize_t* head
+    Py_ssize_t ranks
+
+
+cdef inline const int64_t* _ids(_Blocks* b, Py_ssize_t r) noexcept nogil:
+    return <const int64_t*>(b.base + b.off[r])
+
+
+cdef int64_t _next_id(_Blocks* b, Py_ssize_t* found) noexcept nogil:
+    """The smallest id at the heads (found[0] = -1 when every block is consumed)."""
+    cdef Py_ssize_t r
+    cdef int64_t best = 0, v
+    found[0] = -1
+    for r in range(b.ranks):
+        if b.head[r] < b.n[r]:
+            v = _ids(b, r)[b.head[r]]
+            if found[0] < 0 or v < best:
+                best = v
+                found[0] = r
+    return best
+
+
+cdef Py_ssize_t _union_size(_Blocks* b, Py_ssize_t* bad_rank) noexcept nogil:
+    """Check every block (strictly increasing ids), then count the union; returns -1
+    with ``bad_rank[0]`` and the bad position in its head on a bad block."""
+    cdef Py_ssize_t r, j, count = 0, found
+    cdef const int64_t* ids
+    cdef int64_t v
+    for r in range(b.ranks):
+        ids = _ids(b, r)
+        for j in range(1, b.n[r]):
+            if ids[j] <= ids[j - 1]:
+                bad_rank[0] = r
+                b.head[r] = j
+                return -1
+        b.head[r] = 0
+    while True:
+        v = _next_id(b, &found)
+        if found < 0:
+            return count
+        count += 1
+        for r in range(b.ranks):
+            if b.head[r] < b.n[r] and _ids(b, r)[b.head[r]] == v:
+                b.head[r] += 1
+
+
+cdef void _merge(_Blocks* b, int64_t* union_ids, floating* out,
+                 Py_ssize_t width) noexcept nogil:
+    """Walk the union once: each id's row is 0 plus the ranks' rows in rank order."""
+    cdef Py_ssize_t r, c, k = 0, found
+    cdef int64_t v
     cdef const floating* src
     cdef floating* dst
-    for j in range(n):
-        if j and ids[j] <= ids[j - 1]:
-            return j
-        while p < n_union and union_ids[p] < ids[j]:
-            p += 1
-        if p == n_union or union_ids[p] != ids[j]:
-            return j
-    p = 0
-    for j in range(n):
-        while union_ids[p] < ids[j]:        # both sorted: one walk per block
-            p += 1
-        src = rows + j * width
-        dst = out + p * width
+    for r in range(b.ranks):
+        b.head[r] = 0
+    while True:
+        v = _next_id(b, &found)
+        if found < 0:
+            return
+        union_ids[k] = v
+        dst = out + k * width
         for c in range(width):
-            dst[c] = dst[c] + src[c]
-    return -1
+            dst[c] = 0
+        for r in range(b.ranks):
+            if b.head[r] < b.n[r] and _ids(b, r)[b.head[r]] == v:
+                src = <const floating*>(b.base + b.off[r] + 8 * b.n[r]) + b.head[r] * width
+                for c in range(width):
+                    dst[c] = dst[c] + src[c]
+                b.head[r] += 1
+        k += 1
 
 
-def merge_rows(const int64_t[::1] ids, const floating[:, ::1] rows,
-               const int64_t[::1] union_ids, floating[:, ::1] out):
-    """Add one rank's rows into ``out`` (one row per id of ``union_ids``); the caller
-    calls it for each rank in rank order.  Returns -1, or the position of the first id
-    that is not above its predecessor or not in ``union_ids`` (then nothing is written)."""
-    cdef Py_ssize_t bad = -1, n = ids.shape[0]
-    if rows.shape[0] != n or out.shape[0] != union_ids.shape[0] or rows.shape[1] != out.shape[1]:
-        raise ValueError(f"merge_rows: shapes must agree (got ids {n}, rows "
-                         f"({rows.shape[0]}, {rows.shape[1]}), union {union_ids.shape[0]}, out "
-                         f"({out.shape[0]}, {out.shape[1]}))")
-    if n == 0 or out.shape[1] == 0:
-        return -1
+cdef int _blocks(_Blocks* b, const uint8_t[::1] buf, const int64_t[::1] counts,
+                 const int64_t[::1] offsets, Py_ssize_t row_bytes,
+                 Py_ssize_t[::1] head) except -1:
+    cdef Py_ssize_t r, ranks = counts.shape[0]
+    if offsets.shape[0] != ranks or head.shape[0] != ranks:
+        raise ValueError(f"merge_blocks: counts and offsets must have one entry a rank "
+                         f"(got {ranks} and {offsets.shape[0]})")
+    for r in range(ranks):
+        if counts[r] < 0 or offsets[r] < 0 or offsets[r] % 8 or \
+                offsets[r] + counts[r] * (8 + row_bytes) > buf.shape[0]:
+            raise ValueError(f"merge_blocks: rank {r}'s block must lie 8-byte aligned in "
+                             f"the {buf.shape[0]} bytes (got {counts[r]} rows at offset "
+                             f"{offsets[r]})")
+    b.base = &buf[0] if buf.shape[0] else NULL
+    b.n = &counts[0]
+    b.off = &offsets[0]
+    b.head = &head[0]
+    b.ranks = ranks
+    return 0
+
+
+def union_size(const uint8_t[::1] buf, const int64_t[::1] counts,
+               const int64_t[::1] offsets, Py_ssize_t row_bytes):
+    """(number of distinct ids over the ranks' blocks, -1, -1), or (-1, rank, position)
+    of the first id that is not above its predecessor in its block."""
+    cdef _Blocks b
+    cdef Py_ssize_t n, bad = -1
+    head = np.zeros(counts.shape[0], np.intp)
+    cdef Py_ssize_t[::1] h = head
+    if counts.shape[0] == 0:
+        return 0, -1, -1
+    _blocks(&b, buf, counts, offsets, row_bytes, h)
     with nogil:
-        bad = _merge(&ids[0], &rows[0, 0], n, &union_ids[0], union_ids.shape[0],
-                     &out[0, 0], out.shape[1])
-    return bad
+        n = _union_size(&b, &bad)
+    if n < 0:
+        return -1, bad, h[bad]
+    return n, -1, -1
+
+
+def merge_blocks(const uint8_t[::1] buf, const int64_t[::1] counts,
+                 const int64_t[::1] offsets, int64_t[::1] union_ids,
+                 floating[:, ::1] out):
+    """Write the sorted union of the ranks' ids into ``union_ids`` and each id's summed
+    rows, added in rank order, into ``out`` (blocks checked by :func:`union_size`)."""
+    cdef _Blocks b
+    cdef Py_ssize_t width = out.shape[1]
+    head = np.zeros(counts.shape[0], np.intp)
+    cdef Py_ssize_t[::1] h = head
+    if out.shape[0] != union_ids.shape[0]:
+        raise ValueError(f"merge_blocks: out must have one row per union id (got "
+                         f"{out.shape[0]} rows for {union_ids.shape[0]} ids)")
+    if counts.shape[0] == 0 or union_ids.shape[0] == 0:
+        return
+    _blocks(&b, buf, counts, offsets, width * sizeof(floating), h)
+    with nogil:
+        _merge(&b, &union_ids[0], &out[0, 0], width)
 
 
 def quantize_2bit(const floating[::1] grad, floating[::1] residual, double threshold,

@@ -260,6 +260,8 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
     A KeyboardInterrupt becomes :class:`Interrupted`, saying where training was."""
     rank, ranks = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     result.kvstore, result.rank, result.ranks = (kv.type if kv else None), rank, ranks
+    if kv is not None:
+        kv.barrier()      # the ranks start the clock together: start-up skew is not a step
     comm0 = kv.comm_stats() if kv is not None else None
     meter = _Meter(ctx)
     where = [1, 1]                  # epoch, step within it

@@ -762,3 +762,178 @@ register(
     doc="""signSGD (MXNet's signsgd_update): weight = (1 - lr wd) weight - lr sign(grad)
 (the sign of the raw gradient: rescaling and clipping do not change it).  A row_sparse
 grad takes the standard update.""")
+
+
+# lamb_update_phase1 / lamb_update_phase2 and their mixed-precision forms (LAMB's two
+# phases: MXNet computes the norms of the weight and of phase 1's output between them)
+
+def _check_lamb1(op, attrs):
+    _finite(op, attrs, "beta1", lo=0, hi=1)
+    _finite(op, attrs, "beta2", lo=0, hi=1)
+    _finite(op, attrs, "epsilon", lo=0, lo_open=True)
+    _finite(op, attrs, "wd")
+    _finite(op, attrs, "rescale_grad")
+    if math.isnan(attrs["clip_gradient"]):
+        raise ValueError(f"{op}: clip_gradient must be a number, < 0 for no clipping (got "
+                         f"nan)")
+    if attrs["t"] < 1:
+        raise ValueError(f"{op}: t must be an integer >= 1, the update count (got "
+                         f"{attrs['t']!r})")
+
+
+def _check_lamb2(op, attrs):
+    for name in ("lower_bound", "upper_bound"):
+        if math.isnan(attrs[name]):
+            raise ValueError(f"{op}: {name} must be a number, < 0 for no bound (got nan)")
+
+
+def _lamb_shapes(op, names, check):
+    """infer_shape: the attributes pass ``check``; ``names`` (the inputs after the
+    weight) have the weight's shape, except r1 and r2, which hold one value each."""
+    def infer(attrs, shapes):
+        check(op, attrs)
+        w = shapes[0]
+        for name, s in zip(names, shapes[1:]):
+            want = (1,) if name in ("r1", "r2") else w
+            if s != want:
+                raise ValueError(f"{op}: {name} must have "
+                                 f"{'shape (1,)' if want == (1,) else f'the weight shape {w!r}'}"
+                                 f" (got {s!r})")
+        return [w]
+    return infer
+
+
+def _lamb_types(op, names, mp, out_f32):
+    """infer_type: float32/float64 arrays of the weight's dtype; in the mixed-precision
+    forms (``mp``) a float16 weight and grad and float32 for the rest.  The output: the
+    weight's dtype, or float32 (``out_f32``: mp phase 1's g)."""
+    def infer(attrs, dtypes):
+        w = dtypes[0]
+        if mp:
+            if w != np.float16:
+                raise TypeError(f"{op}: weight must be float16 (got {w})")
+        elif w not in _FLOATS:
+            raise TypeError(f"{op}: weight must be float32 or float64 (got {w})")
+        for name, d in zip(names, dtypes[1:]):
+            want = w if (not mp or name == "grad") else np.dtype(np.float32)
+            if d != want:
+                raise TypeError(f"{op}: {name} must have dtype {want} (got {d})")
+        return [np.dtype(np.float32) if out_f32 else w]
+    return infer
+
+
+def _lamb_storage(op, names):
+    def infer(attrs, stypes):
+        for name, s in zip(("weight",) + names, stypes):
+            if s != "default":
+                raise NotImplementedError(f"{op}: {name} must have storage type 'default' "
+                                          f"(got {s!r})")
+        return ["default"], "dense"
+    return infer
+
+
+def _lamb1(attrs, ins, outs):
+    """Phase 1 (host and device alike): the moments in place, g into the output.  The
+    attributes are rounded to float32 and the bias corrections divide in float64, as
+    MXNet's kernel does (its parameters are floats; ``1. - pow(beta, t)`` a double)."""
+    w, g, mean, var = ins[:4]
+    xp, t, f = array_module(mean), mean.dtype.type, np.float32
+    b1, b2, n = f(attrs["beta1"]), f(attrs["beta2"]), attrs["t"]
+    r = g.astype(mean.dtype) * t(f(attrs["rescale_grad"]))
+    if attrs["clip_gradient"] >= 0:
+        c = t(f(attrs["clip_gradient"]))
+        xp.clip(r, -c, c, out=r)
+    mean *= t(b1)
+    mean += t(f(1) - b1) * r
+    var *= t(b2)
+    var += t(f(1) - b2) * r * r
+    m, v = mean, var
+    if attrs["bias_correction"]:
+        m = (mean.astype(np.float64) / (1.0 - float(b1) ** n)).astype(mean.dtype)
+        v = (var.astype(np.float64) / (1.0 - float(b2) ** n)).astype(mean.dtype)
+    master = ins[4] if len(ins) == 5 else w        # the wd term reads weight32 in mp
+    outs[0][...] = m / (xp.sqrt(v) + t(f(attrs["epsilon"]))) + t(f(attrs["wd"])) * master
+
+
+def _lamb2(op):
+    """Phase 2: weight - lr r1 / r2 g, r1 within the bounds, the ratio 1 where either
+    norm is 0; the mixed-precision form updates weight32 in place, then casts."""
+    def compute(attrs, ins, outs):
+        check_lr(op, attrs)
+        w, g, r1, r2 = ins[:4]
+        t, f = g.dtype.type, np.float32          # MXNet's parameters are floats
+        a, b = float(r1[0]), float(r2[0])
+        if attrs["lower_bound"] >= 0:
+            a = max(a, float(f(attrs["lower_bound"])))
+        if attrs["upper_bound"] >= 0:
+            a = min(a, float(f(attrs["upper_bound"])))
+        lr = t(f(attrs["lr"]))
+        if a != 0 and b != 0:
+            lr = lr * (t(a) / t(b))
+        if len(ins) == 5:
+            w32 = ins[4]
+            w32 -= lr * g
+            outs[0][...] = w32
+        else:
+            outs[0][...] = w - lr * g
+    return compute
+
+
+_LAMB1_ATTRS = {"beta1": Attr("float", 0.9), "beta2": Attr("float", 0.999),
+                "epsilon": Attr("float", 1e-6), "t": Attr("int", required=True),
+                "bias_correction": Attr("bool", True), "wd": Attr("float", required=True),
+                "rescale_grad": Attr("float", 1.0), "clip_gradient": Attr("float", -1.0)}
+_LAMB2_ATTRS = {"lr": _LR, "lower_bound": Attr("float", -1.0),
+                "upper_bound": Attr("float", -1.0)}
+_LAMB1_DOC = """g = clip(rescale_grad grad, clip_gradient); mean = beta1 mean + (1 - beta1) g;
+var = beta2 var + (1 - beta2) g^2; with bias_correction mean /= 1 - beta1^t, var /= 1 -
+beta2^t (in the formula, not in the states); returns mean / (sqrt(var) + epsilon) + wd
+weight, at update ``t`` >= 1.  ``mean`` and ``var`` are updated in place.  Dense arrays
+(MXNet densifies a row_sparse grad)."""
+_LAMB2_DOC = """r1 = max(r1, lower_bound) where lower_bound >= 0, then min(r1, upper_bound)
+where upper_bound >= 0; lr' = lr where r1 or r2 is 0, else lr r1 / r2; weight - lr' g.
+``r1`` and ``r2`` (shape (1,)) are the norms of the weight and of phase 1's g."""
+
+register(
+    "lamb_update_phase1", inputs=("weight", "grad", "mean", "var"), attrs=_LAMB1_ATTRS,
+    infer_shape=_lamb_shapes("lamb_update_phase1", ("grad", "mean", "var"), _check_lamb1),
+    infer_type=_lamb_types("lamb_update_phase1", ("grad", "mean", "var"), False, False),
+    infer_storage=_lamb_storage("lamb_update_phase1", ("grad", "mean", "var")),
+    compute=_lamb1, mutates=(2, 3), differentiable=False,
+    doc="LAMB's phase 1 (MXNet's lamb_update_phase1): " + _LAMB1_DOC)
+
+register(
+    "lamb_update_phase2", inputs=("weight", "g", "r1", "r2"), attrs=_LAMB2_ATTRS,
+    infer_shape=_lamb_shapes("lamb_update_phase2", ("g", "r1", "r2"), _check_lamb2),
+    infer_type=_lamb_types("lamb_update_phase2", ("g", "r1", "r2"), False, False),
+    infer_storage=_lamb_storage("lamb_update_phase2", ("g", "r1", "r2")),
+    compute=_lamb2("lamb_update_phase2"), inplace=((0, 0),), differentiable=False,
+    doc="LAMB's phase 2 (MXNet's lamb_update_phase2): " + _LAMB2_DOC)
+
+register(
+    "mp_lamb_update_phase1", inputs=("weight", "grad", "mean", "var", "weight32"),
+    attrs=_LAMB1_ATTRS,
+    infer_shape=_lamb_shapes("mp_lamb_update_phase1", ("grad", "mean", "var", "weight32"),
+                             _check_lamb1),
+    infer_type=_lamb_types("mp_lamb_update_phase1", ("grad", "mean", "var", "weight32"),
+                           True, True),
+    infer_storage=_lamb_storage("mp_lamb_update_phase1", ("grad", "mean", "var", "weight32")),
+    compute=_lamb1, mutates=(2, 3), differentiable=False,
+    doc="LAMB's phase 1 for a float16 weight with its float32 master copy ``weight32`` "
+        "(MXNet's mp_lamb_update_phase1): the float16 grad is computed with in float32, "
+        "the wd term reads weight32, g is float32.  " + _LAMB1_DOC)
+
+register(
+    "mp_lamb_update_phase2", inputs=("weight", "g", "r1", "r2", "weight32"),
+    attrs=_LAMB2_ATTRS,
+    infer_shape=_lamb_shapes("mp_lamb_update_phase2", ("g", "r1", "r2", "weight32"),
+                             _check_lamb2),
+    infer_type=_lamb_types("mp_lamb_update_phase2", ("g", "r1", "r2", "weight32"), True,
+                           False),
+    infer_storage=_lamb_storage("mp_lamb_update_phase2", ("g", "r1", "r2", "weight32")),
+    compute=_lamb2("mp_lamb_update_phase2"), inplace=((0, 0),), mutates=(4,),
+    differentiable=False,
+    doc="LAMB's phase 2 for a float16 weight with its float32 master copy ``weight32`` "
+        "(MXNet's mp_lamb_update_phase2): weight32 -= lr' g in place, and the output is "
+        "weight32 cast to float16 (MXNet 1.9.1's kernel leaves weight32 as it was, so its "
+        "LAMB never moves the master copy; ndrt does what MXNet documents).  " + _LAMB2_DOC)

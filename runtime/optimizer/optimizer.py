@@ -36,7 +36,8 @@ from runtime.ops.optimizer_op import as_number as _number
 from runtime.ops.optimizer_op import check_lr, check_number, check_rows
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
-           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "Updater",
+           "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "LBSGD",
+           "Updater",
            "get_updater", "create", "register"]
 
 _REGISTRY = {}
@@ -525,6 +526,105 @@ class LARS(Optimizer):
 
 
 @register
+class LBSGD(Optimizer):
+    """Large-batch SGD (MXNet's ``mx.optimizer.LBSGD``): SGD with momentum through
+    ``sgd_update``/``sgd_mom_update`` (lazy for a row_sparse gradient), its learning rate
+    scaled by a warm-up multiplier, with gradients accumulated over ``batch_scale``
+    calls.
+
+    Each call adds the gradient to the index's accumulated one and counts it (the count
+    starts at ``begin_epoch * updates_per_epoch`` and is never reset); when the count is a
+    multiple of ``batch_scale`` the update runs with the mean of the accumulated
+    gradients, which then restart from zero, else the weight is left as it is (MXNet
+    runs ``sgd_update`` with lr 0, which changes nothing).  The multiplier at count n,
+    with nw = warmup_epochs * updates_per_epoch and B = batch_scale: B where n >= nw;
+    else 1 where nw <= 1; else ``linear`` 1 + (B - 1) n / nw, ``power2`` 1 + (B - 1)
+    (n / nw)^2, ``sqrt`` 1 + (B - 1) sqrt(n / nw); ``lars``: sqrt(||w||^2 / (||g||^2 + wd
+    ||w||^2 + 1e-18)) within [0.01, 100], g the mean gradient before rescaling.  The
+    learning rate and wd are read before the update is counted, as in MXNet.  Unlike
+    MXNet's, the accumulated gradient is a copy (MXNet keeps the first gradient array
+    itself, which the next backward overwrites), and an unknown ``warmup_strategy`` is
+    refused (MXNet silently uses 1)."""
+
+    STRATEGIES = ("linear", "power2", "sqrt", "lars")
+
+    def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy="linear",
+                 warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,
+                 num_epochs=60, **kwargs):
+        super().__init__(multi_precision=multi_precision, **kwargs)
+        self.momentum = _number("LBSGD", "momentum", momentum, lo=0, hi=1)
+        if warmup_strategy not in self.STRATEGIES:
+            raise ValueError(f"LBSGD: warmup_strategy must be one of "
+                             f"{', '.join(self.STRATEGIES)} (got {warmup_strategy!r})")
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = _count("warmup_epochs", warmup_epochs, 0)
+        self.batch_scale = _count("batch_scale", batch_scale, 1)
+        self.updates_per_epoch = _count("updates_per_epoch", updates_per_epoch, 1)
+        self.init_updates = _count("begin_epoch", begin_epoch, 0) * self.updates_per_epoch
+        self.num_epochs = _count("num_epochs", num_epochs, 0)
+        self.cumgrads = {}       # index -> [accumulated gradient or None, count]
+
+    def create_state(self, index, weight):
+        return self._zeros_like(weight) if self.momentum != 0.0 else None
+
+    def _get_lbmult(self, nup):
+        """The warm-up multiplier at count ``nup`` (class docstring)."""
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        most = float(self.batch_scale)
+        if nup >= nwup:
+            return most
+        if nwup <= 1:
+            return 1.0
+        if self.warmup_strategy == "linear":
+            return 1.0 + (most - 1) * nup / nwup
+        if self.warmup_strategy == "power2":
+            return 1.0 + (most - 1) * (nup * nup) / (nwup * nwup)
+        return 1.0 + (most - 1) * math.sqrt(float(nup) / nwup)
+
+    @staticmethod
+    def _sq_norm(x):
+        v = x.asnumpy()
+        return float((v * v).sum())
+
+    def _get_lars(self, weight, g, wd):
+        """The ``lars`` multiplier (class docstring)."""
+        w2, g2 = self._sq_norm(weight), self._sq_norm(g)
+        return min(max(math.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100.0)
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._lr_wd(index)
+        self._update_count(index)
+        entry = self.cumgrads.get(index)
+        if entry is None:
+            entry = self.cumgrads[index] = [None, self.init_updates]
+        entry[0] = grad.copy() if entry[0] is None else entry[0] + grad
+        entry[1] += 1
+        if entry[1] % self.batch_scale:
+            return
+        g = entry[0] / float(self.batch_scale)
+        entry[0] = None
+        if self.warmup_strategy == "lars":
+            lr *= self._get_lars(weight, g, wd)
+        else:
+            lr *= self._get_lbmult(entry[1])
+        attrs = {"lr": lr, "wd": wd, "rescale_grad": float(self.rescale_grad),
+                 "clip_gradient": float(self.clip_gradient) if self.clip_gradient else -1.0,
+                 "lazy_update": True}
+        if state is None:
+            self._run("sgd_update", [weight, g], attrs)
+        else:
+            self._run("sgd_mom_update", [weight, g, state],
+                      {**attrs, "momentum": float(self.momentum)})
+
+
+def _count(name, v, lo):
+    """``v`` as an int >= ``lo`` (LBSGD's counts)."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise ValueError(f"LBSGD: {name} must be an integer >= {lo} (got {v!r})")
+    return int(v)
+
+
+@register
 class Signum(Optimizer):
     """Signum (MXNet's ``mx.optimizer.Signum``): ``signum_update`` (state: the
     momentum), or ``signsgd_update`` when momentum is 0; ``wd_lh`` is the decoupled
@@ -690,11 +790,14 @@ class DCASGD(Optimizer):
 
 @register
 class LAMB(Optimizer):
-    """LAMB (MXNet's ``mx.optimizer.LAMB``, its two phases ``lamb_update_phase1`` and
-    ``lamb_update_phase2`` as NDArray formulas): g = clip(rescale_grad grad); mean, var
-    as Adam's (bias-corrected with ``bias_correction``); u = mean / (sqrt(var) + epsilon)
-    + wd weight; r1 = ||weight|| (within [lower_bound, upper_bound] when given), r2 =
-    ||u||; weight -= lr (r1 / r2 when both are > 0, else 1) u (states: mean, var)."""
+    """LAMB (MXNet's ``mx.optimizer.LAMB``) through ``lamb_update_phase1`` (the moments,
+    and g = mean / (sqrt(var) + epsilon) + wd weight, bias-corrected with
+    ``bias_correction``), then ``lamb_update_phase2`` with r1 = ||weight|| (within
+    [lower_bound, upper_bound] when given) and r2 = ||g||: weight -= lr (r1 / r2 when
+    both are > 0, else 1) g (states: mean, var).  A row_sparse gradient counts as its
+    dense form (MXNet's storage fallback).  ``multi_precision`` with a float16 weight
+    runs ``mp_lamb_update_phase1/2`` on its float32 master copy.  As in MXNet, a bound or
+    ``clip_gradient`` of 0 (or None) means none."""
 
     default_lr = 0.001
 
@@ -713,26 +816,36 @@ class LAMB(Optimizer):
     def create_state(self, index, weight):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
+    def _phases(self, index, weight, grad, mean, var, master=None):
+        attrs = self._count_and_common(index)
+        lr = attrs.pop("lr")
+        attrs["clip_gradient"] = float(self.clip_gradient) if self.clip_gradient else -1.0
+        grad = grad.tostype("default") if grad.stype != "default" else grad
+        mp = "" if master is None else "mp_"
+        extra = [] if master is None else [master]
+        g = nd.empty(weight.shape, ctx=weight.context,
+                     dtype=np.float32 if master is not None else weight.dtype)
+        invoke_parsed(self._op(mp + "lamb_update_phase1"), [weight, grad, mean, var, *extra],
+                      {**attrs, "beta1": float(self.beta1), "beta2": float(self.beta2),
+                       "epsilon": float(self.epsilon), "t": self._index_update_count[index],
+                       "bias_correction": self.bias_correction}, g, None)
+        r1 = nd.norm(weight if master is None else master).reshape((1,))
+        r2 = nd.norm(g).reshape((1,))
+        self._run(mp + "lamb_update_phase2", [weight, g, r1, r2, *extra], {
+            "lr": lr, "lower_bound": float(self.lower_bound) if self.lower_bound else -1.0,
+            "upper_bound": float(self.upper_bound) if self.upper_bound else -1.0})
+
     def update(self, index, weight, grad, state):
-        t = self._update_count(index)
-        lr, wd = self._lr_wd(index)
-        g = self._scaled_grad(weight, grad, None)
-        mean, var = state
-        b1, b2 = self.beta1, self.beta2
-        mean[:] = mean * b1 + g * (1.0 - b1)
-        var[:] = var * b2 + g * g * (1.0 - b2)
-        m, v = mean, var
-        if self.bias_correction:
-            m, v = mean / (1.0 - b1 ** t), var / (1.0 - b2 ** t)
-        u = m / (nd.sqrt(v) + self.epsilon) + weight * wd
-        r1 = float(nd.norm(weight).asscalar())
-        if self.lower_bound is not None:
-            r1 = max(r1, self.lower_bound)
-        if self.upper_bound is not None:
-            r1 = min(r1, self.upper_bound)
-        r2 = float(nd.norm(u).asscalar())
-        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
-        weight[:] = weight - u * (lr * ratio)
+        self._phases(index, weight, grad, *state)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """:meth:`update`; with ``multi_precision`` and a float16 weight, the
+        mixed-precision phases on the float32 master copy (state: (master, (mean, var)))."""
+        if self._master(weight):
+            master, (mean, var) = state
+            self._phases(index, weight, grad, mean, var, master)
+        else:
+            self.update(index, weight, grad, state)
 
 
 class Updater:

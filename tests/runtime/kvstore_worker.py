@@ -3,7 +3,7 @@ it under ``mpiexec -n 2``).  ``python kvstore_worker.py SCENARIO``; each rank ch
 results against NumPy and prints ``OK <rank> <digest>`` (the digest of every array it
 ended with: the ranks' must agree bit for bit).
 
-Scenarios: ``collectives`` (the contract), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
+Scenarios: ``collectives`` (the contract), ``threads`` (the CPUs shared), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
 after printing ``FAILING`` while rank 0 goes on pushing).
 """
 
@@ -99,6 +99,22 @@ def collectives(kv, digest):
     assert np.array_equal(g.indices.asnumpy(), whole.indices.asnumpy())
     np.testing.assert_allclose(g.asnumpy(), whole.asnumpy(), rtol=1e-5, atol=1e-6)
     digest.update(g.indices.asnumpy().tobytes() + g.data.asnumpy().tobytes())
+    # later calls: fewer rows (the fixed-size blocks of one Allgather), then more rows
+    # than the blocks hold (every rank turns to the exact exchange), then fewer again
+    for step, rows_a_rank in enumerate((32, 200, 16)):
+        Xs = [rsp_batch(r, rows_a_rank, features, 5, seed=20 + step) for r in range(size)]
+        coefs = [rank_data(r, 62 + step, (rows_a_rank, embed)) for r in range(size)]
+        g = embedding_grad(Xs[rank], W, coefs[rank])
+        whole = embedding_grad(sp.vstack(Xs).tocsr(), W, np.concatenate(coefs))
+        calls = kv.comm_stats()["calls"]
+        kv.pushpull("emb", g, out=g)
+        assert kv.comm_stats()["calls"] - calls == (2 if rows_a_rank == 200 else 1), step
+        assert np.array_equal(g.indices.asnumpy(), whole.indices.asnumpy()), step
+        np.testing.assert_allclose(g.asnumpy(), whole.asnumpy(), rtol=1e-5, atol=1e-6)
+        digest.update(g.indices.asnumpy().tobytes() + g.data.asnumpy().tobytes())
+    calls = kv.comm_stats()["calls"]
+    kv.pushpull("emb", g, out=g)                 # in its room: one collective
+    assert kv.comm_stats()["calls"] == calls + 1
 
     # row_sparse densified: together the ranks hold more rows than the array has
     ids = np.arange(rank, 10, 1)
@@ -148,12 +164,29 @@ def collectives(kv, digest):
     kv._barrier()
 
 
+def threads(digest):
+    """The store gave this rank its share of the CPUs: every OpenMP/BLAS pool and ndrt's
+    kernels run at most cpus // ranks-on-this-node threads (launched without
+    OMP_NUM_THREADS)."""
+    from threadpoolctl import threadpool_info
+
+    from runtime import _sparse_common
+    share = max(1, len(os.sched_getaffinity(0)) // 2)
+    pools = [p for p in threadpool_info() if p["user_api"] in ("blas", "openmp")]
+    assert any(p["internal_api"] == "openblas" for p in pools), pools
+    assert all(p["num_threads"] <= share for p in pools), (share, pools)
+    assert _sparse_common.get_num_threads() <= share
+    digest.update(str(share).encode())
+
+
 def main():
     scenario = sys.argv[1]
     kv = mx.kv.create("dist_sync")
     digest = hashlib.sha256()
     if scenario == "collectives":
         collectives(kv, digest)
+    elif scenario == "threads":
+        threads(digest)
     else:
         x = nd.ones((1000,))
         kv.init(0, nd.zeros((1000,)))

@@ -24,11 +24,15 @@ def mpiexec():
 
 
 def run(args, n=2, timeout=60, env=None, marker=None):
-    """Run ``mpiexec -n n <python> args...`` from the source root; returns (returncode,
+    """Run ``mpiexec -n n <python> args...`` from the source root (``env`` adds to the
+    environment, where a value None removes the variable); returns (returncode,
     stdout, stderr, seconds from the first line holding ``marker`` (or from the start)
     to the end of the job)."""
     cmd = [mpiexec(), "-n", str(n), sys.executable, *args]
-    full_env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", **(env or {}))
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    full_env.update(env or {})
+    for name in [k for k, v in full_env.items() if v is None]:
+        del full_env[name]           # env={"NAME": None}: the ranks run without it
     full_env["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     start = time.monotonic()

@@ -147,3 +147,89 @@ _add(FAILURES, "ftml_update",
      Failure([_W, _G, zeros(4, 3), zeros(4, 3), zeros(4, 3)],
              {"lr": 0.1, "t": 1, "clip_grad": float("nan")}, ValueError,
              r"^ftml_update: clip_grad must be a number, < 0 for no clipping"))
+
+# LAMB's phases: phase 1 (weight, grad, mean, var[, weight32]) -> g; phase 2 (weight, g,
+# r1, r2[, weight32]) -> the weight; the mp_ forms take a float16 weight (and grad).
+F16 = np.float16
+_L1 = {"t": 2, "wd": 0.01, "beta1": 0.8, "clip_gradient": 0.5, "rescale_grad": 2.0}
+_L2 = {"lr": 0.1, "lower_bound": 0.5, "upper_bound": 3.0}
+
+
+def _lamb_in(seed, shape=(4, 3), dtype=np.float64, mp=False):
+    """weight, grad, mean, var (var positive), weight32 where ``mp``."""
+    low = F16 if mp else dtype
+    w = _weight(seed, shape, low)
+    ins = [w, uniform(shape, seed=seed + 1, dtype=low),
+           uniform(shape, -0.5, 0.5, seed=seed + 2, dtype=dtype),
+           positive(shape, seed=seed + 3).astype(dtype)]
+    return ins + [w.astype(dtype)] if mp else ins
+
+
+def _norms(seed, dtype=np.float64):
+    return [positive((1,), seed=seed).astype(dtype), positive((1,), seed=seed + 1).astype(dtype)]
+
+
+for _mp in (False, True):
+    _p = "mp_" if _mp else ""
+    _d = F32 if _mp else np.float64
+    _a = _lamb_in(70, dtype=_d, mp=_mp)
+    _extra = _a[4:]
+    _add(SAMPLES, _p + "lamb_update_phase1",
+         Sample(_a, _L1, grad=False),
+         Sample(_lamb_in(71, (5,), F32, _mp), {"t": 1, "wd": 0.0, "bias_correction": False},
+                grad=False))
+    _add(SAMPLES, _p + "lamb_update_phase2",
+         Sample([_a[0], uniform((4, 3), seed=72, dtype=_d), *_norms(73, _d), *_extra], _L2,
+                grad=False),
+         Sample([_a[0], uniform((4, 3), seed=74, dtype=_d), zeros(1).astype(_d),
+                 *_norms(75, _d)[1:], *_extra], {"lr": 0.05}, grad=False))
+    _add(ZERO_SIZE, _p + "lamb_update_phase1",
+         ZeroSize([zeros(0, 3).astype(F16 if _mp else np.float64),
+                   zeros(0, 3).astype(F16 if _mp else np.float64)]
+                  + [zeros(0, 3).astype(_d)] * (3 if _mp else 2), _L1,
+                  lambda w, *rest: w.astype(_d)))
+    _add(ZERO_SIZE, _p + "lamb_update_phase2",
+         ZeroSize([zeros(0, 3).astype(F16 if _mp else np.float64), zeros(0, 3).astype(_d),
+                   *_norms(76, _d)] + ([zeros(0, 3).astype(_d)] if _mp else []), _L2,
+                  lambda w, *rest: w))
+    _add(FAILURES, _p + "lamb_update_phase1",
+         Failure(_a, {**_L1, "t": 0}, ValueError,
+                 rf"^{_p}lamb_update_phase1: t must be an integer >= 1, the update count "
+                 r"\(got 0\)", out=False),
+         Failure(_a, {**_L1, "beta2": 1.0}, ValueError,
+                 rf"^{_p}lamb_update_phase1: beta2 must be in \[0, 1\) \(got 1\.0\)",
+                 out=False),
+         Failure(_a, {"t": 1}, TypeError, rf"^{_p}lamb_update_phase1: .*wd", out=False),
+         Failure([_a[0], _a[1], uniform((4, 2)).astype(_d), *_a[3:]], _L1, ValueError,
+                 rf"^{_p}lamb_update_phase1: mean must have the weight shape \(4, 3\) "
+                 r"\(got \(4, 2\)\)", out=False),
+         Failure([_a[0], _rsp(_sparse_input((4, 3), 77).astype(_a[1].dtype)), *_a[2:]],
+                 _L1, NotImplementedError,
+                 rf"^{_p}lamb_update_phase1: grad must have storage type 'default' "
+                 r"\(got 'row_sparse'\)", out=False))
+    _add(FAILURES, _p + "lamb_update_phase2",
+         Failure([_a[0], uniform((4, 3), seed=78, dtype=_d), *_norms(79, _d), *_extra],
+                 {"lr": -1.0}, ValueError,
+                 rf"^{_p}lamb_update_phase2: lr must be finite and >= 0 \(got -1\.0\)"),
+         Failure([_a[0], uniform((4, 3), seed=78, dtype=_d), uniform((2,)).astype(_d),
+                  _norms(79, _d)[1], *_extra], _L2, ValueError,
+                 rf"^{_p}lamb_update_phase2: r1 must have shape \(1,\) \(got \(2,\)\)"),
+         Failure([_a[0], uniform((4, 3), seed=78, dtype=_d), *_norms(79, _d), *_extra],
+                 {"lr": 0.1, "upper_bound": float("nan")}, ValueError,
+                 rf"^{_p}lamb_update_phase2: upper_bound must be a number, < 0 for no "
+                 r"bound \(got nan\)"))
+_add(FAILURES, "lamb_update_phase1",
+     Failure([_W.astype(np.int64)] * 4, _L1, TypeError,
+             r"^lamb_update_phase1: weight must be float32 or float64 \(got int64\)",
+             out=False),
+     Failure([_W, _G.astype(F32), zeros(4, 3), zeros(4, 3)], _L1, TypeError,
+             r"^lamb_update_phase1: grad must have dtype float64 \(got float32\)",
+             out=False))
+_add(FAILURES, "mp_lamb_update_phase1",
+     Failure([_W.astype(F32), _G.astype(F32), *[zeros(4, 3).astype(F32)] * 3], _L1,
+             TypeError, r"^mp_lamb_update_phase1: weight must be float16 \(got float32\)",
+             out=False),
+     Failure([_W.astype(F16), _G.astype(F16), zeros(4, 3), *[zeros(4, 3).astype(F32)] * 2],
+             _L1, TypeError,
+             r"^mp_lamb_update_phase1: mean must have dtype float32 \(got float64\)",
+             out=False))

@@ -68,6 +68,49 @@ def test_two_contexts_give_the_one_context_sum(kind):
         kv.pushpull(7, single)
 
 
+@pytest.mark.parametrize("kind", ["local", "device"])
+def test_pushpull_keeps_no_copy_and_a_later_pull_refuses_a_rewritten_out(kind):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    kv = mx.kv.create(kind)
+    kv.init(0, nd.zeros((4, 3)))
+    g = nd.array(a)
+    kv.pushpull(0, g)
+    assert kv._store[0] is g               # the out holds the store's value: no copy
+    out = nd.zeros((4, 3))
+    kv.pull(0, out=out)
+    assert np.array_equal(out.asnumpy(), a)
+    g += 1                                 # the next backward would write it
+    with pytest.raises(ValueError, match="pull: the value of key 0 is held by the out of "
+                                         "its last pushpull, which must not be written"):
+        kv.pull(0, out=out)
+    assert np.array_equal(out.asnumpy(), a)      # the failed pull wrote nothing
+    kv.push(0, nd.array(2 * a))            # a push gives the store its own copy again
+    assert np.array_equal(g.asnumpy(), a + 1)
+    kv.pull(0, out=out)
+    assert np.array_equal(out.asnumpy(), 2 * a)
+    # an optimizer set after a pushpull updates a copy, never the caller's out
+    kv.pushpull(0, g)
+    kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5))
+    kv.push(0, nd.ones((4, 3)))
+    kv.pull(0, out=out)
+    assert np.array_equal(g.asnumpy(), a + 1)
+    np.testing.assert_allclose(out.asnumpy(), a + 1 - 0.5, rtol=1e-6)
+
+
+def test_pushpull_of_row_sparse_into_a_dense_key_keeps_pull_dense():
+    kv = mx.kv.create("local")
+    kv.init("e", nd.zeros((6, 2)))
+    g = nd.sparse.row_sparse_array((np.ones((2, 2), np.float32), np.array([1, 4])),
+                                   shape=(6, 2))
+    kv.pushpull("e", g)
+    out = nd.zeros((6, 2))
+    kv.pull("e", out=out)                  # the key was dense: pull densifies
+    want = np.zeros((6, 2), np.float32)
+    want[[1, 4]] = 1
+    assert np.array_equal(out.asnumpy(), want)
+
+
 def test_lists_of_keys_and_row_sparse_sum():
     kv = mx.kv.create("device")
     dense = np.arange(6, dtype=np.float32).reshape(3, 2)
@@ -199,18 +242,38 @@ def test_2bit_kernels_against_numpy(dtype):
     assert np.array_equal(out, 1 + sent)
 
 
-def test_merge_rows_adds_in_rank_order_and_refuses_unsorted_ids():
-    ids = [np.array([1, 4, 9]), np.array([0, 4])]
-    rows = [np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((2, 2), np.float32)]
+def _packed(blocks):
+    """The ranks' (ids, rows) packed as the dist store's Allgatherv delivers them."""
+    parts, counts, offsets, at = [], [], [], 0
+    for ids, rows in blocks:
+        raw = np.asarray(ids, np.int64).tobytes() + np.ascontiguousarray(rows).tobytes()
+        raw += bytes(-len(raw) % 8)
+        parts.append(raw)
+        counts.append(len(ids))
+        offsets.append(at)
+        at += len(raw)
+    return (np.frombuffer(b"".join(parts), np.uint8), np.array(counts, np.int64),
+            np.array(offsets, np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_merge_blocks_adds_in_rank_order_and_refuses_unsorted_ids(dtype):
+    rng = np.random.default_rng(3)
+    ids = [np.array([1, 4, 9]), np.array([], np.int64), np.array([0, 4, 12]), np.array([9])]
+    rows = [rng.standard_normal((len(i), 3)).astype(dtype) for i in ids]
+    buf, counts, offsets = _packed(zip(ids, rows))
+    row_bytes = 3 * np.dtype(dtype).itemsize
     union = np.unique(np.concatenate(ids))
-    out = np.zeros((union.size, 2), np.float32)
-    for i, r in zip(ids, rows):
-        assert kernels.merge_rows(i, r, union, out) == -1
-    dense = np.zeros((10, 2), np.float32)
-    for i, r in zip(ids, rows):
+    assert kernels.union_size(buf, counts, offsets, row_bytes) == (union.size, -1, -1)
+    got_ids = np.empty(union.size, np.int64)
+    got = np.empty((union.size, 3), dtype)
+    kernels.merge_blocks(buf, counts, offsets, got_ids, got)
+    dense = np.zeros((13, 3), dtype)
+    for i, r in zip(ids, rows):          # rank order, from zero
         dense[i] += r
-    assert np.array_equal(out, dense[union])
-    before = out.copy()
-    assert kernels.merge_rows(np.array([4, 1]), rows[1], union, out) == 1
-    assert kernels.merge_rows(np.array([2]), rows[1][:1], union, out) == 0
-    assert np.array_equal(out, before)
+    assert np.array_equal(got_ids, union)
+    assert np.array_equal(got, dense[union])
+    bad = _packed([(np.array([0, 2]), rows[0][:2]), (np.array([5, 5, 7]), rows[0])])
+    assert kernels.union_size(*bad, row_bytes) == (-1, 1, 1)
+    with pytest.raises(ValueError, match="merge_blocks: rank 3.s block must lie"):
+        kernels.union_size(buf, counts, offsets + np.array([0, 0, 0, 800]), row_bytes)

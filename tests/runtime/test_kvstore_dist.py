@@ -19,6 +19,13 @@ def test_dist_sync_contract_and_identical_replicas():
     assert oks[0][1] == oks[1][1]       # every array each rank ended with: same bits
 
 
+def test_each_rank_takes_its_share_of_the_cpus():
+    code, out, err, _ = mpi_launch.run([WORKER, "threads"], timeout=60,
+                                       env={"OMP_NUM_THREADS": None})
+    assert code == 0, err[-3000:]
+    assert sorted(re.findall(r"OK ([01]) ", out)) == ["0", "1"], out
+
+
 @pytest.mark.parametrize("scenario, says", [
     ("raise", "rank 1 of 2: RuntimeError: rank 1 gives up"),
     ("kill", "signal 9"),

@@ -80,6 +80,8 @@ LAZY = {
     "cupy": "optional dependency (the gpu extra)",
     "scipy.sparse": "imported on first use: it costs import time and few programs need it",
     "matplotlib": "optional dependency (the demo extra), needed by `ndrt train --plot` only",
+    "threadpoolctl": "optional dependency (the dist extra): only a dist store limits the "
+                     "threads of the BLAS libraries, once",
     "mpi4py": "optional dependency (the dist extra); importing mpi4py.MPI initialises MPI, "
               "so only a dist_* kvstore imports it",
     "sklearn": "optional dependency (the demo extra) that costs about a second of import "

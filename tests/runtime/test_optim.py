@@ -585,9 +585,9 @@ def test_create_and_register():
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
     with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, "
                                          r"adam, adamax, dcasgd, ftml, ftrl, lamb, lars, "
-                                         r"nadam, nag, rmsprop, sgd, sgld, signum "
-                                         r"\(got 'lbsgd'\)"):
-        mx.optimizer.create("lbsgd")
+                                         r"lbsgd, nadam, nag, rmsprop, sgd, sgld, signum "
+                                         r"\(got 'adamw'\)"):
+        mx.optimizer.create("adamw")
     with pytest.raises(TypeError, match=r"^SGD: learning_rate must be a number \(got "
                                         r"'0\.1'\)"):
         mx.optimizer.create("sgd", learning_rate="0.1")
@@ -840,7 +840,7 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match=r"^Trainer: parameter names must be unique"):
         mx.gluon.Trainer([p, p], "sgd")
     with pytest.raises(ValueError, match=r"^create: name must be one of"):
-        mx.gluon.Trainer([p], "lbsgd")
+        mx.gluon.Trainer([p], "adamw")
     trainer = mx.gluon.Trainer([p], "sgd")
     with pytest.raises(ValueError, match=r"^Trainer.step: batch_size must be a finite number "
                                          r"> 0 \(got 0\)"):
@@ -1032,7 +1032,11 @@ def test_lr_scheduler_base():
 
 
 def _ref_formula_optimizer(kind, kw, w, grads):
-    """NumPy transcriptions of MXNet's Python-level Adamax, AdaDelta and Nadam."""
+    """NumPy transcriptions of MXNet's Python-level Adamax, AdaDelta and Nadam, and of
+    LAMB's phases (whose attributes are float32, as MXNet's operator parameters are)."""
+    if kind == "lamb":
+        kw = {"learning_rate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, **kw}
+        kw = {k: float(np.float32(v)) for k, v in kw.items()}
     rs, wd, clip = kw.get("rescale_grad", 1.0), kw.get("wd", 0.0), kw.get("clip_gradient")
     s0, s1 = np.zeros_like(w), np.zeros_like(w)
     m_schedule = 1.0
@@ -1152,7 +1156,11 @@ free_failing_tests(globals())
 
 @pytest.mark.parametrize("kind, kw", [("sgd", {"learning_rate": 0.1, "momentum": 0.9}),
                                       ("adam", {"learning_rate": 0.01}),
-                                      ("rmsprop", {"learning_rate": 0.01})])
+                                      ("rmsprop", {"learning_rate": 0.01}),
+                                      ("lamb", {"learning_rate": 0.01, "wd": 0.01}),
+                                      ("lbsgd", {"learning_rate": 0.1, "momentum": 0.9,
+                                                 "batch_scale": 2, "warmup_epochs": 1,
+                                                 "updates_per_epoch": 2})])
 def test_multi_precision_updates_a_float32_master_copy(kind, kw):
     rng = np.random.default_rng(31)
     w16 = rng.standard_normal((4, 3)).astype(np.float16)
@@ -1169,3 +1177,28 @@ def test_multi_precision_updates_a_float32_master_copy(kind, kw):
     np.testing.assert_array_equal(w.asnumpy(), master.asnumpy().astype(np.float16))
     with pytest.warns(UserWarning, match="Consider using multi_precision=True"):
         mx.optimizer.SGD().create_state_multi_precision(0, nd.zeros(2, dtype=np.float16))
+
+
+def test_lbsgd_accumulates_copies_of_the_gradients_and_warms_up():
+    rng = np.random.default_rng(5)
+    w0, g1, g2, g3 = (rng.standard_normal((3, 2)).astype(F32) for _ in range(4))
+    opt = mx.optimizer.LBSGD(learning_rate=0.1, batch_scale=2, warmup_epochs=1,
+                             updates_per_epoch=4)
+    updater = mx.optimizer.get_updater(opt)
+    w, g = nd.array(w0), nd.array(g1)
+    updater(0, g, w)                        # count 1: accumulated, weight unchanged
+    assert np.array_equal(w.asnumpy(), w0)
+    g[:] = g2                               # the next backward writes the same array
+    updater(0, g, w)                        # count 2: mean of g1, g2; 1 + (2 - 1) 2 / 4
+    want = w0 - np.float32(0.1 * 1.5) * ((g1 + g2) / 2)
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-6)
+    g[:] = g3
+    updater(0, g, w)                        # count 3: a new accumulation starts
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-6)
+    assert opt._get_lbmult(3) == 1.75 and opt._get_lbmult(4) == 2.0
+    with pytest.raises(ValueError, match=r"LBSGD: warmup_strategy must be one of linear, "
+                                         r"power2, sqrt, lars \(got 'cosine'\)"):
+        mx.optimizer.LBSGD(warmup_strategy="cosine")
+    with pytest.raises(ValueError, match=r"LBSGD: batch_scale must be an integer >= 1 "
+                                         r"\(got 0\)"):
+        mx.optimizer.LBSGD(batch_scale=0)
