@@ -39,8 +39,6 @@ communicator, and a collective that waits longer than ``NDRT_KVSTORE_TIMEOUT`` s
 """
 
 import os
-import pickle
-import tempfile
 import time
 import warnings
 
@@ -49,7 +47,8 @@ import numpy as np
 from runtime import _dist, _sparse_common, nd
 from runtime import _kvstore_kernels as _kernels
 from runtime._ndarray import NDArray, mark_written, storage_view
-from runtime.optimizer.optimizer import Optimizer, get_updater
+from runtime.optimizer.optimizer import (Optimizer, get_updater, load_states_file,
+                                         save_states_file)
 
 __all__ = ["KVStoreBase", "KVStore", "create"]
 
@@ -761,33 +760,17 @@ class KVStore(KVStoreBase):
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the optimizer's states (and the optimizer with ``dump_optimizer``) to
         ``fname`` (through a temporary file renamed into place)."""
-        if self._updater is None or not hasattr(self._updater, "get_states"):
+        if self._updater is None:
             raise RuntimeError("save_optimizer_states: the store has no optimizer: call "
                                "set_optimizer first")
-        data = self._updater.get_states(dump_optimizer)
-        folder = os.path.dirname(os.path.abspath(fname))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".states-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, fname)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        save_states_file(self._updater, fname, dump_optimizer)
 
     def load_optimizer_states(self, fname):
         """Restore the states that :meth:`save_optimizer_states` wrote."""
-        if self._updater is None or not hasattr(self._updater, "set_states"):
+        if self._updater is None:
             raise RuntimeError("load_optimizer_states: the store has no optimizer: call "
                                "set_optimizer first")
-        with open(fname, "rb") as f:
-            data = f.read()
-        try:
-            pickle.loads(data)
-        except Exception as e:
-            raise ValueError(f"load_optimizer_states: {fname!r} must hold states written by "
-                             f"save_optimizer_states ({e})") from None
-        self._updater.set_states(data)
+        load_states_file(self._updater, fname)
 
     # -- synchronisation ------------------------------------------------------------
     def barrier(self):

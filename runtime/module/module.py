@@ -20,10 +20,11 @@ import os
 import time
 
 from runtime import initializer as _init
-from runtime import _files, metric as _metric_mod, model, nd, optimizer as _optim
+from runtime import metric as _metric_mod, model, nd, optimizer as _optim
 from runtime import kvstore as _kvs
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
+from runtime.optimizer.optimizer import load_states_file, save_states_file
 from runtime.symbol import Symbol
 
 _KVSTORES = (None, "local", "device")
@@ -455,22 +456,16 @@ class Module:
         self._check("save_optimizer_states", params=True, optimizer=True)
         if self._kvstore is not None:
             self._kvstore.save_optimizer_states(fname)
-            return
-        _files.write_bytes(fname, self._updater.get_states())
+        else:
+            save_states_file(self._updater, fname)
 
     def load_optimizer_states(self, fname):
         """Restore the states :meth:`save_optimizer_states` wrote."""
         self._check("load_optimizer_states", params=True, optimizer=True)
         if self._kvstore is not None:
             self._kvstore.load_optimizer_states(fname)
-            return
-        with open(fname, "rb") as f:
-            data = f.read()
-        try:
-            self._updater.set_states(data)
-        except ValueError as e:
-            raise ValueError(f"load_optimizer_states: {fname!r} must hold states written by "
-                             f"save_optimizer_states ({e})") from None
+        else:
+            load_states_file(self._updater, fname)
 
     @staticmethod
     def load(prefix, epoch, load_optimizer_states=False, **kwargs):

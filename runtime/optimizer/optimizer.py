@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from runtime import nd
+from runtime import _files, nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
 from runtime.ops.optimizer_op import as_number as _number
@@ -889,6 +889,29 @@ class Updater:
             self.states, self.optimizer = loaded
         else:
             self.states = loaded
+
+
+def save_states_file(updater, fname, dump_optimizer=False, caller="save_optimizer_states"):
+    """Write ``updater.get_states(dump_optimizer)`` to ``fname`` through a temporary file
+    renamed into place (what a KVStore and a Module save)."""
+    if not hasattr(updater, "get_states"):
+        raise RuntimeError(f"{caller}: there is no optimizer: set one first")
+    _files.write_bytes(fname, updater.get_states(dump_optimizer))
+
+
+def load_states_file(updater, fname, caller="load_optimizer_states"):
+    """Restore into ``updater`` the states :func:`save_states_file` wrote to ``fname``;
+    a file that does not hold them is a ValueError naming it, and changes nothing."""
+    if not hasattr(updater, "set_states"):
+        raise RuntimeError(f"{caller}: there is no optimizer: set one first")
+    with open(fname, "rb") as f:
+        data = f.read()
+    try:
+        pickle.loads(data)
+    except Exception as e:
+        raise ValueError(f"{caller}: {fname!r} must hold states written by "
+                         f"save_optimizer_states ({e})") from None
+    updater.set_states(data)
 
 
 def get_updater(optimizer):
