@@ -264,6 +264,22 @@ def test_sparse_linear_classification_matches_mxnet(tmp_path, optimizer):
         + ["checkpoint-symbol.json"])
 
 
+def test_estimator_tutorial_runs_unmodified(tmp_path):
+    program = Path(__file__).parents[1] / "programs" / "estimator_mxnet.py"
+    r = _run(str(program), str(tmp_path / "ck"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["Training begin: using optimizer Adam with current learning rate "
+                         "0.0100 ", "Train for 8 epochs."]
+    words = lines[-1].split()
+    assert words[0] == "RESULT" and float(words[1]) > 0.9
+    # MXNet 1.9.1 leaves the same files (two kept, the best, the graph)
+    assert words[2:] == ["model-best.params", "model-best.states",
+                         "model-epoch6batch70.params", "model-epoch6batch70.states",
+                         "model-epoch7batch80.params", "model-epoch7batch80.states",
+                         "model-symbol.json"]
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")

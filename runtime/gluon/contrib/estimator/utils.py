@@ -32,7 +32,7 @@ def _check_metrics(metrics, what="metrics"):
 def _metric_refs(handler):
     """The metrics that ``handler`` holds in its attributes whose names say ``metric``
     or ``monitor`` (MXNet's rule for what a handler refers to)."""
-    for name, value in vars(handler).items():
+    for name, value in getattr(handler, "__dict__", {}).items():
         if "metric" not in name and "monitor" not in name:
             continue
         values = value if isinstance(value, (list, tuple)) else [value]
