@@ -125,6 +125,10 @@ def test_fit_matches_numpy_sgd(contexts):
     w, b, last_loss = _numpy_fit(x, y, w0, 0.1, 3, 4)
     np.testing.assert_allclose(net.weight.data().asnumpy(), w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(net.bias.data().asnumpy(), b, rtol=1e-5, atol=1e-6)
+    copies = net.weight.list_data()
+    assert len(copies) == len(contexts or [None])       # every context's copy updated
+    for copy in copies:
+        np.testing.assert_array_equal(copy.asnumpy(), copies[0].asnumpy())
     name, value = est.train_metrics[0].get()
     assert name == "training l2loss"
     np.testing.assert_allclose(value, last_loss, rtol=1e-5)
