@@ -23,10 +23,9 @@ import pickle
 
 import numpy as np
 
-from runtime import autograd
+from runtime import _files, autograd
 from runtime import kvstore as kvs
 from runtime._ndarray import NDArray
-from runtime.nd._io import _write_replacing
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer", "StaleGradientError"]
@@ -419,7 +418,7 @@ class Trainer:
         opt = copy.copy(self._optimizer)
         opt.param_dict = {}           # the parameters are the caller's, not the file's
         data = pickle.dumps((self._states, opt))
-        _write_replacing(fname, lambda f: f.write(data))
+        _files.write_bytes(fname, data)
 
     def load_states(self, fname):
         """Restore the optimizer and the states that :meth:`save_states` wrote (gluon's
