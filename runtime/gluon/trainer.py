@@ -410,8 +410,8 @@ class Trainer:
     def save_states(self, fname):
         """Write the optimizer and its per-parameter states to ``fname`` (gluon's
         ``save_states``: a pickle of ``(states, optimizer)``, written beside ``fname`` and
-        renamed over it once complete).  When the store runs the
-        updates, the store writes its own states."""
+        renamed over it once complete).  When the store runs the updates, the store
+        writes its own states."""
         if self._kv_prepare() and self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
