@@ -16,12 +16,14 @@ the first update every parameter takes rank 0's value (``broadcast``), deferred 
 when their shape becomes known.
 """
 
+import copy
 import math
 import os
+import pickle
 
 import numpy as np
 
-from runtime import autograd
+from runtime import _files, autograd
 from runtime import kvstore as kvs
 from runtime._ndarray import NDArray
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
@@ -403,6 +405,43 @@ class Trainer:
     def kvstore(self):
         """The kvstore in use (None: no store), made at the first step."""
         return self._kvstore
+
+    # -- states on disk ------------------------------------------------------------------
+    def save_states(self, fname):
+        """Write the optimizer and its per-parameter states to ``fname`` (gluon's
+        ``save_states``: a pickle of ``(states, optimizer)``, written beside ``fname`` and
+        renamed over it once complete).  When the store runs the updates, the store
+        writes its own states."""
+        if self._kv_prepare() and self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+            return
+        opt = copy.copy(self._optimizer)
+        opt.param_dict = {}           # the parameters are the caller's, not the file's
+        data = pickle.dumps((self._states, opt))
+        _files.write_bytes(fname, data)
+
+    def load_states(self, fname):
+        """Restore the optimizer and the states that :meth:`save_states` wrote (gluon's
+        ``load_states``); the optimizer then applies to this Trainer's parameters.  A
+        file that does not hold them raises ValueError and changes nothing."""
+        if self._kv_prepare() and self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            with open(fname, "rb") as f:
+                data = f.read()
+            try:
+                states, opt = pickle.loads(data)
+            except Exception as e:
+                raise ValueError(f"Trainer.load_states: {fname!r} must hold the states that "
+                                 f"save_states wrote ({type(e).__name__}: {e})") from None
+            if not (isinstance(states, dict) and isinstance(opt, Optimizer)):
+                raise ValueError(f"Trainer.load_states: {fname!r} must hold (states, "
+                                 f"optimizer) as save_states writes them (got "
+                                 f"({type(states).__name__}, {type(opt).__name__}))")
+            self._states, self._optimizer = states, opt
+            self._early = {}
+        self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}
 
 
 def _update_restoring(opt, work, states):

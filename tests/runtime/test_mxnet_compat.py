@@ -29,7 +29,9 @@ PATHS = {
     "gluon.data.vision": "MNIST",
     "gluon.data.vision.transforms": "ToTensor", "gluon.model_zoo.vision": "get_model",
     "gluon.contrib.data": "IntervalSampler", "gluon.contrib.data.text": "WikiText2",
-    "gluon.contrib.nn": "HybridConcurrent", "recordio": "MXIndexedRecordIO",
+    "gluon.contrib.nn": "HybridConcurrent", "gluon.contrib.estimator": "Estimator",
+    "gluon.contrib.estimator.event_handler": "CheckpointHandler",
+    "recordio": "MXIndexedRecordIO",
     "image": "imdecode", "profiler": "set_config", "rnd": "uniform", "util": "is_np_array",
     "engine": "bulk", "contrib": "nd", "contrib.ndarray": "box_nms",
     "contrib.symbol": "box_nms",
@@ -261,6 +263,22 @@ def test_sparse_linear_classification_matches_mxnet(tmp_path, optimizer):
     assert sorted(p.name for p in tmp_path.glob("checkpoint*")) == sorted(
         [f"checkpoint-{e:04d}.{k}" for e in range(3) for k in ("params", "states")]
         + ["checkpoint-symbol.json"])
+
+
+def test_estimator_tutorial_runs_unmodified(tmp_path):
+    program = Path(__file__).parents[1] / "programs" / "estimator_mxnet.py"
+    r = _run(str(program), str(tmp_path / "ck"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["Training begin: using optimizer Adam with current learning rate "
+                         "0.0100 ", "Train for 8 epochs."]
+    words = lines[-1].split()
+    assert words[0] == "RESULT" and float(words[1]) > 0.9
+    # MXNet 1.9.1 leaves the same files (two kept, the best, the graph)
+    assert words[2:] == ["model-best.params", "model-best.states",
+                         "model-epoch6batch70.params", "model-epoch6batch70.states",
+                         "model-epoch7batch80.params", "model-epoch7batch80.states",
+                         "model-symbol.json"]
 
 
 def test_script_arguments_and_module_mode(tmp_path):
