@@ -7,9 +7,9 @@ table.
 
 1. A ResNet-18 training step (``benchmarks/bench_gluon.py``), batch 16, 3x64x64 random
    images, 10 classes: the model zoo's ``resnet18_v1`` with SoftmaxCrossEntropyLoss and
-   an SGD Trainer (momentum 0.9), against the same architecture written in PyTorch (torchvision is not needed: a
-   BasicBlock ResNet-18 of the same layers) with ``nn.CrossEntropyLoss`` and
-   ``optim.SGD``.  Target: at most 1.5x PyTorch's time.
+   an SGD Trainer (momentum 0.9), against the same architecture written in PyTorch
+   (torchvision is not needed: a BasicBlock ResNet-18 of the same layers) with
+   ``nn.CrossEntropyLoss`` and ``optim.SGD``.  Target: at most 1.5x PyTorch's time.
 2. ``rnn.LSTM(256, num_layers=2)`` forward + backward on (T=35, N=32, 256) against
    ``torch.nn.LSTM(256, 256, 2)`` with the same weights (MXNet's and PyTorch's gate order
    and bias pair agree): their outputs and input gradients are compared before timing.
