@@ -21,7 +21,9 @@ per-round ratios.
    (``nd.dot(x, W) + b``, ``nd.relu``, ``-nd.pick(nd.log_softmax(z), y, axis=1).mean()``,
    ``p -= lr * p.grad``); before timing, one step of ndrt (and of PyTorch) from the same
    weights and data must give the NumPy step's updated weights.  Steady state: upstream
-   (new) pool allocations per step, and the pool calls of the last backward.
+   (new) pool allocations per step, and the pool calls of the last backward.  Beside the
+   plain step, the NumPy step's 8 matrix products alone on arrays of their shapes, timed
+   in the same rounds: the floor of any step that makes the same BLAS calls.
 4. Peak pool bytes over forward+backward of 50 nested tanh on 16 MiB arrays, in arrays
    above x and its attached x.grad (50 saved outputs + one gradient buffer = 51 at the
    least); NumPy by hand (x, then 50 outputs and the gradient) traced with tracemalloc;
@@ -113,6 +115,23 @@ def _check_same_update(name, P0, ref, ours):
         d_ref, d = r - p0, o - p0
         err = np.abs(d - d_ref).max() / np.abs(d_ref).max()
         assert err < 1e-3, f"{name}: update of parameter {i} differs (rel err {err:.1e})"
+
+
+def numpy_products(P0, X, Y):
+    """A function making the 8 matrix products of ``numpy_step`` (3 forward, 5 backward:
+    no data gradient of the first layer) on arrays of their shapes and dtype, and nothing
+    else."""
+    _, b1, _, b2, _, b3 = P0
+    W1, W2, W3 = P0[0], P0[2], P0[4]
+    a1 = np.maximum(X @ W1.T + b1, 0)
+    a2 = np.maximum(a1 @ W2.T + b2, 0)
+    g3 = a2 @ W3.T + b3
+    g2 = np.ones_like(a2)
+
+    def products():
+        X @ W1.T, a1 @ W2.T, a2 @ W3.T
+        g3.T @ a2, g3 @ W3, g2.T @ a1, g2 @ W2, g2.T @ X
+    return products
 
 
 # -- PyTorch, when it imports --------------------------------------------------------------
@@ -256,11 +275,17 @@ def mlp_step(batch, target, form="fused"):
         _check_same_update(f"torch MLP batch {batch}", P0, ref, [p.detach().numpy() for p in TP])
         env["tstep"] = tstep
         cases["torch"] = "tstep()"
+    if form == "plain":
+        env["products"] = numpy_products(P0, X, Y)
+        cases["gemm"] = "products()"
     t = bench(cases, env, repeat=7, min_time=0.3, pause=0.2)
     what = ("FullyConnected + fused loss + sgd_update" if form == "fused" else
             "plain nd ops")
     row(f"MLP 784-256-256-10 SGD step ({what}), batch {batch} / NumPy by hand", t, "nd",
         "np", f"<= {target:.2f}x", "torch")
+    if form == "plain":
+        row(f"the NumPy step's 8 matrix products alone, batch {batch} / NumPy step (the "
+            "floor of any step making the same BLAS calls)", t, "gemm", "np", "-")
     allocs, misses = upstream_allocs(step)
     calls = autograd.last_backward_stats()["pool_calls"]
     line(f"MLP ({form}) batch {batch}, steady state: upstream allocations per step; pool "

@@ -51,7 +51,7 @@ from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
 from runtime import _device
 from runtime._ndarray import DTYPES, STYPES, as_dtype, shape_size
 from runtime._storage import cast_storage
-from runtime.errors import StorageFallbackError, StorageFallbackWarning
+from runtime.errors import StorageFallbackError, StorageFallbackWarning, as_mxnet_error
 
 cnp.import_array()
 cnp.import_ufunc()
@@ -768,7 +768,7 @@ cdef class OpFunction:
     def __call__(self, *args, **kwargs):
         cdef object res = None, out = None, req = None
         cdef _OpEntry e = self.e
-        cdef Py_ssize_t n = len(args), n_in
+        cdef Py_ssize_t n = len(args)
         if kwargs:
             out = kwargs.pop("out", None)
             req = kwargs.pop("req", None)
@@ -783,7 +783,15 @@ cdef class OpFunction:
                 res = fast_binary(e, <NDArray>args[0], <NDArray>args[1], None)
             if res is not None:
                 return res
-        n_in = len(self.names)
+        try:
+            return self._call(args, kwargs, out, req)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise as_mxnet_error(exc)
+
+    cdef object _call(self, tuple args, dict kwargs, object out, object req):
+        """The call after the short roads: arguments sorted into arrays and attributes."""
+        cdef _OpEntry e = self.e
+        cdef Py_ssize_t n = len(args), n_in = len(self.names)
         if self.star or n <= n_in:
             arrays = list(args)
         else:
@@ -1236,7 +1244,17 @@ cdef object _invoke(object op, list inputs, dict attrs, object out, object req,
                     list state_box, _OpEntry e=None, bint owned=False):
     """One call: checks, inference, dispatch, write-back.  ``state_box`` receives the
     per-call state; ``e``: the entry of ``op`` when the caller has it; ``owned``:
-    ``attrs`` is a dict of that entry (its defaults, or one its parse cache gave)."""
+    ``attrs`` is a dict of that entry (its defaults, or one its parse cache gave).  A
+    refusal is raised as an MXNetError that keeps its built-in class
+    (``errors.as_mxnet_error``)."""
+    try:
+        return _invoke_op(op, inputs, attrs, out, req, state_box, e, owned)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise as_mxnet_error(exc)
+
+
+cdef object _invoke_op(object op, list inputs, dict attrs, object out, object req,
+                       list state_box, _OpEntry e, bint owned):
     cdef Py_ssize_t i, n_in = len(inputs)
     cdef _Inferred inf
     ctx = _check_inputs(op, inputs, n_in)

@@ -38,6 +38,7 @@ from allocator.errors import OutOfMemoryError
 from runtime import _device, _indexing, _transfer
 from runtime import context as _context
 from runtime.context import Context
+from runtime.errors import as_mxnet_error
 
 cnp.import_array()
 
@@ -914,7 +915,10 @@ cdef class NDArray:
         if self._stype != STYPE_DEFAULT:
             raise TypeError(f"reshape: {self.stype} arrays cannot be reshaped; convert with "
                             "tostype('default') first")
-        new = mx_reshape("reshape", self._shape, shape, reverse, self._dtype)
+        try:
+            new = mx_reshape("reshape", self._shape, shape, reverse, self._dtype)
+        except (ValueError, TypeError) as exc:
+            raise as_mxnet_error(exc)            # MXNet's Reshape operator refuses it
         if self._entry is not None and _recording_now():
             return _nd("reshape")(self, shape=new)     # an operator, so that it is recorded
         return _wrap(NDArray, self._chunk, new, self._dtype, STYPE_DEFAULT, self._offset)

@@ -48,6 +48,7 @@ from allocator import OutOfMemoryError
 from runtime._ndarray import DTYPES, STYPES, NDArray, as_ctx, from_numpy, shape_size, storage_host
 from runtime._storage import PARTS, check_array, from_parts
 from runtime.context import Context
+from runtime.errors import MXNetValueError
 from runtime.nd import _mxnet_format
 
 HEADER = "__ndrt__"
@@ -182,7 +183,7 @@ def load(fname, ctx=None):
     Raises
     ------
     ValueError
-        The file is truncated, corrupted or neither an ndrt nor an MXNet file, is not a
+        (``errors.MXNetValueError``: also MXNet's MXNetError) The file is truncated, corrupted or neither an ndrt nor an MXNet file, is not a
         regular file (a device such as /dev/urandom, a FIFO), or its arrays would make
         the process hold more memory than HOLD_RATIO (16) times the file's size plus
         HOLD_FLOOR (64 MiB), each array part counted as at least one 4 KiB page (very
@@ -208,8 +209,8 @@ def load(fname, ctx=None):
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), fname)
         if not stat.S_ISREG(mode):
-            raise ValueError(f"load: {str(fname)!r} must be a regular file (got "
-                             f"{_KINDS.get(stat.S_IFMT(mode), 'a special file')})")
+            raise MXNetValueError(f"load: {str(fname)!r} must be a regular file (got "
+                                  f"{_KINDS.get(stat.S_IFMT(mode), 'a special file')})")
         os.set_blocking(fd, True)
         return _load_stream(f, fname, ctx)
 
@@ -259,7 +260,7 @@ def _load_stream(f, fname, ctx):
         try:
             container, plan = _mxnet_format.read(f, ctx, budget.spend)
         except (_mxnet_format.Bad, _OverBudget) as e:
-            raise ValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
+            raise MXNetValueError(f"load: {str(fname)!r} (an MXNet file): {e}") from None
         except MemoryError as e:
             raise _out_of_memory(fname, "its arrays", e) from e
     else:
@@ -284,18 +285,18 @@ def _load_ndrt(f, fname, ctx, budget):
     try:
         zf = zipfile.ZipFile(f)
     except Exception as e:
-        raise ValueError(f"load: {str(fname)!r} is not an ndrt or MXNet file (not a readable "
-                         f"zip archive nor MXNet's magic: {e})") from None
+        raise MXNetValueError(f"load: {str(fname)!r} is not an ndrt or MXNet file (not a "
+                              f"readable zip archive nor MXNet's magic: {e})") from None
     try:
         with zf:
             return _load(zf, ctx, budget)
     except (_Bad, _OverBudget) as e:
-        raise ValueError(f"load: {str(fname)!r}: {e}") from None
+        raise MXNetValueError(f"load: {str(fname)!r}: {e}") from None
     except _NoMemory as e:   # the file may be fine: its arrays do not fit
         raise _out_of_memory(fname, e.args[0], e.__cause__) from e.__cause__
     except Exception as e:   # zip, zlib, header parsing: the file is damaged
-        raise ValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: {e})") \
-            from None
+        raise MXNetValueError(f"load: {str(fname)!r} is corrupted ({type(e).__name__}: "
+                              f"{e})") from None
 
 
 def _out_of_memory(fname, what, err):

@@ -12,6 +12,7 @@ import ast
 
 import numpy as np
 
+from runtime.errors import MXNetTypeError, MXNetValueError
 from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES
 
 # attribute keys MXNet stores as ``__key__`` (and lists under both names)
@@ -121,7 +122,7 @@ def aux_nodes(nodes):
 
 
 def _fail(node, what, err):
-    cls = TypeError if isinstance(err, TypeError) else ValueError
+    cls = MXNetTypeError if isinstance(err, TypeError) else MXNetValueError
     raise cls(f"{what}: {node.describe()}: {err}") from err
 
 
@@ -165,7 +166,7 @@ def _set(table, entry, value, node, what):
         table[entry] = value
         return True
     if old != value:
-        raise ValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
+        raise MXNetValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
                          f"{entry[0].name!r}: {old!r} and {value!r}")
     return False
 

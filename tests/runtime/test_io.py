@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import allocator
 import runtime as rt
 from runtime import nd
+from runtime.base import MXNetError
 from runtime.gluon import nn
 from runtime.nd import _mxnet_format
 from runtime.nd.sparse import CSRNDArray, RowSparseNDArray
@@ -91,11 +92,12 @@ def sample_file(tmp_path):
 
 
 def assert_refused(path, match=None):
-    """``nd.load(path)`` raises ValueError naming the file (and matching ``match``)."""
-    with pytest.raises(ValueError) as info:
+    """``nd.load(path)`` raises MXNet's MXNetError, also a ValueError, naming the file
+    (and matching ``match``)."""
+    with pytest.raises(MXNetError) as info:
         nd.load(str(path))
     msg = str(info.value)
-    assert type(info.value) is ValueError
+    assert isinstance(info.value, ValueError)
     assert msg.startswith("load: ") and repr(str(path)) in msg, msg
     if match is not None:
         assert match in msg, msg
@@ -1008,7 +1010,7 @@ def test_a_deflated_member_far_larger_than_the_file_is_refused_before_reading(tm
                 m.write(zero)
     size = path.stat().st_size
     res = run_limited(LOAD_CODE, path, memory=(300 + 64) << 20)
-    assert res.stdout.startswith(f"ValueError load: {str(path)!r}: array 0 brings what the "
+    assert res.stdout.startswith(f"MXNetValueError load: {str(path)!r}: array 0 brings what the "
                                  f"file's arrays would hold in memory past "
                                  f"{16 * size + (64 << 20)} bytes (16 times the file's {size} "
                                  "bytes plus 64 MiB, each array part counted as at least a "
@@ -1020,7 +1022,7 @@ def test_a_deflated_member_far_larger_than_the_file_is_refused_before_reading(tm
 @pytest.mark.skipif(not os.path.exists("/dev/urandom"), reason="needs /dev/urandom")
 def test_an_endless_device_is_refused(tmp_path):
     res = run_limited(LOAD_CODE, "/dev/urandom", timeout=60)
-    assert res.stdout == ("ValueError load: '/dev/urandom' must be a regular file (got a "
+    assert res.stdout == ("MXNetValueError load: '/dev/urandom' must be a regular file (got a "
                           "character device)\n"), res.stdout + res.stderr[-2000:]
 
 
@@ -1028,7 +1030,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     res = run_limited(LOAD_CODE, fifo, timeout=60)
-    assert res.stdout == f"ValueError load: {str(fifo)!r} must be a regular file (got a FIFO)\n", \
+    assert res.stdout == f"MXNetValueError load: {str(fifo)!r} must be a regular file (got a FIFO)\n", \
         res.stdout + res.stderr[-2000:]
 
 
