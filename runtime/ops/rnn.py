@@ -162,6 +162,12 @@ def _host(a, dtype):
     return np.ascontiguousarray(to_host(a), dtype=dtype)
 
 
+def _direct(out, dtype):
+    """Whether the kernel may compute into output ``out`` itself: a C-contiguous host
+    array of the working dtype (else it computes into a buffer and copies)."""
+    return type(out) is np.ndarray and out.dtype == dtype and out.flags.c_contiguous
+
+
 # -- views of the flat parameters and of the reserve ------------------------------------
 
 def _param_views(flat, mode, i, h, layers, d):
@@ -254,9 +260,10 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse):
                 np.tanh(hb[cur], out=hb[cur])
 
 
-def _run(attrs, x, flat, h0, c0, buf, drop):
+def _run(attrs, x, flat, h0, c0, buf, drop, y_last=None):
     """The forward over host arrays in the working dtype; fills the reserve ``buf``
-    and returns (output (T, N, D*H), final hidden states, final cells or None)."""
+    and returns (output (T, N, D*H), final hidden states, final cells or None); the
+    output is computed into ``y_last`` when given."""
     mode, g, h, layers, d = _dims(attrs)
     t, n, i = x.shape
     cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop)
@@ -266,7 +273,10 @@ def _run(attrs, x, flat, h0, c0, buf, drop):
     xin = x
     for layer in range(layers):
         last = layer == layers - 1
-        y = np.empty((t, n, d * h), x.dtype) if last else layer_views[layer + 1]["x"]
+        if not last:
+            y = layer_views[layer + 1]["x"]
+        else:
+            y = np.empty((t, n, d * h), x.dtype) if y_last is None else y_last
         x2 = xin.reshape(t * n, xin.shape[2])
         for direction in range(d):
             k = layer * d + direction
@@ -314,8 +324,11 @@ def _forward(attrs, ins, outs, state):
     t, n, _ = x.shape
     size = _reserve(None, mode, t, n, h, layers, d, state.drop)[2]
     reserve = empty((size,), ctx=cpu(), dtype=w)
-    y, hy, cy = _run(attrs, x, flat, h0, c0, storage_view(reserve, -1), state.drop)
-    outs[0][...] = like(outs[0], y)
+    direct = _direct(outs[0], w)
+    y, hy, cy = _run(attrs, x, flat, h0, c0, storage_view(reserve, -1), state.drop,
+                     outs[0] if direct else None)
+    if not direct:
+        outs[0][...] = like(outs[0], y)
     if attrs["state_outputs"]:
         outs[1][...] = like(outs[1], hy)
         if mode == "lstm":
@@ -396,7 +409,8 @@ def _backward(attrs, ins, outs):
              _host(ins[rest + 1], w) if lstm else None, buf, False)
     cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop)
     wts = _param_views(flat, mode, i, h, layers, d)
-    dflat = np.empty(flat.shape, w)
+    direct = outs[1] is not None and _direct(outs[1], w)
+    dflat = outs[1] if direct else np.empty(flat.shape, w)
     dwts = _param_views(dflat, mode, i, h, layers, d)
     dh0, dc0 = np.empty(sshape, w), np.empty(sshape, w)
     dx2 = None
@@ -404,7 +418,11 @@ def _backward(attrs, ins, outs):
         xin = x if layer == 0 else layer_views[layer]["x"]
         x2 = xin.reshape(t * n, xin.shape[2])
         want_dx = layer > 0 or outs[0] is not None
-        dx2 = np.empty(x2.shape, w) if want_dx else None
+        dx2 = None
+        if layer == 0 and want_dx and _direct(outs[0], w):
+            dx2 = outs[0].reshape(x2.shape)
+        elif want_dx:
+            dx2 = np.empty(x2.shape, w)
         for direction in range(d):
             k = layer * d + direction
             dh0[k], dc = _layer_backward(mode, dy, direction * h, x2, wts[k], dwts[k],
@@ -416,9 +434,9 @@ def _backward(attrs, ins, outs):
             dy = dx2.reshape(t, n, d * h)
             if drop:
                 dy *= layer_views[layer]["mask"]
-    if outs[0] is not None:
+    if outs[0] is not None and not _direct(outs[0], w):
         outs[0][...] = like(outs[0], dx2.reshape(x.shape))
-    if outs[1] is not None:
+    if outs[1] is not None and dflat is not outs[1]:
         outs[1][...] = like(outs[1], dflat)
     if outs[2] is not None:
         outs[2][...] = like(outs[2], dh0)
