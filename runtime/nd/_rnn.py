@@ -3,8 +3,8 @@ multi-layer and bidirectional, over data in the TNC layout.
 
 The call runs the fused registry operator ``RNN`` (runtime/ops/rnn.py: compiled per-step
 kernels, one tape node, the fused ``_backward_RNN`` as its gradient), except for the
-options that operator does not fuse: ``projection_size`` (LSTMP),
-``lstm_state_clip_min/max`` and ``use_sequence_length``.  Those calls are a composition
+options that operator does not fuse: ``projection_size`` (LSTMP) and
+``lstm_state_clip_min/max``.  Those calls are a composition
 of registry operators (FullyConnected, split, stack, concat, slice_axis, reshape,
 sigmoid/tanh/relu, elementwise arithmetic, clip, where, Dropout) stepped here per time
 step, so that autograd records each of them and every gradient comes from their rules.
@@ -250,16 +250,6 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
     shapes = [(t, n, d * r)] + ([(layers * d, n, r)] + [sshape] * (mode == "lstm")
                                 if state_outputs else [])
     targets = _check_out(out, shapes, data.dtype)
-    if projection_size is None and clip is None and not use_sequence_length:
-        if sequence_length is not None:
-            raise ValueError("RNN: sequence_length is given but use_sequence_length is "
-                             "False")
-        ins = [data, parameters, state] + ([state_cell] if mode == "lstm" else [])
-        res = _fused(*ins, state_size=h, num_layers=layers, bidirectional=bool(bidirectional),
-                     mode=mode, p=p, state_outputs=bool(state_outputs),
-                     out=None if targets is None else
-                     (targets if state_outputs else targets[0]))
-        return list(res) if state_outputs else res
     masks = None
     if use_sequence_length:
         if sequence_length is None:
@@ -271,6 +261,15 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
                      for m in step]                                # (N, 1) each
     elif sequence_length is not None:
         raise ValueError("RNN: sequence_length is given but use_sequence_length is False")
+    if projection_size is None and clip is None:
+        ins = [data, parameters, state] + ([state_cell] if mode == "lstm" else []) + \
+            ([sequence_length] if use_sequence_length else [])
+        res = _fused(*ins, state_size=h, num_layers=layers, bidirectional=bool(bidirectional),
+                     mode=mode, p=p, state_outputs=bool(state_outputs),
+                     use_sequence_length=bool(use_sequence_length),
+                     out=None if targets is None else
+                     (targets if state_outputs else targets[0]))
+        return list(res) if state_outputs else res
 
     if t == 0:
         # the empty output as a product of data and parameters (data's first feature

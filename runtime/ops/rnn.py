@@ -20,9 +20,16 @@ reserve space.  Backward (``_backward_RNN``) walks time in reverse with one fuse
 and one recurrent GEMM per step, then computes each layer's weight gradients and its
 input gradient as one GEMM each over all steps.
 
+With ``use_sequence_length``, the input ``sequence_length`` (N,) gives each sample's
+length (integers in [1, T]): outputs past it are 0 and the state is held there, so the
+final state is the one at the length and the backward direction starts at the sample's
+last valid step (MXNet's cuDNN implementation).  The passes compute every row; the rows
+of samples past their length are then restored (forward: the previous state; backward:
+the gradient passed through unchanged, zero gate gradients).
+
 Not fused (this operator refuses them; ``nd.RNN`` runs them as a composition of
-registry operators, runtime/nd/_rnn.py): ``projection_size`` (LSTMP),
-``lstm_state_clip_min/max`` and ``use_sequence_length``.
+registry operators, runtime/nd/_rnn.py): ``projection_size`` (LSTMP) and
+``lstm_state_clip_min/max``.
 """
 
 import numpy as np
@@ -80,13 +87,12 @@ def _dims(attrs):
     p = attrs["p"]
     if not 0.0 <= p < 1.0:
         raise ValueError(f"{op}: p must be in [0, 1) (got p={p!r})")
-    for name, off in (("projection_size", None), ("lstm_state_clip_min", None),
-                      ("lstm_state_clip_max", None), ("use_sequence_length", False)):
-        if attrs[name] != off:
+    for name in ("projection_size", "lstm_state_clip_min", "lstm_state_clip_max"):
+        if attrs[name] is not None:
             raise NotImplementedError(
-                f"{op}: {name} must be {off} in the fused operator (got {attrs[name]!r}); "
-                "nd.RNN runs LSTMP, state clipping and sequence lengths as a composition "
-                "of operators, graph mode cannot")
+                f"{op}: {name} must be None in the fused operator (got {attrs[name]!r}); "
+                "nd.RNN runs LSTMP and state clipping as a composition of operators, "
+                "graph mode cannot")
     mode = attrs["mode"]
     return (mode, GATES[mode], attrs["state_size"], attrs["num_layers"],
             2 if attrs["bidirectional"] else 1)
@@ -116,17 +122,24 @@ def _check_inputs(op, attrs, shapes):
     return t, n, i
 
 
-def _n_inputs(attrs):
-    return 3 + (attrs["mode"] == "lstm")
+def _check_lengths_shape(op, shape, n):
+    if tuple(shape) != (n,):
+        raise ValueError(f"{op}: sequence_length must have shape (batch,) = ({n},) (got "
+                         f"{tuple(shape)})")
 
 
 def _rnn_shape(attrs, shapes):
-    want = _n_inputs(attrs)
+    lstm = attrs["mode"] == "lstm"
+    want = 3 + lstm + attrs["use_sequence_length"]
     if len(shapes) != want:
-        names = "data, parameters, state" + (", state_cell" if want == 4 else "")
+        names = "data, parameters, state" + (", state_cell" if lstm else "") + \
+            (", sequence_length" if attrs["use_sequence_length"] else "")
         raise ValueError(f"RNN: takes {want} array inputs ({names}) with "
-                         f"mode={attrs['mode']!r} (got {len(shapes)})")
+                         f"mode={attrs['mode']!r}, use_sequence_length="
+                         f"{attrs['use_sequence_length']} (got {len(shapes)})")
     t, n, _ = _check_inputs("RNN", attrs, shapes)
+    if attrs["use_sequence_length"]:
+        _check_lengths_shape("RNN", shapes[-1], n)
     mode, _, h, layers, d = _dims(attrs)
     out = [(t, n, d * h)]
     if attrs["state_outputs"]:
@@ -134,22 +147,42 @@ def _rnn_shape(attrs, shapes):
     return out
 
 
-def _same_float_type(op, names):
-    def infer(attrs, dtypes):
-        dt = np.dtype(dtypes[0])
-        if dt.kind != "f":
-            raise TypeError(f"{op}: data must have a floating dtype (got {dt})")
-        for name, other in zip(names, dtypes[1:]):
-            if np.dtype(other) != dt:
-                raise TypeError(f"{op}: {name} must have data's dtype {dt} (got "
-                                f"{np.dtype(other)})")
-        return None, dt
-    return infer
+def _check_lengths_type(op, dtype):
+    if np.dtype(dtype).kind not in "iuf":
+        raise TypeError(f"{op}: sequence_length must hold numbers (got {np.dtype(dtype)})")
 
 
 def _rnn_type(attrs, dtypes):
-    _, dt = _same_float_type("RNN", ("parameters", "state", "state_cell"))(attrs, dtypes)
+    dt = np.dtype(dtypes[0])
+    if dt.kind != "f":
+        raise TypeError(f"RNN: data must have a floating dtype (got {dt})")
+    lengths = attrs["use_sequence_length"]
+    same = dtypes[1:len(dtypes) - lengths]
+    for name, other in zip(("parameters", "state", "state_cell"), same):
+        if np.dtype(other) != dt:
+            raise TypeError(f"RNN: {name} must have data's dtype {dt} (got "
+                            f"{np.dtype(other)})")
+    if lengths:
+        _check_lengths_type("RNN", dtypes[-1])
     return [dt] * (1 + attrs["state_outputs"] * (1 + (attrs["mode"] == "lstm")))
+
+
+def _dead(op, attrs, lengths, t):
+    """(T, N) bool, True at the steps past each sample's length (None without lengths,
+    or when every length is T); ``lengths`` checked to hold integers in [1, T]."""
+    if not attrs["use_sequence_length"]:
+        return None
+    lens = to_host(lengths)
+    if lens.dtype.kind == "f":
+        bad = ~np.isfinite(lens) | (lens != np.round(lens))
+    else:
+        bad = np.zeros(lens.shape, bool)
+    bad |= (lens < 1) | (lens > t)
+    if bad.any():
+        raise ValueError(f"{op}: sequence_length must hold integers in [1, {t}] (the "
+                         f"sequence length of data) (got {lens.tolist()})")
+    dead = np.arange(t)[:, None] >= lens.astype(np.int64)[None, :]
+    return dead if dead.any() else None
 
 
 def _work(dtype):
@@ -227,8 +260,9 @@ def _reserve(buf, mode, t, n, h, layers, d, drop):
 
 # -- forward ------------------------------------------------------------------------------
 
-def _layer_forward(mode, x2, wts, h0, c0, v, reverse):
-    """One direction of one layer over the reserve views ``v`` (see :func:`_reserve`)."""
+def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead):
+    """One direction of one layer over the reserve views ``v`` (see :func:`_reserve`);
+    ``dead`` (T, N) marks the steps past each sample's length, or is None."""
     wx, wh, bx, bh = wts
     gates, hb = v["gates"], v["h"]
     t, n, gh = gates.shape
@@ -258,9 +292,14 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse):
             _k.rnn_preact(gs, rec, bias, hb[cur], mode == "rnn_relu")
             if mode == "rnn_tanh":
                 np.tanh(hb[cur], out=hb[cur])
+        if dead is not None and dead[s].any():      # past the length: the state is held
+            rows = dead[s]
+            hb[cur][rows] = hb[prev][rows]
+            if mode == "lstm":
+                v["c"][cur][rows] = v["c"][prev][rows]
 
 
-def _run(attrs, x, flat, h0, c0, buf, drop, y_last=None):
+def _run(attrs, x, flat, h0, c0, buf, drop, dead, y_last=None):
     """The forward over host arrays in the working dtype; fills the reserve ``buf``
     and returns (output (T, N, D*H), final hidden states, final cells or None); the
     output is computed into ``y_last`` when given."""
@@ -283,9 +322,11 @@ def _run(attrs, x, flat, h0, c0, buf, drop, y_last=None):
             v = cells[k]
             reverse = direction == 1
             _layer_forward(mode, x2, wts[k], h0[k], None if c0 is None else c0[k], v,
-                           reverse)
-            y[:, :, direction * h:(direction + 1) * h] = v["h"][:t] if reverse \
-                else v["h"][1:]
+                           reverse, dead)
+            ys = y[:, :, direction * h:(direction + 1) * h]
+            ys[...] = v["h"][:t] if reverse else v["h"][1:]
+            if dead is not None:
+                ys[dead] = 0
             hy[k] = v["h"][0 if reverse else t]
             if cy is not None:
                 cy[k] = v["c"][0 if reverse else t]
@@ -325,7 +366,8 @@ def _forward(attrs, ins, outs, state):
     size = _reserve(None, mode, t, n, h, layers, d, state.drop)[2]
     reserve = empty((size,), ctx=cpu(), dtype=w)
     direct = _direct(outs[0], w)
-    y, hy, cy = _run(attrs, x, flat, h0, c0, storage_view(reserve, -1), state.drop,
+    dead = _dead("RNN", attrs, ins[-1], t)
+    y, hy, cy = _run(attrs, x, flat, h0, c0, storage_view(reserve, -1), state.drop, dead,
                      outs[0] if direct else None)
     if not direct:
         outs[0][...] = like(outs[0], y)
@@ -338,10 +380,13 @@ def _forward(attrs, ins, outs, state):
 
 # -- backward -----------------------------------------------------------------------------
 
-def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, dx2, first):
+def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, dx2, first,
+                    dead):
     """One direction of one layer backward: writes the weight and bias gradients
     ``dwts`` and the input gradient into ``dx2`` (``first``: write, else add; None:
-    not wanted); returns the gradients of the initial hidden state and cell."""
+    not wanted); returns the gradients of the initial hidden state and cell.  At the
+    steps ``dead`` marks (past a sample's length) the state's gradient passes through
+    and the gates get none."""
     wx, wh, bx, bh = wts
     dwx, dwh, dbx, dbh = dwts
     gates, hb = v["gates"], v["h"]
@@ -354,6 +399,9 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
     carry = np.zeros((n, h), gates.dtype) if mode == "gru" else None
     for s in (range(t) if reverse else range(t - 1, -1, -1)):
         prev, cur = (s + 1, s) if reverse else (s, s + 1)
+        rows = dead[s] if dead is not None and dead[s].any() else None
+        if rows is not None:
+            kept = [a[rows] for a in (dhrec, dc, carry) if a is not None]
         if mode == "lstm":
             _k.lstm_backward(gates[s], v["tc"][s], v["c"][prev], dy, s, off, dhrec, dc,
                              dg[s])
@@ -362,7 +410,13 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
                             dg[s], dgh[s])
         else:
             _k.rnn_backward(hb[cur], dy, s, off, dhrec, dg[s], mode == "rnn_relu")
+        if rows is not None:
+            dg[s][rows] = 0
+            dgh[s][rows] = 0
         np.matmul(dgh[s], wh, out=dhrec)
+        if rows is not None:
+            for a, k in zip([a for a in (dhrec, dc, carry) if a is not None], kept):
+                a[rows] = k
     if carry is not None:
         dhrec += carry
     hprev = (hb[1:] if reverse else hb[:t]).reshape(t * n, h)
@@ -381,7 +435,8 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
 
 def _positions(attrs):
     """Positions in _backward_RNN's inputs: (first head gradient, number of heads,
-    first of state/state_cell or the reserve)."""
+    first of state/state_cell or the reserve); sequence_length, with
+    use_sequence_length, is last."""
     heads = 1 + attrs["state_outputs"] * (1 + (attrs["mode"] == "lstm"))
     return 2, heads, 2 + heads
 
@@ -394,6 +449,7 @@ def _backward(attrs, ins, outs):
     t, n, i = x.shape
     g0, heads, rest = _positions(attrs)
     dy = _host(ins[g0], w)
+    dead = _dead("_backward_RNN", attrs, ins[-1], t)
     sshape = (layers * d, n, h)
     dhy = _host(ins[g0 + 1], w) if heads > 1 else np.zeros(sshape, w)
     dcy = _host(ins[g0 + 2], w) if heads > 2 else np.zeros(sshape, w) if lstm else None
@@ -406,7 +462,7 @@ def _backward(attrs, ins, outs):
         size = _reserve(None, mode, t, n, h, layers, d, False)[2]
         buf = np.empty(size, w)
         _run(attrs, x, flat, _host(ins[rest], w),
-             _host(ins[rest + 1], w) if lstm else None, buf, False)
+             _host(ins[rest + 1], w) if lstm else None, buf, False, dead)
     cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop)
     wts = _param_views(flat, mode, i, h, layers, d)
     direct = outs[1] is not None and _direct(outs[1], w)
@@ -427,7 +483,7 @@ def _backward(attrs, ins, outs):
             k = layer * d + direction
             dh0[k], dc = _layer_backward(mode, dy, direction * h, x2, wts[k], dwts[k],
                                          cells[k], dhy[k], dcy[k] if lstm else None,
-                                         direction == 1, dx2, direction == 0)
+                                         direction == 1, dx2, direction == 0, dead)
             if lstm:
                 dc0[k] = dc
         if layer > 0:
@@ -454,24 +510,21 @@ _REQ = {True: "write", False: "null"}
 def _rnn_grad(attrs, inputs, outputs, out_grads, state=None, needs=None):
     lstm = attrs["mode"] == "lstm"
     n_in = 3 + lstm
+    lengths = [inputs[-1]] if attrs["use_sequence_length"] else []
     reserve = None if state is None else state.reserve
     if reserve is None:
         if attrs["p"] > 0 and attrs["num_layers"] > 1 and is_training():
             raise ValueError("RNN: the gradient with dropout (p > 0 in training) needs "
                              "its forward's mask: compute it with backward() on the "
                              "recorded call (got a gradient without the forward's state)")
-        args = list(inputs[:n_in])
+        rest = list(inputs[2:n_in])
     else:
-        data = inputs[0]
-        if reserve.ctx != data.ctx:
-            reserve = from_numpy(storage_view(reserve, -1), data.ctx)
-        args = [data, inputs[1]]
-    heads = list(out_grads)
-    grad_args = args[:2] + heads + ([reserve] if reserve is not None else args[2:])
+        if reserve.ctx != inputs[0].ctx:
+            reserve = from_numpy(storage_view(reserve, -1), inputs[0].ctx)
+        rest = [reserve]
     req = None if needs is None else [_REQ[bool(b)] for b in needs[:n_in]]
-    grads = F._backward_RNN(*grad_args, req=req, use_reserve=reserve is not None,
-                            **_public(attrs))
-    grads = list(grads)
+    grads = F._backward_RNN(inputs[0], inputs[1], *out_grads, *rest, *lengths, req=req,
+                            use_reserve=reserve is not None, **_public(attrs))
     return [gr if needs is None or needs[j] else None for j, gr in enumerate(grads)] \
         + [None] * (len(inputs) - n_in)
 
@@ -479,7 +532,7 @@ def _rnn_grad(attrs, inputs, outputs, out_grads, state=None, needs=None):
 def _rnn_reads(attrs, n):
     state = attrs.get("_state")
     if state is not None and state.reserve is not None:
-        return (0, 1)
+        return (0, 1, n - 1) if attrs["use_sequence_length"] else (0, 1)
     return tuple(range(n))
 
 
@@ -500,8 +553,11 @@ MXNet's packing order (runtime/ops/rnn.py), states (num_layers*D, N, state_size)
 ``concat(forward, backward)``).  ``p``: dropout on the output of every layer but the
 last, in training only.  Outputs ``out`` (T, N, D*state_size), and with
 ``state_outputs`` the final hidden states (and cells for lstm).  ``projection_size``,
-``lstm_state_clip_min/max`` and ``use_sequence_length`` are refused here
-(NotImplementedError): ``nd.RNN`` runs them as a composition of operators.  The
+``use_sequence_length`` takes the input ``sequence_length`` (N,) of integer lengths in
+[1, T] (outputs past a length are 0, the final state is the one at the length, the
+backward direction starts there).  ``projection_size`` and ``lstm_state_clip_min/max``
+are refused here (NotImplementedError): ``nd.RNN`` runs them as a composition of
+operators.  The
 gradient is the fused ``_backward_RNN`` over the reserve the forward kept; it has no
 gradient of its own (no second derivative).""")
 
@@ -509,16 +565,19 @@ gradient of its own (no second derivative).""")
 def _backward_shape(attrs, shapes):
     _, heads, rest = _positions(attrs)
     lstm = attrs["mode"] == "lstm"
-    want = rest + (1 if attrs["use_reserve"] else 1 + lstm)
+    lengths = attrs["use_sequence_length"]
+    want = rest + (1 if attrs["use_reserve"] else 1 + lstm) + lengths
     op = "_backward_RNN"
     if len(shapes) != want:
         raise ValueError(f"{op}: takes {want} array inputs with these attributes (got "
                          f"{len(shapes)})")
     mode, _, h, layers, d = _dims(attrs)
-    base = list(shapes[:2]) + ([] if attrs["use_reserve"] else list(shapes[rest:]))
-    t, n, i = _check_inputs(op, attrs, base)
-    outs = _rnn_shape(dict(attrs, state_outputs=True), [shapes[0], shapes[1]] +
-                      [(layers * d, n, h)] * (1 + lstm))
+    states = [] if attrs["use_reserve"] else list(shapes[rest:rest + 1 + lstm])
+    t, n, i = _check_inputs(op, attrs, list(shapes[:2]) + states)
+    if lengths:
+        _check_lengths_shape(op, shapes[-1], n)
+    sshape = (layers * d, n, h)
+    outs = [(t, n, d * h)] + [sshape] * (heads - 1)
     for j, s in enumerate(shapes[2:2 + heads]):
         if tuple(s) != outs[j]:
             raise ValueError(f"{op}: the gradient of output {j} must have shape "
@@ -529,15 +588,19 @@ def _backward_shape(attrs, shapes):
         if len(r) != 1 or r[0] not in sizes:
             raise ValueError(f"{op}: reserve must be 1-D of {sizes[0]} or {sizes[1]} "
                              f"values (got shape {tuple(r)})")
-    return [tuple(shapes[0]), tuple(shapes[1])] + [(layers * d, n, h)] * (1 + lstm)
+    return [tuple(shapes[0]), tuple(shapes[1])] + [sshape] * (1 + lstm)
 
 
 def _backward_type(attrs, dtypes):
     dt = np.dtype(dtypes[0])
     if dt.kind != "f":
         raise TypeError(f"_backward_RNN: data must have a floating dtype (got {dt})")
-    for j, other in enumerate(dtypes[1:]):
-        want = _work(dt) if attrs["use_reserve"] and j == len(dtypes) - 2 else dt
+    lengths = attrs["use_sequence_length"]
+    if lengths:
+        _check_lengths_type("_backward_RNN", dtypes[-1])
+    others = dtypes[1:len(dtypes) - lengths]
+    for j, other in enumerate(others):
+        want = _work(dt) if attrs["use_reserve"] and j == len(others) - 1 else dt
         if np.dtype(other) != want:
             raise TypeError(f"_backward_RNN: input {j + 1} must have dtype {want} (got "
                             f"{np.dtype(other)})")
@@ -555,5 +618,6 @@ register(
 state_cell]) from ``data``, ``parameters``, the head gradients of RNN's outputs
 (``grad_out``, and with ``state_outputs`` those of the final states) and either the
 forward's ``reserve`` (``use_reserve=True``) or, without it, ``state[, state_cell]``,
-from which the forward is computed again (without dropout).  Outputs requested null
+from which the forward is computed again (without dropout), then ``sequence_length``
+with ``use_sequence_length``.  Outputs requested null
 are not computed.  It has no gradient rule.""")

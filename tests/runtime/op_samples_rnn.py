@@ -32,6 +32,11 @@ _add(SAMPLES, "RNN",
      *[Sample(_inputs(m, 3, 2, 3, 2, layers, bidir, seed=740 + 4 * k),
               _attrs(m, 2, layers, bidir, **kw))
        for k, (m, layers, bidir, kw) in enumerate(_CASES)],
+     Sample(_inputs("lstm", 4, 3, 2, 2, 2, True, seed=772) + [np.array([4.0, 1.0, 3.0])],
+            _attrs("lstm", 2, 2, True, state_outputs=True, use_sequence_length=True),
+            wrt=[0, 1, 2, 3]),
+     Sample(_inputs("gru", 3, 2, 2, 2, 1, True, seed=773) + [np.array([2, 3], np.int64)],
+            _attrs("gru", 2, 1, True, use_sequence_length=True), wrt=[0, 1, 2]),
      Sample(_inputs("lstm", 2, 3, 4, 3, 2, False, seed=770, dtype=np.float32),
             _attrs("lstm", 3, 2, False, state_outputs=True), grad=False),
      Sample(_inputs("gru", 2, 1, 2, 2, 1, False, seed=771, dtype=np.float16),
@@ -72,7 +77,14 @@ _add(FAILURES, "RNN",
      Failure(_LSTM, _attrs("lstm", 2, 1, False, projection_size=1), NotImplementedError,
              r"^RNN: projection_size must be None in the fused operator \(got 1\)"),
      Failure([uniform((3, 2))] + _LSTM[1:], _attrs("lstm", 2, 1, False), ValueError,
-             r"^RNN: data must be 3-D"))
+             r"^RNN: data must be 3-D"),
+     Failure(_LSTM + [np.array([3.0])], _attrs("lstm", 2, 1, False, use_sequence_length=True),
+             ValueError, r"^RNN: sequence_length must have shape \(batch,\) = \(2,\)"),
+     # raised by the kernel, after out= is chosen
+     Failure(_LSTM + [np.array([3.0, 4.0])],
+             _attrs("lstm", 2, 1, False, use_sequence_length=True), ValueError,
+             r"^RNN: sequence_length must hold integers in \[1, 3\] \(the sequence "
+             r"length of data\) \(got \[3.0, 4.0\]\)", out=((3, 2, 2), np.float64)))
 _add(ZERO_SIZE, "RNN",
      ZeroSize(_inputs("lstm", 0, 2, 3, 2, 1, False, seed=820), _attrs("lstm", 2, 1, False),
               lambda *a: np.zeros((0, 2, 2))),

@@ -11,10 +11,9 @@ concatenates them flat in ``nd.RNN``'s packing order (every weight, then every b
 The layers are HybridBlocks, as in Gluon: run imperatively, a layer calls ``nd.RNN``;
 traced (hybridizing a block that contains it, ``export``), it is one ``RNN`` node of the
 graph, its parameters concatenated by graph ops and its default begin states zeros of
-the traced batch size.  A layer with ``projection_size``, state clipping or
-``use_sequence_length`` runs as a composition of operators (see runtime/nd/_rnn.py) and
-cannot be traced (NotImplementedError); tracing needs ``input_size`` (the first layer's
-weight shape).  ``hybridize()`` of the layer itself is accepted and it keeps running
+the traced batch size.  A layer with ``projection_size`` or state clipping runs as a
+composition of operators (see runtime/nd/_rnn.py) and cannot be traced
+(NotImplementedError); tracing needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer itself is accepted and it keeps running
 imperatively.
 """
 
@@ -142,7 +141,7 @@ class _RNNLayer(HybridBlock):
         returned).  ``sequence_length`` (N,) is taken with ``use_sequence_length``."""
         layer = type(self).__name__
         if isinstance(inputs, Symbol):
-            return self._traced(inputs, states)
+            return self._traced(inputs, states, sequence_length)
         if not isinstance(inputs, nd.NDArray) or inputs.ndim != 3:
             raise ValueError(f"{layer}: inputs must be a 3-D NDArray in layout "
                              f"{self._layout!r} (got "
@@ -175,16 +174,20 @@ class _RNNLayer(HybridBlock):
             outputs = nd.swapaxes(outputs, dim1=0, dim2=1)
         return outputs if skip_states else (outputs, new_states)
 
-    def _traced(self, inputs, states):
+    def _traced(self, inputs, states, sequence_length):
         """The layer as one ``RNN`` node of a graph (a hybridized parent's trace)."""
         layer = type(self).__name__
-        if self._projection_size is not None or self._clip[0] is not None \
-                or self._use_sequence_length:
+        if self._projection_size is not None or self._clip[0] is not None:
             raise NotImplementedError(
-                f"{layer}: a layer with projection_size, state clipping or "
-                "use_sequence_length cannot be traced into a graph (nd.RNN runs those as a "
-                "composition of operators, not the fused RNN operator); run it without "
-                "hybridize()")
+                f"{layer}: a layer with projection_size or state clipping cannot be traced "
+                "into a graph (nd.RNN runs those as a composition of operators, not the "
+                "fused RNN operator); run it without hybridize()")
+        lengths = {}
+        if self._use_sequence_length:
+            if not isinstance(sequence_length, Symbol):
+                raise ValueError(f"{layer}: use_sequence_length=True needs a "
+                                 f"sequence_length (got {sequence_length!r})")
+            lengths = {"sequence_length": sequence_length}
         unknown = [n for n in self._names if 0 in getattr(self, n).shape]
         if unknown:
             raise ValueError(f"{layer}: input_size must be given to trace the layer into a "
@@ -203,9 +206,10 @@ class _RNNLayer(HybridBlock):
             states = [states]
         params = symbol.concat(*(symbol.reshape(getattr(self, name).var(), shape=(-1,))
                                  for name in self._flat_order()), dim=0)
-        out = symbol.RNN(inputs, params, *states, state_size=self._hidden_size,
+        out = symbol.RNN(inputs, params, *states, **lengths, state_size=self._hidden_size,
                          num_layers=self._num_layers, bidirectional=self._dir == 2,
-                         mode=self._mode, p=self._dropout, state_outputs=True)
+                         mode=self._mode, p=self._dropout, state_outputs=True,
+                         use_sequence_length=self._use_sequence_length)
         outputs = out[0]
         new_states = [out[k] for k in range(1, 3 if self._mode == "lstm" else 2)]
         if self._layout == "NTC":
