@@ -77,9 +77,8 @@ def rnn_param_size(mode, input_size, state_size, num_layers, bidirectional=False
     return size
 
 
-def _dims(attrs):
-    """(mode, G, H, L, D) of checked attributes."""
-    op = "RNN"
+def _dims(attrs, op="RNN"):
+    """(mode, G, H, L, D) of checked attributes (``op`` names the operator in errors)."""
     for name in ("state_size", "num_layers"):
         if attrs[name] < 1:
             raise ValueError(f"{op}: {name} must be a positive integer (got "
@@ -101,7 +100,7 @@ def _dims(attrs):
 def _check_inputs(op, attrs, shapes):
     """(T, N, I) of data after checking the shapes of data, parameters, state and
     state_cell (the first three or four of ``shapes``)."""
-    mode, g, h, layers, d = _dims(attrs)
+    mode, g, h, layers, d = _dims(attrs, op)
     ds = tuple(shapes[0])
     if len(ds) != 3:
         raise ValueError(f"{op}: data must be 3-D (sequence, batch, features) in the TNC "
@@ -571,7 +570,7 @@ def _backward_shape(attrs, shapes):
     if len(shapes) != want:
         raise ValueError(f"{op}: takes {want} array inputs with these attributes (got "
                          f"{len(shapes)})")
-    mode, _, h, layers, d = _dims(attrs)
+    mode, _, h, layers, d = _dims(attrs, op)
     states = [] if attrs["use_reserve"] else list(shapes[rest:rest + 1 + lstm])
     t, n, i = _check_inputs(op, attrs, list(shapes[:2]) + states)
     if lengths:
