@@ -73,14 +73,17 @@ def lstm_cell(floating[:, ::1] gates, const floating[:, ::1] cprev, floating[:, 
 def lstm_backward(const floating[:, ::1] gates, const floating[:, ::1] tc,
                   const floating[:, ::1] cprev, const floating[:, :, ::1] dy, Py_ssize_t s,
                   Py_ssize_t off, const floating[:, ::1] dhrec, floating[:, ::1] dc,
-                  floating[:, ::1] dg):
+                  floating[:, ::1] dg, const floating[:, ::1] keep=None):
     """One LSTM step backward.  ``gates`` (i, f, g, o after their nonlinearities),
     ``tc = tanh(c)`` and ``cprev`` are the forward's; the step's hidden gradient is
     ``dy[s, :, off:off+H] + dhrec`` (``dhrec``: the next step's gates' gradient times
     W_hh).  ``dc`` holds the gradient of this step's cell and leaves with the previous
-    one's; ``dg`` receives the gradient of the gates' pre-activations."""
+    one's; ``dg`` receives the gradient of the gates' pre-activations.  ``keep`` (with
+    state clipping): 1 where the cell was inside the clipping range, else 0, the
+    clip's derivative."""
     cdef Py_ssize_t n = dc.shape[0], h = dc.shape[1], a, j
     cdef floating gi, gf, gg, go, t, dh, dcc
+    cdef bint clipped = keep is not None
     with nogil:
         for a in range(n):
             for j in range(h):
@@ -91,6 +94,8 @@ def lstm_backward(const floating[:, ::1] gates, const floating[:, ::1] tc,
                 t = tc[a, j]
                 dh = dy[s, a, off + j] + dhrec[a, j]
                 dcc = dc[a, j] + dh * go * (1 - t * t)
+                if clipped:
+                    dcc = dcc * keep[a, j]
                 dg[a, j] = dcc * gg * gi * (1 - gi)
                 dg[a, h + j] = dcc * cprev[a, j] * gf * (1 - gf)
                 dg[a, 2 * h + j] = dcc * gi * (1 - gg * gg)

@@ -3,8 +3,8 @@ multi-layer and bidirectional, over data in the TNC layout.
 
 The call runs the fused registry operator ``RNN`` (runtime/ops/rnn.py: compiled per-step
 kernels, one tape node, the fused ``_backward_RNN`` as its gradient), except for the
-options that operator does not fuse: ``projection_size`` (LSTMP) and
-``lstm_state_clip_min/max``.  Those calls are a composition
+option that operator does not fuse, ``projection_size`` (LSTMP).  Those calls are a
+composition
 of registry operators (FullyConnected, split, stack, concat, slice_axis, reshape,
 sigmoid/tanh/relu, elementwise arithmetic, clip, where, Dropout) stepped here per time
 step, so that autograd records each of them and every gradient comes from their rules.
@@ -261,12 +261,15 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
                      for m in step]                                # (N, 1) each
     elif sequence_length is not None:
         raise ValueError("RNN: sequence_length is given but use_sequence_length is False")
-    if projection_size is None and clip is None:
+    if projection_size is None:
         ins = [data, parameters, state] + ([state_cell] if mode == "lstm" else []) + \
             ([sequence_length] if use_sequence_length else [])
         res = _fused(*ins, state_size=h, num_layers=layers, bidirectional=bool(bidirectional),
                      mode=mode, p=p, state_outputs=bool(state_outputs),
                      use_sequence_length=bool(use_sequence_length),
+                     lstm_state_clip_min=None if clip is None else clip[0],
+                     lstm_state_clip_max=None if clip is None else clip[1],
+                     lstm_state_clip_nan=bool(lstm_state_clip_nan),
                      out=None if targets is None else
                      (targets if state_outputs else targets[0]))
         return list(res) if state_outputs else res

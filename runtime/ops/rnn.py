@@ -27,9 +27,12 @@ last valid step (MXNet's cuDNN implementation).  The passes compute every row; t
 of samples past their length are then restored (forward: the previous state; backward:
 the gradient passed through unchanged, zero gate gradients).
 
-Not fused (this operator refuses them; ``nd.RNN`` runs them as a composition of
-registry operators, runtime/nd/_rnn.py): ``projection_size`` (LSTMP) and
-``lstm_state_clip_min/max``.
+With ``lstm_state_clip_min/max`` each new LSTM cell is clipped to the range (NaN to the
+minimum with ``lstm_state_clip_nan``), the clip's derivative (1 inside the range, 0
+outside or NaN) kept in the reserve.
+
+Not fused (this operator refuses it; ``nd.RNN`` runs it as a composition of registry
+operators, runtime/nd/_rnn.py): ``projection_size`` (LSTMP).
 """
 
 import numpy as np
@@ -86,13 +89,23 @@ def _dims(attrs, op="RNN"):
     p = attrs["p"]
     if not 0.0 <= p < 1.0:
         raise ValueError(f"{op}: p must be in [0, 1) (got p={p!r})")
-    for name in ("projection_size", "lstm_state_clip_min", "lstm_state_clip_max"):
-        if attrs[name] is not None:
-            raise NotImplementedError(
-                f"{op}: {name} must be None in the fused operator (got {attrs[name]!r}); "
-                "nd.RNN runs LSTMP and state clipping as a composition of operators, "
-                "graph mode cannot")
+    if attrs["projection_size"] is not None:
+        raise NotImplementedError(
+            f"{op}: projection_size must be None in the fused operator (got "
+            f"{attrs['projection_size']!r}); nd.RNN runs LSTMP as a composition of "
+            "operators, graph mode cannot")
     mode = attrs["mode"]
+    lo, hi = attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"]
+    if (lo is None) != (hi is None):
+        raise ValueError(f"{op}: lstm_state_clip_min and lstm_state_clip_max must be given "
+                         f"together (got lstm_state_clip_min={lo!r}, "
+                         f"lstm_state_clip_max={hi!r})")
+    if lo is not None and mode != "lstm":
+        raise ValueError(f"{op}: lstm_state_clip_min/max apply to mode='lstm' only (got "
+                         f"mode={mode!r})")
+    if lo is not None and not lo <= hi:
+        raise ValueError(f"{op}: lstm_state_clip_min must be <= lstm_state_clip_max (got "
+                         f"{lo!r} > {hi!r})")
     return (mode, GATES[mode], attrs["state_size"], attrs["num_layers"],
             2 if attrs["bidirectional"] else 1)
 
@@ -221,13 +234,23 @@ def _param_views(flat, mode, i, h, layers, d):
     return views
 
 
-def _reserve(buf, mode, t, n, h, layers, d, drop):
+def _clip(attrs):
+    """(min, max, nan) of the LSTM's cell clipping, or None."""
+    if attrs["lstm_state_clip_min"] is None:
+        return None
+    return (attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"],
+            attrs["lstm_state_clip_nan"])
+
+
+def _reserve(buf, mode, t, n, h, layers, d, drop, clip=False):
     """(per layer and direction a dict of views, per layer a dict of views, size): the
     reserve's layout over the flat ``buf`` (None: only the size).  Per layer and
     direction: ``gates`` (T, N, G*H) after their nonlinearities; ``h`` (T+1, N, H) the
     hidden states in time order with the initial one first (forward direction) or last
     (backward direction); LSTM: ``c`` (T+1, N, H) the cells likewise and ``tc`` (T, N,
-    H) their tanh; GRU: ``hn`` (T, N, H), ``W_hn h_prev + b_hn``.  Per layer above the
+    H) their tanh, and with ``clip`` ``keep`` (T, N, H), 1 where the new cell was inside
+    the clipping range (the clip's derivative); GRU: ``hn`` (T, N, H),
+    ``W_hn h_prev + b_hn``.  Per layer above the
     first: ``x`` (T, N, D*H) its input, and ``mask`` (T, N, D*H) the dropout mask that
     made it (scaled by 1 / (1 - p)) when ``drop``."""
     pos = 0
@@ -251,6 +274,8 @@ def _reserve(buf, mode, t, n, h, layers, d, drop):
             v = {"gates": take(t, n, g * h), "h": take(t + 1, n, h)}
             if mode == "lstm":
                 v["c"], v["tc"] = take(t + 1, n, h), take(t, n, h)
+                if clip:
+                    v["keep"] = take(t, n, h)
             elif mode == "gru":
                 v["hn"] = take(t, n, h)
             cells.append(v)
@@ -259,9 +284,10 @@ def _reserve(buf, mode, t, n, h, layers, d, drop):
 
 # -- forward ------------------------------------------------------------------------------
 
-def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead):
+def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead, clip):
     """One direction of one layer over the reserve views ``v`` (see :func:`_reserve`);
-    ``dead`` (T, N) marks the steps past each sample's length, or is None."""
+    ``dead`` (T, N) marks the steps past each sample's length, or is None; ``clip``
+    is :func:`_clip`'s."""
     wx, wh, bx, bh = wts
     gates, hb = v["gates"], v["h"]
     t, n, gh = gates.shape
@@ -283,6 +309,8 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead):
             np.tanh(gs, out=gs)
             c = v["c"]
             _k.lstm_cell(gs, c[prev], c[cur])
+            if clip is not None:
+                _clip_cell(c[cur], v["keep"][s], clip)
             np.tanh(c[cur], out=v["tc"][s])
             np.multiply(gs[:, 3 * h:], v["tc"][s], out=hb[cur])
         elif mode == "gru":
@@ -298,13 +326,24 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead):
                 v["c"][cur][rows] = v["c"][prev][rows]
 
 
+def _clip_cell(c, keep, clip):
+    """Clip the new cell ``c`` in place (NaN to the minimum with ``clip[2]``), keeping
+    in ``keep`` the derivative: 1 where ``min <= c <= max`` (not NaN), else 0."""
+    lo, hi = c.dtype.type(clip[0]), c.dtype.type(clip[1])
+    keep[...] = (c >= lo) & (c <= hi)
+    if clip[2]:
+        np.copyto(c, lo, where=np.isnan(c))
+    np.clip(c, lo, hi, out=c)
+
+
 def _run(attrs, x, flat, h0, c0, buf, drop, dead, y_last=None):
     """The forward over host arrays in the working dtype; fills the reserve ``buf``
     and returns (output (T, N, D*H), final hidden states, final cells or None); the
     output is computed into ``y_last`` when given."""
     mode, g, h, layers, d = _dims(attrs)
     t, n, i = x.shape
-    cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop)
+    clip = _clip(attrs)
+    cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop, clip is not None)
     wts = _param_views(flat, mode, i, h, layers, d)
     hy = np.empty((layers * d, n, h), x.dtype)
     cy = np.empty((layers * d, n, h), x.dtype) if mode == "lstm" else None
@@ -321,7 +360,7 @@ def _run(attrs, x, flat, h0, c0, buf, drop, dead, y_last=None):
             v = cells[k]
             reverse = direction == 1
             _layer_forward(mode, x2, wts[k], h0[k], None if c0 is None else c0[k], v,
-                           reverse, dead)
+                           reverse, dead, clip)
             ys = y[:, :, direction * h:(direction + 1) * h]
             ys[...] = v["h"][:t] if reverse else v["h"][1:]
             if dead is not None:
@@ -362,7 +401,8 @@ def _forward(attrs, ins, outs, state):
     x, flat, h0 = (_host(a, w) for a in ins[:3])
     c0 = _host(ins[3], w) if mode == "lstm" else None
     t, n, _ = x.shape
-    size = _reserve(None, mode, t, n, h, layers, d, state.drop)[2]
+    size = _reserve(None, mode, t, n, h, layers, d, state.drop,
+                    _clip(attrs) is not None)[2]
     reserve = empty((size,), ctx=cpu(), dtype=w)
     direct = _direct(outs[0], w)
     dead = _dead("RNN", attrs, ins[-1], t)
@@ -403,7 +443,7 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
             kept = [a[rows] for a in (dhrec, dc, carry) if a is not None]
         if mode == "lstm":
             _k.lstm_backward(gates[s], v["tc"][s], v["c"][prev], dy, s, off, dhrec, dc,
-                             dg[s])
+                             dg[s], v["keep"][s] if "keep" in v else None)
         elif mode == "gru":
             _k.gru_backward(gates[s], v["hn"][s], hb[prev], dy, s, off, dhrec, carry,
                             dg[s], dgh[s])
@@ -452,17 +492,18 @@ def _backward(attrs, ins, outs):
     sshape = (layers * d, n, h)
     dhy = _host(ins[g0 + 1], w) if heads > 1 else np.zeros(sshape, w)
     dcy = _host(ins[g0 + 2], w) if heads > 2 else np.zeros(sshape, w) if lstm else None
+    clip = _clip(attrs) is not None
     if attrs["use_reserve"]:
         drop = attrs["p"] > 0 and layers > 1 and ins[rest].size > \
-            _reserve(None, mode, t, n, h, layers, d, False)[2]
+            _reserve(None, mode, t, n, h, layers, d, False, clip)[2]
         buf = _host(ins[rest], w)
     else:        # without the forward's reserve: the forward again, without dropout
         drop = False
-        size = _reserve(None, mode, t, n, h, layers, d, False)[2]
+        size = _reserve(None, mode, t, n, h, layers, d, False, clip)[2]
         buf = np.empty(size, w)
         _run(attrs, x, flat, _host(ins[rest], w),
              _host(ins[rest + 1], w) if lstm else None, buf, False, dead)
-    cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop)
+    cells, layer_views, _ = _reserve(buf, mode, t, n, h, layers, d, drop, clip)
     wts = _param_views(flat, mode, i, h, layers, d)
     direct = outs[1] is not None and _direct(outs[1], w)
     dflat = outs[1] if direct else np.empty(flat.shape, w)
@@ -554,9 +595,10 @@ last, in training only.  Outputs ``out`` (T, N, D*state_size), and with
 ``state_outputs`` the final hidden states (and cells for lstm).  ``projection_size``,
 ``use_sequence_length`` takes the input ``sequence_length`` (N,) of integer lengths in
 [1, T] (outputs past a length are 0, the final state is the one at the length, the
-backward direction starts there).  ``projection_size`` and ``lstm_state_clip_min/max``
-are refused here (NotImplementedError): ``nd.RNN`` runs them as a composition of
-operators.  The
+backward direction starts there).  ``lstm_state_clip_min/max`` (both or neither; lstm
+only) clip each new cell state, NaN to the minimum with ``lstm_state_clip_nan``.
+``projection_size`` is refused here (NotImplementedError): ``nd.RNN`` runs LSTMP as a
+composition of operators.  The
 gradient is the fused ``_backward_RNN`` over the reserve the forward kept; it has no
 gradient of its own (no second derivative).""")
 
@@ -583,7 +625,9 @@ def _backward_shape(attrs, shapes):
                              f"{outs[j]} (got {tuple(s)})")
     if attrs["use_reserve"]:
         r = shapes[rest]
-        sizes = [_reserve(None, mode, t, n, h, layers, d, drop)[2] for drop in (False, True)]
+        clip = _clip(attrs) is not None
+        sizes = [_reserve(None, mode, t, n, h, layers, d, drop, clip)[2]
+                 for drop in (False, True)]
         if len(r) != 1 or r[0] not in sizes:
             raise ValueError(f"{op}: reserve must be 1-D of {sizes[0]} or {sizes[1]} "
                              f"values (got shape {tuple(r)})")

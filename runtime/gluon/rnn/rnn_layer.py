@@ -11,9 +11,9 @@ concatenates them flat in ``nd.RNN``'s packing order (every weight, then every b
 The layers are HybridBlocks, as in Gluon: run imperatively, a layer calls ``nd.RNN``;
 traced (hybridizing a block that contains it, ``export``), it is one ``RNN`` node of the
 graph, its parameters concatenated by graph ops and its default begin states zeros of
-the traced batch size.  A layer with ``projection_size`` or state clipping runs as a
-composition of operators (see runtime/nd/_rnn.py) and cannot be traced
-(NotImplementedError); tracing needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer itself is accepted and it keeps running
+the traced batch size.  A layer with ``projection_size`` runs as a composition of
+operators (see runtime/nd/_rnn.py) and cannot be traced (NotImplementedError); tracing
+needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer itself is accepted and it keeps running
 imperatively.
 """
 
@@ -177,11 +177,11 @@ class _RNNLayer(HybridBlock):
     def _traced(self, inputs, states, sequence_length):
         """The layer as one ``RNN`` node of a graph (a hybridized parent's trace)."""
         layer = type(self).__name__
-        if self._projection_size is not None or self._clip[0] is not None:
+        if self._projection_size is not None:
             raise NotImplementedError(
-                f"{layer}: a layer with projection_size or state clipping cannot be traced "
-                "into a graph (nd.RNN runs those as a composition of operators, not the "
-                "fused RNN operator); run it without hybridize()")
+                f"{layer}: a layer with projection_size cannot be traced into a graph "
+                "(nd.RNN runs LSTMP as a composition of operators, not the fused RNN "
+                "operator); run it without hybridize()")
         lengths = {}
         if self._use_sequence_length:
             if not isinstance(sequence_length, Symbol):
@@ -209,7 +209,10 @@ class _RNNLayer(HybridBlock):
         out = symbol.RNN(inputs, params, *states, **lengths, state_size=self._hidden_size,
                          num_layers=self._num_layers, bidirectional=self._dir == 2,
                          mode=self._mode, p=self._dropout, state_outputs=True,
-                         use_sequence_length=self._use_sequence_length)
+                         use_sequence_length=self._use_sequence_length,
+                         lstm_state_clip_min=self._clip[0],
+                         lstm_state_clip_max=self._clip[1],
+                         lstm_state_clip_nan=self._clip[2])
         outputs = out[0]
         new_states = [out[k] for k in range(1, 3 if self._mode == "lstm" else 2)]
         if self._layout == "NTC":
