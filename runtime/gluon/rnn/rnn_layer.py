@@ -13,8 +13,8 @@ traced (hybridizing a block that contains it, ``export``), it is one ``RNN`` nod
 graph, its parameters concatenated by graph ops and its default begin states zeros of
 the traced batch size.  A layer with ``projection_size`` runs as a composition of
 operators (see runtime/nd/_rnn.py) and cannot be traced (NotImplementedError); tracing
-needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer itself is accepted and it keeps running
-imperatively.
+needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer
+itself is accepted and it keeps running imperatively.
 """
 
 import re
