@@ -401,11 +401,11 @@ def _forward(attrs, ins, outs, state):
     x, flat, h0 = (_host(a, w) for a in ins[:3])
     c0 = _host(ins[3], w) if mode == "lstm" else None
     t, n, _ = x.shape
+    dead = _dead("RNN", attrs, ins[-1], t)
     size = _reserve(None, mode, t, n, h, layers, d, state.drop,
                     _clip(attrs) is not None)[2]
     reserve = empty((size,), ctx=cpu(), dtype=w)
     direct = _direct(outs[0], w)
-    dead = _dead("RNN", attrs, ins[-1], t)
     y, hy, cy = _run(attrs, x, flat, h0, c0, storage_view(reserve, -1), state.drop, dead,
                      outs[0] if direct else None)
     if not direct:
