@@ -652,7 +652,9 @@ def _backward_type(attrs, dtypes):
 
 register(
     "_backward_RNN",
-    inputs=("data", "parameters", "grad_out", "grad_state", "grad_state_cell", "reserve"),
+    # the longest form's names; the inputs present follow from the attributes (the doc)
+    inputs=("data", "parameters", "grad_out", "grad_state", "grad_state_cell", "state",
+            "state_cell", "sequence_length"),
     variadic=True, attrs=dict(RNN_ATTRS, use_reserve=Attr("bool", True)),
     num_outputs=lambda attrs: 3 + (attrs["mode"] == "lstm"),
     infer_shape=_backward_shape, infer_type=_backward_type, compute=_backward,

@@ -39,8 +39,10 @@ _add(SAMPLES, "RNN",
      Sample(_inputs("lstm", 3, 2, 2, 3, 2, False, seed=774),
             _attrs("lstm", 3, 2, False, state_outputs=True, lstm_state_clip_min=-0.13,
                    lstm_state_clip_max=0.11)),
-     Sample(_inputs("gru", 3, 2, 2, 2, 1, True, seed=773) + [np.array([2, 3], np.int64)],
-            _attrs("gru", 2, 1, True, use_sequence_length=True), wrt=[0, 1, 2]),
+     # (lengths of the other modes cannot be given by position: the fourth input is
+     # state_cell, which they do not take)
+     Sample(_inputs("lstm", 3, 2, 2, 2, 1, True, seed=773) + [np.array([2, 3], np.int64)],
+            _attrs("lstm", 2, 1, True, use_sequence_length=True), wrt=[0, 1, 2, 3]),
      Sample(_inputs("lstm", 2, 3, 4, 3, 2, False, seed=770, dtype=np.float32),
             _attrs("lstm", 3, 2, False, state_outputs=True), grad=False),
      Sample(_inputs("gru", 2, 1, 2, 2, 1, False, seed=771, dtype=np.float16),
