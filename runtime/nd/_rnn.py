@@ -1,10 +1,13 @@
-"""MXNet 1.x's fused ``RNN`` operator (``nd.RNN``): vanilla RNN (relu, tanh), LSTM and GRU,
+"""MXNet 1.x's ``RNN`` operator as ``nd.RNN``: vanilla RNN (relu, tanh), LSTM and GRU,
 multi-layer and bidirectional, over data in the TNC layout.
 
-The function is made of registry operators (FullyConnected, split, stack, concat,
-slice_axis, reshape, sigmoid/tanh/relu, elementwise arithmetic, clip, where, Dropout), so
-that autograd records each of them and every gradient comes from their rules; there is no
-fused kernel and no gradient of its own.
+The call runs the fused registry operator ``RNN`` (runtime/ops/rnn.py: compiled per-step
+kernels, one tape node, the fused ``_backward_RNN`` as its gradient), except for the
+option that operator does not fuse, ``projection_size`` (LSTMP).  Those calls are a
+composition
+of registry operators (FullyConnected, split, stack, concat, slice_axis, reshape,
+sigmoid/tanh/relu, elementwise arithmetic, clip, where, Dropout) stepped here per time
+step, so that autograd records each of them and every gradient comes from their rules.
 
 MXNet's layout of the flat ``parameters`` vector (src/operator/rnn-inl.h, rnn_impl.h):
 first every weight, per layer and per direction (forward, then backward): the input-to-
@@ -27,6 +30,8 @@ import numpy as np
 from runtime._ndarray import NDArray, from_numpy
 from runtime.nd._ops import make_function
 from runtime.ops import registry
+from runtime.ops.rnn import GATES as _GATES
+from runtime.ops.rnn import rnn_param_size
 
 
 def _fn(name):
@@ -52,25 +57,7 @@ _where = _fn("where")
 _dropout = _fn("Dropout")
 _not_equal = _fn("_not_equal")
 _copy = _fn("_copy")
-
-_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
-
-
-def rnn_param_size(mode, input_size, state_size, num_layers, bidirectional=False,
-                   projection_size=None):
-    """The length of the flat ``parameters`` vector of :func:`RNN` (MXNet's
-    ``GetRnnParamSize``): the sum over layers and directions of ``G*H*(I_l + R) + 2*G*H``,
-    with ``R`` the recurrent width (``H``, or ``P`` with a projection, which adds ``P*H``
-    for each ``h2r`` weight)."""
-    g, h, d = _GATES[mode], state_size, 2 if bidirectional else 1
-    r = h if projection_size is None else projection_size
-    size = 0
-    for layer in range(num_layers):
-        i = input_size if layer == 0 else d * r
-        size += d * (g * h * (i + r) + 2 * g * h)
-        if projection_size is not None:
-            size += d * r * h
-    return size
+_fused = _fn("RNN")
 
 
 def _positive_int(name, value):
@@ -274,6 +261,18 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, state_si
                      for m in step]                                # (N, 1) each
     elif sequence_length is not None:
         raise ValueError("RNN: sequence_length is given but use_sequence_length is False")
+    if projection_size is None:
+        ins = [data, parameters, state] + ([state_cell] if mode == "lstm" else []) + \
+            ([sequence_length] if use_sequence_length else [])
+        res = _fused(*ins, state_size=h, num_layers=layers, bidirectional=bool(bidirectional),
+                     mode=mode, p=p, state_outputs=bool(state_outputs),
+                     use_sequence_length=bool(use_sequence_length),
+                     lstm_state_clip_min=None if clip is None else clip[0],
+                     lstm_state_clip_max=None if clip is None else clip[1],
+                     lstm_state_clip_nan=bool(lstm_state_clip_nan),
+                     out=None if targets is None else
+                     (targets if state_outputs else targets[0]))
+        return list(res) if state_outputs else res
 
     if t == 0:
         # the empty output as a product of data and parameters (data's first feature

@@ -319,7 +319,8 @@ def attr_from_string(op_name, key, attr, text):
 def wanted_input(op, params, name):
     """Whether the optional input ``name`` of a variadic op is present with ``params``
     (MXNet's FListInputNames): no bias with ``no_bias``; ``length`` with ``use_length``
-    and the like; PReLU's ``gamma``; a resize's ``like`` in mode 'like'."""
+    and the like; PReLU's ``gamma``; a resize's ``like`` in mode 'like'; RNN's
+    ``state_cell`` in mode 'lstm'."""
     if name == "bias" and params.get("no_bias"):
         return False
     flag = params.get(f"use_{name}")
@@ -329,4 +330,6 @@ def wanted_input(op, params, name):
         return params["act_type"] == "prelu"
     if name == "like" and "mode" in params:
         return params["mode"] == "like"
+    if name == "state_cell" and "mode" in params:
+        return params["mode"] == "lstm"
     return True

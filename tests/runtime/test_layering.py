@@ -53,7 +53,7 @@ RANKS = {
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
     "runtime._vision_kernels": KERNELS,
     "runtime._loss_kernels": KERNELS, "runtime._grad_kernels": KERNELS,
-    "runtime._index_kernels": KERNELS,
+    "runtime._index_kernels": KERNELS, "runtime._rnn_kernels": KERNELS,
     "runtime._indexing": STORAGE_LOW, "runtime._transfer": STORAGE_LOW, "runtime._desc": STORAGE_LOW,
     "runtime._infer": STORAGE_HIGH,
     "runtime._ndarray": STORAGE, "runtime._storage": STORAGE_HIGH,

@@ -3,6 +3,7 @@ transcription of each cell's equations (MXNet's documentation), gradients agains
 central differences, and its errors."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -600,9 +601,9 @@ def test_layer_errors():
         layer(nd.zeros((2, 2)))
 
 
-def test_fused_layers_are_hybrid_blocks_that_run_imperatively():
-    # Gluon 1.x: rnn.LSTM is a HybridBlock, so a HybridBlock may hold one.  ndrt runs it
-    # imperatively; tracing it into a graph is refused by name.
+def test_fused_layers_trace_into_one_rnn_node(tmp_path):
+    # Gluon 1.x: rnn.LSTM is a HybridBlock, so a HybridBlock may hold one; hybridized,
+    # the layer is one RNN node of the graph, with the imperative results and gradients
     class Tagger(mx.gluon.HybridBlock):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
@@ -617,15 +618,166 @@ def test_fused_layers_are_hybrid_blocks_that_run_imperatively():
     net.initialize(mx.init.Xavier())
     x = nd.array(np.random.RandomState(0).rand(2, 4, 3))
     want = net.out(net.lstm(x)).asnumpy()
+    weight = net.lstm.l0_h2h_weight
     np.testing.assert_array_equal(net(x).asnumpy(), want)
     net.lstm.hybridize()                         # accepted: the layer stays imperative
     np.testing.assert_array_equal(net(x).asnumpy(), want)
+    with autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+    grad = weight.grad().asnumpy().copy()
     net.hybridize()
-    with pytest.raises(NotImplementedError, match="LSTM: a fused RNN layer cannot be "
-                                                  "traced into a graph"):
+    with autograd.record():
+        traced = net(x)
+        loss = (traced ** 2).sum()
+    loss.backward()
+    np.testing.assert_allclose(traced.asnumpy(), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(weight.grad().asnumpy(), grad, rtol=1e-5, atol=1e-7)
+    net.export(str(tmp_path / "tagger"))
+    nodes = json.loads((tmp_path / "tagger-symbol.json").read_text())["nodes"]
+    assert [n["op"] for n in nodes].count("RNN") == 1
+
+
+@pytest.mark.parametrize("make_layer", [
+    lambda: mx.gluon.rnn.GRU(3, layout="NTC", input_size=2, bidirectional=True,
+                             use_sequence_length=True),
+    lambda: mx.gluon.rnn.LSTM(3, layout="NTC", input_size=2, num_layers=2,
+                              use_sequence_length=True, state_clip_min=-0.05,
+                              state_clip_max=0.05)])
+def test_layer_with_sequence_length_and_clipping_traces(make_layer):
+    class Tagger(mx.gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.rnn = make_layer()
+
+        def hybrid_forward(self, F, x, lengths):
+            return self.rnn(x, None, lengths)
+
+    net = Tagger()
+    net.initialize(mx.init.Xavier())
+    x = nd.array(np.random.RandomState(1).rand(3, 4, 2))
+    lengths = nd.array([4, 2, 1])
+    want = net(x, lengths).asnumpy()
+    assert np.all(want[1, 2:] == 0) and np.all(want[2, 1:] == 0)
+    net.hybridize()
+    np.testing.assert_allclose(net(x, lengths).asnumpy(), want, rtol=1e-6, atol=1e-7)
+
+
+def test_unfused_layers_refuse_tracing():
+    # LSTMP runs as a composition of operators, which has no graph node
+    net = nn.HybridSequential()
+    net.add(mx.gluon.rnn.LSTM(4, input_size=3, projection_size=2))
+    net.initialize()
+    x = nd.ones((2, 1, 3))
+    want = net(x).asnumpy()
+    net.hybridize()
+    with pytest.raises(NotImplementedError, match="LSTM: a layer with projection_size "
+                                                  "cannot be traced"):
         net(x)
     net.hybridize(active=False)
     np.testing.assert_array_equal(net(x).asnumpy(), want)
+
+
+# -- the fused operator ---------------------------------------------------------------------
+
+def _heads(res, seed):
+    rng = np.random.default_rng(seed)
+    return [nd.array(rng.uniform(-1, 1, r.shape), dtype=r.dtype) for r in res]
+
+
+def test_fused_operator_is_one_tape_node_that_keeps_data_and_parameters():
+    x, params, h0, c0 = (nd.array(a) for a in make("lstm", 5, 2, 3, 4, 2, True,
+                                                   dtype=np.float32))
+    for a in (x, params, h0, c0):
+        a.attach_grad()
+    with autograd.record():
+        out = nd.RNN(x, params, h0, c0, state_size=4, num_layers=2, bidirectional=True,
+                     mode="lstm")
+    out.backward()
+    assert autograd.last_backward_stats()["nodes"] == 1
+    # with the forward's reserve, the rule reads data and parameters only
+    op = mx.ops.get("RNN")
+    state = op.prepare(op.parse_attrs({"state_size": 4, "num_layers": 2, "mode": "lstm"}))
+    state.reserve = nd.zeros((1,))
+    attrs = dict(op.parse_attrs({"state_size": 4, "num_layers": 2, "mode": "lstm"}),
+                 _state=state)
+    assert op.grad_reads(attrs, 4, 1) == ((0, 1), ())
+    assert op.grad_reads(dict(attrs, _state=None), 4, 1) == ((0, 1, 2, 3), ())
+
+
+@pytest.mark.parametrize("req", ["add", "write"])
+def test_fused_gradients_honour_grad_req(req):
+    x, params, h0 = (nd.array(a, dtype=np.float64)
+                     for a in make("gru", 3, 2, 3, 2, 2, True, seed=4)[:3])
+    params.attach_grad(grad_req=req)
+    h0.attach_grad(grad_req=req)     # data: no gradient (its request null)
+    kw = dict(state_size=2, num_layers=2, bidirectional=True, mode="gru")
+    with autograd.record():
+        out = nd.RNN(x, params, h0, **kw)
+    out.backward()
+    once = params.grad.asnumpy().copy(), h0.grad.asnumpy().copy()
+    with autograd.record():
+        out = nd.RNN(x, params, h0, **kw)
+    out.backward()
+    k = 2 if req == "add" else 1
+    np.testing.assert_allclose(params.grad.asnumpy(), k * once[0], rtol=1e-12)
+    np.testing.assert_allclose(h0.grad.asnumpy(), k * once[1], rtol=1e-12)
+    assert x.grad is None
+
+
+def test_fused_dropout_gradient_is_that_of_the_drawn_mask():
+    # the same seed draws the same mask: the training forward is then a deterministic
+    # function of the parameters, whose central differences the gradient must match
+    t, n, isz, h = 3, 2, 2, 3
+    x, params, h0, c0 = make("lstm", t, n, isz, h, 2, False, seed=8)
+    kw = dict(state_size=h, num_layers=2, mode="lstm", p=0.4)
+    wo = np.random.default_rng(2).uniform(-1, 1, (t, n, h))
+
+    def loss_np():
+        mx.random.seed(21)
+        with autograd.train_mode():
+            out = nd.RNN(*(nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)), **kw)
+        return float((out.asnumpy() * wo).sum())
+
+    ins = [nd.array(a, dtype=np.float64) for a in (x, params, h0, c0)]
+    for a in ins:
+        a.attach_grad()
+    mx.random.seed(21)
+    with autograd.record():
+        out = nd.RNN(*ins, **kw)
+    out.backward(nd.array(wo, dtype=np.float64))
+    np.testing.assert_allclose(float((out.asnumpy() * wo).sum()), loss_np(), rtol=1e-12)
+    eval_out = nd.RNN(*ins, **kw).asnumpy()
+    assert not np.allclose(out.asnumpy(), eval_out)    # something was dropped
+    for a, arr in zip((x, params), ins):
+        np.testing.assert_allclose(arr.grad.asnumpy(), numeric_grad(loss_np, a), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_sym_rnn_binds_as_one_graph_operator():
+    t, n, isz, h = 4, 3, 3, 2
+    x, params, h0, c0 = make("lstm", t, n, isz, h, 2, True, seed=9)
+    names = ("data", "parameters", "state", "state_cell")
+    out = mx.sym.RNN(*(mx.sym.var(nm) for nm in names), state_size=h, num_layers=2,
+                     bidirectional=True, mode="lstm", state_outputs=True)
+    args = {nm: nd.array(a, dtype=np.float64) for nm, a in zip(names, (x, params, h0, c0))}
+    grads = {nm: nd.zeros(a.shape, dtype=np.float64) for nm, a in args.items()}
+    ex = out.bind(mx.cpu(), args, args_grad=grads)
+    res = ex.forward(is_train=True)
+    heads = _heads(res, 5)
+    ex.backward(heads)
+    for a in args.values():
+        a.attach_grad()
+    with autograd.record():
+        want = nd.RNN(*args.values(), state_size=h, num_layers=2, bidirectional=True,
+                      mode="lstm", state_outputs=True)
+    autograd.backward(want, heads)
+    for got, ref in zip(res, want):
+        np.testing.assert_allclose(got.asnumpy(), ref.asnumpy(), rtol=1e-12)
+    for nm, a in args.items():
+        np.testing.assert_allclose(grads[nm].asnumpy(), a.grad.asnumpy(), rtol=1e-12,
+                                   err_msg=nm)
 
 
 free_failing_tests(globals())

@@ -8,18 +8,20 @@ backward): ``l0_i2h_weight`` ``(G*H, input_size)``, ``l0_h2h_weight`` ``(G*H, H)
 after ``l0_h2h_bias``, as Gluon 1.x registers them); the forward
 concatenates them flat in ``nd.RNN``'s packing order (every weight, then every bias).
 
-The layers are HybridBlocks, as in Gluon, so they sit inside a HybridBlock or a
-HybridSequential and run with it imperatively; ``hybridize()`` is accepted and the layer
-keeps running imperatively.  Tracing one into a graph (hybridizing a block that contains
-it, ``export``) raises NotImplementedError: ``nd.RNN`` is a composition of operators,
-not one graph operator.  The unfused cells (``rnn.LSTMCell`` ...) trace.
+The layers are HybridBlocks, as in Gluon: run imperatively, a layer calls ``nd.RNN``;
+traced (hybridizing a block that contains it, ``export``), it is one ``RNN`` node of the
+graph, its parameters concatenated by graph ops and its default begin states zeros of
+the traced batch size.  A layer with ``projection_size`` runs as a composition of
+operators (see runtime/nd/_rnn.py) and cannot be traced (NotImplementedError); tracing
+needs ``input_size`` (the first layer's weight shape).  ``hybridize()`` of the layer
+itself is accepted and it keeps running imperatively.
 """
 
 import re
 
 import numpy as np
 
-from runtime import nd
+from runtime import nd, symbol
 from runtime.gluon.nn.basic_layers import _positive_int
 from runtime.gluon.block import HybridBlock
 from runtime.symbol import Symbol
@@ -139,11 +141,7 @@ class _RNNLayer(HybridBlock):
         returned).  ``sequence_length`` (N,) is taken with ``use_sequence_length``."""
         layer = type(self).__name__
         if isinstance(inputs, Symbol):
-            raise NotImplementedError(
-                f"{layer}: a fused RNN layer cannot be traced into a graph in ndrt "
-                "(nd.RNN is a composition of operators, not one graph operator); run the "
-                "blocks around it without hybridize(), or build the network from the "
-                "unfused cells (rnn.LSTMCell, GRUCell, RNNCell with unroll), which trace")
+            return self._traced(inputs, states, sequence_length)
         if not isinstance(inputs, nd.NDArray) or inputs.ndim != 3:
             raise ValueError(f"{layer}: inputs must be a 3-D NDArray in layout "
                              f"{self._layout!r} (got "
@@ -174,6 +172,51 @@ class _RNNLayer(HybridBlock):
         outputs, new_states = out[0], list(out[1:])
         if self._layout == "NTC":
             outputs = nd.swapaxes(outputs, dim1=0, dim2=1)
+        return outputs if skip_states else (outputs, new_states)
+
+    def _traced(self, inputs, states, sequence_length):
+        """The layer as one ``RNN`` node of a graph (a hybridized parent's trace)."""
+        layer = type(self).__name__
+        if self._projection_size is not None:
+            raise NotImplementedError(
+                f"{layer}: a layer with projection_size cannot be traced into a graph "
+                "(nd.RNN runs LSTMP as a composition of operators, not the fused RNN "
+                "operator); run it without hybridize()")
+        lengths = {}
+        if self._use_sequence_length:
+            if not isinstance(sequence_length, Symbol):
+                raise ValueError(f"{layer}: use_sequence_length=True needs a "
+                                 f"sequence_length (got {sequence_length!r})")
+            lengths = {"sequence_length": sequence_length}
+        unknown = [n for n in self._names if 0 in getattr(self, n).shape]
+        if unknown:
+            raise ValueError(f"{layer}: input_size must be given to trace the layer into a "
+                             f"graph (got the deferred shape {getattr(self, unknown[0]).shape}"
+                             f" of {unknown[0]!r})")
+        if self._layout == "NTC":
+            inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
+        skip_states = states is None
+        if skip_states:     # zeros (L*D, batch, H), the batch taken from the inputs
+            row = symbol.slice_axis(inputs, axis=0, begin=0, end=1)
+            zero = symbol.sum(symbol.zeros_like(row), axis=2, keepdims=True)
+            shape = (self._num_layers * self._dir, 0, self._hidden_size)
+            states = [symbol.broadcast_to(zero, shape=shape)] * \
+                (2 if self._mode == "lstm" else 1)
+        elif isinstance(states, Symbol):
+            states = [states]
+        params = symbol.concat(*(symbol.reshape(getattr(self, name).var(), shape=(-1,))
+                                 for name in self._flat_order()), dim=0)
+        out = symbol.RNN(inputs, params, *states, **lengths, state_size=self._hidden_size,
+                         num_layers=self._num_layers, bidirectional=self._dir == 2,
+                         mode=self._mode, p=self._dropout, state_outputs=True,
+                         use_sequence_length=self._use_sequence_length,
+                         lstm_state_clip_min=self._clip[0],
+                         lstm_state_clip_max=self._clip[1],
+                         lstm_state_clip_nan=self._clip[2])
+        outputs = out[0]
+        new_states = [out[k] for k in range(1, 3 if self._mode == "lstm" else 2)]
+        if self._layout == "NTC":
+            outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
         return outputs if skip_states else (outputs, new_states)
 
     def _flat_order(self):
