@@ -1643,7 +1643,7 @@ cdef object _direct(object op, dict attrs, Py_ssize_t n_in):
                 return None
         except Exception:
             return None
-    return (op.compute, op.prepare, tuple(op.mutates))
+    return (op.compute, op.prepare, tuple([m for m in op.mutates if m < n_in]))
 
 
 cdef object _run_kernel(object op, tuple d, dict attrs, list ins, list outs):

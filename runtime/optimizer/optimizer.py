@@ -24,6 +24,7 @@ states, and refuses writes into arrays on the tape while recording.
 """
 
 import math
+import os
 import pickle
 import warnings
 
@@ -33,7 +34,7 @@ from runtime import _files, nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
 from runtime.ops.optimizer_op import as_number as _number
-from runtime.ops.optimizer_op import check_lr, check_number, check_rows
+from runtime.ops.optimizer_op import MAX_WEIGHTS, check_lr, check_lrs, check_number, check_rows
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
            "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "LBSGD",
@@ -220,7 +221,10 @@ class Optimizer:
         checks), without running it: gluon's Trainer checks every parameter's update
         with it before it applies any."""
         op = cls._op(name)
-        check_lr(name, attrs)
+        if "lrs" in attrs:
+            check_lrs(name, attrs["lrs"], attrs["num_weights"])
+        else:
+            check_lr(name, attrs)
         ctx = inputs[0].context
         for x in inputs[1:]:
             if x.context != ctx:
@@ -249,6 +253,18 @@ class Optimizer:
         already made by ``_update_count``; changes nothing.  A subclass defines it (the
         built-in optimizers do), or overrides :meth:`update` instead."""
         raise NotImplementedError(f"{type(self).__name__} must define update")
+
+    # How many dense weights of one dtype and context one call may update (MXNet's
+    # aggregate_num): 0, no aggregated update; gluon's Trainer calls :meth:`_plan_multi`
+    # for groups of that many where an optimizer sets it.
+    aggregate_num = 0
+
+    def _plan_multi(self, indices, weights, grads, states):
+        """The update of the dense weights ``weights`` (one dtype and context) at
+        ``indices`` as one (operator name, inputs, attributes), for the counts already
+        made by ``_update_count``; changes nothing.  Defined where ``aggregate_num`` is
+        set."""
+        raise NotImplementedError(f"{type(self).__name__} has no aggregated update")
 
     def _master(self, weight):
         return self.multi_precision and np.dtype(weight.dtype) == np.float16
@@ -291,6 +307,18 @@ class Optimizer:
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r}, wd={self.wd!r})"
 
 
+def _aggregation_size():
+    """MXNET_OPTIMIZER_AGGREGATION_SIZE (default 4, at most MAX_WEIGHTS), as MXNet reads it
+    when it makes an optimizer."""
+    raw = os.environ.get("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"MXNET_OPTIMIZER_AGGREGATION_SIZE must be an integer (got "
+                         f"{raw!r})") from None
+    return max(1, min(MAX_WEIGHTS, n))
+
+
 @register
 class SGD(Optimizer):
     """SGD with optional momentum (MXNet's ``mx.optimizer.SGD``): ``sgd_update``, or
@@ -301,6 +329,28 @@ class SGD(Optimizer):
         super().__init__(**kwargs)
         self.momentum = _number("SGD", "momentum", momentum, lo=0, hi=1)
         self.lazy_update = bool(lazy_update)
+        self.aggregate_num = _aggregation_size()
+
+    def _plan_multi(self, indices, weights, grads, states):
+        """``multi_sgd_update`` (``multi_sgd_mom_update`` with momentum) of every weight,
+        as MXNet 1.9.1's SGD updates the dense weights of one dtype."""
+        lrs, wds = zip(*[self._lr_wd(i) for i in indices])
+        attrs = {"lrs": lrs, "wds": wds}
+        if self.momentum != 0.0:
+            name = "multi_sgd_mom_update"
+            attrs["momentum"] = float(self.momentum)
+            inputs = [x for group in zip(weights, grads, states) for x in group]
+        else:
+            name = "multi_sgd_update"
+            inputs = [x for group in zip(weights, grads) for x in group]
+        attrs.update({"rescale_grad": float(self.rescale_grad),
+                      "clip_gradient": self._clip(), "num_weights": len(indices)})
+        return name, inputs, attrs
+
+    def _run_multi(self, name, inputs, attrs):
+        """The aggregated update, ``out=`` its weights."""
+        k = len(inputs) // attrs["num_weights"]
+        invoke_parsed(self._op(name), inputs, attrs, inputs[::k], None)
 
     def create_state(self, index, weight):
         return self._state_like(weight) if self.momentum != 0.0 else None
