@@ -215,6 +215,13 @@ class Optimizer:
         invoke_parsed(cls._op(name), inputs, attrs, inputs[0], None)
 
     @classmethod
+    def _run_multi(cls, name, inputs, attrs):
+        """Aggregated update operator ``name`` (the arrays of each weight in turn, the
+        weight first) with ``out=`` the weights."""
+        k = len(inputs) // attrs["num_weights"]
+        invoke_parsed(cls._op(name), inputs, attrs, inputs[::k], None)
+
+    @classmethod
     def _check_plan(cls, name, inputs, attrs):
         """Raise what update operator ``name`` would raise on ``inputs`` and ``attrs``
         before writing anything (its attribute, context, shape, dtype and storage type
@@ -323,7 +330,11 @@ def _aggregation_size():
 class SGD(Optimizer):
     """SGD with optional momentum (MXNet's ``mx.optimizer.SGD``): ``sgd_update``, or
     ``sgd_mom_update`` when momentum is not 0 (state: the momentum).  With
-    ``lazy_update`` a row_sparse gradient updates only its rows of weight and momentum."""
+    ``lazy_update`` a row_sparse gradient updates only its rows of weight and momentum.
+    gluon's Trainer updates the dense weights of one dtype and context in groups of
+    ``aggregate_num`` (MXNET_OPTIMIZER_AGGREGATION_SIZE when the optimizer is made,
+    default 4, 1 to 60) with one ``multi_sgd_update`` / ``multi_sgd_mom_update`` each, as
+    MXNet 1.9.1's SGD does."""
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
@@ -346,11 +357,6 @@ class SGD(Optimizer):
         attrs.update({"rescale_grad": float(self.rescale_grad),
                       "clip_gradient": self._clip(), "num_weights": len(indices)})
         return name, inputs, attrs
-
-    def _run_multi(self, name, inputs, attrs):
-        """The aggregated update, ``out=`` its weights."""
-        k = len(inputs) // attrs["num_weights"]
-        invoke_parsed(self._op(name), inputs, attrs, inputs[::k], None)
 
     def create_state(self, index, weight):
         return self._state_like(weight) if self.momentum != 0.0 else None

@@ -1314,3 +1314,16 @@ def test_trainer_checks_again_what_changed_since_the_last_step():
                                          r">= 0 \(got \(-0\.5, -0\.5\)\)"):
         trainer.step(2)
     _assert_unchanged(trainer, params, before)
+
+
+@pytest.mark.parametrize("value, want", [("0", 1), ("7", 7), ("1000", 60)])
+def test_aggregation_size_comes_from_the_environment(monkeypatch, value, want):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", value)
+    assert mx.optimizer.SGD().aggregate_num == want
+
+
+def test_a_bad_aggregation_size_is_refused(monkeypatch):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "four")
+    with pytest.raises(ValueError, match=r"^MXNET_OPTIMIZER_AGGREGATION_SIZE must be an "
+                                         r"integer \(got 'four'\)"):
+        mx.optimizer.SGD()
