@@ -239,8 +239,11 @@ class Trainer:
         before = (opt.rescale_grad, dict(opt._index_update_count), opt.num_update)
         opt.rescale_grad = rescale
         try:
-            if type(opt).update is Optimizer.update and not any(
-                    opt._master(w) for _, w, _ in work):
+            # a multi-precision weight is planned only in an aggregated call (its
+            # multi_mp_ operator); otherwise its update cannot be checked ahead
+            if type(opt).update is Optimizer.update and all(
+                    not opt._master(w) or (opt.aggregate_num > 1 and _aggregatable(opt, w, g, s))
+                    for (_, w, g), s in zip(work, states)):
                 plans = self._plans(opt, work, states)
                 self._check_plans(opt, plans)
                 for multi, plan in plans:
@@ -267,8 +270,7 @@ class Trainer:
         single, groups = [], {}
         size = opt.aggregate_num
         for (i, weight, grad), state in zip(work, states):
-            if size > 1 and weight.stype == "default" and grad.stype == "default" and (
-                    state is None or (isinstance(state, NDArray) and state.stype == "default")):
+            if size > 1 and _aggregatable(opt, weight, grad, state):
                 groups.setdefault((weight.dtype, weight.context), []).append(
                     (i, weight, grad, state))
             else:
@@ -523,6 +525,19 @@ def _update_restoring(opt, work, states):
         for x, copy in kept:
             copy.copyto(x)
         raise
+
+
+def _aggregatable(opt, weight, grad, state):
+    """Whether the update of ``weight`` may join an aggregated call: dense weight,
+    gradient and states (a multi-precision state: its float32 master copy and the
+    state made for it)."""
+    if weight.stype != "default" or grad.stype != "default":
+        return False
+    if opt._master(weight):
+        master, state = state
+        if not (isinstance(master, NDArray) and master.stype == "default"):
+            return False
+    return state is None or (isinstance(state, NDArray) and state.stype == "default")
 
 
 def _has_data(p):

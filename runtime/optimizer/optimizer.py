@@ -344,16 +344,23 @@ class SGD(Optimizer):
 
     def _plan_multi(self, indices, weights, grads, states):
         """``multi_sgd_update`` (``multi_sgd_mom_update`` with momentum) of every weight,
-        as MXNet 1.9.1's SGD updates the dense weights of one dtype."""
+        as MXNet 1.9.1's SGD updates the dense weights of one dtype; for float16 weights
+        with ``multi_precision``, ``multi_mp_sgd_update`` (``multi_mp_sgd_mom_update``)
+        on their float32 master copies."""
         lrs, wds = zip(*[self._lr_wd(i) for i in indices])
         attrs = {"lrs": lrs, "wds": wds}
+        mp = self._master(weights[0])            # a group has one dtype
+        masters = [s[0] for s in states] if mp else None
+        moms = [s[1] for s in states] if mp else states
+        arrays = [weights, grads]
         if self.momentum != 0.0:
-            name = "multi_sgd_mom_update"
             attrs["momentum"] = float(self.momentum)
-            inputs = [x for group in zip(weights, grads, states) for x in group]
-        else:
-            name = "multi_sgd_update"
-            inputs = [x for group in zip(weights, grads) for x in group]
+            arrays.append(moms)
+        if mp:
+            arrays.append(masters)
+        name = (f"multi_{'mp_' if mp else ''}sgd_"
+                f"{'mom_' if self.momentum != 0.0 else ''}update")
+        inputs = [x for group in zip(*arrays) for x in group]
         attrs.update({"rescale_grad": float(self.rescale_grad),
                       "clip_gradient": self._clip(), "num_weights": len(indices)})
         return name, inputs, attrs

@@ -1327,3 +1327,37 @@ def test_a_bad_aggregation_size_is_refused(monkeypatch):
     with pytest.raises(ValueError, match=r"^MXNET_OPTIMIZER_AGGREGATION_SIZE must be an "
                                          r"integer \(got 'four'\)"):
         mx.optimizer.SGD()
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_trainer_aggregated_multi_precision_equals_the_update_per_weight(monkeypatch,
+                                                                         momentum):
+    """float16 parameters with multi_precision: the aggregated update
+    (multi_mp_sgd_update / multi_mp_sgd_mom_update on the float32 master copies) gives
+    the very weights and master copies of one update_multi_precision per weight."""
+    rng = np.random.default_rng(9)
+    values = [rng.uniform(-1, 1, s) for s in [(3, 2), (4,), (5,)]]
+    results = []
+    for size in ("4", "1"):
+        monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", size)
+        params = []
+        for i, v in enumerate(values):
+            p = Param(f"p{i}", v)
+            p._data = nd.array(v, dtype=np.float16)
+            p._data.attach_grad()
+            params.append(p)
+        trainer = mx.gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "wd": 0.01,
+                                                   "momentum": momentum,
+                                                   "multi_precision": True})
+        for _ in range(3):
+            with autograd.record():
+                heads = [(p.data() * p.data()).sum() for p in params]
+            autograd.backward(heads)
+            trainer.step(2)
+        results.append(([p.data().asnumpy() for p in params],
+                        [trainer._states[i][0].asnumpy() for i in range(len(params))]))
+    for got, want in zip(results[0], results[1]):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    assert results[0][0][0].dtype == np.float16 and results[0][1][0].dtype == np.float32
+    assert not np.array_equal(results[0][0][0], values[0].astype(np.float16))
