@@ -8,6 +8,10 @@ def sgd_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
                rows: npt.NDArray[np.int64] | None, mom: np.ndarray | None, lr: float,
                wd: float, rescale_grad: float, clip_gradient: float, momentum: float,
                lazy: bool) -> None: ...
+def multi_sgd_update(outs: list[np.ndarray], weights: list[np.ndarray],
+                     grads: list[np.ndarray], moms: list[np.ndarray] | None,
+                     lrs: tuple[float, ...], wds: tuple[float, ...], rescale_grad: float,
+                     clip_gradient: float, momentum: float) -> None: ...
 def adam_update(out: np.ndarray, weight: np.ndarray, grad: np.ndarray,
                 rows: npt.NDArray[np.int64] | None, mean: np.ndarray, var: np.ndarray,
                 lr: float, beta1: float, beta2: float, epsilon: float, wd: float,

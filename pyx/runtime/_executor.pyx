@@ -1212,7 +1212,18 @@ cdef int _run_py(Plan p, StepRec* st, Node n) except -1:
     ins = [n.value(False, j, cg) for j in range(n_in)]
     outs = [n.value(True, j, cg) for j in range(n_out)]
     try:
-        if n.state is None:
+        if getattr(n.op, "grad_into", False):
+            # a rule that can write its results into given buffers (a static graph's
+            # backward): the planned buffers of the gradients not yet filled, so that
+            # _contribute has nothing to copy
+            into = [None] * n_in
+            for j in range(n_in):
+                t = p.entries[st.entry + j].target
+                if (mask[j] and t >= 0 and p.targets[t].slot >= 0 and not p.filled[t]
+                        and p.entries[st.entry + j].request != REQ_INPLACE):
+                    into[j] = p.cur[t]
+            in_grads = rule(n.attrs, ins, outs, ograds, n.state, into=into)
+        elif n.state is None:
             in_grads = (rule(n.attrs, ins, outs, ograds, needs=mask) if _rule_takes_needs(rule)
                         else rule(n.attrs, ins, outs, ograds))
         else:
@@ -1643,7 +1654,7 @@ cdef object _direct(object op, dict attrs, Py_ssize_t n_in):
                 return None
         except Exception:
             return None
-    return (op.compute, op.prepare, tuple(op.mutates))
+    return (op.compute, op.prepare, tuple([m for m in op.mutates if m < n_in]))
 
 
 cdef object _run_kernel(object op, tuple d, dict attrs, list ins, list outs):
@@ -2066,13 +2077,18 @@ cdef class GraphPlan:
         st.ran_forward = True
         return st, [_view(st.head_chunks[i], self.descs[h]) for i, h in enumerate(self.heads)]
 
-    def backward(self, GraphState st, list head_grads):
+    def backward(self, GraphState st, list head_grads, list into=None):
         """The inputs' gradients of ``st``'s forward (one per input: None where not
         wanted or not reached) for the outputs' gradients ``head_grads`` (None: ones).
         The gradients are views of the plan's slots, valid until the state's next run:
-        copy them."""
+        copy them.  ``into`` (one entry per input, None where not given): dense host
+        arrays of the gradients' shapes and dtypes that the plan computes the inputs'
+        gradients into instead of its slots (and returns), so that a caller who wants
+        them in its own buffers has nothing to copy."""
         cdef Plan p = self.plan
         cdef Py_ssize_t t
+        cdef NDArray d
+        cdef ArrayDesc desc
         cdef list grads = [None] * self.n_vars
         if st.plan is not self or not st.ran_forward:
             raise RuntimeError("GraphPlan.backward: the state is not a forward of this plan")
@@ -2089,6 +2105,16 @@ cdef class GraphPlan:
         p.views = st.views
         try:
             _bind(p)
+            if into is not None:
+                # an input's gradient is a target that no rule reads (reference count 0:
+                # never a donated out-grad), so writing it elsewhere changes no other value
+                for t, v in self.var_of_target.items():
+                    if into[v] is None or p.targets[t].slot < 0:
+                        continue
+                    d, desc = into[v], p.t_desc[t]
+                    if (d._stype == STYPE_DEFAULT and d._chunk.host and d._shape == desc.shape
+                            and d._dtype == desc.dtype):
+                        p.cur[t] = d
             _run_steps(p, st.nodes, st.tape_heads, hg, True)
             for t, v in self.var_of_target.items():
                 if p.filled[t]:

@@ -1165,7 +1165,8 @@ cdef _Inferred _infer_now(object op, dict attrs, list inputs, Py_ssize_t n_in):
         shape_size(inf.shapes[i], np.dtype(inf.dtypes[i]) if i < len(inf.dtypes) else None,
                    f"{op.name}: output shape" if inf.n_out == 1 else
                    f"{op.name}: output {i} shape")
-    inf.mutates = tuple(op.mutates)
+    # a variadic op declares the positions its largest call may write
+    inf.mutates = tuple([i for i in op.mutates if i < n_in])
     inf.prepare = op.prepare
     inf.why = None
     if dense and not op.custom_storage:

@@ -23,10 +23,11 @@ cdef enum:
     K_STR = 7
     K_DTYPE = 8
     K_OPT_DTYPE = 9
+    K_FLOATS = 10
 
 cdef dict _KINDS = {"any": K_ANY, "float": K_FLOAT, "int": K_INT, "bool": K_BOOL,
                     "axis": K_AXIS, "axes": K_AXES, "shape": K_SHAPE, "str": K_STR,
-                    "dtype": K_DTYPE, "dtype_or_none": K_OPT_DTYPE}
+                    "dtype": K_DTYPE, "dtype_or_none": K_OPT_DTYPE, "floats": K_FLOATS}
 
 
 cdef inline bint _is_int(object v):
@@ -38,7 +39,8 @@ cdef class Attr:
     """One operator attribute: its default and how to check and convert a value.
 
     kind: 'int', 'float', 'bool', 'axis' (int or None), 'axes' (int, tuple of ints or
-    None), 'shape' (tuple of ints), 'str' (with ``choices``), 'dtype', 'dtype_or_none'
+    None), 'shape' (tuple of ints), 'floats' (tuple of floats: a number or a sequence of
+    numbers, MXNet's ``tuple of <float>``), 'str' (with ``choices``), 'dtype', 'dtype_or_none'
     (None or a dtype, limited to the dtype names in ``choices`` when given), 'any' (passed
     through unchecked; an operator with such an attribute is not cached by the invoker,
     whose signatures need hashable values of one canonical type per kind).  An 'int',
@@ -115,6 +117,8 @@ cdef class Attr:
                 else:
                     return tuple([int(a) for a in v])
             raise TypeError(f"{op}: {name} must be an int or a tuple of ints (got {v!r})")
+        if k == K_FLOATS:
+            return _floats(op, name, v)
         if k == K_STR:
             if v not in self.choices:
                 raise ValueError(f"{op}: {name} must be one of "
@@ -130,6 +134,20 @@ cdef class Attr:
 
     def __repr__(self):
         return f"Attr({self.kind!r}, default={self.default!r})"
+
+
+cdef tuple _floats(str op, str name, object v):
+    """``v`` (a real number, or a sequence or 1-D array of them) as a tuple of floats."""
+    if isinstance(v, np.ndarray) and v.ndim == 1:
+        v = v.tolist()
+    if not isinstance(v, (tuple, list)):
+        v = (v,)
+    for a in v:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(
+                a, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{op}: {name} must be a number or a tuple of numbers (got "
+                            f"{v!r})")
+    return tuple([float(a) for a in v])
 
 
 cpdef dict parse_attrs(str op, dict spec, dict kwargs):

@@ -28,6 +28,7 @@ import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, sqrt, sqrtf
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy
 
 from runtime._sparse_common cimport arith_threads, lower_bound
@@ -35,8 +36,8 @@ from runtime._types cimport float32_t, float64_t, floating, index_t
 
 cnp.import_array()
 
-__all__ = ["adagrad_update", "adam_update", "ftml_update", "ftrl_update", "nag_mom_update",
-           "rmsprop_update", "rmspropalex_update", "sgd_update", "signum_update"]
+__all__ = ["adagrad_update", "adam_update", "ftml_update", "ftrl_update", "multi_sgd_update",
+           "nag_mom_update", "rmsprop_update", "rmspropalex_update", "sgd_update", "signum_update"]
 
 cdef enum:
     # A dense gradient is updated in blocks of this many values (the parallel unit).
@@ -455,6 +456,62 @@ def sgd_update(out, weight, grad, rows, mom, double lr, double wd, double rescal
     a.lr, a.wd, a.rescale, a.clip, a.momentum = lr, wd, rescale_grad, clip_gradient, \
         momentum
     _dispatch(&p, &a, lazy, _sgd_row[float32_t], _sgd_row[float64_t])
+
+
+def multi_sgd_update(list outs, list weights, list grads, list moms, lrs, wds,
+                     double rescale_grad, double clip_gradient, double momentum):
+    """:func:`sgd_update` of every dense weight ``weights[i]`` (into ``outs[i]``) with
+    ``grads[i]``, ``moms[i]`` (``moms`` None: without momentum), ``lrs[i]`` and
+    ``wds[i]`` in one call (MXNet's multi_sgd_update and multi_sgd_mom_update): every
+    argument is checked first, then the updates run one after the other without the
+    GIL, each in parallel blocks when it is large."""
+    cdef Py_ssize_t i, n = len(weights)
+    cdef Plan* plans
+    cdef Attrs* attrs
+    cdef cnp.ndarray o, w
+    op = "multi_sgd_update" if moms is None else "multi_sgd_mom_update"
+    if not (len(outs) == len(grads) == len(lrs) == len(wds) == n) or (
+            moms is not None and len(moms) != n):
+        raise ValueError(f"{op}: outs, grads, moms, lrs and wds must have one entry per "
+                         f"weight ({n})")
+    names = () if moms is None else ("mom",)
+    plans = <Plan*>PyMem_Malloc(max(n, 1) * sizeof(Plan))
+    attrs = <Attrs*>PyMem_Malloc(max(n, 1) * sizeof(Attrs))
+    if plans == NULL or attrs == NULL:
+        PyMem_Free(plans)
+        PyMem_Free(attrs)
+        raise MemoryError(f"{op}: no memory for {n} update plans")
+    try:
+        for i in range(n):
+            # out=weight here: nothing is copied before every argument has passed
+            _plan(&plans[i], op, weights[i], weights[i], grads[i], None,
+                  () if moms is None else (moms[i],), names, False)
+            w = <cnp.ndarray>weights[i]
+            o = _array(op, "out", outs[i], True)
+            _same(op, "out", o, w, cnp.PyArray_TYPE(w), True)
+            attrs[i].lr, attrs[i].wd = lrs[i], wds[i]
+            attrs[i].rescale, attrs[i].clip, attrs[i].momentum = rescale_grad, \
+                clip_gradient, momentum
+        for i in range(n):
+            o = <cnp.ndarray>outs[i]
+            w = <cnp.ndarray>weights[i]
+            plans[i].w = <char*>cnp.PyArray_DATA(o)
+            if plans[i].w != <char*>cnp.PyArray_DATA(w) and plans[i].size:
+                memcpy(plans[i].w, cnp.PyArray_DATA(w),
+                       plans[i].size * cnp.PyArray_ITEMSIZE(w))
+        with nogil:
+            for i in range(n):
+                if plans[i].size == 0:
+                    continue
+                if plans[i].f32:
+                    _run[float32_t](&plans[i], &attrs[i], False, <float32_t*>NULL,
+                                    _sgd_row[float32_t])
+                else:
+                    _run[float64_t](&plans[i], &attrs[i], False, <float64_t*>NULL,
+                                    _sgd_row[float64_t])
+    finally:
+        PyMem_Free(plans)
+        PyMem_Free(attrs)
 
 
 def adam_update(out, weight, grad, rows, mean, var, double lr, double beta1, double beta2,

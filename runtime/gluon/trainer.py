@@ -26,6 +26,7 @@ import numpy as np
 from runtime import _files, autograd
 from runtime import kvstore as kvs
 from runtime._ndarray import NDArray
+from runtime.ops.optimizer_op import check_lr, check_lrs
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer", "StaleGradientError"]
@@ -106,6 +107,9 @@ class Trainer:
         # grad's old storage lives until the next step.)  Seeding it here makes a step
         # before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
+        # (operator names and attributes but the learning rates, the input arrays) of
+        # the last step whose updates passed _check_plans
+        self._checked = None
         for i, _, grad in self._initialised():
             self._seen[i] = (grad.chunk, grad.version)
         self._init_kv_config(kvstore, compression_params, update_on_kvstore)
@@ -235,15 +239,18 @@ class Trainer:
         before = (opt.rescale_grad, dict(opt._index_update_count), opt.num_update)
         opt.rescale_grad = rescale
         try:
-            if type(opt).update is Optimizer.update and not any(
-                    opt._master(w) for _, w, _ in work):
-                plans = []
-                for (i, weight, grad), state in zip(work, states):
-                    opt._update_count(i)
-                    plans.append(opt._plan(i, weight, grad, state))
-                    opt._check_plan(*plans[-1])
-                for plan in plans:
-                    opt._run(*plan)
+            # a multi-precision weight is planned only in an aggregated call (its
+            # multi_mp_ operator); otherwise its update cannot be checked ahead
+            if type(opt).update is Optimizer.update and all(
+                    not opt._master(w) or (opt.aggregate_num > 1 and _aggregatable(opt, w, g, s))
+                    for (_, w, g), s in zip(work, states)):
+                plans = self._plans(opt, work, states)
+                self._check_plans(opt, plans)
+                for multi, plan in plans:
+                    if multi:
+                        opt._run_multi(*plan)
+                    else:
+                        opt._run(*plan)
             else:
                 _update_restoring(opt, work, states)
         except BaseException:
@@ -253,6 +260,59 @@ class Trainer:
         for i, weight, grad in work:
             self._early.pop(i, None)
             seen[i] = (grad.chunk, grad.version)
+
+    @staticmethod
+    def _plans(opt, work, states):
+        """The updates of ``work`` as (aggregated, (operator name, inputs, attributes)),
+        counting each update: the dense weights with dense states, by dtype and context
+        in groups of ``opt.aggregate_num``, as one aggregated call each (MXNet's Updater
+        groups them so) where the optimizer has one; the others one call each."""
+        single, groups = [], {}
+        size = opt.aggregate_num
+        for (i, weight, grad), state in zip(work, states):
+            if size > 1 and _aggregatable(opt, weight, grad, state):
+                groups.setdefault((weight.dtype, weight.context), []).append(
+                    (i, weight, grad, state))
+            else:
+                single.append((i, weight, grad, state))
+        plans = []
+        for i, weight, grad, state in single:
+            opt._update_count(i)
+            plans.append((False, opt._plan(i, weight, grad, state)))
+        for group in groups.values():
+            for lo in range(0, len(group), size):
+                part = group[lo:lo + size]
+                for i, _, _, _ in part:
+                    opt._update_count(i)
+                plans.append((True, opt._plan_multi(*[list(x) for x in zip(*part)])))
+        return plans
+
+    def _check_plans(self, opt, plans):
+        """Raise what one of ``plans`` would raise, before any runs.  Dense arrays whose
+        shape, dtype and context cannot change while they are the same objects: when a
+        step's calls take the same arrays and attributes as the last checked step's
+        (the learning rates aside, checked at every step), that check holds, and only
+        the learning rates are checked again."""
+        if all(x.stype == "default" for _, (_, inputs, _) in plans for x in inputs):
+            key = [(name, {k: v for k, v in attrs.items() if k not in ("lr", "lrs")})
+                   for _, (name, _, attrs) in plans]
+            last = self._checked
+            if last is not None and last[0] == key and len(last[1]) == len(plans) and all(
+                    len(a) == len(b) and all(x is y for x, y in zip(a, b))
+                    for a, (_, (_, b, _)) in zip(last[1], plans)):
+                for _, (name, _, attrs) in plans:
+                    if "lrs" in attrs:
+                        check_lrs(name, attrs["lrs"], attrs["num_weights"])
+                    else:
+                        check_lr(name, attrs)
+                return
+        else:
+            key = None
+        self._checked = None
+        for _, plan in plans:
+            opt._check_plan(*plan)
+        if key is not None:
+            self._checked = (key, [inputs for _, (_, inputs, _) in plans])
 
     def _rescale(self, batch_size):
         """The optimizer's rescale_grad for a step over ``batch_size`` samples."""
@@ -465,6 +525,19 @@ def _update_restoring(opt, work, states):
         for x, copy in kept:
             copy.copyto(x)
         raise
+
+
+def _aggregatable(opt, weight, grad, state):
+    """Whether the update of ``weight`` may join an aggregated call: dense weight,
+    gradient and states (a multi-precision state: its float32 master copy and the
+    state made for it)."""
+    if weight.stype != "default" or grad.stype != "default":
+        return False
+    if opt._master(weight):
+        master, state = state
+        if not (isinstance(master, NDArray) and master.stype == "default"):
+            return False
+    return state is None or (isinstance(state, NDArray) and state.stype == "default")
 
 
 def _has_data(p):

@@ -103,6 +103,8 @@ class _StaticGraphCall:
 
     name = "_CachedOp"
     differentiable = True
+    # the backward executor may pass its planned buffers (``into``) to the rule
+    grad_into = True
     grad_inputs = ()
     grad_outputs = ()
     stops_gradient = False
@@ -112,13 +114,18 @@ class _StaticGraphCall:
         return (), ()
 
     @staticmethod
-    def gradient(attrs, ins, outs, ograds, state):
+    def gradient(attrs, ins, outs, ograds, state, into=None):
+        """The plan's backward of the call's state; ``into`` (one entry per node input,
+        None where not given): the buffers the gradients are computed into."""
         if is_recording():
             raise NotImplementedError("_CachedOp: gradients of gradients through a "
                                       "hybridized block or CachedOp are not supported; "
                                       "call it without hybridize()")
         st, needs = state
-        grads = st.plan.backward(st, list(ograds))
+        if into is not None:          # the node's inputs are the plan's inputs in needs
+            given = iter(into)
+            into = [next(given) if n else None for n in needs]
+        grads = st.plan.backward(st, list(ograds), into)
         return [g for g, n in zip(grads, needs) if n]
 
 

@@ -937,3 +937,166 @@ register(
         "(MXNet's mp_lamb_update_phase2): weight32 -= lr' g in place, and the output is "
         "weight32 cast to float16 (MXNet 1.9.1's kernel leaves weight32 as it was, so its "
         "LAMB never moves the master copy; ndrt does what MXNet documents).  " + _LAMB2_DOC)
+
+
+# multi_sgd_update, multi_sgd_mom_update, multi_mp_sgd_update, multi_mp_sgd_mom_update: the
+# SGD updates of several weights in one call (MXNet's aggregated updates, which its SGD
+# optimizer runs for up to MXNET_OPTIMIZER_AGGREGATION_SIZE dense weights at a time)
+
+MAX_WEIGHTS = 60      # MXNet's multi-SGD kernels take at most this many weights per call
+
+
+def _multi_names(mom, mp):
+    return ("weight", "grad") + (("mom",) if mom else ()) + (("weight32",) if mp else ())
+
+
+def check_lrs(op, lrs, n):
+    """lrs is left out of inference (_LRS): the kernels check it at every call."""
+    if len(lrs) != n:
+        raise ValueError(f"{op}: lrs must have num_weights={n} entries (got {len(lrs)})")
+    for v in lrs:
+        if not 0.0 <= v < _INF:
+            raise ValueError(f"{op}: lrs must be finite and >= 0 (got {lrs!r})")
+
+
+def _check_multi(op, attrs, n_in, names):
+    n, k = attrs["num_weights"], len(names)
+    if not 1 <= n <= MAX_WEIGHTS:
+        raise ValueError(f"{op}: num_weights must be in [1, {MAX_WEIGHTS}] (got {n})")
+    if n_in != k * n:
+        raise ValueError(f"{op}: takes {k} arrays per weight ({', '.join(names)}), "
+                         f"{k * n} for num_weights={n} (got {n_in})")
+    if len(attrs["wds"]) != n:
+        raise ValueError(f"{op}: wds must have num_weights={n} entries (got "
+                         f"{len(attrs['wds'])})")
+    if not all(math.isfinite(v) for v in attrs["wds"]):
+        raise ValueError(f"{op}: wds must be finite (got {attrs['wds']!r})")
+    _finite(op, attrs, "rescale_grad")
+    if math.isnan(attrs["clip_gradient"]):
+        raise ValueError(f"{op}: clip_gradient must be a number, < 0 for no clipping (got "
+                         f"nan)")
+    if "momentum" in attrs:
+        _finite(op, attrs, "momentum", lo=0, hi=1)
+
+
+def _multi_shape(op, names):
+    def infer(attrs, shapes):
+        _check_multi(op, attrs, len(shapes), names)
+        k, out = len(names), []
+        for i in range(attrs["num_weights"]):
+            w = shapes[k * i]
+            for name, s in zip(names[1:], shapes[k * i + 1:k * i + k]):
+                if s != w:
+                    raise ValueError(f"{op}: {name} {i} must have weight {i}'s shape {w!r} "
+                                     f"(got {s!r})")
+            out.append(w)
+        return out
+    return infer
+
+
+def _multi_type(op, names, mp):
+    def infer(attrs, dtypes):
+        k, out = len(names), []
+        for i in range(len(dtypes) // k):
+            w = dtypes[k * i]
+            if mp and w != np.float16:
+                raise TypeError(f"{op}: weight {i} must be float16 (got {w})")
+            if not mp and w not in _FLOATS:
+                raise TypeError(f"{op}: weight {i} must be float32 or float64 (got {w})")
+            for name, d in zip(names[1:], dtypes[k * i + 1:k * i + k]):
+                want = w if (name == "grad" or not mp) else np.dtype(np.float32)
+                if d != want:
+                    raise TypeError(f"{op}: {name} {i} must have dtype {want} (got {d})")
+            out.append(w)
+        return out
+    return infer
+
+
+def _multi_storage(op, names):
+    def infer(attrs, stypes):
+        k = len(names)
+        for j, s in enumerate(stypes):
+            if s != "default":
+                raise NotImplementedError(f"{op}: {names[j % k]} {j // k} must have storage "
+                                          f"type 'default', as MXNet's (got {s!r})")
+        return ["default"] * (len(stypes) // k), "dense"
+    return infer
+
+
+def _multi_compute(op, names, mp):
+    """The kernel: one compiled call over every weight (runtime._sparse_optim's
+    multi_sgd_update) on the host; the mixed-precision forms update each float32 master
+    copy with sgd_update's kernel and cast it into the float16 weight; a device runs
+    sgd_update's formulas per weight."""
+    k, mom = len(names), "mom" in names
+
+    def compute(attrs, ins, outs):
+        n = len(outs)
+        check_lrs(op, attrs["lrs"], n)
+        lrs, wds = attrs["lrs"], attrs["wds"]
+        groups = [ins[k * i:k * i + k] for i in range(n)]
+        # the invoker puts every input on one context: the first output tells which
+        if not mp and isinstance(outs[0], np.ndarray):
+            K.multi_sgd_update(list(outs), [g[0] for g in groups], [g[1] for g in groups],
+                               [g[2] for g in groups] if mom else None, lrs, wds,
+                               attrs["rescale_grad"], attrs["clip_gradient"],
+                               attrs.get("momentum", 0.0))
+            return
+        for i, g in enumerate(groups):
+            one = {"lr": lrs[i], "wd": wds[i], "rescale_grad": attrs["rescale_grad"],
+                   "clip_gradient": attrs["clip_gradient"],
+                   "momentum": attrs.get("momentum", 0.0)}
+            w, grad, states = g[0], g[1], list(g[2:3]) if mom else []
+            if mp:
+                w, grad = g[k - 1], g[1].astype(np.float32)
+            if isinstance(w, np.ndarray):
+                K.sgd_update(w if mp else outs[i], w, grad, None,
+                             states[0] if states else None, one["lr"], one["wd"],
+                             one["rescale_grad"], one["clip_gradient"], one["momentum"],
+                             False)
+            else:
+                _sgd_device(w, grad, states, w if mp else outs[i], one)
+            if mp:
+                outs[i][...] = w
+    return compute
+
+
+_LRS = Attr("floats", required=True, infer=False)
+_MULTI_DOC = """  ``data`` holds, per weight, {arrays}; ``lrs`` and ``wds`` one learning rate and
+weight decay per weight; ``num_weights`` (1 to {max}) the number of weights.  The result
+is the list of updated weights (``out=`` the weights: in place){states}.  Dense arrays
+only, as MXNet's."""
+
+for _name, _mom, _mp, _formula in (
+        ("multi_sgd_update", False, False,
+         "weight = (1 - lr wd) weight - lr clip(rescale_grad grad, clip_gradient), as "
+         "sgd_update"),
+        ("multi_sgd_mom_update", True, False,
+         "mom = momentum mom - lr wd weight - lr clip(rescale_grad grad, clip_gradient); "
+         "weight += mom, as sgd_mom_update"),
+        ("multi_mp_sgd_update", False, True,
+         "sgd_update on the float32 master copy weight32 of a float16 weight (the float16 "
+         "grad computed with in float32), then weight = weight32 cast to float16"),
+        ("multi_mp_sgd_mom_update", True, True,
+         "sgd_mom_update on the float32 master copy weight32 of a float16 weight (mom "
+         "float32), then weight = weight32 cast to float16")):
+    _names = _multi_names(_mom, _mp)
+    _k = len(_names)
+    _attrs = {"lrs": _LRS, "wds": Attr("floats", required=True)}
+    if _mom:
+        _attrs["momentum"] = Attr("float", 0.0)
+    _attrs.update({"rescale_grad": Attr("float", 1.0), "clip_gradient": Attr("float", -1.0),
+                   "num_weights": Attr("int", 1)})
+    _written = tuple(_k * i + j for i in range(MAX_WEIGHTS) for j in range(2, _k))
+    register(
+        _name, inputs=("data",), variadic=True, attrs=_attrs,
+        num_outputs=lambda attrs: attrs["num_weights"],
+        infer_shape=_multi_shape(_name, _names), infer_type=_multi_type(_name, _names, _mp),
+        infer_storage=_multi_storage(_name, _names),
+        compute=_multi_compute(_name, _names, _mp),
+        inplace=tuple((_k * i, i) for i in range(MAX_WEIGHTS)), mutates=_written,
+        differentiable=False,
+        doc=f"""SGD of several weights in one call (MXNet's {_name}): {_formula}.
+""" + _MULTI_DOC.format(arrays=", ".join(_names), max=MAX_WEIGHTS,
+                        states="; " + " and ".join(_names[2:]) + " are updated in place"
+                        if _k > 2 else ""))

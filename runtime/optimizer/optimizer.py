@@ -24,6 +24,7 @@ states, and refuses writes into arrays on the tape while recording.
 """
 
 import math
+import os
 import pickle
 import warnings
 
@@ -33,7 +34,7 @@ from runtime import _files, nd
 from runtime._imperative import invoke_parsed
 from runtime.ops import registry
 from runtime.ops.optimizer_op import as_number as _number
-from runtime.ops.optimizer_op import check_lr, check_number, check_rows
+from runtime.ops.optimizer_op import MAX_WEIGHTS, check_lr, check_lrs, check_number, check_rows
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
            "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "LBSGD",
@@ -214,13 +215,23 @@ class Optimizer:
         invoke_parsed(cls._op(name), inputs, attrs, inputs[0], None)
 
     @classmethod
+    def _run_multi(cls, name, inputs, attrs):
+        """Aggregated update operator ``name`` (the arrays of each weight in turn, the
+        weight first) with ``out=`` the weights."""
+        k = len(inputs) // attrs["num_weights"]
+        invoke_parsed(cls._op(name), inputs, attrs, inputs[::k], None)
+
+    @classmethod
     def _check_plan(cls, name, inputs, attrs):
         """Raise what update operator ``name`` would raise on ``inputs`` and ``attrs``
         before writing anything (its attribute, context, shape, dtype and storage type
         checks), without running it: gluon's Trainer checks every parameter's update
         with it before it applies any."""
         op = cls._op(name)
-        check_lr(name, attrs)
+        if "lrs" in attrs:
+            check_lrs(name, attrs["lrs"], attrs["num_weights"])
+        else:
+            check_lr(name, attrs)
         ctx = inputs[0].context
         for x in inputs[1:]:
             if x.context != ctx:
@@ -249,6 +260,18 @@ class Optimizer:
         already made by ``_update_count``; changes nothing.  A subclass defines it (the
         built-in optimizers do), or overrides :meth:`update` instead."""
         raise NotImplementedError(f"{type(self).__name__} must define update")
+
+    # How many dense weights of one dtype and context one call may update (MXNet's
+    # aggregate_num): 0, no aggregated update; gluon's Trainer calls :meth:`_plan_multi`
+    # for groups of that many where an optimizer sets it.
+    aggregate_num = 0
+
+    def _plan_multi(self, indices, weights, grads, states):
+        """The update of the dense weights ``weights`` (one dtype and context) at
+        ``indices`` as one (operator name, inputs, attributes), for the counts already
+        made by ``_update_count``; changes nothing.  Defined where ``aggregate_num`` is
+        set."""
+        raise NotImplementedError(f"{type(self).__name__} has no aggregated update")
 
     def _master(self, weight):
         return self.multi_precision and np.dtype(weight.dtype) == np.float16
@@ -291,16 +314,56 @@ class Optimizer:
         return f"{type(self).__name__}(learning_rate={self.learning_rate!r}, wd={self.wd!r})"
 
 
+def _aggregation_size():
+    """MXNET_OPTIMIZER_AGGREGATION_SIZE (default 4, at most MAX_WEIGHTS), as MXNet reads it
+    when it makes an optimizer."""
+    raw = os.environ.get("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"MXNET_OPTIMIZER_AGGREGATION_SIZE must be an integer (got "
+                         f"{raw!r})") from None
+    return max(1, min(MAX_WEIGHTS, n))
+
+
 @register
 class SGD(Optimizer):
     """SGD with optional momentum (MXNet's ``mx.optimizer.SGD``): ``sgd_update``, or
     ``sgd_mom_update`` when momentum is not 0 (state: the momentum).  With
-    ``lazy_update`` a row_sparse gradient updates only its rows of weight and momentum."""
+    ``lazy_update`` a row_sparse gradient updates only its rows of weight and momentum.
+    gluon's Trainer updates the dense weights of one dtype and context in groups of
+    ``aggregate_num`` (MXNET_OPTIMIZER_AGGREGATION_SIZE when the optimizer is made,
+    default 4, 1 to 60) with one ``multi_sgd_update`` / ``multi_sgd_mom_update`` each, as
+    MXNet 1.9.1's SGD does."""
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
         self.momentum = _number("SGD", "momentum", momentum, lo=0, hi=1)
         self.lazy_update = bool(lazy_update)
+        self.aggregate_num = _aggregation_size()
+
+    def _plan_multi(self, indices, weights, grads, states):
+        """``multi_sgd_update`` (``multi_sgd_mom_update`` with momentum) of every weight,
+        as MXNet 1.9.1's SGD updates the dense weights of one dtype; for float16 weights
+        with ``multi_precision``, ``multi_mp_sgd_update`` (``multi_mp_sgd_mom_update``)
+        on their float32 master copies."""
+        lrs, wds = zip(*[self._lr_wd(i) for i in indices])
+        attrs = {"lrs": lrs, "wds": wds}
+        mp = self._master(weights[0])            # a group has one dtype
+        masters = [s[0] for s in states] if mp else None
+        moms = [s[1] for s in states] if mp else states
+        arrays = [weights, grads]
+        if self.momentum != 0.0:
+            attrs["momentum"] = float(self.momentum)
+            arrays.append(moms)
+        if mp:
+            arrays.append(masters)
+        name = (f"multi_{'mp_' if mp else ''}sgd_"
+                f"{'mom_' if self.momentum != 0.0 else ''}update")
+        inputs = [x for group in zip(*arrays) for x in group]
+        attrs.update({"rescale_grad": float(self.rescale_grad),
+                      "clip_gradient": self._clip(), "num_weights": len(indices)})
+        return name, inputs, attrs
 
     def create_state(self, index, weight):
         return self._state_like(weight) if self.momentum != 0.0 else None

@@ -233,3 +233,76 @@ _add(FAILURES, "mp_lamb_update_phase1",
              _L1, TypeError,
              r"^mp_lamb_update_phase1: mean must have dtype float32 \(got float64\)",
              out=False))
+
+
+# The aggregated SGD updates: data holds (weight, grad[, mom][, weight32]) per weight; the
+# mp_ forms take float16 weights and grads with float32 moms and master copies.
+def _multi_in(seed, mom, mp, dtype=np.float64, shapes=((4, 3), (5,))):
+    out = []
+    for j, shape in enumerate(shapes):
+        low = F16 if mp else dtype
+        w = _weight(seed + 5 * j, shape, low)
+        out += [w, uniform(shape, seed=seed + 5 * j + 1, dtype=low)]
+        if mom:
+            out.append(uniform(shape, -0.5, 0.5, seed=seed + 5 * j + 2,
+                               dtype=F32 if mp else dtype))
+        if mp:
+            out.append(w.astype(F32))
+    return out
+
+
+_MULTI = {"lrs": (0.1, 0.05), "wds": (0.01, 0.0), "num_weights": 2}
+for _mom in (False, True):
+    for _mp in (False, True):
+        _name = f"multi_{'mp_' if _mp else ''}sgd_{'mom_' if _mom else ''}update"
+        _m = {"momentum": 0.9} if _mom else {}
+        _k = 2 + _mom + _mp
+        _a = _multi_in(90, _mom, _mp)
+        _add(SAMPLES, _name,
+             Sample(_a, {**_MULTI, **_m}, grad=False),
+             Sample(_multi_in(95, _mom, _mp, F32),
+                    {**_MULTI, **_m, "clip_gradient": 0.3, "rescale_grad": 0.5}, grad=False),
+             Sample(_multi_in(97, _mom, _mp, shapes=((2, 2, 3),)),
+                    {"lrs": 0.2, "wds": 0.1, **_m}, grad=False))
+        _low = F16 if _mp else np.float64
+        _add(ZERO_SIZE, _name,
+             ZeroSize([zeros(0, 3).astype(_low)] * 2
+                      + [zeros(0, 3).astype(F32 if _mp else np.float64)] * (_k - 2),
+                      {"lrs": 0.1, "wds": 0.0, **_m}, lambda w, *rest: w))
+        _add(FAILURES, _name,
+             # found by the kernel (lrs is not part of inference): one weight, so that
+             # the weight given as out= is the whole out=
+             Failure(_a[:_k], {"lrs": -1.0, "wds": 0.0, **_m}, ValueError,
+                     rf"^{_name}: lrs must be finite and >= 0 \(got \(-1\.0,\)\)"),
+             Failure(_a, {**_MULTI, **_m, "wds": (0.1,)}, ValueError,
+                     rf"^{_name}: wds must have num_weights=2 entries \(got 1\)", out=False),
+             Failure(_a, {**_MULTI, **_m, "num_weights": 3}, ValueError,
+                     rf"^{_name}: takes {_k} arrays per weight .*, {3 * _k} for "
+                     rf"num_weights=3 \(got {2 * _k}\)", out=False),
+             Failure(_a, {**_MULTI, **_m, "num_weights": 0, "lrs": (), "wds": ()},
+                     ValueError, rf"^{_name}: num_weights must be in \[1, 60\] \(got 0\)",
+                     out=False),
+             Failure(_a[:_k + 1] + [uniform((4,), seed=3).astype(_a[_k + 1].dtype)]
+                     + _a[_k + 2:], {**_MULTI, **_m}, ValueError,
+                     rf"^{_name}: grad 1 must have weight 1's shape \(5,\) \(got \(4,\)\)",
+                     out=False),
+             Failure([_a[0], _rsp(_sparse_input((4, 3), 99).astype(_a[1].dtype))] + _a[2:],
+                     {**_MULTI, **_m}, NotImplementedError,
+                     rf"^{_name}: grad 0 must have storage type 'default', as MXNet's "
+                     r"\(got 'row_sparse'\)", out=False))
+        if _mom:
+            _add(FAILURES, _name,
+                 Failure(_a, {**_MULTI, "momentum": 1.0}, ValueError,
+                         rf"^{_name}: momentum must be in \[0, 1\) \(got 1\.0\)", out=False),
+                 Failure(_a[:2] + [_a[2].astype(F16 if not _mp else np.float64)] + _a[3:],
+                         {**_MULTI, **_m}, TypeError,
+                         rf"^{_name}: mom 0 must have dtype "
+                         rf"{'float32' if _mp else 'float64'} \(got "
+                         rf"{'float64' if _mp else 'float16'}\)", out=False))
+_add(FAILURES, "multi_sgd_update",
+     Failure([_W.astype(np.int64), _G.astype(np.int64)], {"lrs": 0.1, "wds": 0.0}, TypeError,
+             r"^multi_sgd_update: weight 0 must be float32 or float64 \(got int64\)",
+             out=False))
+_add(FAILURES, "multi_mp_sgd_update",
+     Failure([_W, _G, _W.astype(F32)], {"lrs": 0.1, "wds": 0.0}, TypeError,
+             r"^multi_mp_sgd_update: weight 0 must be float16 \(got float64\)", out=False))

@@ -151,6 +151,8 @@ def _check_requests_nd(name, sample, reset=lambda: None):
     for x, b in zip(ins, before):
         np.testing.assert_array_equal(_values(x), b)
     for j, k in op.inplace:
+        if j >= len(ins) or k >= n:      # a variadic op declares its largest call's pairs
+            continue
         xs = sample.build()
         t = xs[j]
         if (t.shape, t.dtype, t.stype) != (ref[k].shape, ref[k].dtype, ref[k].stype):

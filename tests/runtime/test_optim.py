@@ -884,7 +884,9 @@ def test_a_refused_step_changes_nothing(kind, kw):
     params[1].wd_mult = math.inf
     _backward_all(params)
     before = _snapshot(trainer, params)
-    with pytest.raises(ValueError, match=r"_update: wd must be finite \(got inf\)"):
+    # SGD updates both (dense) parameters in one multi_sgd_mom_update: its wds
+    with pytest.raises(ValueError, match=r"_update: (wd must be finite \(got inf\)|wds "
+                                         r"must be finite \(got \(0\.01, inf\)\))"):
         trainer.step(2)
     _assert_unchanged(trainer, params, before)
     params[1].wd_mult = 1.0
@@ -1202,3 +1204,160 @@ def test_lbsgd_accumulates_copies_of_the_gradients_and_warms_up():
     with pytest.raises(ValueError, match=r"LBSGD: batch_scale must be an integer >= 1 "
                                          r"\(got 0\)"):
         mx.optimizer.LBSGD(batch_scale=0)
+
+
+# -- the aggregated SGD updates ------------------------------------------------------------
+
+def _sgd_ref(w, g, mom, lr, wd, rescale, clip, momentum):
+    """MXNet's SGD formulas in float64: (weight, mom) after one update."""
+    s = rescale * g
+    if clip >= 0:
+        s = np.clip(s, -clip, clip)
+    if mom is None:
+        return (1 - lr * wd) * w - lr * s, None
+    mom = momentum * mom - lr * wd * w - lr * s
+    return w + mom, mom
+
+
+@pytest.mark.parametrize("mom", [False, True])
+@pytest.mark.parametrize("mp", [False, True])
+def test_multi_sgd_updates_match_the_formulas(mom, mp):
+    """multi_(mp_)sgd_(mom_)update of three weights, in place, against MXNet's SGD
+    formulas per weight (mp: on the float32 master copies, cast into the float16
+    weights)."""
+    rng = np.random.default_rng(3)
+    shapes, lrs, wds = [(4, 3), (7,), (2, 2, 2)], (0.1, 0.05, 0.2), (0.01, 0.0, 0.1)
+    low = np.float16 if mp else np.float32
+    ws = [rng.uniform(-1, 1, s).astype(low) for s in shapes]
+    gs = [rng.uniform(-2, 2, s).astype(low) for s in shapes]
+    ms = [rng.uniform(-0.5, 0.5, s).astype(np.float32) for s in shapes]
+    W, G = [nd.array(w, dtype=low) for w in ws], [nd.array(g, dtype=low) for g in gs]
+    M = [nd.array(m) for m in ms]
+    W32 = [nd.array(w.astype(np.float32)) for w in ws]
+    data = []
+    for i in range(3):
+        data += [W[i], G[i]] + ([M[i]] if mom else []) + ([W32[i]] if mp else [])
+    name = f"multi_{'mp_' if mp else ''}sgd_{'mom_' if mom else ''}update"
+    extra = {"momentum": 0.9} if mom else {}
+    getattr(nd, name)(*data, lrs=lrs, wds=wds, rescale_grad=0.5, clip_gradient=0.6,
+                      num_weights=3, out=W, **extra)
+    for i in range(3):
+        want, want_mom = _sgd_ref(ws[i].astype(np.float64), gs[i].astype(np.float64),
+                                  ms[i].astype(np.float64) if mom else None, lrs[i], wds[i],
+                                  0.5, 0.6, 0.9)
+        np.testing.assert_allclose(W[i].asnumpy(), want.astype(low), rtol=2e-3 if mp else 1e-6,
+                                   atol=1e-3 if mp else 1e-7)
+        if mp:
+            np.testing.assert_allclose(W32[i].asnumpy(), want, rtol=1e-6, atol=1e-7)
+        if mom:
+            np.testing.assert_allclose(M[i].asnumpy(), want_mom, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("size", ["1", "2", "4", "60"])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_trainer_aggregated_sgd_matches_the_formulas(monkeypatch, size, momentum):
+    """gluon's Trainer with SGD over float32 and float64 parameters, for every
+    MXNET_OPTIMIZER_AGGREGATION_SIZE (1: one update per weight; else multi_sgd_update
+    per group of one dtype), three steps with a learning rate that changes between them,
+    against MXNet's formulas in float64."""
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", size)
+    rng = np.random.default_rng(5)
+    values = [rng.uniform(-1, 1, s) for s in [(3, 2), (4,), (2,), (5,), (1,)]]
+    dtypes = [np.float32, np.float64, np.float32, np.float32, np.float64]
+    params = []
+    for i, (v, d) in enumerate(zip(values, dtypes)):
+        p = Param(f"p{i}", v)
+        p._data = nd.array(v, dtype=d)
+        p._data.attach_grad()
+        p.wd_mult = 0.5 * i
+        params.append(p)
+    trainer = mx.gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "wd": 0.02,
+                                               "momentum": momentum})
+    assert trainer.optimizer.aggregate_num == int(size)
+    ref = [v.astype(dtypes[i]).astype(np.float64) for i, v in enumerate(values)]
+    moms = [np.zeros_like(r) for r in ref] if momentum else [None] * len(ref)
+    for step, lr in enumerate((0.1, 0.1, 0.03)):
+        trainer.set_learning_rate(lr)
+        with autograd.record():
+            heads = [(p.data() * p.data()).sum() for p in params]
+        autograd.backward(heads)              # gradient 2 w
+        grads = [2 * p.data().asnumpy().astype(np.float64) for p in params]
+        trainer.step(4)
+        for i, p in enumerate(params):
+            ref[i], moms[i] = _sgd_ref(ref[i], grads[i], moms[i], lr, 0.02 * 0.5 * i, 0.25,
+                                       -1.0, momentum)
+            np.testing.assert_allclose(p.data().asnumpy(), ref[i], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"step {step}, {p.name}")
+    assert trainer.optimizer._index_update_count == {i: 3 for i in range(len(params))}
+
+
+def test_trainer_checks_again_what_changed_since_the_last_step():
+    """The Trainer's check of a step's updates is kept while the arrays and attributes
+    stay those of the last checked step: a multiplier, a batch size or a learning rate
+    that changes is checked (and refused, with nothing changed) all the same."""
+    params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
+    trainer = mx.gluon.Trainer(params, "sgd", {
+        "momentum": 0.9, "lr_scheduler": lambda n: 0.1 if n <= 2 else -0.5})
+    _backward_all(params)
+    trainer.step(2)
+    params[1].wd_mult = math.inf
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match=r"^multi_sgd_mom_update: wds must be finite"):
+        trainer.step(2)
+    _assert_unchanged(trainer, params, before)
+    params[1].wd_mult = 1.0
+    trainer.step(2)
+    _backward_all(params)
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match=r"^multi_sgd_mom_update: lrs must be finite and "
+                                         r">= 0 \(got \(-0\.5, -0\.5\)\)"):
+        trainer.step(2)
+    _assert_unchanged(trainer, params, before)
+
+
+@pytest.mark.parametrize("value, want", [("0", 1), ("7", 7), ("1000", 60)])
+def test_aggregation_size_comes_from_the_environment(monkeypatch, value, want):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", value)
+    assert mx.optimizer.SGD().aggregate_num == want
+
+
+def test_a_bad_aggregation_size_is_refused(monkeypatch):
+    monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "four")
+    with pytest.raises(ValueError, match=r"^MXNET_OPTIMIZER_AGGREGATION_SIZE must be an "
+                                         r"integer \(got 'four'\)"):
+        mx.optimizer.SGD()
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_trainer_aggregated_multi_precision_equals_the_update_per_weight(monkeypatch,
+                                                                         momentum):
+    """float16 parameters with multi_precision: the aggregated update
+    (multi_mp_sgd_update / multi_mp_sgd_mom_update on the float32 master copies) gives
+    the very weights and master copies of one update_multi_precision per weight."""
+    rng = np.random.default_rng(9)
+    values = [rng.uniform(-1, 1, s) for s in [(3, 2), (4,), (5,)]]
+    results = []
+    for size in ("4", "1"):
+        monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", size)
+        params = []
+        for i, v in enumerate(values):
+            p = Param(f"p{i}", v)
+            p._data = nd.array(v, dtype=np.float16)
+            p._data.attach_grad()
+            params.append(p)
+        trainer = mx.gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "wd": 0.01,
+                                                   "momentum": momentum,
+                                                   "multi_precision": True})
+        for _ in range(3):
+            with autograd.record():
+                heads = [(p.data() * p.data()).sum() for p in params]
+            autograd.backward(heads)
+            trainer.step(2)
+        results.append(([p.data().asnumpy() for p in params],
+                        [trainer._states[i][0].asnumpy() for i in range(len(params))]))
+    for got, want in zip(results[0], results[1]):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    assert results[0][0][0].dtype == np.float16 and results[0][1][0].dtype == np.float32
+    assert not np.array_equal(results[0][0][0], values[0].astype(np.float16))
