@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+import runtime as mx
 from runtime import autograd
 from runtime import context as _context
 from runtime import nd
@@ -30,7 +31,10 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
            "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
            "set_env_var", "simple_forward", "check_symbolic_forward",
-           "check_symbolic_backward", "check_consistency"]
+           "check_symbolic_backward", "check_consistency",
+           # MXNet's test_utils has no __all__: its star import gives the modules it
+           # imports, and 1.x test files use ``mx`` and ``np`` from it without importing them
+           "mx", "np"]
 
 
 def default_context():

@@ -150,3 +150,12 @@ def test_retry_and_discard_stderr():
         always()
     with tu.discard_stderr():
         os.write(2, b"this line goes to /dev/null\n")
+
+
+def test_star_import_gives_mx_and_np_as_mxnets_does():
+    # MXNet's test_utils has no __all__; 1.x test files use mx and np from its star import
+    names = {}
+    exec("from runtime.test_utils import *", names)
+    assert names["mx"] is mx
+    assert names["np"] is np
+    assert "assert_almost_equal" in names
