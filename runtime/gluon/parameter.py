@@ -516,15 +516,21 @@ class ParameterDict(dict):
         name = f"{self.prefix} " if self.prefix else ""
         return f"{name}(\n{body}\n)"
 
-    def get(self, name, **kwargs):
-        """The parameter ``prefix + name``, created with ``kwargs`` when absent; an
-        existing one must agree with the ``kwargs`` given (shape by known dimensions)."""
-        full = self.prefix + name
+    def _lookup(self, full):
+        """The parameter named ``full`` here, else in the shared dict (then kept here
+        too, as Gluon does), else None."""
         param = super().get(full)
         if param is None and self._shared is not None:
             param = dict.get(self._shared, full)
             if param is not None:
                 self[full] = param
+        return param
+
+    def get(self, name, **kwargs):
+        """The parameter ``prefix + name``, created with ``kwargs`` when absent; an
+        existing one must agree with the ``kwargs`` given (shape by known dimensions)."""
+        full = self.prefix + name
+        param = self._lookup(full)
         if param is None:
             param = Parameter(full, **kwargs)
             self[full] = param
@@ -568,11 +574,7 @@ class ParameterDict(dict):
         """The :class:`Constant` ``prefix + name``, created with ``value`` when absent
         (Gluon's); an existing one must be a Constant holding ``value`` when given."""
         full = self.prefix + name
-        param = super().get(full)
-        if param is None and self._shared is not None:
-            param = dict.get(self._shared, full)
-            if param is not None:
-                self[full] = param
+        param = self._lookup(full)
         if param is None:
             if value is None:
                 raise KeyError(f"ParameterDict.get_constant: no constant named {full!r}; "
