@@ -16,6 +16,7 @@ import os
 import sys
 
 import numpy as np
+import numpy.random as rnd
 
 import runtime as mx
 from runtime import autograd
@@ -33,8 +34,8 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "set_env_var", "simple_forward", "check_symbolic_forward",
            "check_symbolic_backward", "check_consistency",
            # MXNet's test_utils has no __all__: its star import gives the modules it
-           # imports, and 1.x test files use ``mx`` and ``np`` from it without importing them
-           "mx", "np"]
+           # imports, and 1.x test files use these from it without importing them
+           "mx", "np", "rnd", "os"]
 
 
 def default_context():

@@ -158,4 +158,5 @@ def test_star_import_gives_mx_and_np_as_mxnets_does():
     exec("from runtime.test_utils import *", names)
     assert names["mx"] is mx
     assert names["np"] is np
+    assert names["rnd"] is np.random and names["os"] is os
     assert "assert_almost_equal" in names
