@@ -363,6 +363,9 @@ def _attach_grad(x, grad_req="write", stype=None):
 
 
 
+# NDArray too: MXNet's autograd module has no __all__, so 1.x code gets the NDArray class
+# from ``from mxnet.autograd import *``.
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
-           "last_backward_stats", "last_backward_plan", "clear_plan_cache", "Function"]
+           "last_backward_stats", "last_backward_plan", "clear_plan_cache", "Function",
+           "NDArray"]

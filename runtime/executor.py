@@ -13,6 +13,8 @@ are the arrays the ops update in place (BatchNorm's moving statistics, in traini
 only).
 """
 
+import math
+
 import numpy as np
 
 from runtime import autograd, nd
@@ -285,8 +287,10 @@ class Executor:
                 write_gradient(arr, by_name.get(name), req)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new argument shapes ``kwargs``; arrays whose shape does not
-        change are shared with this one (the parameters)."""
+        """A new executor for new argument shapes ``kwargs``, sharing memory with this one
+        (MXNet's): an array whose shape does not change is the same array (the
+        parameters); one that shrinks is a view of the first elements of this one's;
+        one that grows is new, and only with ``allow_up_sizing=True``."""
         names = self._arg_names
         arg_shapes, _, aux_shapes = self._symbol.infer_shape_partial(**kwargs)
         missing = [k for k, s in zip(names, arg_shapes) if s == ()]
@@ -300,16 +304,24 @@ class Executor:
                                  f"{arg_shapes[names.index(k)]!r} though it was not "
                                  "given (set partial_shaping=True)")
 
-        def same_or_new(old, shape):
-            if old is None:
-                return None
-            if old.shape == tuple(shape):
+        def same_or_new(old, shape, name):
+            shape = tuple(shape)
+            if old is None or old.shape == shape:
                 return old
-            return nd.zeros(shape, ctx=old.ctx, dtype=old.dtype)
+            size = math.prod(shape)
+            if size > old.size and not allow_up_sizing:
+                raise ValueError(f"reshape: the new shape {shape!r} of {name!r} is larger "
+                                 f"than its old one {old.shape!r}; reshape a big executor "
+                                 "down rather than up, or set allow_up_sizing=True to "
+                                 "allocate new arrays")
+            if size <= old.size and old.stype == "default":
+                return old.reshape(-1)[:size].reshape(shape)
+            return nd.zeros(shape, ctx=old.ctx, dtype=old.dtype, stype=old.stype)
 
-        args = [same_or_new(a, s) for a, s in zip(self.arg_arrays, arg_shapes)]
-        grads = [same_or_new(g, s) for g, s in zip(self.grad_arrays, arg_shapes)]
-        aux = [same_or_new(a, s) for a, s in zip(self.aux_arrays, aux_shapes)]
+        aux_names = self._symbol.list_auxiliary_states()
+        args = [same_or_new(a, s, k) for a, s, k in zip(self.arg_arrays, arg_shapes, names)]
+        grads = [same_or_new(g, s, k) for g, s, k in zip(self.grad_arrays, arg_shapes, names)]
+        aux = [same_or_new(a, s, k) for a, s, k in zip(self.aux_arrays, aux_shapes, aux_names)]
         return Executor(self._symbol, self._ctx, args, grads, list(self._reqs), aux)
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

@@ -13,6 +13,7 @@ then round once into the array's dtype: ``runtime.random.seed(s)`` (MXNet's
 ``mx.random.seed``) makes initialisation reproducible.
 """
 
+import json
 import math
 
 import numpy as np
@@ -28,14 +29,34 @@ def _write(arr, values):
     arr[:] = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
 
 
+class InitDesc(str):
+    """A parameter's name with its symbol attributes (MXNet's ``mx.init.InitDesc``).
+
+    An ``__init__`` attribute (``mx.sym.Variable(init=...)``, or an operator's own choice
+    such as prelu's gamma) names the initialiser that fills this parameter, whatever
+    initialiser the caller passed.
+    """
+
+    def __new__(cls, name, attrs=None, global_init=None):
+        desc = super().__new__(cls, name)
+        desc.attrs = dict(attrs or {})
+        desc.global_init = global_init
+        return desc
+
+
 class Initializer:
     """Base class.  As MXNet's, a subclass defines ``_init_weight(self, name, arr)``,
     which fills the NDArray ``arr`` in place (``arr[:] = values``)."""
 
     def __call__(self, name, arr, own=False):
         """Fill NDArray ``arr`` in place.  ``own``: this is the parameter's own
-        initialiser, so the name-based rule for biases and scales does not apply."""
-        if not own and name.endswith(_ZERO_SUFFIXES):
+        initialiser, so the name-based rule for biases and scales does not apply.
+        ``name`` may be an :class:`InitDesc`; its ``__init__`` attribute, when present,
+        names the initialiser used instead."""
+        spec = getattr(name, "attrs", {}).get("__init__")
+        if spec:
+            create(spec, f"the __init__ attribute of {str(name)!r}")._init_weight(name, arr)
+        elif not own and name.endswith(_ZERO_SUFFIXES):
             _write(arr, 0.0)
         elif not own and name.endswith(_ONE_SUFFIXES):
             _write(arr, 1.0)
@@ -172,15 +193,34 @@ _NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Unifo
           "normal": Normal, "xavier": Xavier}
 
 
+_CLASSES = {"zero": Zero, "one": One, "constant": Constant, "uniform": Uniform,
+            "normal": Normal, "xavier": Xavier}
+
+
+def _from_json(init, what):
+    """The initialiser of an MXNet ``__init__`` string, ``'["constant", {"value": 2}]'``."""
+    try:
+        name, kwargs = json.loads(init)
+        cls = _CLASSES[name.lower()]
+        return cls(**kwargs)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise ValueError(f"{what} must be an initialiser's name or a JSON [name, kwargs] "
+                         f"with name one of {sorted(_CLASSES)} (got {init!r})") from None
+
+
 def create(init, what="init"):
-    """An initialiser from ``init``: an :class:`Initializer` as it is, or MXNet's name of
-    one ('zeros', 'ones', 'uniform', 'normal', 'xavier'; case-insensitive)."""
+    """An initialiser from ``init``: an :class:`Initializer` as it is, MXNet's name of
+    one ('zeros', 'ones', 'uniform', 'normal', 'xavier'; case-insensitive), or the JSON
+    ``[name, kwargs]`` string that MXNet keeps in a variable's ``__init__`` attribute."""
     if isinstance(init, Initializer):
         return init
     if isinstance(init, str) and init.lower() in _NAMES:
         return _NAMES[init.lower()]()
+    if isinstance(init, str) and init.lstrip().startswith("["):
+        return _from_json(init, what)
     raise ValueError(f"{what} must be an Initializer or one of {sorted(_NAMES)} (got "
                      f"{init!r})")
 
 
-__all__ = ["Initializer", "Uniform", "Normal", "Xavier", "Constant", "Zero", "One", "create"]
+__all__ = ["Initializer", "InitDesc", "Uniform", "Normal", "Xavier", "Constant", "Zero",
+           "One", "create"]

@@ -118,6 +118,7 @@ class CustomDef:
 
     name = "Custom"
     variadic = False
+    input_inits = {}
 
     def __init__(self, op_type, kwargs):
         if op_type not in _PROPS:

@@ -16,7 +16,9 @@ import os
 import sys
 
 import numpy as np
+import numpy.random as rnd
 
+import runtime as mx
 from runtime import autograd
 from runtime import context as _context
 from runtime import nd
@@ -30,7 +32,11 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
            "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
            "set_env_var", "simple_forward", "check_symbolic_forward",
-           "check_symbolic_backward", "check_consistency"]
+           "check_symbolic_backward", "check_consistency", "gen_buckets_probs_with_ppf",
+           "chi_square_check", "verify_generator",
+           # MXNet's test_utils has no __all__: its star import gives the modules it
+           # imports, and 1.x test files use these from it without importing them
+           "mx", "np", "rnd", "os"]
 
 
 def default_context():
@@ -379,6 +385,62 @@ def _check_imperative_gradient(sym, location, aux_states=None, numeric_eps=None,
         assert_almost_equal(numeric[i], inputs[i].grad.asnumpy(),
                             rtol=1e-2 if rtol is None else rtol, atol=atol,
                             names=(f"NUMERICAL_{labels[i]}", f"BACKWARD_{labels[i]}"))
+
+
+def gen_buckets_probs_with_ppf(ppf, nbuckets):
+    """``(buckets, probs)``: ``nbuckets`` intervals of equal probability of the
+    distribution whose inverse CDF is ``ppf`` (``buckets[i] = (ppf(i/n), ppf((i+1)/n))``),
+    each of probability ``1/n`` (MXNet's helper for :func:`verify_generator`)."""
+    if not isinstance(nbuckets, numbers.Integral) or nbuckets < 1:
+        raise ValueError(f"gen_buckets_probs_with_ppf: nbuckets must be an integer >= 1 "
+                         f"(got {nbuckets!r})")
+    probs = [1.0 / nbuckets] * nbuckets
+    buckets = [(ppf(i / nbuckets), ppf((i + 1) / nbuckets)) for i in range(nbuckets)]
+    return buckets, probs
+
+
+def chi_square_check(generator, buckets, probs, nsamples=1000000):
+    """Pearson's chi-square test of ``generator(nsamples)`` (1-D samples) against the
+    bucket probabilities ``probs``.  ``buckets`` are ``(low, high)`` intervals for a
+    continuous distribution, or the values themselves for a discrete one.  Returns
+    ``(p_value, observed counts, expected counts)``."""
+    import scipy.stats   # costly to import, and only test suites call this
+    if len(buckets) != len(probs):
+        raise ValueError(f"chi_square_check: buckets and probs must have one length (got "
+                         f"{len(buckets)} and {len(probs)})")
+    samples = generator(nsamples)
+    samples = samples.asnumpy() if isinstance(samples, NDArray) else np.asarray(samples)
+    samples = samples.reshape(-1)
+    if samples.size != nsamples:
+        raise ValueError(f"chi_square_check: the generator must return {nsamples} samples "
+                         f"(got {samples.size})")
+    if isinstance(buckets[0], (list, tuple)):
+        lows = np.array([b[0] for b in buckets], np.float64)
+        highs = np.array([b[1] for b in buckets], np.float64)
+        observed = np.array([((samples >= lo) & (samples < hi)).sum()
+                             for lo, hi in zip(lows, highs)], np.float64)
+    else:
+        observed = np.array([(samples == b).sum() for b in buckets], np.float64)
+    expected = np.asarray(probs, np.float64) * nsamples
+    # the test compares shares: samples outside every bucket (the open ends of a ppf's
+    # first and last interval) count toward none, so both sides are scaled to one total
+    expected = expected * (observed.sum() / expected.sum()) if observed.sum() else expected
+    _, p = scipy.stats.chisquare(f_obs=observed, f_exp=expected)
+    return float(p), observed, expected
+
+
+def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5,
+                     success_rate=0.2, alpha=0.05):
+    """Run :func:`chi_square_check` ``nrepeat`` times and raise AssertionError unless at
+    least ``success_rate`` of the runs have a p-value above ``alpha`` (MXNet's test of a
+    random generator).  Returns the p-values."""
+    results = [chi_square_check(generator, buckets, probs, nsamples) for _ in range(nrepeat)]
+    pvalues = [r[0] for r in results]
+    if sum(p > alpha for p in pvalues) < nrepeat * success_rate:
+        raise AssertionError(f"generator test failed: chi-square p-values {pvalues} (alpha "
+                             f"{alpha}); observed {results[0][1].tolist()}, expected "
+                             f"{results[0][2].tolist()}")
+    return pvalues
 
 
 def retry(n):

@@ -1496,9 +1496,18 @@ cdef bint _is_number(object v):
             or isinstance(v, (np.integer, np.floating, np.bool_)))
 
 
+cdef bint _whole(object key):
+    """Whether ``key`` is ``:`` (alone or as a 1-tuple)."""
+    if type(key) is tuple and len(key) == 1:
+        key = key[0]
+    return type(key) is slice and key.start is None and key.stop is None and key.step is None
+
+
 cdef object _setitem(NDArray x, object key, object value):
     cdef NDArray flat_x
     key = _index_key(key)
+    if not x._shape and _whole(key):
+        key = ()        # x[:] = v names all of x, a 0-d one too (MXNet 1.x)
     basic, flat = _parse_key(x, key, "__setitem__")
     if basic is not None:
         begin, end, step, sliced, shape = basic

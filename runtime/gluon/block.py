@@ -97,12 +97,20 @@ class Block:
         object.__setattr__(self, "_reg_params", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        current = getattr(_scope, "current", None)
         self._prefix = _create_prefix(prefix, self._alias())
         self._empty_prefix = prefix == ""
-        if params is None:
+        if params is None and current is not None:
+            # Gluon: a child's parameters are named after its parent's ParameterDict and
+            # share what the parent shares, so that Net(params=other.collect_params())
+            # reuses other's parameters all the way down
+            parent = current._block._params
+            local = self._prefix[len(current._block.prefix):]
+            self._params = ParameterDict(parent.prefix + local, parent._shared)
+        elif params is None:
             self._params = ParameterDict(self._prefix)
         elif isinstance(params, ParameterDict):
-            self._params = ParameterDict(params.prefix)
+            self._params = ParameterDict(params.prefix, params)
             self._params.update(params)
         else:
             raise TypeError(f"{type(self).__name__}: params must be a ParameterDict (got "
@@ -372,6 +380,21 @@ class Block:
         _load_into("load_parameters", params, loaded,
                    f"file {filename!r}", "this block", ctx, allow_missing, ignore_extra,
                    cast_dtype, dtype_source)
+
+    def save_params(self, filename):
+        """Gluon 1.x's deprecated form: the parameters by full name without this block's
+        prefix (``collect_params().save(filename, strip_prefix=prefix)``).  Prefer
+        :meth:`save_parameters`."""
+        warnings.warn("save_params is deprecated; use save_parameters", DeprecationWarning,
+                      stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """Gluon 1.x's deprecated form of :meth:`load_parameters`, which reads both
+        kinds of file."""
+        warnings.warn("load_params is deprecated; use load_parameters", DeprecationWarning,
+                      stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
 
 def _shape_str(values):

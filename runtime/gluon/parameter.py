@@ -498,21 +498,39 @@ def _load_into(who, params, loaded, source, target, ctx, allow_missing, ignore_e
 
 class ParameterDict(dict):
     """An ordered ``{name: Parameter}`` with Gluon's helpers.  ``prefix`` is prepended
-    by :meth:`get` to the names it creates."""
+    by :meth:`get` to the names it creates; ``shared``, a ParameterDict whose parameters
+    :meth:`get` takes by name before it creates one (Gluon's ``ParameterDict(prefix,
+    shared)``)."""
 
-    def __init__(self, prefix=""):
+    def __init__(self, prefix="", shared=None):
         super().__init__()
+        if shared is not None and not isinstance(shared, ParameterDict):
+            raise TypeError(f"ParameterDict: shared must be a ParameterDict or None (got "
+                            f"{type(shared).__name__})")
         self.prefix = prefix
+        self._shared = shared
 
     def __repr__(self):
+        # Gluon's text: the prefix (if any), then one parameter a line
         body = "\n".join(f"  {p!r}" for p in self.values())
-        return f"ParameterDict {self.prefix!r} (\n{body}\n)"
+        name = f"{self.prefix} " if self.prefix else ""
+        return f"{name}(\n{body}\n)"
+
+    def _lookup(self, full):
+        """The parameter named ``full`` here, else in the shared dict (then kept here
+        too, as Gluon does), else None."""
+        param = super().get(full)
+        if param is None and self._shared is not None:
+            param = dict.get(self._shared, full)
+            if param is not None:
+                self[full] = param
+        return param
 
     def get(self, name, **kwargs):
         """The parameter ``prefix + name``, created with ``kwargs`` when absent; an
         existing one must agree with the ``kwargs`` given (shape by known dimensions)."""
         full = self.prefix + name
-        param = super().get(full)
+        param = self._lookup(full)
         if param is None:
             param = Parameter(full, **kwargs)
             self[full] = param
@@ -534,12 +552,43 @@ class ParameterDict(dict):
                     raise ValueError(f"Parameter {full!r} exists with dtype "
                                      f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
             elif key == "init":
-                if value is not None and param.init != _init.create(value):
+                if value is None:
+                    continue
+                wanted = _init.create(value, f"Parameter {full!r}: init")
+                if param.init is None:        # Gluon fills an attribute left unset
+                    param.init = wanted
+                elif param.init != wanted:
                     raise ValueError(f"Parameter {full!r} exists with init={param.init!r}, "
                                      f"not {value!r}")
+            elif key == "allow_deferred_init":
+                # Gluon checks only attributes a Parameter shows under that name, and
+                # this one it keeps privately: a layer asking for deferred
+                # initialisation of a parameter made without it gets the parameter
+                continue
             elif value is not None and getattr(param, key, value) != value:
                 raise ValueError(f"Parameter {full!r} exists with {key}="
                                  f"{getattr(param, key)!r}, not {value!r}")
+        return param
+
+    def get_constant(self, name, value=None):
+        """The :class:`Constant` ``prefix + name``, created with ``value`` when absent
+        (Gluon's); an existing one must be a Constant holding ``value`` when given."""
+        full = self.prefix + name
+        param = self._lookup(full)
+        if param is None:
+            if value is None:
+                raise KeyError(f"ParameterDict.get_constant: no constant named {full!r}; "
+                               f"give value to create it")
+            param = Constant(full, value)
+            self[full] = param
+        elif value is not None:
+            if not isinstance(param, Constant):
+                raise ValueError(f"ParameterDict.get_constant: parameter {full!r} exists "
+                                 f"and is not a Constant")
+            given = value.asnumpy() if isinstance(value, nd.NDArray) else np.asarray(value)
+            if given.shape != param.value.shape or not (given == param.value).all():
+                raise ValueError(f"ParameterDict.get_constant: constant {full!r} exists "
+                                 f"with another value")
         return param
 
     def update(self, other):

@@ -59,7 +59,20 @@ def _batch_shape(shape):
     return () if shape == (1,) else shape
 
 
-class CSVIter(NDArrayIter):
+class _FileIter(NDArrayIter):
+    """The iterators that MXNet implements in C++ (its MXDataIter): one data and one
+    label array, which getdata() and getlabel() return as such, not in a list."""
+
+    def getdata(self):
+        """The data array of the current batch."""
+        return super().getdata()[0]
+
+    def getlabel(self):
+        """The label array of the current batch."""
+        return super().getlabel()[0]
+
+
+class CSVIter(_FileIter):
     """Batches of the rows of CSV files, each row reshaped to ``data_shape``; labels from
     ``label_csv`` (rows reshaped to ``label_shape``) or 0 without one.  ``dtype``
     'float32' (default), 'int32' or 'int64'."""
@@ -116,7 +129,7 @@ def _read_libsvm(who, name, path, width):
     return np.asarray(labels, np.float32), m
 
 
-class LibSVMIter(NDArrayIter):
+class LibSVMIter(_FileIter):
     """Batches of LibSVM lines (zero-based, ascending column indices) as CSR data of
     ``data_shape = (width,)``, with the lines' first column as dense labels, or, given
     ``label_libsvm``, that file's entries as CSR labels of ``label_shape``.

@@ -272,6 +272,7 @@ class NDArrayIter(DataIter):
         self._seq = np.concatenate([self._leftover, order]) if self._lead else order
         self._leftover = np.empty(0, np.int64)
         self._cursor = 0
+        self._current = None          # start of the batch iter_next() moved to
 
     def reset(self):
         """Start the next epoch (reshuffled when ``shuffle``); with 'roll_over' the
@@ -295,15 +296,31 @@ class NDArrayIter(DataIter):
         return n
 
     def iter_next(self):
-        return self._cursor < self._end()
-
-    def next(self):
+        """Move to the next batch and say whether there is one (MXNet's protocol: then
+        :meth:`getdata`, :meth:`getlabel`, :meth:`getpad` and :meth:`getindex` describe
+        it; ``next()`` is ``iter_next()`` and those in one call)."""
         start = self._cursor
         if start >= self._end():
+            return False
+        self._current = start
+        self._cursor = start + self.batch_size
+        return True
+
+    def next(self):
+        if not self.iter_next():
             raise StopIteration
+        data, label, pad, index = self._batch()
+        return DataBatch(data, label, pad, index, None, self._provide_data,
+                         self._provide_label)
+
+    def _batch(self):
+        """(data, label, pad, index) of the batch iter_next() moved to."""
+        start = self._current
+        if start is None:
+            raise RuntimeError(f"{type(self).__name__}: call iter_next() (or next()) before "
+                               "reading the current batch")
         bs, seq = self.batch_size, self._seq
         stop = min(start + bs, seq.size)
-        self._cursor = start + bs
         pad = 0
         if not self.shuffle and start >= self._lead and (
                 stop - start == bs or self.last_batch_handle != "pad"):
@@ -318,8 +335,19 @@ class NDArrayIter(DataIter):
                 index = np.concatenate([index, seq[np.arange(pad) % seq.size]])
             data = [self._gather(arr, host, index) for _, arr, host in self.data]
             label = [self._gather(arr, host, index) for _, arr, host in self.label]
-        return DataBatch(data, label, pad, index, None, self._provide_data,
-                         self._provide_label)
+        return data, label, pad, index
+
+    def getdata(self):
+        """The data arrays of the current batch (a list, as MXNet's NDArrayIter)."""
+        return self._batch()[0]
+
+    def getlabel(self):
+        """The label arrays of the current batch."""
+        return self._batch()[1]
+
+    def getindex(self):
+        """The sample indices of the current batch."""
+        return self._batch()[3]
 
     @staticmethod
     def _gather(arr, host, rows):
@@ -332,8 +360,10 @@ class NDArrayIter(DataIter):
         return nd.borrow(values, values.ctypes.data, values.shape, values.dtype, arr.ctx)
 
     def getpad(self):
-        """The padding of the batch that ``next()`` would return."""
-        left = self._seq.size - self._cursor
+        """How many samples of the current batch pad it ('pad' repeats the first ones)."""
+        if self._current is None:
+            return 0
+        left = self._seq.size - self._current
         if self.last_batch_handle == "pad" and 0 < left < self.batch_size:
             return self.batch_size - left
         return 0

@@ -221,12 +221,13 @@ class Module:
             if missing:
                 raise ValueError(f"init_params: parameter {missing[0]!r} is missing (set "
                                  "allow_missing=True to initialise it)")
+        attrs = self._symbol.attr_dict()
         for given, names, target in tables:
             for name in names:
                 if given is not None and name in given:
                     target[name][:] = given[name]
                 else:
-                    init(name, target[name])
+                    init(_init.InitDesc(name, attrs.get(name), init), target[name])
         self.params_initialized = True
 
     def get_params(self):

@@ -18,7 +18,7 @@ from runtime._ndarray import (CSRNDArray, NDArray, RowSparseNDArray, as_ctx, as_
 from runtime._ndarray import from_numpy as _from_numpy
 from runtime._storage import is_scipy_sparse
 from runtime.context import Context
-from runtime.nd import linalg, random, sparse
+from runtime.nd import linalg, ndarray, random, sparse
 from runtime.nd._creation import eye, linspace, ones, zeros
 from runtime.nd._io import load, load_frombuffer, save
 from runtime.nd._cached_op import CachedOp

@@ -8,6 +8,7 @@ from runtime._ndarray import RowSparseNDArray as RowSparseNDArray
 from runtime.context import Context as Context
 from runtime.nd import contrib as contrib
 from runtime.nd import linalg as linalg
+from runtime.nd import ndarray as ndarray
 from runtime.nd import random as random
 from runtime.nd import sparse as sparse
 from runtime.nd._cached_op import CachedOp as CachedOp

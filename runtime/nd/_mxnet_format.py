@@ -35,8 +35,8 @@ from runtime.context import Context
 
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
-_STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
-_STYPE_CODES = {v: k for k, v in _STYPES.items()}
+STYPES = {0: "default", 1: "row_sparse", 2: "csr"}      # MXNet's storage-type codes
+STYPE_CODES = {v: k for k, v in STYPES.items()}
 _NUM_AUX = {"default": 0, "row_sparse": 1, "csr": 2}
 # mshadow's type flags (mshadow/base.h); 12 (bfloat16) has no ndrt dtype
 _DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
@@ -112,10 +112,10 @@ def _read_array(r, i, ctx, spend):
     (magic,) = r.unpack("I", f"{where} magic")
     if magic in (V2_MAGIC, V3_MAGIC):
         (code,) = r.unpack("i", f"{where} storage type")
-        if code not in _STYPES:
+        if code not in STYPES:
             raise Bad(f"{where}: storage type must be 0 (default), 1 (row_sparse) or 2 (csr) "
                       f"(got {code})")
-        stype = _STYPES[code]
+        stype = STYPES[code]
         if magic == V3_MAGIC and stype != "default":
             raise Bad(f"{where}: a V3 (NumPy shape) array must be dense (got {stype})")
         storage = _shape(r, f"{where} storage shape") if stype != "default" else None
@@ -246,7 +246,7 @@ def write(f, items):
         out = []
         dense = x.stype == "default"
         v3 = dense and (x.ndim == 0 or 0 in x.shape)
-        out.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, _STYPE_CODES[x.stype]))
+        out.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, STYPE_CODES[x.stype]))
         parts = [storage_host(x, j) for j in range(-1, _NUM_AUX[x.stype])] if not dense \
             else [x.asnumpy()]
         if not dense:

@@ -115,6 +115,14 @@ def _leaky_shape(attrs, shapes):
     return [ds]
 
 
+def _leaky_inputs(attrs, shapes):
+    """prelu's gamma, when not given, has one slope per channel (axis 1) of data."""
+    ds, gs = shapes[0], shapes[1] if len(shapes) > 1 else None
+    if attrs["act_type"] == "prelu" and len(shapes) == 2 and gs is None and ds is not None:
+        return [ds, (ds[1],) if len(ds) >= 2 else (1,)]
+    return list(shapes)
+
+
 def _leaky_type(attrs, dtypes):
     d = np.dtype(dtypes[0])
     if d.kind != "f":
@@ -195,7 +203,8 @@ register(
            "upper_bound": Attr("float", 0.334)},
     infer_shape=_leaky_shape, infer_type=_leaky_type, compute=_leaky,
     prepare=_leaky_prepare, gradient=_leaky_grad, grad_inputs=_leaky_reads,
-    needs_rng=True,
+    needs_rng=True, infer_inputs=_leaky_inputs,
+    input_inits={"gamma": '["Constant", {"value": 0.25}]'},
     doc="""Leaky rectifiers (MXNet's ``LeakyReLU``), ``x`` where ``x > 0``, else by
 ``act_type``: ``leaky`` ``slope * x``; ``prelu`` ``gamma * x`` with the learned
 ``gamma`` input (shape (channels,) along axis 1, or (1,) shared; the only act_type that

@@ -55,6 +55,9 @@ An :class:`Op` says what the invocation layer (``runtime._imperative``) needs:
   shape is not known yet; the rule returns the list with those it can tell filled in from
   the known ones (a FullyConnected's weight and bias from its data), leaving the others
   None.  Ops without it only infer forward.
+- ``input_inits``: {input name: MXNet ``__init__`` string}: graph mode gives a variable
+  standing for that input this initializer unless it carries its own (MXNet's
+  FSetInputVarAttrOnCompose: prelu's gamma starts at 0.25, not at gamma's usual ones).
 """
 
 import math
@@ -103,7 +106,7 @@ class Op:
                  "mutates", "ignores", "differentiable", "stops_gradient", "grad_donates",
                  "doc", "needs_rng",
                  "sparse_check", "prepare", "ufunc", "scalar_forms", "sparse_out",
-                 "null_outputs", "flagged_inputs", "infer_inputs")
+                 "null_outputs", "flagged_inputs", "infer_inputs", "input_inits")
 
     def __init__(self, name, inputs=("data",), num_outputs=1, attrs=None, infer_shape=None,
                  infer_type=None, infer_storage=None, compute=None, compute_sparse=None,
@@ -112,7 +115,7 @@ class Op:
                  variadic=False, differentiable=True, doc="", needs_rng=False,
                  sparse_check=None, prepare=None, ufunc=None, scalar_forms=None,
                  grad_donates=False, sparse_out=False, null_outputs=False,
-                 flagged_inputs=False, infer_inputs=None):
+                 flagged_inputs=False, infer_inputs=None, input_inits=None):
         self.name = name
         self.aliases = tuple(aliases)
         self.inputs = tuple(inputs)
@@ -158,6 +161,7 @@ class Op:
         self.null_outputs = null_outputs
         self.flagged_inputs = flagged_inputs
         self.infer_inputs = infer_inputs
+        self.input_inits = dict(input_inits or {})
 
     def n_out(self, attrs):
         n = self.num_outputs

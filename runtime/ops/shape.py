@@ -87,6 +87,9 @@ def _broadcast_like_shape(attrs, shapes):
     if len(la) != len(ra):
         raise ValueError(f"broadcast_like: lhs_axes {la!r} and rhs_axes {ra!r} must have one "
                          "length")
+    if not la:
+        raise ValueError("broadcast_like: lhs_axes and rhs_axes must not be empty (got ()); "
+                         "leave both out to broadcast every dimension")
     out = list(lhs)
     for a, b in zip(_axes_of("broadcast_like", la, len(lhs), "lhs_axes"),
                     _axes_of("broadcast_like", ra, len(rhs), "rhs_axes")):

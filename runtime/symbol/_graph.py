@@ -13,13 +13,12 @@ import ast
 import numpy as np
 
 from runtime.errors import MXNetTypeError, MXNetValueError
-from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES
+from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES, STYPE_CODES, STYPES
 
 # attribute keys MXNet stores as ``__key__`` (and lists under both names)
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
                "profiler_scope")
-STYPE_CODES = {"default": 0, "row_sparse": 1, "csr": 2}
-STYPES = {v: k for k, v in STYPE_CODES.items()}
+
 DTYPE_CODES = _DTYPE_CODES
 DTYPES = _DTYPES
 

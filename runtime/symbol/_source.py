@@ -22,6 +22,7 @@ class SourceDef:
     variadic = False
     inputs = ()
     mutates = ()
+    input_inits = {}
     infer_inputs = None
 
     def __init__(self, name, attrs, shape, make):

@@ -118,8 +118,10 @@ class Symbol:
         return Symbol([(n, i) for n in self._nodes() for i in range(n.n_out())])
 
     def get_children(self):
-        """A group of the inputs of this symbol's nodes (None for a variable)."""
-        entries = [e for n, _ in self._outputs for e in n.inputs]
+        """A group of the inputs of this symbol's nodes, each node's once (the outputs of
+        a multi-output node share its inputs); None for a variable."""
+        nodes = list(dict.fromkeys(n for n, _ in self._outputs))
+        entries = [e for n in nodes for e in n.inputs]
         return Symbol(entries) if entries else None
 
     # -- attributes ------------------------------------------------------------------
@@ -513,10 +515,27 @@ fromjson = load_json
 
 # -- operator functions ------------------------------------------------------------------
 
+def _hidden_attrs(op_name, kwargs):
+    """(kwargs without MXNet's hidden keys, {key: str(value)} of those): every operator
+    takes ``lr_mult``, ``wd_mult``, ``ctx_group`` ... as node attributes (stored as
+    ``__key__``), which the variables the node makes for its missing inputs carry."""
+    hidden = {k: kwargs[k] for k in HIDDEN_KEYS if k in kwargs}
+    if not hidden:
+        return kwargs, {}
+    for k, v in hidden.items():
+        if v is None or not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise TypeError(f"{op_name}: {k} must be a number or a str (got {v!r})")
+    rest = {k: v for k, v in kwargs.items() if k not in hidden}
+    return rest, {k: str(v) for k, v in hidden.items()}
+
+
 def _call(op_name, inputs, kwargs, name=None, attr=None, hint=None):
     """A node calling registry op ``op_name`` on symbols ``inputs`` (None: absent) with
     attributes ``kwargs``."""
     op = registry.get(op_name)
+    kwargs, hidden = _hidden_attrs(op_name, kwargs)
+    if hidden:
+        attr = {**(attr or {}), **hidden}
     if op.variadic and len(op.inputs) <= 1 and "num_args" in op.attrs \
             and "num_args" not in kwargs:
         kwargs = {**kwargs, "num_args": len(inputs)}
@@ -537,13 +556,20 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
     else:
         for i, input_name in enumerate(op.inputs):
             given = inputs[i] if i < len(inputs) else None
+            op_init = op.input_inits.get(input_name)
             if given is not None:
-                entries.append(given._single(input_name))
+                entry = given._single(input_name)
+                var = entry[0]
+                if op_init is not None and var.op is None and "__init__" not in var.attrs:
+                    var.attrs["__init__"] = op_init
+                entries.append(entry)
             elif not op.variadic or _graph.wanted_input(op, params, input_name):
                 init = {}
                 if i in op.mutates:
                     init = {"__init__": json.dumps(
                         ["one" if input_name.endswith("var") else "zero", {}])}
+                elif op_init is not None:
+                    init = {"__init__": op_init}
                 v = Node(None, None, f"{name}_{input_name}",
                          attrs={**raw, **attrs, **init})
                 entries.append((v, 0))

@@ -120,7 +120,10 @@ _add(FAILURES, "moveaxis",
      Failure([_X3], {"source": (0, 0), "destination": (1, 2)}, ValueError,
              r"^moveaxis: source \(0, 0\) repeats an axis"),
      Failure([_X3], {"source": 3, "destination": 0}, ValueError,
-             r"^moveaxis: source 3 is out of range"))
+             r"^moveaxis: source 3 is out of range"),
+     # MXNet's documented range; its list.insert code would put the axis last
+     Failure([_X3], {"source": 0, "destination": 3}, ValueError,
+             r"^moveaxis: destination 3 is out of range"))
 _add(ZERO_SIZE, "moveaxis", ZeroSize([zeros(0, 2, 3)], {"source": 0, "destination": 2},
                                      lambda x: np.moveaxis(x, 0, 2)))
 

@@ -1684,3 +1684,11 @@ def test_the_tape_works_unchanged_on_gpu_arrays():
 # -- failing tests leave no arrays behind --------------------------------------------------
 
 free_failing_tests(globals())
+
+
+def test_star_import_gives_ndarray_as_mxnets_does():
+    # MXNet's autograd module has no __all__: 1.x code gets NDArray from its star import
+    names = {}
+    exec("from runtime.autograd import *", names)
+    assert names["NDArray"] is nd.NDArray
+    assert names["record"] is autograd.record

@@ -229,9 +229,17 @@ def test_shared_parameters():
     with pytest.raises(ValueError, match=r"Parameter 'dense\d+_weight' exists with shape "
                                          r"\(3, 2\), which does not match shape \(4, 0\)"):
         nn.Dense(4, params=a.collect_params())
+    # an attribute the shared parameter left unset is filled in, as Gluon's get does;
+    # one it set must agree
+    nn.Dense(3, params=a.collect_params(), weight_initializer="ones")
+    assert a.weight.init == init.One()
     with pytest.raises(ValueError, match=r"Parameter 'dense\d+_weight' exists with "
-                                         r"init=None, not 'ones'"):
-        nn.Dense(3, params=a.collect_params(), weight_initializer="ones")
+                                         r"init=One\(\), not 'zeros'"):
+        nn.Dense(3, params=a.collect_params(), weight_initializer="zeros")
+    # a layer asking for deferred initialisation takes a parameter made without it
+    params = mx.gluon.ParameterDict("own_")
+    w = params.get("weight", shape=(4, 2))
+    assert nn.Dense(4, in_units=2, params=params).weight is w
 
 
 def test_collect_params_select_bad_regex():
@@ -541,3 +549,91 @@ def test_scope_of_a_block_with_empty_prefix_is_its_parents():
 
 
 free_failing_tests(globals())
+
+
+class _TwoDense(mx.gluon.Block):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.first = nn.Dense(3, in_units=2)
+            self.second = nn.Dense(3, in_units=3)
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+def test_params_of_another_block_are_shared_by_its_children_too():
+    # Gluon 1.x: Net(params=other.collect_params()) names the children's parameters after
+    # the shared dict's prefix, so every layer below reuses other's parameters
+    a = _TwoDense(prefix="a_")
+    b = _TwoDense(prefix="b_", params=a.collect_params())
+    assert b.first.weight is a.first.weight and b.second.bias is a.second.bias
+    assert b.first.prefix == "b_dense0_"                 # block names keep their own
+    assert sorted(b.collect_params()) == sorted(a.collect_params())
+    a.initialize()
+    x = nd.array([[1.0, 2.0]])
+    np.testing.assert_array_equal(b(x).asnumpy(), a(x).asnumpy())
+    unshared = _TwoDense(prefix="c_")
+    assert unshared.first.weight is not a.first.weight
+    assert sorted(unshared.collect_params()) == ["c_dense0_bias", "c_dense0_weight",
+                                                  "c_dense1_bias", "c_dense1_weight"]
+
+
+def test_parameter_dict_text_is_gluons():
+    params = mx.gluon.ParameterDict("net_")
+    params.get("w", shape=(2, 3))
+    lines = str(params).splitlines()
+    assert lines[0] == "net_ (" and lines[-1] == ")"
+    assert "net_w" in lines[1] and "(2, 3)" in lines[1]
+    assert str(mx.gluon.ParameterDict()).splitlines()[0] == "("
+    with pytest.raises(TypeError, match="ParameterDict: shared must be a ParameterDict"):
+        mx.gluon.ParameterDict("x_", shared={})
+
+
+def test_get_constant():
+    params = mx.gluon.ParameterDict("net_")
+    const = params.get_constant("c", [[1, 2], [3, 4]])
+    assert isinstance(const, mx.gluon.Constant) and const.name == "net_c"
+    assert params.get_constant("c") is const
+    assert params.get_constant("c", np.array([[1, 2], [3, 4]])) is const
+    with pytest.raises(ValueError, match="constant 'net_c' exists with another value"):
+        params.get_constant("c", [[1, 2], [3, 5]])
+    with pytest.raises(KeyError, match="no constant named 'net_d'"):
+        params.get_constant("d")
+    params.get("w", shape=(2,))
+    with pytest.raises(ValueError, match="parameter 'net_w' exists and is not a Constant"):
+        params.get_constant("w", [1, 2])
+    params.initialize()
+    np.testing.assert_array_equal(const.data().asnumpy(), [[1, 2], [3, 4]])
+
+
+def test_save_params_and_load_params_are_the_deprecated_forms(tmp_path):
+    a = _TwoDense(prefix="a_")
+    a.initialize()
+    fname = str(tmp_path / "a.params")
+    with pytest.warns(DeprecationWarning, match="save_params is deprecated"):
+        a.save_params(fname)
+    # the file holds full names without the block's prefix (Gluon 1.x's format)
+    assert sorted(nd.load(fname)) == ["dense0_bias", "dense0_weight", "dense1_bias",
+                                      "dense1_weight"]
+    b = _TwoDense(prefix="b_")
+    with pytest.warns(DeprecationWarning, match="load_params is deprecated"):
+        b.load_params(fname)
+    x = nd.array([[0.5, -1.0]])
+    np.testing.assert_array_equal(b(x).asnumpy(), a(x).asnumpy())
+
+
+def test_hybrid_block_takes_a_row_sparse_parameter():
+    # Gluon 1.x refuses sparse parameters in a hybrid forward; ndrt runs them
+    # (docs/differences.md)
+    params = mx.gluon.ParameterDict("net_")
+    params.get("weight", shape=(2, 3), stype="row_sparse")
+    params.get("bias", shape=(2,))
+    layer = nn.Dense(2, in_units=3, params=params)
+    layer.initialize(init.One())
+    layer.hybridize()
+    assert layer.weight.stype == "row_sparse"
+    x = nd.array([[1.0, 2.0, 3.0]])
+    with pytest.warns(Warning, match="dense temporaries"):
+        got = layer(x)
+    np.testing.assert_array_equal(got.asnumpy(), [[6.0, 6.0]])

@@ -104,7 +104,10 @@ def test_simple_bind_forward_kwargs_and_reshape():
     out = exe.forward(x=mx.nd.array(vals["x"]))[0]
     np.testing.assert_allclose(out.asnumpy(), vals["x"] @ vals["fc_weight"].T
                                + vals["fc_bias"], rtol=1e-5)
-    bigger = exe.reshape(x=(5, 4))
+    with pytest.raises(ValueError, match=r"reshape: the new shape \(5, 4\) of 'x' is larger "
+                                         r"than its old one \(2, 4\).*allow_up_sizing=True"):
+        exe.reshape(x=(5, 4))
+    bigger = exe.reshape(allow_up_sizing=True, x=(5, 4))
     assert bigger.arg_dict["fc_weight"] is exe.arg_dict["fc_weight"]
     assert bigger.arg_dict["x"].shape == (5, 4)
     assert bigger.forward()[0].shape == (5, 3)
@@ -193,3 +196,20 @@ def test_sparse_argument_through_the_executor():
     exe.backward(mx.nd.array(head))
     np.testing.assert_allclose(exe.outputs[0].asnumpy(), a @ wv, rtol=1e-6)
     np.testing.assert_allclose(gw.asnumpy(), a.T @ head, rtol=1e-6)
+
+
+def test_reshape_down_shares_the_first_elements():
+    # MXNet: a smaller argument is a view of the old one's memory; a larger one is new
+    sym, _ = _fc_setup()
+    exe = sym.simple_bind(mx.cpu(), x=(4, 4))
+    exe.arg_dict["x"][:] = 1
+    small = exe.reshape(x=(2, 4))
+    assert small.grad_dict["x"].shape == (2, 4)
+    small.arg_dict["x"][:] = 7
+    np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy(),
+                                  np.float32([[7] * 4, [7] * 4, [1] * 4, [1] * 4]))
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_dict["x"][:] = 0
+    assert exe.arg_dict["x"].asnumpy().sum() == 2 * 4 * 7 + 2 * 4
+    with pytest.raises(ValueError, match="the shape of 'fc_weight' changes"):
+        exe.reshape(x=(2, 5))

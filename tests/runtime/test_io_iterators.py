@@ -193,3 +193,20 @@ def test_image_record_iter_refuses_bad_arguments(kw, err, match):
 
 
 free_failing_tests(globals())
+
+
+def test_file_iterators_getdata_gives_the_array_itself(tmp_path):
+    # MXNet's C++ iterators (CSVIter, LibSVMIter) return one NDArray from getdata() and
+    # getlabel(), where NDArrayIter returns a list
+    (tmp_path / "data.t").write_text("1.0 0:0.5 2:1.2\n-2.0\n-3.0 0:0.6 1:2.4 2:1.2\n")
+    it = io.LibSVMIter(data_libsvm=str(tmp_path / "data.t"), data_shape=(3,), batch_size=2)
+    assert it.iter_next()
+    data, label = it.getdata(), it.getlabel()
+    assert isinstance(data, nd.NDArray) and data.stype == "csr"
+    np.testing.assert_array_equal(data.asnumpy(), np.float32([[0.5, 0, 1.2], [0, 0, 0]]))
+    np.testing.assert_array_equal(label.asnumpy(), [1, -2])
+    (tmp_path / "data.csv").write_text("1,2\n3,4\n")
+    it = io.CSVIter(data_csv=str(tmp_path / "data.csv"), data_shape=(2,), batch_size=2)
+    assert it.iter_next()
+    np.testing.assert_array_equal(it.getdata().asnumpy(), [[1, 2], [3, 4]])
+    assert not it.iter_next()

@@ -79,6 +79,8 @@ NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executo
 LAZY = {
     "cupy": "optional dependency (the gpu extra)",
     "scipy.sparse": "imported on first use: it costs import time and few programs need it",
+    "scipy.stats": "imported on first use by test_utils' generator checks: it costs import "
+                   "time and only test suites call them",
     "matplotlib": "optional dependency (the demo extra), needed by `ndrt train --plot` only",
     "threadpoolctl": "optional dependency (the dist extra): only a dist store limits the "
                      "threads of the BLAS libraries, once",

@@ -275,3 +275,27 @@ def test_prepare_without_a_kvstore_has_nothing_to_pull(caplog):
     with caplog.at_level(logging.WARNING):
         mod.prepare(None, sparse_row_id_fn=lambda batch: {"fc_weight": nd.array([0])})
     assert "sparse_row_id_fn has nothing to pull" in caplog.text
+
+
+def test_init_params_honours_a_variables_own_initializer():
+    # MXNet's Module hands the initializer an InitDesc carrying the symbol's attributes:
+    # a variable's __init__ wins over the global initializer and over the name rules
+    data = mx.sym.Variable("data")
+    w = mx.sym.Variable("w", shape=(3, 1), init=mx.init.Constant(2.0))
+    gamma = mx.sym.Variable("scale_gamma", shape=(1,), init=mx.init.Zero())
+    out = mx.sym.broadcast_mul(mx.sym.dot(data, w), gamma)
+    mod = mx.mod.Module(out, label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3))])
+    mod.init_params(initializer=mx.init.Uniform(0.5))
+    args, _ = mod.get_params()
+    np.testing.assert_array_equal(args["w"].asnumpy(), np.full((3, 1), 2.0, np.float32))
+    np.testing.assert_array_equal(args["scale_gamma"].asnumpy(), np.zeros(1, np.float32))
+
+
+def test_prelu_gamma_of_a_module_starts_at_quarter():
+    data = mx.sym.Variable("data")
+    mod = mx.mod.Module(mx.sym.LeakyReLU(data, act_type="prelu"), label_names=None)
+    mod.bind(data_shapes=[("data", (4, 5))])
+    mod.init_params()
+    (gamma,) = mod.get_params()[0].values()
+    np.testing.assert_array_equal(gamma.asnumpy(), np.full(5, 0.25, np.float32))

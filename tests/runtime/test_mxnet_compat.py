@@ -17,7 +17,7 @@ from runtime import mxnet_compat
 # must hold (what programs reach for first).
 PATHS = {
     "": "nd", "nd": "NDArray", "ndarray": "NDArray", "nd.sparse": "CSRNDArray",
-    "ndarray.sparse": "RowSparseNDArray", "nd.random": "normal", "nd.linalg": "gemm2",
+    "ndarray.sparse": "RowSparseNDArray", "ndarray.ndarray": "NDArray", "nd.random": "normal", "nd.linalg": "gemm2",
     "nd.contrib": "foreach", "autograd": "record", "context": "Context", "random": "seed",
     "gluon": "Trainer", "gluon.nn": "Dense", "gluon.rnn": "LSTM", "gluon.loss": "L2Loss",
     "gluon.data": "ArrayDataset", "gluon.utils": "clip_global_norm",
@@ -51,6 +51,16 @@ def test_second_names_are_the_same_modules():
     assert runtime.ndarray.sparse is runtime.nd.sparse
     assert runtime.gluon.nn.Sequential is runtime.gluon.nn.basic_layers.Sequential
     assert runtime.gluon.Trainer.__module__ == "runtime.gluon.trainer"
+
+
+def test_ndarray_ndarray_holds_the_class_and_mxnets_storage_codes():
+    from runtime.ndarray.ndarray import NDArray, _STORAGE_TYPE_STR_TO_ID
+    assert NDArray is runtime.NDArray
+    # MXNet's NDArrayStorageType values, as its files and __storage_type__ write them
+    assert _STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1,
+                                       "csr": 2}
+    var = runtime.sym.Variable("w", stype="csr")
+    assert var.attr("__storage_type__") == str(_STORAGE_TYPE_STR_TO_ID["csr"])
 
 
 def test_top_level_names():

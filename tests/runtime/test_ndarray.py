@@ -743,6 +743,7 @@ def test_context_is_an_immutable_value():
 @pytest.mark.parametrize("args, exc, match", [
     (("bogus",), ValueError, r"device_type must be one of \('cpu', 'gpu', 'cpu_pinned'\) "
                              r"\(got 'bogus'\)"),
+    (("cpu_shared", 0), ValueError, r"device_type must be one of .* \(got 'cpu_shared'\)"),
     ((1,), TypeError, r"device_type must be one of .* or a Context \(got 1\)"),
     (("gpu", -1), ValueError, r"device_id must be an integer >= 0 \(got -1\)"),
     (("gpu", 1.0), TypeError, r"device_id must be an integer >= 0 \(got 1.0\)"),
@@ -1191,3 +1192,18 @@ def test_setitem_into_an_array_on_the_tape_is_refused(key):
         with pytest.raises(RuntimeError, match="on the autograd tape while recording"):
             x[key] = 5
     np.testing.assert_array_equal(x.asnumpy(), before)
+
+
+@pytest.mark.parametrize("key", [slice(None), (slice(None),)])
+def test_setitem_colon_writes_all_of_a_0d_array(key):
+    # x[:] = v names the whole array in MXNet 1.x, also when x is 0-d (NumPy refuses it)
+    x = nd.zeros(())
+    x[key] = np.ones(())
+    assert x.shape == () and x.asnumpy() == 1
+    x[key] = 5
+    assert x.asnumpy() == 5
+    x[key] = nd.array(7.0)
+    assert x.asnumpy() == 7
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0:1] = 1
+    assert x.asnumpy() == 7

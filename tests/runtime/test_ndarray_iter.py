@@ -176,7 +176,32 @@ def test_names_descriptors_and_batch():
     np.testing.assert_array_equal(b.data[0].asnumpy(), np.ones((3, 2, 2)))
     assert NDArrayIter(np.zeros((2, 1)), data_name="x").provide_data[0].name == "x"
     assert NDArrayIter(np.zeros((2, 1))).provide_label == []
-    assert it.getpad() == 2                # the next batch (the last one) is padded by 2
+    assert it.getpad() == 0                # MXNet's: the pad of the current batch
+    next(it)
+    assert it.getpad() == 2                # the last one is padded by 2
+
+
+def test_iter_next_and_getdata_walk_the_batches_as_mxnets():
+    # MXNet 1.x's protocol: iter_next() moves to the next batch, getdata()/getlabel()/
+    # getpad()/getindex() describe it; a loop on iter_next() ends with the epoch
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    y = np.arange(5, dtype=np.float32)
+    it = NDArrayIter(x, y, batch_size=2, last_batch_handle="pad")
+    with pytest.raises(RuntimeError, match=r"NDArrayIter: call iter_next\(\) \(or next\(\)\) "
+                                           r"before reading the current batch"):
+        it.getdata()
+    seen = []
+    while it.iter_next():
+        (data,), (label,) = it.getdata(), it.getlabel()
+        seen.append((data.asnumpy(), label.asnumpy(), it.getpad(), list(it.getindex())))
+    assert [s[2] for s in seen] == [0, 0, 1]
+    np.testing.assert_array_equal(seen[2][0], x[[4, 0]])           # padded with the first
+    np.testing.assert_array_equal(seen[1][1], y[2:4])
+    assert seen[2][3] == [4, 0]
+    assert not it.iter_next()
+    it.reset()
+    assert it.iter_next() and it.getpad() == 0
+    np.testing.assert_array_equal(next(it).data[0].asnumpy(), x[2:4])
 
 
 def test_bad_arguments():

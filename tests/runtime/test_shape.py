@@ -260,6 +260,10 @@ def test_broadcast_like():
         run("broadcast_like", [x, y], {"lhs_axes": 0, "rhs_axes": 1})
     with pytest.raises(ValueError, match="^broadcast_like: lhs_axes and rhs_axes must be given"):
         run("broadcast_like", [x, y], {"lhs_axes": 0})
+    # MXNet 1.x refuses empty axes rather than reading them as "every axis"
+    with pytest.raises(ValueError, match=r"^broadcast_like: lhs_axes and rhs_axes must not be "
+                                         r"empty \(got \(\)\)"):
+        run("broadcast_like", [x, y], {"lhs_axes": (), "rhs_axes": ()})
 
 
 def test_broadcast_to_gradient_with_zero_size_dims():

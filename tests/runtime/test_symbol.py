@@ -301,3 +301,49 @@ def test_sym_sparse_holds_mxnets_sparse_operators():
     b = np.random.RandomState(1).rand(6, 3).astype(np.float32)
     got = out.eval(x=mx.nd.sparse.csr_matrix(a), w=mx.nd.array(b).tostype("row_sparse"))[0]
     np.testing.assert_allclose(got.asnumpy(), a @ b, rtol=1e-6)
+
+
+def test_prelu_gamma_takes_one_slope_per_channel_and_starts_at_quarter():
+    # MXNet 1.x infers an implicit gamma as (channels,) and gives it the initializer
+    # Constant(0.25) (its FSetInputVarAttrOnCompose), not gamma's usual ones
+    data = mx.sym.Variable("data")
+    act = mx.sym.LeakyReLU(data, act_type="prelu", name="act")
+    args, _, _ = act.infer_shape(data=(4, 6, 3))
+    assert dict(zip(act.list_arguments(), args))["act_gamma"] == (6,)
+    assert json.loads(act.attr_dict()["act_gamma"]["__init__"]) == \
+        ["Constant", {"value": 0.25}]
+    # a gamma the caller made without an initializer takes the op's; one with its own
+    # keeps it
+    bare = mx.sym.Variable("g1")
+    mx.sym.LeakyReLU(data, gamma=bare, act_type="prelu")
+    assert "__init__" in bare.attr_dict()["g1"]
+    own = mx.sym.Variable("g2", init=mx.init.One())
+    mx.sym.LeakyReLU(data, gamma=own, act_type="prelu")
+    assert json.loads(own.attr_dict()["g2"]["__init__"])[0] == "one"
+    # other act_types take no gamma at all
+    assert mx.sym.LeakyReLU(data, act_type="leaky").list_arguments() == ["data"]
+
+
+def test_get_children_lists_a_multi_output_nodes_inputs_once():
+    data = mx.sym.Variable("data")
+    parts = mx.sym.SliceChannel(data, num_outputs=3, name="parts")
+    assert parts.get_children().list_outputs() == ["data"]
+    both = mx.sym.Group([mx.sym.exp(data, name="e"), mx.sym.log(data, name="l")])
+    assert both.get_children().list_outputs() == ["data", "data"]
+    assert data.get_children() is None
+
+
+def test_hidden_keys_given_to_an_operator_become_node_attributes():
+    # FullyConnected(x, lr_mult=...) is MXNet's way to set __lr_mult__ on the node and the
+    # weight and bias variables it makes
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc", lr_mult=0.5, wd_mult=0)
+    attrs = fc.attr_dict()
+    for name in ("fc", "fc_weight", "fc_bias"):
+        assert attrs[name]["__lr_mult__"] == "0.5"
+        assert attrs[name]["__wd_mult__"] == "0"
+    assert "__lr_mult__" not in attrs.get("data", {})
+    saved = json.loads(fc.tojson())["nodes"][-1]["attrs"]
+    assert saved["__lr_mult__"] == "0.5" and "lr_mult" not in saved
+    with pytest.raises(TypeError, match="FullyConnected: lr_mult must be a number"):
+        mx.sym.FullyConnected(data, num_hidden=3, lr_mult=[1])

@@ -150,3 +150,40 @@ def test_retry_and_discard_stderr():
         always()
     with tu.discard_stderr():
         os.write(2, b"this line goes to /dev/null\n")
+
+
+def test_star_import_gives_mx_and_np_as_mxnets_does():
+    # MXNet's test_utils has no __all__; 1.x test files use mx and np from its star import
+    names = {}
+    exec("from runtime.test_utils import *", names)
+    assert names["mx"] is mx
+    assert names["np"] is np
+    assert names["rnd"] is np.random and names["os"] is os
+    assert "assert_almost_equal" in names
+
+
+def test_gen_buckets_probs_with_ppf_splits_into_equal_probabilities():
+    import scipy.stats as ss
+    buckets, probs = tu.gen_buckets_probs_with_ppf(lambda q: ss.uniform.ppf(q, 2, 4), 4)
+    assert probs == [0.25] * 4
+    np.testing.assert_allclose(buckets, [(2, 3), (3, 4), (4, 5), (5, 6)])
+    with pytest.raises(ValueError, match=r"nbuckets must be an integer >= 1 \(got 0\)"):
+        tu.gen_buckets_probs_with_ppf(lambda q: q, 0)
+
+
+def test_verify_generator_accepts_the_right_distribution_and_refuses_a_wrong_one():
+    import scipy.stats as ss
+    rng = np.random.default_rng(5)
+    buckets, probs = tu.gen_buckets_probs_with_ppf(ss.norm.ppf, 5)
+    pvalues = tu.verify_generator(lambda n: rng.normal(size=n), buckets, probs,
+                                  nsamples=20000)
+    assert len(pvalues) == 5 and sum(p > 0.05 for p in pvalues) >= 1
+    with pytest.raises(AssertionError, match="generator test failed"):
+        tu.verify_generator(lambda n: rng.normal(0.3, 1, size=n), buckets, probs,
+                            nsamples=20000)
+    # discrete: the buckets are the values
+    p, observed, expected = tu.chi_square_check(
+        lambda n: nd.array(rng.integers(0, 3, size=n)), [0, 1, 2], [1 / 3] * 3, nsamples=3000)
+    assert observed.sum() == 3000 and np.allclose(expected, 1000) and 0 <= p <= 1
+    with pytest.raises(ValueError, match=r"the generator must return 10 samples \(got 9\)"):
+        tu.chi_square_check(lambda n: np.zeros(n - 1), [0, 1], [0.5, 0.5], nsamples=10)

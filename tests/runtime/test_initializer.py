@@ -1,0 +1,48 @@
+"""runtime.initializer: MXNet's InitDesc and the JSON strings of a variable's __init__."""
+
+import numpy as np
+import pytest
+
+import runtime as mx
+from runtime import initializer as init
+
+
+@pytest.mark.parametrize("spec, want", [
+    ('["constant", {"value": 2.5}]', init.Constant(2.5)),
+    ('["Constant", {"value": 0.25}]', init.Constant(0.25)),
+    ('["zero", {}]', init.Zero()),
+    ('["one", {}]', init.One()),
+    ('["uniform", {"scale": 0.3}]', init.Uniform(0.3)),
+    ('["normal", {"sigma": 0.2}]', init.Normal(0.2)),
+    ('["xavier", {"rnd_type": "gaussian", "factor_type": "in", "magnitude": 2}]',
+     init.Xavier("gaussian", "in", 2)),
+])
+def test_create_reads_mxnets_init_strings(spec, want):
+    assert init.create(spec) == want
+
+
+def test_a_variables_init_string_round_trips():
+    for given in (init.Constant(3.0), init.Zero(), init.Xavier(magnitude=1.5),
+                  init.Normal(0.5)):
+        var = mx.sym.Variable("v", init=given)
+        assert init.create(var.attr_dict()["v"]["__init__"]) == given
+
+
+@pytest.mark.parametrize("spec", ['["nosuch", {}]', '["constant"]', '["constant", {"x": 1}]',
+                                  '[not json'])
+def test_create_refuses_a_bad_init_string(spec):
+    with pytest.raises(ValueError, match=r"init must be an initialiser's name or a JSON"):
+        init.create(spec)
+
+
+def test_init_desc_init_attribute_wins_over_the_caller_and_the_name_rules():
+    arr = mx.nd.zeros((2, 3))
+    # "bias" would be zeros by the name rule; the attribute names Constant(4)
+    init.Uniform(1.0)(init.InitDesc("fc_bias", {"__init__": '["constant", {"value": 4}]'}),
+                      arr)
+    np.testing.assert_array_equal(arr.asnumpy(), np.full((2, 3), 4, np.float32))
+    # without the attribute an InitDesc is its name: the name rule applies
+    init.Uniform(1.0)(init.InitDesc("fc_bias", {}), arr)
+    np.testing.assert_array_equal(arr.asnumpy(), np.zeros((2, 3), np.float32))
+    desc = init.InitDesc("w", None, init.One())
+    assert desc == "w" and desc.attrs == {} and desc.global_init == init.One()
