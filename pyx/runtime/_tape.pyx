@@ -107,11 +107,20 @@ def _freed_message(Node node):
 
 
 cdef bint on_tape(list inputs) noexcept:
+    """Whether an input is on the tape.  An input whose producer's graph an earlier
+    backward consumed (without retain_graph) is taken off it here: from now on it is a
+    constant, as MXNet makes such arrays when it frees their graph."""
     cdef object x
+    cdef Entry e
+    cdef bint found = False
     for x in inputs:
         if (<NDArray>x)._entry is not None:
-            return True
-    return False
+            e = <Entry>(<NDArray>x)._entry
+            if e.node.consumed:
+                (<NDArray>x)._entry = None
+            else:
+                found = True
+    return found
 
 
 cdef ArrayDesc _desc(NDArray x):

@@ -603,6 +603,39 @@ def test_retain_graph_keeps_saved_values():
         y.backward()
 
 
+def test_an_array_of_a_consumed_graph_is_a_constant_in_a_new_recording():
+    # MXNet frees a graph at backward without retain_graph: its intermediate arrays keep
+    # their values and enter later recordings as constants (MXNet's test_cached records
+    # ``bias = bias + 1`` twice)
+    v = data((3,), seed=9)
+    w = arr(v)
+    w.attach_grad()
+    with autograd.record():
+        b = w + 1.0
+        y = (b * 2.0).sum()
+    y.backward()
+    assert_values(w.grad, np.full(3, 2.0))
+    with autograd.record():
+        b2 = b + 1.0                   # b: a constant now, v + 1
+        z = (b2 * w).sum()
+    z.backward()
+    assert_values(w.grad, v + 2.0)     # d/dw of sum((v + 2) * w); nothing through b
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        y.backward()                   # the consumed head itself still refuses
+
+
+def test_a_graph_recorded_before_its_part_was_consumed_still_refuses():
+    w = arr(data((3,), seed=10))
+    w.attach_grad()
+    with autograd.record():
+        c = w * 3.0
+        p1 = c.sum()
+        p2 = (c * c).sum()
+    p1.backward()                      # consumes c's node, which p2's graph reaches
+    with pytest.raises(RuntimeError, match="consumed by an earlier backward"):
+        p2.backward()
+
+
 # -- grad_req, attach_grad, mark_variables -------------------------------------------------
 
 def test_grad_is_none_before_attach_grad_and_zeros_after():
