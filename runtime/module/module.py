@@ -267,13 +267,20 @@ class Module:
         elif kvstore not in _KVSTORES:
             raise NotImplementedError(f"init_optimizer: kvstore must be a KVStore or one of "
                                       f"{_KVSTORES} in ndrt's Module (got {kvstore!r})")
+        # the updater's indices are the parameters' positions (their names with a store)
+        idx2name = dict(enumerate(self._param_names))
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", 1.0 / self._data_shapes[0][1][0])
-            optimizer = _optim.create(optimizer, **params)
+            optimizer = _optim.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
+                                      **params)
         elif not isinstance(optimizer, _optim.Optimizer):
             raise TypeError(f"init_optimizer: optimizer must be a name or an Optimizer "
                             f"(got {optimizer!r})")
+        elif not optimizer.idx2name:
+            # as MXNet: names for multipliers given by name; the weight decay multipliers
+            # were fixed when the optimizer was made
+            optimizer.idx2name = idx2name
         self._optimizer = optimizer
         self._updater = _optim.get_updater(optimizer)
         self._kvstore = store

@@ -13,7 +13,8 @@ the lazy update keeps its meaning; the operators' docstring says which update ea
 storage-type combination takes.  Per-weight learning-rate and weight
 decay multipliers come from ``param_dict`` (index -> a Parameter with ``lr_mult`` and
 ``wd_mult``, which gluon's Trainer fills) or from :meth:`Optimizer.set_lr_mult` and
-:meth:`Optimizer.set_wd_mult` (index -> multiplier).
+:meth:`Optimizer.set_wd_mult` (index or name -> multiplier; names through
+``param_idx2name``, defaults from ``sym``'s attributes, as Module sets them).
 
 The update operators are called through the invoker with their attributes already in
 the registry's form (a dict of floats and bools, as ``Op.parse_attrs`` gives), which
@@ -84,6 +85,13 @@ class Optimizer:
     lr_scheduler : callable num_update -> learning rate, optional
     param_dict : dict index -> Parameter, optional
         Whose ``lr_mult`` and ``wd_mult`` scale the learning rate and wd of each index.
+    sym : Symbol, optional
+        Its arguments' ``__lr_mult__`` and ``__wd_mult__`` attributes become the
+        multipliers of those names (Module passes its symbol).
+    param_idx2name : dict index -> str, optional
+        The name of each index, for multipliers given by name; as in MXNet, every name
+        that ends neither in ``_weight`` nor in ``_gamma`` (biases, BatchNorm's beta)
+        gets weight decay multiplier 0 unless given one.
     begin_num_update : int
         The update count to start from.
     multi_precision : bool
@@ -98,7 +106,7 @@ class Optimizer:
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
                  lr_scheduler=None, param_dict=None, begin_num_update=0,
-                 multi_precision=False):
+                 multi_precision=False, sym=None, param_idx2name=None):
         owner = type(self).__name__
         if learning_rate is None:
             learning_rate = getattr(lr_scheduler, "base_lr", self.default_lr)
@@ -116,8 +124,13 @@ class Optimizer:
         elif lr_scheduler is not None and hasattr(lr_scheduler, "base_lr"):
             lr_scheduler.base_lr = self.lr
         self.param_dict = dict(param_dict or {})
-        self.lr_mult = {}
-        self.wd_mult = {}
+        if param_idx2name is not None and not isinstance(param_idx2name, dict):
+            raise TypeError(f"{owner}: param_idx2name must be a dict index -> name (got "
+                            f"{type(param_idx2name).__name__})")
+        self.idx2name = dict(param_idx2name or {})
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.set_lr_mult({})
+        self.set_wd_mult({})
         self.begin_num_update = self.num_update = int(begin_num_update)
         self.multi_precision = bool(multi_precision)
         self._index_update_count = {}
@@ -140,18 +153,34 @@ class Optimizer:
         self.lr = _number(type(self).__name__, "lr", lr, lo=0)
 
     def set_lr_mult(self, args_lr_mult):
-        """Learning-rate multipliers by index (used where param_dict has no entry)."""
-        self.lr_mult = dict(args_lr_mult)
+        """Learning-rate multipliers by index or name, over those of the symbol's
+        ``__lr_mult__`` attributes (used where param_dict has no entry)."""
+        self.lr_mult = self._sym_mults("__lr_mult__")
+        self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult):
-        """Weight-decay multipliers by index (used where param_dict has no entry)."""
-        self.wd_mult = dict(args_wd_mult)
+        """Weight-decay multipliers by index or name, over those of the symbol's
+        ``__wd_mult__`` attributes and 0 for every name of ``param_idx2name`` that ends
+        neither in ``_weight`` nor in ``_gamma`` (used where param_dict has no entry)."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values()
+                        if not (n.endswith("_weight") or n.endswith("_gamma"))}
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _sym_mults(self, key):
+        if not self.sym_info:
+            return {}
+        attrs, names = self.sym_info
+        return {n: float(attrs[n][key]) for n in names if key in attrs.get(n, ())}
 
     def _mult(self, index, attr, table):
         p = self.param_dict.get(index)
         if p is not None:
             return float(getattr(p, attr, 1.0))
-        return float(table.get(index, 1.0))
+        m = table.get(index)
+        if m is None:
+            m = table.get(self.idx2name.get(index), 1.0)
+        return float(m)
 
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, "lr_mult", self.lr_mult)
@@ -166,7 +195,11 @@ class Optimizer:
         if p is not None:
             lm, wm = getattr(p, "lr_mult", 1.0), getattr(p, "wd_mult", 1.0)
         else:
-            lm, wm = self.lr_mult.get(index, 1.0), self.wd_mult.get(index, 1.0)
+            lm, wm = self.lr_mult.get(index), self.wd_mult.get(index)
+            if lm is None:
+                lm = self.lr_mult.get(self.idx2name.get(index), 1.0)
+            if wm is None:
+                wm = self.wd_mult.get(self.idx2name.get(index), 1.0)
         return float(self.learning_rate * float(lm)), float(self.wd * float(wm))
 
     def _update_count(self, index):

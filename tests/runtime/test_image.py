@@ -14,8 +14,9 @@ from runtime import _rng
 from runtime import _image_codec
 from runtime.gluon import data
 from runtime.gluon.data.vision import transforms as T
-from tests.runtime.mxnet_data_fixtures import IMAGE_SIZES
 from tests.runtime.conftest import free_failing_tests
+from tests.runtime.mxnet_data_fixtures import IMAGE_SIZES
+from tests.runtime.data_makers import DATA, maker
 
 REF = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                            "mxnet191_image.npz"))
@@ -230,13 +231,7 @@ def test_hue_jitter_keeps_grey_and_brightness():
 # make_mxnet_rotate_values.py there with MXNet 1.9.1, from its inputs()) --------------------
 
 def _rotate_fixture():
-    import importlib.util
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-    spec = importlib.util.spec_from_file_location(
-        "make_mxnet_rotate_values", os.path.join(here, "make_mxnet_rotate_values.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod, np.load(os.path.join(here, "mxnet_rotate_values.npz"))
+    return maker("make_mxnet_rotate_values"), np.load(DATA / "mxnet_rotate_values.npz")
 
 
 ROT, ROT_REF = _rotate_fixture()

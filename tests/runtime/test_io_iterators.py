@@ -11,6 +11,7 @@ import scipy.sparse
 
 from runtime import _image_codec, io, nd
 from tests.runtime.conftest import free_failing_tests
+from tests.runtime.data_makers import DATA, maker
 
 
 def test_csv_iter_rows_labels_and_padding(tmp_path):
@@ -84,15 +85,9 @@ def test_prefetching_iter_joins_and_resets():
 # -- ImageRecordIter ------------------------------------------------------------------------
 
 def _record_fixture():
-    import importlib.util
-    from pathlib import Path
-    here = Path(__file__).parent / "data"
-    spec = importlib.util.spec_from_file_location(
-        "make_mxnet_image_record_values", here / "make_mxnet_image_record_values.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return (mod, np.load(here / "mxnet_image_record_values.npz"),
-            str(here / "image_record_png.rec"), str(here / "image_record_png_labels2.rec"))
+    return (maker("make_mxnet_image_record_values"),
+            np.load(DATA / "mxnet_image_record_values.npz"),
+            str(DATA / "image_record_png.rec"), str(DATA / "image_record_png_labels2.rec"))
 
 
 REC, REC_REF, REC_PATH, REC2_PATH = _record_fixture()

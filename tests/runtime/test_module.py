@@ -9,6 +9,7 @@ import pytest
 
 import runtime as mx
 from runtime import nd
+from tests.runtime.data_makers import DATA, maker
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "mxnet")
 
@@ -299,3 +300,67 @@ def test_prelu_gamma_of_a_module_starts_at_quarter():
     mod.init_params()
     (gamma,) = mod.get_params()[0].values()
     np.testing.assert_array_equal(gamma.asnumpy(), np.full(5, 0.25, np.float32))
+
+
+# -- MXNet's multipliers (tests/runtime/data/mxnet_module_mult_values.npz, written by
+# make_mxnet_module_mult_values.py there with MXNet 1.9.1) ---------------------------------
+
+def _mult_fixture():
+    return (maker("make_mxnet_module_mult_values"),
+            dict(np.load(DATA / "mxnet_module_mult_values.npz")))
+
+
+def _mult_module(optimizer="sgd"):
+    maker, ref = _mult_fixture()
+    data, label, params = maker.inputs()
+    mod = mx.mod.Module(maker.net(mx.sym), data_names=["data"],
+                        label_names=["softmax_label"])
+    mod.bind(data_shapes=[("data", data.shape)], label_shapes=[("softmax_label", label.shape)])
+    mod.init_params(arg_params={k: nd.array(v) for k, v in params.items()},
+                    aux_params={"bn_moving_mean": nd.zeros(5), "bn_moving_var": nd.ones(5)})
+    if optimizer == "sgd":
+        mod.init_optimizer(optimizer="sgd", optimizer_params=maker.OPT)
+    else:
+        mod.init_optimizer(optimizer=optimizer)
+    batch = mx.io.DataBatch([nd.array(data)], [nd.array(label)])
+    for _ in range(3):
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    return mod, ref, params
+
+
+def test_module_weight_decay_and_multipliers_as_mxnet():
+    # no weight decay on names ending neither in _weight nor _gamma (fc biases, bn_beta);
+    # lr_mult/wd_mult from the symbol's variable attributes: MXNet 1.9.1's parameters
+    mod, ref, _ = _mult_module()
+    args, _ = mod.get_params()
+    assert sorted(args) == sorted(ref)
+    for k, v in ref.items():
+        np.testing.assert_allclose(args[k].asnumpy(), v, rtol=1e-5, atol=1e-6, err_msg=k)
+    opt = mod._optimizer
+    assert opt.wd_mult == {"fc1_bias": 0.0, "bn_beta": 0.0, "fc2_bias": 0.0,
+                           "fc2_weight": 3.0}
+    assert opt.lr_mult == {"fc1_weight": 2.0}
+
+
+def test_module_given_an_optimizer_keeps_its_multipliers():
+    # as MXNet: an Optimizer made by the caller gets Module's names, not its wd rule
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.1)
+    mod, ref, params = _mult_module(opt)
+    assert opt.idx2name == dict(enumerate(mod._param_names))
+    assert opt.wd_mult == {} and opt.lr_mult == {}
+    args, _ = mod.get_params()
+    assert not np.allclose(args["fc1_bias"].asnumpy(), ref["fc1_bias"])   # decayed here
+
+
+def test_optimizer_multipliers_by_name_and_index():
+    opt = mx.optimizer.SGD(learning_rate=1.0, wd=0.5,
+                           param_idx2name={0: "a_weight", 1: "a_bias", 2: "bn_gamma"})
+    assert opt.wd_mult == {"a_bias": 0.0}
+    opt.set_lr_mult({"a_weight": 3.0, 2: 0.5})
+    assert opt._lr_wd(0) == (3.0, 0.5) and opt._lr_wd(1) == (1.0, 0.0)
+    assert opt._lr_wd(2) == (0.5, 0.5) and opt._lr_wd(7) == (1.0, 0.5)
+    assert opt._get_lr(0) == 3.0 and opt._get_wd(1) == 0.0
+    with pytest.raises(TypeError, match="param_idx2name must be a dict"):
+        mx.optimizer.SGD(param_idx2name=["a_weight"])
