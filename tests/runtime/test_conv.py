@@ -318,15 +318,23 @@ def test_compiled_kernels_refuse_arrays_that_do_not_fit():
     from runtime import _conv_kernels, _pool_kernels
     x = np.zeros((2, 4, 1, 5, 5), np.float32)
     geometry = ((1, 5, 5), (1, 3, 3), (1, 1, 1), (1, 1, 1), (0, 1, 1))
-    with pytest.raises(ValueError, match="channels 2:6 of 4"):
-        _conv_kernels.channel_last_columns(x, np.zeros((25, 36), np.float32), 0, 2, 4,
-                                           *geometry)
-    with pytest.raises(ValueError, match="samples 1:3 are not within"):
-        _conv_kernels.channel_last_columns(x, np.zeros((50, 36), np.float32), 1, 0, 4,
-                                           *geometry)
-    with pytest.raises(ValueError, match="does not fit"):
-        _conv_kernels.to_channel_first(np.zeros((2, 25, 4), np.float32),
-                                       np.zeros((2, 3, 25), np.float32), 0, 0)
+    with pytest.raises(ValueError, match=r"pad and osize non-negative \(got kernel="):
+        _conv_kernels.im2col(x, np.zeros((36, 25), np.float32), 0, 0, *geometry[:4],
+                             (0, -1, 1))
+    with pytest.raises(ValueError, match=r"col of shape \(36, 26\) is not \(channels x 9 "
+                       r"kernel offsets, samples x 25 output positions\)"):
+        _conv_kernels.im2col(x, np.zeros((36, 26), np.float32), 0, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 0:1 and channels 2:6 are not within x's"):
+        _conv_kernels.im2col(x, np.zeros((36, 25), np.float32), 0, 2, *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 and channels 0:4 are not within x's"):
+        _conv_kernels.im2col(x, np.zeros((36, 50), np.float32), 1, 0, *geometry)
+    with pytest.raises(ValueError, match=r"col of shape \(36, 49\) is not \(channels x 9 "
+                       r"kernel offsets, samples x 25 output positions\)"):
+        _conv_kernels.col2im(np.zeros((36, 49), np.float32), x, 0, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 and channels 0:4 are not within out's"):
+        _conv_kernels.col2im(np.zeros((36, 50), np.float32), x, 1, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 0:1 and channels 2:6 are not within out's"):
+        _conv_kernels.col2im(np.zeros((36, 25), np.float32), x, 0, 2, *geometry)
     with pytest.raises(ValueError, match="x's shape"):
         _pool_kernels.max_pool_route(x[0], np.zeros((4, 1, 3, 3), np.float32),
                                      np.zeros((4, 1, 5, 4), np.float32), (1, 2, 2),
