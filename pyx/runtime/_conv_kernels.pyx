@@ -12,11 +12,13 @@ leading axes.  The rows of the outputs are shared among the threads of ``arith_t
 
 from cython.parallel cimport prange
 
+import numpy as np
+
 from openmp cimport omp_get_wtime
 
 from runtime._sparse_common cimport (TRACKED_THREADS, arith_threads, back_off, clear_starts,
                                      mark_start, started_late)
-from runtime._types cimport floating
+from runtime._types cimport floating, int64_t
 
 
 cdef int _geometry(Py_ssize_t[8] x_shape, osize, kernel, stride, dilate, pad, Py_ssize_t[3] size,
@@ -34,45 +36,40 @@ cdef int _geometry(Py_ssize_t[8] x_shape, osize, kernel, stride, dilate, pad, Py
     return 0
 
 
-cdef inline void _bounds(Py_ssize_t c, Py_ssize_t[3] size, Py_ssize_t[3] os,
-                         Py_ssize_t[3] t, Py_ssize_t[3] d, Py_ssize_t[3] p,
-                         Py_ssize_t* shift, Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
-    """For kernel column c: the input column of output column ow is ow * t + shift, inside
-    the image for ow in [lo, hi)."""
-    shift[0] = c * d[2] - p[2]
-    lo[0] = 0 if shift[0] >= 0 else (-shift[0] + t[2] - 1) // t[2]
-    hi[0] = size[2] - 1 - shift[0]
-    hi[0] = 0 if hi[0] < 0 else min(hi[0] // t[2] + 1, os[2])
-    lo[0] = min(lo[0], hi[0])
+cdef int64_t[:, ::1] _window_index(Py_ssize_t[3] size, Py_ssize_t[3] os, Py_ssize_t[3] k,
+                                   Py_ssize_t[3] t, Py_ssize_t[3] d, Py_ssize_t[3] p):
+    """(K, L): for kernel offset q and output position l, the position in a (D, H, W)
+    image that l's window reads at q, or -1 where the window is outside (padding).  One
+    table serves every sample and channel."""
+    cdef Py_ssize_t kk = k[0] * k[1] * k[2], length = os[0] * os[1] * os[2]
+    cdef int64_t[:, ::1] index = np.empty((kk, length), np.int64)
+    cdef Py_ssize_t a, b, c, q = 0, od, oh, ow, i, j, w, l
+    with nogil:
+        for a in range(k[0]):
+            for b in range(k[1]):
+                for c in range(k[2]):
+                    l = 0
+                    for od in range(os[0]):
+                        i = od * t[0] - p[0] + a * d[0]
+                        for oh in range(os[1]):
+                            j = oh * t[1] - p[1] + b * d[1]
+                            for ow in range(os[2]):
+                                w = ow * t[2] - p[2] + c * d[2]
+                                if 0 <= i < size[0] and 0 <= j < size[1] and 0 <= w < size[2]:
+                                    index[q, l] = (i * size[1] + j) * size[2] + w
+                                else:
+                                    index[q, l] = -1
+                                l += 1
+                    q += 1
+    return index
 
 
-cdef inline void _im2col_unit(const floating* img, floating* dst, Py_ssize_t[3] size,
-                              Py_ssize_t[3] os, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c,
-                              Py_ssize_t[3] t, Py_ssize_t[3] d,
-                              Py_ssize_t[3] p) noexcept nogil:
-    """One sample's run of columns dst (OD * OH * OW) for kernel offset (a, b, c) of one
-    (sample, channel) image img (D, H, W): the image read at each output's window, zeros
-    outside."""
-    cdef Py_ssize_t od, oh, ow, i, j, shift, lo, hi
-    cdef const floating* src
-    cdef floating* row
-    _bounds(c, size, os, t, d, p, &shift, &lo, &hi)
-    for od in range(os[0]):
-        i = od * t[0] - p[0] + a * d[0]
-        for oh in range(os[1]):
-            j = oh * t[1] - p[1] + b * d[1]
-            row = dst + (od * os[1] + oh) * os[2]
-            if i < 0 or i >= size[0] or j < 0 or j >= size[1]:
-                for ow in range(os[2]):
-                    row[ow] = 0
-                continue
-            src = img + (i * size[1] + j) * size[2] + shift
-            for ow in range(lo):
-                row[ow] = 0
-            for ow in range(lo, hi):
-                row[ow] = src[ow * t[2]]
-            for ow in range(hi, os[2]):
-                row[ow] = 0
+cdef inline void _gather(const floating* img, floating* dst, const int64_t* index,
+                         Py_ssize_t length) noexcept nogil:
+    """dst (L) = img read at index (zeros at -1)."""
+    cdef Py_ssize_t l
+    for l in range(length):
+        dst[l] = img[index[l]] if index[l] >= 0 else 0
 
 
 cdef tuple _columns_fit(Py_ssize_t[8] col_shape, Py_ssize_t[8] img_shape, Py_ssize_t n0,
@@ -107,7 +104,8 @@ def im2col(floating[:, :, :, :, ::1] x, floating[:, ::1] col, Py_ssize_t n0, Py_
     cdef Py_ssize_t t[3]
     cdef Py_ssize_t d[3]
     cdef Py_ssize_t p[3]
-    cdef Py_ssize_t u, r, n, q, m, cg, kk, length, plane
+    cdef Py_ssize_t u, r, n, m, cg, kk, length
+    cdef int64_t[:, ::1] index
     cdef int nt
     cdef double starts[TRACKED_THREADS]
     cdef double t0
@@ -116,7 +114,7 @@ def im2col(floating[:, :, :, :, ::1] x, floating[:, ::1] col, Py_ssize_t n0, Py_
                                      dilate, pad, size, os, k, t, d, p, "x")
     if m == 0 or cg == 0:
         return
-    plane = size[0] * size[1] * size[2]
+    index = _window_index(size, os, k, t, d, p)
     nt = arith_threads(cg * kk * m, col.shape[0] * col.shape[1])
     with nogil:
         clear_starts(starts, nt)
@@ -125,44 +123,29 @@ def im2col(floating[:, :, :, :, ::1] x, floating[:, ::1] col, Py_ssize_t n0, Py_
             mark_start(starts)
             r = u // m
             n = u % m
-            q = r % kk
-            _im2col_unit(&x[n0 + n, c0 + r // kk, 0, 0, 0], &col[r, n * length], size, os,
-                         q // (k[1] * k[2]), (q // k[2]) % k[1], q % k[2], t, d, p)
+            _gather(&x[n0 + n, c0 + r // kk, 0, 0, 0], &col[r, n * length],
+                    &index[r % kk, 0], length)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
 
 
-cdef inline void _col2im_plane(const floating* col, floating* img, Py_ssize_t[3] size,
-                               Py_ssize_t[3] os, Py_ssize_t[3] k, Py_ssize_t[3] t,
-                               Py_ssize_t[3] d, Py_ssize_t[3] p,
+cdef inline void _col2im_plane(const floating* col, floating* img, const int64_t* index,
+                               Py_ssize_t kk, Py_ssize_t length, Py_ssize_t plane,
                                Py_ssize_t step) noexcept nogil:
-    """One (sample, channel) image img (D, H, W) = the sum of its columns added at their
-    windows: kernel offset q's run of output positions at col[q * step]."""
-    cdef Py_ssize_t a, b, c, q = 0, od, oh, ow, i, j, lo, hi, shift
+    """One (sample, channel) image img (plane values) = the sum of its columns added at
+    their windows: kernel offset q's run of output positions at col[q * step]."""
+    cdef Py_ssize_t i, q, l
     cdef const floating* src
-    cdef floating* dst
-    for i in range(size[0] * size[1] * size[2]):
+    cdef const int64_t* at
+    for i in range(plane):
         img[i] = 0
-    for a in range(k[0]):
-        for b in range(k[1]):
-            for c in range(k[2]):
-                src = col + q * step
-                q += 1
-                _bounds(c, size, os, t, d, p, &shift, &lo, &hi)
-                if lo >= hi:
-                    continue
-                for od in range(os[0]):
-                    i = od * t[0] - p[0] + a * d[0]
-                    if i < 0 or i >= size[0]:
-                        continue
-                    for oh in range(os[1]):
-                        j = oh * t[1] - p[1] + b * d[1]
-                        if j < 0 or j >= size[1]:
-                            continue
-                        dst = img + (i * size[1] + j) * size[2]
-                        for ow in range(lo, hi):
-                            dst[ow * t[2] + shift] += src[(od * os[1] + oh) * os[2] + ow]
+    for q in range(kk):
+        src = col + q * step
+        at = index + q * length
+        for l in range(length):
+            if at[l] >= 0:
+                img[at[l]] += src[l]
 
 
 def col2im(floating[:, ::1] col, floating[:, :, :, :, ::1] out, Py_ssize_t n0,
@@ -178,6 +161,7 @@ def col2im(floating[:, ::1] col, floating[:, :, :, :, ::1] out, Py_ssize_t n0,
     cdef Py_ssize_t d[3]
     cdef Py_ssize_t p[3]
     cdef Py_ssize_t u, n, c, m, cg, kk, length, plane
+    cdef int64_t[:, ::1] index
     cdef int nt
     cdef double starts[TRACKED_THREADS]
     cdef double t0
@@ -187,6 +171,7 @@ def col2im(floating[:, ::1] col, floating[:, :, :, :, ::1] out, Py_ssize_t n0,
     if m == 0 or cg == 0:
         return
     plane = size[0] * size[1] * size[2]
+    index = _window_index(size, os, k, t, d, p)
     nt = arith_threads(m * cg, col.shape[0] * col.shape[1] + m * cg * plane)
     with nogil:
         clear_starts(starts, nt)
@@ -195,8 +180,8 @@ def col2im(floating[:, ::1] col, floating[:, :, :, :, ::1] out, Py_ssize_t n0,
             mark_start(starts)
             n = u // cg
             c = u % cg
-            _col2im_plane(&col[c * kk, n * length], &out[n0 + n, c0 + c, 0, 0, 0], size,
-                          os, k, t, d, p, m * length)
+            _col2im_plane(&col[c * kk, n * length], &out[n0 + n, c0 + c, 0, 0, 0],
+                          &index[0, 0], kk, length, plane, m * length)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
