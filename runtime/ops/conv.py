@@ -3,27 +3,29 @@ signatures, defaults and semantics; channel-first layouts NCW, NCHW, NCDHW).
 
 Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
 
-- Convolution, 2-D 3x3 stride 1 (8 or more channels per group, NumPy float32/float64):
-  Winograd F(2x2, 3x3) (Lavin and Gray, 2016): the input's 4x4 tiles and the filters
-  transformed, 16 GEMMs over all channels, the products transformed back
-  (runtime/_conv_kernels), per chunk of samples and group.  Its rounding is that of direct
-  summation (the transforms add, subtract and halve); the weight gradient runs the same
-  transforms' adjoints.
-- Other convolutions: im2col over a strided view of the (padded) input, one copy of the
-  columns of a chunk of samples and one group at a time, then one GEMM (``matmul``) per
-  chunk and group; the bias is added once at the end.  With 16 or more channels per group the
-  columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
-  gathered straight from the data, and the result written back channel-first, by
-  runtime/_conv_kernels).
-- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution).
-  With stride 1 (and pad at most the dilated kernel - 1) it is the convolution of the head
-  gradient with the flipped, transposed weight (the forward kernels above); otherwise one
-  GEMM per chunk and group gives the columns, which are added back through the strided
-  view (col2im, one strided ``+=`` per kernel offset).
-- The weight gradient: one GEMM per chunk and group of the columns against the head
-  gradient.  With stride 1 the padded images are flattened to rows, where each kernel
-  offset is a shift of the rows (``_Rows``): the columns are one strided copy of
-  contiguous runs, and the head gradient takes the same row layout.
+- Convolution, 2-D 3x3 stride 1 (8 or more channels per group and an output width of 7
+  or more, NumPy float32/float64): Winograd F(2x2, 3x3) (Lavin and Gray, 2016): the
+  input's 4x4 tiles and the filters transformed, 16 GEMMs over all channels, the products
+  transformed back (runtime/_conv_kernels), per chunk of samples and group.  Its rounding
+  is that of direct summation (the transforms add, subtract and halve); the weight
+  gradient runs the same transforms' adjoints.
+- Other convolutions on NumPy float32/float64: the columns (cg * K, m * L) of a chunk of
+  samples and one group gathered by runtime/_conv_kernels (im2col; rows in the weight's
+  own (channel, kernel offset) order, so the weight is never copied into another
+  layout), then one GEMM per chunk and group: ``w @ columns`` for the forward (its
+  (fg, m, L) product copied channel-first by runs of L), ``grad @ columns.T`` for the
+  weight gradient (the transpose is BLAS's flag; the product is the weight's layout).
+  The columns are gathered again for the weight gradient rather than kept from the
+  forward: the gather takes a fifth to a half of the GEMM's time on ResNet-18's layers,
+  keeping them would hold K times the layer's input (9x for 3x3) per convolution until
+  backward.  The bias is added once at the end.
+- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution):
+  one GEMM ``w.T @ grad`` per chunk and group gives the columns (BLAS's flag again: no
+  flipped copy of the weight), which col2im adds back into the images (each thread owns
+  whole images).  Where the stride-1 data gradient is a convolution that Winograd takes
+  (the head gradient padded by dk - 1 - pad, the flipped transposed weight), it is that.
+- CuPy arrays take the same steps written in NumPy style: a strided view of the (padded)
+  input copied to columns, the col2im as one strided ``+=`` per kernel offset.
 - Pooling: one elementwise pass per kernel offset over strided views of the input padded
   with the dtype's lowest value (max) or 0 (sum, avg, lp).  On NumPy float32/float64
   arrays max pooling, its gradient and the gradient's adjoint are one pass of a compiled
@@ -300,8 +302,8 @@ def _column_chunks(plan, n, cg, o_sp, dtype, xp):
         yield i, m, col
 
 
-# Forward convolutions with at least this many channels per group take the channel-last
-# columns (contiguous runs of channels to copy, and the faster GEMM orientation).
+# The NumPy-written forward (CuPy arrays, non-contiguous outputs) takes the channel-last
+# columns with at least this many channels per group (contiguous runs of channels to copy).
 CHANNEL_LAST_MIN = 16
 
 
@@ -477,11 +479,11 @@ def _conv_forward_channel_last(plan, x, w, out):
             out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
 
 
-def _compiled(x, out):
-    """Whether the compiled column kernels take ``x`` and ``out``: NumPy float32/float64,
-    a C-contiguous ``out``."""
+def _compiled(x, out=None):
+    """Whether the compiled column kernels take ``x`` (NumPy float32/float64) and write
+    ``out`` (C-contiguous) directly."""
     return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)
-            and out.flags.c_contiguous)
+            and (out is None or out.flags.c_contiguous))
 
 
 def _geometry(plan, spatial, o_sp):
@@ -616,8 +618,7 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     if x.shape[0] and length and _winograd(plan, x, cg, o_sp[-1]):
         _conv_weight_grad_winograd(plan, x, gy, out)
         return
-    if (x.shape[0] and length and cg * kk and fg and isinstance(x, np.ndarray)
-            and x.dtype in (np.float32, np.float64)):
+    if x.shape[0] and length and cg * kk and fg and _compiled(x):
         _conv_weight_grad_compiled(plan, x, gy, out)
         return
     acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
@@ -846,8 +847,9 @@ register(
     infer_type=_same_float_type("_conv_weight_grad"), compute=_wgrad,
     gradient=_wgrad_grad, grad_inputs=(0, 1),
     doc="""Hidden: the weight gradient (F, C / num_group, *kernel) of the convolution of
-``data`` (N, C, *S) whose head gradient is ``grad`` (N, F, *O): one GEMM per sample and
-group over the im2col columns.  Also Deconvolution's weight gradient (the roles of its
+``data`` (N, C, *S) whose head gradient is ``grad`` (N, F, *O): one GEMM per chunk of
+samples and group over the im2col columns (Winograd's adjoint where the forward is
+Winograd's).  Also Deconvolution's weight gradient (the roles of its
 data and head gradient swapped).""")
 
 

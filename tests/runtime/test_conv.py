@@ -141,11 +141,11 @@ CONV_CASES = [
     ((1, 4, 7, 8), 4, (3, 2), (2, 3), (1, 0), (2, 1), 4),      # depthwise
     ((2, 2, 5, 5), 3, (1, 1), (2, 2), (0, 0), (1, 1), 1),
     ((1, 2, 4, 5, 4), 2, (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2), 2),
-    # 16 channels per group and more: the channel-last forward
+    # 16 channels per group and more (the channel-last forward of the NumPy-written path)
     ((2, 16, 6), 3, (3,), (1,), (1,), (1,), 1),
     ((1, 32, 5, 4), 4, (3, 2), (2, 1), (1, 1), (1, 2), 2),
     ((1, 16, 3, 4, 3), 2, (2, 2, 2), (1, 2, 1), (0, 1, 1), (1, 1, 2), 1),
-    # stride 1: the padded-row kernels (and the flipped-weight data gradient)
+    # stride 1
     ((2, 4, 5, 6), 4, (2, 3), (1, 1), (2, 3), (2, 1), 2),
     ((1, 2, 4, 5, 4), 4, (2, 2, 2), (1, 1, 1), (1, 0, 1), (1, 2, 1), 2),
     ((2, 32, 5, 4), 6, (3, 3), (1, 1), (1, 1), (1, 1), 2),
@@ -205,6 +205,37 @@ def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(fast, want, rtol=tol, atol=tol)
     np.testing.assert_allclose(slow, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape, nf, kernel, stride, pad, dilate, group", CONV_CASES)
+def test_numpy_and_compiled_column_paths_agree(shape, nf, kernel, stride, pad, dilate, group,
+                                                monkeypatch):
+    """Forward, data gradient and weight gradient by the compiled im2col / col2im kernels
+    against the NumPy-written paths (those CuPy arrays take), both against float64
+    references (a central difference of the forward for the gradients)."""
+    from runtime.ops import conv
+    x, w = sample(shape), sample((nf, shape[1] // group) + kernel, seed=1)
+    attrs = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_group=group,
+                 layout=None)
+    plan = conv._ConvPlan("Convolution", attrs)
+    y = ref_conv(x, w, None, stride, pad, dilate, group)
+    g = sample(y.shape, seed=2)
+    dx, dw, eps = sample(x.shape, seed=3), sample(w.shape, seed=4), 1e-6
+    # <g, conv(x + e dx, w)> - <g, conv(x - e dx, w)> = 2e <dx, data grad>, likewise w
+    want_dx = np.sum(g * (ref_conv(x + eps * dx, w, None, stride, pad, dilate, group)
+                          - ref_conv(x - eps * dx, w, None, stride, pad, dilate, group)))
+    want_dw = np.sum(g * (ref_conv(x, w + eps * dw, None, stride, pad, dilate, group)
+                          - ref_conv(x, w - eps * dw, None, stride, pad, dilate, group)))
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(conv, "_compiled", lambda *a: False)
+        out, gx, gw = np.empty(y.shape), np.empty(x.shape), np.empty(w.shape)
+        conv._conv_forward(plan, x, w, out)
+        conv._conv_data_grad(plan, g, w, gx)
+        conv._conv_weight_grad_kernel(plan, x, g, gw)
+        np.testing.assert_allclose(out, y, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(2 * eps * np.sum(gx * dx), want_dx, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(2 * eps * np.sum(gw * dw), want_dw, rtol=1e-6, atol=1e-9)
 
 
 def winograd_refs(x, w, g, pad, group):
