@@ -359,9 +359,10 @@ def _winograd_tiles(plan, o_sp):
 
 
 # Samples are transformed in chunks of about this many bytes of transforms and products:
-# they stay in the last-level cache between the transform, the GEMM and the inverse
-# transform (a ResNet layer's forward: 4-16 MiB chunks equal, 64 MiB 1.35x slower).
-WINOGRAD_BYTES = 16 << 20
+# they stay in a core's L2 cache between the transform, the GEMM and the inverse
+# transform (ResNet-18's 64-channel 16x16 layers, batch 16, one thread: forward and data
+# gradient 1.7x faster than with 16 MiB chunks, weight gradient 1.2x; 0.5 MiB no faster).
+WINOGRAD_BYTES = 1 << 20
 
 
 def _winograd_chunks(n, cg, fg, th, tw, dtype):
