@@ -211,8 +211,9 @@ def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
 def test_numpy_and_compiled_column_paths_agree(shape, nf, kernel, stride, pad, dilate, group,
                                                 monkeypatch):
     """Forward, data gradient and weight gradient by the compiled im2col / col2im kernels
-    against the NumPy-written paths (those CuPy arrays take), both against float64
-    references (a central difference of the forward for the gradients)."""
+    (in one chunk of samples and in one a sample) and by the NumPy-written paths (those
+    CuPy arrays take), against float64 references (a central difference of the forward
+    for the gradients)."""
     from runtime.ops import conv
     x, w = sample(shape), sample((nf, shape[1] // group) + kernel, seed=1)
     attrs = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_group=group,
@@ -226,8 +227,10 @@ def test_numpy_and_compiled_column_paths_agree(shape, nf, kernel, stride, pad, d
                           - ref_conv(x - eps * dx, w, None, stride, pad, dilate, group)))
     want_dw = np.sum(g * (ref_conv(x, w + eps * dw, None, stride, pad, dilate, group)
                           - ref_conv(x, w - eps * dw, None, stride, pad, dilate, group)))
-    for compiled in (True, False):
-        if not compiled:
+    for path in ("compiled", "compiled, a chunk a sample", "NumPy-written"):
+        if path == "compiled, a chunk a sample":
+            monkeypatch.setattr(conv, "COL_BYTES", 1)
+        if path == "NumPy-written":
             monkeypatch.setattr(conv, "_compiled", lambda *a: False)
         out, gx, gw = np.empty(y.shape), np.empty(x.shape), np.empty(w.shape)
         conv._conv_forward(plan, x, w, out)
