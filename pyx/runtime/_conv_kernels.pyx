@@ -1,8 +1,8 @@
-"""Convolution's kernels around its GEMMs.  The channel-last forward: the columns
-gathered straight from channel-first data (padding as zeros), and the GEMM's
-channel-last result written back channel-first (NumPy needs a transposed, padded copy
-of the data, a strided copy of the columns and a transposed copy of the result for the
-same work).  Winograd F(2x2, 3x3): the data's tile transforms, the products' inverse
+"""Convolution's kernels around its GEMMs: the columns gathered straight from
+channel-first data (im2col, padding as zeros) for the forward and the weight gradient,
+and the data gradient's columns added back into the images (col2im); NumPy needs a padded
+copy of the data, strided copies and one strided addition per kernel offset for the same
+work.  Winograd F(2x2, 3x3): the data's tile transforms, the products' inverse
 transform, and the head gradient's transform for the weight gradient.
 
 Data is C-contiguous (N, C, D, H, W): 1-D and 2-D convolutions are seen as 3-D with unit
@@ -12,140 +12,176 @@ leading axes.  The rows of the outputs are shared among the threads of ``arith_t
 
 from cython.parallel cimport prange
 
+import numpy as np
+
 from openmp cimport omp_get_wtime
 
 from runtime._sparse_common cimport (TRACKED_THREADS, arith_threads, back_off, clear_starts,
                                      mark_start, started_late)
-from runtime._types cimport floating
+from runtime._types cimport floating, int64_t
 
 
-cdef inline void _column_row(const floating* x, floating* row, Py_ssize_t[3] size,
-                             Py_ssize_t plane, Py_ssize_t cg, Py_ssize_t[3] o,
-                             Py_ssize_t[3] k, Py_ssize_t[3] t, Py_ssize_t[3] d,
-                             Py_ssize_t[3] p) noexcept nogil:
-    """One output position's columns (*K, cg): x read at each kernel offset, channel by
-    channel (``plane`` apart), zeros outside."""
-    cdef Py_ssize_t a, b, c, i, j, l, ch, q = 0
-    cdef const floating* src
-    for a in range(k[0]):
-        i = o[0] * t[0] - p[0] + a * d[0]
-        for b in range(k[1]):
-            j = o[1] * t[1] - p[1] + b * d[1]
-            for c in range(k[2]):
-                l = o[2] * t[2] - p[2] + c * d[2]
-                if 0 <= i < size[0] and 0 <= j < size[1] and 0 <= l < size[2]:
-                    src = x + (i * size[1] + j) * size[2] + l
-                    for ch in range(cg):
-                        row[q + ch] = src[ch * plane]
-                else:
-                    for ch in range(cg):
-                        row[q + ch] = 0
-                q += cg
+cdef int _geometry(Py_ssize_t[8] x_shape, osize, kernel, stride, dilate, pad, Py_ssize_t[3] size,
+                   Py_ssize_t[3] os, Py_ssize_t[3] k, Py_ssize_t[3] t, Py_ssize_t[3] d,
+                   Py_ssize_t[3] p) except -1:
+    """The 3-entry geometry arguments read into C arrays (size: x_shape's last three)."""
+    cdef Py_ssize_t i
+    for i in range(3):
+        size[i], os[i] = x_shape[2 + i], osize[i]
+        k[i], t[i], d[i], p[i] = kernel[i], stride[i], dilate[i], pad[i]
+        if k[i] < 1 or t[i] < 1 or d[i] < 1 or p[i] < 0 or os[i] < 0:
+            raise ValueError(f"kernel, stride and dilate must be positive, pad and osize "
+                             f"non-negative (got kernel={kernel!r}, stride={stride!r}, "
+                             f"dilate={dilate!r}, pad={pad!r}, osize={osize!r})")
+    return 0
 
 
-def channel_last_columns(floating[:, :, :, :, ::1] x, floating[:, ::1] col, Py_ssize_t n0,
-                         Py_ssize_t c0, Py_ssize_t cg, osize, kernel, stride, dilate, pad):
-    """col (m * OD * OH * OW, KD * KH * KW * cg) = the columns of samples n0:n0 + m and
-    channels c0:c0 + cg of x (N, C, D, H, W): row (sample, output position), column
-    (kernel offset, channel); ``osize``, ``kernel``, ``stride``, ``dilate``, ``pad`` have
-    3 entries each."""
+cdef int64_t[:, ::1] _window_index(Py_ssize_t[3] size, Py_ssize_t[3] os, Py_ssize_t[3] k,
+                                   Py_ssize_t[3] t, Py_ssize_t[3] d, Py_ssize_t[3] p):
+    """(K, L): for kernel offset q and output position l, the position in a (D, H, W)
+    image that l's window reads at q, or -1 where the window is outside (padding).  One
+    table serves every sample and channel."""
+    cdef Py_ssize_t kk = k[0] * k[1] * k[2], length = os[0] * os[1] * os[2]
+    cdef int64_t[:, ::1] index = np.empty((kk, length), np.int64)
+    cdef Py_ssize_t a, b, c, q = 0, od, oh, ow, i, j, w, l
+    with nogil:
+        for a in range(k[0]):
+            for b in range(k[1]):
+                for c in range(k[2]):
+                    l = 0
+                    for od in range(os[0]):
+                        i = od * t[0] - p[0] + a * d[0]
+                        for oh in range(os[1]):
+                            j = oh * t[1] - p[1] + b * d[1]
+                            for ow in range(os[2]):
+                                w = ow * t[2] - p[2] + c * d[2]
+                                if 0 <= i < size[0] and 0 <= j < size[1] and 0 <= w < size[2]:
+                                    index[q, l] = (i * size[1] + j) * size[2] + w
+                                else:
+                                    index[q, l] = -1
+                                l += 1
+                    q += 1
+    return index
+
+
+cdef inline void _gather(const floating* img, floating* dst, const int64_t* index,
+                         Py_ssize_t length) noexcept nogil:
+    """dst (L) = img read at index (zeros at -1)."""
+    cdef Py_ssize_t l
+    for l in range(length):
+        dst[l] = img[index[l]] if index[l] >= 0 else 0
+
+
+cdef tuple _columns_fit(Py_ssize_t[8] col_shape, Py_ssize_t[8] img_shape, Py_ssize_t n0,
+                        Py_ssize_t c0, osize, kernel, stride, dilate, pad, Py_ssize_t[3] size,
+                        Py_ssize_t[3] os, Py_ssize_t[3] k, Py_ssize_t[3] t, Py_ssize_t[3] d,
+                        Py_ssize_t[3] p, what):
+    """(channels, samples, kernel offsets, output positions) of columns of col_shape for
+    samples n0: and channels c0: of an image array (``what``) of img_shape, after reading
+    the geometry into the C arrays."""
+    _geometry(img_shape, osize, kernel, stride, dilate, pad, size, os, k, t, d, p)
+    cdef Py_ssize_t kk = k[0] * k[1] * k[2], length = os[0] * os[1] * os[2]
+    if length == 0 or col_shape[1] % length or col_shape[0] % kk:
+        raise ValueError(f"col of shape ({col_shape[0]}, {col_shape[1]}) is not (channels "
+                         f"x {kk} kernel offsets, samples x {length} output positions)")
+    cdef Py_ssize_t cg = col_shape[0] // kk, m = col_shape[1] // length
+    if n0 < 0 or n0 + m > img_shape[0] or c0 < 0 or c0 + cg > img_shape[1]:
+        raise ValueError(f"samples {n0}:{n0 + m} and channels {c0}:{c0 + cg} are not "
+                         f"within {what}'s {img_shape[0]} samples and {img_shape[1]} channels")
+    return cg, m, kk, length
+
+
+def im2col(floating[:, :, :, :, ::1] x, floating[:, ::1] col, Py_ssize_t n0, Py_ssize_t c0,
+           osize, kernel, stride, dilate, pad):
+    """col (cg * KD * KH * KW, m * OD * OH * OW) = the columns of samples n0:n0 + m and
+    channels c0:c0 + cg of x (N, C, D, H, W): row (channel, kernel offset), the weight's
+    own order; column (sample, output position), zeros where a window leaves x.
+    ``osize``, ``kernel``, ``stride``, ``dilate``, ``pad`` have 3 entries each.  Each
+    thread writes whole runs of one row."""
     cdef Py_ssize_t size[3]
     cdef Py_ssize_t os[3]
     cdef Py_ssize_t k[3]
     cdef Py_ssize_t t[3]
     cdef Py_ssize_t d[3]
     cdef Py_ssize_t p[3]
-    cdef Py_ssize_t o[3]
-    cdef Py_ssize_t i, r, lines, m, kk, plane, width
+    cdef Py_ssize_t u, r, n, m, cg, kk, length
+    cdef int64_t[:, ::1] index
     cdef int nt
     cdef double starts[TRACKED_THREADS]
     cdef double t0
     cdef bint late
-    for i in range(3):
-        size[i], os[i] = x.shape[2 + i], osize[i]
-        k[i], t[i], d[i], p[i] = kernel[i], stride[i], dilate[i], pad[i]
-        if k[i] < 1 or t[i] < 1 or d[i] < 1 or p[i] < 0 or os[i] < 0:
-            raise ValueError(f"kernel, stride and dilate must be positive, pad and osize "
-                             f"non-negative (got kernel={kernel!r}, stride={stride!r}, "
-                             f"dilate={dilate!r}, pad={pad!r}, osize={osize!r})")
-    kk = k[0] * k[1] * k[2]
-    width = os[0] * os[1] * os[2]
-    if cg < 0 or c0 < 0 or c0 + cg > x.shape[1] or col.shape[1] != kk * cg:
-        raise ValueError(f"channels {c0}:{c0 + cg} of {x.shape[1]} do not fit columns of "
-                         f"width {col.shape[1]} for {kk} kernel offsets")
-    if width == 0 or col.shape[0] % width:
-        raise ValueError(f"col's {col.shape[0]} rows are no whole number of samples of "
-                         f"{width} output positions")
-    m = col.shape[0] // width
-    if n0 < 0 or n0 + m > x.shape[0]:
-        raise ValueError(f"samples {n0}:{n0 + m} are not within x's {x.shape[0]}")
-    if cg == 0 or m == 0:
+    cg, m, kk, length = _columns_fit(col.shape, x.shape, n0, c0, osize, kernel, stride,
+                                     dilate, pad, size, os, k, t, d, p, "x")
+    if m == 0 or cg == 0:
         return
-    plane = size[0] * size[1] * size[2]
-    lines = m * os[0] * os[1]
-    nt = arith_threads(lines, col.shape[0] * col.shape[1])
+    index = _window_index(size, os, k, t, d, p)
+    nt = arith_threads(cg * kk * m, col.shape[0] * col.shape[1])
     with nogil:
         clear_starts(starts, nt)
         t0 = omp_get_wtime()
-        for r in prange(lines, num_threads=nt, schedule="static"):
+        for u in prange(cg * kk * m, num_threads=nt, schedule="static"):
             mark_start(starts)
-            _column_line(&x[0, 0, 0, 0, 0], &col[0, 0], size, plane, cg, os, k, t, d, p,
-                         n0, c0, r, x.shape[1])
+            r = u // m
+            n = u % m
+            _gather(&x[n0 + n, c0 + r // kk, 0, 0, 0], &col[r, n * length],
+                    &index[r % kk, 0], length)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
 
 
-cdef inline void _column_line(const floating* x, floating* col, Py_ssize_t[3] size,
-                              Py_ssize_t plane, Py_ssize_t cg, Py_ssize_t[3] os,
-                              Py_ssize_t[3] k, Py_ssize_t[3] t, Py_ssize_t[3] d,
-                              Py_ssize_t[3] p, Py_ssize_t n0, Py_ssize_t c0, Py_ssize_t r,
-                              Py_ssize_t channels) noexcept nogil:
-    """The columns of line ``r`` (sample, OD, OH): OW rows."""
-    cdef Py_ssize_t n = r // (os[0] * os[1])
-    cdef Py_ssize_t o[3]
-    cdef Py_ssize_t width = k[0] * k[1] * k[2] * cg
-    o[0] = (r // os[1]) % os[0]
-    o[1] = r % os[1]
-    cdef const floating* xs = x + ((n0 + n) * channels + c0) * plane
-    cdef floating* row = col + r * os[2] * width
-    cdef Py_ssize_t w
-    for w in range(os[2]):
-        o[2] = w
-        _column_row(xs, row + w * width, size, plane, cg, o, k, t, d, p)
+cdef inline void _col2im_plane(const floating* col, floating* img, const int64_t* index,
+                               Py_ssize_t kk, Py_ssize_t length, Py_ssize_t plane,
+                               Py_ssize_t step) noexcept nogil:
+    """One (sample, channel) image img (plane values) = the sum of its columns added at
+    their windows: kernel offset q's run of output positions at col[q * step]."""
+    cdef Py_ssize_t i, q, l
+    cdef const floating* src
+    cdef const int64_t* at
+    for i in range(plane):
+        img[i] = 0
+    for q in range(kk):
+        src = col + q * step
+        at = index + q * length
+        for l in range(length):
+            if at[l] >= 0:
+                img[at[l]] += src[l]
 
 
-def to_channel_first(floating[:, :, ::1] res, floating[:, :, ::1] out, Py_ssize_t n0,
-                     Py_ssize_t f0):
-    """out[n0:n0 + m, f0:f0 + F] (of out (N, F_all, L)) = res (m, L, F) transposed per
-    sample, by blocks."""
-    cdef Py_ssize_t m = res.shape[0], length = res.shape[1], f = res.shape[2]
-    cdef Py_ssize_t blocks, b, n, l0, l1, l, q
-    cdef Py_ssize_t BLOCK = 64
+def col2im(floating[:, ::1] col, floating[:, :, :, :, ::1] out, Py_ssize_t n0,
+           Py_ssize_t c0, osize, kernel, stride, dilate, pad):
+    """out[n0:n0 + m, c0:c0 + cg] (of out (N, C, D, H, W)) = the columns col (cg * KD *
+    KH * KW, m * OD * OH * OW) (row (channel, kernel offset), column (sample, output
+    position)) added back at their windows: the adjoint of the convolution's column
+    gather, the data gradient's last step.  Each thread writes whole images."""
+    cdef Py_ssize_t size[3]
+    cdef Py_ssize_t os[3]
+    cdef Py_ssize_t k[3]
+    cdef Py_ssize_t t[3]
+    cdef Py_ssize_t d[3]
+    cdef Py_ssize_t p[3]
+    cdef Py_ssize_t u, n, c, m, cg, kk, length, plane
+    cdef int64_t[:, ::1] index
     cdef int nt
     cdef double starts[TRACKED_THREADS]
     cdef double t0
     cdef bint late
-    if (n0 < 0 or f0 < 0 or out.shape[0] < n0 + m or out.shape[1] < f0 + f
-            or out.shape[2] != length):
-        raise ValueError(f"res of shape ({m}, {length}, {f}) does not fit at ({n0}, {f0}) "
-                         f"into out of shape ({out.shape[0]}, {out.shape[1]}, "
-                         f"{out.shape[2]})")
-    if m == 0 or length == 0 or f == 0:
+    cg, m, kk, length = _columns_fit(col.shape, out.shape, n0, c0, osize, kernel, stride,
+                                     dilate, pad, size, os, k, t, d, p, "out")
+    if m == 0 or cg == 0:
         return
-    blocks = (length + BLOCK - 1) // BLOCK
-    nt = arith_threads(m * blocks, m * length * f)
+    plane = size[0] * size[1] * size[2]
+    index = _window_index(size, os, k, t, d, p)
+    nt = arith_threads(m * cg, col.shape[0] * col.shape[1] + m * cg * plane)
     with nogil:
         clear_starts(starts, nt)
         t0 = omp_get_wtime()
-        for b in prange(m * blocks, num_threads=nt, schedule="static"):
+        for u in prange(m * cg, num_threads=nt, schedule="static"):
             mark_start(starts)
-            n = b // blocks
-            l0 = (b % blocks) * BLOCK
-            l1 = min(l0 + BLOCK, length)
-            for q in range(f):
-                for l in range(l0, l1):
-                    out[n0 + n, f0 + q, l] = res[n, l, q]
+            n = u // cg
+            c = u % cg
+            _col2im_plane(&col[c * kk, n * length], &out[n0 + n, c0 + c, 0, 0, 0],
+                          &index[0, 0], kk, length, plane, m * length)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()

@@ -3,27 +3,29 @@ signatures, defaults and semantics; channel-first layouts NCW, NCHW, NCDHW).
 
 Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
 
-- Convolution, 2-D 3x3 stride 1 (8 or more channels per group, NumPy float32/float64):
-  Winograd F(2x2, 3x3) (Lavin and Gray, 2016): the input's 4x4 tiles and the filters
-  transformed, 16 GEMMs over all channels, the products transformed back
-  (runtime/_conv_kernels), per chunk of samples and group.  Its rounding is that of direct
-  summation (the transforms add, subtract and halve); the weight gradient runs the same
-  transforms' adjoints.
-- Other convolutions: im2col over a strided view of the (padded) input, one copy of the
-  columns of a chunk of samples and one group at a time, then one GEMM (``matmul``) per
-  chunk and group; the bias is added once at the end.  With 16 or more channels per group the
-  columns are channel-last (the faster GEMM orientation; on NumPy float32/float64 they are
-  gathered straight from the data, and the result written back channel-first, by
-  runtime/_conv_kernels).
-- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution).
-  With stride 1 (and pad at most the dilated kernel - 1) it is the convolution of the head
-  gradient with the flipped, transposed weight (the forward kernels above); otherwise one
-  GEMM per chunk and group gives the columns, which are added back through the strided
-  view (col2im, one strided ``+=`` per kernel offset).
-- The weight gradient: one GEMM per chunk and group of the columns against the head
-  gradient.  With stride 1 the padded images are flattened to rows, where each kernel
-  offset is a shift of the rows (``_Rows``): the columns are one strided copy of
-  contiguous runs, and the head gradient takes the same row layout.
+- Convolution, 2-D 3x3 stride 1 (8 or more channels per group and an output width of 7
+  or more, NumPy float32/float64): Winograd F(2x2, 3x3) (Lavin and Gray, 2016): the
+  input's 4x4 tiles and the filters transformed, 16 GEMMs over all channels, the products
+  transformed back (runtime/_conv_kernels), per chunk of samples and group.  Its rounding
+  is that of direct summation (the transforms add, subtract and halve); the weight
+  gradient runs the same transforms' adjoints.
+- Other convolutions on NumPy float32/float64: the columns (cg * K, m * L) of a chunk of
+  samples and one group gathered by runtime/_conv_kernels (im2col; rows in the weight's
+  own (channel, kernel offset) order, so the weight is never copied into another
+  layout), then one GEMM per chunk and group: ``w @ columns`` for the forward (its
+  (fg, m, L) product copied channel-first by runs of L), ``grad @ columns.T`` for the
+  weight gradient (the transpose is BLAS's flag; the product is the weight's layout).
+  The columns are gathered again for the weight gradient rather than kept from the
+  forward: the gather takes a fifth to a half of the GEMM's time on ResNet-18's layers,
+  keeping them would hold K times the layer's input (9x for 3x3) per convolution until
+  backward.  The bias is added once at the end.
+- The data gradient of a convolution is a transposed convolution (MXNet's Deconvolution):
+  one GEMM ``w.T @ grad`` per chunk and group gives the columns (BLAS's flag again: no
+  flipped copy of the weight), which col2im adds back into the images (each thread owns
+  whole images).  Where the stride-1 data gradient is a convolution that Winograd takes
+  (the head gradient padded by dk - 1 - pad, the flipped transposed weight), it is that.
+- CuPy arrays take the same steps written in NumPy style: a strided view of the (padded)
+  input copied to columns, the col2im as one strided ``+=`` per kernel offset.
 - Pooling: one elementwise pass per kernel offset over strided views of the input padded
   with the dtype's lowest value (max) or 0 (sum, avg, lp).  On NumPy float32/float64
   arrays max pooling, its gradient and the gradient's adjoint are one pass of a compiled
@@ -262,10 +264,6 @@ def _contiguous_target(out):
 COL_BYTES = 64 << 20
 
 
-# The stride-1 (padded-row) kernels take smaller chunks (measured about 15% faster than
-# 64 MiB and 8 MiB chunks for the weight gradient of a ResNet layer on a busy machine).
-ROW_COL_BYTES = 32 << 20
-
 
 def _chunks(n, per_sample, limit=None):
     """(start, count) of the sample chunks for columns of ``per_sample`` bytes each
@@ -304,8 +302,8 @@ def _column_chunks(plan, n, cg, o_sp, dtype, xp):
         yield i, m, col
 
 
-# Forward convolutions with at least this many channels per group take the channel-last
-# columns (contiguous runs of channels to copy, and the faster GEMM orientation).
+# The NumPy-written forward (CuPy arrays, non-contiguous outputs) takes the channel-last
+# columns with at least this many channels per group (contiguous runs of channels to copy).
 CHANNEL_LAST_MIN = 16
 
 
@@ -319,6 +317,8 @@ def _conv_forward(plan, x, w, out):
         out[...] = 0
     elif _winograd(plan, x, cg, o_sp[-1]) and out.flags.c_contiguous:
         _conv_forward_winograd(plan, x, w, out)
+    elif _compiled(x, out):
+        _conv_forward_compiled(plan, x, w, out)
     elif cg >= CHANNEL_LAST_MIN:
         _conv_forward_channel_last(plan, x, w, out)
     else:
@@ -329,15 +329,15 @@ def _conv_forward(plan, x, w, out):
 # 2-D 3x3 stride-1 undilated convolutions of NumPy float32/float64 take Winograd: 16
 # GEMMs over 4x4 tiles (runtime/_conv_kernels) do the work of im2col's 36 products per
 # channel pair with 16, and no columns are copied; but the transforms cost a fixed time per
-# row of tiles and per channel.  Taken with at least WINOGRAD_MIN channels per group, and
-# either WINOGRAD_WIDE tile columns (output width 27 or more) or WINOGRAD_WORK tile columns
-# times channels.  Measured on 2 cores, forward time of im2col over Winograd: 32 x 64 ->
-# 64 x 56x56 3.0x, 8 -> 8 (56x56) 1.3x, 8 -> 64 1.1x, 4 -> 64 0.3x (GEMMs of inner size
-# 4); 7 tile columns (14x14): 64 channels 0.64x, 128 1.2x, 256 1.2-2.0x; 4 tile columns
-# (7x7): 128 channels 0.85x, 512 1.3x; 16 tile columns, 32 channels 1.3x.
+# row of tiles and per channel.  Taken with at least WINOGRAD_MIN channels per group and
+# WINOGRAD_WIDE tile columns (output width 7 or more).  Measured against the compiled
+# im2col + GEMM (one thread, ResNet-18's layers, batch 16; forward, data gradient, weight
+# gradient): 64 channels 16x16 1.3x, 1.1x, 1.05x faster; 128 channels 8x8 1.5x, 1.3x,
+# 1.15x; 2 tile columns, 256 channels 4x4 about even, 0.8x for the weight gradient; 1 tile
+# column (512 channels 2x2) 0.5-0.8x.  Earlier, against a slower im2col: 8 -> 8 channels
+# (56x56) 1.3x, 4 -> 64 0.3x (GEMMs of inner size 4).
 WINOGRAD_MIN = 8
-WINOGRAD_WIDE = 14
-WINOGRAD_WORK = 768
+WINOGRAD_WIDE = 4
 
 # G of F(2x2, 3x3) (Lavin and Gray, 2016): U = G g G^T is a filter's transform (B^T and
 # A^T, the data's and the products', are written out in runtime/_conv_kernels).  As one
@@ -350,7 +350,7 @@ def _winograd(plan, x, cg, out_width):
     tw = (out_width + 1) // 2
     return (array_module(x) is np and plan.nd == 2 and plan.kernel == (3, 3) and _unit_stride(plan)
             and plan.dilate == (1, 1) and x.dtype in (np.float32, np.float64)
-            and cg >= WINOGRAD_MIN and (tw >= WINOGRAD_WIDE or tw * cg >= WINOGRAD_WORK))
+            and cg >= WINOGRAD_MIN and tw >= WINOGRAD_WIDE)
 
 
 def _winograd_tiles(plan, o_sp):
@@ -359,9 +359,10 @@ def _winograd_tiles(plan, o_sp):
 
 
 # Samples are transformed in chunks of about this many bytes of transforms and products:
-# they stay in the last-level cache between the transform, the GEMM and the inverse
-# transform (a ResNet layer's forward: 4-16 MiB chunks equal, 64 MiB 1.35x slower).
-WINOGRAD_BYTES = 16 << 20
+# they stay in a core's L2 cache between the transform, the GEMM and the inverse
+# transform (ResNet-18's 64-channel 16x16 layers, batch 16, one thread: forward and data
+# gradient 1.7x faster than with 16 MiB chunks, weight gradient 1.2x; 0.5 MiB no faster).
+WINOGRAD_BYTES = 1 << 20
 
 
 def _winograd_chunks(n, cg, fg, th, tw, dtype):
@@ -420,75 +421,6 @@ def _unit_stride(plan):
     return all(t == 1 for t in plan.stride)
 
 
-class _Rows:
-    """The padded-row layout of a stride-1 convolution over data of spatial shape
-    ``spatial``: each sample's padded image (C, *P) flattened to rows of ``size`` (P's
-    product plus ``slack`` zeros, so that the last window stays inside), where the kernel
-    offset k reads the rows shifted by ``sum(k_i * kernel_strides[i])``.  The output
-    position o is row ``sum(o_i * steps[i])``: the ``length = O_0 * steps[0]`` rows from
-    0 hold every output position (the rows past O_i along an inner axis are junk: the
-    head gradient is 0 there)."""
-
-    __slots__ = ("padded", "steps", "size", "length", "out_sp", "pad", "kernel_strides")
-
-    def __init__(self, plan, spatial, out_sp):
-        nd = plan.nd
-        self.pad, self.out_sp = plan.pad, tuple(out_sp)
-        self.padded = tuple(s + 2 * p for s, p in zip(spatial, plan.pad))
-        self.steps = tuple(_prod(self.padded[i + 1:]) for i in range(nd))
-        self.length = out_sp[0] * self.steps[0]
-        slack = sum((plan.dk(i) - 1) * self.steps[i] for i in range(1, nd))
-        self.size = _prod(self.padded) + slack
-        self.kernel_strides = tuple(plan.dilate[i] * self.steps[i] for i in range(nd))
-
-    def image(self, xp, m, c, dtype):
-        """A zeroed (m, c, size) buffer for ``fill``."""
-        return xp.zeros((m, c, self.size), dtype)
-
-    def fill(self, buf, x):
-        """The padded images of x (m, c, *S) written into ``buf`` (zero borders kept)."""
-        m, c = buf.shape[:2]
-        inner = buf[:, :, :_prod(self.padded)].reshape((m, c) + self.padded)
-        inner[(Ellipsis,) + tuple(slice(p, p + s) for p, s in
-                                  zip(self.pad, x.shape[2:]))] = x
-
-    def columns(self, buf, kernel, lo, hi, col):
-        """col (hi - lo, *K, m, length) = the shifted rows of channels lo:hi of ``buf``,
-        by one strided copy."""
-        it = buf.itemsize
-        m = buf.shape[0]
-        view = as_strided(buf[:, lo:hi], (hi - lo,) + tuple(kernel) + (m, self.length),
-                           (buf.strides[1],) + tuple(s * it for s in self.kernel_strides)
-                           + (buf.strides[0], it))
-        col[...] = view
-
-    def spread(self, g, buf):
-        """buf (f, m, length) = g (m, f, *O) in the row layout, zeros at the junk rows."""
-        f, m = buf.shape[:2]
-        full = buf.reshape((f, m, self.out_sp[0]) + self.padded[1:])
-        full[(Ellipsis,) + tuple(slice(0, o) for o in self.out_sp[1:])] = g.swapaxes(0, 1)
-        return buf
-
-
-def _row_columns(plan, rows, x, cg, side):
-    """(start, count, group, columns, buffer) per chunk of samples and group, the columns
-    (cg, *K, count, length) of the chunk's padded images filled in; the columns and the
-    padded images are reused from chunk to chunk, as is ``buffer``, made by
-    ``side(count)``."""
-    xp = array_module(x)
-    c = x.shape[1]
-    col = buf = extra = None
-    per_sample = cg * _prod(plan.kernel) * rows.length * x.itemsize
-    for i, m in _chunks(x.shape[0], per_sample, ROW_COL_BYTES):
-        if buf is None or buf.shape[0] != m:
-            col = xp.empty((cg,) + plan.kernel + (m, rows.length), x.dtype)
-            buf, extra = rows.image(xp, m, c, x.dtype), side(m)
-        rows.fill(buf, x[i:i + m])
-        for j in range(plan.group):
-            rows.columns(buf, plan.kernel, j * cg, (j + 1) * cg, col)
-            yield i, m, j, col, extra
-
-
 def _flipped_transpose(plan, w):
     """The weight (C, F/g, *K) of the stride-1 convolution of the head gradient that is
     the data gradient of a convolution with weight ``w`` (F, C/g, *K): per group, the
@@ -499,26 +431,6 @@ def _flipped_transpose(plan, w):
     wk = w.reshape((g, fg, cg) + plan.kernel).swapaxes(1, 2)
     wk = wk[(Ellipsis,) + (slice(None, None, -1),) * nd]
     return xp.ascontiguousarray(wk).reshape((g * cg, fg) + plan.kernel)
-
-
-def _conv_weight_grad_rows(plan, x, gy, out):
-    """Stride 1: per chunk of samples and group, the columns of the forward and the head
-    gradient in the same row layout (zeros at the junk rows); one GEMM each."""
-    xp = array_module(x)
-    o_sp = gy.shape[2:]
-    cg, fg, length, kk = _sizes(plan, x.shape[1], gy.shape[1], o_sp)
-    rows = _Rows(plan, x.shape[2:], o_sp)
-    acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
-    part = xp.empty((cg * kk, fg), out.dtype)
-    for i, m, j, col, gbuf in _row_columns(
-            plan, rows, x, cg, lambda m: xp.zeros((fg, m, rows.length), gy.dtype)):
-        rows.spread(gy[i:i + m, j * fg:(j + 1) * fg], gbuf)
-        # (columns @ grad.T).T: OpenBLAS runs this form of the long-inner GEMM several
-        # times faster than grad @ columns.T
-        xp.matmul(col.reshape(cg * kk, m * rows.length),
-                  gbuf.reshape(fg, m * rows.length).T, out=part)
-        acc[j] += part.T
-    out[...] = acc.reshape(out.shape)
 
 
 def _conv_forward_channel_first(plan, x, w, out):
@@ -539,73 +451,123 @@ def _conv_forward_channel_first(plan, x, w, out):
 
 
 def _conv_forward_channel_last(plan, x, w, out):
-    """x copied once to channel-last (N, *P, C) with its padding; columns (m, *O, *K, cg)
-    (runs of channels), one GEMM ``columns @ w`` per chunk and group, whose (m, *O, fg)
-    result is written back channel-first."""
+    """x copied once to channel-last (N, *P, C) with its padding; columns (m, *O, cg, *K)
+    (the weight's own order), one GEMM ``columns @ w.T`` per chunk and group, whose
+    (m, *O, fg) result is written back channel-first."""
     xp = array_module(x)
     n, c = x.shape[:2]
     nd, o_sp = plan.nd, out.shape[2:]
     cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
-    if xp is np and x.dtype in (np.float32, np.float64) and out.flags.c_contiguous:
-        _conv_forward_compiled(plan, x, w, out)
-        return
     spatial = x.shape[2:]
     xh = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(spatial, plan.pad)) + (c,), x.dtype)
     inner = tuple(slice(p, p + s) for p, s in zip(plan.pad, spatial))
     xh[(slice(None),) + inner] = xp.moveaxis(x, 1, -1)
     st = xh.strides
-    win = as_strided(xh, (n,) + o_sp + plan.kernel + (c,),
+    win = as_strided(xh, (n,) + o_sp + (c,) + plan.kernel,
                       (st[0],) + tuple(st[1 + i] * plan.stride[i] for i in range(nd))
-                      + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)) + (st[-1],))
-    wk = _channel_last_weight(plan, w)
+                      + (st[-1],) + tuple(st[1 + i] * plan.dilate[i] for i in range(nd)))
+    wm = xp.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
     col = None
     for i, m in _chunks(n, cg * kk * length * x.itemsize):
         if col is None or col.shape[0] != m:
-            col = xp.empty((m,) + o_sp + plan.kernel + (cg,), x.dtype)
+            col = xp.empty((m,) + o_sp + (cg,) + plan.kernel, x.dtype)
             res = xp.empty((m,) + o_sp + (fg,), out.dtype)
         for j in range(plan.group):
-            col[...] = win[..., j * cg:(j + 1) * cg][i:i + m]
-            xp.matmul(col.reshape(m * length, kk * cg), wk[j],
+            col[...] = win[(slice(i, i + m),) + (slice(None),) * nd
+                           + (slice(j * cg, (j + 1) * cg),)]
+            xp.matmul(col.reshape(m * length, cg * kk), wm[j].T,
                       out=res.reshape(m * length, fg))
             out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
 
 
-def _channel_last_weight(plan, w):
-    """w (F, cg, *K) as per group (*K * cg, fg), the channel-last columns' order: a
-    transposed view of a (g, fg, *K * cg) copy.  Only the small (cg, *K) blocks of each
-    filter are transposed in memory (a cache-friendly copy); the GEMM takes the outer
-    transpose as its flag (BLAS's trans), where a copy into (*K * cg, fg) order would
-    read the weight with a stride of a whole filter (a ResNet-18 step spent a quarter of
-    its time there)."""
-    xp = array_module(w)
-    fg, cg, kk = w.shape[0] // plan.group, w.shape[1], _prod(plan.kernel)
-    wk = xp.ascontiguousarray(w.reshape(plan.group, fg, cg, kk).transpose(0, 1, 3, 2))
-    return wk.reshape(plan.group, fg, kk * cg).transpose(0, 2, 1)
+def _compiled(x, out=None):
+    """Whether the compiled column kernels take ``x`` (NumPy float32/float64) and write
+    ``out`` (C-contiguous) directly."""
+    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)
+            and (out is None or out.flags.c_contiguous))
+
+
+def _geometry(plan, spatial, o_sp):
+    """(``spatial`` as 3-D, the geometry arguments of the compiled column kernels): 1-D
+    and 2-D convolutions are 3-D ones with unit leading axes."""
+    lead = 3 - plan.nd
+    one = (1,) * lead
+    return one + tuple(spatial), (one + tuple(o_sp), one + plan.kernel, one + plan.stride,
+                                  one + plan.dilate, (0,) * lead + plan.pad)
 
 
 def _conv_forward_compiled(plan, x, w, out):
-    """The channel-last forward on NumPy float32/float64: the columns (m * L, *K * cg)
-    gathered from x by runtime/_conv_kernels (no padded channel-last copy of x), one GEMM
-    ``columns @ w`` per chunk and group, its (m, L, fg) result written channel-first by
-    the same module."""
+    """The columns (cg * K, m * L) gathered from x by runtime/_conv_kernels (no padded
+    copy of x), one GEMM ``w @ columns`` per chunk and group (the weight in its own
+    layout), its (fg, m, L) product copied into out by runs of L."""
     n, c = x.shape[:2]
     o_sp = out.shape[2:]
     cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
-    lead = 3 - plan.nd
-    x5 = np.ascontiguousarray(x).reshape((n, c) + (1,) * lead + x.shape[2:])
-    geometry = ((1,) * lead + o_sp, (1,) * lead + plan.kernel, (1,) * lead + plan.stride,
-                (1,) * lead + plan.dilate, (0,) * lead + plan.pad)
-    wk = _channel_last_weight(plan, w)
-    col = res = None
+    spatial, geometry = _geometry(plan, x.shape[2:], o_sp)
+    x5 = np.ascontiguousarray(x).reshape((n, c) + spatial)
+    wm = np.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
     flat = out.reshape(n, out.shape[1], length)
+    col = res = None
     for i, m in _chunks(n, cg * kk * length * x.itemsize):
-        if col is None or col.shape[0] != m * length:
-            col = np.empty((m * length, kk * cg), x.dtype)
-            res = np.empty((m, length, fg), out.dtype)
+        if col is None or col.shape[1] != m * length:
+            col = np.empty((cg * kk, m * length), x.dtype)
+            res = np.empty((fg, m, length), out.dtype)
         for j in range(plan.group):
-            _conv_kernels.channel_last_columns(x5, col, i, j * cg, cg, *geometry)
-            np.matmul(col, wk[j], out=res.reshape(m * length, fg))
-            _conv_kernels.to_channel_first(res, flat, i, j * fg)
+            _conv_kernels.im2col(x5, col, i, j * cg, *geometry)
+            if m == 1:
+                np.matmul(wm[j], col, out=flat[i, j * fg:(j + 1) * fg])
+                continue
+            np.matmul(wm[j], col, out=res.reshape(fg, m * length))
+            flat[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
+
+
+def _conv_data_grad_compiled(plan, gy, w, out):
+    """One GEMM ``w.T @ grad`` per chunk and group gives the columns (cg * K, m * L) (the
+    weight in its own layout, transposed by BLAS's flag: no flipped copy), which
+    runtime/_conv_kernels adds back into the images of out (col2im)."""
+    n, c = out.shape[:2]
+    o_sp = gy.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, w.shape[0], o_sp)
+    spatial, geometry = _geometry(plan, out.shape[2:], o_sp)
+    out5 = out.reshape((n, c) + spatial)
+    wm = np.ascontiguousarray(w).reshape(plan.group, fg, cg * kk)
+    col = None
+    for i, m in _chunks(n, cg * kk * length * out.itemsize):
+        if col is None or col.shape[1] != m * length:
+            col = np.empty((cg * kk, m * length), out.dtype)
+        for j in range(plan.group):
+            np.matmul(wm[j].T, _group_grad(gy, i, m, j, fg, length), out=col)
+            _conv_kernels.col2im(col, out5, i, j * cg, *geometry)
+
+
+def _conv_weight_grad_compiled(plan, x, gy, out):
+    """The columns (cg * K, m * L) of x gathered as for the forward, one GEMM ``grad @
+    columns.T`` per chunk and group with the head gradient as (fg, m * L) (the columns'
+    transpose is BLAS's flag): the product is the weight's own layout (fg, cg * K),
+    summed over the chunks."""
+    n, c = x.shape[:2]
+    o_sp = gy.shape[2:]
+    cg, fg, length, kk = _sizes(plan, c, gy.shape[1], o_sp)
+    spatial, geometry = _geometry(plan, x.shape[2:], o_sp)
+    x5 = np.ascontiguousarray(x).reshape((n, c) + spatial)
+    target = _contiguous_target(out)
+    acc = target.reshape(plan.group, fg, cg * kk)
+    col = part = None
+    for i, m in _chunks(n, cg * kk * length * x.itemsize):
+        if col is None or col.shape[1] != m * length:
+            col = np.empty((cg * kk, m * length), x.dtype)
+        for j in range(plan.group):
+            _conv_kernels.im2col(x5, col, i, j * cg, *geometry)
+            grad = _group_grad(gy, i, m, j, fg, length)
+            if i == 0:
+                np.matmul(grad, col.T, out=acc[j])
+                continue
+            if part is None:
+                part = np.empty((fg, cg * kk), out.dtype)
+            np.matmul(grad, col.T, out=part)
+            acc[j] += part
+    if target is not out:
+        out[...] = target
 
 
 def _conv_data_grad(plan, gy, w, out):
@@ -616,11 +578,17 @@ def _conv_data_grad(plan, gy, w, out):
     cg, fg, length, kk = _sizes(plan, out.shape[1], w.shape[0], o_sp)
     if out.size == 0:
         return
+    compiled = gy.size and _compiled(gy, out)
     if gy.size and fg * kk and _unit_stride(plan) and all(
             p <= plan.dk(i) - 1 for i, p in enumerate(plan.pad)):
-        # stride 1: the convolution of gy padded by dk - 1 - pad with the flipped weight
+        # stride 1: the convolution of gy padded by dk - 1 - pad with the flipped weight,
+        # where that convolution is Winograd's (or the compiled kernels are not taken)
         back = plan.with_pad(tuple(plan.dk(i) - 1 - p for i, p in enumerate(plan.pad)))
-        _conv_forward(back, gy, _flipped_transpose(plan, w), out)
+        if not compiled or _winograd(back, gy, fg, out.shape[-1]):
+            _conv_forward(back, gy, _flipped_transpose(plan, w), out)
+            return
+    if compiled:
+        _conv_data_grad_compiled(plan, gy, w, out)
         return
     padded = xp.zeros(out.shape[:2] + tuple(s + 2 * p for s, p in
                                             zip(out.shape[2:], plan.pad)), out.dtype)
@@ -651,8 +619,8 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
     if x.shape[0] and length and _winograd(plan, x, cg, o_sp[-1]):
         _conv_weight_grad_winograd(plan, x, gy, out)
         return
-    if x.shape[0] and length and cg * kk and fg and _unit_stride(plan):
-        _conv_weight_grad_rows(plan, x, gy, out)
+    if x.shape[0] and length and cg * kk and fg and _compiled(x):
+        _conv_weight_grad_compiled(plan, x, gy, out)
         return
     acc = xp.zeros((plan.group, fg, cg * kk), out.dtype)
     if x.shape[0] and length and cg * kk:
@@ -880,8 +848,9 @@ register(
     infer_type=_same_float_type("_conv_weight_grad"), compute=_wgrad,
     gradient=_wgrad_grad, grad_inputs=(0, 1),
     doc="""Hidden: the weight gradient (F, C / num_group, *kernel) of the convolution of
-``data`` (N, C, *S) whose head gradient is ``grad`` (N, F, *O): one GEMM per sample and
-group over the im2col columns.  Also Deconvolution's weight gradient (the roles of its
+``data`` (N, C, *S) whose head gradient is ``grad`` (N, F, *O): one GEMM per chunk of
+samples and group over the im2col columns (Winograd's adjoint where the forward is
+Winograd's).  Also Deconvolution's weight gradient (the roles of its
 data and head gradient swapped).""")
 
 

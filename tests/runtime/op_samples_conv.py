@@ -21,8 +21,8 @@ _add(SAMPLES, "Convolution",
             {"kernel": (3,), "num_filter": 3, "stride": (2,), "pad": (1,)}),
      Sample([uniform((1, 2, 3, 4, 3)), uniform((2, 2, 2, 2, 2), seed=1)],
             {"kernel": (2, 2, 2), "num_filter": 2, "no_bias": True, "pad": (0, 1, 0)}),
-     # stride 1 (the padded-row kernels; the data gradient a flipped-weight convolution
-     # unless pad > dilated kernel - 1, as along the last axis of the second)
+     # stride 1, with pad > dilated kernel - 1 along the last axis of the second (the data
+     # gradient's columns added back by col2im)
      Sample([uniform((1, 16, 3, 3)), uniform((2, 16, 2, 2), seed=1), uniform((2,), seed=2)],
             {"kernel": (2, 2), "num_filter": 2, "pad": (1, 0)}),
      Sample([uniform((2, 4, 5, 4)), uniform((4, 2, 2, 2), seed=1)],

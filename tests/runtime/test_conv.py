@@ -141,11 +141,11 @@ CONV_CASES = [
     ((1, 4, 7, 8), 4, (3, 2), (2, 3), (1, 0), (2, 1), 4),      # depthwise
     ((2, 2, 5, 5), 3, (1, 1), (2, 2), (0, 0), (1, 1), 1),
     ((1, 2, 4, 5, 4), 2, (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2), 2),
-    # 16 channels per group and more: the channel-last forward
+    # 16 channels per group and more (the channel-last forward of the NumPy-written path)
     ((2, 16, 6), 3, (3,), (1,), (1,), (1,), 1),
     ((1, 32, 5, 4), 4, (3, 2), (2, 1), (1, 1), (1, 2), 2),
     ((1, 16, 3, 4, 3), 2, (2, 2, 2), (1, 2, 1), (0, 1, 1), (1, 1, 2), 1),
-    # stride 1: the padded-row kernels (and the flipped-weight data gradient)
+    # stride 1
     ((2, 4, 5, 6), 4, (2, 3), (1, 1), (2, 3), (2, 1), 2),
     ((1, 2, 4, 5, 4), 4, (2, 2, 2), (1, 1, 1), (1, 0, 1), (1, 2, 1), 2),
     ((2, 32, 5, 4), 6, (3, 3), (1, 1), (1, 1), (1, 1), 2),
@@ -207,6 +207,40 @@ def test_channel_last_forward_numpy_and_compiled_paths_agree(dtype):
     np.testing.assert_allclose(slow, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("shape, nf, kernel, stride, pad, dilate, group", CONV_CASES)
+def test_numpy_and_compiled_column_paths_agree(shape, nf, kernel, stride, pad, dilate, group,
+                                                monkeypatch):
+    """Forward, data gradient and weight gradient by the compiled im2col / col2im kernels
+    (in one chunk of samples and in one a sample) and by the NumPy-written paths (those
+    CuPy arrays take), against float64 references (a central difference of the forward
+    for the gradients)."""
+    from runtime.ops import conv
+    x, w = sample(shape), sample((nf, shape[1] // group) + kernel, seed=1)
+    attrs = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_group=group,
+                 layout=None)
+    plan = conv._ConvPlan("Convolution", attrs)
+    y = ref_conv(x, w, None, stride, pad, dilate, group)
+    g = sample(y.shape, seed=2)
+    dx, dw, eps = sample(x.shape, seed=3), sample(w.shape, seed=4), 1e-6
+    # <g, conv(x + e dx, w)> - <g, conv(x - e dx, w)> = 2e <dx, data grad>, likewise w
+    want_dx = np.sum(g * (ref_conv(x + eps * dx, w, None, stride, pad, dilate, group)
+                          - ref_conv(x - eps * dx, w, None, stride, pad, dilate, group)))
+    want_dw = np.sum(g * (ref_conv(x, w + eps * dw, None, stride, pad, dilate, group)
+                          - ref_conv(x, w - eps * dw, None, stride, pad, dilate, group)))
+    for path in ("compiled", "compiled, a chunk a sample", "NumPy-written"):
+        if path == "compiled, a chunk a sample":
+            monkeypatch.setattr(conv, "COL_BYTES", 1)
+        if path == "NumPy-written":
+            monkeypatch.setattr(conv, "_compiled", lambda *a: False)
+        out, gx, gw = np.empty(y.shape), np.empty(x.shape), np.empty(w.shape)
+        conv._conv_forward(plan, x, w, out)
+        conv._conv_data_grad(plan, g, w, gx)
+        conv._conv_weight_grad_kernel(plan, x, g, gw)
+        np.testing.assert_allclose(out, y, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(2 * eps * np.sum(gx * dx), want_dx, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(2 * eps * np.sum(gw * dw), want_dw, rtol=1e-6, atol=1e-9)
+
+
 def winograd_refs(x, w, g, pad, group):
     """Float64 references for a 3x3 stride-1 convolution: the output (sliding windows),
     the data gradient (each kernel offset's contribution added at its shift) and the
@@ -248,8 +282,8 @@ def test_winograd_convolution_matches_direct_sums(dtype, shape, filters, pad, gr
     monkeypatch.setattr(conv, "_conv_forward_winograd",
                         lambda *a: taken.append(1) or real(*a))
     monkeypatch.setattr(conv, "WINOGRAD_WIDE", 1)         # small images take it too
-    if shape[0] == 40:
-        monkeypatch.setattr(conv, "WINOGRAD_BYTES", 1 << 20)
+    if shape[0] == 40:     # 8 KiB (float32) a sample: 5 or 10 chunks
+        monkeypatch.setattr(conv, "WINOGRAD_BYTES", 64 << 10)
     x = sample(shape, dtype)
     w = sample((filters, shape[1] // group, 3, 3), dtype, seed=1)
     g = sample((shape[0], filters, shape[2] + 2 * pad[0] - 2, shape[3] + 2 * pad[1] - 2),
@@ -318,15 +352,23 @@ def test_compiled_kernels_refuse_arrays_that_do_not_fit():
     from runtime import _conv_kernels, _pool_kernels
     x = np.zeros((2, 4, 1, 5, 5), np.float32)
     geometry = ((1, 5, 5), (1, 3, 3), (1, 1, 1), (1, 1, 1), (0, 1, 1))
-    with pytest.raises(ValueError, match="channels 2:6 of 4"):
-        _conv_kernels.channel_last_columns(x, np.zeros((25, 36), np.float32), 0, 2, 4,
-                                           *geometry)
-    with pytest.raises(ValueError, match="samples 1:3 are not within"):
-        _conv_kernels.channel_last_columns(x, np.zeros((50, 36), np.float32), 1, 0, 4,
-                                           *geometry)
-    with pytest.raises(ValueError, match="does not fit"):
-        _conv_kernels.to_channel_first(np.zeros((2, 25, 4), np.float32),
-                                       np.zeros((2, 3, 25), np.float32), 0, 0)
+    with pytest.raises(ValueError, match=r"pad and osize non-negative \(got kernel="):
+        _conv_kernels.im2col(x, np.zeros((36, 25), np.float32), 0, 0, *geometry[:4],
+                             (0, -1, 1))
+    with pytest.raises(ValueError, match=r"col of shape \(36, 26\) is not \(channels x 9 "
+                       r"kernel offsets, samples x 25 output positions\)"):
+        _conv_kernels.im2col(x, np.zeros((36, 26), np.float32), 0, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 0:1 and channels 2:6 are not within x's"):
+        _conv_kernels.im2col(x, np.zeros((36, 25), np.float32), 0, 2, *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 and channels 0:4 are not within x's"):
+        _conv_kernels.im2col(x, np.zeros((36, 50), np.float32), 1, 0, *geometry)
+    with pytest.raises(ValueError, match=r"col of shape \(36, 49\) is not \(channels x 9 "
+                       r"kernel offsets, samples x 25 output positions\)"):
+        _conv_kernels.col2im(np.zeros((36, 49), np.float32), x, 0, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 1:3 and channels 0:4 are not within out's"):
+        _conv_kernels.col2im(np.zeros((36, 50), np.float32), x, 1, 0, *geometry)
+    with pytest.raises(ValueError, match="samples 0:1 and channels 2:6 are not within out's"):
+        _conv_kernels.col2im(np.zeros((36, 25), np.float32), x, 0, 2, *geometry)
     with pytest.raises(ValueError, match="x's shape"):
         _pool_kernels.max_pool_route(x[0], np.zeros((4, 1, 3, 3), np.float32),
                                      np.zeros((4, 1, 5, 4), np.float32), (1, 2, 2),
