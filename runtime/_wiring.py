@@ -23,6 +23,8 @@ lower layer            setter                 what it is handed, and why
                                               methods that run operators (``x.exp()``,
                                               ``x.sum(axis=1)``, ``T``, ``astype``,
                                               indexing)
+``runtime.autograd``   ``set_symbol_hook``    ``runtime.symbol``'s Symbol of a tape
+                                              entry, behind ``autograd.get_symbol``
 =====================  =====================  =========================================
 
 One hook is not here because it is C-level and goes down: ``runtime._imperative``
@@ -45,5 +47,9 @@ _ndarray.set_autograd_hooks(autograd._attach_grad, autograd._tape.variable_node,
 from runtime import nd  # noqa: E402
 
 _ndarray.set_method_hook(nd._method)
+
+from runtime.symbol import _recorded  # noqa: E402
+
+autograd.set_symbol_hook(_recorded.from_tape)
 
 __all__ = []

@@ -356,6 +356,34 @@ class Function:
         return outs[0] if single else outs
 
 
+_symbol_of_entry = None       # runtime.symbol's maker, set by runtime._wiring
+
+
+def set_symbol_hook(maker):
+    """Hand autograd the maker of ``get_symbol``'s Symbol from a tape entry (the symbol
+    package sits above autograd)."""
+    global _symbol_of_entry
+    _symbol_of_entry = maker
+
+
+def get_symbol(x):
+    """The recorded computation behind ``x`` as a Symbol (MXNet's
+    ``autograd.get_symbol``): its operators with their attributes; marked variables
+    become variables ``var<k>``, inputs that were not recorded ``null<k>``.
+
+    Raises
+    ------
+    RuntimeError
+        ``x`` is not the result of a recorded computation nor a marked variable.
+    """
+    if not isinstance(x, NDArray):
+        raise TypeError(f"get_symbol: x must be an NDArray (got {type(x).__name__})")
+    if x._entry is None:
+        raise RuntimeError("get_symbol: x was not computed inside autograd.record() from "
+                           "an array on the tape, nor marked with attach_grad")
+    return _symbol_of_entry(x._entry)
+
+
 def _attach_grad(x, grad_req="write", stype=None):
     _check_mark(x, grad_req, "attach_grad", "grad_req")
     grad = zeros(x.shape, ctx=x.ctx, dtype=x.dtype, stype=stype or x.stype)
@@ -367,5 +395,5 @@ def _attach_grad(x, grad_req="write", stype=None):
 # from ``from mxnet.autograd import *``.
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
-           "last_backward_stats", "last_backward_plan", "clear_plan_cache", "Function",
-           "NDArray"]
+           "get_symbol", "last_backward_stats", "last_backward_plan", "clear_plan_cache",
+           "Function", "NDArray"]

@@ -636,6 +636,59 @@ def test_a_graph_recorded_before_its_part_was_consumed_still_refuses():
         p2.backward()
 
 
+# -- get_symbol ------------------------------------------------------------------------------
+
+def test_get_symbol_names_variables_and_constants_as_mxnet():
+    # MXNet's test_get_symbol: one argument per marked variable
+    x = arr([1.0])
+    x.attach_grad()
+    with autograd.record():
+        y = x * x + 2 * x - 1
+    assert autograd.get_symbol(y).list_arguments() == ["var0"]
+    z = arr([1.0])
+    z.attach_grad()
+    with autograd.record():
+        y = x * x + 2 * z - 1
+    assert autograd.get_symbol(y).list_arguments() == ["var0", "var1"]
+
+
+def test_get_symbol_evaluates_to_the_recorded_value():
+    v, w, c = data((3, 4), seed=11), data((2, 4), seed=12), data((2,), seed=13)
+    x, wn, cn = arr(v), arr(w), arr(c)
+    x.attach_grad()
+    with autograd.record():
+        h = nd.FullyConnected(nd.tanh(x), wn, cn, num_hidden=2)
+        parts = nd.split(h, num_outputs=2, axis=1)
+        y = parts[1] * 3.0 - parts[0]
+    sym = autograd.get_symbol(y)
+    assert sym.list_arguments() == ["var0", "null1", "null2"]
+    (got,) = sym.eval(var0=arr(v), null1=arr(w), null2=arr(c))
+    h_ref = np.tanh(v) @ w.T + c
+    assert_values(got, h_ref[:, 1:] * 3.0 - h_ref[:, :1])
+    assert_values(y, h_ref[:, 1:] * 3.0 - h_ref[:, :1])
+
+
+def test_get_symbol_refuses_arrays_off_the_tape_and_functions():
+    with pytest.raises(RuntimeError, match="get_symbol: x was not computed"):
+        autograd.get_symbol(arr([1.0]))
+    with pytest.raises(TypeError, match="get_symbol: x must be an NDArray"):
+        autograd.get_symbol(np.ones(1))
+
+    class Twice(autograd.Function):
+        def forward(self, a):
+            return a * 2
+
+        def backward(self, g):
+            return g * 2
+
+    x = arr([1.0])
+    x.attach_grad()
+    with autograd.record():
+        y = Twice()(x)
+    with pytest.raises(NotImplementedError, match="not a registry operator"):
+        autograd.get_symbol(y)
+
+
 # -- grad_req, attach_grad, mark_variables -------------------------------------------------
 
 def test_grad_is_none_before_attach_grad_and_zeros_after():
