@@ -11,6 +11,9 @@ The cases are those of ``benchmarks/bench_graph.py`` (the same models and refere
    NumPy step, batch 64 and 1024, and against ndrt's imperative step of the same MLP
    (``bench_autograd.ndrt_mlp``), and the pool calls of one steady-state step (the
    pools' counters: 1, the imperative loss's output); ``check_same_update`` runs first.
+   Beside them, the NumPy step's 8 matrix products alone, timed in the same rounds
+   (``run_autograd_figures.numpy_products``): the floor of any step that makes the same
+   BLAS calls.
 2. Forward of a hybridized block of 50 one-element tanh against 50 ``np.tanh`` calls.
 3. Inference through ``SymbolBlock.imports`` of MXNet's exported CNN against the same
    model's imperative forward (seven ``nd`` calls).
@@ -32,7 +35,7 @@ from benchmarks.bench_graph import (TanhChain, check_same_update, hybrid_mlp,  #
                                     imperative_cnn, imported_cnn, numpy_chain,
                                     step_pool_calls)
 from run_allocator_figures import bench  # noqa: E402
-from run_autograd_figures import line, paired  # noqa: E402
+from run_autograd_figures import line, numpy_products, paired  # noqa: E402
 
 from runtime import nd  # noqa: E402
 
@@ -54,12 +57,17 @@ def main():
         P = [p.copy() for p in P0]
         step()
         imperative()
-        t = bench({"nd": "step()", "np": "numpy_step(P, X, Y)", "imp": "imperative()"},
+        t = bench({"nd": "step()", "np": "numpy_step(P, X, Y)", "imp": "imperative()",
+                   "gemm": "products()"},
                   {"step": step, "numpy_step": numpy_step, "P": P, "X": X, "Y": Y,
-                   "imperative": imperative}, pause=PAUSE)
+                   "imperative": imperative, "products": numpy_products(P0, X, Y)},
+                  pause=PAUSE)
         line(f"hybridized MLP step, batch {batch} / NumPy step",
              us(statistics.median(t["nd"])), us(statistics.median(t["np"])),
              f"{paired(t, 'nd', 'np'):.2f}x", target)
+        line(f"the NumPy step's 8 matrix products alone, batch {batch} / NumPy step (the "
+             "floor of any step making the same BLAS calls)", us(statistics.median(t["gemm"])),
+             us(statistics.median(t["np"])), f"{paired(t, 'gemm', 'np'):.2f}x", "-")
         line(f"hybridized MLP step, batch {batch} / ndrt's imperative step",
              us(statistics.median(t["nd"])), us(statistics.median(t["imp"])),
              f"{paired(t, 'nd', 'imp'):.2f}x", "-")
