@@ -424,6 +424,9 @@ def _flatten(value):
     return [value], None
 
 
+_ONE_ARRAY = (tuple, (None,))     # the structure of the arguments (x,)
+
+
 def _count(spec):
     """The number of leaves of the structure ``spec``."""
     return 1 if spec is None else sum(_count(s) for s in spec[1])
@@ -556,11 +559,14 @@ class HybridBlock(Block):
                                  f"give its layer's input size (in_units, in_channels)")
 
     def _call_cached(self, *args):
-        leaves, spec = _flatten(args)
-        for a in leaves:
-            if not isinstance(a, nd.NDArray):
-                raise TypeError(f"{type(self).__name__}: a hybridized block takes "
-                                f"NDArrays or lists of them (got {type(a).__name__})")
+        if len(args) == 1 and isinstance(args[0], nd.NDArray):     # the common call
+            leaves, spec = list(args), _ONE_ARRAY
+        else:
+            leaves, spec = _flatten(args)
+            for a in leaves:
+                if not isinstance(a, nd.NDArray):
+                    raise TypeError(f"{type(self).__name__}: a hybridized block takes "
+                                    f"NDArrays or lists of them (got {type(a).__name__})")
         # the graph does not depend on shapes: one per structure, dtypes and storage
         # types, one per shape too under static_shape (MXNet's flag for inputs of fixed
         # shapes)
