@@ -451,7 +451,9 @@ class HybridBlock(Block):
     cell's ``(inputs, [states])``), the result too.  After :meth:`hybridize`, the first
     call with a new input signature (structure, dtypes and storage types of the inputs;
     their shapes too with ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
-    an ``nd.CachedOp``; later calls run that graph, and under
+    an ``nd.CachedOp``; later calls run that graph (on the parameters' arrays looked up
+    once per context and kept until some parameter's arrays or contexts are replaced:
+    initialize, reset_ctx, cast, load, set_data before initialisation), and under
     ``record()`` each call is one node of the tape whose gradient runs the graph's
     backward.  As in MXNet, Python control flow that depends on values cannot be traced
     (a symbol has no value); the trace takes the branch its Python code takes for
