@@ -7,6 +7,7 @@ import warnings
 from allocator import _cuda
 
 _DEVICE_TYPES = ("cpu", "gpu", "cpu_pinned")
+_INSTANCES = {}     # (class, device type, id) -> the one Context of those
 
 
 class _Local(threading.local):
@@ -38,9 +39,9 @@ class _ContextType(type):
 class Context(metaclass=_ContextType):
     """A device type ('cpu', 'gpu' or 'cpu_pinned') and id, usable as ``with Context(...)``.
 
-    A Context is an immutable value (equal and hashed by device type and id): every
-    array made without ``ctx=`` shares the default one, so changing it in place would
-    move them all.
+    A Context is an immutable value (equal and hashed by device type and id; equal
+    contexts are one object): every array made without ``ctx=`` shares the default one,
+    so changing it in place would move them all.
 
     Parameters
     ----------
@@ -69,10 +70,16 @@ class Context(metaclass=_ContextType):
             raise TypeError(f"device_id must be an integer >= 0 (got {device_id!r})")
         if index < 0:
             raise ValueError(f"device_id must be an integer >= 0 (got {device_id!r})")
-        # The one place the slots are written: __setattr__ refuses every later write.
-        self = object.__new__(cls)
-        object.__setattr__(self, "device_type", device_type)
-        object.__setattr__(self, "device_id", index)
+        # one object per (class, device type, id), so the hot paths (the parameters'
+        # lookup, the invoker's input check) compare contexts by identity first
+        key = (cls, device_type, index)
+        self = _INSTANCES.get(key)
+        if self is None:
+            # The one place the slots are written: __setattr__ refuses every later write.
+            self = object.__new__(cls)
+            object.__setattr__(self, "device_type", device_type)
+            object.__setattr__(self, "device_id", index)
+            self = _INSTANCES.setdefault(key, self)
         return self
 
     def __setattr__(self, name, value):

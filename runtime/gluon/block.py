@@ -20,6 +20,7 @@ from collections import OrderedDict
 from runtime import nd, symbol
 from runtime import name as _name
 from runtime import initializer as _init
+from runtime.gluon import parameter as _parameter
 from runtime.gluon.parameter import (DeferredInitializationError, Parameter, ParameterDict,
                                      _compatible, _load_into)
 from runtime.gluon.utils import HookHandle
@@ -326,11 +327,13 @@ class Block:
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            hook(self, args)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            hook(self, args, out)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
         return out
 
     def forward(self, *args):
@@ -421,6 +424,9 @@ def _flatten(value):
     return [value], None
 
 
+_ONE_ARRAY = (tuple, (None,))     # the structure of the arguments (x,)
+
+
 def _count(spec):
     """The number of leaves of the structure ``spec``."""
     return 1 if spec is None else sum(_count(s) for s in spec[1])
@@ -445,7 +451,9 @@ class HybridBlock(Block):
     cell's ``(inputs, [states])``), the result too.  After :meth:`hybridize`, the first
     call with a new input signature (structure, dtypes and storage types of the inputs;
     their shapes too with ``static_shape=True``) traces ``hybrid_forward`` with symbols and keeps the graph as
-    an ``nd.CachedOp``; later calls run that graph, and under
+    an ``nd.CachedOp``; later calls run that graph (on the parameters' arrays looked up
+    once per context and kept until some parameter's arrays or contexts are replaced:
+    initialize, reset_ctx, cast, load, set_data before initialisation), and under
     ``record()`` each call is one node of the tape whose gradient runs the graph's
     backward.  As in MXNet, Python control flow that depends on values cannot be traced
     (a symbol has no value); the trace takes the branch its Python code takes for
@@ -456,8 +464,11 @@ class HybridBlock(Block):
         super().__init__(prefix, params)
         self._active = False
         self._flags = {}
-        # input signature -> (input variables, output symbol, CachedOp, single output?,
-        # the source of each graph input: a position in the call or a Parameter)
+        # input signature -> (input variables, output symbol, CachedOp, the output's
+        # structure, the source of each graph input: a position in the call or a
+        # Parameter, the (graph input, call position) pairs of the call's arrays, the
+        # bound parameters: [context, parameter generation, the graph's inputs with the
+        # parameters' arrays on that context filled in])
         self._cache = {}
 
     def __setattr__(self, name, value):
@@ -550,17 +561,20 @@ class HybridBlock(Block):
                                  f"give its layer's input size (in_units, in_channels)")
 
     def _call_cached(self, *args):
-        leaves, spec = _flatten(args)
-        for a in leaves:
-            if not isinstance(a, nd.NDArray):
-                raise TypeError(f"{type(self).__name__}: a hybridized block takes "
-                                f"NDArrays or lists of them (got {type(a).__name__})")
+        if len(args) == 1 and isinstance(args[0], nd.NDArray):     # the common call
+            leaves, spec = list(args), _ONE_ARRAY
+        else:
+            leaves, spec = _flatten(args)
+            for a in leaves:
+                if not isinstance(a, nd.NDArray):
+                    raise TypeError(f"{type(self).__name__}: a hybridized block takes "
+                                    f"NDArrays or lists of them (got {type(a).__name__})")
         # the graph does not depend on shapes: one per structure, dtypes and storage
         # types, one per shape too under static_shape (MXNet's flag for inputs of fixed
         # shapes)
         static = self._flags.get("static_shape")
-        key = (spec,) + tuple((a.shape if static else None, a.dtype, a.stype)
-                              for a in leaves)
+        key = (spec,) + tuple([(a.shape if static else None, a.dtype, a.stype)
+                               for a in leaves])
         entry = self._cache.get(key)
         if entry is None:
             params = self.collect_params()
@@ -578,13 +592,23 @@ class HybridBlock(Block):
                 else:
                     raise ValueError(f"{type(self).__name__}: the traced graph reads "
                                      f"{name!r}, which is neither an input nor a parameter")
-            entry = (inputs, out, nd.CachedOp(out, self._flags), out_spec, sources)
+            slots = tuple((k, s) for k, s in enumerate(sources) if isinstance(s, int))
+            entry = (inputs, out, nd.CachedOp(out, self._flags), out_spec, sources, slots,
+                     [None, None, None])
             self._cache[key] = entry
-        _, _, op, out_spec, sources = entry
+        _, _, op, out_spec, sources, slots, bound = entry
+        # the parameters' arrays are looked up once per context and kept until a
+        # parameter's arrays are replaced (_parameter._generation moves)
         ctx = leaves[0].context
-        arrays = [leaves[s] if isinstance(s, int) else s.data(ctx) for s in sources]
-        res = op(*arrays)
-        return _regroup(iter(res if isinstance(res, list) else [res]), out_spec)
+        generation = _parameter._generation
+        if bound[0] is not ctx or bound[1] != generation:
+            bound[:] = [ctx, generation,
+                        [None if isinstance(s, int) else s.data(ctx) for s in sources]]
+        arrays = bound[2].copy()
+        for k, s in slots:
+            arrays[k] = leaves[s]
+        outs = op._forward(arrays)
+        return outs[0] if out_spec is None else _regroup(iter(outs), out_spec)
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write the traced graph to ``path-symbol.json`` and the parameters to
@@ -594,7 +618,7 @@ class HybridBlock(Block):
         if not self._cache:
             raise RuntimeError(f"{type(self).__name__}: call hybridize() and run the block "
                                "forward once before export()")
-        _, out, _, _, _ = next(iter(self._cache.values()))
+        _, out, _, _, _, _, _ = next(iter(self._cache.values()))
         by_name = {p.name: p for p in self.collect_params().values()}
         arrays = {}
         for prefix, names in (("arg:", out.list_arguments()),

@@ -24,6 +24,13 @@ from runtime import initializer as _init
 
 STYPES = ("default", "row_sparse", "csr")
 
+# Bumped whenever a parameter's arrays or contexts are replaced (initialize, set_data
+# before initialisation or on a sparse one, reset_ctx, cast, a grad_req of 'null', a load):
+# a hybridized block keeps its parameters' arrays between calls and looks them up again
+# only when this changed.
+_generation = 0
+_ARRAY_STATE = frozenset(("_data", "_copies", "_ctx", "_ctx_list"))
+
 
 class DeferredInitializationError(MXNetError):
     """The parameter's shape is not known yet: call the block on data first."""
@@ -153,6 +160,12 @@ class Parameter:
         self._ctx_list = None
         self._deferred = None      # (initializer, own) waiting for the shape
         self._var = None
+
+    def __setattr__(self, name, value):
+        if name in _ARRAY_STATE:
+            global _generation
+            _generation += 1
+        object.__setattr__(self, name, value)
 
     def __repr__(self):
         return (f"Parameter {self.name} (shape={self._shape}, dtype={np.dtype(self.dtype)}"
@@ -284,14 +297,15 @@ class Parameter:
         """The array on ``ctx`` (an autograd variable unless grad_req is 'null').  On one
         context ``ctx=None`` gives it; on several, the copy on the current context."""
         data = self._data
-        if data is not None and self._copies is None and (ctx is None or ctx == self._ctx):
+        if data is not None and self._copies is None and (
+                ctx is None or ctx is self._ctx or ctx == self._ctx):
             return data                            # the per-step path
         self._check_initialized()
         if ctx is None:
             ctx = current_context() if self._copies is not None else self._ctx
         ctx = _ctx(ctx, f"Parameter {self.name!r}")
         for c, a in zip(self._ctx_list or [self._ctx], self._copies or [self._data]):
-            if c == ctx:
+            if c is ctx or c == ctx:
                 return a
         raise ValueError(f"Parameter {self.name!r} lives on {self.list_ctx()}, not on {ctx}")
 

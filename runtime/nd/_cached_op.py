@@ -198,17 +198,23 @@ class CachedOp:
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self._name}: input {n.name!r} must be an NDArray (got "
                                 f"{type(a).__name__})")
-        on_tape = is_recording() and any(
-            a._entry is not None and d for a, d in zip(args, self._differentiable))
-        outs = self._planned(args, on_tape) if self._steps is not None else None
-        if outs is None:
-            outs = self._recorded(args) if on_tape else self._program.run(args)
+        outs = self._forward(args)
         if out is not None:
             targets = [out] if isinstance(out, NDArray) else list(out)
             for t, o in zip(targets, outs):
                 t[:] = o
             outs = targets
         return outs[0] if len(outs) == 1 else outs
+
+    def _forward(self, args):
+        """The list of outputs for ``args``, one NDArray per input, as the caller has
+        checked (a HybridBlock checks its inputs once per signature)."""
+        on_tape = is_recording() and any(
+            a._entry is not None and d for a, d in zip(args, self._differentiable))
+        outs = self._planned(args, on_tape) if self._steps is not None else None
+        if outs is None:
+            outs = self._recorded(args) if on_tape else self._program.run(args)
+        return outs
 
     def _planned(self, args, on_tape):
         """The outputs of the call run by its static plan (None: the graph cannot be

@@ -78,7 +78,7 @@ def _tuple(op, attrs, name, nd, default, least):
     if len(v) != nd:
         raise ValueError(f"{op}: {name} must have {nd} entries, one per spatial axis of the "
                          f"{nd}-D kernel (got {name}={v!r})")
-    if any(x < least for x in v):
+    if min(v) < least:
         rule = "positive" if least == 1 else "non-negative"
         raise ValueError(f"{op}: {name} must be {rule} (got {name}={v!r})")
     return tuple(v)

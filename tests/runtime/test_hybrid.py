@@ -214,6 +214,92 @@ def test_symbolblock_errors_and_composition():
         block(x, x)
 
 
+def _fc_block():
+    data = mx.sym.var("data")
+    block = nn.SymbolBlock(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), [data])
+    block.initialize(mx.init.Normal(1.0))
+    return block, block.collect_params()["fc_weight"], block.collect_params()["fc_bias"]
+
+
+def _affine(x, w, b):
+    return x.asnumpy() @ w.data(x.context).asnumpy().T + b.data(x.context).asnumpy()
+
+
+def test_parameters_changed_after_a_call_are_seen(tmp_path):
+    block, w, b = _fc_block()
+    x = nd.array(np.random.RandomState(7).normal(size=(2, 4)))
+    np.testing.assert_allclose(block(x).asnumpy(), _affine(x, w, b), rtol=1e-5)
+    changes = [
+        lambda: w.set_data(nd.ones((3, 4)) * 2),
+        lambda: b.initialize(mx.init.Constant(5.0), force_reinit=True),
+        lambda: block.collect_params().initialize(mx.init.Constant(-1.0), force_reinit=True),
+        lambda: (setattr(w, "grad_req", "null"), w.set_data(nd.ones((3, 4)) * 7)),
+        # new memory: a call still on the old copy would miss the write after it
+        lambda: (w.reset_ctx(mx.cpu(0)), w.set_data(nd.ones((3, 4)) * 9)),
+    ]
+    for k, change in enumerate(changes):
+        before = block(x).asnumpy()
+        change()
+        want = _affine(x, w, b)
+        assert not np.allclose(want, before), k
+        np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-5, err_msg=str(k))
+    # a file written by another block of the same graph
+    other, ow, ob = _fc_block()
+    ow.set_data(nd.arange(12).reshape((3, 4)))
+    other.save_parameters(str(tmp_path / "fc.params"))
+    before = block(x).asnumpy()
+    block.load_parameters(str(tmp_path / "fc.params"))
+    np.testing.assert_allclose(block(x).asnumpy(), _affine(x, ow, ob), rtol=1e-5)
+    assert not np.allclose(before, _affine(x, ow, ob))
+
+
+def test_parameters_on_several_contexts_follow_the_input():
+    block, w, b = _fc_block()
+    x = nd.array(np.random.RandomState(8).normal(size=(2, 4)))
+    block(x)
+    for p in (w, b):
+        p.reset_ctx([mx.cpu(0), mx.cpu(1)])
+    w.set_data(nd.ones((3, 4)) * 3)                  # writes every copy
+    for ctx in (mx.cpu(1), mx.cpu(0), mx.cpu(1)):
+        xc = x.as_in_context(ctx)
+        out = block(xc)
+        assert out.context == ctx
+        np.testing.assert_allclose(out.asnumpy(), _affine(xc, w, b), rtol=1e-5)
+    w.data(mx.cpu(1))[:] = 4                          # one copy only, in place
+    np.testing.assert_allclose(block(x.as_in_context(mx.cpu(1))).asnumpy(),
+                               x.asnumpy() @ np.full((4, 3), 4.0) + b.data().asnumpy(),
+                               rtol=1e-5)
+    np.testing.assert_allclose(block(x).asnumpy(),
+                               x.asnumpy() @ np.full((4, 3), 3.0) + b.data().asnumpy(),
+                               rtol=1e-5)
+
+
+def test_cast_after_a_call_is_seen():
+    block, w, b = _fc_block()
+    x = nd.array(np.random.RandomState(9).normal(size=(2, 4)))
+    block(x)
+    block.cast("float64")
+    w.set_data(nd.ones((3, 4), dtype="float64") / 3)
+    x64 = x.astype("float64")
+    out = block(x64)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.asnumpy(), _affine(x64, w, b), rtol=1e-12)
+
+
+def test_hybridized_dense_sees_set_data_and_reinit():
+    net = nn.Dense(3, in_units=4)
+    net.initialize()
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = nd.array(np.random.RandomState(10).normal(size=(2, 4)))
+    net(x)
+    for change in (lambda: net.weight.set_data(nd.ones((3, 4))),
+                   lambda: net.bias.initialize(mx.init.Constant(2.0), force_reinit=True),
+                   lambda: net.weight.initialize(mx.init.Constant(0.5), force_reinit=True)):
+        change()
+        np.testing.assert_allclose(net(x).asnumpy(), _affine(x, net.weight, net.bias),
+                                   rtol=1e-5)
+
+
 def test_imports_refuses_mismatched_params(tmp_path):
     net = _mlp()
     net.hybridize()

@@ -738,6 +738,10 @@ def test_context_is_an_immutable_value():
     assert rt.Context(rt.gpu(3)) == rt.gpu(3)                  # a Context is copied
     assert rt.gpu(np.int64(2)).device_id == 2 and type(rt.gpu(np.int64(2)).device_id) is int
     assert pickle.loads(pickle.dumps(rt.gpu(1))) == rt.gpu(1)
+    # equal contexts are one object, however they are made
+    assert rt.Context("gpu", np.int64(1)) is rt.gpu(1) is pickle.loads(pickle.dumps(rt.gpu(1)))
+    assert rt.Context(rt.cpu(2)) is rt.cpu(2) and nd.ones(2).ctx is rt.cpu(0)
+    assert rt.gpu(1) is not rt.gpu(2) and rt.cpu(0) is not rt.Context("cpu_pinned", 0)
 
 
 @pytest.mark.parametrize("args, exc, match", [
