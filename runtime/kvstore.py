@@ -679,6 +679,59 @@ class KVStore(KVStoreBase):
             (out_rows.reshape((union.size,) + m.shape[1:]), union), shape=m.shape,
             ctx=m.context, dtype=m.dtype)
 
+    # -- rows owned by a rank (gluon's Trainer divides lazy updates with them) ---------
+    def _owned(self, ids):
+        """Which of the row ids ``ids`` (an int64 NumPy array) this rank owns: those
+        equal to its rank modulo the number of workers (all of them in one process)."""
+        n = self.num_workers
+        if n == 1:
+            return np.ones(ids.shape, bool)
+        return ids % n == self.rank
+
+    def _share_rows(self, key, weight, ids):
+        """Every rank has updated, in its replica of the dense ``weight``, the rows of
+        ``ids`` (sorted, the same on every rank: the union of a merged row_sparse
+        gradient) that it owns (:meth:`_owned`); give every replica the other ranks'
+        rows.  One ``Allgatherv`` of the updated rows: every rank knows ``ids``, so
+        neither counts nor ids travel, and the replicas end bit-identical."""
+        comm = self._comm
+        if comm is None or comm.size == 1:
+            return
+        w = np.asarray(weight).reshape(weight.shape[0], -1)
+        owner = ids % comm.size
+        parts = [ids[owner == r] for r in range(comm.size)]
+        row_bytes = w.shape[1] * w.itemsize
+        counts = np.array([p.size * row_bytes for p in parts], np.int64)
+        send = np.ascontiguousarray(w[parts[comm.rank]]).reshape(-1).view(np.uint8)
+        buf, offsets = comm.allgatherv(send, counts,
+                                       f"Allgatherv of key {key!r}'s updated rows")
+        for r, part in enumerate(parts):
+            if r != comm.rank and part.size:
+                w[part] = buf[offsets[r]:offsets[r] + counts[r]].view(w.dtype).reshape(
+                    part.size, w.shape[1])
+        mark_written(weight)
+
+    def _gather_owned(self, key, array):
+        """Every row of the dense ``array`` from the rank that owns it (row modulo the
+        number of workers), in place on every rank: the optimizer states of a parameter
+        whose ranks update only their own rows.  One ``Allgatherv``."""
+        comm = self._comm
+        if comm is None or comm.size == 1:
+            return
+        a = np.asarray(array).reshape(array.shape[0], -1)
+        n = comm.size
+        row_bytes = a.shape[1] * a.itemsize
+        counts = np.array([len(range(r, a.shape[0], n)) * row_bytes for r in range(n)],
+                          np.int64)
+        send = np.ascontiguousarray(a[comm.rank::n]).reshape(-1).view(np.uint8)
+        buf, offsets = comm.allgatherv(send, counts, f"Allgatherv of key {key!r}'s "
+                                                     f"optimizer state rows")
+        for r in range(n):
+            if r != comm.rank and counts[r]:
+                a[r::n] = buf[offsets[r]:offsets[r] + counts[r]].view(a.dtype).reshape(
+                    -1, a.shape[1])
+        mark_written(array)
+
     # -- gradient compression -------------------------------------------------------
     def set_gradient_compression(self, compression_params):
         """MXNet's 2-bit compression with error feedback for dense pushes:
