@@ -116,6 +116,20 @@ def collectives(kv, digest):
     calls = kv.comm_stats()["calls"]
     kv.pushpull("emb", g, out=g)                 # in its room: one collective
     assert kv.comm_stats()["calls"] == calls + 1
+    # small dense values in the same call ride in that collective, summed in place
+    shapes, dtypes = [(3, 4), (5,), (2, 2)], [np.float32, np.float64, np.float32]
+    dkeys = ["d0", "d1", "d2"]
+    kv.init(dkeys, [nd.zeros(s, dtype=t) for s, t in zip(shapes, dtypes)])
+    dvals = [nd.array(rank_data(rank, 80 + j, s, t), dtype=t)
+             for j, (s, t) in enumerate(zip(shapes, dtypes))]
+    calls = kv.comm_stats()["calls"]
+    kv.pushpull(["emb"] + dkeys, [g] + dvals)
+    assert kv.comm_stats()["calls"] == calls + 1
+    for j, (v, s, t) in enumerate(zip(dvals, shapes, dtypes)):
+        assert v.dtype == t
+        np.testing.assert_allclose(v.asnumpy(), sum(rank_data(r, 80 + j, s, t)
+                                                    for r in range(size)), rtol=1e-6)
+        digest.update(v.asnumpy().tobytes())
 
     # row_sparse densified: together the ranks hold more rows than the array has
     ids = np.arange(rank, 10, 1)
