@@ -28,6 +28,7 @@ from runtime.gluon import trainer as trainer_mod
 WALL, CPU = defaultdict(float), defaultdict(float)
 STEPS = [0]          # steps finished
 ACTIVE = [False]     # inside a steady-state step (not the first, not evaluation)
+PROCESS = [0.0]      # CPU time of all the process's threads in the steady-state steps
 
 
 def _add(phase, w0, c0):
@@ -69,6 +70,7 @@ def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, r
         _add("data", w0, c0)
         meter.begin()
         t0 = w0 = time.perf_counter()
+        p0 = time.process_time()
         c0 = time.thread_time()
         with autograd.record():
             loss = loss_fn(net(x), y)
@@ -85,6 +87,7 @@ def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, r
             result.first_step_seconds = dt
         else:
             WALL["step (the job's clock)"] += dt
+            PROCESS[0] += time.process_time() - p0
             t_epoch += dt
             timed += n
         STEPS[0] += 1
@@ -101,7 +104,7 @@ def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, r
 
 def _collective(name, fn):
     def wrapper(self, *args, **kwargs):
-        what = args[1] if len(args) > 1 else kwargs.get("what", name)
+        what = next((a for a in args if isinstance(a, str)), kwargs.get("what", name))
         kind = ("Allgather (fixed blocks)" if name == "allgather" else
                 "Allgather of the counts" if name == "allgather_counts" else
                 ("Allgatherv of the updated rows" if "updated rows" in str(what)
@@ -129,8 +132,11 @@ def main():
     code = cli_main(["train", "sparse", "--quiet", *sys.argv[1:]])
     rank = _dist.get().rank if "--kvstore" in sys.argv else 0
     n = max(STEPS[0] - 1, 1)
-    lines = [f"rank {rank}: {n} steady-state steps; process CPU / wall over the whole run {time.process_time() - p0:.2f} s /"
-             f" {time.perf_counter() - w0:.2f} s",
+    step_wall = WALL["step (the job's clock)"]
+    lines = [f"rank {rank}: {n} steady-state steps; CPU time of all the process's threads "
+             f"in them / their wall time: {PROCESS[0]:.3f} s / {step_wall:.3f} s = "
+             f"{PROCESS[0] / step_wall:.2f} cores (whole run {time.process_time() - p0:.2f}"
+             f" s / {time.perf_counter() - w0:.2f} s)",
              "| phase | wall ms/step | thread CPU ms/step |", "|---|---:|---:|"]
     order = ["data", "forward", "backward", "pushpull", "  Allgather of the counts",
              "  Allgather (fixed blocks)", "  Allgatherv", "  Allreduce (dense)",

@@ -14,10 +14,18 @@
    ``mpi4py``, one in-place Allreduce per array.
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
    the same seed and global batch: throughput, test AUC, communication and merge time a
-   step; rounds alternate the runs.  Beside it, one process at half the batch (a rank's
-   share): 2 x its throughput / the one-process throughput is what 2 ranks would reach
-   with free communication and a core each (the ceiling of the ratio), at the job's
-   batch of 1,024 and at 4,096.
+   step; rounds alternate the runs.  Throughput is the job's own figure, the same
+   clock on both sides: the steady-state steps (every step but the first), each from
+   before the forward to after reading its loss (forward, backward, ``trainer.step``
+   with the exchange and the update), not the making of the batch, start-up,
+   evaluation or the first step; the first step (the optimizer's states, the store,
+   the broadcast of the parameters) is printed apart.  Beside it, one process at half
+   the batch (a rank's share): 2 x its throughput / the one-process throughput is what
+   2 ranks would reach with free communication and a core each (the ceiling of the
+   ratio), at the job's batch of 1,024 and at 4,096; the same two runs give the serial
+   fraction of the one-process step (the part that does not shrink with the batch:
+   2 T(B/2) - T(B), over T(B)) and the time a rank's step may spend on communication
+   for 2 ranks to reach 1.5x (T(B) / 1.5 - T(B/2)).
 3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
    process, which is start-up (interpreters, MPI, data) to the first steps.
 
@@ -124,7 +132,8 @@ def _job(ranks, extra=()):
     wall = time.perf_counter() - t
     get = lambda pattern: float(re.search(pattern, out).group(1).replace(",", ""))  # noqa: E731
     row = {"wall": wall, "auc": get(r"test AUC: ([0-9.]+)"),
-           "samples_s": get(r"throughput: ([0-9,]+) samples/s")}
+           "samples_s": get(r"throughput: ([0-9,]+) samples/s"),
+           "first_ms": get(r"the first step, .*? took ([0-9.,]+) ms")}
     if ranks > 1:
         row["comm_ms"] = get(r"communication ([0-9.]+) ms")
         row["kib"] = get(r"and ([0-9,.]+) KiB a step")
@@ -164,17 +173,26 @@ def main():
         ceiling = statistics.median(2 * h["samples_s"] / a["samples_s"]
                                     for a, h in zip(one, share))
         print(f"global batch {batch:,}:\n")
-        print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
-        print("|---|---:|---:|---:|---:|---:|")
-        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
+        print("| run | samples/s | ms/step | first step ms | test AUC | comm ms/step | "
+              "KiB/step | merge ms/step |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        step_ms = lambda rows, b: 1e3 * b / med(rows, "samples_s")  # noqa: E731
+        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {step_ms(one, batch):.3f} | "
+              f"{med(one, 'first_ms'):.1f} | {med(one, 'auc'):.4f} | | | |")
         print(f"| 1 process, batch {batch // 2:,} | {med(share, 'samples_s'):,.0f} | "
+              f"{step_ms(share, batch // 2):.3f} | {med(share, 'first_ms'):.1f} | "
               f"{med(share, 'auc'):.4f} | | | |")
-        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
+        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {step_ms(two, batch):.3f} | "
+              f"{med(two, 'first_ms'):.1f} | {med(two, 'auc'):.4f} | "
               f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | "
               f"{med(two, 'merge_ms'):.2f} |")
+        whole, half = step_ms(one, batch), step_ms(share, batch // 2)
         print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
               f"(scaling efficiency {ratio / 2:.0%}); ceiling with free communication "
-              f"{ceiling:.2f}x\n")
+              f"{ceiling:.2f}x; serial fraction of the one-process step "
+              f"{(2 * half - whole) / whole:.0%}; for 1.5x a rank's step may spend "
+              f"{1e3 * (whole / 1.5 - half):.0f} us a step beyond the work of its half "
+              f"batch\n")
         sys.stdout.flush()
 
     print("## Start-up: a tiny job under mpiexec -n 2 vs one process\n")

@@ -390,8 +390,8 @@ class Trainer:
                 rows = storage_view(grad, 0)
                 mine = kv._owned(rows)
                 shards[i] = nd.sparse.row_sparse_array(
-                    (storage_view(grad, -1)[mine], rows[mine]), shape=grad.shape,
-                    ctx=grad.context, dtype=grad.dtype)
+                    (storage_view(grad, -1).take(mine, axis=0), rows.take(mine)),
+                    shape=grad.shape, ctx=grad.context, dtype=grad.dtype)
                 ids[i] = np.array(rows)
         self._update(batch_size, ignore_stale_grad, shards)
         for i in shards:
