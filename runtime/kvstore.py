@@ -17,9 +17,9 @@ gradients): an array of 64 KiB or more is reduced in its own memory (zero copy, 
 the buffer protocol), the smaller ones are packed in flat buckets (a first one of at
 most 1 MiB, then about 25 MiB) kept by the store between calls.  A row_sparse value:
 every rank's row count (``Allgather``), then one ``Allgatherv`` of each rank's packed row
-ids and rows (later calls of the key: one ``Allgather`` of fixed-size blocks), then a
-merge in compiled code that adds the rows of each id in rank order, so every replica
-computes the same bits; where the rows of all ranks together would outweigh the dense
+ids and rows (later calls of the key: one ``Allgather`` of fixed-size blocks, which
+also carry the call's small dense values), then a merge in compiled code that adds the
+rows of each id in rank order, so every replica computes the same bits; where the rows of all ranks together would outweigh the dense
 array, the ranks densify and ``Allreduce`` instead (with an ``Allgatherv`` of the ids,
 so the result still holds exactly the rows present on some rank).  ``pushpull`` without
 an optimizer makes the sum in its out (for a dense value that is its own out: one
@@ -27,7 +27,9 @@ in-place Allreduce) and keeps no copy: the out holds the key's value from then o
 MXNet's store keeps the merged array itself, and a later ``pull`` checks the out's
 version and refuses to read it once it has been written.  ``push`` leaves the store a
 value of its own.  With an optimizer set, every rank applies the same update to its
-replica of the stored value.  Every rank must make the same calls with the same keys in
+replica of the stored value.  gluon's Trainer divides a lazy row_sparse update between
+the ranks with :meth:`KVStore._owned` and :meth:`KVStore._share_rows` (each rank
+updates the rows it owns, then the updated rows are exchanged).  Every rank must make the same calls with the same keys in
 the same order (collectives).
 
 The first dist store of a process gives the rank its share of the node's CPUs
