@@ -699,16 +699,15 @@ class KVStore(KVStoreBase):
     def _merge(self, key, buf, counts, offsets, dtype, width):
         """(union ids, summed rows) of the ranks' blocks in ``buf`` (compiled merge)."""
         t0 = time.perf_counter()
-        n_union, bad_rank, bad = _kernels.union_size(buf, counts, offsets,
-                                                     width * np.dtype(dtype).itemsize)
+        total = int(counts.sum())
+        union = np.empty(total, np.int64)
+        out_rows = np.empty((total, width), dtype)
+        n_union, bad_rank, bad = _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
         if n_union < 0:
             raise ValueError(f"pushpull: rank {bad_rank}'s row ids of key {key!r} must be "
                              f"sorted and unique (position {bad})")
-        union = np.empty(n_union, np.int64)
-        out_rows = np.empty((n_union, width), dtype)
-        _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
         self.stats["merge_seconds"] += time.perf_counter() - t0
-        return union, out_rows
+        return union[:n_union], out_rows[:n_union]
 
     @staticmethod
     def _rows_array(m, union, out_rows):
