@@ -6,6 +6,10 @@ training steps (all its threads) against their wall time.
 
     python asv_bench/profile_kvstore_job.py [ndrt train options]          # one process
     mpiexec -n 2 python asv_bench/profile_kvstore_job.py --kvstore dist_sync [options]
+    mpiexec -n 2 python asv_bench/profile_kvstore_job.py --undivided --kvstore dist_sync
+
+``--undivided`` (for comparison) has every rank update the whole summed gradient, as
+before the ranks divided the lazy update: the Trainer's update without the division.
 
 Phases: data (the iterator's batch and the rank's slice of it, outside the job's clock),
 forward (model and loss, recorded), backward, pushpull (``Trainer._allreduce_grads``:
@@ -114,9 +118,17 @@ def _collective(name, fn):
     return wrapper
 
 
+def _undivided(self, batch_size, ignore_stale_grad):
+    self._update(batch_size, ignore_stale_grad)
+    self._sync_copies()
+
+
 def main():
     job._epoch = _epoch
     T = trainer_mod.Trainer
+    if "--undivided" in sys.argv:
+        sys.argv.remove("--undivided")
+        T._update_sharded = _undivided
     T._allreduce_grads = _timed("pushpull", T._allreduce_grads)
     if "--kvstore" in sys.argv:
         T._update_sharded = _timed("update", T._update_sharded)
