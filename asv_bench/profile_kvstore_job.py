@@ -6,16 +6,11 @@ training steps (all its threads) against their wall time.
 
     python asv_bench/profile_kvstore_job.py [ndrt train options]          # one process
     mpiexec -n 2 python asv_bench/profile_kvstore_job.py --kvstore dist_sync [options]
-    mpiexec -n 2 python asv_bench/profile_kvstore_job.py --undivided --kvstore dist_sync
-
-``--undivided`` (for comparison) has every rank update the whole summed gradient, as
-before the ranks divided the lazy update: the Trainer's update without the division.
 
 Phases: data (the iterator's batch and the rank's slice of it, outside the job's clock),
 forward (model and loss, recorded), backward, pushpull (``Trainer._allreduce_grads``:
 the collectives, split by kind, and the row_sparse merge inside it), update
-(``Trainer._update_sharded`` on a dist store: the optimizer on this rank's rows,
-then the exchange of the updated rows; ``Trainer._update`` in one process), loss (reading the
+(``Trainer._update`` and ``_sync_copies``), loss (reading the
 batch's mean loss, the last thing the job's clock covers).  The timers cost about a
 microsecond each (``thread_time`` is a system call); the job's own clock is printed
 beside their sum.
@@ -111,30 +106,18 @@ def _collective(name, fn):
         what = next((a for a in args if isinstance(a, str)), kwargs.get("what", name))
         kind = ("Allgather (fixed blocks)" if name == "allgather" else
                 "Allgather of the counts" if name == "allgather_counts" else
-                ("Allgatherv of the updated rows" if "updated rows" in str(what)
-                 else "Allgatherv") if name == "allgatherv" else
+                "Allgatherv" if name == "allgatherv" else
                 "Allreduce (dense)" if "densified" not in str(what) else "Allreduce (densified)")
         return _timed("  " + kind, fn)(self, *args, **kwargs)
     return wrapper
 
 
-def _undivided(self, batch_size, ignore_stale_grad):
-    self._update(batch_size, ignore_stale_grad)
-    self._sync_copies()
-
-
 def main():
     job._epoch = _epoch
     T = trainer_mod.Trainer
-    if "--undivided" in sys.argv:
-        sys.argv.remove("--undivided")
-        T._update_sharded = _undivided
     T._allreduce_grads = _timed("pushpull", T._allreduce_grads)
-    if "--kvstore" in sys.argv:
-        T._update_sharded = _timed("update", T._update_sharded)
-        T._update = _timed("  optimizer", T._update)
-    else:
-        T._update = _timed("update", T._update)
+    T._update = _timed("update", T._update)
+    T._sync_copies = _timed("update", T._sync_copies)
     C = _dist.Communicator
     for name in ("allreduce", "allgather", "allgatherv", "allgather_counts"):
         setattr(C, name, _collective(name, getattr(C, name)))
@@ -152,8 +135,7 @@ def main():
              "| phase | wall ms/step | thread CPU ms/step |", "|---|---:|---:|"]
     order = ["data", "forward", "backward", "pushpull", "  Allgather of the counts",
              "  Allgather (fixed blocks)", "  Allgatherv", "  Allreduce (dense)",
-             "  Allreduce (densified)", "  merge", "update", "  optimizer",
-             "  Allgatherv of the updated rows", "loss", "step (the job's clock)"]
+             "  Allreduce (densified)", "  merge", "update", "loss", "step (the job's clock)"]
     for phase in order:
         if phase in WALL:
             lines.append(f"| {phase} | {1e3 * WALL[phase] / n:.3f} | "

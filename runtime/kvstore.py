@@ -27,9 +27,7 @@ in-place Allreduce) and keeps no copy: the out holds the key's value from then o
 MXNet's store keeps the merged array itself, and a later ``pull`` checks the out's
 version and refuses to read it once it has been written.  ``push`` leaves the store a
 value of its own.  With an optimizer set, every rank applies the same update to its
-replica of the stored value.  gluon's Trainer divides a lazy row_sparse update between
-the ranks with :meth:`KVStore._owned` and :meth:`KVStore._share_rows` (each rank
-updates the rows it owns, then the updated rows are exchanged).  Every rank must make the same calls with the same keys in
+replica of the stored value.  Every rank must make the same calls with the same keys in
 the same order (collectives).
 
 The first dist store of a process gives the rank its share of the node's CPUs
@@ -714,64 +712,6 @@ class KVStore(KVStoreBase):
         return nd.sparse.row_sparse_array(
             (out_rows.reshape((union.size,) + m.shape[1:]), union), shape=m.shape,
             ctx=m.context, dtype=m.dtype)
-
-    # -- rows owned by a rank (gluon's Trainer divides lazy updates with them) ---------
-    def _owner(self, ids):
-        """The rank that owns each of the row ids ``ids`` (a non-negative int64 NumPy
-        array): the id modulo the number of workers."""
-        n = self.num_workers
-        # a mask where n is a power of two: an int64 division costs 20 times more
-        return ids & (n - 1) if n & (n - 1) == 0 else ids % n
-
-    def _owned(self, ids):
-        """The positions in ``ids`` of the row ids this rank owns (:meth:`_owner`)."""
-        return np.flatnonzero(self._owner(ids) == self.rank)
-
-    def _share_rows(self, key, weight, ids):
-        """Every rank has updated, in its replica of the dense ``weight``, the rows of
-        ``ids`` (sorted, the same on every rank: the union of a merged row_sparse
-        gradient) that it owns (:meth:`_owned`); give every replica the other ranks'
-        rows.  One ``Allgatherv`` of the updated rows: every rank knows ``ids``, so
-        neither counts nor ids travel, and the replicas end bit-identical."""
-        comm = self._comm
-        if comm is None or comm.size == 1:
-            return
-        w = np.asarray(weight).reshape(weight.shape[0], -1)
-        row_bytes = w.shape[1] * w.itemsize
-        owner = self._owner(ids)
-        parts = [ids.take(np.flatnonzero(owner == r)) for r in range(comm.size)]
-        counts = np.array([p.size * row_bytes for p in parts], np.int64)
-        send = w.take(parts[comm.rank], axis=0).reshape(-1).view(np.uint8)
-        buf, offsets = comm.allgatherv(send, counts,
-                                       f"Allgatherv of key {key!r}'s updated rows")
-        # rows as opaque items: a put of whole rows costs a third of a fancy assignment
-        row = np.dtype((np.void, row_bytes))
-        rows = w.view(row).reshape(-1)
-        for r, part in enumerate(parts):
-            if r != comm.rank and part.size:
-                np.put(rows, part, buf[offsets[r]:offsets[r] + counts[r]].view(row))
-        mark_written(weight)
-
-    def _gather_owned(self, key, array):
-        """Every row of the dense ``array`` from the rank that owns it (row modulo the
-        number of workers), in place on every rank: the optimizer states of a parameter
-        whose ranks update only their own rows.  One ``Allgatherv``."""
-        comm = self._comm
-        if comm is None or comm.size == 1:
-            return
-        a = np.asarray(array).reshape(array.shape[0], -1)
-        n = comm.size
-        row_bytes = a.shape[1] * a.itemsize
-        counts = np.array([len(range(r, a.shape[0], n)) * row_bytes for r in range(n)],
-                          np.int64)
-        send = np.ascontiguousarray(a[comm.rank::n]).reshape(-1).view(np.uint8)
-        buf, offsets = comm.allgatherv(send, counts, f"Allgatherv of key {key!r}'s "
-                                                     f"optimizer state rows")
-        for r in range(n):
-            if r != comm.rank and counts[r]:
-                a[r::n] = buf[offsets[r]:offsets[r] + counts[r]].view(a.dtype).reshape(
-                    -1, a.shape[1])
-        mark_written(array)
 
     # -- gradient compression -------------------------------------------------------
     def set_gradient_compression(self, compression_params):

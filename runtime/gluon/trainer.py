@@ -23,9 +23,9 @@ import pickle
 
 import numpy as np
 
-from runtime import _files, autograd, nd
+from runtime import _files, autograd
 from runtime import kvstore as kvs
-from runtime._ndarray import NDArray, storage_view
+from runtime._ndarray import NDArray
 from runtime.optimizer.optimizer import SGD, AdaGrad, Adam, Optimizer, create
 
 __all__ = ["Trainer", "StaleGradientError"]
@@ -169,7 +169,8 @@ class Trainer:
                 self._update_in_store(batch_size, ignore_stale_grad)
                 return
             self._allreduce_grads()
-            self._update_sharded(batch_size, ignore_stale_grad)
+            self._update(batch_size, ignore_stale_grad)
+            self._sync_copies()
             return
         self._update(batch_size, ignore_stale_grad)
 
@@ -192,11 +193,12 @@ class Trainer:
                 raise RuntimeError("update() when parameters are updated on kvstore is not "
                                    "supported. Try setting `update_on_kvstore` to False when "
                                    "creating trainer.")
-            self._update_sharded(batch_size, ignore_stale_grad)
+            self._update(batch_size, ignore_stale_grad)
+            self._sync_copies()
             return
         self._update(batch_size, ignore_stale_grad)
 
-    def _update(self, batch_size, ignore_stale_grad=False, grads=None):
+    def _update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter's (first) copy.
 
         All or nothing: every parameter's update is checked (batch_size, stale
@@ -204,14 +206,9 @@ class Trainer:
         before any weight, optimizer state, update count or rescale_grad changes, so a
         refused step leaves everything as it was.  An optimizer that overrides
         ``update`` itself, and a multi-precision update, cannot be checked ahead: their
-        weights and states are copied first and put back if one of the updates raises.
-
-        ``grads``: index -> the gradient to apply instead of the parameter's (the rows
-        this rank updates of a parameter whose update the ranks divide); the stale check
-        reads the parameter's own."""
+        weights and states are copied first and put back if one of the updates raises."""
         rescale = self._rescale(batch_size)
         work = []
-        fresh = []
         seen = self._seen
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
@@ -226,8 +223,7 @@ class Trainer:
                 if not ignore_stale_grad:
                     raise _stale(p, grad)
                 continue
-            fresh.append((i, grad))
-            work.append((i, weight, grad if grads is None else grads.get(i, grad)))
+            work.append((i, weight, grad))
         opt = self._optimizer
         made = {}           # states made by this step, kept only if it succeeds
         for i, weight, _ in work:
@@ -254,7 +250,7 @@ class Trainer:
             opt.rescale_grad, opt._index_update_count, opt.num_update = before
             raise
         self._states.update(made)
-        for i, grad in fresh:
+        for i, weight, grad in work:
             self._early.pop(i, None)
             seen[i] = (grad.chunk, grad.version)
 
@@ -296,7 +292,6 @@ class Trainer:
         self._update_on_kvstore = False
         self._distributed = False
         self._kv_keys = set()          # indices whose value the store has initialised
-        self._sharded = set()          # indices whose optimizer states ranks hold in part
 
     def _init_kvstore(self):
         """Make the kvstore by gluon's rules: none for one context in one process (a
@@ -367,38 +362,6 @@ class Trainer:
         if live:
             self._kvstore.pushpull([i for i, _ in live], [p.list_grad() for _, p in live])
 
-    def _update_sharded(self, batch_size, ignore_stale_grad):
-        """The update after the gradients were summed, divided between the ranks where
-        it is row by row: a dense weight with a row_sparse gradient and a lazy update
-        of SGD or Adam (MXNet's ``lazy_update``: only the gradient's rows change, each
-        on its own).  Each rank updates the rows of the summed gradient it owns (row
-        id modulo the number of ranks), weight and optimizer state, and the store then
-        gives every replica the others' updated rows (:meth:`KVStore._share_rows`), so
-        that the union of the ranks' rows is updated once, not on every rank.  The
-        other parameters are updated on every rank, as in gluon.  Then the copies on
-        other contexts take the updated one."""
-        kv = self._kvstore
-        shards, ids = {}, {}
-        if kv.num_workers > 1:
-            opt = self._optimizer
-            lazy = type(opt) in (SGD, Adam) and opt.lazy_update
-            for i, p in self._live():
-                grad, weight = p.grad(), p.data()
-                if not (lazy and grad.stype == "row_sparse" and weight.stype == "default"
-                        and not opt._master(weight)):
-                    continue
-                rows = storage_view(grad, 0)
-                mine = kv._owned(rows)
-                shards[i] = nd.sparse.row_sparse_array(
-                    (storage_view(grad, -1).take(mine, axis=0), rows.take(mine)),
-                    shape=grad.shape, ctx=grad.context, dtype=grad.dtype)
-                ids[i] = np.array(rows)
-        self._update(batch_size, ignore_stale_grad, shards)
-        for i in shards:
-            self._sharded.add(i)
-            kv._share_rows(i, self._params[i].data(), ids[i])
-        self._sync_copies()
-
     def _update_in_store(self, batch_size, ignore_stale_grad):
         """Push the gradients (the store's optimizer updates its weights) and pull the
         weights into every copy."""
@@ -441,18 +404,10 @@ class Trainer:
         """Write the optimizer and its per-parameter states to ``fname`` (gluon's
         ``save_states``: a pickle of ``(states, optimizer)``, written beside ``fname`` and
         renamed over it once complete).  When the store runs the updates, the store
-        writes its own states.  Where the ranks of a dist store divide a parameter's
-        updates (:meth:`_update_sharded`), each holds the states of its own rows, and
-        ``save_states`` first gathers every row's from its owner: a collective, which
-        every rank calls (then every rank holds, and writes, all the states)."""
+        writes its own states."""
         if self._kv_prepare() and self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
-        for i in sorted(self._sharded):
-            state = self._states[i]
-            for a in (state if isinstance(state, (tuple, list)) else (state,)):
-                if isinstance(a, NDArray):
-                    self._kvstore._gather_owned(i, a)
         opt = copy.copy(self._optimizer)
         opt.param_dict = {}           # the parameters are the caller's, not the file's
         data = pickle.dumps((self._states, opt))
