@@ -1,7 +1,7 @@
 """Where a step of ``ndrt train sparse`` goes, phase by phase, in one process or on each
 rank of a ``dist_sync`` job: wall time (``perf_counter``) and this thread's CPU time
 (``thread_time``) a steady-state step (the first step, which makes the store and
-broadcasts the parameters, is reported apart), and the process's CPU time over the
+broadcasts the parameters, is left out: the job's report prints its time), and the process's CPU time over the
 training steps (all its threads) against their wall time.
 
     python asv_bench/profile_kvstore_job.py [ndrt train options]          # one process
@@ -10,8 +10,8 @@ training steps (all its threads) against their wall time.
 Phases: data (the iterator's batch and the rank's slice of it, outside the job's clock),
 forward (model and loss, recorded), backward, pushpull (``Trainer._allreduce_grads``:
 the collectives, split by kind, and the row_sparse merge inside it), update
-(``Trainer._update`` and ``_sync_copies``), loss (reading the
-batch's mean loss, the last thing the job's clock covers).  The timers cost about a
+(``Trainer._update`` and ``_sync_copies``), loss (reading the batch's mean loss, the
+last thing the job's clock covers).  The timers cost about a
 microsecond each (``thread_time`` is a system call); the job's own clock is printed
 beside their sum.
 """
@@ -130,7 +130,7 @@ def main():
     step_wall = WALL["step (the job's clock)"]
     lines = [f"rank {rank}: {n} steady-state steps; CPU time of all the process's threads "
              f"in them / their wall time: {PROCESS[0]:.3f} s / {step_wall:.3f} s = "
-             f"{PROCESS[0] / step_wall:.2f} cores (whole run {time.process_time() - p0:.2f}"
+             f"{PROCESS[0] / max(step_wall, 1e-9):.2f} cores (whole run {time.process_time() - p0:.2f}"
              f" s / {time.perf_counter() - w0:.2f} s)",
              "| phase | wall ms/step | thread CPU ms/step |", "|---|---:|---:|"]
     order = ["data", "forward", "backward", "pushpull", "  Allgather of the counts",
