@@ -14,10 +14,20 @@
    ``mpi4py``, one in-place Allreduce per array.
 2. ``ndrt train sparse`` on 2 ranks (``--kvstore dist_sync``) against one process with
    the same seed and global batch: throughput, test AUC, communication and merge time a
-   step; rounds alternate the runs.  Beside it, one process at half the batch (a rank's
-   share): 2 x its throughput / the one-process throughput is what 2 ranks would reach
-   with free communication and a core each (the ceiling of the ratio), at the job's
-   batch of 1,024 and at 4,096.
+   step; rounds alternate the runs.  Throughput is the job's own figure, the same
+   clock on both sides: the steady-state steps (every step but the first), each from
+   before the forward to after reading its loss (forward, backward, ``trainer.step``
+   with the exchange and the update), not the making of the batch, start-up,
+   evaluation or the first step; the first step (the optimizer's states, the store,
+   the broadcast of the parameters) is printed apart.  Beside it, one process at half
+   the batch (a rank's share): 2 x its throughput / the one-process throughput is what
+   2 ranks would reach with free communication and a core each (the ceiling of the
+   ratio), at the job's batch of 1,024 and at 4,096; the one process runs with
+   OMP_NUM_THREADS=1 as the ranks do, and again with it unset (its own default, both
+   CPUs for its OpenMP and BLAS pools); the same two runs give the serial
+   fraction of the one-process step (the part that does not shrink with the batch:
+   2 T(B/2) - T(B), over T(B)) and the time a rank's step may spend on communication
+   for 2 ranks to reach 1.5x (T(B) / 1.5 - T(B/2)).
 3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
    process, which is start-up (interpreters, MPI, data) to the first steps.
 
@@ -41,8 +51,12 @@ SIZES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20] + ([] if QUICK else [64 
 JOB = ["--rows", "40000", "--features", "200000"] if QUICK else []
 
 
-def _env():
+def _env(one_thread=True):
+    """The runs' environment: OMP_NUM_THREADS=1 (a rank's share of the 2 CPUs), or,
+    for the one-process reference at its own default, unset."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    if not one_thread:
+        del env["OMP_NUM_THREADS"]
     return env
 
 
@@ -114,17 +128,18 @@ def list_worker():
                   f"{statistics.median(ours) * 1e6:,.1f} | {ratio:.2f} |", flush=True)
 
 
-def _job(ranks, extra=()):
+def _job(ranks, extra=(), one_thread=True):
     cmd = [sys.executable, "-m", "runtime", "train", "sparse", "--quiet", *JOB, *extra]
     if ranks > 1:
         cmd = ["mpiexec", "-n", str(ranks)] + cmd + ["--kvstore", "dist_sync"]
     t = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True,
-                         timeout=600, check=True).stdout
+    out = subprocess.run(cmd, cwd=ROOT, env=_env(one_thread), capture_output=True,
+                         text=True, timeout=600, check=True).stdout
     wall = time.perf_counter() - t
     get = lambda pattern: float(re.search(pattern, out).group(1).replace(",", ""))  # noqa: E731
     row = {"wall": wall, "auc": get(r"test AUC: ([0-9.]+)"),
-           "samples_s": get(r"throughput: ([0-9,]+) samples/s")}
+           "samples_s": get(r"throughput: ([0-9,]+) samples/s"),
+           "first_ms": get(r"the first step, .*? took ([0-9.,]+) ms")}
     if ranks > 1:
         row["comm_ms"] = get(r"communication ([0-9.]+) ms")
         row["kib"] = get(r"and ([0-9,.]+) KiB a step")
@@ -155,26 +170,42 @@ def main():
     for batch in (1024, 4096):
         size = ["--batch-size", str(batch)]
         half = ["--batch-size", str(batch // 2)]
-        one, two, share = [], [], []
+        one, two, share, free = [], [], [], []
         for _ in range(2 if QUICK else 3):
             one.append(_job(1, size))
+            free.append(_job(1, size, one_thread=False))
             share.append(_job(1, half))
             two.append(_job(2, size))
         ratio = statistics.median(b["samples_s"] / a["samples_s"] for a, b in zip(one, two))
         ceiling = statistics.median(2 * h["samples_s"] / a["samples_s"]
                                     for a, h in zip(one, share))
         print(f"global batch {batch:,}:\n")
-        print("| run | samples/s | test AUC | comm ms/step | KiB/step | merge ms/step |")
-        print("|---|---:|---:|---:|---:|---:|")
-        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {med(one, 'auc'):.4f} | | | |")
+        print("| run | samples/s | ms/step | first step ms | test AUC | comm ms/step | "
+              "KiB/step | merge ms/step |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        step_ms = lambda rows, b: 1e3 * b / med(rows, "samples_s")  # noqa: E731
+        print(f"| 1 process | {med(one, 'samples_s'):,.0f} | {step_ms(one, batch):.3f} | "
+              f"{med(one, 'first_ms'):.1f} | {med(one, 'auc'):.4f} | | | |")
+        print(f"| 1 process, OMP_NUM_THREADS unset | {med(free, 'samples_s'):,.0f} | "
+              f"{step_ms(free, batch):.3f} | {med(free, 'first_ms'):.1f} | "
+              f"{med(free, 'auc'):.4f} | | | |")
         print(f"| 1 process, batch {batch // 2:,} | {med(share, 'samples_s'):,.0f} | "
+              f"{step_ms(share, batch // 2):.3f} | {med(share, 'first_ms'):.1f} | "
               f"{med(share, 'auc'):.4f} | | | |")
-        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {med(two, 'auc'):.4f} | "
+        print(f"| 2 ranks | {med(two, 'samples_s'):,.0f} | {step_ms(two, batch):.3f} | "
+              f"{med(two, 'first_ms'):.1f} | {med(two, 'auc'):.4f} | "
               f"{med(two, 'comm_ms'):.2f} | {med(two, 'kib'):,.1f} | "
               f"{med(two, 'merge_ms'):.2f} |")
+        whole, half = step_ms(one, batch), step_ms(share, batch // 2)
+        ratio_free = statistics.median(b["samples_s"] / a["samples_s"]
+                                       for a, b in zip(free, two))
         print(f"\nthroughput ratio 2 ranks / 1 process (median of rounds): {ratio:.2f}x "
-              f"(scaling efficiency {ratio / 2:.0%}); ceiling with free communication "
-              f"{ceiling:.2f}x\n")
+              f"(scaling efficiency {ratio / 2:.0%}; {ratio_free:.2f}x against one "
+              f"process with OMP_NUM_THREADS unset); ceiling with free communication "
+              f"{ceiling:.2f}x; serial fraction of the one-process step "
+              f"{(2 * half - whole) / whole:.0%}; for 1.5x a rank's step may spend "
+              f"{1e3 * (whole / 1.5 - half):.0f} us a step beyond the work of its half "
+              f"batch\n")
         sys.stdout.flush()
 
     print("## Start-up: a tiny job under mpiexec -n 2 vs one process\n")

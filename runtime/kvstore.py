@@ -17,9 +17,9 @@ gradients): an array of 64 KiB or more is reduced in its own memory (zero copy, 
 the buffer protocol), the smaller ones are packed in flat buckets (a first one of at
 most 1 MiB, then about 25 MiB) kept by the store between calls.  A row_sparse value:
 every rank's row count (``Allgather``), then one ``Allgatherv`` of each rank's packed row
-ids and rows (later calls of the key: one ``Allgather`` of fixed-size blocks), then a
-merge in compiled code that adds the rows of each id in rank order, so every replica
-computes the same bits; where the rows of all ranks together would outweigh the dense
+ids and rows (later calls of the key: one ``Allgather`` of fixed-size blocks, which
+also carry the call's small dense values), then a merge in compiled code that adds the
+rows of each id in rank order, so every replica computes the same bits; where the rows of all ranks together would outweigh the dense
 array, the ranks densify and ``Allreduce`` instead (with an ``Allgatherv`` of the ids,
 so the result still holds exactly the rows present on some rank).  ``pushpull`` without
 an optimizer makes the sum in its out (for a dense value that is its own out: one
@@ -521,6 +521,7 @@ class KVStore(KVStoreBase):
                                      f"{np.dtype(v.dtype)} {v.stype})")
         results = [None] * len(pairs)
         dense = []
+        sparse = []         # (position, key, local sum) of the row_sparse values
         for i, ((k, vals), o) in enumerate(zip(pairs, outs)):
             if vals[0].stype == "default":
                 m = self._local_sum(k, vals, o)
@@ -535,7 +536,17 @@ class KVStore(KVStoreBase):
                 m = vals[0]
                 for v in vals[1:]:
                     m = m + v.as_in_context(m.context)
-                results[i] = self._allreduce_rows(k, m) if self._comm is not None else m
+                if self._comm is None:
+                    results[i] = m
+                else:
+                    sparse.append((i, k, m))
+        # small dense values ride in the first row_sparse exchange: one collective less
+        rider = [m for _, m in dense] if sparse and sum(
+            m.nbytes for _, m in dense) <= FIRST_BUCKET else []
+        for j, (i, k, m) in enumerate(sparse):
+            results[i], rode = self._allreduce_rows(k, m, rider if j == 0 else [])
+            if rode:
+                dense = []
         if dense:
             self._allreduce_buckets(dense)
         for i, o in enumerate(outs):
@@ -607,11 +618,14 @@ class KVStore(KVStoreBase):
             mark_written(a)
             off += part.size
 
-    def _allreduce_rows(self, key, m):
-        """The sum over the ranks of row_sparse ``m``, merged in rank order.  Once a key
-        has been exchanged, one ``Allgather`` of fixed-size blocks (this rank's row count,
-        then its ids and rows, room for ``ROWS_SLACK`` times the most rows a rank has sent
-        for the key) serves the next calls: one collective, not two.  The first call,
+    def _allreduce_rows(self, key, m, rider=()):
+        """(the sum over the ranks of row_sparse ``m``, merged in rank order, whether
+        the dense arrays of ``rider`` were summed too).  Once a key has been exchanged,
+        one ``Allgather`` of fixed-size blocks (this rank's row count, the rider's
+        bytes, then its ids and rows, room for ``ROWS_SLACK`` times the most rows a rank
+        has sent for the key) serves the next calls: one collective, not two, and the
+        rider's arrays are summed in place in rank order (every rank the same
+        additions).  The first call,
         and any call where a rank has more rows than that room (every rank sees the
         counts in the blocks, so all take the same turn), exchange the row counts, then
         one Allgatherv of the packed ids and rows; where the rows of all ranks together
@@ -625,19 +639,27 @@ class KVStore(KVStoreBase):
         cap = self._rows_cap.get(key)
         counts = None
         if cap is not None and comm.size * cap * (8 + row_bytes) <= dense_bytes:
-            block = 8 + 8 * cap + cap * row_bytes + (-cap * row_bytes) % 8
+            extras = [np.asarray(a).reshape(-1).view(np.uint8) for a in rider]
+            head = 8 + sum(e.size + (-e.size) % 8 for e in extras)
+            block = head + 8 * cap + cap * row_bytes + (-cap * row_bytes) % 8
             send = np.empty(block, np.uint8)
             send[:8] = np.array([ids.size], np.int64).view(np.uint8)
+            at = 8
+            for e in extras:
+                send[at:at + e.size] = e
+                at += e.size + (-e.size) % 8
             k = min(ids.size, cap)
-            send[8:8 + 8 * k] = ids[:k].view(np.uint8)
-            send[8 + 8 * k:8 + 8 * k + k * row_bytes] = rows[:k].reshape(-1).view(np.uint8)
+            send[head:head + 8 * k] = ids[:k].view(np.uint8)
+            send[head + 8 * k:head + 8 * k + k * row_bytes] = \
+                rows[:k].reshape(-1).view(np.uint8)
             every = comm.allgather(send, f"Allgather of key {key!r}'s rows")
             counts = every[:, :8].copy().view(np.int64).reshape(-1)
             if counts.max() <= cap:
-                offsets = np.arange(comm.size, dtype=np.int64) * block + 8
+                self._sum_rider(rider, extras, every)
+                offsets = np.arange(comm.size, dtype=np.int64) * block + head
                 union, out_rows = self._merge(key, every.reshape(-1), counts, offsets,
                                               rows.dtype, width)
-                return self._rows_array(m, union, out_rows)
+                return self._rows_array(m, union, out_rows), bool(rider)
         if counts is None:
             counts = comm.allgather_counts(ids.size)
         self._rows_cap[key] = int(counts.max() * ROWS_SLACK) + 1
@@ -648,7 +670,7 @@ class KVStore(KVStoreBase):
             full = np.zeros((m.shape[0], width), rows.dtype)
             full[ids] = rows
             comm.allreduce(full.reshape(-1), f"Allreduce of key {key!r} (densified)")
-            return self._rows_array(m, union, full[union])
+            return self._rows_array(m, union, full[union]), False
         pad = (-row_bytes * ids.size) % 8
         send = np.empty(ids.size * 8 + ids.size * row_bytes + pad, np.uint8)
         send[:ids.size * 8] = ids.view(np.uint8)
@@ -657,21 +679,33 @@ class KVStore(KVStoreBase):
         sizes = counts * (8 + row_bytes) + (-counts * row_bytes) % 8
         buf, offsets = comm.allgatherv(send, sizes, f"Allgatherv of key {key!r}'s rows")
         union, out_rows = self._merge(key, buf, counts, offsets, rows.dtype, width)
-        return self._rows_array(m, union, out_rows)
+        return self._rows_array(m, union, out_rows), False
+
+    @staticmethod
+    def _sum_rider(rider, extras, every):
+        """Each dense array of ``rider`` becomes the sum of the ranks' copies in the
+        gathered blocks ``every`` (rank 0's plus rank 1's ..., in rank order)."""
+        at = 8
+        for a, e in zip(rider, extras):
+            view = np.asarray(a).reshape(-1)
+            np.copyto(view, every[0, at:at + e.size].view(view.dtype))
+            for r in range(1, every.shape[0]):
+                view += every[r, at:at + e.size].view(view.dtype)
+            mark_written(a)
+            at += e.size + (-e.size) % 8
 
     def _merge(self, key, buf, counts, offsets, dtype, width):
         """(union ids, summed rows) of the ranks' blocks in ``buf`` (compiled merge)."""
         t0 = time.perf_counter()
-        n_union, bad_rank, bad = _kernels.union_size(buf, counts, offsets,
-                                                     width * np.dtype(dtype).itemsize)
+        total = int(counts.sum())
+        union = np.empty(total, np.int64)
+        out_rows = np.empty((total, width), dtype)
+        n_union, bad_rank, bad = _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
         if n_union < 0:
             raise ValueError(f"pushpull: rank {bad_rank}'s row ids of key {key!r} must be "
                              f"sorted and unique (position {bad})")
-        union = np.empty(n_union, np.int64)
-        out_rows = np.empty((n_union, width), dtype)
-        _kernels.merge_blocks(buf, counts, offsets, union, out_rows)
         self.stats["merge_seconds"] += time.perf_counter() - t0
-        return union, out_rows
+        return union[:n_union], out_rows[:n_union]
 
     @staticmethod
     def _rows_array(m, union, out_rows):

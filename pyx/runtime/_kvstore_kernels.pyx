@@ -1,11 +1,11 @@
 """The KVStore's host kernels (runtime/kvstore.py): the deterministic merge of the
 row_sparse gradients that the ranks exchanged, and MXNet's 2-bit gradient compression.
 
-``union_size`` and ``merge_blocks``: the ranks' packed blocks (each rank's sorted,
-unique int64 row ids, then its rows) as one Allgatherv delivered them; one walk merges
-the blocks' ids like the merge step of a merge sort and writes each id of the union
-with its row: zero plus the ranks' rows in rank order, so every rank computes the same
-bits.  ``union_size`` first checks that each block's ids strictly increase.
+``merge_blocks``: the ranks' packed blocks (each rank's sorted, unique int64 row ids,
+then its rows) as one Allgatherv delivered them; one walk merges the blocks' ids like
+the merge step of a merge sort and writes each id of the union with its row: zero plus
+the ranks' rows in rank order, so every rank computes the same bits.  The same walk
+checks that each block's ids strictly increase (the output is then not used).
 
 ``quantize_2bit``: residual += grad; every value of the residual at or above
 ``threshold`` sends +threshold (code 1) and loses it, every value at or below
@@ -21,7 +21,7 @@ from runtime._types cimport float32_t, float64_t, floating, int64_t, uint8_t
 
 cnp.import_array()
 
-__all__ = ["union_size", "merge_blocks", "quantize_2bit", "dequantize_2bit_add"]
+__all__ = ["merge_blocks", "quantize_2bit", "dequantize_2bit_add"]
 
 
 cdef struct _Blocks:
@@ -52,33 +52,11 @@ cdef int64_t _next_id(_Blocks* b, Py_ssize_t* found) noexcept nogil:
     return best
 
 
-cdef Py_ssize_t _union_size(_Blocks* b, Py_ssize_t* bad_rank) noexcept nogil:
-    """Check every block (strictly increasing ids), then count the union; returns -1
-    with ``bad_rank[0]`` and the bad position in its head on a bad block."""
-    cdef Py_ssize_t r, j, count = 0, found
-    cdef const int64_t* ids
-    cdef int64_t v
-    for r in range(b.ranks):
-        ids = _ids(b, r)
-        for j in range(1, b.n[r]):
-            if ids[j] <= ids[j - 1]:
-                bad_rank[0] = r
-                b.head[r] = j
-                return -1
-        b.head[r] = 0
-    while True:
-        v = _next_id(b, &found)
-        if found < 0:
-            return count
-        count += 1
-        for r in range(b.ranks):
-            if b.head[r] < b.n[r] and _ids(b, r)[b.head[r]] == v:
-                b.head[r] += 1
-
-
-cdef void _merge(_Blocks* b, int64_t* union_ids, floating* out,
-                 Py_ssize_t width) noexcept nogil:
-    """Walk the union once: each id's row is 0 plus the ranks' rows in rank order."""
+cdef Py_ssize_t _merge(_Blocks* b, int64_t* union_ids, floating* out, Py_ssize_t width,
+                       Py_ssize_t* bad_rank) noexcept nogil:
+    """Walk the union once: each id's row is 0 plus the ranks' rows in rank order.
+    Returns the number of union ids, or -1 with ``bad_rank[0]`` and the bad position
+    in its head where a block's ids do not strictly increase."""
     cdef Py_ssize_t r, c, k = 0, found
     cdef int64_t v
     cdef const floating* src
@@ -88,7 +66,7 @@ cdef void _merge(_Blocks* b, int64_t* union_ids, floating* out,
     while True:
         v = _next_id(b, &found)
         if found < 0:
-            return
+            return k
         union_ids[k] = v
         dst = out + k * width
         for c in range(width):
@@ -99,6 +77,10 @@ cdef void _merge(_Blocks* b, int64_t* union_ids, floating* out,
                 for c in range(width):
                     dst[c] = dst[c] + src[c]
                 b.head[r] += 1
+                # v was the smallest head: a next id not above it is out of order
+                if b.head[r] < b.n[r] and _ids(b, r)[b.head[r]] <= v:
+                    bad_rank[0] = r
+                    return -1
         k += 1
 
 
@@ -123,41 +105,31 @@ cdef int _blocks(_Blocks* b, const uint8_t[::1] buf, const int64_t[::1] counts,
     return 0
 
 
-def union_size(const uint8_t[::1] buf, const int64_t[::1] counts,
-               const int64_t[::1] offsets, Py_ssize_t row_bytes):
-    """(number of distinct ids over the ranks' blocks, -1, -1), or (-1, rank, position)
-    of the first id that is not above its predecessor in its block."""
-    cdef _Blocks b
-    cdef Py_ssize_t n, bad = -1
-    head = np.zeros(counts.shape[0], np.intp)
-    cdef Py_ssize_t[::1] h = head
-    if counts.shape[0] == 0:
-        return 0, -1, -1
-    _blocks(&b, buf, counts, offsets, row_bytes, h)
-    with nogil:
-        n = _union_size(&b, &bad)
-    if n < 0:
-        return -1, bad, h[bad]
-    return n, -1, -1
-
-
 def merge_blocks(const uint8_t[::1] buf, const int64_t[::1] counts,
                  const int64_t[::1] offsets, int64_t[::1] union_ids,
                  floating[:, ::1] out):
     """Write the sorted union of the ranks' ids into ``union_ids`` and each id's summed
-    rows, added in rank order, into ``out`` (blocks checked by :func:`union_size`)."""
+    rows, added in rank order, into ``out`` (both with room for ``counts.sum()`` rows,
+    the most there can be); returns (number of union ids, -1, -1), or (-1, rank,
+    position) of the first id that is not above its predecessor in its block."""
     cdef _Blocks b
-    cdef Py_ssize_t width = out.shape[1]
+    cdef Py_ssize_t width = out.shape[1], n, bad = -1, total = 0, r
     head = np.zeros(counts.shape[0], np.intp)
     cdef Py_ssize_t[::1] h = head
-    if out.shape[0] != union_ids.shape[0]:
-        raise ValueError(f"merge_blocks: out must have one row per union id (got "
-                         f"{out.shape[0]} rows for {union_ids.shape[0]} ids)")
-    if counts.shape[0] == 0 or union_ids.shape[0] == 0:
-        return
+    for r in range(counts.shape[0]):
+        total += counts[r]
+    if out.shape[0] < total or union_ids.shape[0] < total:
+        raise ValueError(f"merge_blocks: union_ids and out must have room for the "
+                         f"{total} rows of the blocks (got {union_ids.shape[0]} and "
+                         f"{out.shape[0]})")
+    if total == 0:
+        return 0, -1, -1
     _blocks(&b, buf, counts, offsets, width * sizeof(floating), h)
     with nogil:
-        _merge(&b, &union_ids[0], &out[0, 0], width)
+        n = _merge(&b, &union_ids[0], &out[0, 0], width, &bad)
+    if n < 0:
+        return -1, bad, h[bad]
+    return n, -1, -1
 
 
 def quantize_2bit(const floating[::1] grad, floating[::1] residual, double threshold,

@@ -415,19 +415,12 @@ class Trainer:
                 if p.grad_req != "null" and i in self._kv_keys]
 
     def _allreduce_grads(self):
-        """pushpull every gradient in place: the dense ones in one call (the store's
-        buckets), the row_sparse ones one by one."""
-        kv = self._kvstore
-        dense_keys, dense_grads = [], []
-        for i, p in self._live():
-            grads = p.list_grad()
-            if grads[0].stype == "default":
-                dense_keys.append(i)
-                dense_grads.append(grads)
-            else:
-                kv.pushpull(i, grads)
-        if dense_keys:
-            kv.pushpull(dense_keys, dense_grads)
+        """pushpull every gradient in place, in one call: the store packs the dense ones
+        in its buckets, or, where they are small, sends them with the first row_sparse
+        gradient's rows (one collective a step)."""
+        live = self._live()
+        if live:
+            self._kvstore.pushpull([i for i, _ in live], [p.list_grad() for _, p in live])
 
     def _update_in_store(self, batch_size, ignore_stale_grad):
         """Push the gradients (the store's optimizer updates its weights) and pull the

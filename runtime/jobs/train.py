@@ -70,8 +70,9 @@ class JobResult:
     epoch_metrics: list = field(default_factory=list)
     reference: float = None           # the hidden model's AUC (sparse job)
     data_note: str = ""
-    samples: int = 0
-    seconds: float = 0.0              # training steps only (evaluation excluded)
+    samples: int = 0                  # of the steady-state steps (all steps but the first)
+    seconds: float = 0.0              # steady-state training steps only
+    first_step_seconds: float = 0.0   # the first step: the store made, parameters broadcast
     pool: dict = field(default_factory=dict)
     backward: dict = field(default_factory=dict)
     fallbacks: int = 0
@@ -102,7 +103,9 @@ class JobResult:
             lines.append(f"test {self.metric_name}: {self.metric:.4f}")
         lines += [
             f"throughput: {self.samples_per_s:,.0f} samples/s ({self.samples:,} samples in "
-            f"{self.seconds:.2f} s of training steps)",
+            f"{self.seconds:.2f} s of steady-state training steps; the first step, which "
+            f"sets up the optimizer's states and any store (the parameters' broadcast), "
+            f"took {1e3 * self.first_step_seconds:.1f} ms)",
             f"pool ({p['device']}): peak allocated {p['peak_allocated'] / mib:.1f} MiB, "
             f"reserved {p['reserved'] / mib:.1f} MiB (peak {p['peak_reserved'] / mib:.1f} MiB), "
             f"cache hit rate {p['hit_rate']:.2%}",
@@ -274,20 +277,21 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
                 bar = tqdm(total=it.num_data // it.batch_size, leave=False,
                            desc=f"epoch {epoch}/{epochs}", unit="batch", dynamic_ncols=True)
             try:
-                total, count, t_epoch = _epoch(result, net, loss_fn, trainer, it, ctx,
-                                               on_step, meter, bar, where, rank, ranks)
+                total, count, timed, t_epoch = _epoch(result, net, loss_fn, trainer, it,
+                                                      ctx, on_step, meter, bar, where, rank,
+                                                      ranks)
                 metric = evaluate()
             finally:
                 if bar is not None:
                     _close_bar(bar)
-            result.samples += count * ranks
+            result.samples += timed * ranks
             result.seconds += t_epoch
             result.epoch_losses.append(total / max(count, 1))
             result.epoch_metrics.append(metric)
             if not quiet:
                 log(f"epoch {epoch}: loss {result.epoch_losses[-1]:.4f}, test "
                     f"{result.metric_name} {result.epoch_metrics[-1]:.4f}, "
-                    f"{count * ranks / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
+                    f"{timed * ranks / t_epoch if t_epoch else float('nan'):,.0f} samples/s")
     except KeyboardInterrupt:
         raise Interrupted(*where) from None
     meter.finish(result)
@@ -318,9 +322,13 @@ def _close_bar(bar):
 
 
 def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):
-    """The steps of one epoch of :func:`_fit`: (sum of loss * rows, rows, seconds) of this
-    rank's slices of the batches; ``where[1]`` follows the step running."""
-    total, count, t_epoch = 0.0, 0, 0.0
+    """The steps of one epoch of :func:`_fit`: (sum of loss * rows, rows, rows of the
+    steady-state steps, their seconds) of this rank's slices of the batches; the job's
+    first step is timed apart (``result.first_step_seconds``: it makes the optimizer's
+    states and any store, and broadcasts the parameters); ``where[1]`` follows the step
+    running.  The clock covers forward, backward, ``trainer.step`` and reading the loss,
+    not the making of the batch."""
+    total, count, timed, t_epoch = 0.0, 0, 0, 0.0
     for k, batch in enumerate(it, 1):
         where[1] = k
         x, y = batch.data[0], batch.label[0]
@@ -337,7 +345,11 @@ def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, r
         loss.backward()
         trainer.step(n * ranks)
         value = float(loss.mean().asscalar())
-        t_epoch += time.perf_counter() - t0
+        if result.steps:
+            t_epoch += time.perf_counter() - t0
+            timed += n
+        else:
+            result.first_step_seconds = time.perf_counter() - t0
         if on_step is not None:
             on_step()
         # Drop this step's arrays before the iterator makes the next batch, so that
@@ -351,8 +363,9 @@ def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, r
         count += n
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{count / t_epoch:,.0f}")
-    return total, count, t_epoch
+            if t_epoch:
+                bar.set_postfix(loss=f"{value:.4f}", samples_s=f"{timed / t_epoch:,.0f}")
+    return total, count, timed, t_epoch
 
 
 def _positive(name, value):

@@ -3,7 +3,8 @@ it under ``mpiexec -n 2``).  ``python kvstore_worker.py SCENARIO``; each rank ch
 results against NumPy and prints ``OK <rank> <digest>`` (the digest of every array it
 ended with: the ranks' must agree bit for bit).
 
-Scenarios: ``collectives`` (the contract), ``threads`` (the CPUs shared), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
+Scenarios: ``collectives`` (the contract), ``trainer`` (gluon's Trainer on the store
+against one process), ``threads`` (the CPUs shared), ``raise`` / ``kill`` / ``hang`` (rank 1 fails
 after printing ``FAILING`` while rank 0 goes on pushing).
 """
 
@@ -115,6 +116,20 @@ def collectives(kv, digest):
     calls = kv.comm_stats()["calls"]
     kv.pushpull("emb", g, out=g)                 # in its room: one collective
     assert kv.comm_stats()["calls"] == calls + 1
+    # small dense values in the same call ride in that collective, summed in place
+    shapes, dtypes = [(3, 4), (5,), (2, 2)], [np.float32, np.float64, np.float32]
+    dkeys = ["d0", "d1", "d2"]
+    kv.init(dkeys, [nd.zeros(s, dtype=t) for s, t in zip(shapes, dtypes)])
+    dvals = [nd.array(rank_data(rank, 80 + j, s, t), dtype=t)
+             for j, (s, t) in enumerate(zip(shapes, dtypes))]
+    calls = kv.comm_stats()["calls"]
+    kv.pushpull(["emb"] + dkeys, [g] + dvals)
+    assert kv.comm_stats()["calls"] == calls + 1
+    for j, (v, s, t) in enumerate(zip(dvals, shapes, dtypes)):
+        assert v.dtype == t
+        np.testing.assert_allclose(v.asnumpy(), sum(rank_data(r, 80 + j, s, t)
+                                                    for r in range(size)), rtol=1e-6)
+        digest.update(v.asnumpy().tobytes())
 
     # row_sparse densified: together the ranks hold more rows than the array has
     ids = np.arange(rank, 10, 1)
@@ -164,6 +179,52 @@ def collectives(kv, digest):
     kv._barrier()
 
 
+def trainer(kv, digest):
+    """gluon's Trainer on the store, each rank on its half of every batch, against a
+    one-process Trainer on the whole batches: the embedding's row_sparse gradient and
+    the MLP's dense ones go in one pushpull (the dense ones ride in the rows'
+    collective); after 20 steps of lazy Adam the weights and the optimizer states are
+    the one-process run's."""
+    import scipy.sparse as sp
+
+    from runtime import gluon
+    from runtime import random as rt_random
+    from runtime.jobs.train import SparseCTR
+    size, rank = kv.num_workers, kv.rank
+    features, rows = 3000, 32
+
+    def make(store):
+        rt_random.seed(11)
+        net = SparseCTR(features, embed=4, hidden=8)
+        net.initialize(mx.init.Xavier())
+        opts = {"learning_rate": 0.01, "lazy_update": True, "wd": 1e-3}
+        extra = {} if store is None else {"kvstore": store, "update_on_kvstore": False}
+        return net, gluon.Trainer(net.collect_params(), "adam", opts, **extra)
+
+    net, tr = make(kv)
+    ref, ref_tr = make(None)
+    loss_fn = gluon.loss.SigmoidBinaryCrossEntropyLoss()
+    for step in range(20):
+        Xs = [rsp_batch(r, rows, features, 5, seed=300 + step) for r in range(size)]
+        ys = [(rank_data(r, 400 + step, (rows, 1)) > 0).astype(np.float32) for r in range(size)]
+        for model, trn, X, y, n in ((net, tr, Xs[rank], ys[rank], rows * size),
+                                    (ref, ref_tr, sp.vstack(Xs).tocsr(), np.concatenate(ys),
+                                     rows * size)):
+            with autograd.record():
+                loss = loss_fn(model(nd.sparse.csr_matrix(X)), nd.array(y))
+            loss.backward()
+            trn.step(n)
+    for (name, p), q in zip(net.collect_params().items(), ref.collect_params().values()):
+        np.testing.assert_allclose(p.data().asnumpy(), q.data().asnumpy(), rtol=1e-4,
+                                   atol=1e-6, err_msg=name)
+        digest.update(p.data().asnumpy().tobytes())
+    emb = list(net.collect_params()).index(net.embed_weight.name)
+    for state, want in zip(tr._states[emb], ref_tr._states[emb]):
+        assert want.asnumpy().any()
+        np.testing.assert_allclose(state.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-7)
+        digest.update(state.asnumpy().tobytes())
+
+
 def threads(digest):
     """The store gave this rank its share of the CPUs: every OpenMP/BLAS pool and ndrt's
     kernels run at most cpus // ranks-on-this-node threads (launched without
@@ -187,6 +248,8 @@ def main():
         collectives(kv, digest)
     elif scenario == "threads":
         threads(digest)
+    elif scenario == "trainer":
+        trainer(kv, digest)
     else:
         x = nd.ones((1000,))
         kv.init(0, nd.zeros((1000,)))

@@ -167,7 +167,9 @@ def test_sparse_job_learns_with_row_sparse_gradients_and_no_fallback():
     assert r.fallbacks == 0
     assert r.grad_stypes == {"row_sparse"}
     steps = 3 * (2400 // 100)
-    assert len(r.losses) == steps and r.samples == steps * 100
+    # throughput counts the steady-state steps: the first is timed apart
+    assert len(r.losses) == steps and r.samples == (steps - 1) * 100
+    assert r.seconds > 0 and r.first_step_seconds > 0
     assert _falls(r.losses)
     assert r.epoch_losses[-1] < r.epoch_losses[0]
     assert 0.6 < r.metric <= r.reference + 0.02     # learns, and cannot beat the truth much

@@ -262,18 +262,21 @@ def test_merge_blocks_adds_in_rank_order_and_refuses_unsorted_ids(dtype):
     ids = [np.array([1, 4, 9]), np.array([], np.int64), np.array([0, 4, 12]), np.array([9])]
     rows = [rng.standard_normal((len(i), 3)).astype(dtype) for i in ids]
     buf, counts, offsets = _packed(zip(ids, rows))
-    row_bytes = 3 * np.dtype(dtype).itemsize
     union = np.unique(np.concatenate(ids))
-    assert kernels.union_size(buf, counts, offsets, row_bytes) == (union.size, -1, -1)
-    got_ids = np.empty(union.size, np.int64)
-    got = np.empty((union.size, 3), dtype)
-    kernels.merge_blocks(buf, counts, offsets, got_ids, got)
+    total = sum(i.size for i in ids)
+    got_ids = np.empty(total, np.int64)
+    got = np.empty((total, 3), dtype)
+    assert kernels.merge_blocks(buf, counts, offsets, got_ids, got) == (union.size, -1, -1)
     dense = np.zeros((13, 3), dtype)
     for i, r in zip(ids, rows):          # rank order, from zero
         dense[i] += r
-    assert np.array_equal(got_ids, union)
-    assert np.array_equal(got, dense[union])
-    bad = _packed([(np.array([0, 2]), rows[0][:2]), (np.array([5, 5, 7]), rows[0])])
-    assert kernels.union_size(*bad, row_bytes) == (-1, 1, 1)
+    assert np.array_equal(got_ids[:union.size], union)
+    assert np.array_equal(got[:union.size], dense[union])
+    for block in ([(np.array([0, 2]), rows[0][:2]), (np.array([5, 5, 7]), rows[0])],
+                  [(np.array([0, 2]), rows[0][:2]), (np.array([7, 5, 9]), rows[0])]):
+        bad = _packed(block)
+        assert kernels.merge_blocks(*bad, got_ids, got) == (-1, 1, 1)
     with pytest.raises(ValueError, match="merge_blocks: rank 3.s block must lie"):
-        kernels.union_size(buf, counts, offsets + np.array([0, 0, 0, 800]), row_bytes)
+        kernels.merge_blocks(buf, counts, offsets + np.array([0, 0, 0, 800]), got_ids, got)
+    with pytest.raises(ValueError, match="must have room for the 7 rows"):
+        kernels.merge_blocks(buf, counts, offsets, got_ids[:5], got[:5])

@@ -19,6 +19,14 @@ def test_dist_sync_contract_and_identical_replicas():
     assert oks[0][1] == oks[1][1]       # every array each rank ended with: same bits
 
 
+def test_trainer_on_two_ranks_matches_one_process():
+    code, out, err, _ = mpi_launch.run([WORKER, "trainer"], timeout=90)
+    assert code == 0, err[-3000:]
+    oks = sorted(re.findall(r"OK ([01]) ([0-9a-f]{64})", out))
+    assert [o[0] for o in oks] == ["0", "1"], out
+    assert oks[0][1] == oks[1][1]       # weights and states: same bits
+
+
 def test_each_rank_takes_its_share_of_the_cpus():
     code, out, err, _ = mpi_launch.run([WORKER, "threads"], timeout=60,
                                        env={"OMP_NUM_THREADS": None})
