@@ -1,19 +1,21 @@
 """Where a step of ``ndrt train sparse`` goes, phase by phase, in one process or on each
 rank of a ``dist_sync`` job: wall time (``perf_counter``) and this thread's CPU time
 (``thread_time``) a steady-state step (the first step, which makes the store and
-broadcasts the parameters, is left out: the job's report prints its time), and the process's CPU time over the
-training steps (all its threads) against their wall time.
+broadcasts the parameters, is left out: the job's report prints its time), and the
+process's CPU time over the training steps (all its threads) against their wall time.
 
     python asv_bench/profile_kvstore_job.py [ndrt train options]          # one process
     mpiexec -n 2 python asv_bench/profile_kvstore_job.py --kvstore dist_sync [options]
 
-Phases: data (the iterator's batch and the rank's slice of it, outside the job's clock),
-forward (model and loss, recorded), backward, pushpull (``Trainer._allreduce_grads``:
-the collectives, split by kind, and the row_sparse merge inside it), update
+Phases: data (the iterator's batch, outside the job's clock), forward (model and loss,
+recorded, from the model's call), backward (to ``Trainer.step``), pushpull
+(``Trainer._allreduce_grads``: the collectives, split by kind, and the row_sparse merge
+inside it), update
 (``Trainer._update`` and ``_sync_copies``), loss (reading the batch's mean loss, the
-last thing the job's clock covers).  The timers cost about a
-microsecond each (``thread_time`` is a system call); the job's own clock is printed
-beside their sum.
+last thing the job's clock covers).  The job's own epoch loop runs, handed timed
+callables; its clock is taken here from the model's call to the step's end (the rank's
+slice of the batch falls before it).  The timers cost about a microsecond each
+(``thread_time`` is a system call); the job's clock is printed beside their sum.
 """
 import sys
 import time
@@ -46,59 +48,69 @@ def _timed(phase, fn):
     return wrapper
 
 
-def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):
-    """``runtime.jobs.train._epoch`` with a timer around each phase."""
-    total, count, timed, t_epoch = 0.0, 0, 0, 0.0
-    it = iter(it)
-    k = 0
-    while True:
+MARK = {}            # the current step's times: net called, loss made, trainer.step done
+_job_epoch = job._epoch
+
+
+class _TimedBatches:
+    """The epoch's iterator, its ``next`` timed as the data phase."""
+
+    def __init__(self, it):
+        self.it = iter(it)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
         ACTIVE[0] = STEPS[0] >= 1
         w0, c0 = time.perf_counter(), time.thread_time()
         try:
-            batch = next(it)
+            batch = next(self.it)
         except StopIteration:
             ACTIVE[0] = False
-            break
-        k += 1
-        where[1] = k
-        x, y = batch.data[0], batch.label[0]
-        if ranks > 1:
-            b = x.shape[0] // ranks
-            x, y = x[rank * b:(rank + 1) * b], y[rank * b:(rank + 1) * b]
-        n = x.shape[0]
+            raise
         _add("data", w0, c0)
-        meter.begin()
-        t0 = w0 = time.perf_counter()
-        p0 = time.process_time()
-        c0 = time.thread_time()
-        with autograd.record():
-            loss = loss_fn(net(x), y)
-        _add("forward", w0, c0)
-        w0, c0 = time.perf_counter(), time.thread_time()
-        loss.backward()
-        _add("backward", w0, c0)
-        trainer.step(n * ranks)
-        w0, c0 = time.perf_counter(), time.thread_time()
-        value = float(loss.mean().asscalar())
-        _add("loss", w0, c0)
-        dt = time.perf_counter() - t0
-        if STEPS[0] == 0:
-            result.first_step_seconds = dt
-        else:
-            WALL["step (the job's clock)"] += dt
-            PROCESS[0] += time.process_time() - p0
-            t_epoch += dt
-            timed += n
+        return batch
+
+
+def _epoch(result, net, loss_fn, trainer, it, ctx, on_step, meter, bar, where, rank, ranks):
+    """``runtime.jobs.train._epoch`` itself, handed a timed iterator, model, loss and
+    step callback: forward runs from the model's call to the loss made, backward from
+    there to ``trainer.step`` (see ``_marked_step``), the loss phase from the step's end
+    to the step callback, which closes the job's clock."""
+    def timed_net(x):
+        MARK["start"] = (time.perf_counter(), time.process_time(), time.thread_time())
+        return net(x)
+
+    def timed_loss(out, y):
+        value = loss_fn(out, y)
+        _add("forward", MARK["start"][0], MARK["start"][2])
+        MARK["forward"] = (time.perf_counter(), time.thread_time())
+        return value
+
+    def timed_on_step():
+        _add("loss", *MARK["step"])
+        if ACTIVE[0]:
+            WALL["step (the job's clock)"] += time.perf_counter() - MARK["start"][0]
+            PROCESS[0] += time.process_time() - MARK["start"][1]
         STEPS[0] += 1
         ACTIVE[0] = False
-        on_step()
-        del batch, x, y, loss
-        meter.end(result)
-        result.steps += 1
-        result.losses.append(value)
-        total += value * n
-        count += n
-    return total, count, timed, t_epoch
+        if on_step is not None:
+            on_step()
+
+    return _job_epoch(result, timed_net, timed_loss, trainer, _TimedBatches(it), ctx,
+                      timed_on_step, meter, bar, where, rank, ranks)
+
+
+def _marked_step(fn):
+    """Trainer.step, the backward phase ending where it starts."""
+    def wrapper(self, *args, **kwargs):
+        _add("backward", *MARK["forward"])
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            MARK["step"] = (time.perf_counter(), time.thread_time())
+    return wrapper
 
 
 def _collective(name, fn):
@@ -115,6 +127,7 @@ def _collective(name, fn):
 def main():
     job._epoch = _epoch
     T = trainer_mod.Trainer
+    T.step = _marked_step(T.step)
     T._allreduce_grads = _timed("pushpull", T._allreduce_grads)
     T._update = _timed("update", T._update)
     T._sync_copies = _timed("update", T._sync_copies)

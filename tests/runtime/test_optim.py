@@ -873,6 +873,15 @@ def _assert_unchanged(trainer, params, before):
     assert now[2:] == (rescale, counts, num)
 
 
+def _assert_step_refused(trainer, params, batch_size, match):
+    """``trainer.step(batch_size)`` raises ValueError matching ``match`` and leaves the
+    weights, the states, rescale_grad and the update counts as they were."""
+    before = _snapshot(trainer, params)
+    with pytest.raises(ValueError, match=match):
+        trainer.step(batch_size)
+    _assert_unchanged(trainer, params, before)
+
+
 @pytest.mark.parametrize("kind, kw", [("sgd", {"momentum": 0.9}), ("adam", {}),
                                       ("adagrad", {})])
 def test_a_refused_step_changes_nothing(kind, kw):
@@ -883,12 +892,9 @@ def test_a_refused_step_changes_nothing(kind, kw):
     trainer = mx.gluon.Trainer(params, kind, {"learning_rate": 0.1, "wd": 0.01, **kw})
     params[1].wd_mult = math.inf
     _backward_all(params)
-    before = _snapshot(trainer, params)
     # SGD updates both (dense) parameters in one multi_sgd_mom_update: its wds
-    with pytest.raises(ValueError, match=r"_update: (wd must be finite \(got inf\)|wds "
-                                         r"must be finite \(got \(0\.01, inf\)\))"):
-        trainer.step(2)
-    _assert_unchanged(trainer, params, before)
+    _assert_step_refused(trainer, params, 2, r"_update: (wd must be finite \(got inf\)|wds "
+                         r"must be finite \(got \(0\.01, inf\)\))")
     params[1].wd_mult = 1.0
     trainer.step(2)
     fresh = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
@@ -935,10 +941,7 @@ def test_a_refused_step_of_an_optimizer_of_its_own_is_undone():
     params = [Param("a", [1.0, 2.0]), Param("b", [3.0, -1.0])]
     trainer = mx.gluon.Trainer(params, Picky(learning_rate=0.1, momentum=0.5))
     _backward_all(params)
-    before = _snapshot(trainer, params)
-    with pytest.raises(ValueError, match="^Picky: index must be 0"):
-        trainer.step(1)
-    _assert_unchanged(trainer, params, before)
+    _assert_step_refused(trainer, params, 1, "^Picky: index must be 0")
 
 
 free_failing_tests(globals())
@@ -1302,18 +1305,12 @@ def test_trainer_checks_again_what_changed_since_the_last_step():
     trainer.step(2)
     params[1].wd_mult = math.inf
     _backward_all(params)
-    before = _snapshot(trainer, params)
-    with pytest.raises(ValueError, match=r"^multi_sgd_mom_update: wds must be finite"):
-        trainer.step(2)
-    _assert_unchanged(trainer, params, before)
+    _assert_step_refused(trainer, params, 2, r"^multi_sgd_mom_update: wds must be finite")
     params[1].wd_mult = 1.0
     trainer.step(2)
     _backward_all(params)
-    before = _snapshot(trainer, params)
-    with pytest.raises(ValueError, match=r"^multi_sgd_mom_update: lrs must be finite and "
-                                         r">= 0 \(got \(-0\.5, -0\.5\)\)"):
-        trainer.step(2)
-    _assert_unchanged(trainer, params, before)
+    _assert_step_refused(trainer, params, 2, r"^multi_sgd_mom_update: lrs must be finite "
+                         r"and >= 0 \(got \(-0\.5, -0\.5\)\)")
 
 
 @pytest.mark.parametrize("value, want", [("0", 1), ("7", 7), ("1000", 60)])
