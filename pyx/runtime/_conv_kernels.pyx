@@ -349,13 +349,15 @@ cdef enum:
     GRAD = 2        # the head gradient's tile transforms (_grad_unit)
 
 
-cdef void _tile_pass(floating[:, :, ::1] t, floating[:, :, :, ::1] img, Py_ssize_t n0,
+cdef void _tile_pass(floating[:, :, :] t, floating[:, :, :, ::1] img, Py_ssize_t n0,
                      Py_ssize_t c0, Py_ssize_t th, Py_ssize_t tw, int mode, Py_ssize_t pad_h,
                      Py_ssize_t pad_w, what) except *:
     """One of the transforms between the tile array t (16, cg, m * th * tw) and channels
-    c0:c0 + cg of samples n0:n0 + m of img (N, C, H, W), an image at a time (``mode``)."""
+    c0:c0 + cg of samples n0:n0 + m of img (N, C, H, W), an image at a time (``mode``).
+    t's rows are contiguous; its 16 planes may lie further apart than cg rows (see
+    runtime/ops/conv.py's ``_winograd_planes``)."""
     cdef Py_ssize_t cg = t.shape[1], tiles = t.shape[2], h = img.shape[2], w = img.shape[3]
-    cdef Py_ssize_t step = cg * tiles
+    cdef Py_ssize_t step = t.strides[0] // <Py_ssize_t>sizeof(floating)
     cdef Py_ssize_t m, u, n, c
     cdef int nt
     cdef double starts[TRACKED_THREADS]
@@ -368,6 +370,11 @@ cdef void _tile_pass(floating[:, :, ::1] t, floating[:, :, :, ::1] img, Py_ssize
         raise ValueError(f"{th} x {tw} tiles do not cover outputs of {h} x {w}")
     if m == 0 or cg == 0:
         return
+    if (t.strides[2] != sizeof(floating) or t.strides[1] != tiles * t.strides[2]
+            or t.strides[0] < cg * t.strides[1]):
+        raise ValueError(f"{what} must have contiguous rows of {tiles} tiles, {cg} rows a "
+                         f"plane, and planes that do not overlap (got strides "
+                         f"({t.strides[0]}, {t.strides[1]}, {t.strides[2]}))")
     nt = arith_threads(m * cg, 16 * cg * tiles)
     with nogil:
         clear_starts(starts, nt)
@@ -390,7 +397,7 @@ cdef void _tile_pass(floating[:, :, ::1] t, floating[:, :, :, ::1] img, Py_ssize
         back_off()
 
 
-def winograd_input(floating[:, :, :, ::1] x, floating[:, :, ::1] v, Py_ssize_t n0,
+def winograd_input(floating[:, :, :, ::1] x, floating[:, :, :] v, Py_ssize_t n0,
                    Py_ssize_t c0, Py_ssize_t pad_h, Py_ssize_t pad_w, Py_ssize_t th,
                    Py_ssize_t tw):
     """v (16, cg, m * th * tw) = B^T d B of every 4x4 tile d of channels c0:c0 + cg of
@@ -399,14 +406,14 @@ def winograd_input(floating[:, :, :, ::1] x, floating[:, :, ::1] v, Py_ssize_t n
     _tile_pass(v, x, n0, c0, th, tw, INPUT, pad_h, pad_w, "v")
 
 
-def winograd_output(floating[:, :, ::1] mm, floating[:, :, :, ::1] out, Py_ssize_t n0,
+def winograd_output(floating[:, :, :] mm, floating[:, :, :, ::1] out, Py_ssize_t n0,
                     Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw):
     """out[n0:n0 + m, f0:f0 + fg] (of out (N, F, OH, OW)) = A^T M A of every tile of
     mm (16, fg, m * th * tw), the outputs past OH and OW dropped."""
     _tile_pass(mm, out, n0, f0, th, tw, OUTPUT, 0, 0, "mm")
 
 
-def winograd_grad_output(floating[:, :, :, ::1] gy, floating[:, :, ::1] z, Py_ssize_t n0,
+def winograd_grad_output(floating[:, :, :, ::1] gy, floating[:, :, :] z, Py_ssize_t n0,
                          Py_ssize_t f0, Py_ssize_t th, Py_ssize_t tw):
     """z (16, fg, m * th * tw) = A g A^T of every 2x2 tile g of the head gradient
     gy[n0:n0 + m, f0:f0 + fg] (zeros past OH and OW): the adjoint of ``winograd_output``,

@@ -348,6 +348,52 @@ def test_winograd_kernels_refuse_arrays_that_do_not_fit():
         _conv_kernels.winograd_grad_output(x, np.zeros((16, 16, 18), np.float32), 0, 8, 3, 3)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_winograd_planes_are_skewed_off_4_kib(dtype):
+    from runtime.ops import conv
+    a = conv._winograd_planes(64, 128, dtype)
+    item = np.dtype(dtype).itemsize
+    assert a.shape == (16, 64, 128)
+    assert a.strides[1:] == (128 * item, item)
+    assert a.strides[0] % 4096 == conv.PLANE_SKEW
+    assert 64 * 128 * item <= a.strides[0] < 64 * 128 * item + 4096
+
+
+def test_winograd_kernels_give_the_same_transforms_in_skewed_planes():
+    """Every transform written into (or read from) planes PLANE_SKEW bytes past 4 KiB
+    apart equals the one in a contiguous array."""
+    from runtime import _conv_kernels
+    from runtime.ops import conv
+    x = sample((3, 8, 7, 6), "float32")
+    skewed = conv._winograd_planes(8, 3 * 4 * 3, np.float32)
+    flat = np.empty((16, 8, 36), np.float32)
+    _conv_kernels.winograd_input(x, skewed, 0, 0, 1, 1, 4, 3)
+    _conv_kernels.winograd_input(x, flat, 0, 0, 1, 1, 4, 3)
+    np.testing.assert_array_equal(skewed, flat)
+    _conv_kernels.winograd_grad_output(x, skewed, 0, 0, 4, 3)
+    _conv_kernels.winograd_grad_output(x, flat, 0, 0, 4, 3)
+    np.testing.assert_array_equal(skewed, flat)
+    a, b = np.zeros_like(x), np.ones_like(x)
+    _conv_kernels.winograd_output(skewed, a, 0, 0, 4, 3)
+    _conv_kernels.winograd_output(flat, b, 0, 0, 4, 3)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_winograd_kernels_refuse_strided_planes_that_do_not_fit():
+    from runtime import _conv_kernels
+    x = np.zeros((2, 16, 6, 6), np.float32)
+    rows = np.zeros((16, 16, 36), np.float32)[:, :, ::2]        # rows not contiguous
+    with pytest.raises(ValueError, match=r"v must have contiguous rows of 18 tiles, 16 rows "
+                       r"a plane, and planes that do not overlap \(got strides "
+                       r"\(2304, 144, 8\)\)"):
+        _conv_kernels.winograd_input(x, rows, 0, 0, 1, 1, 3, 3)
+    base = np.zeros(16 * 18 * 8, np.float32)
+    overlap = np.lib.stride_tricks.as_strided(base, (16, 16, 18), (8 * 18 * 4, 18 * 4, 4))
+    with pytest.raises(ValueError, match=r"mm must have contiguous rows .*\(got strides "
+                       r"\(576, 72, 4\)\)"):
+        _conv_kernels.winograd_output(overlap, x, 0, 0, 3, 3)
+
+
 def test_compiled_kernels_refuse_arrays_that_do_not_fit():
     from runtime import _conv_kernels, _pool_kernels
     x = np.zeros((2, 4, 1, 5, 5), np.float32)
