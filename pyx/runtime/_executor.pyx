@@ -27,10 +27,15 @@
    and NumPy's broadcasting for ``sum``/``mean`` over some axes), reading the saved values
    and writing each input's gradient into its slot under its request, with no Python
    frame and no pool allocation; any other rule is called in Python (the fallback, and
-   the reference in tests) and its result copied or added into the slot.
-4. Variables' gradients are formed in slots and written last, so that an error leaves
-   every ``.grad`` as it was: a slot's memory is swapped with ``.grad``'s where nobody can
-   tell (no view or export of either), else copied; ``grad_req='add'`` adds.
+   the reference in tests).  A Python rule's result is a fresh array: a gradient whose
+   first contribution it is owns no slot and holds that array (later contributions add
+   into it), unless the rule or a later one computes in place into its buffer; else the
+   result is copied or added into the slot.
+4. Variables' gradients are formed in slots (or held as above) and written last, so that
+   an error leaves every ``.grad`` as it was: ``.grad`` takes the memory of the slot (the
+   slot gets ``.grad``'s old memory) or of the held array where nobody can tell (no view
+   or export of either, nobody else holding the array), else it is copied;
+   ``grad_req='add'`` adds.
 
 A plan keeps its slot buffers and is cached by signature (MXNet's ``static_alloc``): a
 steady-state training step's backward makes no pool call.  At most ``PLAN_CACHE_SIZE``
@@ -696,6 +701,8 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         for o in s_list[k][4]:
             if o is not None:
                 last_time[o] = k + 1
+    python_first = set()      # targets whose first contribution a Python rule makes (a
+                              # rule that writes into given buffers, ``grad_into``, aside)
     for e in e_list:
         t = e[2]
         if t < 0:
@@ -704,6 +711,9 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         tr = t_list[t]
         first_contribution = tr[5] == 0
         tr[5] += 1
+        if (first_contribution and e[0] >= 0 and s_list[e[0]][1][0] == R_PY
+                and not getattr((<Node>nodes[s_list[e[0]][0]]).op, "grad_into", False)):
+            python_first.add(t)
         if not first_contribution:
             e[3] = REQ_ADD
         elif tr[2] >= 0 and targets is None and (<Node>nodes[tr[0]]).grad_req == 3:
@@ -713,7 +723,7 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
     # descriptions and whether each gradient is planned
     t_desc = []
     planned = []
-    for tr in t_list:
+    for t, tr in enumerate(t_list):
         m = nodes[tr[0]]
         d = m.out_descs[tr[1]]
         t_desc.append(d)
@@ -749,9 +759,16 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
                     e[3] = REQ_INPLACE
                     t_list[t][4] = outs[0]
                     break
+    # a Python rule's result written to a target (not in place, and no later rule
+    # writing in place into it) is a fresh array: the target holds it, and a variable's
+    # .grad takes its memory, rather than copying it into a planned buffer
+    n_t = len(t_list)
+    donors = {t_list[t][4] for t in range(n_t) if t_list[t][4] >= 0}
+    for t in python_first:
+        if t_list[t][4] < 0 and t not in donors:
+            planned[t] = False
     # storage: groups of targets joined by inplace, assigned to slots by size and lifetime
     end = n_steps + 1
-    n_t = len(t_list)
     group_of = list(range(n_t))
     for t in range(n_t):
         a = t_list[t][4]
@@ -1307,19 +1324,26 @@ cdef int _run_steps(Plan p, list nodes, list heads, list head_grads,
     return n_run
 
 
-cdef bint _swap(NDArray dst, NDArray src, Plan p, Py_ssize_t slot) except -1:
-    """Give ``dst`` (a variable's .grad) the memory of the planned buffer ``src`` and the
-    plan the old memory of ``dst``, when nobody can tell: dense host memory of one size,
-    ``dst`` its chunk's only array (no NDArray view, no export; the chunk referenced by
-    ``dst`` and this frame alone).  MXNet writes the last gradient op into the variable's
-    gradient (request write); this gives the same saving while keeping every ``.grad``
-    untouched until the pass has succeeded."""
+cdef bint _tradable(NDArray dst, NDArray src) except -1:
+    """Whether nobody can tell if ``dst`` (a variable's .grad) takes the memory of ``src``:
+    dense host memory of one size, ``dst`` its chunk's only array (no NDArray view, no
+    export; the chunk referenced by ``dst`` and the caller's frame alone)."""
     cdef Chunk old = dst._chunk
     cdef Chunk new = src._chunk
-    if (dst._stype != STYPE_DEFAULT or dst._offset != 0 or dst._exports or not old.host
-            or old.borrowed or old.delay_alloc or old.plan_slot
-            or old.data_nbytes != new.data_nbytes or dst._dtype is not src._dtype
-            or old.ctx != new.ctx or Py_REFCNT(old) != 2):
+    return not (dst._stype != STYPE_DEFAULT or dst._offset != 0 or dst._exports
+                or not old.host or old.borrowed or old.delay_alloc or old.plan_slot
+                or old.data_nbytes != new.data_nbytes or dst._dtype is not src._dtype
+                or old.ctx != new.ctx or Py_REFCNT(old) != 3)
+
+
+cdef bint _swap(NDArray dst, NDArray src, Plan p, Py_ssize_t slot) except -1:
+    """Give ``dst`` (a variable's .grad) the memory of the planned buffer ``src`` and the
+    plan the old memory of ``dst``, when nobody can tell (``_tradable``).  MXNet writes
+    the last gradient op into the variable's gradient (request write); this gives the
+    same saving while keeping every ``.grad`` untouched until the pass has succeeded."""
+    cdef Chunk old = dst._chunk
+    cdef Chunk new = src._chunk
+    if not _tradable(dst, src):
         return False
     new.version = old.version
     new.plan_slot = False
@@ -1327,6 +1351,26 @@ cdef bint _swap(NDArray dst, NDArray src, Plan p, Py_ssize_t slot) except -1:
     dst._chunk = new
     new.bump()
     p.slot_chunks[slot] = old
+    return True
+
+
+cdef bint _take(NDArray dst, NDArray src) except -1:
+    """Give ``dst`` (a variable's .grad) the memory of ``src``, a Python rule's fresh
+    output, and ``src`` the old memory of ``dst`` (freed with ``src`` when the pass
+    drops it), instead of copying: when nobody can tell (``_tradable``) and nobody but
+    the pass holds ``src``: not recorded, its chunk referenced by ``src`` (and this
+    frame) alone, ``src`` referenced by the pass's bookkeeping alone (its target's
+    current value, its item of the finals list, the caller's loop variable)."""
+    cdef Chunk old = dst._chunk
+    cdef Chunk new = src._chunk
+    if (src._stype != STYPE_DEFAULT or src._offset != 0 or src._exports or not new.host
+            or new.borrowed or new.delay_alloc or src._entry is not None
+            or Py_REFCNT(new) != 2 or Py_REFCNT(src) != 3 or not _tradable(dst, src)):
+        return False
+    new.version = old.version
+    dst._chunk = new
+    src._chunk = old
+    new.bump()
     return True
 
 
@@ -1357,9 +1401,11 @@ cdef int _write_grads(Plan p, list nodes, list finals) except -1:
             else:
                 assign(n.grad, invoke_parsed(_add_op, [n.grad, g.tostype(n.grad.stype)],
                                              _add_attrs, None, None))
-        elif not (p.targets[t].slot >= 0 and g._chunk.plan_slot
-                  and g._chunk is p.slot_chunks[p.targets[t].slot]
-                  and _swap(n.grad, g, p, p.targets[t].slot)):
+        elif g._chunk.plan_slot:
+            if not (p.targets[t].slot >= 0 and g._chunk is p.slot_chunks[p.targets[t].slot]
+                    and _swap(n.grad, g, p, p.targets[t].slot)):
+                assign(n.grad, g)
+        elif not _take(n.grad, g):
             assign(n.grad, g)
     return 0
 

@@ -22,6 +22,7 @@ cdef class Chunk:
     cdef list aux_mem              # sparse: Buffers of the aux arrays (int64)
     cdef list aux_ptrs
     cdef bint plan_slot            # a backward plan's buffer (runtime._executor)
+    cdef object __weakref__        # gluon's Trainer remembers the chunk of each .grad
 
     cdef uintptr_t ptr(self) except? 0
     cdef void bump(self) noexcept

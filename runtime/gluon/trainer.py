@@ -20,6 +20,7 @@ import copy
 import math
 import os
 import pickle
+import weakref
 
 import numpy as np
 
@@ -102,16 +103,17 @@ class Trainer:
         self._early = {}
         self._init_states()
         # index -> (the grad's chunk, its version) at the last update, or when the Trainer
-        # was made: a write bumps the version, a row_sparse grad's backward gives it a new
-        # chunk.  (The chunk is held, so that a new one cannot take its id: a row_sparse
-        # grad's old storage lives until the next step.)  Seeding it here makes a step
-        # before any backward stale, as gluon's fresh-gradient flag does.
+        # was made: a write bumps the version, a backward may give it a new chunk (a
+        # row_sparse grad's storage; a dense one's planned buffer or rule output, taken
+        # instead of copied).  The chunk is remembered by a weak reference: holding it
+        # would keep backward from handing .grad new memory.  Seeding it here makes a
+        # step before any backward stale, as gluon's fresh-gradient flag does.
         self._seen = {}
         # (operator names and attributes but the learning rates, the input arrays) of
         # the last step whose updates passed _check_plans
         self._checked = None
         for i, _, grad in self._initialised():
-            self._seen[i] = (grad.chunk, grad.version)
+            self._seen[i] = _seen_mark(grad)
         self._init_kv_config(kvstore, compression_params, update_on_kvstore)
 
     def _initialised(self):
@@ -223,7 +225,7 @@ class Trainer:
                                 f"from data() and grad() (got {type(weight).__name__}, "
                                 f"{type(grad).__name__})")
             last = seen.get(i)
-            if last is not None and last[0] is grad.chunk and last[1] == grad.version:
+            if _unchanged(last, grad):
                 if not ignore_stale_grad:
                     raise _stale(p, grad)
                 continue
@@ -259,7 +261,7 @@ class Trainer:
         self._states.update(made)
         for i, weight, grad in work:
             self._early.pop(i, None)
-            seen[i] = (grad.chunk, grad.version)
+            seen[i] = _seen_mark(grad)
 
     @staticmethod
     def _plans(opt, work, states):
@@ -431,13 +433,13 @@ class Trainer:
             grads = p.list_grad()
             last = self._seen.get(i)
             g = grads[0]
-            if last is not None and last[0] is g.chunk and last[1] == g.version:
+            if _unchanged(last, g):
                 if not ignore_stale_grad:
                     raise _stale(p, g)
                 continue
             kv.push(i, grads)
             kv.pull(i, p.list_data(), ignore_sparse=False)
-            self._seen[i] = (g.chunk, g.version)
+            self._seen[i] = _seen_mark(g)
 
     def _sync_copies(self):
         """Write the updated copy of each parameter into its other copies."""
@@ -551,6 +553,17 @@ def _n_ctx(p):
         return len(list_ctx())
     except RuntimeError:
         return 1
+
+
+def _seen_mark(grad):
+    """What a step remembers of a gradient it used: its chunk (weakly) and version."""
+    return weakref.ref(grad.chunk), grad.version
+
+
+def _unchanged(last, grad):
+    """Whether ``grad`` is the gradient ``last`` (a ``_seen_mark``) saw: same chunk, no
+    write since."""
+    return last is not None and last[0]() is grad.chunk and last[1] == grad.version
 
 
 def _stale(p, grad):

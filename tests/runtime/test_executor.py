@@ -377,3 +377,68 @@ def test_relu_rule_keeps_nan_and_signed_zero_of_the_product():
     y.backward(nd.array(g0))
     np.testing.assert_array_equal(np.signbit(x.grad.asnumpy()), np.signbit(g0 * (x0 > 0)))
     np.testing.assert_array_equal(x.grad.asnumpy(), g0 * (np.maximum(x0, 0) > 0))
+
+
+def _memory(a):
+    """The address of ``a``'s memory (the export is released before returning)."""
+    view = np.asarray(a)
+    address = view.__array_interface__["data"][0]
+    del view
+    return address
+
+
+def _conv_case():
+    x = _arr(np.linspace(-1, 1, 2 * 3 * 4 * 4).reshape(2, 3, 4, 4))
+    w = _arr(np.linspace(0.5, -0.5, 5 * 3).reshape(5, 3, 1, 1))
+    w.attach_grad()
+    # the weight gradient of a 1x1 convolution under a head of ones
+    want = np.einsum("nchw->c", x.asnumpy())[None, :, None, None] * np.ones((5, 1, 1, 1))
+    return x, w, want.astype(np.float32)
+
+
+def test_a_python_rules_gradient_of_a_variable_is_handed_over_not_copied():
+    """Convolution's rule runs in Python: its weight gradient is a fresh array, so the
+    target owns no planned buffer and w.grad takes that array's memory (the old memory
+    goes back to the pool), as MXNet writes the last gradient op into the gradient."""
+    x, w, want = _conv_case()
+    for step in range(2):
+        before = _memory(w.grad)
+        with autograd.record():
+            y = nd.Convolution(x, w, kernel=(1, 1), num_filter=5, no_bias=True)
+        y.backward()
+        table = _table(autograd.last_backward_plan())
+        assert table[0] == (None, 1, "write", 0, 2 * 5 * 4 * 4 * 4)      # the head's ones
+        assert [e[:4] for e in table[1:]] == [("Convolution", 0, "null", None),
+                                              ("Convolution", 0, "write", None)]
+        assert autograd.last_backward_stats()["slots"] == 1
+        assert _memory(w.grad) != before
+        np.testing.assert_allclose(w.grad.asnumpy(), want, rtol=1e-6)
+
+
+def test_a_viewed_grad_is_written_into_its_own_memory():
+    """While a NumPy view of w.grad is alive, the gradient is copied into that memory
+    (nobody may see .grad change its memory), and the view sees it."""
+    x, w, want = _conv_case()
+    view = np.asarray(w.grad)
+    before = view.__array_interface__["data"][0]
+    with autograd.record():
+        y = nd.Convolution(x, w, kernel=(1, 1), num_filter=5, no_bias=True)
+    y.backward()
+    np.testing.assert_allclose(view, want, rtol=1e-6)
+    del view
+    assert _memory(w.grad) == before
+
+
+def test_a_head_gradient_handed_through_is_never_taken():
+    """A rule's result that somebody else holds (here the caller's head gradient, which
+    reshape's rule hands straight to x) is copied into x.grad, never taken: the head
+    gradient keeps its memory and values."""
+    x = _x()
+    head = _arr(np.linspace(1, 2, N))
+    with autograd.record():
+        y = nd.reshape(x, (N,))
+    before = _memory(head)
+    y.backward(head)
+    assert _memory(head) == before and _memory(x.grad) != before
+    np.testing.assert_array_equal(head.asnumpy(), np.linspace(1, 2, N).astype(np.float32))
+    np.testing.assert_array_equal(x.grad.asnumpy(), head.asnumpy())

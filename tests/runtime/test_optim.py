@@ -748,6 +748,31 @@ def test_trainer_stale_gradients_and_multipliers():
     assert not np.array_equal(params[1].data().asnumpy()[5], e_after[5])
 
 
+def test_trainer_sees_fresh_gradients_whose_memory_backward_replaced():
+    """Backward hands .grad new memory where nobody can tell (a Python rule's result, a
+    planned buffer): the Trainer, which remembers each gradient's chunk weakly, takes
+    such a gradient as fresh, a gradient no backward wrote since as stale, and holds no
+    chunk that would stop the hand-over (w.grad's memory moves on every backward)."""
+    net = mx.gluon.nn.Conv2D(2, kernel_size=1, in_channels=3, use_bias=False)
+    net.initialize(mx.init.Constant(0.5))
+    w = net.weight
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = nd.array(np.arange(3 * 4, dtype=F32).reshape(1, 3, 2, 2))
+    want = np.full((2, 3, 1, 1), 0.5, F32)
+    for _ in range(3):
+        before = np.asarray(w.grad()).__array_interface__["data"][0]
+        with autograd.record():
+            y = net(x).sum()
+        y.backward()
+        assert np.asarray(w.grad()).__array_interface__["data"][0] != before
+        trainer.step(1)
+        want -= 0.1 * x.asnumpy().sum(axis=(0, 2, 3))[None, :, None, None]
+        np.testing.assert_allclose(w.data().asnumpy(), want, rtol=1e-6)
+    with pytest.raises(mx.gluon.StaleGradientError, match=r"^Gradient of Parameter "):
+        trainer.step(1)
+    np.testing.assert_allclose(w.data().asnumpy(), want, rtol=1e-6)
+
+
 def test_update_kernels_flush_denormals_on_x86():
     """A state holding denormals (Adam's mean decaying under a zero gradient) is read
     and written as zero on x86 (FTZ/DAZ in the kernels: denormal arithmetic is many
