@@ -535,6 +535,16 @@ def test_optimizer_matches_numpy(kind, kw, sparse):
     assert opt.num_update == 3
 
 
+def test_rmsprop_states_are_tuples_as_in_mxnet():
+    # MXNet 1.x: (n,) for Tieleman and Hinton's form, (n, g, delta) for the centered one
+    w = nd.ones((2, 3))
+    plain = mx.optimizer.RMSProp().create_state(0, w)
+    centered = mx.optimizer.RMSProp(centered=True).create_state(0, w)
+    assert isinstance(plain, tuple) and len(plain) == 1 and plain[0].shape == (2, 3)
+    assert isinstance(centered, tuple) and len(centered) == 3
+    np.testing.assert_array_equal(plain[0].asnumpy(), 0)
+
+
 def test_multipliers_scheduler_and_learning_rate():
     opt = mx.optimizer.SGD(learning_rate=0.5)
     opt.set_lr_mult({0: 0.1})
