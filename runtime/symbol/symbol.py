@@ -577,11 +577,14 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
     return Symbol([(node, i) for i in range(node.n_out())])
 
 
-def _source(op_name, kwargs, name, attr):
+def _source(op_name, kwargs, name, attr, inputs=()):
+    """A node of the ``nd``-function operator ``op_name`` (runtime.symbol._source) with
+    the attributes ``kwargs`` (None: the default) on the symbols ``inputs``."""
     src = SOURCES[op_name]
     params = src.parse_attrs({k: v for k, v in kwargs.items() if v is not None})
-    raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()}
-    return _node(src, op_name, [], params, raw, name, attr, op_name)
+    raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()
+           if v is not None}
+    return _node(src, op_name, list(inputs), params, raw, name, attr, op_name)
 
 
 def zeros(shape, dtype=None, name=None, attr=None, **kwargs):
