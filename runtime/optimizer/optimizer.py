@@ -182,6 +182,13 @@ class Optimizer:
             m = table.get(self.idx2name.get(index), 1.0)
         return float(m)
 
+    def __getstate__(self):
+        # the parameters are the caller's, not part of a saved optimizer (MXNet 1.x
+        # pickles an optimizer without its param_dict as well)
+        state = self.__dict__.copy()
+        state["param_dict"] = {}
+        return state
+
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, "lr_mult", self.lr_mult)
 
