@@ -667,6 +667,18 @@ class ParameterDict(dict):
         for param in self.values():
             param.zero_grad()
 
+    def reset_ctx(self, ctx):
+        """Move every parameter to ``ctx`` (a Context or a list of them), keeping its
+        values (:meth:`Parameter.reset_ctx`).  Every parameter is checked first, so a
+        refusal moves none."""
+        _contexts(ctx, "ParameterDict.reset_ctx")
+        for name, param in self.items():
+            if param._data is None and param._deferred is None:
+                raise RuntimeError(f"ParameterDict.reset_ctx: parameter {name!r} has not "
+                                   "been initialised: call .initialize() first")
+        for param in self.values():
+            param.reset_ctx(ctx)
+
     def setattr(self, name, value):
         """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) of every parameter."""
         for param in self.values():

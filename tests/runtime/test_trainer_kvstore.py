@@ -164,3 +164,22 @@ def test_a_parameter_away_from_the_current_context_trains():
     trainer.step(1)
     for w in x.list_data():
         np.testing.assert_array_equal(w.asnumpy(), -4.0)
+
+
+def test_parameter_dict_reset_ctx_moves_every_parameter_or_none():
+    net = nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One())
+    params = net.collect_params()
+    before = {k: p.data().asnumpy() for k, p in params.items()}
+    params.reset_ctx([mx.cpu(1), mx.cpu(2)])
+    for k, p in params.items():
+        assert p.list_ctx() == [mx.cpu(1), mx.cpu(2)]
+        for a in p.list_data():
+            np.testing.assert_array_equal(a.asnumpy(), before[k])
+    params.get("fresh", shape=(2,))               # not initialised: refused before any move
+    with pytest.raises(RuntimeError, match="reset_ctx: parameter 'dense.*fresh' has not been "
+                       "initialised"):
+        params.reset_ctx(mx.cpu(3))
+    assert net.weight.list_ctx() == [mx.cpu(1), mx.cpu(2)]
+    with pytest.raises(TypeError, match="ctx must be a Context"):
+        params.reset_ctx("cpu")
