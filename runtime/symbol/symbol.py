@@ -518,8 +518,11 @@ fromjson = load_json
 def _hidden_attrs(op_name, kwargs):
     """(kwargs without MXNet's hidden keys, {key: str(value)} of those): every operator
     takes ``lr_mult``, ``wd_mult``, ``ctx_group`` ... as node attributes (stored as
-    ``__key__``), which the variables the node makes for its missing inputs carry."""
-    hidden = {k: kwargs[k] for k in HIDDEN_KEYS if k in kwargs}
+    ``__key__``), which the variables the node makes for its missing inputs carry, and
+    any ``__key__`` (``__layout__``) as an attribute kept as it is (MXNet's parameter
+    parser lets such keys through)."""
+    hidden = {k: kwargs[k] for k in kwargs
+              if k in HIDDEN_KEYS or (len(k) > 4 and k.startswith("__") and k.endswith("__"))}
     if not hidden:
         return kwargs, {}
     for k, v in hidden.items():
