@@ -222,3 +222,12 @@ def test_reshape_down_shares_the_first_elements():
     assert exe.arg_dict["x"].asnumpy().sum() == 2 * 4 * 7 + 2 * 4
     with pytest.raises(ValueError, match="the shape of 'fc_weight' changes"):
         exe.reshape(x=(2, 5))
+
+
+def test_two_variables_of_one_name_share_one_argument():
+    # docs/differences.md: an executor keeps one array per argument name
+    a, b = mx.sym.Variable("data"), mx.sym.Variable("data")
+    sym = mx.sym.maximum(a, b) + mx.sym.minimum(a, b)
+    assert sym.list_arguments() == ["data", "data"]
+    exe = sym.bind(mx.cpu(), [mx.nd.full((2,), 2.0), mx.nd.full((2,), 3.0)])
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [6.0, 6.0])

@@ -364,3 +364,10 @@ def test_optimizer_multipliers_by_name_and_index():
     assert opt._get_lr(0) == 3.0 and opt._get_wd(1) == 0.0
     with pytest.raises(TypeError, match="param_idx2name must be a dict"):
         mx.optimizer.SGD(param_idx2name=["a_weight"])
+
+
+def test_module_refuses_several_contexts():
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2)
+    with pytest.raises(NotImplementedError, match="Module: ndrt runs a module on one "
+                       "context"):
+        mx.mod.Module(sym, context=[mx.cpu(0), mx.cpu(1)])

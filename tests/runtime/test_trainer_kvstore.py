@@ -183,3 +183,21 @@ def test_parameter_dict_reset_ctx_moves_every_parameter_or_none():
     assert net.weight.list_ctx() == [mx.cpu(1), mx.cpu(2)]
     with pytest.raises(TypeError, match="ctx must be a Context"):
         params.reset_ctx("cpu")
+
+
+def test_update_and_allreduce_refused_when_the_store_updates():
+    # Gluon asserts here; ndrt's error is a RuntimeError that is also an AssertionError
+    x = gluon.Parameter("x", shape=(2,))
+    x.initialize(mx.init.Zero(), ctx=[mx.cpu(0), mx.cpu(1)])
+    trainer = gluon.Trainer([x], "sgd", kvstore="local", update_on_kvstore=True)
+    with autograd.record():
+        for w in x.list_data():
+            (w + 1).backward()
+    for call, what in ((lambda: trainer.update(1), "update"),
+                       (trainer.allreduce_grads, "allreduce_grads")):
+        with pytest.raises(RuntimeError, match=rf"{what}\(\) when parameters are updated "
+                           "on kvstore is not supported") as info:
+            call()
+        assert isinstance(info.value, AssertionError)
+    for w in x.list_data():
+        np.testing.assert_array_equal(w.asnumpy(), 0)
