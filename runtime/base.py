@@ -9,7 +9,29 @@ RuntimeError`` both catch them.  Bad arguments are ``TypeError``/``ValueError`` 
 Python; see docs/differences.md.
 """
 
-__all__ = ["MXNetError", "NotImplementedForSymbol"]
+import numbers
+
+import numpy as np
+
+__all__ = ["MXNetError", "NotImplementedForSymbol", "py_str", "string_types", "numeric_types",
+           "integer_types"]
+
+string_types = (str,)
+"""What MXNet counts as a string (its Python 3 value)."""
+numeric_types = (float, int, np.generic)
+"""Scalars MXNet accepts where a number is expected."""
+integer_types = (int, np.integer)
+"""Integers MXNet accepts where an integer is expected."""
+
+
+def py_str(x):
+    """Decode MXNet's C-API bytes to ``str`` (UTF-8); a ``str`` passes through unchanged."""
+    return x.decode("utf-8") if isinstance(x, bytes) else x
+
+
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet's ``_as_list``)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
 class MXNetError(RuntimeError):

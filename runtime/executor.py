@@ -251,28 +251,27 @@ class Executor:
         """Gradients of the last forward into :attr:`grad_arrays`, by each argument's
         request; ``out_grads``: the outputs' gradients (ones where None).  After a
         ``forward(is_train=False)``, which records nothing, the forward runs again
-        recorded in inference mode first (MXNet allows backward after either)."""
+        recorded in inference mode first (MXNet allows backward after either).  When
+        every ``grad_req`` is ``'null'`` there is nothing to compute and nothing is
+        written, as in MXNet."""
         if not self._ran:
             raise RuntimeError("backward: call forward() first")
+        if all(r == "null" for r in self._reqs):
+            return
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
         if self._state is not None:
             self._planned_backward(out_grads)
             return
-        if self._heads is None and not self._recorded(False):
-            raise RuntimeError("backward: no argument has a gradient (every grad_req is "
-                               "'null')")
+        if self._heads is None:
+            self._recorded(False)
         autograd.backward(self._heads, out_grads, retain_graph=True, train_mode=is_train)
 
     def _planned_backward(self, out_grads):
         state = self._state
         if state.plan.needs is None:
             # the last forward was for inference: run it again with its gradients planned
-            needs = self._needs()
-            if needs is None:
-                raise RuntimeError("backward: no argument has a gradient (every grad_req "
-                                   "is 'null')")
-            if not self._planned_forward(needs, state.plan.train):
+            if not self._planned_forward(self._needs(), state.plan.train):
                 raise RuntimeError("backward: the graph could not be planned")
             state = self._state
         if out_grads is not None:

@@ -1,5 +1,5 @@
 """Initialisers (MXNet's ``mx.init``): ``Uniform``, ``Normal``, ``Xavier``, ``Zero``,
-``One``, ``Constant``, and :func:`create` (an initialiser from a name or an instance).
+``One``, ``Constant``, ``LSTMBias``, and :func:`create` (an initialiser from a name or an instance).
 
 An initialiser is called with a parameter's name and its array, ``init(name, arr)``, and
 writes the array in place.  As in MXNet, a global initialiser (the one passed to
@@ -189,12 +189,33 @@ class One(Constant):
         return {}
 
 
+class LSTMBias(Initializer):
+    """The bias of an LSTM cell (MXNet's ``mx.init.LSTMBias``): zeros but the forget
+    gate's values (the second quarter, Gluon's gate order input, forget, cell, output),
+    ``forget_bias``, so that the cell keeps its state early in training."""
+
+    def __init__(self, forget_bias=1.0):
+        self.forget_bias = _number("LSTMBias", "forget_bias", forget_bias)
+
+    def _init_weight(self, name, arr):
+        if arr.ndim != 1 or arr.shape[0] % 4:
+            raise ValueError(f"LSTMBias: {str(name)!r} must be 1-D with a multiple of 4 "
+                             f"values, one quarter per gate (got shape {arr.shape!r})")
+        h = arr.shape[0] // 4
+        values = np.zeros(arr.shape)
+        values[h:2 * h] = self.forget_bias
+        _write(arr, values)
+
+    def _kwargs(self):
+        return {"forget_bias": self.forget_bias}
+
+
 _NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Uniform,
           "normal": Normal, "xavier": Xavier}
 
 
 _CLASSES = {"zero": Zero, "one": One, "constant": Constant, "uniform": Uniform,
-            "normal": Normal, "xavier": Xavier}
+            "normal": Normal, "xavier": Xavier, "lstmbias": LSTMBias}
 
 
 def _from_json(init, what):
@@ -223,4 +244,4 @@ def create(init, what="init"):
 
 
 __all__ = ["Initializer", "InitDesc", "Uniform", "Normal", "Xavier", "Constant", "Zero",
-           "One", "create"]
+           "One", "LSTMBias", "create"]

@@ -47,12 +47,16 @@ import numpy as np
 from runtime import _dist, _sparse_common, nd
 from runtime import _kvstore_kernels as _kernels
 from runtime._ndarray import NDArray, mark_written, storage_view
+from runtime.errors import MXNetTypeError, MXNetValueError
 from runtime.optimizer.optimizer import (Optimizer, get_updater, load_states_file,
                                          save_states_file)
 
 __all__ = ["KVStoreBase", "KVStore", "create"]
 
-NATIVE = ("local", "device", "dist_sync", "dist_device_sync")
+# MXNet's local_* names choose where one process reduces and updates (CPU or device):
+# one and the same store here, which keeps the name it was created with
+NATIVE = ("local", "device", "local_update_cpu", "local_allreduce_cpu",
+          "local_allreduce_device", "dist_sync", "dist_device_sync")
 REFUSED = ("dist_async", "dist_sync_allreduce", "horovod", "byteps", "nccl")
 FIRST_BUCKET = 1 << 20
 BUCKET = 25 << 20
@@ -125,7 +129,9 @@ class KVStoreBase:
 def create(name="local"):
     """A new KVStore (MXNet's ``mx.kv.create``): a class registered with
     :meth:`KVStoreBase.register` under ``name`` (case-insensitive), else one of ndrt's
-    own types ``local``, ``device``, ``dist_sync``, ``dist_device_sync``."""
+    own types ``local``, ``device``, ``dist_sync``, ``dist_device_sync`` (and MXNet's
+    one-process names ``local_update_cpu``, ``local_allreduce_cpu``,
+    ``local_allreduce_device``, the same store as ``local``/``device``)."""
     if not isinstance(name, str):
         raise TypeError(f"create: name must be a str (got {type(name).__name__})")
     key = name.lower()
@@ -219,7 +225,8 @@ class KVStore(KVStoreBase):
 
     Parameters
     ----------
-    kind : {'local', 'device', 'dist_sync', 'dist_device_sync'}
+    kind : {'local', 'device', 'local_update_cpu', 'local_allreduce_cpu',
+            'local_allreduce_device', 'dist_sync', 'dist_device_sync'}
     """
 
     def __init__(self, kind="local"):
@@ -281,14 +288,15 @@ class KVStore(KVStoreBase):
         if self._key_kind is not None:
             kinds.add(self._key_kind)
         if len(kinds) > 1:
-            raise TypeError(f"{who}: keys must be all ints or all strs in one store "
-                            f"(got a mix)")
+            raise MXNetTypeError(f"{who}: keys must be all ints or all strs in one store "
+                                 f"(got a mix)")
 
     def _stored(self, who, key):
         """The array that holds ``key``'s value (for its shape: a lent one is not checked)."""
         try:
             return self._store[key]
         except KeyError:
+            self._check_key_kind(who, [key])      # a key of the other kind: that is the fault
             raise KeyError(f"{who}: key {key!r} has not been initialised: call init(key, "
                            f"value) first") from None
 
@@ -298,10 +306,11 @@ class KVStore(KVStoreBase):
         stored = self._stored(who, key)
         lent = self._lent.get(key)
         if lent is not None and stored.version != lent:
-            raise ValueError(f"{who}: the value of key {key!r} is held by the out of its "
-                             f"last pushpull, which must not be written before it is read "
-                             f"(got a write since: version {lent} -> {stored.version}); "
-                             f"pushpull or push key {key!r} again first")
+            raise MXNetValueError(f"{who}: the value of key {key!r} is held by the out of "
+                                  f"its last pushpull, which must not be written before it "
+                                  f"is read (got a write since: version {lent} -> "
+                                  f"{stored.version}); pushpull or push key {key!r} "
+                                  "again first")
         return stored
 
     def _own(self, who, key):
@@ -324,8 +333,8 @@ class KVStore(KVStoreBase):
     def _check_like(who, key, arrays, ref, what="value"):
         for a in arrays:
             if a.shape != ref.shape:
-                raise ValueError(f"{who}: {what} of key {key!r} must have shape "
-                                 f"{ref.shape!r} (got {a.shape!r})")
+                raise MXNetValueError(f"{who}: {what} of key {key!r} must have shape "
+                                      f"{ref.shape!r} (got {a.shape!r})")
 
     # -- init and broadcast ----------------------------------------------------------
     def init(self, key, value):
@@ -335,8 +344,8 @@ class KVStore(KVStoreBase):
         self._check_key_kind("init", [k for k, _ in pairs])
         for k, vals in pairs:
             if k in self._store:
-                raise ValueError(f"init: key {k!r} is already initialised (a key may be "
-                                 "initialised once)")
+                raise MXNetValueError(f"init: key {k!r} is already initialised (a key may "
+                                      "be initialised once)")
         for k, vals in pairs:
             v = vals[0]
             copy = v.copy()
@@ -355,9 +364,9 @@ class KVStore(KVStoreBase):
                 x.indices.shape[0] if x.stype == "row_sparse" else 0)
         root = comm.bcast_object(desc, f"Bcast of key {key!r}'s description")
         if root[:3] != desc[:3]:
-            raise ValueError(f"init: key {key!r} must have the same shape, dtype and stype "
-                             f"on every rank (rank 0: {root[:3]!r}, rank {comm.rank}: "
-                             f"{desc[:3]!r})")
+            raise MXNetValueError(f"init: key {key!r} must have the same shape, dtype and "
+                                  f"stype on every rank (rank 0: {root[:3]!r}, rank "
+                                  f"{comm.rank}: {desc[:3]!r})")
         if x.stype == "default":
             comm.bcast(np.asarray(x), f"Bcast of key {key!r}")
             mark_written(x)
@@ -399,8 +408,8 @@ class KVStore(KVStoreBase):
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored value of ``key`` into ``out`` (an NDArray or one per context);
-        with ``ignore_sparse`` (MXNet's default) a row_sparse stored value is left to
-        :meth:`row_sparse_pull` and its outs are not written."""
+        with ``ignore_sparse`` (MXNet's default) the outs whose storage is sparse are
+        left as they are (their rows come from :meth:`row_sparse_pull`)."""
         if out is None:
             raise ValueError("pull: out must be an NDArray or a list of NDArrays (got None)")
         pairs = _pairs("pull", key, out, "out")
@@ -410,8 +419,10 @@ class KVStore(KVStoreBase):
             self._pull_into("pull", k, arrays, ignore_sparse)
 
     def _pull_into(self, who, key, outs, ignore_sparse):
-        if self._stype[key] == "row_sparse" and ignore_sparse:
-            return
+        if ignore_sparse:
+            outs = [o for o in outs if o.stype == "default"]
+            if not outs:
+                return
         stored = self._value(who, key)
         for o in outs:
             if o is not stored:
@@ -483,12 +494,13 @@ class KVStore(KVStoreBase):
             stored = self._value("row_sparse_pull", k)
             self._check_like("row_sparse_pull", k, arrays, stored, "out")
             if len(ids) not in (1, len(arrays)):
-                raise ValueError(f"row_sparse_pull: row_ids of key {k!r} must be one NDArray "
-                                 f"or one per out ({len(arrays)}) (got {len(ids)})")
+                raise MXNetValueError(f"row_sparse_pull: row_ids of key {k!r} must be one "
+                                      f"NDArray or one per out ({len(arrays)}) (got "
+                                      f"{len(ids)})")
             for j, o in enumerate(arrays):
                 if o.stype != "row_sparse":
-                    raise ValueError(f"row_sparse_pull: out of key {k!r} must be row_sparse "
-                                     f"(got {o.stype})")
+                    raise MXNetValueError(f"row_sparse_pull: out of key {k!r} must be "
+                                          f"row_sparse (got {o.stype})")
                 r = np.unique(ids[j if len(ids) > 1 else 0].asnumpy().astype(np.int64).ravel())
                 if r.size and (r[0] < 0 or r[-1] >= stored.shape[0]):
                     bad = int(r[0] if r[0] < 0 else r[-1])
@@ -516,9 +528,9 @@ class KVStore(KVStoreBase):
             ref = vals[0]
             for v in vals[1:]:
                 if v.dtype != ref.dtype or v.stype != ref.stype:
-                    raise ValueError(f"{who}: the values of key {k!r} must share dtype and "
-                                     f"stype (got {np.dtype(ref.dtype)} {ref.stype} and "
-                                     f"{np.dtype(v.dtype)} {v.stype})")
+                    raise MXNetValueError(f"{who}: the values of key {k!r} must share dtype "
+                                          f"and stype (got {np.dtype(ref.dtype)} {ref.stype} "
+                                          f"and {np.dtype(v.dtype)} {v.stype})")
         results = [None] * len(pairs)
         dense = []
         sparse = []         # (position, key, local sum) of the row_sparse values
@@ -736,9 +748,9 @@ class KVStore(KVStoreBase):
         if kind != "2bit":
             raise ValueError(f"set_gradient_compression: type must be '2bit' or 'none' "
                              f"(got {kind!r})")
-        if self._type == "local":
+        if "device" not in self._type and not self._type.startswith("dist"):
             raise ValueError("set_gradient_compression: the kvstore type must be 'device' "
-                             "or 'dist_*' (got 'local'), as in MXNet")
+                             f"or 'dist_*' (got {self._type!r}), as in MXNet")
         t = compression_params.get("threshold", 0.5)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < np.inf:
             raise ValueError(f"set_gradient_compression: threshold must be a finite number "

@@ -33,10 +33,12 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
            "set_env_var", "simple_forward", "check_symbolic_forward",
            "check_symbolic_backward", "check_consistency", "gen_buckets_probs_with_ppf",
-           "chi_square_check", "verify_generator",
-           # MXNet's test_utils has no __all__: its star import gives the modules it
-           # imports, and 1.x test files use these from it without importing them
-           "mx", "np", "rnd", "os"]
+           "chi_square_check", "verify_generator", "np_softmax",
+           # MXNet's test_utils has no __all__: its star import gives the modules and
+           # names it imports, and 1.x test files use these from it without importing them
+           "mx", "np", "rnd", "os", "array"]
+
+array = nd.array
 
 
 def default_context():
@@ -256,6 +258,13 @@ def np_reduce(dat, axis, keepdims, numpy_reduce_func):
             shape[i % dat.ndim] = 1
         ret = ret.reshape(tuple(shape))
     return ret
+
+
+def np_softmax(x, axis=-1, temperature=1.0):
+    """Softmax of ``x`` along ``axis`` in NumPy, ``exp(x / temperature)`` normalised; the
+    maximum is subtracted first so large inputs do not overflow."""
+    e = np.exp((x - np.max(x, axis=axis, keepdims=True)) / temperature)
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, ctx=None):
@@ -560,32 +569,44 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                             aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
                             equal_nan=False, dtype=np.float32):
     """Assert that the gradients of ``sym`` at ``location`` for the head gradients
-    ``out_grads`` are ``expected`` (a list in argument order, or a dict by name; with
-    ``grad_req='add'`` the gradients start from ones, as MXNet's check does); returns
-    the gradients as a dict of NumPy arrays."""
+    ``out_grads`` are ``expected`` (a list in argument order, or a dict by name).
+
+    As in MXNet's check, every gradient buffer starts from random normal values: a
+    ``'write'`` gradient must equal ``expected``, an ``'add'`` gradient must have grown
+    by ``expected``, and a ``'null'`` gradient must still hold its starting values.
+    Returns the gradients as a dict of NumPy arrays."""
     values = _arg_values(sym, location, "check_symbolic_backward")
     names = sym.list_arguments()
     if not isinstance(expected, dict):
         expected = dict(zip(names, expected))
     reqs = grad_req if isinstance(grad_req, dict) else {k: grad_req for k in names}
-    exe = _bind(sym, ctx, values, dtype, aux_states, grad_req=reqs)
-    for k, g in exe.grad_dict.items():
-        if g is not None and reqs.get(k) == "add":
-            g[:] = 1
+    ctx = ctx or default_context()
+    args = {k: nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+    start = {k: np.random.normal(size=a.shape).astype(a.dtype) for k, a in args.items()}
+    grads = {k: nd.array(v, ctx=ctx, dtype=v.dtype) for k, v in start.items()}
+    exe = sym.bind(ctx, args, args_grad=grads, grad_req=reqs,
+                   aux_states=_aux_values(sym, aux_states))
     exe.forward(is_train=True)
     if out_grads is not None:
         if isinstance(out_grads, dict):
             out_grads = [out_grads[k] for k in sym.list_outputs()]
         out_grads = [nd.array(g, ctx=exe.outputs[0].ctx, dtype=dtype) for g in out_grads]
     exe.backward(out_grads)
-    grads = {k: g.asnumpy() for k, g in exe.grad_dict.items() if g is not None}
+    got = {k: g.asnumpy() for k, g in grads.items()}
     for k, want in expected.items():
-        if want is None or reqs.get(k) == "null":
+        if want is None:
             continue
-        assert_almost_equal(grads[k], want, rtol, atol, names=(f"gradient of {k}",
-                                                               "expected"),
+        req = reqs.get(k, "null")
+        if req == "add":
+            got_k, want = got[k] - start[k], want
+        elif req == "null":
+            got_k, want = got[k], start[k]
+        else:
+            got_k = got[k]
+        assert_almost_equal(got_k, want, rtol, atol,
+                            names=(f"gradient of {k} (grad_req {req!r})", "expected"),
                             equal_nan=equal_nan)
-    return grads
+    return got
 
 
 def _check_symbolic_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,

@@ -287,7 +287,7 @@ class Block:
         def record(block, _, outputs):
             n = trainable = shared = 0
             for param in block._own_params():
-                size = param.data().size
+                size = param._array().size
                 n += size
                 trainable += 0 if param.grad_req == "null" else size
                 if id(param) in seen:
@@ -352,7 +352,7 @@ class Block:
         arrays = {}
         for key, param in params.items():
             param._check_initialized()
-            arrays[key] = param.data()
+            arrays[key] = param._array()
         nd.save(filename, arrays)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
@@ -513,10 +513,10 @@ class HybridBlock(Block):
             return self._call_cached(x, *args)
         ctx = x.context         # the copies of the parameters on the input's context
         try:
-            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+            params = {k: p._array(ctx) for k, p in self._reg_params.items()}
         except DeferredInitializationError:
             self._infer_params(x, *args)
-            params = {k: p.data(ctx) for k, p in self._reg_params.items()}
+            params = {k: p._array(ctx) for k, p in self._reg_params.items()}
         return self.hybrid_forward(nd, x, *args, **params)
 
     # -- the graph -----------------------------------------------------------------------
@@ -603,7 +603,7 @@ class HybridBlock(Block):
         generation = _parameter._generation
         if bound[0] is not ctx or bound[1] != generation:
             bound[:] = [ctx, generation,
-                        [None if isinstance(s, int) else s.data(ctx) for s in sources]]
+                        [None if isinstance(s, int) else s._array(ctx) for s in sources]]
         arrays = bound[2].copy()
         for k, s in slots:
             arrays[k] = leaves[s]
@@ -625,7 +625,7 @@ class HybridBlock(Block):
                               ("aux:", out.list_auxiliary_states())):
             for name in names:
                 if name in by_name:
-                    arrays[prefix + name] = by_name[name].data()
+                    arrays[prefix + name] = by_name[name]._array()
         sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
         tmp = f"{params_file}.tmp-{os.getpid()}"
         try:

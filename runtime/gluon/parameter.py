@@ -130,7 +130,9 @@ class Parameter:
     stype, grad_stype : {'default', 'row_sparse', 'csr'}
         Storage types of the data and of the gradient (Embedding with
         ``sparse_grad=True`` has a row_sparse gradient).  A row_sparse parameter
-        stores every row, zero ones too, the layout that the optimizers take.
+        stores every row, zero ones too, the layout that the optimizers take.  As in
+        Gluon 1.x, its array is read through :meth:`row_sparse_data` once a
+        :class:`Trainer` holds it; :meth:`data` refuses it.
     """
 
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
@@ -160,6 +162,7 @@ class Parameter:
         self._ctx_list = None
         self._deferred = None      # (initializer, own) waiting for the shape
         self._var = None
+        self._trainer = None       # the Trainer that updates it (Gluon's _set_trainer)
 
     def __setattr__(self, name, value):
         if name in _ARRAY_STATE:
@@ -295,11 +298,25 @@ class Parameter:
     # -- data and gradient ---------------------------------------------------------------
     def data(self, ctx=None):
         """The array on ``ctx`` (an autograd variable unless grad_req is 'null').  On one
-        context ``ctx=None`` gives it; on several, the copy on the current context."""
+        context ``ctx=None`` gives it; on several, the copy on the current context.  A
+        parameter whose stype is not 'default' raises RuntimeError (Gluon's rule: read
+        it with :meth:`row_sparse_data`)."""
         data = self._data
-        if data is not None and self._copies is None and (
+        if data is not None and self._copies is None and self._stype == "default" and (
                 ctx is None or ctx is self._ctx or ctx == self._ctx):
             return data                            # the per-step path
+        self._check_dense("data")
+        return self._array(ctx)
+
+    def _check_dense(self, what):
+        if self._stype != "default":
+            raise RuntimeError(f"Parameter {self.name!r}: {what}() cannot give the array of "
+                               f"a {self._stype} parameter; use row_sparse_data(row_id) "
+                               "(Gluon's rule)")
+
+    def _array(self, ctx=None):
+        """:meth:`data` whatever the storage type (what a Trainer, a block and saving
+        read, as Gluon's internal ``_check_and_get``)."""
         self._check_initialized()
         if ctx is None:
             ctx = current_context() if self._copies is not None else self._ctx
@@ -310,13 +327,19 @@ class Parameter:
         raise ValueError(f"Parameter {self.name!r} lives on {self.list_ctx()}, not on {ctx}")
 
     def list_data(self):
-        """The copies of the array, one per context of :meth:`list_ctx`."""
+        """The copies of the array, one per context of :meth:`list_ctx` (RuntimeError for
+        a parameter whose stype is not 'default', as :meth:`data`)."""
+        self._check_dense("list_data")
+        return self._arrays()
+
+    def _arrays(self):
+        """:meth:`list_data` whatever the storage type."""
         self._check_initialized()
         return list(self._copies or [self._data])
 
     def grad(self, ctx=None):
         """The gradient buffer (``grad_stype`` storage)."""
-        data = self.data(ctx)
+        data = self._array(ctx)
         if self._grad_req == "null":
             raise RuntimeError(f"Parameter {self.name!r} has no gradient because its "
                                f"grad_req is 'null'")
@@ -327,7 +350,7 @@ class Parameter:
         if self._grad_req == "null":
             raise RuntimeError(f"Parameter {self.name!r} has no gradient because its "
                                f"grad_req is 'null'")
-        return [a.grad for a in self.list_data()]
+        return [a.grad for a in self._arrays()]
 
     def list_ctx(self):
         """The contexts the parameter lives on (those it will, while deferred)."""
@@ -354,23 +377,41 @@ class Parameter:
 
     def row_sparse_data(self, row_id):
         """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
-        row_id's context (Gluon's).  Under ``autograd.record()`` the copy is recorded
-        (``retain``), so backward writes the gradient of those rows into the
-        parameter's gradient."""
-        if self._stype != "row_sparse":
-            raise RuntimeError(f"Parameter {self.name!r}: row_sparse_data needs stype "
-                               f"'row_sparse' (got {self._stype!r}); use data()")
+        row_id's context (Gluon's).  As in Gluon, the parameter must be held by a
+        :class:`Trainer` (which keeps its rows up to date).  Under
+        ``autograd.record()`` the copy is recorded (``retain``), so backward writes the
+        gradient of those rows into the parameter's gradient."""
+        self._check_sparse("row_sparse_data")
         if not isinstance(row_id, nd.NDArray):
             raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
                             f"{type(row_id).__name__})")
-        return nd.sparse.retain(self.data(row_id.context), row_id)
+        return nd.sparse.retain(self._array(row_id.context), row_id)
 
     def list_row_sparse_data(self, row_id):
         """:meth:`row_sparse_data` of every copy."""
+        self._check_sparse("list_row_sparse_data")
+        if not isinstance(row_id, nd.NDArray):
+            raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
+                            f"{type(row_id).__name__})")
+        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self._arrays()]
+
+    def _check_sparse(self, what):
         if self._stype != "row_sparse":
-            raise RuntimeError(f"Parameter {self.name!r}: list_row_sparse_data needs stype "
-                               f"'row_sparse' (got {self._stype!r}); use list_data()")
-        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self.list_data()]
+            raise RuntimeError(f"Parameter {self.name!r}: {what} needs stype 'row_sparse' "
+                               f"(got {self._stype!r}); use {what.replace('row_sparse_', '')}"
+                               "()")
+        if self._trainer is None:
+            raise RuntimeError(f"Parameter {self.name!r}: {what} needs a Trainer holding "
+                               "the parameter (Gluon's rule); create one with it first")
+
+    def _set_trainer(self, trainer):
+        """Record the Trainer that updates this parameter (None: none).  A sparse
+        parameter takes one Trainer only, as in Gluon: its rows are kept by it."""
+        if (self._stype != "default" and trainer is not None and self._trainer is not None
+                and self._trainer is not trainer):
+            raise RuntimeError(f"Parameter {self.name!r}: a {self._stype} parameter takes "
+                               "one Trainer only, and one already holds it")
+        self._trainer = trainer
 
     def set_data(self, data):
         """Write ``data`` (an NDArray or array-like of this parameter's shape) into the
@@ -394,6 +435,8 @@ class Parameter:
         if data.shape != self._data.shape:
             raise ValueError(f"Parameter {self.name!r}: set_data needs shape "
                              f"{self._data.shape!r} (got {data.shape!r})")
+        if self._trainer is not None:       # its store would overwrite the new values
+            self._trainer._reset_kvstore()
         with autograd.pause():
             if self._stype == "default":
                 for a in self._copies or [self._data]:
@@ -624,6 +667,18 @@ class ParameterDict(dict):
         for param in self.values():
             param.zero_grad()
 
+    def reset_ctx(self, ctx):
+        """Move every parameter to ``ctx`` (a Context or a list of them), keeping its
+        values (:meth:`Parameter.reset_ctx`).  Every parameter is checked first, so a
+        refusal moves none."""
+        _contexts(ctx, "ParameterDict.reset_ctx")
+        for name, param in self.items():
+            if param._data is None and param._deferred is None:
+                raise RuntimeError(f"ParameterDict.reset_ctx: parameter {name!r} has not "
+                                   "been initialised: call .initialize() first")
+        for param in self.values():
+            param.reset_ctx(ctx)
+
     def setattr(self, name, value):
         """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) of every parameter."""
         for param in self.values():
@@ -638,7 +693,7 @@ class ParameterDict(dict):
                 raise ValueError(f"ParameterDict.save: strip_prefix {strip_prefix!r} must "
                                  f"begin every parameter name (got {param.name!r})")
             param._check_initialized()
-            arrays[param.name[len(strip_prefix):]] = param.data()
+            arrays[param.name[len(strip_prefix):]] = param._array()
         nd.save(filename, arrays)
 
     def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,

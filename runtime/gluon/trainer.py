@@ -4,11 +4,16 @@ Parameters are taken duck-typed, as Gluon's: ``params`` is a dict name -> Parame
 ``collect_params()`` returns; anything with ``.values()``) or a list of Parameters, a
 Parameter having ``.name``, ``.grad_req`` ('write', 'add' or 'null': skipped),
 ``.data()`` and ``.grad()`` (NDArrays; the gradient dense or row_sparse), and optionally
-``.lr_mult`` and ``.wd_mult`` (1.0 when absent).
+``.lr_mult`` and ``.wd_mult`` (1.0 when absent).  A :class:`Parameter` is read through
+its internal accessors (a row_sparse one's ``data()`` refuses, as Gluon's) and learns
+its Trainer (``_set_trainer``): a sparse parameter takes one Trainer only, and a
+parameter's ``set_data`` (a load) drops the Trainer's store when the store runs the
+updates, so that the next step starts from the new values (Gluon's rules).
 
 A kvstore (gluon's rules, :meth:`Trainer._init_kvstore`) sums the gradients of the copies
 of parameters that live on several contexts (``local``/``device``) and of the ranks of an
-MPI job (``dist_sync``): none is made for one context in one process.  Where the update
+MPI job (``dist_sync``): none is made for one context in one process unless a parameter's
+stype is row_sparse (its rows then live in the store, which runs the updates).  Where the update
 runs follows gluon: in the store (``update_on_kvstore``: push the gradients, the store's
 optimizer updates its copy of the weight, pull the weight into every copy) or in the
 Trainer (pushpull the gradients, update the first copy, copy it to the others).  Before
@@ -16,7 +21,6 @@ the first update every parameter takes rank 0's value (``broadcast``), deferred 
 when their shape becomes known.
 """
 
-import copy
 import math
 import os
 import pickle
@@ -37,6 +41,10 @@ class StaleGradientError(RuntimeError, UserWarning):
     """A parameter's gradient was not written by backward since the last step.  gluon
     raises UserWarning here (as an exception); this is also a RuntimeError, what it is."""
 
+
+class _UpdateOnKVStoreError(RuntimeError, AssertionError):
+    """``update()``/``allreduce_grads()`` while the store runs the updates.  gluon asserts
+    here (AssertionError); this is also a RuntimeError, what it is."""
 
 
 class Trainer:
@@ -115,6 +123,7 @@ class Trainer:
         for i, _, grad in self._initialised():
             self._seen[i] = _seen_mark(grad)
         self._init_kv_config(kvstore, compression_params, update_on_kvstore)
+        _claim(params, self)
 
     def _initialised(self):
         """(index, weight, grad) of each parameter that has its arrays (deferred ones do
@@ -123,7 +132,7 @@ class Trainer:
             if p.grad_req == "null":
                 continue
             try:
-                weight, grad = p.data(), p.grad()
+                weight, grad = _weight(p), _grad(p)
             except RuntimeError:          # not initialised yet (deferred)
                 continue
             if isinstance(weight, NDArray) and isinstance(grad, NDArray):
@@ -185,9 +194,10 @@ class Trainer:
         no kvstore, nothing to do).  Refused when the store runs the updates."""
         if self._kv_prepare():
             if self._update_on_kvstore:
-                raise RuntimeError("allreduce_grads() when parameters are updated on kvstore "
-                                   "is not supported. Try setting `update_on_kvstore` to "
-                                   "False when creating trainer.")
+                raise _UpdateOnKVStoreError(
+                    "allreduce_grads() when parameters are updated on kvstore is not "
+                    "supported. Try setting `update_on_kvstore` to False when creating "
+                    "trainer.")
             self._allreduce_grads()
 
     def update(self, batch_size, ignore_stale_grad=False):
@@ -196,9 +206,9 @@ class Trainer:
         self._rescale(batch_size)
         if self._kv_prepare():
             if self._update_on_kvstore:
-                raise RuntimeError("update() when parameters are updated on kvstore is not "
-                                   "supported. Try setting `update_on_kvstore` to False when "
-                                   "creating trainer.")
+                raise _UpdateOnKVStoreError(
+                    "update() when parameters are updated on kvstore is not supported. "
+                    "Try setting `update_on_kvstore` to False when creating trainer.")
             self._update(batch_size, ignore_stale_grad)
             self._sync_copies()
             return
@@ -219,7 +229,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
-            weight, grad = p.data(), p.grad()
+            weight, grad = _weight(p), _grad(p)
             if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
                 raise TypeError(f"Trainer.step: parameter {p.name!r} must give NDArrays "
                                 f"from data() and grad() (got {type(weight).__name__}, "
@@ -349,7 +359,7 @@ class Trainer:
             raise TypeError(f"Trainer: compression_params must be a dict (got "
                             f"{type(compression_params).__name__})")
         self._kv_config = (kvstore, compression_params, update_on_kvstore)
-        self._kv_ready = False
+        self._kv_initialized = False
         self._kvstore = None
         self._update_on_kvstore = False
         self._distributed = False
@@ -360,16 +370,25 @@ class Trainer:
         str type); a store given is used; ``update_on_kvstore`` defaults to True
         (MXNET_UPDATE_ON_KVSTORE=0 turns the default off) where the store is capable,
         except a 'local' store with a parameter over 16 Mi elements, and except a
-        non-dist store with row_sparse gradients (then False, faster in one process)."""
+        non-dist store with row_sparse gradients (then False, faster in one process).
+        A parameter whose stype is row_sparse makes a store of a str type on any number
+        of contexts, which runs the updates (False is refused with ValueError)."""
         kvstore, compression, update_on = self._kv_config
         contexts = max((_n_ctx(p) for p in self._params), default=1)
+        sparse_weight = any(getattr(p, "stype", "default") != "default"
+                            for p in self._params)
+        if sparse_weight and update_on is False:
+            raise ValueError("Trainer: update_on_kvstore must not be False when a "
+                             "parameter's stype is row_sparse (got False): the store keeps "
+                             "its rows and runs their updates (gluon's rule)")
         sparse_grad = any(getattr(p, "grad_stype", "default") != "default" and
                           p.grad_req != "null" for p in self._params)
         default_on = os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1") not in ("0", "")
         kv = None
         if isinstance(kvstore, kvs.KVStoreBase):
             kv = kvstore
-        elif isinstance(kvstore, str) and (contexts > 1 or "dist" in kvstore):
+        elif isinstance(kvstore, str) and (contexts > 1 or "dist" in kvstore
+                                           or sparse_weight):
             kv = kvs.create(kvstore)
             if kvstore == "local":
                 biggest = max((int(np.prod(p.shape)) for p in self._params
@@ -378,7 +397,9 @@ class Trainer:
                     default_on = False
         if kv is not None:
             self._distributed = "dist" in kv.type
-            if sparse_grad and not self._distributed:
+            if sparse_weight:
+                default_on = True
+            elif sparse_grad and not self._distributed:
                 default_on = False
             on = default_on if update_on is None else update_on
             if on and not kv.is_capable(kvs.KVStoreBase.OPTIMIZER):
@@ -390,12 +411,27 @@ class Trainer:
                 kv.set_optimizer(self._optimizer)
             self._update_on_kvstore = bool(on)
         self._kvstore = kv
-        self._kv_ready = True
+        self._kv_initialized = True
+
+    def _reset_kvstore(self):
+        """Drop the store when it runs the updates (it is made again, from the
+        parameters' values, at the next step): a parameter's new values (``set_data``,
+        a load) would otherwise be overwritten by the store's.  A distributed store
+        cannot be dropped (gluon's rule)."""
+        if not (self._kv_initialized and self._kvstore is not None and self._update_on_kvstore):
+            return
+        if self._distributed:
+            raise RuntimeError("Trainer: cannot reset a distributed kvstore, which runs the "
+                               "updates: set the parameters' values before the first step")
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = False
+        self._kv_keys = set()
 
     def _kv_prepare(self):
         """Make the store on first use and give it the parameters initialised since;
         returns whether there is a store."""
-        if not self._kv_ready:
+        if not self._kv_initialized:
             self._init_kvstore()
         kv = self._kvstore
         if kv is None:
@@ -403,7 +439,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if i in self._kv_keys or not _has_data(p):
                 continue
-            arrays = p.list_data()
+            arrays = _weights(p)
             if p.stype == "default":
                 kv.broadcast(i, arrays[0], arrays)        # rank 0's value everywhere
             else:
@@ -438,16 +474,16 @@ class Trainer:
                     raise _stale(p, g)
                 continue
             kv.push(i, grads)
-            kv.pull(i, p.list_data(), ignore_sparse=False)
+            kv.pull(i, _weights(p), ignore_sparse=False)
             self._seen[i] = _seen_mark(g)
 
     def _sync_copies(self):
         """Write the updated copy of each parameter into its other copies."""
         with autograd.pause():
             for _, p in self._live():
-                arrays = p.list_data()
+                arrays = _weights(p)
                 if len(arrays) > 1:
-                    src = p.data()
+                    src = _weight(p)
                     for a in arrays:
                         if a is src:
                             continue
@@ -470,9 +506,8 @@ class Trainer:
         if self._kv_prepare() and self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
-        opt = copy.copy(self._optimizer)
-        opt.param_dict = {}           # the parameters are the caller's, not the file's
-        data = pickle.dumps((self._states, opt))
+        # (an optimizer pickles without its param_dict: the parameters stay the caller's)
+        data = pickle.dumps((self._states, self._optimizer))
         _files.write_bytes(fname, data)
 
     def load_states(self, fname):
@@ -535,9 +570,46 @@ def _aggregatable(opt, weight, grad, state):
     return state is None or (isinstance(state, NDArray) and state.stype == "default")
 
 
+def _weight(p):
+    """``p``'s array that the Trainer updates: a Parameter's first copy, through its
+    internal accessor, which also gives a row_sparse parameter's (its ``data()``
+    refuses, as Gluon's) whatever the current context; a duck-typed one's ``data()``."""
+    read = getattr(p, "_arrays", None)
+    return p.data() if read is None else read()[0]
+
+
+def _grad(p):
+    """The gradient of :func:`_weight`'s array (a duck-typed parameter's ``grad()``)."""
+    grads = getattr(p, "list_grad", None)
+    return p.grad() if grads is None else grads()[0]
+
+
+def _weights(p):
+    """``p``'s copies, one per context (see :func:`_weight`)."""
+    read = getattr(p, "_arrays", None)
+    return p.list_data() if read is None else read()
+
+
+def _claim(params, trainer):
+    """Tell every parameter that can hear it (``_set_trainer``) that ``trainer`` updates
+    it; if one refuses (a sparse parameter already held by another Trainer), the others
+    are told nothing."""
+    done = []
+    try:
+        for p in params:
+            claim = getattr(p, "_set_trainer", None)
+            if claim is not None:
+                done.append((p, getattr(p, "_trainer", None)))
+                claim(trainer)
+    except RuntimeError:
+        for p, before in done:
+            p._trainer = before
+        raise
+
+
 def _has_data(p):
     try:
-        p.list_data()
+        _weights(p)
     except RuntimeError:              # not initialised yet (deferred)
         return False
     return True

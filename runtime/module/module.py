@@ -5,13 +5,23 @@ one executor (``runtime.executor``), the API MXNet 1.x programs used before Gluo
 parameters; for the data with ``inputs_need_grad``), ``init_params`` fills the
 parameters (an initializer by name, or given arrays), ``init_optimizer`` makes an
 optimizer and its updater, and ``forward``/``backward``/``update`` run one step;
-``fit``, ``score`` and ``predict`` loop over a data iterator (``runtime.io``).  One
-context.  The kvstore follows MXNet's rules for one context: a name ('local', 'device')
-or None means no store and updates applied here; a ``KVStore`` object of type 'local' or
-'device' holds the parameters and applies the updates (``set_optimizer``): dense
-parameters come back with every update, row_sparse ones only by row, through
-``prepare(batch, sparse_row_id_fn)`` or ``kv.row_sparse_pull`` (MXNet's sparse
-training).  ``eval_metric`` is an object with MXNet's metric interface (``update(labels,
+``fit``, ``score`` and ``predict`` loop over a data iterator (``runtime.io``).
+
+On several contexts (``context=[mx.cpu(0), mx.cpu(1)]``), as MXNet's data-parallel
+executor group: one executor per context, each bound to its slice of the batch (split
+along the batch axis, the 'N' of each input's DataDesc layout, by ``work_load_list``);
+``forward``/``backward`` feed each its slice, the outputs are joined along the batch
+axis of each output's ``__layout__`` attribute (``get_outputs(merge_multi_context=
+False)`` gives the slices), ``get_params`` averages the copies.
+
+The kvstore follows MXNet's rules: on one context a name ('local', 'device') or None
+means no store and updates applied here; on several, a name makes that store, which
+sums the contexts' gradients and runs the updates, and None updates each context's
+copy with its own gradient (MXNet's ``_update_params`` without a store).  A ``KVStore``
+object of type 'local' or 'device' holds the parameters and applies the updates
+(``set_optimizer``): dense parameters come back with every update, row_sparse ones only
+by row, through ``prepare(batch, sparse_row_id_fn)`` or ``kv.row_sparse_pull`` (MXNet's
+sparse training).  ``eval_metric`` is an object with MXNet's metric interface (``update(labels,
 preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
 """
 
@@ -44,6 +54,48 @@ def _descs(what, shapes):
     return out
 
 
+def _batch_axis(layout):
+    """MXNet's ``DataDesc.get_batch_axis``: the position of 'N' in ``layout`` (0 when the
+    layout is unknown or has no 'N')."""
+    return layout.find("N") if isinstance(layout, str) and "N" in layout else 0
+
+
+def _split(batch, work_load):
+    """MXNet's split of a batch of ``batch`` samples over the contexts in proportion to
+    ``work_load`` (rounded; the last context takes what is left): one slice each."""
+    total = sum(work_load)
+    sizes = [int(round(w * batch / total)) for w in work_load]
+    if sum(sizes) < batch:
+        sizes[-1] += batch - sum(sizes)
+    slices, end = [], 0
+    for n in sizes:
+        begin = min(end, batch)
+        end = min(begin + n, batch)
+        if begin >= end:
+            raise ValueError(f"bind: a batch of {batch} cannot be split over "
+                             f"{len(work_load)} contexts by work load {list(work_load)} "
+                             "(a slice would be empty)")
+        slices.append(slice(begin, end))
+    return slices
+
+
+def _part(array, axis, piece, ctx):
+    """The samples ``piece`` (a slice) of ``array`` along ``axis``, on ``ctx``."""
+    if piece.start == 0 and piece.stop == array.shape[axis] and array.context == ctx:
+        return array
+    return nd.slice_axis(array, axis=axis, begin=piece.start,
+                         end=piece.stop).as_in_context(ctx)
+
+
+def _join(parts, axis):
+    """Per-context slices joined along ``axis`` on the first one's context (MXNet's
+    ``_merge_multi_context``)."""
+    if len(parts) == 1:
+        return parts[0]
+    ctx = parts[0].context
+    return nd.concat(*[p.as_in_context(ctx) for p in parts], dim=axis)
+
+
 def _metric(eval_metric):
     """``eval_metric`` as a metric object: a name (``'acc'``), a list of names or metrics,
     or a function ``f(label, pred)`` goes through ``metric.create``, as in MXNet."""
@@ -63,19 +115,21 @@ class _ExecutorGroup:
     """The fields of MXNet's ``DataParallelExecutorGroup`` that programs read:
     ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``
     (each array in a list of its per-context copies), ``execs``, ``data_names``,
-    ``label_names``, ``contexts``."""
+    ``label_names``, ``contexts``, ``slices``, ``batch_size``."""
 
     def __init__(self, module):
-        ex = module._exec
-        self.execs = [ex]
-        self.contexts = [module._context]
+        execs = module._execs
+        self.execs = list(execs)
+        self.contexts = list(module._contexts)
+        self.slices = list(module._slices)
+        self.batch_size = module._batch_size
         self.data_names = list(module.data_names)
         self.label_names = list(module.label_names)
         self.param_names = list(module._param_names)
         self.aux_names = list(module._aux_names)
-        self.param_arrays = [[ex.arg_dict[n]] for n in self.param_names]
-        self.grad_arrays = [[ex.grad_dict.get(n)] for n in self.param_names]
-        self.aux_arrays = [[ex.aux_dict[n]] for n in self.aux_names]
+        self.param_arrays = [[ex.arg_dict[n] for ex in execs] for n in self.param_names]
+        self.grad_arrays = [[ex.grad_dict.get(n) for ex in execs] for n in self.param_names]
+        self.aux_arrays = [[ex.aux_dict[n] for ex in execs] for n in self.aux_names]
 
 
 class Module:
@@ -87,7 +141,10 @@ class Module:
     data_names, label_names : sequence of str
         Arguments fed from the data batches (default ``('data',)`` and
         ``('softmax_label',)``); label names absent from the symbol are ignored.
-    context : Context, optional
+    context : Context or list of Contexts, optional
+        Several contexts split each batch between them (module docstring).
+    work_load_list : list of numbers, optional
+        The share of the batch of each context (default: equal shares).
     fixed_param_names : sequence of str, optional
         Parameters that are not updated (no gradient).
     """
@@ -98,15 +155,26 @@ class Module:
                  compression_params=None):
         if not isinstance(symbol, Symbol):
             raise TypeError(f"Module: symbol must be a Symbol (got {type(symbol).__name__})")
-        if isinstance(context, (list, tuple)):
-            if len(context) != 1:
-                raise NotImplementedError(f"Module: ndrt runs a module on one context (got "
-                                          f"{context!r})")
-            context = context[0]
-        if context is not None and not isinstance(context, Context):
-            raise TypeError(f"Module: context must be a Context (got {context!r})")
+        contexts = list(context) if isinstance(context, (list, tuple)) else \
+            [context if context is not None else current_context()]
+        if not contexts:
+            raise ValueError("Module: context must hold at least one Context (got [])")
+        for c in contexts:
+            if not isinstance(c, Context):
+                raise TypeError(f"Module: context must be a Context or a list of Contexts "
+                                f"(got {c!r})")
+        if len(set(contexts)) != len(contexts):
+            raise ValueError(f"Module: context must not repeat a Context (got {context!r})")
+        work_load = [1] * len(contexts) if work_load_list is None else list(work_load_list)
+        if len(work_load) != len(contexts) or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0
+                for w in work_load):
+            raise ValueError(f"Module: work_load_list must hold one number > 0 per context "
+                             f"({len(contexts)}) (got {work_load_list!r})")
         self._symbol = symbol
-        self._context = context or current_context()
+        self._contexts = contexts
+        self._context = contexts[0]
+        self._work_load = work_load
         self.logger = logger
         args = symbol.list_arguments()
         self.data_names = list(data_names)
@@ -120,7 +188,11 @@ class Module:
         self._aux_names = symbol.list_auxiliary_states()
         self._fixed = set(fixed_param_names or ())
         self.output_names = symbol.list_outputs()
-        self._exec = None
+        self._exec = None           # the first context's executor
+        self._execs = []            # one per context
+        self._slices = []
+        self._batch_size = None
+        self._grad_req = "write"
         self._loaded = None         # (arg_params, aux_params) of Module.load
         self._preload_states = None  # the .states file Module.load was asked to restore
         self._updater = None
@@ -146,13 +218,14 @@ class Module:
 
     @property
     def output_shapes(self):
-        return [(n, o.shape) for n, o in zip(self.output_names, self._exec.outputs)] \
-            if self._exec.outputs else list(zip(self.output_names, self._out_shapes))
+        if len(self._execs) == 1 and self._exec.outputs:
+            return [(n, o.shape) for n, o in zip(self.output_names, self._exec.outputs)]
+        return list(zip(self.output_names, self._out_shapes))
 
     @property
     def _exec_group(self):
         """MXNet's executor group, as MXNet's example programs reach into it: names and
-        per-context lists (one context here) of the bound executor's arrays."""
+        per-context lists of the bound executors' arrays."""
         self._check("_exec_group")
         return _ExecutorGroup(self)
 
@@ -167,14 +240,16 @@ class Module:
     # -- binding and parameters ------------------------------------------------------------
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
-        """Make the executor for these data and label shapes (the parameters keep their
-        values across a rebind of the same shapes)."""
+        """Make the executors for these data and label shapes, one per context, each on
+        its slice of the batch (the parameters keep their values across a rebind)."""
         if self.binded and not force_rebind:
             self.logger.warning("Already bound, ignoring bind()")
             return
         data = _descs("data_shapes", data_shapes)
         labels = [d for d in _descs("label_shapes", label_shapes)
                   if d[0] in self.label_names]
+        axes = {item[0]: _batch_axis(getattr(item, "layout", None))
+                for item in list(data_shapes) + list(label_shapes or ())}
         names = [n for n, _ in data]
         if sorted(names) != sorted(self.data_names):
             raise ValueError(f"bind: data_shapes must name {self.data_names} (got {names})")
@@ -186,12 +261,25 @@ class Module:
                 reqs[n] = grad_req if inputs_need_grad else "null"
             else:
                 reqs[n] = "null"
+        batch = data[0][1][axes[data[0][0]]]
+        slices = _split(batch, self._work_load)
+        execs = []
+        for ctx, piece in zip(self._contexts, slices):
+            shapes = {}
+            for name, shape in data + labels:
+                shape = list(shape)
+                shape[axes[name]] = piece.stop - piece.start
+                shapes[name] = tuple(shape)
+            execs.append(self._symbol.simple_bind(ctx, grad_req=reqs, **shapes))
         old = self._exec
-        self._exec = self._symbol.simple_bind(self._context, grad_req=reqs,
-                                              **dict(data + labels))
         if old is not None and self.params_initialized:
-            self._exec.copy_params_from({n: old.arg_dict[n] for n in self._param_names},
-                                        old.aux_dict)
+            for ex in execs:
+                ex.copy_params_from({n: old.arg_dict[n] for n in self._param_names},
+                                    old.aux_dict)
+        self._execs, self._exec, self._slices = execs, execs[0], slices
+        self._batch_size, self._axes, self._grad_req = batch, axes, grad_req
+        self._out_axes = [_batch_axis(self._symbol[i].attr("__layout__"))
+                          for i in range(len(self.output_names))]
         self._out_shapes = self._symbol.infer_shape(**dict(data + labels))[1]
         self._data_shapes, self._label_shapes = data, labels
         self.binded, self.for_training = True, for_training
@@ -199,10 +287,19 @@ class Module:
         if self._loaded is not None and not self.params_initialized:
             self.init_params(None, *self._loaded)
 
+    def reshape(self, data_shapes, label_shapes=None):
+        """Bind again for new data and label shapes, keeping the parameters and the
+        optimizer (MXNet's ``Module.reshape``)."""
+        self._check("reshape")
+        self.bind(data_shapes, label_shapes, for_training=self.for_training,
+                  inputs_need_grad=self.inputs_need_grad, force_rebind=True,
+                  grad_req=self._grad_req)
+
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):
         """Fill the parameters: from ``arg_params``/``aux_params`` where given, else by
-        ``initializer`` (default ``Uniform(0.01)``) called with each name."""
+        ``initializer`` (default ``Uniform(0.01)``) called with each name; every
+        context's copy takes the first's values."""
         self._check("init_params")
         if self.params_initialized and not force_init:
             return
@@ -228,20 +325,33 @@ class Module:
                     target[name][:] = given[name]
                 else:
                     init(_init.InitDesc(name, attrs.get(name), init), target[name])
+        for ex in self._execs[1:]:
+            ex.copy_params_from({n: self._exec.arg_dict[n] for n in self._param_names},
+                                self._exec.aux_dict)
         self.params_initialized = True
 
     def get_params(self):
         """(arg_params, aux_params): copies of the parameters by name (every row of a
-        row_sparse parameter a kvstore holds is pulled first)."""
+        row_sparse parameter a kvstore holds is pulled first); on several contexts the
+        average of the copies, as MXNet's."""
         self._check("get_params", params=True)
         if self._kvstore is not None:
             for name in self._param_names:
-                weight = self._exec.arg_dict[name]
-                if weight.stype == "row_sparse":
-                    self._kvstore.row_sparse_pull(
-                        name, out=weight, row_ids=nd.arange(weight.shape[0], dtype="int64"))
-        return ({n: self._exec.arg_dict[n].copy() for n in self._param_names},
-                {n: self._exec.aux_dict[n].copy() for n in self._aux_names})
+                weights = [ex.arg_dict[name] for ex in self._execs]
+                if weights[0].stype == "row_sparse":
+                    rows = nd.arange(weights[0].shape[0], dtype="int64")
+                    self._kvstore.row_sparse_pull(name, out=weights, row_ids=[rows] * len(weights))
+        return ({n: self._average("arg_dict", n) for n in self._param_names},
+                {n: self._average("aux_dict", n) for n in self._aux_names})
+
+    def _average(self, table, name):
+        copies = [getattr(ex, table)[name] for ex in self._execs]
+        if len(copies) == 1:
+            return copies[0].copy()
+        total = copies[0].copy()
+        for c in copies[1:]:
+            total += c.as_in_context(total.context)
+        return total / len(copies)
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -257,6 +367,8 @@ class Module:
         if self.optimizer_initialized and not force_init:
             return
         store = None
+        if isinstance(kvstore, str) and kvstore in _KVSTORES and len(self._execs) > 1:
+            kvstore = _kvs.create(kvstore)     # MXNet's store for several contexts
         if isinstance(kvstore, _kvs.KVStoreBase):
             if kvstore.type not in ("local", "device"):
                 raise NotImplementedError(f"init_optimizer: a kvstore of type "
@@ -271,7 +383,7 @@ class Module:
         idx2name = dict(enumerate(self._param_names))
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
-            params.setdefault("rescale_grad", 1.0 / self._data_shapes[0][1][0])
+            params.setdefault("rescale_grad", 1.0 / self._batch_size)
             optimizer = _optim.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
                                       **params)
         elif not isinstance(optimizer, _optim.Optimizer):
@@ -296,34 +408,58 @@ class Module:
 
     # -- steps -------------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
-        """Copy the batch's data and labels in and run the executor's forward."""
+        """Copy the batch's data and labels in (each context its slice) and run the
+        executors' forward."""
         self._check("forward", params=True)
         if is_train is None:
             is_train = self.for_training
         feed = dict(zip(self.data_names, data_batch.data))
         if self.label_names and data_batch.label is not None:
             feed.update(zip(self.label_names, data_batch.label))
-        self._exec.forward(is_train=is_train, **feed)
+        if len(self._execs) == 1:
+            self._exec.forward(is_train=is_train, **feed)
+            return
+        for k, v in feed.items():          # all checked before any context runs
+            if v.shape[self._axes[k]] != self._batch_size:
+                raise ValueError(f"forward: {k!r} must hold the bound batch of "
+                                 f"{self._batch_size} along axis {self._axes[k]} (got shape "
+                                 f"{v.shape!r}); call reshape() for another batch size")
+        for ex, piece, ctx in zip(self._execs, self._slices, self._contexts):
+            ex.forward(is_train=is_train, **{k: _part(v, self._axes[k], piece, ctx)
+                                             for k, v in feed.items()})
 
     def backward(self, out_grads=None):
         self._check("backward", params=True)
-        self._exec.backward(out_grads)
+        if len(self._execs) == 1 or out_grads is None:
+            for ex in self._execs:
+                ex.backward(out_grads)
+            return
+        if isinstance(out_grads, nd.NDArray):
+            out_grads = [out_grads]
+        for ex, piece, ctx in zip(self._execs, self._slices, self._contexts):
+            ex.backward([_part(g, axis, piece, ctx)
+                         for g, axis in zip(out_grads, self._out_axes)])
 
     def update(self):
         """Apply the optimizer to every parameter with a gradient: here, or on the
         kvstore (push the gradient; a dense parameter is pulled back, a row_sparse one
         waits for a pull by row)."""
         self._check("update", params=True, optimizer=True)
-        grads, args = self._exec.grad_dict, self._exec.arg_dict
+        n = len(self._execs)
         for i, name in enumerate(self._param_names):
-            if grads[name] is None:
+            grads = [ex.grad_dict[name] for ex in self._execs]
+            args = [ex.arg_dict[name] for ex in self._execs]
+            if grads[0] is None:
                 continue
             if self._kvstore is None:
-                self._updater(i, grads[name], args[name])
-            elif grads[name].stype == "default" and args[name].stype == "default":
-                self._kvstore.pushpull(name, grads[name], out=args[name], priority=-i)
+                # each context's copy with its own gradient (MXNet's indices i * n + k)
+                for k, (g, w) in enumerate(zip(grads, args)):
+                    self._updater(i * n + k, g, w)
+            elif grads[0].stype == "default" and args[0].stype == "default":
+                self._kvstore.pushpull(name, grads if n > 1 else grads[0],
+                                       out=args if n > 1 else args[0], priority=-i)
             else:
-                self._kvstore.push(name, grads[name], priority=-i)
+                self._kvstore.push(name, grads if n > 1 else grads[0], priority=-i)
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Get the parameters a batch needs ready before ``forward``: with a kvstore,
@@ -341,8 +477,10 @@ class Module:
             if name not in self._param_names:
                 raise ValueError(f"prepare: sparse_row_id_fn names {name!r}, which is not "
                                  f"a parameter ({', '.join(self._param_names)})")
-            self._kvstore.row_sparse_pull(name, out=self._exec.arg_dict[name],
-                                          row_ids=row_ids,
+            outs = [ex.arg_dict[name] for ex in self._execs]
+            self._kvstore.row_sparse_pull(name, out=outs if len(outs) > 1 else outs[0],
+                                          row_ids=[row_ids] * len(outs) if len(outs) > 1
+                                          else row_ids,
                                           priority=-self._param_names.index(name))
 
     def forward_backward(self, data_batch):
@@ -350,14 +488,24 @@ class Module:
         self.backward()
 
     def get_outputs(self, merge_multi_context=True):
+        """The outputs of the last forward: each joined over the contexts along its batch
+        axis, or with ``merge_multi_context=False`` a list of the contexts' slices per
+        output (MXNet's forms)."""
         self._check("get_outputs")
-        return list(self._exec.outputs)
+        per_output = [list(parts) for parts in zip(*[ex.outputs for ex in self._execs])]
+        if not merge_multi_context:
+            return per_output
+        return [_join(parts, axis) for parts, axis in zip(per_output, self._out_axes)]
 
     def get_input_grads(self, merge_multi_context=True):
+        """The gradients of the data inputs, in :meth:`get_outputs`'s forms."""
         self._check("get_input_grads")
         if not self.inputs_need_grad:
             raise RuntimeError("get_input_grads: bind with inputs_need_grad=True")
-        return [self._exec.grad_dict[n] for n in self.data_names]
+        per_input = [[ex.grad_dict[n] for ex in self._execs] for n in self.data_names]
+        if not merge_multi_context:
+            return per_input
+        return [_join(parts, self._axes[n]) for parts, n in zip(per_input, self.data_names)]
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         _metric(eval_metric).update(labels, self.get_outputs())

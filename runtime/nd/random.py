@@ -202,9 +202,10 @@ def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None):
 
 def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None):
     """Samples from the gamma distribution of shape ``alpha`` and scale ``beta`` (mean
-    alpha * beta), as MXNet's; parameters may be NDArrays of one shape."""
+    alpha * beta), as MXNet's; parameters may be NDArrays of one shape.  ``alpha = 0``
+    gives zeros, the limit MXNet's sampler reaches."""
     return _draw("gamma", {"alpha": alpha, "beta": beta},
-                 {"alpha": _POSITIVE, "beta": _POSITIVE},
+                 {"alpha": _NONNEG, "beta": _POSITIVE},
                  lambda g, size, alpha, beta: g.gamma(alpha, beta, size), shape, dtype, ctx,
                  out)
 

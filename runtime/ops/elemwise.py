@@ -761,8 +761,14 @@ def _selects_rows(c, x, y):
 
 
 def _where_shape(attrs, shapes):
-    if _selects_rows(*shapes):
-        return [shapes[1]]
+    c, x, y = shapes
+    if _selects_rows(c, x, y):
+        return [x]
+    if len(c) == 1 and len(x) > 1 and x == y:
+        # MXNet's row form, with a length that does not match: MXNet refuses it, and
+        # broadcasting it along the last axis instead would silently pick columns
+        raise ValueError(f"where: a 1-D condition selects rows of x and must have "
+                         f"x.shape[0] = {x[0]} values (got shape {c!r})")
     return [broadcast_shapes("where", *shapes)]
 
 
@@ -819,8 +825,9 @@ register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_w
 
 As MXNet: a 1-D ``condition`` whose length is ``x.shape[0]``, with ``x`` and ``y`` of one
 shape of 2 or more dimensions, selects whole rows (``where([1, 0], x, y)`` takes row 0
-of x and row 1 of y).  Otherwise the three shapes broadcast as NumPy's (MXNet requires
-equal shapes there).  ``x`` and ``y`` share one dtype, the result's.
+of x and row 1 of y); a 1-D condition of another length with such x and y is refused,
+as in MXNet.  Otherwise the three shapes broadcast as NumPy's (MXNet requires equal
+shapes there).  ``x`` and ``y`` share one dtype, the result's.
 
 Sparse kernel: a csr ``condition`` with dense ``x`` and ``y`` of its shape gives ``y``
 with ``x`` at the condition's stored nonzero entries (MXNet's ``where(csr, default,

@@ -182,6 +182,13 @@ class Optimizer:
             m = table.get(self.idx2name.get(index), 1.0)
         return float(m)
 
+    def __getstate__(self):
+        # the parameters are the caller's, not part of a saved optimizer (MXNet 1.x
+        # pickles an optimizer without its param_dict as well)
+        state = self.__dict__.copy()
+        state["param_dict"] = {}
+        return state
+
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, "lr_mult", self.lr_mult)
 
@@ -493,9 +500,9 @@ class NAG(Optimizer):
 @register
 class RMSProp(Optimizer):
     """RMSProp (MXNet's ``mx.optimizer.RMSProp``): Tieleman and Hinton's form through
-    ``rmsprop_update`` (state: the mean square n), or with ``centered=True`` Graves'
-    form through ``rmspropalex_update`` (states: n, the mean gradient g, delta;
-    ``gamma2`` is its momentum)."""
+    ``rmsprop_update`` (state: the 1-tuple ``(n,)`` of the mean square, as in MXNet
+    1.x), or with ``centered=True`` Graves' form through ``rmspropalex_update`` (states:
+    n, the mean gradient g, delta; ``gamma2`` is its momentum)."""
 
     default_lr = 0.001
 
@@ -512,7 +519,7 @@ class RMSProp(Optimizer):
     def create_state(self, index, weight):
         if self.centered:
             return tuple(self._state_like(weight) for _ in range(3))
-        return self._state_like(weight)
+        return (self._state_like(weight),)
 
     def update(self, index, weight, grad, state):
         attrs = {**self._count_and_common(index), "gamma1": float(self.gamma1),
@@ -522,7 +529,7 @@ class RMSProp(Optimizer):
             self._run("rmspropalex_update", [weight, grad, *state],
                       {**attrs, "gamma2": float(self.gamma2)})
         else:
-            self._run("rmsprop_update", [weight, grad, state], attrs)
+            self._run("rmsprop_update", [weight, grad, *state], attrs)
 
 
 @register

@@ -6,7 +6,8 @@ function for every registry operator, made from the operator's
 one declaration with ``nd``'s names, positional attributes and optional inputs
 (``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``
 and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``;
-``sym.sparse.<name>`` MXNet's list of operators with sparse kernels.
+``sym.sparse.<name>`` MXNet's list of operators with sparse kernels; ``sym.random`` the
+random samplers.
 Binding a symbol gives a :class:`runtime.executor.Executor`.
 """
 
@@ -15,6 +16,7 @@ import types
 from runtime.symbol import symbol as _symbol
 from runtime.symbol.symbol import (Custom, Group, Symbol, SymbolFunction, Variable, arange,
                                    fromjson, full, load, load_json, ones, var, zeros)
+from runtime.symbol import random
 from runtime.ops import registry as _registry
 
 
@@ -70,4 +72,4 @@ _symbol.install(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",
            "zeros", "ones", "full", "arange",
-           "SymbolFunction", "contrib", "linalg", "sparse"]
+           "SymbolFunction", "contrib", "linalg", "sparse", "random"]

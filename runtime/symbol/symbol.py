@@ -518,8 +518,11 @@ fromjson = load_json
 def _hidden_attrs(op_name, kwargs):
     """(kwargs without MXNet's hidden keys, {key: str(value)} of those): every operator
     takes ``lr_mult``, ``wd_mult``, ``ctx_group`` ... as node attributes (stored as
-    ``__key__``), which the variables the node makes for its missing inputs carry."""
-    hidden = {k: kwargs[k] for k in HIDDEN_KEYS if k in kwargs}
+    ``__key__``), which the variables the node makes for its missing inputs carry, and
+    any ``__key__`` (``__layout__``) as an attribute kept as it is (MXNet's parameter
+    parser lets such keys through)."""
+    hidden = {k: kwargs[k] for k in kwargs
+              if k in HIDDEN_KEYS or (len(k) > 4 and k.startswith("__") and k.endswith("__"))}
     if not hidden:
         return kwargs, {}
     for k, v in hidden.items():
@@ -577,11 +580,14 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
     return Symbol([(node, i) for i in range(node.n_out())])
 
 
-def _source(op_name, kwargs, name, attr):
+def _source(op_name, kwargs, name, attr, inputs=()):
+    """A node of the ``nd``-function operator ``op_name`` (runtime.symbol._source) with
+    the attributes ``kwargs`` (None: the default) on the symbols ``inputs``."""
     src = SOURCES[op_name]
     params = src.parse_attrs({k: v for k, v in kwargs.items() if v is not None})
-    raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()}
-    return _node(src, op_name, [], params, raw, name, attr, op_name)
+    raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()
+           if v is not None}
+    return _node(src, op_name, list(inputs), params, raw, name, attr, op_name)
 
 
 def zeros(shape, dtype=None, name=None, attr=None, **kwargs):

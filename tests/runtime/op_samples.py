@@ -255,7 +255,8 @@ for _name, _f in [(n, v[2]) for n, v in SCALAR.items()] + list(SCALAR_COMPARE.it
 
 _add(SAMPLES, "where",
      Sample([np.array([[1, 0, 1], [0, 0, 1]], I64), uniform((2, 3)), uniform((1, 3), seed=1)]),
-     Sample([np.array([1.0, 0.0, 2.0]), uniform((2, 3), seed=2), uniform((2, 3), seed=3)],
+     # a (1, 3) condition broadcasts over the rows (a 1-D one of length 2 would pick rows)
+     Sample([np.array([[1.0, 0.0, 2.0]]), uniform((2, 3), seed=2), uniform((2, 3), seed=3)],
             wrt=[1, 2]))
 _add(FAILURES, "where",
      Failure([ints(1, 0), positive((2,)), positive((2,)).astype(np.float32)], {}, TypeError,

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import runtime as mx
 from runtime import _imperative, nd
 from runtime.ops import registry
 from tests.runtime.conftest import assert_same
@@ -240,6 +241,22 @@ def test_where():
     assert_same(run("where", [c, x, y])[0], np.where(c != 0, x, y))
     check_grad("where", [c, x, y], wrt=[1, 2])
     check_requests("where", [c, x.astype(np.float32), y.astype(np.float32)])
+
+
+def test_where_row_form_and_its_length_rule():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    y = -x
+    rows = np.array([1.0, 0.0, 1.0], np.float32)
+    assert_same(nd.where(nd.array(rows), nd.array(x), nd.array(y)),
+                np.where(rows[:, None] != 0, x, y))
+    out = nd.zeros((3, 2))
+    with pytest.raises(mx.MXNetError, match=r"where: a 1-D condition selects rows of x and "
+                       r"must have x.shape\[0\] = 3 values \(got shape \(2,\)\)"):
+        nd.where(nd.array([1.0, 0.0]), nd.array(x), nd.array(y), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), 0)
+    c, xs, ys = mx.sym.var("c"), mx.sym.var("x"), mx.sym.var("y")
+    with pytest.raises(mx.MXNetError, match="1-D condition selects rows"):
+        mx.sym.where(c, xs, ys).eval(c=nd.array([1.0, 0.0]), x=nd.array(x), y=nd.array(y))
 
 
 def test_clip():

@@ -83,9 +83,9 @@ def test_bind_checks_its_arguments():
     exe = sym.bind(mx.cpu(), args)
     with pytest.raises(RuntimeError, match="call forward\\(\\) first"):
         exe.backward()
-    exe.forward()
-    with pytest.raises(RuntimeError, match="no argument has a gradient"):
-        exe.backward()
+    out = exe.forward()[0].asnumpy()
+    exe.backward()               # every grad_req 'null': nothing to compute, as in MXNet
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), out)
     with pytest.raises(ValueError, match="no argument named 'y'"):
         exe.forward(y=mx.nd.ones(1))
     before = args["x"].asnumpy().copy()
@@ -161,9 +161,18 @@ def test_check_symbolic_forward_backward():
     g1, g2 = np.array([1.0, 0.5], np.float32), np.array([2.0, 1.0], np.float32)
     check_symbolic_backward(sym, {"x": a, "y": b}, [g1, g2],
                             {"x": g1 * b + g2 * np.exp(a), "y": g1 * a}, rtol=1e-5)
-    grads = check_symbolic_backward(sym, [a, b], [g1, g2], [None, g1 * a + 1],
-                                    grad_req="add")
-    np.testing.assert_allclose(grads["x"], 1 + g1 * b + g2 * np.exp(a), rtol=1e-5)
+    # as in MXNet's check: 'add' gradients must grow by the expected value from their
+    # random start, 'null' gradients must keep it
+    want = [g1 * b + g2 * np.exp(a), g1 * a]
+    check_symbolic_backward(sym, [a, b], [g1, g2], want, grad_req="add", rtol=1e-5)
+    with pytest.raises(AssertionError, match="grad_req 'add'"):
+        check_symbolic_backward(sym, [a, b], [g1, g2], [w + 1 for w in want],
+                                grad_req="add", rtol=1e-5)
+    check_symbolic_backward(sym, [a, b], [g1, g2], [np.zeros(2), np.zeros(2)],
+                            grad_req="null")
+    mixed = check_symbolic_backward(sym, [a, b], [g1, g2], [want[0], None],
+                                    grad_req={"x": "write", "y": "null"}, rtol=1e-5)
+    np.testing.assert_allclose(mixed["x"], want[0], rtol=1e-5)
 
 
 def test_check_consistency_across_dtypes():
@@ -213,3 +222,12 @@ def test_reshape_down_shares_the_first_elements():
     assert exe.arg_dict["x"].asnumpy().sum() == 2 * 4 * 7 + 2 * 4
     with pytest.raises(ValueError, match="the shape of 'fc_weight' changes"):
         exe.reshape(x=(2, 5))
+
+
+def test_two_variables_of_one_name_share_one_argument():
+    # docs/differences.md: an executor keeps one array per argument name
+    a, b = mx.sym.Variable("data"), mx.sym.Variable("data")
+    sym = mx.sym.maximum(a, b) + mx.sym.minimum(a, b)
+    assert sym.list_arguments() == ["data", "data"]
+    exe = sym.bind(mx.cpu(), [mx.nd.full((2,), 2.0), mx.nd.full((2,), 3.0)])
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [6.0, 6.0])

@@ -46,3 +46,19 @@ def test_init_desc_init_attribute_wins_over_the_caller_and_the_name_rules():
     np.testing.assert_array_equal(arr.asnumpy(), np.zeros((2, 3), np.float32))
     desc = init.InitDesc("w", None, init.One())
     assert desc == "w" and desc.attrs == {} and desc.global_init == init.One()
+
+
+def test_lstm_bias_sets_the_forget_gate_quarter_only():
+    arr = mx.nd.ones((8,))
+    init.LSTMBias(2.5)("cell_i2h_bias", arr, own=True)
+    np.testing.assert_array_equal(arr.asnumpy(), [0, 0, 2.5, 2.5, 0, 0, 0, 0])
+    # through a variable's __init__ string, as a Module initialises it
+    var = mx.sym.Variable("b", init=init.LSTMBias(forget_bias=3.0))
+    again = init.create(var.attr("__init__"))
+    assert again == init.LSTMBias(3.0)
+    cell = mx.gluon.rnn.LSTMCell(2, i2h_bias_initializer=init.LSTMBias(1.5), input_size=3)
+    cell.initialize()
+    np.testing.assert_array_equal(cell.i2h_bias.data().asnumpy(), [0, 0, 1.5, 1.5] + [0] * 4)
+    with pytest.raises(ValueError, match=r"LSTMBias: 'w' must be 1-D with a multiple of 4 "
+                       r"values, one quarter per gate \(got shape \(6,\)\)"):
+        init.LSTMBias()("w", mx.nd.zeros((6,)), own=True)

@@ -131,6 +131,27 @@ def test_lists_of_keys_and_row_sparse_sum():
     want[4] += 3
     assert np.array_equal(r.asnumpy(), want)
     assert np.array_equal(r.indices.asnumpy(), [0, 4])
+    dense_out = nd.ones((5, 2))       # ignore_sparse skips sparse outs only (MXNet's rule)
+    kv.pull("r", out=dense_out)
+    assert np.array_equal(dense_out.asnumpy(), want)
+    kept = nd.array(dense * 7).tostype("row_sparse")
+    kv.pull("d", out=kept)            # a sparse out of a dense key: left as it was
+    assert np.array_equal(kept.asnumpy(), dense * 7)
+
+
+def test_mxnets_one_process_type_names_are_the_local_store():
+    for name in ("local_update_cpu", "local_allreduce_cpu", "local_allreduce_device"):
+        kv = mx.kv.create(name)
+        assert kv.type == name
+        kv.init(3, nd.zeros((2,)))
+        kv.push(3, [nd.ones((2,)), nd.ones((2,), ctx=mx.cpu(1))])
+        out = nd.zeros((2,))
+        kv.pull(3, out=out)
+        assert np.array_equal(out.asnumpy(), [2, 2])
+    mx.kv.create("local_allreduce_device").set_gradient_compression({"type": "2bit"})
+    with pytest.raises(ValueError, match="must be 'device' or 'dist_\\*' \\(got "
+                       "'local_allreduce_cpu'\\)"):
+        mx.kv.create("local_allreduce_cpu").set_gradient_compression({"type": "2bit"})
 
 
 @pytest.mark.parametrize("stored_stype", ["default", "row_sparse"])
@@ -280,3 +301,20 @@ def test_merge_blocks_adds_in_rank_order_and_refuses_unsorted_ids(dtype):
         kernels.merge_blocks(buf, counts, offsets + np.array([0, 0, 0, 800]), got_ids, got)
     with pytest.raises(ValueError, match="must have room for the 7 rows"):
         kernels.merge_blocks(buf, counts, offsets, got_ids[:5], got[:5])
+
+
+def test_refusals_of_the_store_are_mxnet_errors():
+    kv = mx.kv.create()
+    kv.init(3, nd.zeros((2, 2)))
+    for call in (lambda: kv.init("a", nd.zeros((2, 2))), lambda: kv.push("a", nd.ones((2, 2))),
+                 lambda: kv.pull("a", out=nd.zeros((2, 2)))):
+        with pytest.raises(mx.MXNetError, match="keys must be all ints or all strs"):
+            call()
+    dense = nd.ones((2, 2))
+    with pytest.raises(mx.MXNetError, match="row_sparse_pull: out of key 3 must be "
+                       "row_sparse \\(got default\\)"):
+        kv.row_sparse_pull(3, out=dense, row_ids=nd.array([1]))
+    assert np.array_equal(dense.asnumpy(), np.ones((2, 2)))
+    with pytest.raises(KeyError, match="key 5 has not been initialised"):
+        kv.push(5, nd.ones((2, 2)))
+

@@ -364,3 +364,104 @@ def test_optimizer_multipliers_by_name_and_index():
     assert opt._get_lr(0) == 3.0 and opt._get_wd(1) == 0.0
     with pytest.raises(TypeError, match="param_idx2name must be a dict"):
         mx.optimizer.SGD(param_idx2name=["a_weight"])
+
+
+def _regression(num_hidden=3):
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=num_hidden, name="fc")
+    return mx.sym.LinearRegressionOutput(fc, mx.sym.var("lin_label"), name="lin")
+
+
+def _trained(contexts, kvstore="local", work_load_list=None, steps=2):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(8, 5)).astype(np.float32)
+    y = rng.normal(size=(8, 3)).astype(np.float32)
+    w0 = rng.normal(size=(3, 5)).astype(np.float32)
+    mod = mx.mod.Module(_regression(), label_names=("lin_label",), context=contexts,
+                        work_load_list=work_load_list)
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("lin_label", (8, 3))])
+    mod.init_params(arg_params={"fc_weight": nd.array(w0), "fc_bias": nd.zeros(3)})
+    mod.init_optimizer(kvstore=kvstore, optimizer_params={"learning_rate": 0.1,
+                                                          "momentum": 0.9})
+    batch = mx.io.DataBatch(data=[nd.array(x)], label=[nd.array(y)])
+    for _ in range(steps):
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    return mod, x, y, w0
+
+
+def test_several_contexts_split_the_batch_and_train_as_one():
+    one, x, _, _ = _trained([mx.cpu(0)])
+    two, _, _, _ = _trained([mx.cpu(0), mx.cpu(1)], work_load_list=[1, 3])
+    group = two._exec_group
+    assert [s.stop - s.start for s in group.slices] == [2, 6]
+    assert group.contexts == [mx.cpu(0), mx.cpu(1)]
+    assert [w.context for w in group.param_arrays[0]] == [mx.cpu(0), mx.cpu(1)]
+    # the summed gradients of the slices are the whole batch's: the same training
+    for a, b in zip(one.get_params()[0].values(), two.get_params()[0].values()):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+    for w in group.param_arrays[0]:
+        np.testing.assert_allclose(w.asnumpy(), one.get_params()[0]["fc_weight"].asnumpy(),
+                                   rtol=1e-5, atol=1e-6)
+    merged = two.get_outputs()[0]
+    np.testing.assert_allclose(merged.asnumpy(), one.get_outputs()[0].asnumpy(),
+                               rtol=1e-5, atol=1e-6)
+    parts = two.get_outputs(merge_multi_context=False)[0]
+    assert [(p.shape, p.context) for p in parts] == [((2, 3), mx.cpu(0)),
+                                                      ((6, 3), mx.cpu(1))]
+    assert [len(o) for o in one.get_outputs(merge_multi_context=False)] == [1]
+    assert two.output_shapes == [("lin_output", (8, 3))]
+
+
+def test_several_contexts_without_a_store_update_each_copy_with_its_own_gradient():
+    mod, x, y, w0 = _trained([mx.cpu(0), mx.cpu(1)], kvstore=None, steps=1)
+    # LinearRegressionOutput's gradient of the weight on a slice: (out - y)^T x over the
+    # outputs per sample (3), times rescale_grad 1 / batch (8)
+    for (w, piece) in zip(mod._exec_group.param_arrays[0], mod._exec_group.slices):
+        xs, ys = x[piece], y[piece]
+        grad = (xs @ w0.T - ys).T @ xs / 3 / 8
+        np.testing.assert_allclose(w.asnumpy(), w0 - 0.1 * grad, rtol=1e-5, atol=1e-6)
+
+
+def test_several_contexts_follow_the_layout_and_reshape():
+    act = mx.sym.Activation(mx.sym.var("data"), act_type="relu", __layout__="TNC")
+    mod = mx.mod.Module(act, ("data",), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (3, 8, 7), layout="TNC")])
+    mod.init_params()
+    x = np.random.default_rng(1).normal(size=(3, 8, 7)).astype(np.float32)
+    mod.forward(mx.io.DataBatch(data=[nd.array(x)], label=None), is_train=False)
+    assert [p.shape for p in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7)] * 2
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.maximum(x, 0))
+    reg, _, _, _ = _trained([mx.cpu(0), mx.cpu(1)], steps=1)
+    before = reg.get_params()[0]["fc_weight"].asnumpy()
+    reg.reshape(data_shapes=[("data", (4, 5))], label_shapes=[("lin_label", (4, 3))])
+    assert [s.stop - s.start for s in reg._exec_group.slices] == [2, 2]
+    np.testing.assert_array_equal(reg.get_params()[0]["fc_weight"].asnumpy(), before)
+
+
+def test_several_contexts_refuse_bad_arguments():
+    sym = _regression()
+    with pytest.raises(ValueError, match="context must not repeat a Context"):
+        mx.mod.Module(sym, context=[mx.cpu(0), mx.cpu(0)])
+    with pytest.raises(ValueError, match="work_load_list must hold one number > 0 per "
+                       "context"):
+        mx.mod.Module(sym, context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1])
+    mod = mx.mod.Module(sym, label_names=("lin_label",), context=[mx.cpu(0), mx.cpu(1)])
+    with pytest.raises(ValueError, match="a batch of 1 cannot be split over 2 contexts"):
+        mod.bind(data_shapes=[("data", (1, 5))], label_shapes=[("lin_label", (1, 3))])
+    assert not mod.binded
+
+
+
+@pytest.mark.parametrize("contexts", [[mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]])
+def test_a_batch_of_another_size_is_refused(contexts):
+    # docs/differences.md: MXNet rebinds the executors for it; ndrt refuses it
+    mod, _, _, _ = _trained(contexts, steps=1)
+    before = [o.asnumpy() for o in mod.get_outputs(merge_multi_context=False)[0]]
+    small = mx.io.DataBatch(data=[nd.ones((6, 5))], label=[nd.ones((6, 3))])
+    with pytest.raises(ValueError, match=r"'data' must (have shape \(8, 5\)|hold the bound "
+                       r"batch of 8 along axis 0)"):
+        mod.forward(small, is_train=True)
+    after = mod.get_outputs(merge_multi_context=False)[0]
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b.asnumpy())

@@ -535,6 +535,26 @@ def test_optimizer_matches_numpy(kind, kw, sparse):
     assert opt.num_update == 3
 
 
+def test_rmsprop_states_are_tuples_as_in_mxnet():
+    # MXNet 1.x: (n,) for Tieleman and Hinton's form, (n, g, delta) for the centered one
+    w = nd.ones((2, 3))
+    plain = mx.optimizer.RMSProp().create_state(0, w)
+    centered = mx.optimizer.RMSProp(centered=True).create_state(0, w)
+    assert isinstance(plain, tuple) and len(plain) == 1 and plain[0].shape == (2, 3)
+    assert isinstance(centered, tuple) and len(centered) == 3
+    np.testing.assert_array_equal(plain[0].asnumpy(), 0)
+
+
+def test_an_optimizer_pickles_without_its_parameters():
+    import pickle
+    p = mx.gluon.Parameter("w", shape=(2,), lr_mult=3.0)
+    opt = mx.optimizer.SGD(learning_rate=0.5, param_dict={0: p})
+    assert opt._get_lr(0) == 1.5
+    back = pickle.loads(pickle.dumps(opt))
+    assert back.param_dict == {} and back._get_lr(0) == 0.5 and back.lr == 0.5
+    assert opt.param_dict == {0: p}          # the original keeps them
+
+
 def test_multipliers_scheduler_and_learning_rate():
     opt = mx.optimizer.SGD(learning_rate=0.5)
     opt.set_lr_mult({0: 0.1})

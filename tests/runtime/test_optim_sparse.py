@@ -284,8 +284,9 @@ def test_sparse_embedding_forward_backward_and_a_lazy_sgd_step():
                                {"learning_rate": 0.5, "momentum": 0.5, "wd": 0.1})
     p = net.weight
     assert p.stype == "row_sparse" and p.grad_stype == "row_sparse"
-    w0 = dense_values(p.data())
-    assert p.data().indices.asnumpy().tolist() == list(range(10))
+    every_row = nd.arange(10, dtype="int64")
+    w0 = dense_values(p.row_sparse_data(every_row))
+    assert p.row_sparse_data(every_row).indices.asnumpy().tolist() == list(range(10))
     x = nd.array([[1, 7], [7, 2]])
     head = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
     with autograd.record():
@@ -299,8 +300,8 @@ def test_sparse_embedding_forward_backward_and_a_lazy_sgd_step():
     np.add.at(want, [1, 7, 7, 2], head.reshape(4, 3))
     np.testing.assert_allclose(dense_values(grad), want)
     trainer.step(2)
-    after = dense_values(p.data())
-    assert p.data().stype == "row_sparse"
+    after = dense_values(p.row_sparse_data(every_row))
+    assert p.row_sparse_data(every_row).stype == "row_sparse"
     for r in (1, 2, 7):
         mom = -0.5 * 0.1 * w0[r] - 0.5 * want[r] / 2
         np.testing.assert_allclose(after[r], w0[r] + mom, rtol=1e-5, atol=1e-6)
@@ -310,7 +311,8 @@ def test_sparse_embedding_forward_backward_and_a_lazy_sgd_step():
 
 def test_sparse_embedding_matches_embedding_with_a_dense_weight():
     sparse, dense = _embedding_net(True), _embedding_net(False)
-    dense.weight.set_data(dense_values(sparse.weight.data()))
+    mx.gluon.Trainer(sparse.collect_params(), "sgd")
+    dense.weight.set_data(dense_values(sparse.weight.row_sparse_data(nd.arange(10))))
     x = nd.array([3, 3, 9, 0])
     for net in (sparse, dense):
         with autograd.record():
@@ -321,13 +323,14 @@ def test_sparse_embedding_matches_embedding_with_a_dense_weight():
     assert "SparseEmbedding(10 -> 3, float32)" == repr(sparse)
 
 
-@pytest.mark.parametrize("on_kvstore", [False, True])
+@pytest.mark.parametrize("on_kvstore", [None, True])
 def test_sparse_embedding_on_two_contexts_sums_the_gradients_of_both(on_kvstore):
     net = contrib.nn.SparseEmbedding(10, 3)
     net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
-    w0 = dense_values(net.weight.list_data()[0])
     trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1},
                                update_on_kvstore=on_kvstore)
+    every_row = nd.arange(10)
+    w0 = dense_values(net.weight.list_row_sparse_data(every_row)[0])
     for ctx, rows in ((mx.cpu(0), [1, 2]), (mx.cpu(1), [2, 5])):
         with autograd.record():
             loss = net(nd.array(rows, ctx=ctx)).sum()
@@ -336,18 +339,42 @@ def test_sparse_embedding_on_two_contexts_sums_the_gradients_of_both(on_kvstore)
     want = w0.copy()
     want[[1, 5]] -= 0.1
     want[2] -= 0.2
-    for copy in net.weight.list_data():
+    assert trainer._update_on_kvstore          # the store keeps a sparse weight's rows
+    for copy in net.weight.list_row_sparse_data(every_row):
         assert copy.stype == "row_sparse" and copy.indices.shape == (10,)
         np.testing.assert_allclose(dense_values(copy), want, rtol=1e-6, atol=1e-7)
+
+
+def test_a_sparse_weight_refuses_updates_outside_the_store_and_a_second_trainer():
+    net = contrib.nn.SparseEmbedding(10, 3)
+    net.initialize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", update_on_kvstore=False)
+    with autograd.record():
+        net(nd.array([1, 2])).sum().backward()
+    before = dense_values(net.weight.row_sparse_data(nd.arange(10)))
+    with pytest.raises(ValueError, match="update_on_kvstore must not be False when a "
+                       "parameter's stype is row_sparse"):
+        trainer.step(1)
+    np.testing.assert_array_equal(dense_values(net.weight.row_sparse_data(nd.arange(10))),
+                                  before)
+    dense = mx.gluon.Parameter("d", shape=(2,))
+    dense.initialize()
+    with pytest.raises(RuntimeError, match="takes one Trainer only"):
+        mx.gluon.Trainer([dense, net.weight], "sgd")
+    assert dense._trainer is None and net.weight._trainer is trainer
+    second = mx.gluon.Trainer([dense], "sgd")
+    assert mx.gluon.Trainer([dense], "adam") is not second     # dense: any number
 
 
 def test_row_sparse_parameter_stores_every_row_even_zero_ones():
     p = mx.gluon.Parameter("w", shape=(5, 2), stype="row_sparse", grad_stype="row_sparse")
     p.initialize(init=mx.init.Zero())
-    assert p.data().stype == "row_sparse"
-    assert p.data().indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
+    mx.gluon.Trainer([p], "sgd")
+    every_row = nd.arange(5)
+    assert p.row_sparse_data(every_row).stype == "row_sparse"
+    assert p.row_sparse_data(every_row).indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
     p.set_data(nd.array(np.diag([1.0, 0.0])[[0, 1, 1, 0, 1]]))
-    assert p.data().indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
+    assert p.row_sparse_data(every_row).indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
     rows = p.row_sparse_data(nd.array([3, 1], dtype="int64"))
     assert rows.stype == "row_sparse" and rows.indices.asnumpy().tolist() == [1, 3]
 

@@ -105,13 +105,14 @@ def test_defaults_and_ndarray_parameters():
     np.testing.assert_allclose(x.asnumpy().mean(axis=1), [1.0, 50.0], rtol=0.05)
     g = nd.random.gamma(nd.array([1.0, 4.0]), nd.array([2.0, 0.5]), shape=3)
     assert g.shape == (2, 3)
+    np.testing.assert_array_equal(nd.random.gamma(0.0, 2.0, shape=(5,)).asnumpy(), 0)
     out = nd.zeros((4,), dtype="float64")
     assert nd.random.exponential(1.0, shape=(4,), out=out) is out
 
 
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: nd.random.exponential(0.0), ValueError, r"exponential: scale must be > 0 \(got 0.0\)"),
-    (lambda: nd.random.gamma(-1.0), ValueError, r"gamma: alpha must be > 0"),
+    (lambda: nd.random.gamma(-1.0), ValueError, r"gamma: alpha must be >= 0"),
     (lambda: nd.random.poisson(nd.array([1.0, -2.0])), ValueError, r"poisson: lam must be >= 0 \(got -2.0\)"),
     (lambda: nd.random.negative_binomial(2, 1.5), ValueError, r"p must be in \(0, 1\]"),
     (lambda: nd.random.gamma(nd.ones((2,)), nd.ones((3,))), ValueError, "must have one shape"),
@@ -177,3 +178,79 @@ def test_seed_is_taken_modulo_2_to_the_32():
     c = rt.nd.random.uniform(shape=5).asnumpy()
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+# -- sym.random ---------------------------------------------------------------------------
+
+SYM_CASES = [
+    # symbol call, nd call with the same draws, mean, std
+    (lambda: rt.sym.random.uniform(-1.5, 3.0, shape=(N,)),
+     lambda: nd.random.uniform(-1.5, 3.0, shape=(N,)), 0.75, 4.5 / np.sqrt(12)),
+    (lambda: rt.sym.random.normal(10.0, 0.5, shape=(N,)),
+     lambda: nd.random.normal(10.0, 0.5, shape=(N,)), 10.0, 0.5),
+    (lambda: rt.sym.random.exponential(0.25, shape=(N,)),
+     lambda: nd.random.exponential(0.25, shape=(N,)), 0.25, 0.25),
+    (lambda: rt.sym.random.gamma(9.0, 0.5, shape=(N,)),
+     lambda: nd.random.gamma(9.0, 0.5, shape=(N,)), 4.5, 1.5),
+    (lambda: rt.sym.random.poisson(4.0, shape=(N,)),
+     lambda: nd.random.poisson(4.0, shape=(N,)), 4.0, 2.0),
+]
+
+
+@pytest.mark.parametrize("make_sym, make_nd, mean, std", SYM_CASES)
+def test_sym_random_draws_like_nd_random_from_the_same_seed(make_sym, make_nd, mean, std):
+    x = rt.sym.var("x")
+    exe = (make_sym() + x).bind(rt.cpu(), {"x": nd.zeros((N,))})
+    rt.random.seed(11)
+    got = exe.forward()[0].asnumpy()
+    rt.random.seed(11)
+    want = make_nd().asnumpy()
+    np.testing.assert_array_equal(got, want)
+    assert abs(got.mean() - mean) < 0.05 * std + 0.02 and abs(got.std() - std) < 0.05 * std
+    rt.random.seed(11)
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), got)
+
+
+def test_sym_random_with_symbol_parameters_draws_per_element():
+    lo, hi = rt.sym.var("lo"), rt.sym.var("hi")
+    s = rt.sym.random.uniform(lo, hi, shape=(4000,))
+    assert s.infer_shape(lo=(2,), hi=(2,))[1] == [(2, 4000)]
+    out = s.eval(lo=nd.array([0.0, 10.0]), hi=nd.array([1.0, 12.0]))[0].asnumpy()
+    assert out.shape == (2, 4000) and out.dtype == np.float32
+    assert (out[0] >= 0).all() and (out[0] < 1).all()
+    assert (out[1] >= 10).all() and (out[1] < 12).all()
+    scale = rt.sym.var("scale")
+    e = rt.sym.random.exponential(scale, shape=(20000,))
+    means = e.eval(scale=nd.array([0.5, 4.0], dtype="float64"))[0].asnumpy().mean(axis=1)
+    np.testing.assert_allclose(means, [0.5, 4.0], rtol=0.05)
+
+
+def test_sym_random_multinomial_shuffle_randint_and_json():
+    p = rt.sym.var("p")
+    m = rt.sym.random.multinomial(p, shape=5, get_prob=True)
+    samples, logp = m.eval(p=nd.array([[0.0, 1.0], [1.0, 0.0]]))
+    np.testing.assert_array_equal(samples.asnumpy(), [[1] * 5, [0] * 5])
+    assert samples.dtype == np.int32 and logp.dtype == np.float32
+    np.testing.assert_allclose(logp.asnumpy(), 0.0, atol=1e-6)
+    d = rt.sym.var("d")
+    rows = rt.sym.random.shuffle(d).eval(d=nd.array(np.arange(10.0)))[0].asnumpy()
+    np.testing.assert_array_equal(np.sort(rows), np.arange(10.0))
+    r = rt.sym.random.randint(3, 7, shape=(500,))
+    v = r.eval()[0].asnumpy()
+    assert v.dtype == np.int32 and v.min() >= 3 and v.max() <= 6
+    loaded = rt.sym.load_json(rt.sym.random.normal(1.0, 2.0, shape=(3,)).tojson())
+    assert loaded.infer_shape()[1] == [(3,)]
+
+
+def test_sym_random_refuses_mixed_parameters_and_bad_attributes():
+    with pytest.raises(TypeError, match=r"random.uniform: the distribution parameters must "
+                       r"be all numbers or all Symbols \(got low=float, high=Symbol\)"):
+        rt.sym.random.uniform(0.0, rt.sym.var("h"))
+    with pytest.raises(ValueError, match="_random_randint: low must be < high"):
+        rt.sym.random.randint(5, 5)
+    with pytest.raises(TypeError, match="_random_normal: unknown attribute 'mean'"):
+        rt.sym.random.normal(mean=1.0)
+    a, b = rt.sym.var("a"), rt.sym.var("b")
+    with pytest.raises(ValueError, match="must have one shape"):
+        rt.sym.random.normal(a, b).infer_shape(a=(2,), b=(3,))
+

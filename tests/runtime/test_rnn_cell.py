@@ -180,3 +180,74 @@ def test_unroll_errors():
         cell.unroll(3, [nd.ones((2, 4))] * 2)
     with pytest.raises(ValueError, match="RNNCell: states must be a list of 1"):
         cell(nd.ones((2, 4)), [])
+
+
+def _params_of(cell):
+    return {p.name: p.data() for p in cell.collect_params().values()}
+
+
+@pytest.mark.parametrize("make, n_states", [
+    (lambda: rnn.RNNCell(6, prefix="rnn_"), 1),
+    (lambda: rnn.LSTMCell(6, prefix="rnn_"), 2),
+    (lambda: rnn.GRUCell(6, prefix="rnn_"), 1),
+])
+def test_unroll_on_symbols_builds_gluons_graph(make, n_states):
+    cell = make()
+    inputs = [mx.sym.var(f"rnn_t{i}_data") for i in range(3)]
+    outputs, states = cell.unroll(3, inputs)
+    assert len(states) == n_states
+    group = mx.sym.Group(outputs)
+    assert group.list_outputs() == ["rnn_t0_out_output", "rnn_t1_out_output",
+                                    "rnn_t2_out_output"]
+    assert sorted(group.list_arguments()) == sorted(
+        [f"rnn_t{i}_data" for i in range(3)] + ["rnn_h2h_bias", "rnn_h2h_weight",
+                                                 "rnn_i2h_bias", "rnn_i2h_weight"])
+    shapes = {f"rnn_t{i}_data": (4, 5) for i in range(3)}
+    _, outs, _ = group.infer_shape(**shapes)
+    assert outs == [(4, 6)] * 3
+    # the graph computes what the imperative unroll does, with the same parameters
+    cell.initialize(mx.init.Uniform(0.5))
+    rng = np.random.default_rng(3)
+    xs = [nd.array(rng.normal(size=(4, 5))) for _ in range(3)]
+    want, _ = cell.unroll(3, xs)
+    got = group.eval(**{f"rnn_t{i}_data": x for i, x in enumerate(xs)}, **_params_of(cell))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_symbolic_rnn_cell_against_numpy_on_a_merged_input():
+    cell = rnn.RNNCell(3, prefix="r_", input_size=2)
+    out, _ = cell.unroll(2, mx.sym.var("x"), layout="TNC", merge_outputs=True)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 4, 2)).astype(np.float32)
+    w_i, w_h = rng.normal(size=(3, 2)), rng.normal(size=(3, 3))
+    b_i, b_h = rng.normal(size=3), rng.normal(size=3)
+    got = out.eval(x=nd.array(x), r_i2h_weight=nd.array(w_i), r_h2h_weight=nd.array(w_h),
+                   r_i2h_bias=nd.array(b_i), r_h2h_bias=nd.array(b_h))[0].asnumpy()
+    h, want = np.zeros((4, 3)), []
+    for t in range(2):
+        h = np.tanh(x[t] @ w_i.T + b_i + h @ w_h.T + b_h)
+        want.append(h)
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-5, atol=1e-6)
+
+
+def test_symbolic_stack_bidirectional_and_modifiers():
+    stack = rnn.SequentialRNNCell()
+    stack.add(rnn.LSTMCell(4, prefix="s0_"))
+    stack.add(rnn.ResidualCell(rnn.LSTMCell(4, prefix="s1_")))
+    stack.add(rnn.ZoneoutCell(rnn.GRUCell(4, prefix="s2_"), 0.3, 0.3))
+    x = mx.sym.var("x")
+    out, states = stack.unroll(3, x, merge_outputs=True)
+    assert len(states) == 5
+    assert out.infer_shape(x=(2, 3, 5))[1] == [(2, 3, 4)]
+    bi = rnn.BidirectionalCell(rnn.GRUCell(3, prefix="l_"), rnn.GRUCell(3, prefix="r_"),
+                               output_prefix="bi_")
+    outs, _ = bi.unroll(2, [mx.sym.var("a"), mx.sym.var("b")])
+    group = mx.sym.Group(outs)
+    assert group.list_outputs() == ["bi_t0_output", "bi_t1_output"]
+    assert group.infer_shape(a=(7, 5), b=(7, 5))[1] == [(7, 6), (7, 6)]
+    with pytest.raises(ValueError, match="unroll: length must be given when inputs is one "
+                       "Symbol"):
+        rnn.GRUCell(3).unroll(None, mx.sym.var("x"))
+    with pytest.raises(TypeError, match="a non-empty list of NDArrays or of Symbols"):
+        rnn.GRUCell(3).unroll(2, [mx.sym.var("x"), nd.ones((2, 2))])

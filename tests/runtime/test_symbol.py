@@ -347,3 +347,16 @@ def test_hidden_keys_given_to_an_operator_become_node_attributes():
     assert saved["__lr_mult__"] == "0.5" and "lr_mult" not in saved
     with pytest.raises(TypeError, match="FullyConnected: lr_mult must be a number"):
         mx.sym.FullyConnected(data, num_hidden=3, lr_mult=[1])
+
+
+def test_dunder_keyword_arguments_are_node_attributes():
+    # MXNet's parameter parser lets __key__ arguments through as attributes (__layout__)
+    data = mx.sym.var("data")
+    act = mx.sym.Activation(data=data, act_type="relu", __layout__="TNC")
+    assert act.attr("__layout__") == "TNC"
+    assert act.list_attr() == {"act_type": "relu", "__layout__": "TNC"}
+    again = mx.sym.load_json(act.tojson())
+    assert again.attr("__layout__") == "TNC"
+    np.testing.assert_array_equal(simple_forward(again, data=np.array([-1.0, 2.0])), [0, 2])
+    with pytest.raises(TypeError, match="Activation: unknown attribute 'layout'"):
+        mx.sym.Activation(data=data, act_type="relu", layout="TNC")

@@ -160,6 +160,18 @@ def test_star_import_gives_mx_and_np_as_mxnets_does():
     assert names["np"] is np
     assert names["rnd"] is np.random and names["os"] is os
     assert "assert_almost_equal" in names
+    assert names["array"] is nd.array
+
+
+def test_np_softmax_normalises_and_survives_large_inputs():
+    x = np.array([[1.0, 2.0, 3.0], [1e30, 1e30, -1e30]])
+    got = tu.np_softmax(x, axis=1)
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(got[0], e / e.sum())
+    np.testing.assert_allclose(got[1], [0.5, 0.5, 0.0])
+    hot = tu.np_softmax(x[:1], axis=-1, temperature=2.0)
+    e2 = np.exp(np.array([1.0, 2.0, 3.0]) / 2.0)
+    np.testing.assert_allclose(hot[0], e2 / e2.sum())
 
 
 def test_gen_buckets_probs_with_ppf_splits_into_equal_probabilities():

@@ -88,9 +88,17 @@ def test_parameter_on_several_contexts():
     p = gluon.Parameter("w", shape=(3, 2), stype="row_sparse")
     p.initialize(mx.init.One(), ctx=[mx.cpu(0), mx.cpu(1)])
     assert p.list_ctx() == [mx.cpu(0), mx.cpu(1)]
-    assert p.data(mx.cpu(1)).context == mx.cpu(1)
+    # Gluon's rules for a row_sparse parameter: no data(), rows once a Trainer holds it
+    for read in (p.data, p.list_data):
+        with pytest.raises(RuntimeError, match=r"Parameter 'w': (list_)?data\(\) cannot "
+                           r"give the array of a row_sparse parameter; use row_sparse_data"):
+            read()
+    with pytest.raises(RuntimeError, match="row_sparse_data needs a Trainer holding the "
+                       "parameter"):
+        p.row_sparse_data(nd.array([0], dtype="int64"))
+    gluon.Trainer([p], "sgd")
     with pytest.raises(ValueError, match=r"lives on \[cpu\(0\), cpu\(1\)\], not on cpu\(2\)"):
-        p.data(mx.cpu(2))
+        p.row_sparse_data(nd.array([0], dtype="int64", ctx=mx.cpu(2)))
     rows = p.row_sparse_data(nd.array([2, 0], dtype="int64", ctx=mx.cpu(1)))
     assert rows.context == mx.cpu(1) and rows.stype == "row_sparse"
     assert np.array_equal(rows.indices.asnumpy(), [0, 2])
@@ -122,3 +130,74 @@ def test_split_data_follows_gluon():
     loaded = gluon.utils.split_and_load(np.arange(4, dtype=np.float32), [mx.cpu(0), mx.cpu(1)])
     assert [(a.context, a.asnumpy().tolist()) for a in loaded] == [(mx.cpu(0), [0, 1]),
                                                                     (mx.cpu(1), [2, 3])]
+
+
+@pytest.mark.parametrize("on_kvstore", [True, False])
+def test_set_data_between_steps_is_where_the_next_step_starts(on_kvstore):
+    # Gluon's rule: new values (set_data, a load) drop a store that runs the updates,
+    # which would otherwise write its own weights back over them
+    x = gluon.Parameter("x", shape=(4,))
+    x.initialize(mx.init.Zero(), ctx=[mx.cpu(0), mx.cpu(1)])
+    trainer = gluon.Trainer([x], "sgd", {"learning_rate": 0.1}, kvstore="local",
+                            update_on_kvstore=on_kvstore)
+
+    def step():
+        with autograd.record():
+            for w in x.list_data():
+                (w + 1).backward()
+        trainer.step(1)
+    step()
+    assert trainer._update_on_kvstore is on_kvstore
+    x.set_data(nd.ones((4,)) * 5)
+    step()
+    for w in x.list_data():       # 5 - 0.1 * (1 + 1): both copies' gradients summed
+        np.testing.assert_allclose(w.asnumpy(), 4.8, rtol=1e-6)
+
+
+def test_a_parameter_away_from_the_current_context_trains():
+    x = gluon.Parameter("x", shape=(3,))
+    x.initialize(mx.init.Zero(), ctx=[mx.cpu(1), mx.cpu(2)])
+    trainer = gluon.Trainer([x], "sgd", {"learning_rate": 1.0})
+    with autograd.record():
+        for w in x.list_data():
+            (w * 2).backward()
+    trainer.step(1)
+    for w in x.list_data():
+        np.testing.assert_array_equal(w.asnumpy(), -4.0)
+
+
+def test_parameter_dict_reset_ctx_moves_every_parameter_or_none():
+    net = nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One())
+    params = net.collect_params()
+    before = {k: p.data().asnumpy() for k, p in params.items()}
+    params.reset_ctx([mx.cpu(1), mx.cpu(2)])
+    for k, p in params.items():
+        assert p.list_ctx() == [mx.cpu(1), mx.cpu(2)]
+        for a in p.list_data():
+            np.testing.assert_array_equal(a.asnumpy(), before[k])
+    params.get("fresh", shape=(2,))               # not initialised: refused before any move
+    with pytest.raises(RuntimeError, match="reset_ctx: parameter 'dense.*fresh' has not been "
+                       "initialised"):
+        params.reset_ctx(mx.cpu(3))
+    assert net.weight.list_ctx() == [mx.cpu(1), mx.cpu(2)]
+    with pytest.raises(TypeError, match="ctx must be a Context"):
+        params.reset_ctx("cpu")
+
+
+def test_update_and_allreduce_refused_when_the_store_updates():
+    # Gluon asserts here; ndrt's error is a RuntimeError that is also an AssertionError
+    x = gluon.Parameter("x", shape=(2,))
+    x.initialize(mx.init.Zero(), ctx=[mx.cpu(0), mx.cpu(1)])
+    trainer = gluon.Trainer([x], "sgd", kvstore="local", update_on_kvstore=True)
+    with autograd.record():
+        for w in x.list_data():
+            (w + 1).backward()
+    for call, what in ((lambda: trainer.update(1), "update"),
+                       (trainer.allreduce_grads, "allreduce_grads")):
+        with pytest.raises(RuntimeError, match=rf"{what}\(\) when parameters are updated "
+                           "on kvstore is not supported") as info:
+            call()
+        assert isinstance(info.value, AssertionError)
+    for w in x.list_data():
+        np.testing.assert_array_equal(w.asnumpy(), 0)

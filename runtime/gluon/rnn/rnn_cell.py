@@ -16,7 +16,10 @@ layout, merge_outputs, valid_length)`` follows Gluon: ``inputs`` is an NDArray i
 ``layout`` ('NTC' or 'TNC') or a list of ``length`` (batch, C) arrays; ``merge_outputs``
 True stacks the outputs into one array, False returns a list, None keeps the form of the
 input; ``valid_length`` (batch,) zeroes the outputs past each sequence's length and
-returns the states of its last valid step.
+returns the states of its last valid step.  Given Symbols (one, then ``length`` is
+required, or a list), ``unroll`` builds the unrolled graph, as Gluon's: the begin states
+are zeros shaped from the input's batch, and each step's output is named
+``<prefix>t<step>_out`` (a BidirectionalCell's ``<output_prefix>t<step>``).
 
 The forwards are registry operators (``FullyConnected``, ``sigmoid``, ``SequenceMask``
 ...), so autograd records them.  ``RNNCell``, ``LSTMCell``, ``GRUCell`` and
@@ -29,22 +32,45 @@ the sequential, modifier and bidirectional cells are plain blocks.
 
 import numpy as np
 
-from runtime import nd
+from runtime import nd, symbol
 from runtime.gluon.block import Block, HybridBlock
 from runtime.gluon.nn.activations import LeakyReLU
 from runtime.gluon.nn.basic_layers import _positive_int
 from runtime.symbol import Symbol
 
 _LAYOUTS = ("NTC", "TNC")
+_ARRAYS = (nd.NDArray, Symbol)
+
+
+def _F(x):
+    """The operators for ``x`` (an array, or a list of them): ``symbol`` for Symbols,
+    else ``nd``."""
+    if isinstance(x, (list, tuple)):
+        x = x[0]
+    return symbol if isinstance(x, Symbol) else nd
+
+
+def _steps(parts, n):
+    """The ``n`` outputs of a split as a list (an NDArray split in one is the array)."""
+    return [parts] if n == 1 and isinstance(parts, nd.NDArray) else list(parts)
 
 
 def _format_sequence(length, inputs, layout, merge):
     """``(inputs, time axis, batch size)``: ``inputs`` (an array in ``layout`` or a list
-    of steps) split into a list of steps (``merge`` False), stacked into one array
-    (True) or left as they are (None)."""
+    of steps; NDArrays or Symbols) split into a list of steps (``merge`` False), stacked
+    into one array (True) or left as they are (None).  The batch size of Symbols is 0
+    (unknown until shapes are inferred)."""
     if layout not in _LAYOUTS:
         raise ValueError(f"unroll: layout must be one of {_LAYOUTS} (got {layout!r})")
     axis = layout.find("T")
+    if isinstance(inputs, Symbol):
+        if length is None:
+            raise ValueError("unroll: length must be given when inputs is one Symbol (got "
+                             "None)")
+        if merge is False:
+            return _steps(symbol.split(inputs, axis=axis, num_outputs=length,
+                                       squeeze_axis=True), length), axis, 0
+        return inputs, axis, 0
     if isinstance(inputs, nd.NDArray):
         if inputs.ndim != 3:
             raise ValueError(f"unroll: inputs must be 3-D in layout {layout!r} (got shape "
@@ -55,33 +81,34 @@ def _format_sequence(length, inputs, layout, merge):
                              f"on the time axis of {layout!r} (got {length})")
         if merge is False:
             steps = inputs.shape[axis]
-            inputs = nd.split(inputs, axis=axis, num_outputs=steps, squeeze_axis=True)
-            return (list(inputs) if steps > 1 else [inputs]), axis, batch_size
+            return _steps(nd.split(inputs, axis=axis, num_outputs=steps, squeeze_axis=True),
+                          steps), axis, batch_size
     else:
         inputs = list(inputs)
-        if not inputs or not all(isinstance(x, nd.NDArray) for x in inputs):
-            raise TypeError("unroll: inputs must be an NDArray or a non-empty list of "
-                            "NDArrays")
+        if not inputs or not (all(isinstance(x, nd.NDArray) for x in inputs)
+                              or all(isinstance(x, Symbol) for x in inputs)):
+            raise TypeError("unroll: inputs must be an NDArray or a Symbol, or a non-empty "
+                            "list of NDArrays or of Symbols")
         if length is not None and len(inputs) != length:
             raise ValueError(f"unroll: length must be the number of input steps "
                              f"{len(inputs)} (got {length})")
-        batch_size = inputs[0].shape[0]
+        batch_size = inputs[0].shape[0] if isinstance(inputs[0], nd.NDArray) else 0
         if merge is True:
-            inputs = nd.stack(*inputs, axis=axis)
+            inputs = _F(inputs).stack(*inputs, axis=axis)
     return inputs, axis, batch_size
 
 
 def _mask_sequence(data, length, valid_length, time_axis, merge):
     """Zero the steps of ``data`` (a list of steps or one array) past ``valid_length``;
     one array back when ``merge``, else a list."""
-    if not isinstance(data, nd.NDArray):
-        data = nd.stack(*data, axis=time_axis)
-    out = nd.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
-                          axis=time_axis)
+    F = _F(data)
+    if not isinstance(data, _ARRAYS):
+        data = F.stack(*data, axis=time_axis)
+    out = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
+                         axis=time_axis)
     if merge:
         return out
-    steps = nd.split(out, num_outputs=length, axis=time_axis, squeeze_axis=True)
-    return list(steps) if length > 1 else [steps]
+    return _steps(F.split(out, num_outputs=length, axis=time_axis, squeeze_axis=True), length)
 
 
 def _reverse_sequences(steps, length, valid_length=None):
@@ -89,16 +116,32 @@ def _reverse_sequences(steps, length, valid_length=None):
     ``valid_length`` when given."""
     if valid_length is None:
         return list(reversed(steps))
-    rev = nd.SequenceReverse(nd.stack(*steps, axis=0), sequence_length=valid_length,
-                             use_sequence_length=True)
-    parts = nd.split(rev, axis=0, num_outputs=length, squeeze_axis=True)
-    return list(parts) if length > 1 else [parts]
+    F = _F(steps)
+    rev = F.SequenceReverse(F.stack(*steps, axis=0), sequence_length=valid_length,
+                            use_sequence_length=True)
+    return _steps(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True), length)
 
 
-def _begin_state(cell, begin_state, inputs, batch_size):
+def _symbol_zeros(like, sum_axes):
+    """A ``begin_state`` func for Symbol inputs: zeros of the state's shape (batch, ...)
+    whose batch is that of ``like``, left after summing ``sum_axes`` away, so shape
+    inference learns it from the inputs (MXNet's 0 for the unknown batch)."""
+    def zeros(shape, **kwargs):
+        batch = symbol.sum(symbol.zeros_like(like), axis=sum_axes)
+        return symbol.tile(symbol.expand_dims(batch, axis=1), reps=(1,) + tuple(shape[1:]))
+    return zeros
+
+
+def _begin_state(cell, begin_state, inputs, batch_size, layout="NTC"):
     if begin_state is not None:
         return begin_state
+    if isinstance(inputs, Symbol):          # the merged sequence in ``layout``
+        n = layout.find("N")
+        return cell.begin_state(batch_size=0, func=_symbol_zeros(
+            inputs, tuple(a for a in range(3) if a != n)))
     first = inputs if isinstance(inputs, nd.NDArray) else inputs[0]
+    if isinstance(first, Symbol):           # one step, (batch, C)
+        return cell.begin_state(batch_size=0, func=_symbol_zeros(first, 1))
     return cell.begin_state(batch_size=batch_size, ctx=first.ctx)
 
 
@@ -164,23 +207,29 @@ class RecurrentCell(Block):
             if valid_length is not None:
                 all_states.append(states)
         if valid_length is not None:
-            states = [nd.SequenceLast(nd.stack(*per_step, axis=0),
-                                      sequence_length=valid_length,
-                                      use_sequence_length=True, axis=0)
+            F = _F(outputs)
+            states = [F.SequenceLast(F.stack(*per_step, axis=0),
+                                     sequence_length=valid_length,
+                                     use_sequence_length=True, axis=0)
                       for per_step in zip(*all_states)]
             outputs = _mask_sequence(outputs, len(inputs), valid_length, axis, True)
         outputs, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
     @staticmethod
-    def _get_activation(F, inputs, activation):
+    def _get_activation(F, inputs, activation, name=None):
         if activation in ("tanh", "relu", "sigmoid", "softsign"):
-            return getattr(F, activation)(inputs)
+            return getattr(F, activation)(inputs, name=name)
         if isinstance(activation, str):
-            return F.Activation(inputs, act_type=activation)
+            return F.Activation(inputs, act_type=activation, name=name)
         if isinstance(activation, LeakyReLU):
-            return F.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha)
+            return F.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha, name=name)
         return activation(inputs)
+
+    def _step_name(self, what):
+        """Gluon's name of a node of the current step (``t0_out``): what a graph built
+        by unrolling on Symbols calls it, under the cell's prefix."""
+        return f"t{self._counter}_{what}"
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -242,8 +291,10 @@ class _GatedCell(HybridRecurrentCell):
     def _projections(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         """``(i2h, h2h)``, each (batch, gates * hidden)."""
         g = self._gates * self._hidden_size
-        return (F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=g, name="i2h"),
-                F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=g, name="h2h"))
+        return (F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=g,
+                                 name=self._step_name("i2h")),
+                F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=g,
+                                 name=self._step_name("h2h")))
 
     def __repr__(self):
         shape = self.i2h_weight.shape
@@ -269,7 +320,8 @@ class RNNCell(_GatedCell):
 
     def hybrid_forward(self, F, inputs, states, **params):
         i2h, h2h = self._projections(F, inputs, states, **params)
-        output = self._get_activation(F, i2h + h2h, self._activation)
+        output = self._get_activation(F, i2h + h2h, self._activation,
+                                      name=self._step_name("out"))
         return output, [output]
 
 
@@ -305,7 +357,9 @@ class LSTMCell(_GatedCell):
         out_gate = self._get_activation(F, gates[3], rec)
         next_c = forget_gate * states[1] + in_gate * in_transform
         # Gluon applies ``activation`` to the cell state by the Activation operator
-        next_h = out_gate * F.Activation(next_c, act_type=act)
+        next_h = F.elemwise_mul(out_gate, F.Activation(next_c, act_type=act,
+                                                       name=self._step_name("state")),
+                                name=self._step_name("out"))
         return next_h, [next_h, next_c]
 
 
@@ -332,7 +386,8 @@ class GRUCell(_GatedCell):
         reset_gate = F.sigmoid(i_r + h_r)
         update_gate = F.sigmoid(i_z + h_z)
         candidate = F.tanh(i_n + reset_gate * h_n)
-        next_h = (1 - update_gate) * candidate + update_gate * states[0]
+        next_h = F.elemwise_add((1 - update_gate) * candidate, update_gate * states[0],
+                                name=self._step_name("out"))
         return next_h, [next_h]
 
 
@@ -378,7 +433,7 @@ class SequentialRNNCell(RecurrentCell):
                valid_length=None):
         self.reset()
         inputs, _, batch_size = _format_sequence(length, inputs, layout, None)
-        begin_state = _begin_state(self, begin_state, inputs, batch_size)
+        begin_state = _begin_state(self, begin_state, inputs, batch_size, layout)
         last = len(self._children) - 1
         next_states = []
         for i, (cell, states) in enumerate(self._split_states(begin_state)):
@@ -431,7 +486,7 @@ class DropoutCell(HybridRecurrentCell):
                valid_length=None):
         self.reset()
         inputs, _, _ = _format_sequence(length, inputs, layout, merge_outputs)
-        if isinstance(inputs, nd.NDArray):
+        if isinstance(inputs, _ARRAYS):
             return self.forward(inputs, begin_state if begin_state else [])
         return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
                               merge_outputs=merge_outputs, valid_length=None)
@@ -506,14 +561,16 @@ class ZoneoutCell(ModifierCell):
         p_out, p_state = self.zoneout_outputs, self.zoneout_states
         next_output, next_states = self.base_cell(inputs, states)
 
+        F = _F(next_output)
+
         def keep_new(p, like):       # 1 with probability 1 - p in training, else 1
-            return nd.Dropout(nd.ones_like(like), p=p)
+            return F.Dropout(F.ones_like(like), p=p)
         prev = self._prev_output if self._prev_output is not None \
-            else nd.zeros_like(next_output)
-        output = nd.where(keep_new(p_out, next_output), next_output, prev) if p_out \
+            else F.zeros_like(next_output)
+        output = F.where(keep_new(p_out, next_output), next_output, prev) if p_out \
             else next_output
         if p_state:
-            next_states = [nd.where(keep_new(p_state, new), new, old)
+            next_states = [F.where(keep_new(p_state, new), new, old)
                            for new, old in zip(next_states, states)]
         self._prev_output = output
         return output, next_states
@@ -539,7 +596,7 @@ class ResidualCell(ModifierCell):
         finally:
             self.base_cell._modified = True
         if merge_outputs is None:
-            merge_outputs = isinstance(outputs, nd.NDArray)
+            merge_outputs = isinstance(outputs, _ARRAYS)
         inputs, axis, _ = _format_sequence(length, inputs, layout, merge_outputs)
         if valid_length is not None:
             inputs = _mask_sequence(inputs, length, valid_length, axis, merge_outputs)
@@ -580,6 +637,7 @@ class BidirectionalCell(RecurrentCell):
         length = len(inputs)
         reversed_inputs = _reverse_sequences(inputs, length, valid_length)
         states = _begin_state(self, begin_state, inputs, batch_size)
+        F = _F(inputs)
         l_cell, r_cell = self._children.values()
         n_left = len(l_cell.state_info(batch_size))
         l_outputs, l_states = l_cell.unroll(length, inputs, begin_state=states[:n_left],
@@ -590,15 +648,17 @@ class BidirectionalCell(RecurrentCell):
                                             merge_outputs=False, valid_length=valid_length)
         reversed_r = _reverse_sequences(r_outputs, length, valid_length)
         if merge_outputs is None:
-            merge_outputs = isinstance(l_outputs, nd.NDArray)
-            l_outputs, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)
-            reversed_r, _, _ = _format_sequence(None, reversed_r, layout, merge_outputs)
+            merge_outputs = isinstance(l_outputs, _ARRAYS)
+            l_outputs, _, _ = _format_sequence(length, l_outputs, layout, merge_outputs)
+            reversed_r, _, _ = _format_sequence(length, reversed_r, layout, merge_outputs)
+        prefix = self._output_prefix
         if merge_outputs:
-            if not isinstance(reversed_r, nd.NDArray):
-                reversed_r = nd.stack(*reversed_r, axis=axis)
-            outputs = nd.concat(l_outputs, reversed_r, dim=2)
+            if not isinstance(reversed_r, _ARRAYS):
+                reversed_r = F.stack(*reversed_r, axis=axis)
+            outputs = F.concat(l_outputs, reversed_r, dim=2, name=f"{prefix}out")
         else:
-            outputs = [nd.concat(lo, ro, dim=1) for lo, ro in zip(l_outputs, reversed_r)]
+            outputs = [F.concat(lo, ro, dim=1, name=f"{prefix}t{i}")
+                       for i, (lo, ro) in enumerate(zip(l_outputs, reversed_r))]
         if valid_length is not None:
             outputs = _mask_sequence(outputs, length, valid_length, axis, merge_outputs)
         return outputs, l_states + r_states
