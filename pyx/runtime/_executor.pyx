@@ -29,8 +29,8 @@
    frame and no pool allocation; any other rule is called in Python (the fallback, and
    the reference in tests).  A Python rule's result is a fresh array: a gradient whose
    first contribution it is owns no slot and holds that array (later contributions add
-   into it), unless the rule or a later one computes in place into its buffer; else the
-   result is copied or added into the slot.
+   into it; no rule computes in place into it), unless the rule computed it in place
+   into its donated out-grad; a later Python result is added into the gradient.
 4. Variables' gradients are formed in slots (or held as above) and written last, so that
    an error leaves every ``.grad`` as it was: ``.grad`` takes the memory of the slot (the
    slot gets ``.grad``'s old memory) or of the held array where nobody can tell (no view
@@ -701,8 +701,8 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         for o in s_list[k][4]:
             if o is not None:
                 last_time[o] = k + 1
-    python_first = set()      # targets whose first contribution a Python rule makes (a
-                              # rule that writes into given buffers, ``grad_into``, aside)
+    python_first = {}         # target -> its first contribution, when a Python rule makes
+                              # it (a rule writing into given buffers, ``grad_into``, aside)
     for e in e_list:
         t = e[2]
         if t < 0:
@@ -713,7 +713,7 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         tr[5] += 1
         if (first_contribution and e[0] >= 0 and s_list[e[0]][1][0] == R_PY
                 and not getattr((<Node>nodes[s_list[e[0]][0]]).op, "grad_into", False)):
-            python_first.add(t)
+            python_first[t] = e
         if not first_contribution:
             e[3] = REQ_ADD
         elif tr[2] >= 0 and targets is None and (<Node>nodes[tr[0]]).grad_req == 3:
@@ -743,6 +743,9 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
             i, rule, first, n_in, outs = s_list[k]
             if len(outs) != 1 or outs[0] is None or not planned[outs[0]]:
                 continue
+            held = python_first.get(outs[0])
+            if held is not None and held[3] != REQ_INPLACE:
+                continue      # the out-grad is a Python rule's result: held, not copied
             n = nodes[i]
             last = n_in - 1
             while last >= 0 and e_list[first + last][2] < 0:
@@ -759,13 +762,13 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
                     e[3] = REQ_INPLACE
                     t_list[t][4] = outs[0]
                     break
-    # a Python rule's result written to a target (not in place, and no later rule
-    # writing in place into it) is a fresh array: the target holds it, and a variable's
-    # .grad takes its memory, rather than copying it into a planned buffer
+    # a Python rule's result that is not computed in place is a fresh array: its target
+    # holds it (and a variable's .grad takes its memory) rather than copying it into a
+    # planned buffer, and no rule computes in place into it (above): a rule reading it
+    # writes its own result beside it, which the copy would have needed too
     n_t = len(t_list)
-    donors = {t_list[t][4] for t in range(n_t) if t_list[t][4] >= 0}
-    for t in python_first:
-        if t_list[t][4] < 0 and t not in donors:
+    for t, e in python_first.items():
+        if e[3] != REQ_INPLACE:
             planned[t] = False
     # storage: groups of targets joined by inplace, assigned to slots by size and lifetime
     end = n_steps + 1
