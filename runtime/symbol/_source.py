@@ -38,11 +38,14 @@ class SourceDef:
         self._shape = shape
         self._make = make
 
-    def parse_attrs(self, kwargs):
+    def _refuse_unknown(self, kwargs):
         unknown = [k for k in kwargs if k not in self.attrs]
         if unknown:
             raise TypeError(f"{self.name}: unknown attribute {unknown[0]!r} (it takes "
                             f"{', '.join(self.attrs)})")
+
+    def parse_attrs(self, kwargs):
+        self._refuse_unknown(kwargs)
         out = {}
         for k, a in self.attrs.items():
             if k in kwargs:
@@ -86,10 +89,7 @@ class SamplerDef(SourceDef):
         self._types = types
 
     def parse_attrs(self, kwargs):
-        unknown = [k for k in kwargs if k not in self.attrs]
-        if unknown:
-            raise TypeError(f"{self.name}: unknown attribute {unknown[0]!r} (it takes "
-                            f"{', '.join(self.attrs)})")
+        self._refuse_unknown(kwargs)
         return {k: a.parse(self.name, k, kwargs[k]) if k in kwargs else a.default
                 for k, a in self.attrs.items()}
 
