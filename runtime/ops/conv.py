@@ -31,9 +31,10 @@ Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
   arrays max pooling, its gradient and the gradient's adjoint are one pass of a compiled
   kernel over the windows (runtime/_pool_kernels: the maximum, or the head gradient
   routed through each window's first maximum); otherwise argmax passes and a bincount.
-  A recorded max pooling on them keeps its route (where each window's first maximum
-  sits, int64, the output's shape) in the call's state instead of the data, and its
-  gradient is one scatter along it (PyTorch's max_pool2d_with_indices does the same).
+  Max pooling on them in training mode keeps its route (where each window's first
+  maximum sits, int64, the output's shape) in the call's state, the tape keeps that
+  instead of the data, and the gradient is one scatter along it (PyTorch's
+  max_pool2d_with_indices does the same).
 
 Hidden helpers, so that every gradient rule is made of registry ops (and null requests
 skip work: when only the weight needs a gradient, the data gradient is not computed):
@@ -51,7 +52,7 @@ import numpy as np
 
 from runtime import _conv_kernels, _pool_kernels
 from runtime._device import array_module, as_strided
-from runtime._imperative import is_recording
+from runtime._imperative import is_training
 from runtime._ndarray import borrow
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
@@ -1084,10 +1085,12 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
 
 
 class _PoolState:
-    """Pooling's per-call state: ``keep`` (a recorded max pooling: keep its route) and
-    ``route``, the position in its plane of each window's first maximum (int64, the
+    """Pooling's per-call state: ``keep`` (max pooling in training mode: keep its route)
+    and ``route``, the position in its plane of each window's first maximum (int64, the
     output's shape; None when the compiled kernel did not run), which the gradient
-    sends the head gradient through instead of finding the maxima again."""
+    sends the head gradient through instead of finding the maxima again.  Training mode,
+    not recording, decides: a static graph's plan runs its forward unrecorded, in the
+    training mode its backward plan was made for."""
 
     __slots__ = ("keep", "route")
 
@@ -1097,7 +1100,7 @@ class _PoolState:
 
 
 def _pool_prepare(attrs):
-    return _PoolState(attrs["pool_type"] == "max" and is_recording())
+    return _PoolState(attrs["pool_type"] == "max" and is_training())
 
 
 @_float32_accumulation

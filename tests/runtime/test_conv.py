@@ -625,19 +625,28 @@ def test_max_pooling_kernels_match_the_numpy_path(shape, kernel, stride, pad, fu
 
 
 def test_recorded_max_pooling_keeps_its_route_not_the_data():
-    """The tape keeps the forward's route (where each window's maximum was), not the
-    data: the data may be written before backward, and the gradient is the one of the
-    values pooled."""
+    """In training mode the tape keeps the forward's route (where each window's maximum
+    was), not the data: the data may be written before backward, and the gradient is
+    the one of the values pooled.  In predict mode it keeps the data (the maxima found
+    again in backward), and writing the data is refused."""
     x = np.round(sample((2, 3, 7, 6)) * 3)
-    xa = arr(x)
-    xa.attach_grad()
-    with autograd.record():
+    g = sample((2, 3, 4, 3), seed=4)
+    want = ref_max_pool_grad(x, g, (3, 3), (2, 2), (1, 1))
+    for train in (True, False):
+        xa = arr(x)
+        xa.attach_grad()
+        with autograd.record(train_mode=train):
+            y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+        if train:
+            xa[:] = 0
+        y.backward(arr(g))
+        np.testing.assert_array_equal(xa.grad.asnumpy(), want)
+    with autograd.record(train_mode=False):
         y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
     xa[:] = 0
-    g = sample(y.shape, seed=4)
-    y.backward(arr(g))
-    np.testing.assert_array_equal(xa.grad.asnumpy(),
-                                  ref_max_pool_grad(x, g, (3, 3), (2, 2), (1, 1)))
+    with pytest.raises(RuntimeError, match=r"^backward: Pooling's input 0 \(shape \(2, 3, 7, "
+                       r"6\)\) was written after Pooling saved it"):
+        y.backward(arr(g))
 
 
 @pytest.mark.parametrize("shape, kernel, stride", [
