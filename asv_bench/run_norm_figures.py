@@ -24,7 +24,10 @@ activation shapes, max pooling 3x3 stride 2 pad 1 on (16, 64, 32, 32) and relu
 in the step) and recorded forward + backward; "bwd" is the difference of the two medians
 (its ratio the median of the per-round differences' ratios).  The "per step" rows add
 the BatchNorm cases weighted by how many layers of the step have their shape (20 in
-all).  ndrt's outputs and data gradients are checked against PyTorch's first.
+all).  ndrt's outputs and data gradients are checked against PyTorch's first.  On a
+machine that other work shares, PyTorch's two-thread times swing by 10x from run to run
+(its threads wait for each other); ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` gives
+both libraries one thread and figures that repeat.
 """
 import os
 import statistics
@@ -233,27 +236,31 @@ def resnet_layers():
          "PyTorch bwd", "ratio")
     line(*["---"] * 7)
     for i, label in enumerate(cases):
-        line(label, ms(med[f"of{i}"]), ms(med[f"tf{i}"]), f"{paired(times, f'of{i}', f'tf{i}'):.2f}x",
+        line(label, ms(med[f"of{i}"]), ms(med[f"tf{i}"]),
+             f"{paired(times, f'of{i}', f'tf{i}'):.2f}x",
              ms(med[f"ob{i}"] - med[f"of{i}"]), ms(med[f"tb{i}"] - med[f"tf{i}"]),
              f"{statistics.median(a / b for a, b in zip(back[f'of{i}'], back[f'tf{i}'])):.2f}x")
     count = [n for _, n in RESNET_BN]
+    rounds = range(len(times["of0"]))
+
+    def total(kind, rnd):
+        """A round's BatchNorm time of the step: forward ('of', 'tf') or backward ('ob',
+        'tb': forward + backward less forward), weighted by the layers of each shape."""
+        t = 0.0
+        for i, n in enumerate(count):
+            t += n * times[f"{kind}{i}"][rnd]
+            if kind[1] == "b":
+                t -= n * times[f"{kind[0]}f{i}"][rnd]
+        return t
+
     for what, ours, theirs in (("forward", "of", "tf"), ("backward", "ob", "tb")):
-        def total(kind, rnd):
-            t = 0.0
-            for i, n in enumerate(count):
-                t += n * times[f"{kind}{i}"][rnd]
-                if kind[1] == "b":
-                    t -= n * times[f"{kind[0]}f{i}"][rnd]
-            return t
-        rounds = range(len(times["of0"]))
         o = [total(ours, r) for r in rounds]
         t = [total(theirs, r) for r in rounds]
-        line(f"BatchNorm {what}, per step (20 layers)", ms(statistics.median(o)) if what == "forward" else "",
-             ms(statistics.median(t)) if what == "forward" else "",
-             f"{statistics.median(a / b for a, b in zip(o, t)):.2f}x" if what == "forward" else "",
-             ms(statistics.median(o)) if what == "backward" else "",
-             ms(statistics.median(t)) if what == "backward" else "",
-             f"{statistics.median(a / b for a, b in zip(o, t)):.2f}x" if what == "backward" else "")
+        cells = [ms(statistics.median(o)), ms(statistics.median(t)),
+                 f"{statistics.median(a / b for a, b in zip(o, t)):.2f}x"]
+        blank = ["", "", ""]
+        line(f"BatchNorm {what}, per step (20 layers)",
+             *(cells + blank if what == "forward" else blank + cells))
 
 
 if __name__ == "__main__":
