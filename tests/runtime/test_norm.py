@@ -493,3 +493,74 @@ def test_batchnorm_threaded_kernels_match_serial(shape, axis, loc):
     np.testing.assert_allclose(dbeta, want_dbeta, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(dgamma, want_dgamma, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(dx, want_dx, rtol=1e-3, atol=1e-4)
+
+
+def test_batchnorm_statistics_far_from_zero():
+    """Data centred far from 0 (1e6 + N(0, 1)): the one-pass moments and the backward's
+    sums are shifted, so nothing cancels."""
+    x = 1e6 + sample((8, 3, 5), 1)
+    head = sample((8, 3, 5), 2)
+    xv = arr(x)
+    xv.attach_grad()
+    mm, mv = nd.zeros((3,), dtype="float64"), nd.ones((3,), dtype="float64")
+    ones, zero = nd.ones((3,), dtype="float64"), nd.zeros((3,), dtype="float64")
+    with autograd.record():
+        y, mean, invstd = nd.BatchNorm(xv, ones, zero, mm, mv, output_mean_var=True)
+    y.backward(arr(head))
+    m, v = batch_stats(x, 1)
+    np.testing.assert_allclose(mean.asnumpy(), m, rtol=1e-15)
+    np.testing.assert_allclose(invstd.asnumpy(), 1 / np.sqrt(v + 1e-3), rtol=1e-9)
+    xc = x - m.reshape(1, 3, 1)
+    r = (1 / np.sqrt(v + 1e-3)).reshape(1, 3, 1)
+    xhat = xc * r
+    dx = r * (head - head.mean(axis=(0, 2), keepdims=True)
+              - xhat * (head * xhat).mean(axis=(0, 2), keepdims=True))
+    np.testing.assert_allclose(xv.grad.asnumpy(), dx, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_float16_gradients(training):
+    """float16 data (float32 parameters) through the NumPy kernels: the gradients in
+    training and inference against the float64 ones."""
+    x = sample((6, 3, 4), 1, dtype="float16")
+    head = sample((6, 3, 4), 2, dtype="float16")
+    params = [sample((3,), 3, 0.5, 2.0), sample((3,), 4), sample((3,), 5),
+              sample((3,), 6, 0.5, 2.0)]
+    grads = {}
+    for dt, pdt in (("float16", "float32"), ("float64", "float64")):
+        xv = arr(x.astype(dt))
+        ps = [arr(p.astype(pdt)) for p in params]
+        for v in [xv] + ps[:2]:
+            v.attach_grad()
+        with autograd.record(train_mode=training):
+            y = nd.BatchNorm(xv, *ps, fix_gamma=False)
+        y.backward(arr(head.astype(dt)))
+        assert xv.grad.dtype == np.dtype(dt) and ps[0].grad.dtype == np.dtype(pdt)
+        grads[dt] = [v.grad.asnumpy().astype(np.float64) for v in [xv] + ps[:2]]
+    for a, b in zip(grads["float16"], grads["float64"]):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2 * np.abs(b).max())
+
+
+def test_batchnorm_updates_moving_statistics_marked_without_gradient():
+    """Moving statistics marked as variables with grad_req='null' (a training layer's aux
+    states) are updated while recording; a recorded node that saved their old value is
+    caught by the version check at backward."""
+    x0 = sample((4, 3), 1)
+    mm, mv = nd.zeros((3,), dtype="float64"), nd.ones((3,), dtype="float64")
+    for a in (mm, mv):
+        a.attach_grad(grad_req="null")
+    x = arr(x0)
+    x.attach_grad()
+    gamma, beta = arr(sample((3,), 2, 0.5, 2.0)), arr(sample((3,), 3))
+    with autograd.record():
+        y = nd.BatchNorm(x, gamma, beta, mm, mv, fix_gamma=False, momentum=0.5)
+    y.backward()
+    np.testing.assert_allclose(mm.asnumpy(), 0.5 * x0.mean(axis=0), rtol=1e-12)
+    w = arr(sample((3,), 4))
+    w.attach_grad()
+    with autograd.record():
+        z = (w * mm).sum()                       # saves mm's old value
+        nd.BatchNorm(x, gamma, beta, mm, mv)
+    with pytest.raises(RuntimeError, match=r"^backward: multiply's input 1 \(shape \(3,\)\) "
+                                           r"was written after multiply saved it"):
+        z.backward()
