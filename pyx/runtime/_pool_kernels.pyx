@@ -18,7 +18,7 @@ from openmp cimport omp_get_wtime
 
 from runtime._sparse_common cimport (TRACKED_THREADS, arith_threads, back_off, clear_starts,
                                      mark_start, started_late)
-from runtime._types cimport floating
+from runtime._types cimport floating, int64_t
 
 
 # What _route_plane writes per window: its maximum (the forward), the head gradient added
@@ -30,9 +30,9 @@ cdef enum:
 
 
 cdef inline void _route_plane(const floating* x, const floating* src, floating* dst,
-                              Py_ssize_t[3] size, Py_ssize_t[3] osize, Py_ssize_t[3] k,
-                              Py_ssize_t[3] t, Py_ssize_t[3] p, floating lowest,
-                              int mode) noexcept nogil:
+                              int64_t* route, Py_ssize_t[3] size, Py_ssize_t[3] osize,
+                              Py_ssize_t[3] k, Py_ssize_t[3] t, Py_ssize_t[3] p,
+                              floating lowest, int mode) noexcept nogil:
     cdef Py_ssize_t od, oh, ow, a, b, c, i, j, l, i0, j0, l0, pos, row, best_pos, o = 0
     cdef Py_ssize_t plane = size[0] * size[1] * size[2]
     cdef floating v, best
@@ -93,6 +93,8 @@ cdef inline void _route_plane(const floating* x, const floating* src, floating* 
                             best_pos = -1
                 if mode == MAX_VALUE:
                     dst[o] = <floating>NAN if nan else best
+                    if route != NULL:
+                        route[o] = best_pos
                 elif mode == SCATTER:
                     if best_pos >= 0:
                         dst[best_pos] += src[o]
@@ -103,10 +105,11 @@ cdef inline void _route_plane(const floating* x, const floating* src, floating* 
 
 cdef void _route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
                  floating[:, :, :, ::1] dst, floating[:, :, :, ::1] full, kernel, stride, pad,
-                 floating lowest, int mode) except *:
+                 floating lowest, int mode, int64_t[:, :, :, ::1] route=None) except *:
     """_route_plane over every plane of x (planes, D, H, W); ``full`` is the pooled
     array among src and dst (its shape gives the windows), the other one has x's shape
-    (src is x itself for MAX_VALUE)."""
+    (src is x itself for MAX_VALUE); ``route`` (MAX_VALUE, optional) has the pooled
+    shape."""
     cdef Py_ssize_t n = x.shape[0], pl
     cdef Py_ssize_t size[3]
     cdef Py_ssize_t osize[3]
@@ -119,6 +122,7 @@ cdef void _route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
     cdef double t0
     cdef bint late
     cdef floating[:, :, :, ::1] same = dst if mode == SCATTER else src    # x's shape
+    cdef bint has_route = route is not None
     for i in range(3):
         size[i] = x.shape[1 + i]
         osize[i] = full.shape[1 + i]
@@ -131,6 +135,11 @@ cdef void _route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
                              f"{same.shape[1 + i]} != {size[i]})")
     if same.shape[0] != n or full.shape[0] != n:
         raise ValueError(f"every array must have x's {n} planes")
+    if has_route:
+        for i in range(4):
+            if route.shape[i] != full.shape[i]:
+                raise ValueError(f"route must have the pooled array's shape (axis {i}: "
+                                 f"{route.shape[i]} != {full.shape[i]})")
     in_plane = size[0] * size[1] * size[2]
     out_plane = osize[0] * osize[1] * osize[2]
     if n == 0 or in_plane == 0 or out_plane == 0:
@@ -145,19 +154,23 @@ cdef void _route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
         t0 = omp_get_wtime()
         for pl in prange(n, num_threads=nt, schedule="static"):
             mark_start(starts)
-            _route_plane(&x[pl, 0, 0, 0], &src[pl, 0, 0, 0], &dst[pl, 0, 0, 0], size,
-                         osize, k, t, p, lowest, mode)
+            _route_plane(&x[pl, 0, 0, 0], &src[pl, 0, 0, 0], &dst[pl, 0, 0, 0],
+                         &route[pl, 0, 0, 0] if has_route else <int64_t*>NULL, size, osize,
+                         k, t, p, lowest, mode)
         late = nt > 1 and started_late(t0, starts, nt)
     if late:
         back_off()
 
 
 def max_pool(floating[:, :, :, ::1] x, floating[:, :, :, ::1] out, kernel, stride, pad,
-             floating lowest):
+             floating lowest, int64_t[:, :, :, ::1] route=None):
     """out (planes, *O) = the maximum of each window of x (planes, D, H, W) (``kernel``,
     ``stride``, ``pad``: 3 entries each; padding holds ``lowest``; a NaN in a window
-    makes its maximum NaN, as NumPy's maximum)."""
-    _route(x, x, out, out, kernel, stride, pad, lowest, MAX_VALUE)
+    makes its maximum NaN, as NumPy's maximum).  ``route`` (int64, out's shape), when
+    given: the position in its plane of x of each window's first maximum (the first
+    position for a window holding a NaN, -1 for a window of padding only), which
+    :func:`route_scatter` and :func:`route_gather` take."""
+    _route(x, x, out, out, kernel, stride, pad, lowest, MAX_VALUE, route)
 
 
 def max_pool_route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
@@ -169,3 +182,63 @@ def max_pool_route(floating[:, :, :, ::1] x, floating[:, :, :, ::1] src,
     Otherwise dst (planes, *O) = src (x's shape) read at each maximum (0 at padding)."""
     _route(x, src, dst, src if scatter else dst, kernel, stride, pad, lowest,
            SCATTER if scatter else PICK)
+
+
+cdef int _check_route(const int64_t[:, ::1] route, Py_ssize_t size) except -1:
+    """Every position of ``route`` in [-1, size): checked before anything is written."""
+    cdef Py_ssize_t pl, o, bad = -1
+    cdef int64_t r
+    with nogil:
+        for pl in range(route.shape[0]):
+            for o in range(route.shape[1]):
+                r = route[pl, o]
+                if r < -1 or r >= size:
+                    bad = pl * route.shape[1] + o
+                    break
+            if bad >= 0:
+                break
+    if bad >= 0:
+        raise ValueError(f"route must hold positions in [-1, {size}) (got "
+                         f"{route[bad // route.shape[1], bad % route.shape[1]]} at flat index "
+                         f"{bad})")
+    return 0
+
+
+def route_scatter(const floating[:, ::1] src, const int64_t[:, ::1] route,
+                  floating[:, ::1] dst):
+    """dst (planes, S) = 0, then each src[pl, o] added at dst[pl, route[pl, o]] (src and
+    route (planes, O); a route of -1 drops its value): max pooling's data gradient from
+    the route its forward kept."""
+    cdef Py_ssize_t n = dst.shape[0], size = dst.shape[1], out = src.shape[1], pl, o, i
+    cdef int64_t r
+    if src.shape[0] != n or route.shape[0] != n or route.shape[1] != out:
+        raise ValueError(f"src and route must have one shape with dst's {n} planes (got "
+                         f"{(src.shape[0], src.shape[1])!r}, "
+                         f"{(route.shape[0], route.shape[1])!r})")
+    _check_route(route, size)
+    with nogil:
+        for pl in range(n):
+            for i in range(size):
+                dst[pl, i] = 0
+            for o in range(out):
+                r = route[pl, o]
+                if r >= 0:
+                    dst[pl, r] += src[pl, o]
+
+
+def route_gather(const floating[:, ::1] src, const int64_t[:, ::1] route,
+                 floating[:, ::1] dst):
+    """dst[pl, o] = src[pl, route[pl, o]] (0 where the route is -1): the adjoint of
+    :func:`route_scatter` (src (planes, S), route and dst (planes, O))."""
+    cdef Py_ssize_t n = dst.shape[0], out = dst.shape[1], pl, o
+    cdef int64_t r
+    if src.shape[0] != n or route.shape[0] != n or route.shape[1] != out:
+        raise ValueError(f"src and route must have dst's shape {(n, out)!r} (src's "
+                         f"planes) (got {(src.shape[0], src.shape[1])!r}, "
+                         f"{(route.shape[0], route.shape[1])!r})")
+    _check_route(route, src.shape[1])
+    with nogil:
+        for pl in range(n):
+            for o in range(out):
+                r = route[pl, o]
+                dst[pl, o] = src[pl, r] if r >= 0 else 0

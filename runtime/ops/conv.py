@@ -31,13 +31,18 @@ Kernels (the same NumPy-style code runs on CuPy arrays on a GPU context):
   arrays max pooling, its gradient and the gradient's adjoint are one pass of a compiled
   kernel over the windows (runtime/_pool_kernels: the maximum, or the head gradient
   routed through each window's first maximum); otherwise argmax passes and a bincount.
+  Max pooling on them in training mode keeps its route (where each window's first
+  maximum sits, int64, the output's shape) in the call's state, the tape keeps that
+  instead of the data, and the gradient is one scatter along it (PyTorch's
+  max_pool2d_with_indices does the same).
 
 Hidden helpers, so that every gradient rule is made of registry ops (and null requests
 skip work: when only the weight needs a gradient, the data gradient is not computed):
 ``_conv_weight_grad`` (the weight gradient of Convolution and Deconvolution),
 ``_backward_Pooling`` (the data gradient of max, avg and sum pooling; lp builds on its
-sum form) and ``_pooling_max_pick`` (the values at the windows' argmax, the adjoint of
-max pooling's gradient).
+sum form), ``_pooling_max_pick`` (the values at the windows' argmax, the adjoint of
+max pooling's gradient) and ``_pooling_route`` (the gradient along a kept route, and its
+adjoint).
 """
 
 import itertools
@@ -47,6 +52,8 @@ import numpy as np
 
 from runtime import _conv_kernels, _pool_kernels
 from runtime._device import array_module, as_strided
+from runtime._imperative import is_training
+from runtime._ndarray import borrow
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
 
@@ -968,7 +975,9 @@ def _pool_fill(kind, dtype):
     return np.finfo(dtype).min if kind == "max" else 0
 
 
-def _pool_forward(plan, x, out):
+def _pool_forward(plan, x, out, route=None):
+    """out = the pooling of x; ``route`` (int64, out's shape; max pooling of float32 or
+    float64 NumPy arrays only): where each window's first maximum sits, filled too."""
     xp = array_module(x)
     if out.size == 0:
         return
@@ -978,7 +987,8 @@ def _pool_forward(plan, x, out):
         lead = 3 - plan.nd
         _pool_kernels.max_pool(_planes(plan, x), _planes(plan, out),
                                (1,) * lead + plan.kernel, (1,) * lead + plan.stride,
-                               (0,) * lead + plan.pad, _pool_fill("max", x.dtype))
+                               (0,) * lead + plan.pad, _pool_fill("max", x.dtype),
+                               None if route is None else _planes(plan, route))
         return
     xpad = _padded(x, plan.pad, _pool_fill(kind, x.dtype), plan.extra)
     win = plan.windows(xpad)
@@ -1091,8 +1101,27 @@ def _pool_backward(plan, g, x_shape, dtype, arg, out):
         out[...] = buf[crop]
 
 
+class _PoolState:
+    """Pooling's per-call state: ``keep`` (max pooling in training mode: keep its route)
+    and ``route``, the position in its plane of each window's first maximum (int64, the
+    output's shape; None when the compiled kernel did not run), which the gradient
+    sends the head gradient through instead of finding the maxima again.  Training mode,
+    not recording, decides: a static graph's plan runs its forward unrecorded, in the
+    training mode its backward plan was made for."""
+
+    __slots__ = ("keep", "route")
+
+    def __init__(self, keep):
+        self.keep = keep
+        self.route = None
+
+
+def _pool_prepare(attrs):
+    return _PoolState(attrs["pool_type"] == "max" and is_training())
+
+
 @_float32_accumulation
-def _pool(attrs, ins, outs):
+def _pool_values(attrs, ins, outs):
     plan = _pool_plan(attrs, ins[0].shape)
     out = _contiguous_target(outs[0])
     _pool_forward(plan, ins[0], out)
@@ -1100,14 +1129,29 @@ def _pool(attrs, ins, outs):
         outs[0][...] = out
 
 
+def _pool(attrs, ins, outs, state):
+    x, out = ins[0], outs[0]
+    if (state.keep and type(x) is np.ndarray and x.dtype in (np.float32, np.float64)
+            and out.flags.c_contiguous and out.size):
+        route = np.empty(out.shape, np.int64)
+        _pool_forward(_pool_plan(attrs, x.shape), x, out, route)
+        state.route = route
+        return
+    _pool_values(attrs, ins, outs)
+
+
 def _pool_attrs(attrs):
     """Pooling's attributes of ``attrs`` for an F.<op> call (None ones left to default)."""
     return {k: attrs[k] for k in _POOL_ATTRS if attrs[k] is not None}
 
 
-def _pool_grad(attrs, inputs, outputs, out_grads):
+def _pool_grad(attrs, inputs, outputs, out_grads, state=None):
     x, g = inputs[0], out_grads[0]
     kind = attrs["pool_type"]
+    if state is not None and state.route is not None:
+        route = borrow(state.route, state.route.ctypes.data, state.route.shape,
+                       state.route.dtype, g.ctx)
+        return [F._pooling_route(g, route, data_shape=x.shape)]
     back = {**_pool_attrs(attrs), "data_shape": x.shape}
     if kind == "max":
         return [F._backward_Pooling(g, x, **back)]
@@ -1124,6 +1168,9 @@ def _pool_grad(attrs, inputs, outputs, out_grads):
 
 
 def _pool_reads_in(attrs, n):
+    state = attrs.get("_state")
+    if state is not None and state.route is not None:
+        return ()                     # the route the forward kept replaces the data
     kind = attrs["pool_type"]
     return (0,) if kind == "max" or (kind == "lp" and attrs["p_value"] != 1) else ()
 
@@ -1147,7 +1194,7 @@ _POOL_ATTRS = {
 
 register(
     "Pooling", attrs=_POOL_ATTRS, infer_shape=_pool_shape, infer_type=float_input("Pooling"),
-    compute=_pool, gradient=_pool_grad, grad_inputs=_pool_reads_in,
+    compute=_pool, prepare=_pool_prepare, gradient=_pool_grad, grad_inputs=_pool_reads_in,
     grad_outputs=_pool_reads_out,
     doc="""Pooling over 1, 2 or 3 spatial axes (MXNet's ``Pooling``; layouts NCW, NCHW,
 NCDHW).  ``pool_type``: 'max' (padding never wins), 'avg' (divided by the window clipped
@@ -1292,6 +1339,70 @@ register(
     gradient=_pick_grad, grad_inputs=(0,),
     doc="""Hidden: ``values`` (data's shape) read at the position of each max-pooling
 window's first maximum of ``data``: the adjoint of max pooling's gradient.""")
+
+
+def _route_shape(attrs, shapes):
+    op = "_pooling_route"
+    ds, rs = tuple(shapes[0]), tuple(shapes[1])
+    want = tuple(attrs["data_shape"])
+    if len(want) < 3 or len(rs) != len(want) or rs[:2] != want[:2]:
+        raise ValueError(f"{op}: route must have data_shape's batch and channel axes and "
+                         f"its number of dimensions (at least 3) (got route {rs!r}, "
+                         f"data_shape={want!r})")
+    if attrs["scatter"]:
+        if ds != rs:
+            raise ValueError(f"{op}: data must have route's shape {rs!r} with "
+                             f"scatter=True (got {ds!r})")
+        return [want]
+    if ds != want:
+        raise ValueError(f"{op}: data must have shape data_shape={want!r} with "
+                         f"scatter=False (got {ds!r})")
+    return [rs]
+
+
+def _route_type(attrs, dtypes):
+    float_input("_pooling_route")(attrs, dtypes[:1])
+    if np.dtype(dtypes[1]) != np.int64:
+        raise TypeError(f"_pooling_route: route must have dtype int64 (got "
+                        f"{np.dtype(dtypes[1])})")
+    return [dtypes[0]]
+
+
+def _route_compute(attrs, ins, outs):
+    src, route = ins
+    out = outs[0]
+    if out.size == 0:
+        return
+    work = src if src.dtype != np.float16 else src.astype(np.float32)
+    dst = _contiguous_target(out) if out.dtype == work.dtype else np.empty(out.shape,
+                                                                            work.dtype)
+    n = route.shape[0] * route.shape[1]
+    kernel = _pool_kernels.route_scatter if attrs["scatter"] else _pool_kernels.route_gather
+    kernel(np.ascontiguousarray(work).reshape(n, work.size // n),
+           np.ascontiguousarray(route).reshape(n, route.size // n),
+           dst.reshape(n, dst.size // n))
+    if dst is not out:
+        out[...] = dst
+
+
+def _route_grad(attrs, inputs, outputs, out_grads):
+    src, route = inputs
+    return [F._pooling_route(out_grads[0], route, data_shape=attrs["data_shape"],
+                             scatter=not attrs["scatter"]), None]
+
+
+register(
+    "_pooling_route", inputs=("data", "route"),
+    attrs={"data_shape": Attr("shape", required=True), "scatter": Attr("bool", True)},
+    infer_shape=_route_shape, infer_type=_route_type, compute=_route_compute,
+    gradient=_route_grad, grad_inputs=(1,),
+    doc="""Hidden: max pooling's routing by the ``route`` its forward kept (int64, the
+pooled shape (N, C, *O): the position of each window's first maximum in its (N, C)
+plane of the data, -1 for a window of padding only).  ``scatter=True``: the data
+gradient, of shape ``data_shape`` (N, C, *S): zero, and each ``data`` value (the head
+gradient, route's shape) added at its route.  ``scatter=False``: the adjoint, ``data``
+(of data_shape) read at each route (0 at -1).  Each is linear in ``data`` and the
+other's adjoint: the gradient of one is the other; ``route`` gets none.""")
 
 
 # -- UpSampling -------------------------------------------------------------------------

@@ -59,10 +59,11 @@ def _eps(op, attrs):
 
 def _inv_std(var, eps):
     """1 / sqrt(var + eps); 0 where that is 1/0 (MXNet's rule for eps == 0)."""
+    if eps > 0:                          # nothing to divide by zero (errstate costs more)
+        return 1.0 / np.sqrt(var + var.dtype.type(eps))
     with np.errstate(divide="ignore"):
-        r = 1.0 / np.sqrt(var + var.dtype.type(eps))
-    if eps == 0:
-        r[~np.isfinite(r)] = 0
+        r = 1.0 / np.sqrt(var)
+    r[~np.isfinite(r)] = 0
     return r
 
 
@@ -130,8 +131,14 @@ def _bn_view(a, acc, pre, c, post):
 
 def _fused(*arrays):
     """True when the compiled kernels take these kernel arrays: host float32/float64."""
-    return all(type(a) is np.ndarray and a.dtype in (np.float32, np.float64)
-               and a.flags.c_contiguous for a in arrays)
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype not in _KERNEL_DTYPES \
+                or not a.flags.c_contiguous:
+            return False
+    return True
+
+
+_KERNEL_DTYPES = (np.float32, np.float64)
 
 
 def _batchnorm(attrs, ins, outs, state):
@@ -149,7 +156,7 @@ def _batchnorm(attrs, ins, outs, state):
     if _fused(x, out) and x.dtype == acc:
         xv, yv = x.reshape(pre, c, post), out.reshape(pre, c, post)
         if state.training:
-            mean64, var64 = np.zeros(c), np.zeros(c)
+            mean64, var64 = np.empty(c), np.empty(c)
             _k.channel_moments(xv, mean64, var64)
             mean, var = mean64.astype(acc), var64.astype(acc)
             invstd = _inv_std(var64, eps).astype(acc)
@@ -337,7 +344,7 @@ def _bn_backward(attrs, ins, outs):
     fused = _fused(g, x, out) and x.dtype == acc
     if fused:
         gv, xv = g.reshape(pre, c, post), x.reshape(pre, c, post)
-        sum_g, dot = np.zeros(c), np.zeros(c)              # dot: sum(g * (x - mean))
+        sum_g, dot = np.empty(c), np.empty(c)              # dot: sum(g * (x - mean))
         _k.channel_dot(gv, xv, mean.astype(np.float64), sum_g, dot)
     else:
         gv, xv = _bn_view(g, acc, pre, c, post), _bn_view(x, acc, pre, c, post)

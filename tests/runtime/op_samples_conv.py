@@ -237,6 +237,32 @@ _add(ZERO_SIZE, "_pooling_max_pick",
      ZeroSize([zeros(0, 3, 4, 4), zeros(0, 3, 4, 4)], {"kernel": (2, 2)},
               lambda x, v: np.zeros((0, 3, 3, 3))))
 
+# -- _pooling_route ---------------------------------------------------------------------------
+
+# positions in the (5, 6) planes, -1 (dropped) and repeats (added) among them
+_ROUTE = np.random.default_rng(8).integers(-1, 30, (2, 3, 3, 3)).astype(np.int64)
+_add(SAMPLES, "_pooling_route",
+     Sample([uniform((2, 3, 3, 3), seed=9), _ROUTE], {"data_shape": (2, 3, 5, 6)}, wrt=[0]),
+     Sample([uniform((2, 3, 5, 6), seed=9), _ROUTE],
+            {"data_shape": (2, 3, 5, 6), "scatter": False}, wrt=[0]),
+     Sample([uniform((2, 3, 3, 3), seed=9, dtype=F32), _ROUTE], {"data_shape": (2, 3, 5, 6)},
+            grad=False))
+_add(FAILURES, "_pooling_route",
+     Failure([uniform((2, 3, 3, 3)), np.full((2, 3, 3, 3), 30, np.int64)],
+             {"data_shape": (2, 3, 5, 6)}, ValueError,
+             r"^_pooling_route: route must hold positions in \[-1, 30\) \(got 30 at flat "
+             r"index 0\)", out=((2, 3, 5, 6), np.float64)),
+     Failure([uniform((2, 3, 3, 3)), _ROUTE.astype(np.float64)], {"data_shape": (2, 3, 5, 6)},
+             TypeError, r"^_pooling_route: route must have dtype int64 \(got float64\)"),
+     Failure([uniform((2, 3, 3, 2)), _ROUTE], {"data_shape": (2, 3, 5, 6)}, ValueError,
+             r"^_pooling_route: data must have route's shape \(2, 3, 3, 3\) with "
+             r"scatter=True \(got \(2, 3, 3, 2\)\)"),
+     Failure([uniform((2, 3, 3, 3)), _ROUTE], {"data_shape": (2, 4, 5, 6)}, ValueError,
+             r"^_pooling_route: route must have data_shape's batch and channel axes"))
+_add(ZERO_SIZE, "_pooling_route",
+     ZeroSize([zeros(0, 3, 3, 3), np.zeros((0, 3, 3, 3), np.int64)],
+              {"data_shape": (0, 3, 5, 6)}, lambda g, r: np.zeros((0, 3, 5, 6))))
+
 # -- UpSampling -----------------------------------------------------------------------------
 
 _add(SAMPLES, "UpSampling",

@@ -419,6 +419,16 @@ def test_compiled_kernels_refuse_arrays_that_do_not_fit():
         _pool_kernels.max_pool_route(x[0], np.zeros((4, 1, 3, 3), np.float32),
                                      np.zeros((4, 1, 5, 4), np.float32), (1, 2, 2),
                                      (1, 2, 2), (0, 0, 0), -1.0, True)
+    with pytest.raises(ValueError, match=r"route must have the pooled array's shape \(axis "
+                       r"3: 2 != 3\)"):
+        _pool_kernels.max_pool(x[0], np.zeros((4, 1, 3, 3), np.float32), (1, 2, 2),
+                               (1, 2, 2), (0, 0, 0), -1.0, np.zeros((4, 1, 3, 2), np.int64))
+    with pytest.raises(ValueError, match=r"route must hold positions in \[-1, 20\) \(got "
+                       r"-2 at flat index 5\)"):
+        route = np.zeros((4, 9), np.int64)
+        route[0, 5] = -2
+        _pool_kernels.route_scatter(np.zeros((4, 9), np.float32), route,
+                                    np.zeros((4, 20), np.float32))
 
 
 def test_convolution_matches_scipy_correlate():
@@ -612,6 +622,7 @@ def test_max_pooling_kernels_match_the_numpy_path(shape, kernel, stride, pad, fu
     """The compiled kernel (maximum, gradient and its adjoint) against the NumPy path it
     replaces for NumPy arrays, with ties, NaN, -inf and the dtype's lowest value (which
     the padding holds) in the data."""
+    from runtime import _pool_kernels
     from runtime.ops import conv
     x = np.round(sample(shape, dtype) * 3)
     flat = x.reshape(-1)
@@ -634,8 +645,8 @@ def test_max_pooling_kernels_match_the_numpy_path(shape, kernel, stride, pad, fu
     win = plan.windows(conv._padded(v, plan.pad, 0, plan.extra))
     arg = conv._argmax_offsets(plan, x)
     lead = (slice(None),) * (2 + plan.nd)
-    want = np.choose(arg, [win[lead + k] for k in plan.offsets()])
-    np.testing.assert_array_equal(got, want)
+    picked = np.choose(arg, [win[lead + k] for k in plan.offsets()])
+    np.testing.assert_array_equal(got, picked)
     # the forward: the compiled maximum (contiguous out) against the NumPy passes (taken
     # for a non-contiguous out, and on CuPy)
     slow = np.full(g.shape[:-1] + (g.shape[-1] + 1,), 7, dtype)[..., :-1]
@@ -643,6 +654,45 @@ def test_max_pooling_kernels_match_the_numpy_path(shape, kernel, stride, pad, fu
     fast = np.full(g.shape, 7, dtype)
     conv._pool_forward(plan, x, fast)
     np.testing.assert_array_equal(fast, slow)
+    # the forward keeping its route, and the gradient and its adjoint sent through it
+    route = np.full(g.shape, 7, np.int64)
+    fast = np.full(g.shape, 7, dtype)
+    conv._pool_forward(plan, x, fast, route)
+    np.testing.assert_array_equal(fast, slow)
+    planes = shape[0] * shape[1]
+    got = np.full(shape, 7, dtype)
+    _pool_kernels.route_scatter(g.reshape(planes, -1), route.reshape(planes, -1),
+                                got.reshape(planes, -1))
+    np.testing.assert_array_equal(got, want)
+    got = np.full(g.shape, 7, dtype)
+    _pool_kernels.route_gather(v.reshape(planes, -1), route.reshape(planes, -1),
+                               got.reshape(planes, -1))
+    np.testing.assert_array_equal(got, picked)
+
+
+def test_recorded_max_pooling_keeps_its_route_not_the_data():
+    """In training mode the tape keeps the forward's route (where each window's maximum
+    was), not the data: the data may be written before backward, and the gradient is
+    the one of the values pooled.  In predict mode it keeps the data (the maxima found
+    again in backward), and writing the data is refused."""
+    x = np.round(sample((2, 3, 7, 6)) * 3)
+    g = sample((2, 3, 4, 3), seed=4)
+    want = ref_max_pool_grad(x, g, (3, 3), (2, 2), (1, 1))
+    for train in (True, False):
+        xa = arr(x)
+        xa.attach_grad()
+        with autograd.record(train_mode=train):
+            y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+        if train:
+            xa[:] = 0
+        y.backward(arr(g))
+        np.testing.assert_array_equal(xa.grad.asnumpy(), want)
+    with autograd.record(train_mode=False):
+        y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    xa[:] = 0
+    with pytest.raises(RuntimeError, match=r"^backward: Pooling's input 0 \(shape \(2, 3, 7, "
+                       r"6\)\) was written after Pooling saved it"):
+        y.backward(arr(g))
 
 
 @pytest.mark.parametrize("shape, kernel, stride", [

@@ -439,12 +439,22 @@ def test_smooth_l1(sigma):
 free_failing_tests(globals())
 
 
-def test_batchnorm_threaded_kernels_match_serial():
-    """The compiled kernels give the same results on several threads (one channel per
-    thread for the sums, rows shared for the affine passes) as on one."""
+# the kernels' paths: short rows summed per channel (post 7: one vector and a scalar
+# tail), long rows in memory order with a flush inside the row (post 1037), a tail of 4
+# (post 660); data far from 0 (the shifted sums)
+@pytest.mark.parametrize("shape, axis, loc", [((6, 5, 7), 1, 0.0), ((3, 4, 1037), 1, 50.0),
+                                              ((2, 9, 33, 20), 1, -20.0),
+                                              ((2, 33, 20, 3), 3, 5.0)])
+def test_batchnorm_threaded_kernels_match_serial(shape, axis, loc):
+    """The compiled float32 kernels give the same results on several threads (a block of
+    channels per thread for the sums, of rows for the affine passes) as on one, within
+    float32 rounding of the float64 definition: the output, the moving statistics and
+    the gradients (d data = gamma * invstd * (g - mean(g) - xhat * mean(g * xhat)))."""
     from runtime import _sparse_common
-    x, head = sample((6, 5, 7), 1, dtype="float32"), sample((6, 5, 7), 2, dtype="float32")
-    gamma, beta = sample((5,), 3, 0.5, 2.0, "float32"), sample((5,), 4, dtype="float32")
+    c = shape[axis]
+    x = sample(shape, 1, dtype="float32") * 3 + np.float32(loc)
+    head = sample(shape, 2, dtype="float32")
+    gamma, beta = sample((c,), 3, 0.5, 2.0, "float32"), sample((c,), 4, dtype="float32")
     results = []
     threads = _sparse_common.get_num_threads()
     old = _sparse_common.set_arith_serial_cutoff(0)
@@ -454,9 +464,9 @@ def test_batchnorm_threaded_kernels_match_serial():
             xv, gv, bv = arr(x), arr(gamma), arr(beta)
             for v in (xv, gv, bv):
                 v.attach_grad()
-            mm, mv = nd.zeros((5,)), nd.ones((5,))
+            mm, mv = nd.zeros((c,)), nd.ones((c,))
             with autograd.record():
-                y = nd.BatchNorm(xv, gv, bv, mm, mv, fix_gamma=False)
+                y = nd.BatchNorm(xv, gv, bv, mm, mv, fix_gamma=False, axis=axis, eps=1e-5)
             y.backward(arr(head))
             results.append([a.asnumpy() for a in (y, xv.grad, gv.grad, bv.grad, mm, mv)])
     finally:
@@ -464,10 +474,25 @@ def test_batchnorm_threaded_kernels_match_serial():
         _sparse_common.set_num_threads(threads)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
-    x64 = x.astype(np.float64)
-    mean, var = batch_stats(x64, 1)
-    np.testing.assert_allclose(results[0][0], bn_ref(x64, gamma, beta, mean, var, 1e-3, 1),
-                               rtol=1e-5, atol=1e-5)
+    x64, g64 = x.astype(np.float64), head.astype(np.float64)
+    mean, var = batch_stats(x64, axis)
+    y, dx, dgamma, dbeta, mm, mv = results[0]
+    np.testing.assert_allclose(y, bn_ref(x64, gamma, beta, mean, var, 1e-5, axis),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mm, 0.1 * mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mv, 0.9 + 0.1 * var, rtol=1e-5)
+    red = tuple(i for i in range(len(shape)) if i != axis)
+    bshape = [1] * len(shape)
+    bshape[axis] = c
+    invstd = 1 / np.sqrt(var + 1e-5)
+    xhat = (x64 - mean.reshape(bshape)) * invstd.reshape(bshape)
+    want_dbeta, want_dgamma = g64.sum(axis=red), (g64 * xhat).sum(axis=red)
+    m = x.size // c
+    want_dx = (gamma * invstd).reshape(bshape) * (
+        g64 - (want_dbeta / m).reshape(bshape) - xhat * (want_dgamma / m).reshape(bshape))
+    np.testing.assert_allclose(dbeta, want_dbeta, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(dgamma, want_dgamma, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-3, atol=1e-4)
 
 
 def test_batchnorm_statistics_far_from_zero():
