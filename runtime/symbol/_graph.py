@@ -159,11 +159,26 @@ def var_stype(node):
     return STYPES.get(int(text), "default") if text.lstrip("-").isdigit() else text
 
 
+def _merge_partial(old, new):
+    """The more known of two shapes that agree where both are known (None dims are
+    unknown), or None when they disagree."""
+    if len(old) != len(new) or any(a is not None and b is not None and a != b
+                                   for a, b in zip(old, new)):
+        return None
+    return tuple(a if a is not None else b for a, b in zip(old, new))
+
+
 def _set(table, entry, value, node, what):
     old = table.get(entry)
     if old is None:
         table[entry] = value
         return True
+    if old != value and isinstance(old, tuple) and isinstance(value, tuple) and \
+            (None in old or None in value):
+        merged = _merge_partial(old, value)
+        if merged is not None:
+            table[entry] = merged
+            return merged != old
     if old != value:
         raise MXNetValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
                          f"{entry[0].name!r}: {old!r} and {value!r}")
@@ -212,24 +227,67 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
                 _fail(node, what, e)
             # an output a consumer's rule filled in must agree (_set raises otherwise)
             for i, value in enumerate(outs[:node.n_out()]):
-                changed |= _set(table, (node, i), value, node, what)
+                if value is not None:
+                    changed |= _set(table, (node, i), value, node, what)
     return table
 
 
-def infer_shapes(nodes, known):
+# The sizes that stand in for unknown dimensions when an operator's shape rule runs on
+# partly known shapes (see infer_shapes): two runs, each with one size for every
+# unknown dimension.
+_PROBES = (7919, 7927)
+
+
+def _is_partial(shape):
+    return shape is not None and None in shape
+
+
+def _probe_forward(node, ins):
+    """An operator's output shapes from inputs with unknown (None) dimensions: its rule
+    runs twice with every unknown dimension set to one probe size, then another; an
+    output dimension that is the same both times is known, one that follows the probe
+    is not, and a rule that refuses either run leaves every output unknown (None)."""
+    runs = []
+    for probe in _PROBES:
+        filled = [tuple(probe if d is None else d for d in s) for s in ins]
+        try:
+            runs.append([tuple(s) for s in node.op.infer_shape(node.params, filled)])
+        except (TypeError, ValueError):
+            return [None] * node.n_out()
+    return [tuple(a if a == b else None for a, b in zip(x, y)) if len(x) == len(y) else None
+            for x, y in zip(*runs)]
+
+
+def infer_shapes(nodes, known, unknown_dim=None):
     """{entry: shape} for every entry whose shape follows from ``known`` ({variable node:
-    shape}, the variables' ``__shape__`` attributes filling the rest)."""
+    shape}, the variables' ``__shape__`` attributes filling the rest).
+
+    With ``unknown_dim`` (0 for MXNet's legacy shapes, -1 under NumPy shape semantics), a
+    dimension of that size in a given shape is unknown: such partly known shapes flow
+    through each operator by running its shape rule with probe sizes
+    (:func:`_probe_forward`), and come back as tuples holding None for the dimensions
+    still unknown.  An operator whose rule needs a dimension it cannot see (batch_dot's
+    inner size, say) leaves its outputs unknown rather than failing; shapes are not
+    unified across an operator's inputs (MXNet's elementwise rules fill a dimension
+    unknown in one input from another, ndrt's do not)."""
     known = dict(known)
     for node in nodes:
         if node.op is None and known.get(node) is None:
             known[node] = var_shape(node)
+    if unknown_dim is not None:
+        known = {n: None if s is None else
+                 tuple(None if d == unknown_dim else d for d in s)
+                 for n, s in known.items()}
 
     def forward(node, ins):
+        if any(_is_partial(s) for s in ins):
+            return _probe_forward(node, ins)
         return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
 
     def backward(node, ins):
         if node.op.infer_inputs is None:
             return None
+        ins = [None if _is_partial(s) else s for s in ins]
         return [None if s is None else tuple(s)
                 for s in node.op.infer_inputs(node.params, ins)]
 

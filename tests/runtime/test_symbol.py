@@ -360,3 +360,37 @@ def test_dunder_keyword_arguments_are_node_attributes():
     np.testing.assert_array_equal(simple_forward(again, data=np.array([-1.0, 2.0])), [0, 2])
     with pytest.raises(TypeError, match="Activation: unknown attribute 'layout'"):
         mx.sym.Activation(data=data, act_type="relu", layout="TNC")
+
+
+# -- partly known shapes (MXNet's 0, or -1 under NumPy shape semantics) ---------------
+
+def test_unknown_dimensions_flow_through_operators_that_keep_them():
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    dot = mx.sym.dot(x, y)
+    assert dot.infer_shape_partial(x=(0, 3, 4), y=(4, 5))[1] == [(0, 3, 5)]
+    assert dot.infer_shape(x=(0, 3, 4), y=(4, 5)) == (None, None, None)
+    t = mx.sym.transpose(x, axes=(0, 3, 2, 1))
+    assert t.infer_shape_partial(x=(0, 3, 7, 5))[1] == [(0, 5, 7, 3)]
+    # the same unknown batch on both sides of batch_dot is kept; an unknown inner size
+    # leaves the output unknown rather than raising
+    bd = mx.sym.batch_dot(x, y)
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))[1] == [()]
+    # fully known shapes still raise on a mismatch, naming the node
+    with pytest.raises(mx.MXNetError, match="batch_dot"):
+        bd.infer_shape(x=(2, 3, 4), y=(2, 3, 5))
+
+
+def test_numpy_shape_semantics_mark_unknowns_with_minus_one_and_none():
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    emb = mx.sym.Embedding(data=x, weight=w, input_dim=100, output_dim=10)
+    with mx.util.np_shape(True):
+        args, outs, _ = emb.infer_shape_partial(x=(-1, 5), w=(100, 10))
+        assert outs == [(-1, 5, 10)] and args == [(-1, 5), (100, 10)]
+        assert mx.sym.sin(mx.sym.Variable("d")).infer_shape_partial() == ([None], [None], [])
+        # under NumPy semantics 0 is a real size
+        assert emb.infer_shape(x=(0, 5), w=(100, 10))[1] == [(0, 5, 10)]
+    assert mx.sym.sin(mx.sym.Variable("d")).infer_shape_partial() == ([()], [()], [])
+    with pytest.raises(ValueError, match=r"shape of 'x' must hold sizes >= 0 \(got "
+                                         r"\(-1, 5\)\)"):
+        emb.infer_shape(x=(-1, 5), w=(100, 10))
