@@ -13,6 +13,7 @@ import ast
 import numpy as np
 
 from runtime.errors import MXNetTypeError, MXNetValueError
+from runtime.ops.registry import fill_equal_shapes
 from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES, STYPE_CODES, STYPES
 
 # attribute keys MXNet stores as ``__key__`` (and lists under both names)
@@ -125,7 +126,7 @@ def _fail(node, what, err):
     raise cls(f"{what}: {node.describe()}: {err}") from err
 
 
-def _parse_shape(text):
+def _parse_shape(text, partial=False):
     try:
         shape = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -133,13 +134,17 @@ def _parse_shape(text):
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(shape)
+    if partial:
+        return shape or None
     # MXNet 1.x writes 0 for a dimension not known yet (a Gluon parameter's in_units)
     return None if 0 in shape or not shape else shape
 
 
-def var_shape(node):
+def var_shape(node, partial=False):
+    """A variable's ``__shape__``: None when it has none or (unless ``partial``, which
+    keeps them for the caller to read) it holds unknown dimensions."""
     text = node.attrs.get("__shape__")
-    return None if text is None else _parse_shape(text)
+    return None if text is None else _parse_shape(text, partial)
 
 
 def var_dtype(node):
@@ -267,13 +272,15 @@ def infer_shapes(nodes, known, unknown_dim=None):
     through each operator by running its shape rule with probe sizes
     (:func:`_probe_forward`), and come back as tuples holding None for the dimensions
     still unknown.  An operator whose rule needs a dimension it cannot see (batch_dot's
-    inner size, say) leaves its outputs unknown rather than failing; shapes are not
-    unified across an operator's inputs (MXNet's elementwise rules fill a dimension
-    unknown in one input from another, ndrt's do not)."""
+    inner size, say) leaves its outputs unknown rather than failing.  Only elementwise
+    operators (whose inputs share one shape) unify their inputs, as MXNet's do: a
+    dimension one input knows fills it in the others and the output; other operators
+    do not fill their inputs' unknown dimensions from their outputs (MXNet's
+    FullyConnected, Concat ... do)."""
     known = dict(known)
     for node in nodes:
         if node.op is None and known.get(node) is None:
-            known[node] = var_shape(node)
+            known[node] = var_shape(node, partial=unknown_dim is not None)
     if unknown_dim is not None:
         known = {n: None if s is None else
                  tuple(None if d == unknown_dim else d for d in s)
@@ -281,6 +288,8 @@ def infer_shapes(nodes, known, unknown_dim=None):
 
     def forward(node, ins):
         if any(_is_partial(s) for s in ins):
+            if node.op.infer_inputs is fill_equal_shapes:
+                return [_unified(node, ins)]
             return _probe_forward(node, ins)
         return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
 
@@ -291,7 +300,38 @@ def infer_shapes(nodes, known, unknown_dim=None):
         return [None if s is None else tuple(s)
                 for s in node.op.infer_inputs(node.params, ins)]
 
-    return _infer(nodes, known, "infer_shape", forward, backward)
+    table = _infer(nodes, known, "infer_shape", forward, backward)
+    if unknown_dim is not None:
+        # an elementwise op's inputs have its output's shape: fill their unknown
+        # dimensions from it, consumers before producers
+        for node in reversed(nodes):
+            if node.op is None or node.op.infer_inputs is not fill_equal_shapes:
+                continue
+            out = table.get((node, 0))
+            for entry in node.inputs:
+                shape = table.get(entry)
+                if out is not None and _is_partial(shape):
+                    table[entry] = _merge_partial(shape, out) or shape
+    return table
+
+
+def _unified(node, shapes):
+    """The one shape of an elementwise op's partly known inputs, each dimension taken
+    from whichever input knows it (MXNet's ElemwiseShape); ValueError when two known
+    dimensions differ."""
+    merged = shapes[0]
+    for s in shapes[1:]:
+        merged = _merge_partial(merged, s) if merged is not None else None
+    if merged is None:
+        raise ValueError(f"{node.op.name}: inputs must have one shape (got "
+                         f"{', '.join(_shown(s) for s in shapes)})")
+    return merged
+
+
+def _shown(shape):
+    """A partly known shape as text, ``?`` for an unknown dimension: ``(?, 10)``."""
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
 
 
 def infer_types(nodes, known):

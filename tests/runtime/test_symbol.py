@@ -394,3 +394,17 @@ def test_numpy_shape_semantics_mark_unknowns_with_minus_one_and_none():
     with pytest.raises(ValueError, match=r"shape of 'x' must hold sizes >= 0 \(got "
                                          r"\(-1, 5\)\)"):
         emb.infer_shape(x=(-1, 5), w=(100, 10))
+
+
+def test_elementwise_ops_unify_partly_known_inputs():
+    a = mx.sym.Variable("a", shape=(0, 10))
+    b = mx.sym.Variable("b", shape=(12, 0))
+    args, outs, _ = (a + b).infer_shape()
+    assert args == [(12, 10), (12, 10)] and outs == [(12, 10)]
+    # the known dimensions flow back through a chain of elementwise ops
+    c, d = mx.sym.Variable("c"), mx.sym.Variable("d")
+    args, outs, _ = ((c * d) + a).infer_shape_partial(c=(0, 0), d=(7, 0))
+    assert args == [(7, 10), (7, 10), (7, 10)] and outs == [(7, 10)]
+    with pytest.raises(mx.MXNetError, match=r"inputs must have one shape \(got \(\?, 10\), "
+                                            r"\(12, 11\)\)"):
+        (a + b).infer_shape_partial(b=(12, 11))
