@@ -185,16 +185,22 @@ def _set(table, entry, value, node, what):
             table[entry] = merged
             return merged != old
     if old != value:
+        a, b = (_shown(v) if isinstance(v, tuple) else repr(v) for v in (old, value))
         raise MXNetValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
-                         f"{entry[0].name!r}: {old!r} and {value!r}")
+                              f"{entry[0].name!r}: {a} and {b}")
     return False
+
+
+def _incomplete(value):
+    """Whether an entry's value is unknown or a shape with unknown (None) dimensions."""
+    return value is None or (isinstance(value, tuple) and None in value)
 
 
 def _infer(nodes, known, what, forward, backward=None, fill=None):
     """The shared fixed-point walk: ``table`` maps each entry to its value (None while
     unknown).  ``forward(node, ins) -> outs`` when every input is known; ``backward(node,
-    ins) -> ins`` fills unknown inputs from known ones; ``fill(node, ins)`` the same for
-    the types' default rule."""
+    ins, outs) -> ins`` fills unknown inputs from the known inputs and outputs;
+    ``fill(node, ins, outs)`` the same for the types' default rule."""
     table = {}
     for node in nodes:
         if node.op is None:
@@ -202,6 +208,9 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             if value is not None:
                 table[(node, 0)] = value
     done = set()        # nodes whose forward rule has run (once each)
+    # Partly known inputs (shapes with unknown dimensions) wait until nothing else can
+    # be learned, so that the rules fill what they can before a forward runs on them.
+    partial_ok = False
     changed = True
     while changed:
         changed = False
@@ -209,21 +218,23 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             if node.op is None or id(node) in done:
                 continue
             ins = [table.get((n, i)) for n, i in node.inputs]
-            if any(v is None for v in ins):
+            if any(_incomplete(v) for v in ins):
                 for rule in (backward, fill):
                     if rule is None:
                         continue
+                    outs = [table.get((node, i)) for i in range(node.n_out())]
                     try:
-                        new = rule(node, list(ins))
+                        new = rule(node, list(ins), outs)
                     except (TypeError, ValueError) as e:
                         _fail(node, what, e)
                     if new is None:
                         continue
                     for entry, old, value in zip(node.inputs, ins, new):
-                        if old is None and value is not None:
+                        if _incomplete(old) and value is not None:
                             changed |= _set(table, entry, value, node, what)
                     ins = [table.get((n, i)) for n, i in node.inputs]
-                if any(v is None for v in ins):
+                if any(v is None for v in ins) or \
+                        (not partial_ok and any(_incomplete(v) for v in ins)):
                     continue
             done.add(id(node))
             try:
@@ -234,6 +245,8 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             for i, value in enumerate(outs[:node.n_out()]):
                 if value is not None:
                     changed |= _set(table, (node, i), value, node, what)
+        if not changed and not partial_ok:
+            partial_ok = changed = True
     return table
 
 
@@ -293,10 +306,14 @@ def infer_shapes(nodes, known, unknown_dim=None):
             return _probe_forward(node, ins)
         return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
 
-    def backward(node, ins):
+    def backward(node, ins, outs):
         if node.op.infer_inputs is None:
             return None
         ins = [None if _is_partial(s) else s for s in ins]
+        if node.op.infer_inputs is fill_equal_shapes and outs[0] is not None and \
+                not _is_partial(outs[0]):
+            # an elementwise op's inputs have the shape of its output
+            ins = [outs[0] if s is None else s for s in ins]
         return [None if s is None else tuple(s)
                 for s in node.op.infer_inputs(node.params, ins)]
 
@@ -346,7 +363,7 @@ def infer_types(nodes, known):
     def forward(node, ins):
         return [np.dtype(d) for d in node.op.infer_type(node.params, ins)]
 
-    def fill(node, ins):
+    def fill(node, ins, outs):
         # from a floating input only: an integer one is an index (Embedding's data,
         # take's indices), which says nothing of the weights' dtype
         first = next((d for d in ins if d is not None and d.kind == "f"), None)

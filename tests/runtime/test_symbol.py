@@ -405,6 +405,32 @@ def test_elementwise_ops_unify_partly_known_inputs():
     c, d = mx.sym.Variable("c"), mx.sym.Variable("d")
     args, outs, _ = ((c * d) + a).infer_shape_partial(c=(0, 0), d=(7, 0))
     assert args == [(7, 10), (7, 10), (7, 10)] and outs == [(7, 10)]
-    with pytest.raises(mx.MXNetError, match=r"inputs must have one shape \(got \(\?, 10\), "
-                                            r"\(12, 11\)\)"):
+    with pytest.raises(mx.MXNetError, match=r"inconsistent shape for input 'a': \(\?, 10\) "
+                                            r"and \(12, 11\)"):
         (a + b).infer_shape_partial(b=(12, 11))
+
+
+def test_identity_with_attr_like_rhs_ties_shapes_both_ways_and_passes_lhs():
+    # the weight's shape comes back from FullyConnected through the tie, then through
+    # the broadcast_add that computed it
+    w, shift, data = mx.sym.Variable("w"), mx.sym.Variable("shift", shape=(1,)), \
+        mx.sym.Variable("data")
+    tied = mx.sym._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, shift), w)
+    net = mx.sym.FullyConnected(data=data, weight=tied, num_hidden=11, no_bias=True)
+    args, outs, _ = net.infer_shape(data=(7, 100))
+    assert dict(zip(net.list_arguments(), args)) == {"data": (7, 100), "w": (11, 100),
+                                                     "shift": (1,)}
+    assert outs == [(7, 11)]
+    assert mx.sym.op.FullyConnected is not None and mx.sym._internal._plus_scalar is not None
+    x, y = mx.nd.array([[1.0, 2.0]]), mx.nd.zeros((1, 2))
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        z = mx.nd._internal._identity_with_attr_like_rhs(x * 3, y)
+    z.backward()
+    np.testing.assert_array_equal(z.asnumpy(), [[3.0, 6.0]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[3.0, 3.0]])
+    np.testing.assert_array_equal(y.grad.asnumpy(), [[0.0, 0.0]])
+    with pytest.raises(mx.MXNetError, match="_identity_with_attr_like_rhs: inputs must have "
+                                            "one shape"):
+        mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((2, 1)))
