@@ -213,4 +213,3 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
                 raise
             warnings.warn(f"download: attempt {attempt + 1} for {url} failed ({e}); "
                           f"{retries - attempt} left", stacklevel=2)
-    return fname
