@@ -39,6 +39,8 @@ from runtime import gluon, io, metric, test_utils
 from runtime import image, profiler, recordio
 from runtime import callback, model, module
 from runtime import contrib, engine, util, visualization
+from runtime.util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,
+                          set_np_shape, use_np, use_np_array, use_np_shape)
 
 
 def _alias(name, module):
@@ -66,6 +68,8 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "image", "recordio", "profiler",
            "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
            "operator", "module", "mod", "model", "callback", "contrib", "engine", "util",
-           "rnd", "visualization", "viz",
+           "rnd", "visualization", "viz", "is_np_shape", "set_np_shape", "np_shape",
+           "use_np_shape", "is_np_array", "np_array", "use_np_array", "use_np", "set_np",
+           "reset_np",
            "set_storage_fallback", "get_storage_fallback", "StorageFallbackWarning",
            "StorageFallbackError"]

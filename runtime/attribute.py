@@ -4,11 +4,13 @@ inner one's values winning; the current scope is per thread."""
 
 import threading
 
-_state = threading.local()
+from runtime.base import _ThreadCurrentType
 
 
-class AttrScope:
+class AttrScope(metaclass=_ThreadCurrentType):
     """A scope whose string attributes ``**kwargs`` go on each symbol made inside it."""
+
+    _state = threading.local()     # the scope in force, per thread
 
     def __init__(self, **kwargs):
         for key, value in kwargs.items():
@@ -31,20 +33,17 @@ class AttrScope:
         self._old = current()
         merged = AttrScope()
         merged._attr = self._old.get(self._attr)
-        _state.current = merged
+        AttrScope.current = merged
         return self
 
     def __exit__(self, *exc):
-        _state.current = self._old
+        AttrScope.current = self._old
         self._old = None
 
 
 def current():
     """The scope in force in this thread (an empty one when none was entered)."""
-    scope = getattr(_state, "current", None)
-    if scope is None:
-        scope = _state.current = AttrScope()
-    return scope
+    return AttrScope.current
 
 
 __all__ = ["AttrScope", "current"]

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "py_str", "string_types", "numeric_types",
-           "integer_types"]
+           "integer_types", "mx_real_t"]
 
 string_types = (str,)
 """What MXNet counts as a string (its Python 3 value)."""
@@ -22,6 +22,8 @@ numeric_types = (float, int, np.generic)
 """Scalars MXNet accepts where a number is expected."""
 integer_types = (int, np.integer)
 """Integers MXNet accepts where an integer is expected."""
+mx_real_t = np.float32
+"""MXNet's default floating type (arrays and parameters are float32 unless told)."""
 
 
 def py_str(x):
@@ -32,6 +34,33 @@ def py_str(x):
 def _as_list(obj):
     """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet's ``_as_list``)."""
     return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+class _ThreadCurrentType(type):
+    """Gives a scope class MXNet's class attribute ``current`` (``AttrScope.current``,
+    ``NameManager.current``): the scope in force in the calling thread, a new ``cls()``
+    of the root class until one is entered or assigned; assigning it replaces the
+    scope of this thread only.  The class keeps it in ``_state``, a threading.local."""
+
+    def _root(cls):
+        return [c for c in cls.__mro__ if isinstance(c, _ThreadCurrentType)][-1]
+
+    @property
+    def current(cls):
+        """The scope in force in this thread; assigning it replaces that scope."""
+        scope = getattr(cls._state, "current", None)
+        if scope is None:
+            scope = cls._state.current = cls._root()()
+        return scope
+
+    @current.setter
+    def current(cls, scope):
+        root = cls._root()
+        if not isinstance(scope, root):
+            raise TypeError(f"{root.__name__}.current must be an instance of "
+                            f"{root.__name__} (got "
+                            f"{type(scope).__name__})")
+        cls._state.current = scope
 
 
 class MXNetError(RuntimeError):

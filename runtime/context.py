@@ -53,6 +53,10 @@ class Context(metaclass=_ContextType):
     """
 
     __slots__ = ("device_type", "device_id")
+    devtype2str = {i + 1: name for i, name in enumerate(_DEVICE_TYPES)}
+    """MXNet's numeric device types by number: 1 cpu, 2 gpu, 3 cpu_pinned."""
+    devstr2type = {name: i + 1 for i, name in enumerate(_DEVICE_TYPES)}
+    """The numbers of :attr:`devtype2str` by device type name."""
 
     def __new__(cls, device_type, device_id=0):
         if isinstance(device_type, Context):
@@ -115,7 +119,7 @@ class Context(metaclass=_ContextType):
     @property
     def device_typeid(self):
         """MXNet's numeric device type: 1 cpu, 2 gpu, 3 cpu_pinned."""
-        return _DEVICE_TYPES.index(self.device_type) + 1
+        return Context.devstr2type[self.device_type]
 
 
 def _stack():

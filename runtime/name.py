@@ -8,11 +8,13 @@ current one is per thread.
 
 import threading
 
-_state = threading.local()
+from runtime.base import _ThreadCurrentType
 
 
-class NameManager:
+class NameManager(metaclass=_ThreadCurrentType):
     """Names symbols: a given name is kept, else ``hint`` followed by a counter per hint."""
+
+    _state = threading.local()     # the scope in force, per thread
 
     def __init__(self):
         self._counter = {}
@@ -28,11 +30,11 @@ class NameManager:
 
     def __enter__(self):
         self._old = current()
-        _state.current = self
+        NameManager.current = self
         return self
 
     def __exit__(self, *exc):
-        _state.current = self._old
+        NameManager.current = self._old
         self._old = None
 
 
@@ -51,10 +53,7 @@ class Prefix(NameManager):
 
 def current():
     """The manager in force in this thread (a process default when none was entered)."""
-    mgr = getattr(_state, "current", None)
-    if mgr is None:
-        mgr = _state.current = NameManager()
-    return mgr
+    return NameManager.current
 
 
 __all__ = ["NameManager", "Prefix", "current"]

@@ -27,6 +27,7 @@ from runtime._ndarray import NDArray
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
+           "assert_allclose",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
            "assert_exception", "environment", "check_numeric_gradient", "numeric_grad",
            "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
@@ -119,6 +120,12 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
                              f"{an.shape!r} and {bn.shape!r})")
     np.testing.assert_allclose(an, bn, rtol=rtol_, atol=atol_, equal_nan=equal_nan,
                                err_msg=f"{names[0]} and {names[1]} differ")
+
+
+def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True):
+    """:func:`assert_almost_equal` with NumPy's ``assert_allclose`` defaults (tight
+    rtol, no atol, NaNs equal); ``a`` and ``b`` may be NDArrays, NumPy arrays or lists."""
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def same(a, b):

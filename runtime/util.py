@@ -1,14 +1,21 @@
-"""MXNet 1.x's ``mx.util``: the switches of MXNet's NumPy interface (``mx.np``) and
-small environment helpers.
+"""MXNet 1.x's ``mx.util``: the switches of MXNet's NumPy semantics and small
+environment helpers.
 
-ndrt implements MXNet's legacy ``nd``/``sym`` interface only, so NumPy semantics are
-always off: the queries say False, and turning a semantics on is refused with a
+NumPy shape semantics (``set_np_shape``, ``np_shape``, ``use_np_shape``; per thread, off
+in a new thread, as in MXNet) only change how symbolic shape inference marks what it
+does not know (``Symbol.infer_shape_partial``: -1 for an unknown dimension and None for
+an unknown shape, where legacy shapes use 0 and ``()``; a given -1 is then unknown and a
+given 0 a real size): NDArrays always have them, zero-size dimensions and scalars being
+real shapes.  NumPy array semantics belong to MXNet's ``mx.np`` interface, which ndrt does
+not implement: the queries say False and turning them on is refused with a
 ``NotImplementedError`` (code written for ``mx.np`` would otherwise run with the wrong
-rules).  Turning them off, the state they are in, is accepted.
+rules).
 """
 
 import contextlib
+import functools
 import os
+import threading
 
 from runtime.context import num_gpus
 
@@ -16,17 +23,19 @@ __all__ = ["is_np_shape", "is_np_array", "set_np_shape", "set_np", "reset_np", "
            "np_array", "use_np", "use_np_shape", "use_np_array", "getenv", "setenv",
            "get_gpu_count"]
 
+_state = threading.local()
+
 
 def _refuse(what):
     raise NotImplementedError(
-        f"{what}: MXNet's NumPy interface (mx.np, mx.npx and their shape and array "
+        f"{what}: MXNet's NumPy array interface (mx.np, mx.npx and their array "
         "semantics) is not part of ndrt, which implements the legacy nd/sym API; use "
         "mx.nd arrays")
 
 
 def is_np_shape():
-    """Whether NumPy shape semantics are on: always False in ndrt."""
-    return False
+    """Whether NumPy shape semantics are on in this thread."""
+    return getattr(_state, "np_shape", False)
 
 
 def is_np_array():
@@ -35,30 +44,35 @@ def is_np_array():
 
 
 def set_np_shape(active):
-    """Turn NumPy shape semantics off (the only state ndrt has); return the previous
-    state, False.  ``active=True`` raises NotImplementedError."""
-    if active:
-        _refuse("set_np_shape(True)")
-    return False
+    """Turn NumPy shape semantics on or off in this thread; returns the previous
+    state."""
+    prev = is_np_shape()
+    _state.np_shape = bool(active)
+    return prev
 
 
 def set_np(shape=True, array=True):
-    """MXNet's switch for both NumPy semantics; only ``set_np(False, False)`` is
-    accepted (a no-op)."""
-    if shape or array:
+    """MXNet's switch for both NumPy semantics: ``shape`` as :func:`set_np_shape`;
+    ``array=True`` is refused."""
+    if array:
         _refuse(f"set_np(shape={shape!r}, array={array!r})")
+    set_np_shape(shape)
 
 
 def reset_np():
-    """Turn both NumPy semantics off: they already are."""
+    """Turn both NumPy semantics off."""
+    set_np_shape(False)
 
 
 @contextlib.contextmanager
 def np_shape(active=True):
-    """A scope with NumPy shape semantics ``active``; only ``active=False`` is accepted."""
-    if active:
-        _refuse("np_shape(True)")
-    yield
+    """A scope with NumPy shape semantics ``active`` (this thread's previous state is
+    put back on exit)."""
+    prev = set_np_shape(active)
+    try:
+        yield
+    finally:
+        set_np_shape(prev)
 
 
 @contextlib.contextmanager
@@ -75,8 +89,16 @@ def use_np(func):
 
 
 def use_np_shape(func):
-    """MXNet's decorator running under NumPy shape semantics: refused."""
-    _refuse(f"use_np_shape({getattr(func, '__name__', func)!r})")
+    """MXNet's decorator running a function under NumPy shape semantics (a class is
+    refused: decorate its methods)."""
+    if isinstance(func, type) or not callable(func):
+        raise TypeError(f"use_np_shape: func must be a function (got {func!r})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        with np_shape(True):
+            return func(*args, **kwargs)
+    return wrapped
 
 
 def use_np_array(func):

@@ -39,14 +39,40 @@ def _global_prefix(hint):
 
 
 class _BlockScope:
-    """The ``name_scope()`` of a block: children made inside it take its prefix.  Made
-    anew by each ``name_scope()`` call (the counters live on the block), so that a block
-    holds no reference cycle and dies with its last reference, gc or not."""
+    """The ``name_scope()`` of a block: children made inside it take its prefix, and so
+    do the symbols made inside it (a ``name.Prefix`` of the block's prefix is the name
+    manager there, as in Gluon).  Made anew by each ``name_scope()`` call (the counters
+    live on the block), so that a block holds no reference cycle and dies with its last
+    reference, gc or not."""
 
     def __init__(self, block):
         self._block = block
-        self._counter = block._scope_counter
+        self._counter = getattr(block, "_scope_counter", None)
+        if self._counter is None:          # an object that only carries a prefix
+            self._counter = {}
         self._old = None
+        self._names = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """``(prefix, params)`` of a block made now with ``prefix`` (None: ``hint``
+        numbered, in the current scope or globally) and ``params`` (a ParameterDict to
+        share, or None: a new one named after the prefix, under the enclosing block's),
+        as Gluon's ``_BlockScope.create``."""
+        current = getattr(_scope, "current", None)
+        full = _create_prefix(prefix, hint)
+        if params is not None:
+            shared = ParameterDict(params.prefix, params)
+            shared.update(params)
+            return full, shared
+        if current is None:
+            return full, ParameterDict(full)
+        # Gluon: a child's parameters are named after its parent's ParameterDict and
+        # share what the parent shares, so that Net(params=other.collect_params())
+        # reuses other's parameters all the way down
+        parent = current._block._params
+        return full, ParameterDict(parent.prefix + full[len(current._block.prefix):],
+                                   parent._shared)
 
     def __enter__(self):
         # A block made with prefix '' names nothing itself: blocks made in its scope are
@@ -55,11 +81,15 @@ class _BlockScope:
             return self
         self._old = getattr(_scope, "current", None)
         _scope.current = self
+        self._names = _name.Prefix(self._block.prefix)
+        self._names.__enter__()
         return self
 
     def __exit__(self, *exc):
         if self._block._empty_prefix:
             return
+        self._names.__exit__(*exc)
+        self._names = None
         _scope.current = self._old
         self._old = None
 
@@ -98,24 +128,11 @@ class Block:
         object.__setattr__(self, "_reg_params", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
-        current = getattr(_scope, "current", None)
-        self._prefix = _create_prefix(prefix, self._alias())
-        self._empty_prefix = prefix == ""
-        if params is None and current is not None:
-            # Gluon: a child's parameters are named after its parent's ParameterDict and
-            # share what the parent shares, so that Net(params=other.collect_params())
-            # reuses other's parameters all the way down
-            parent = current._block._params
-            local = self._prefix[len(current._block.prefix):]
-            self._params = ParameterDict(parent.prefix + local, parent._shared)
-        elif params is None:
-            self._params = ParameterDict(self._prefix)
-        elif isinstance(params, ParameterDict):
-            self._params = ParameterDict(params.prefix, params)
-            self._params.update(params)
-        else:
+        if params is not None and not isinstance(params, ParameterDict):
             raise TypeError(f"{type(self).__name__}: params must be a ParameterDict (got "
                             f"{type(params).__name__})")
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._empty_prefix = prefix == ""
         self._scope_counter = {}
 
     def __setattr__(self, name, value):

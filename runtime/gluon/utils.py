@@ -1,17 +1,22 @@
 """Gluon's helpers (``gluon.utils``): gradient clipping by global norm
 (``clip_global_norm``), batches cut into one slice per context (``split_data``,
-``split_and_load``) and the handles of forward hooks (``HookHandle``)."""
+``split_and_load``), the handles of forward hooks (``HookHandle``) and files fetched over
+HTTP(S) (``download``, ``check_sha1``)."""
 
+import hashlib
 import math
+import os
 import warnings
 import weakref
 
 import numpy as np
 
 from runtime import nd
+from runtime._files import write_chunks
 from runtime._ndarray import NDArray
 
-__all__ = ["clip_global_norm", "split_data", "split_and_load", "HookHandle"]
+__all__ = ["clip_global_norm", "split_data", "split_and_load", "HookHandle", "check_sha1",
+           "download"]
 
 
 def _square_sum(x):
@@ -130,3 +135,81 @@ class HookHandle:
 
     def __exit__(self, *exc):
         self.detach()
+
+
+def check_sha1(filename, sha1_hash):
+    """Whether the SHA-1 digest of the file ``filename`` is ``sha1_hash`` (a hex string;
+    only its first ``len(sha1_hash)`` characters are compared, as gluon does)."""
+    sha1 = hashlib.sha1()
+    with open(filename, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha1.update(block)
+    return sha1.hexdigest()[:len(sha1_hash)] == sha1_hash[:len(sha1.hexdigest())]
+
+
+def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
+    """Fetch ``url`` into a file (gluon's ``download``, through the ``requests``
+    package) and return the file's path.
+
+    Parameters
+    ----------
+    url : str
+        What to fetch.
+    path : str, optional
+        The file, or a folder to put it in under the URL's last part (the default: the
+        current folder).
+    overwrite : bool
+        Fetch even when the file exists; without it an existing file is kept unless
+        ``sha1_hash`` is given and does not match it.
+    sha1_hash : str, optional
+        The expected SHA-1 digest (hex): a fetched file that does not match it counts as
+        a failed attempt and is not kept.
+    retries : int
+        How many failed attempts are tried again (>= 0); the last failure's exception
+        is raised.
+    verify_ssl : bool
+        Check the server's certificate (with False a warning says it is not checked).
+
+    The content is written to a temporary file beside the target and renamed into place
+    once complete (and matching ``sha1_hash``), so concurrent downloads of one file
+    leave one whole file and a failed one leaves nothing.
+    """
+    if path is None:
+        fname = url.split("/")[-1]
+    else:
+        path = os.path.expanduser(path)
+        fname = os.path.join(path, url.split("/")[-1]) if os.path.isdir(path) else path
+    if not fname:
+        raise ValueError(f"download: path must name a file when the url ends in '/' "
+                         f"(got url {url!r}, path {path!r})")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"download: retries must be an integer >= 0 (got {retries!r})")
+    if not verify_ssl:
+        warnings.warn("Unverified HTTPS request is being made (verify_ssl=False). Adding "
+                      "certificate verification is strongly advised.", stacklevel=2)
+    if not overwrite and os.path.exists(fname) and \
+            (sha1_hash is None or check_sha1(fname, sha1_hash)):
+        return fname
+    import requests
+    folder = os.path.dirname(os.path.abspath(fname))
+    os.makedirs(folder, exist_ok=True)
+
+    def matches(tmp):
+        if sha1_hash is not None and not check_sha1(tmp, sha1_hash):
+            raise UserWarning(f"download: the content of {url} does not match sha1_hash "
+                              f"{sha1_hash!r}; the file may be outdated or incomplete")
+
+    for attempt in range(retries + 1):
+        try:
+            r = requests.get(url, stream=True, verify=verify_ssl)
+            if r.status_code != 200:
+                raise RuntimeError(f"download: failed downloading url {url} (HTTP status "
+                                   f"{r.status_code})")
+            write_chunks(fname, (c for c in r.iter_content(chunk_size=1 << 16) if c),
+                         matches)
+            return fname
+        except Exception as e:
+            if attempt == retries:
+                raise
+            warnings.warn(f"download: attempt {attempt + 1} for {url} failed ({e}); "
+                          f"{retries - attempt} left", stacklevel=2)

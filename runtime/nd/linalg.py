@@ -19,6 +19,7 @@ inverse = _op("inverse")
 det = _op("det")
 slogdet = _op("slogdet")
 sumlogdiag = _op("sumlogdiag")
+gelqf = _op("gelqf")
 
 __all__ = ["gemm", "gemm2", "potrf", "potri", "trsm", "trmm", "syrk", "inverse", "det",
-           "slogdet", "sumlogdiag"]
+           "slogdet", "sumlogdiag", "gelqf"]

@@ -896,6 +896,13 @@ register("copy", aliases=("identity", "_copy"), compute=_copy, inplace=[(0, 0)],
          gradient=lambda a, i, o, g: [g[0]])
 register("stop_gradient", aliases=("BlockGrad",), compute=_copy, inplace=[(0, 0)],
          differentiable=False)
+register("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"), compute=_copy,
+         ignores=(1,), infer_shape=equal_shapes("_identity_with_attr_like_rhs"),
+         infer_inputs=fill_equal_shapes, infer_type=lambda a, d: [d[0]],
+         gradient=lambda a, i, o, g: [g[0], None],
+         doc="``lhs`` itself, with ``rhs`` of the same shape (MXNet's internal operator "
+             "that ties a computed array's shape to another's, so graph-mode shape "
+             "inference can fill either from the other); ``rhs`` gets no gradient.")
 
 
 def _fill(value):

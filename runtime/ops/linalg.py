@@ -1,8 +1,9 @@
 """MXNet's ``linalg`` operators (matrix products of ``dot``/``FullyConnected``:
 runtime.ops.dot): ``_linalg_gemm``, ``_linalg_gemm2``, ``_linalg_potrf``,
 ``_linalg_potri``, ``_linalg_trsm``, ``_linalg_trmm``, ``_linalg_syrk``,
-``_linalg_inverse``, ``_linalg_det``, ``_linalg_slogdet``, ``_linalg_sumlogdiag`` (aliases
-``linalg_gemm`` ...; ``runtime.nd.linalg`` offers them as ``gemm`` ...).
+``_linalg_inverse``, ``_linalg_det``, ``_linalg_slogdet``, ``_linalg_sumlogdiag``,
+``_linalg_gelqf`` (aliases ``linalg_gemm`` ...; ``runtime.nd.linalg`` offers them as
+``gemm`` ...).
 
 As MXNet: float32 and float64 only; the matrices are the last two axes and every leading
 axis is a batch axis, which all inputs share exactly (no broadcasting); ``gemm`` and
@@ -477,3 +478,42 @@ register("_linalg_sumlogdiag", aliases=("linalg_sumlogdiag",), inputs=("A",),
          doc="The sum of the logarithms of each square matrix's diagonal (MXNet's "
              "linalg.sumlogdiag: log det of a Cholesky factor); shape of the batch, (1,) for "
              "one matrix.  Gradient: g / A[i, i] on the diagonal.")
+
+
+# -- gelqf ------------------------------------------------------------------------------------
+
+def _gelqf_shape(attrs, shapes):
+    a = shapes[0]
+    _matrix("_linalg_gelqf", "A", a)
+    if a[-2] > a[-1]:
+        raise ValueError(f"_linalg_gelqf: A must have at least as many columns as rows "
+                         f"(got shape {a!r})")
+    return [a, a[:-1] + (a[-2],)]
+
+
+def _gelqf(attrs, ins, outs):
+    # the LQ factors of A are the transposed QR factors of A^T (LAPACK's gelqf is geqrf
+    # on the transpose), so Householder's signs are those of MXNet's LAPACK call
+    q, r = np.linalg.qr(_t(ins[0]))
+    outs[0][...] = _t(q)
+    outs[1][...] = _t(r)
+
+
+def _gelqf_grad(a, i, o, g):
+    Q, L = o
+    dQ, dL = g
+    # dA = L^-T (dQ + copyltu(M) Q), M = L^T dL - dQ Q^T, copyltu: M's lower triangle
+    # mirrored into the upper one
+    M = F._linalg_gemm2(L, dL, transpose_a=True) - F._linalg_gemm2(dQ, Q, transpose_b=True)
+    low = M * _mask(M, True)
+    sym = low + F.swapaxes(M * _mask(M, True, strict=True), dim1=-1, dim2=-2)
+    return [F._linalg_trsm(L, dQ + F._linalg_gemm2(sym, Q), transpose=True)]
+
+
+register("_linalg_gelqf", aliases=("linalg_gelqf",), inputs=("A",), num_outputs=2,
+         infer_shape=_gelqf_shape, infer_type=_float_type("_linalg_gelqf", 2),
+         compute=_gelqf, gradient=_gelqf_grad, grad_outputs=(0, 1),
+         doc="[Q, L], the LQ factorization A = L @ Q of each matrix with no more rows than "
+             "columns (MXNet's linalg.gelqf): Q (m, n) with orthonormal rows, L (m, m) "
+             "lower triangular.  Gradient: MXNet's, L^-T (dQ + copyltu(M) Q) with "
+             "M = L^T dL - dQ Q^T.")

@@ -41,7 +41,8 @@ dropped, ndrt refuses such a weight and keeps every row.
 Host kernels are runtime._sparse_optim's (one pass over memory, no temporaries, for
 dense and row_sparse gradients alike; on x86 they flush denormals to zero, see there);
 device arrays take NumPy-style formulas in CuPy.
-Values are float32 or float64.  Bad attributes, shapes, dtypes or storage types raise
+Values are float32 or float64, or float16 for dense arrays (computed in float32 and
+rounded back, as MXNet's float16 updates are).  Bad attributes, shapes, dtypes or storage types raise
 during inference, before anything is written.  The updates are not differentiable (the
 tape does not record them; recording refuses them on arrays that are on the tape).
 """
@@ -57,6 +58,7 @@ from runtime._ndarray import empty as _empty
 from runtime.ops.registry import Attr, register
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_HALF = np.dtype(np.float16)
 _INF = math.inf
 
 # Attributes shared by every update, in MXNet's order after the op's own.
@@ -145,12 +147,14 @@ def _shapes(op, states, check, ok):
 
 
 def _types(op, states):
+    """infer_type: a float16, float32 or float64 weight, the grad and states of its
+    dtype (MXNet's updates take every real type; float16 is computed in float32)."""
     names = ("grad",) + states
 
     def infer(attrs, dtypes):
         w = dtypes[0]
-        if w not in _FLOATS:
-            raise TypeError(f"{op}: weight must be float32 or float64 (got {w})")
+        if w not in _FLOATS and w != _HALF:
+            raise TypeError(f"{op}: weight must be float16, float32 or float64 (got {w})")
         for name, d in zip(names, dtypes[1:]):
             if d != w:
                 raise TypeError(f"{op}: {name} must have the weight's dtype {w} (got {d})")
@@ -240,11 +244,25 @@ def _dense(op, update, device):
     def compute(attrs, ins, outs):
         check_lr(op, attrs)
         w, g, states, o = ins[0], ins[1], ins[2:], outs[0]
-        if isinstance(w, np.ndarray):
+        if w.dtype == _HALF:
+            _in_float32(w, g, states, o, lambda *a: compute(attrs, a[:-1], a[-1:]))
+        elif isinstance(w, np.ndarray):
             update(o, w, g, None, states, attrs, False)
         else:
             device(w, g, states, o, attrs)
     return compute
+
+
+def _in_float32(w, g, states, o, run):
+    """A float16 update computed in float32 (MXNet's float16 updates do their math in
+    float32): ``run(w, g, *states, o)`` on float32 copies, then the result and the
+    states rounded back into ``o`` and ``states``, only once it has succeeded."""
+    wide = [x.astype(np.float32) for x in (w, g) + tuple(states)]
+    out = wide[0].copy()
+    run(*wide, out)
+    for dst, src in zip(states, wide[2:]):
+        dst[...] = src
+    o[...] = out
 
 
 def _lazy(rule, attrs, w, g, states):
@@ -322,6 +340,10 @@ def _sparse(op, update, rule, state_names):
     def compute(attrs, inputs, outs):
         check_lr(op, attrs)
         w, g, states = inputs[0], inputs[1], inputs[2:]
+        if w.dtype == _HALF:
+            raise TypeError(f"{op}: a float16 update takes dense arrays (got storage "
+                            f"types {', '.join(x.stype for x in inputs)}); make the "
+                            f"weight, gradient and states dense or float32")
         if not all(x.context.device_type == "cpu" for x in inputs):
             raise NotImplementedError(f"{op}: no device kernel for row_sparse arrays yet "
                                       f"(got {w.context}); use dense arrays")

@@ -68,6 +68,14 @@ for _flow in ("foreach", "while_loop", "cond"):
     setattr(contrib, _flow, _no_control_flow(_flow))
 linalg = _namespace("linalg", "_linalg_")
 sparse = _sparse_namespace()
+# MXNet's mx.sym._internal and mx.sym.op: every operator by name, hidden ones
+# (_plus_scalar, _identity_with_attr_like_rhs) included
+_internal = types.ModuleType(f"{__name__}._internal", "Every registry operator by name, "
+                             "hidden ones included (MXNet's mx.sym._internal).")
+op = types.ModuleType(f"{__name__}.op", "Every registry operator by name (MXNet's "
+                      "mx.sym.op).")
+_symbol.install(vars(_internal))
+_symbol.install(vars(op))
 _symbol.install(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",

@@ -13,6 +13,7 @@ import ast
 import numpy as np
 
 from runtime.errors import MXNetTypeError, MXNetValueError
+from runtime.ops.registry import fill_equal_shapes
 from runtime.nd._mxnet_format import _DTYPE_CODES, _DTYPES, STYPE_CODES, STYPES
 
 # attribute keys MXNet stores as ``__key__`` (and lists under both names)
@@ -125,7 +126,7 @@ def _fail(node, what, err):
     raise cls(f"{what}: {node.describe()}: {err}") from err
 
 
-def _parse_shape(text):
+def _parse_shape(text, partial=False):
     try:
         shape = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -133,13 +134,17 @@ def _parse_shape(text):
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(shape)
+    if partial:
+        return shape or None
     # MXNet 1.x writes 0 for a dimension not known yet (a Gluon parameter's in_units)
     return None if 0 in shape or not shape else shape
 
 
-def var_shape(node):
+def var_shape(node, partial=False):
+    """A variable's ``__shape__``: None when it has none or (unless ``partial``, which
+    keeps them for the caller to read) it holds unknown dimensions."""
     text = node.attrs.get("__shape__")
-    return None if text is None else _parse_shape(text)
+    return None if text is None else _parse_shape(text, partial)
 
 
 def var_dtype(node):
@@ -159,22 +164,43 @@ def var_stype(node):
     return STYPES.get(int(text), "default") if text.lstrip("-").isdigit() else text
 
 
+def _merge_partial(old, new):
+    """The more known of two shapes that agree where both are known (None dims are
+    unknown), or None when they disagree."""
+    if len(old) != len(new) or any(a is not None and b is not None and a != b
+                                   for a, b in zip(old, new)):
+        return None
+    return tuple(a if a is not None else b for a, b in zip(old, new))
+
+
 def _set(table, entry, value, node, what):
     old = table.get(entry)
     if old is None:
         table[entry] = value
         return True
+    if old != value and isinstance(old, tuple) and isinstance(value, tuple) and \
+            (None in old or None in value):
+        merged = _merge_partial(old, value)
+        if merged is not None:
+            table[entry] = merged
+            return merged != old
     if old != value:
+        a, b = (_shown(v) if isinstance(v, tuple) else repr(v) for v in (old, value))
         raise MXNetValueError(f"{what}: {node.describe()}: inconsistent {what[6:]} for input "
-                         f"{entry[0].name!r}: {old!r} and {value!r}")
+                              f"{entry[0].name!r}: {a} and {b}")
     return False
+
+
+def _incomplete(value):
+    """Whether an entry's value is unknown or a shape with unknown (None) dimensions."""
+    return value is None or (isinstance(value, tuple) and None in value)
 
 
 def _infer(nodes, known, what, forward, backward=None, fill=None):
     """The shared fixed-point walk: ``table`` maps each entry to its value (None while
     unknown).  ``forward(node, ins) -> outs`` when every input is known; ``backward(node,
-    ins) -> ins`` fills unknown inputs from known ones; ``fill(node, ins)`` the same for
-    the types' default rule."""
+    ins, outs) -> ins`` fills unknown inputs from the known inputs and outputs;
+    ``fill(node, ins, outs)`` the same for the types' default rule."""
     table = {}
     for node in nodes:
         if node.op is None:
@@ -182,6 +208,9 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             if value is not None:
                 table[(node, 0)] = value
     done = set()        # nodes whose forward rule has run (once each)
+    # Partly known inputs (shapes with unknown dimensions) wait until nothing else can
+    # be learned, so that the rules fill what they can before a forward runs on them.
+    partial_ok = False
     changed = True
     while changed:
         changed = False
@@ -189,21 +218,23 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
             if node.op is None or id(node) in done:
                 continue
             ins = [table.get((n, i)) for n, i in node.inputs]
-            if any(v is None for v in ins):
+            if any(_incomplete(v) for v in ins):
                 for rule in (backward, fill):
                     if rule is None:
                         continue
+                    outs = [table.get((node, i)) for i in range(node.n_out())]
                     try:
-                        new = rule(node, list(ins))
+                        new = rule(node, list(ins), outs)
                     except (TypeError, ValueError) as e:
                         _fail(node, what, e)
                     if new is None:
                         continue
                     for entry, old, value in zip(node.inputs, ins, new):
-                        if old is None and value is not None:
+                        if _incomplete(old) and value is not None:
                             changed |= _set(table, entry, value, node, what)
                     ins = [table.get((n, i)) for n, i in node.inputs]
-                if any(v is None for v in ins):
+                if any(v is None for v in ins) or \
+                        (not partial_ok and any(_incomplete(v) for v in ins)):
                     continue
             done.add(id(node))
             try:
@@ -212,28 +243,112 @@ def _infer(nodes, known, what, forward, backward=None, fill=None):
                 _fail(node, what, e)
             # an output a consumer's rule filled in must agree (_set raises otherwise)
             for i, value in enumerate(outs[:node.n_out()]):
-                changed |= _set(table, (node, i), value, node, what)
+                if value is not None:
+                    changed |= _set(table, (node, i), value, node, what)
+        if not changed and not partial_ok:
+            partial_ok = changed = True
     return table
 
 
-def infer_shapes(nodes, known):
+# The sizes that stand in for unknown dimensions when an operator's shape rule runs on
+# partly known shapes (see infer_shapes): two runs, each with one size for every
+# unknown dimension.
+_PROBES = (7919, 7927)
+
+
+def _is_partial(shape):
+    return shape is not None and None in shape
+
+
+def _probe_forward(node, ins):
+    """An operator's output shapes from inputs with unknown (None) dimensions: its rule
+    runs twice with every unknown dimension set to one probe size, then another; an
+    output dimension that is the same both times is known, one that follows the probe
+    is not, and a rule that refuses either run leaves every output unknown (None)."""
+    runs = []
+    for probe in _PROBES:
+        filled = [tuple(probe if d is None else d for d in s) for s in ins]
+        try:
+            runs.append([tuple(s) for s in node.op.infer_shape(node.params, filled)])
+        except (TypeError, ValueError):
+            return [None] * node.n_out()
+    return [tuple(a if a == b else None for a, b in zip(x, y)) if len(x) == len(y) else None
+            for x, y in zip(*runs)]
+
+
+def infer_shapes(nodes, known, unknown_dim=None):
     """{entry: shape} for every entry whose shape follows from ``known`` ({variable node:
-    shape}, the variables' ``__shape__`` attributes filling the rest)."""
+    shape}, the variables' ``__shape__`` attributes filling the rest).
+
+    With ``unknown_dim`` (0 for MXNet's legacy shapes, -1 under NumPy shape semantics), a
+    dimension of that size in a given shape is unknown: such partly known shapes flow
+    through each operator by running its shape rule with probe sizes
+    (:func:`_probe_forward`), and come back as tuples holding None for the dimensions
+    still unknown.  An operator whose rule needs a dimension it cannot see (batch_dot's
+    inner size, say) leaves its outputs unknown rather than failing.  Only elementwise
+    operators (whose inputs share one shape) unify their inputs, as MXNet's do: a
+    dimension one input knows fills it in the others and the output; other operators
+    do not fill their inputs' unknown dimensions from their outputs (MXNet's
+    FullyConnected, Concat ... do)."""
     known = dict(known)
     for node in nodes:
         if node.op is None and known.get(node) is None:
-            known[node] = var_shape(node)
+            known[node] = var_shape(node, partial=unknown_dim is not None)
+    if unknown_dim is not None:
+        known = {n: None if s is None else
+                 tuple(None if d == unknown_dim else d for d in s)
+                 for n, s in known.items()}
 
     def forward(node, ins):
+        if any(_is_partial(s) for s in ins):
+            if node.op.infer_inputs is fill_equal_shapes:
+                return [_unified(node, ins)]
+            return _probe_forward(node, ins)
         return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
 
-    def backward(node, ins):
+    def backward(node, ins, outs):
         if node.op.infer_inputs is None:
             return None
+        ins = [None if _is_partial(s) else s for s in ins]
+        if node.op.infer_inputs is fill_equal_shapes and outs[0] is not None and \
+                not _is_partial(outs[0]):
+            # an elementwise op's inputs have the shape of its output
+            ins = [outs[0] if s is None else s for s in ins]
         return [None if s is None else tuple(s)
                 for s in node.op.infer_inputs(node.params, ins)]
 
-    return _infer(nodes, known, "infer_shape", forward, backward)
+    table = _infer(nodes, known, "infer_shape", forward, backward)
+    if unknown_dim is not None:
+        # an elementwise op's inputs have its output's shape: fill their unknown
+        # dimensions from it, consumers before producers
+        for node in reversed(nodes):
+            if node.op is None or node.op.infer_inputs is not fill_equal_shapes:
+                continue
+            out = table.get((node, 0))
+            for entry in node.inputs:
+                shape = table.get(entry)
+                if out is not None and _is_partial(shape):
+                    table[entry] = _merge_partial(shape, out) or shape
+    return table
+
+
+def _unified(node, shapes):
+    """The one shape of an elementwise op's partly known inputs, each dimension taken
+    from whichever input knows it (MXNet's ElemwiseShape); ValueError when two known
+    dimensions differ."""
+    merged = shapes[0]
+    for s in shapes[1:]:
+        merged = _merge_partial(merged, s) if merged is not None else None
+    if merged is None:
+        raise ValueError(f"{node.op.name}: inputs must have one shape (got "
+                         f"{', '.join(_shown(s) for s in shapes)})")
+    return merged
+
+
+def _shown(shape):
+    """A partly known shape as text, ``?`` for an unknown dimension: ``(?, 10)``."""
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
 
 
 def infer_types(nodes, known):
@@ -248,7 +363,7 @@ def infer_types(nodes, known):
     def forward(node, ins):
         return [np.dtype(d) for d in node.op.infer_type(node.params, ins)]
 
-    def fill(node, ins):
+    def fill(node, ins, outs):
         # from a floating input only: an integer one is an index (Embedding's data,
         # take's indices), which says nothing of the weights' dtype
         first = next((d for d in ins if d is not None and d.kind == "f"), None)

@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from runtime import attribute, executor, operator
+from runtime import attribute, executor, operator, util
 from runtime.base import NotImplementedForSymbol
 from runtime import name as _name
 from runtime import initializer as _init
@@ -191,8 +191,13 @@ class Symbol:
         return nodes, known
 
     def _infer_shape(self, partial, args, kwargs):
-        nodes, known = self._known("infer_shape", args, kwargs, _as_shape)
-        table = _graph.infer_shapes(nodes, known)
+        # MXNet's marks of what is unknown: legacy shapes write an unknown dimension as
+        # 0 and an unknown shape as (); NumPy shape semantics as -1 and None
+        np_shape = util.is_np_shape()
+        unknown_dim = -1 if np_shape else 0
+        nodes, known = self._known("infer_shape", args, kwargs,
+                                   lambda k, v: _as_shape(k, v, allow=unknown_dim))
+        table = _graph.infer_shapes(nodes, known, unknown_dim)
         aux = _graph.aux_nodes(nodes)
         arg_nodes = [n for n in nodes if n.op is None and id(n) not in aux]
         aux_list = [n for n in nodes if id(n) in aux]
@@ -200,9 +205,13 @@ class Symbol:
         outs = [table.get(e) for e in self._outputs]
         auxs = [table.get((n, 0)) for n in aux_list]
         if partial:
-            return ([s or () for s in args_], [s or () for s in outs],
-                    [s or () for s in auxs])
-        if any(s is None for s in args_ + outs + auxs):
+            def shown(s):
+                if s is None:
+                    return None if np_shape else ()
+                return tuple(unknown_dim if d is None else d for d in s)
+            return ([shown(s) for s in args_], [shown(s) for s in outs],
+                    [shown(s) for s in auxs])
+        if any(s is None or None in s for s in args_ + outs + auxs):
             return None, None, None
         return args_, outs, auxs
 
@@ -210,11 +219,16 @@ class Symbol:
         """(argument shapes, output shapes, auxiliary state shapes) from the shapes of
         some arguments (by position in ``list_arguments()`` order, or by name); all
         three None when some shape cannot be told.  A conflict raises ValueError
-        naming the node."""
+        naming the node.
+
+        A given dimension of 0 (under ``util.np_shape()``: -1) is unknown, as in MXNet;
+        see :func:`_graph.infer_shapes` for how far partly known shapes go."""
         return self._infer_shape(False, args, kwargs)
 
     def infer_shape_partial(self, *args, **kwargs):
-        """:meth:`infer_shape` with ``()`` for the shapes it cannot tell."""
+        """:meth:`infer_shape` with what it cannot tell marked as MXNet does: an unknown
+        dimension as 0 and an unknown shape as ``()``, or under ``util.np_shape()`` as
+        -1 and None."""
         return self._infer_shape(True, args, kwargs)
 
     def infer_type(self, *args, **kwargs):
@@ -401,7 +415,9 @@ def _listed(node):
     return out
 
 
-def _as_shape(key, value, who="infer_shape"):
+def _as_shape(key, value, who="infer_shape", allow=0):
+    """``value`` as a shape tuple; sizes must be >= 0, or ``allow`` (-1: NumPy shape
+    semantics' mark of an unknown dimension)."""
     if isinstance(value, numbers.Integral):
         value = (value,)
     try:
@@ -409,7 +425,7 @@ def _as_shape(key, value, who="infer_shape"):
     except (TypeError, ValueError):
         raise TypeError(f"{who}: shape of {key!r} must be a tuple of ints (got "
                         f"{value!r})") from None
-    if any(s < 0 for s in shape):
+    if any(s < 0 and s != allow for s in shape):
         raise ValueError(f"{who}: shape of {key!r} must hold sizes >= 0 (got "
                          f"{value!r})")
     return shape

@@ -5,6 +5,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import traceback
 
 import numpy as np
@@ -80,6 +81,25 @@ def free_failing_tests(namespace):
     for name, fn in list(namespace.items()):
         if name.startswith("test_") and callable(fn):
             namespace[name] = frees_arrays(fn)
+
+
+def in_thread(fn):
+    """Run ``fn`` in a new thread; return its result (or raise what it raised)."""
+    box = {}
+
+    def run():
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # noqa: BLE001  (handed back to the test's thread)
+            box["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the thread did not finish"
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def dense_values(x):

@@ -433,6 +433,14 @@ _add(FAILURES, "reshape_like",
 _add(ZERO_SIZE, "reshape_like", ZeroSize([zeros(0, 3), zeros(3, 0)], {},
                                          lambda a, b: a.reshape(b.shape)))
 
+_add(SAMPLES, "_identity_with_attr_like_rhs",
+     Sample([uniform((2, 3)), uniform((2, 3), seed=1)], wrt=[0]))
+_add(FAILURES, "_identity_with_attr_like_rhs",
+     Failure([uniform((2, 3)), uniform((3, 2))], {}, ValueError,
+             r"^_identity_with_attr_like_rhs: inputs must have one shape"))
+_add(ZERO_SIZE, "_identity_with_attr_like_rhs", ZeroSize([zeros(0, 3), zeros(0, 3)], {},
+                                                         lambda a, b: a.copy()))
+
 _add(SAMPLES, "transpose",
      Sample([uniform((2, 3, 4))]),
      Sample([uniform((2, 3, 4))], {"axes": (1, -1, 0)}))

@@ -127,3 +127,9 @@ _add(SAMPLES, "_linalg_sumlogdiag",
 _add(FAILURES, "_linalg_sumlogdiag",
      Failure([uniform((2, 3))], {}, ValueError, r"^_linalg_sumlogdiag: A must hold square"))
 _add(ZERO_SIZE, "_linalg_sumlogdiag", ZeroSize([zeros(0, 2, 2)], {}, lambda a: np.zeros(0)))
+
+_add(SAMPLES, "_linalg_gelqf",
+     Sample([uniform((2, 3), seed=58)]), Sample([uniform((2, 2, 4), seed=59)]))
+_add(FAILURES, "_linalg_gelqf",
+     Failure([uniform((3, 2))], {}, ValueError,
+             r"^_linalg_gelqf: A must have at least as many columns as rows"))

@@ -75,7 +75,7 @@ for _i, (_name, _n, _attrs) in enumerate(UPDATES):
          Failure([_w.astype(np.int64), _g.astype(np.int64), *[s.astype(np.int64)
                                                               for s in _st]],
                  _attrs, TypeError,
-                 rf"^{_name}: weight must be float32 or float64 \(got int64\)"),
+                 rf"^{_name}: weight must be float16, float32 or float64 \(got int64\)"),
          Failure([_w, _csr(_sparse_input((4, 3), _s + 1)), *_st], _attrs,
                  NotImplementedError,
                  rf"^{_name}: grad must have storage type 'default' or 'row_sparse' "

@@ -58,7 +58,7 @@ import allocator
 import runtime as rt
 from runtime import autograd, nd
 from runtime.nd import sparse
-from tests.runtime.conftest import free_failing_tests
+from tests.runtime.conftest import free_failing_tests, in_thread
 
 pytestmark = pytest.mark.filterwarnings("ignore::runtime.errors.StorageFallbackWarning")
 
@@ -216,25 +216,6 @@ def test_scopes_restore_the_flags_after_an_exception():
     assert not autograd.is_training()
 
 
-def _in_thread(fn):
-    """Run ``fn`` in a new thread; return its result (or raise what it raised)."""
-    box = {}
-
-    def run():
-        try:
-            box["result"] = fn()
-        except BaseException as e:  # noqa: BLE001  (handed back to the test's thread)
-            box["error"] = e
-
-    t = threading.Thread(target=run)
-    t.start()
-    t.join(30)
-    assert not t.is_alive(), "the thread did not finish"
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
 def test_a_thread_started_inside_record_does_not_record():
     x = arr([1.0, 2.0, 3.0])
     x.attach_grad()
@@ -249,7 +230,7 @@ def test_a_thread_started_inside_record_does_not_record():
         return flags, "recorded"
 
     with autograd.record():
-        flags, outcome = _in_thread(work)
+        flags, outcome = in_thread(work)
         assert autograd.is_recording() and autograd.is_training()
     assert flags == (False, False)
     assert outcome == "not on the tape"
@@ -280,7 +261,7 @@ def test_recording_in_another_thread_does_not_record_here():
         y.backward()
     # and a thread that sets its flags leaves this thread's alone
     with autograd.record():
-        _in_thread(lambda: (autograd.set_recording(False), autograd.set_training(False)))
+        in_thread(lambda: (autograd.set_recording(False), autograd.set_training(False)))
         assert autograd.is_recording() and autograd.is_training()
 
 

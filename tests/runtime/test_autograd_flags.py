@@ -8,6 +8,7 @@ import pytest
 
 from runtime import _imperative, autograd, nd
 from runtime.ops import registry
+from tests.runtime.conftest import in_thread
 
 
 @pytest.fixture(autouse=True)
@@ -28,23 +29,15 @@ def test_set_returns_the_previous_value(flag):
     assert get() is False
 
 
-def _in_thread(fn):
-    box = []
-    t = threading.Thread(target=lambda: box.append(fn()))
-    t.start()
-    t.join()
-    return box[0]
-
-
 @pytest.mark.parametrize("flag", ["recording", "training"])
 def test_another_thread_does_not_see_this_thread_s_flag(flag):
     get, set_ = getattr(autograd, f"is_{flag}"), getattr(autograd, f"set_{flag}")
     set_(True)
-    assert _in_thread(get) is False               # a new thread starts with it off
-    assert _in_thread(lambda: (set_(True), get())[1]) is True
+    assert in_thread(get) is False               # a new thread starts with it off
+    assert in_thread(lambda: (set_(True), get())[1]) is True
     assert get() is True                          # untouched by the other thread
     set_(False)
-    assert _in_thread(lambda: (set_(True), get())[1]) is True
+    assert in_thread(lambda: (set_(True), get())[1]) is True
     assert get() is False
 
 
@@ -70,7 +63,7 @@ def test_scopes_are_per_thread():
 def test_dropout_reads_the_training_flag_of_its_thread():
     x = nd.ones((50, 50))
     with autograd.train_mode():
-        dropped = _in_thread(lambda: nd.Dropout(x, p=0.5).asnumpy())
+        dropped = in_thread(lambda: nd.Dropout(x, p=0.5).asnumpy())
         here = nd.Dropout(x, p=0.5).asnumpy()
     np.testing.assert_array_equal(dropped, 1.0)   # the other thread is not training
     assert (here == 0).any()
@@ -83,7 +76,7 @@ def test_the_short_road_records_only_on_the_recording_thread():
     autograd.set_recording(True)
     y = x + x
     assert y._entry is not None and y._entry.node.name == "add"
-    assert _in_thread(lambda: (x + x)._entry) is None     # not recording there
+    assert in_thread(lambda: (x + x)._entry) is None     # not recording there
     assert _imperative.is_recording() is True
     autograd.set_recording(False)
     y.backward()

@@ -12,6 +12,7 @@ import allocator
 import runtime as mx
 from runtime import autograd, nd
 from runtime.gluon import nn
+from runtime.gluon.block import _BlockScope
 from runtime import random as rt_random
 from runtime import initializer as init
 from runtime.gluon.loss import SoftmaxCrossEntropyLoss
@@ -637,3 +638,24 @@ def test_hybrid_block_takes_a_row_sparse_parameter():
     with pytest.warns(Warning, match="dense temporaries"):
         got = layer(x)
     np.testing.assert_array_equal(got.asnumpy(), [[6.0, 6.0]])
+
+
+def test_symbols_made_in_a_name_scope_take_the_block_prefix():
+    net = nn.Dense(2, prefix="net0_")
+    with net.name_scope():
+        inner = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=2)
+    outer = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=2, name="plain")
+    assert inner.name == "net0_fullyconnected0" and outer.name == "plain"
+
+
+def test_block_scope_create_gives_gluon_prefixes_and_parameter_dicts():
+    prefix, params = _BlockScope.create("top_", None, "dense")
+    assert prefix == "top_" and params.prefix == "top_" and len(params) == 0
+    parent = nn.HybridSequential(prefix="seq_")
+    with parent.name_scope():
+        prefix, params = _BlockScope.create(None, None, "dense")
+        assert prefix == "seq_dense0_" and params.prefix == "seq_dense0_"
+        assert _BlockScope.create(None, None, "dense")[0] == "seq_dense1_"
+    shared = parent.collect_params()
+    prefix, params = _BlockScope.create("other_", shared, "dense")
+    assert prefix == "other_" and params.prefix == shared.prefix

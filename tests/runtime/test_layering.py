@@ -21,7 +21,7 @@ imports of ``LAZY`` may stand, each with its reason.
               runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
               runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
               runtime.callback, runtime.recordio, runtime.image, runtime.profiler,
-              runtime.contrib, runtime.engine, runtime.util, runtime.random,
+              runtime.contrib.*, runtime.engine, runtime.util, runtime.random,
               runtime.visualization
 
 A module without a layer (not in ``RANKS``, nor a ``runtime._sparse_*`` kernel, nor in
@@ -86,6 +86,8 @@ LAZY = {
                      "threads of the BLAS libraries, once",
     "mpi4py": "optional dependency (the dist extra); importing mpi4py.MPI initialises MPI, "
               "so only a dist_* kvstore imports it",
+    "requests": "optional dependency (the download extra), needed by "
+                "gluon.utils.download only",
     "sklearn": "optional dependency (the demo extra) that costs about a second of import "
                "time, needed by `ndrt train mlp` only",
 }
@@ -114,7 +116,8 @@ def rank(module):
     if module.startswith("runtime._sparse_"):
         return KERNELS
     for package in ("runtime.ops", "runtime.nd", "runtime.gluon", "runtime.optimizer",
-                    "runtime.io", "runtime.jobs", "runtime.symbol", "runtime.module"):
+                    "runtime.io", "runtime.jobs", "runtime.symbol", "runtime.module",
+                    "runtime.contrib"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None

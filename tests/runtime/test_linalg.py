@@ -5,7 +5,8 @@ central differences), bad input, and that the kernels write straight into the ou
 import numpy as np
 import pytest
 
-from runtime import nd
+from runtime import autograd, nd
+from runtime.base import MXNetError
 from runtime.ops import dot, registry
 from tests.runtime.opcheck import check_grad, check_requests, run
 
@@ -338,3 +339,49 @@ def test_fully_connected_bad_input():
     with pytest.raises(ValueError):
         nd.FullyConnected(x, w, b, num_hidden=5, out=out)
     assert (out.asnumpy() == 7).all()
+
+
+# -- gelqf ---------------------------------------------------------------------------------
+
+def _lq_loss(a, wq, wl):
+    """sum(wq * Q) + sum(wl * L) of A's LQ factors, by NumPy's QR of A^T (float64)."""
+    q, r = np.linalg.qr(np.swapaxes(a, -1, -2))
+    return (wq * np.swapaxes(q, -1, -2)).sum() + (wl * np.swapaxes(r, -1, -2)).sum()
+
+
+def test_gelqf_factors_reconstruct_with_orthonormal_rows_and_lower_l():
+    a = np.random.default_rng(11).standard_normal((3, 2, 4))
+    q, l = nd.linalg.gelqf(nd.array(a, dtype="float64"))
+    q, l = q.asnumpy(), l.asnumpy()
+    assert q.shape == (3, 2, 4) and l.shape == (3, 2, 2)
+    np.testing.assert_allclose(l @ q, a, atol=1e-12)
+    np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(2), (3, 2, 2)),
+                               atol=1e-12)
+    np.testing.assert_array_equal(np.triu(l, 1), 0)
+    assert nd.linalg.gelqf(nd.array(a[0], dtype="float32"))[1].dtype == np.float32
+
+
+def test_gelqf_gradient_matches_central_differences():
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((2, 3))
+    wq, wl = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+    x = nd.array(a, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        q, l = nd.linalg.gelqf(x)
+        loss = (q * nd.array(wq, dtype="float64")).sum() + \
+            (l * nd.array(wl, dtype="float64")).sum()
+    loss.backward()
+    want = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        up, down = a.copy(), a.copy()
+        up[idx] += 1e-6
+        down[idx] -= 1e-6
+        want[idx] = (_lq_loss(up, wq, wl) - _lq_loss(down, wq, wl)) / 2e-6
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def test_gelqf_refuses_more_rows_than_columns():
+    with pytest.raises(MXNetError, match=r"_linalg_gelqf: A must have at least as many "
+                                         r"columns as rows \(got shape \(3, 2\)\)"):
+        nd.linalg.gelqf(nd.ones((3, 2)))

@@ -5,8 +5,9 @@ the cases from MXNet's documentation, with NumPy as the numeric reference."""
 import numpy as np
 import pytest
 
-from runtime import nd
+from runtime import base, nd
 from runtime import random as rt_random
+from runtime import symbol as sym
 from runtime.nd import _ops
 from runtime.ops import registry
 from tests.runtime.conftest import dense_values, free_failing_tests
@@ -606,3 +607,11 @@ def test_context_default_ctx_and_set_default_context():
     assert mx.current_context() == mx.cpu(0)
     with pytest.raises(TypeError, match="ctx must be a Context"):
         mx.context.set_current_context("cpu")
+
+
+def test_base_mx_real_t_is_float32_the_default_dtype():
+    assert base.mx_real_t is np.float32
+    assert nd.zeros((1,)).dtype == base.mx_real_t
+    d = sym.Variable("d")
+    _, out, _ = sym.FullyConnected(d, num_hidden=2).infer_type(d=base.mx_real_t)
+    assert out == [base.mx_real_t]

@@ -12,6 +12,7 @@ import pytest
 
 import runtime
 from runtime import mxnet_compat
+from tests.runtime.conftest import in_thread
 
 # Every public MXNet 1.x module path a Gluon/NDArray program imports, with a name each
 # must hold (what programs reach for first).
@@ -123,18 +124,36 @@ def test_operator_refusals_are_mxneterror_and_keep_their_builtin_class(tmp_path)
     assert (x.asnumpy() == 1).all()
 
 
-def test_numpy_semantics_are_off_and_refused_on():
+def test_numpy_array_semantics_are_off_and_refused_on():
     util = runtime.util
-    assert util.is_np_shape() is False and util.is_np_array() is False
-    assert util.set_np_shape(False) is False
-    with util.np_shape(False), util.np_array(False):
+    assert util.is_np_array() is False
+    with util.np_array(False):
         util.set_np(shape=False, array=False)
         util.reset_np()
-    for call in (lambda: util.set_np_shape(True), util.set_np,
-                 lambda: util.np_shape().__enter__(), lambda: util.use_np(object)):
+    for call in (util.set_np, lambda: util.np_array().__enter__(),
+                 lambda: util.use_np(object), lambda: util.use_np_array(len)):
         with pytest.raises(NotImplementedError, match="legacy nd/sym API"):
             call()
+    assert util.is_np_shape() is False
     assert util.get_gpu_count() == runtime.num_gpus()
+
+
+def test_numpy_shape_semantics_are_a_per_thread_switch_with_scopes():
+    util = runtime.util
+    assert runtime.np_shape is util.np_shape and runtime.is_np_shape is util.is_np_shape
+    assert util.set_np_shape(True) is False
+    try:
+        assert util.is_np_shape() is True
+        assert in_thread(util.is_np_shape) is False          # a new thread starts off
+        with util.np_shape(False):
+            assert util.is_np_shape() is False
+        assert util.is_np_shape() is True
+    finally:
+        assert util.set_np_shape(False) is True
+    traced = util.use_np_shape(util.is_np_shape)
+    assert traced() is True and util.is_np_shape() is False
+    with pytest.raises(TypeError, match="use_np_shape: func must be a function"):
+        util.use_np_shape(dict)
 
 
 def test_mx_random_samples_as_nd_random():

@@ -1403,3 +1403,59 @@ def test_trainer_aggregated_multi_precision_equals_the_update_per_weight(monkeyp
             np.testing.assert_array_equal(a, b)
     assert results[0][0][0].dtype == np.float16 and results[0][1][0].dtype == np.float32
     assert not np.array_equal(results[0][0][0], values[0].astype(np.float16))
+
+
+# -- float16 weights without multi_precision ---------------------------------------------
+
+@pytest.mark.parametrize("op, n_states, kw", [
+    ("sgd_update", 0, {"lr": 0.1, "wd": 0.01}),
+    ("sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9}),
+    ("adam_update", 2, {"lr": 0.01}),
+    ("rmsprop_update", 1, {"lr": 0.01}),
+    ("nag_mom_update", 1, {"lr": 0.1, "momentum": 0.9}),
+    ("signum_update", 1, {"lr": 0.1, "momentum": 0.9}),
+    ("ftrl_update", 2, {"lr": 0.1}),
+])
+def test_float16_update_is_the_float32_update_rounded(op, n_states, kw):
+    rng = np.random.default_rng(7)
+    w, g = (rng.standard_normal((5, 3)).astype(np.float16) for _ in range(2))
+    states = [np.abs(rng.standard_normal((5, 3))).astype(np.float16) for _ in range(n_states)]
+    fn = getattr(nd, op)
+    w16, s16 = nd.array(w, dtype=np.float16), [nd.array(s, dtype=np.float16) for s in states]
+    w32, s32 = nd.array(w, dtype=F32), [nd.array(s, dtype=F32) for s in states]
+    fn(w16, nd.array(g, dtype=np.float16), *s16, out=w16, **kw)
+    fn(w32, nd.array(g, dtype=F32), *s32, out=w32, **kw)
+    assert w16.dtype == np.float16 and all(s.dtype == np.float16 for s in s16)
+    np.testing.assert_array_equal(w16.asnumpy(), w32.asnumpy().astype(np.float16))
+    for a, b in zip(s16, s32):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy().astype(np.float16))
+
+
+def test_float16_sgd_matches_the_formula_and_the_optimizer_takes_float16_weights():
+    w = np.array([1.0, -2.0, 3.5], np.float16)
+    g = np.array([0.5, 0.25, -1.0], np.float16)
+    out = nd.sgd_update(nd.array(w, dtype=np.float16), nd.array(g, dtype=np.float16),
+                        lr=0.1, wd=0.01, rescale_grad=0.5)
+    want = (w.astype(F32) - 0.1 * (0.5 * g.astype(F32) + 0.01 * w.astype(F32)))
+    np.testing.assert_array_equal(out.asnumpy(), want.astype(np.float16))
+    weight = nd.array(w, dtype=np.float16)
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.1))
+    with pytest.warns(UserWarning, match="Consider using multi_precision=True"):
+        updater(0, nd.array(g, dtype=np.float16), weight)
+    np.testing.assert_array_equal(weight.asnumpy(),
+                                  (w.astype(F32) - 0.1 * g.astype(F32)).astype(np.float16))
+
+
+def test_float16_row_sparse_update_is_refused_and_changes_nothing():
+    w = nd.array(np.ones((3, 2)), dtype=np.float16)
+    g = nd.sparse.row_sparse_array((np.ones((1, 2), np.float16), [1]), shape=(3, 2),
+                                   dtype=np.float16)
+    mom = nd.zeros((3, 2), dtype=np.float16)
+    with pytest.raises(TypeError, match=r"sgd_mom_update: a float16 update takes dense "
+                                        r"arrays \(got storage types default, row_sparse"):
+        nd.sgd_mom_update(w, g, mom, lr=0.1, momentum=0.9, out=w)
+    np.testing.assert_array_equal(w.asnumpy(), np.ones((3, 2)))
+    np.testing.assert_array_equal(mom.asnumpy(), np.zeros((3, 2)))
+    with pytest.raises(TypeError, match=r"weight must be float16, float32 or float64 "
+                                        r"\(got int32\)"):
+        nd.sgd_update(nd.ones((2,), dtype=np.int32), nd.ones((2,), dtype=np.int32), lr=0.1)

@@ -360,3 +360,77 @@ def test_dunder_keyword_arguments_are_node_attributes():
     np.testing.assert_array_equal(simple_forward(again, data=np.array([-1.0, 2.0])), [0, 2])
     with pytest.raises(TypeError, match="Activation: unknown attribute 'layout'"):
         mx.sym.Activation(data=data, act_type="relu", layout="TNC")
+
+
+# -- partly known shapes (MXNet's 0, or -1 under NumPy shape semantics) ---------------
+
+def test_unknown_dimensions_flow_through_operators_that_keep_them():
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    dot = mx.sym.dot(x, y)
+    assert dot.infer_shape_partial(x=(0, 3, 4), y=(4, 5))[1] == [(0, 3, 5)]
+    assert dot.infer_shape(x=(0, 3, 4), y=(4, 5)) == (None, None, None)
+    t = mx.sym.transpose(x, axes=(0, 3, 2, 1))
+    assert t.infer_shape_partial(x=(0, 3, 7, 5))[1] == [(0, 5, 7, 3)]
+    # the same unknown batch on both sides of batch_dot is kept; an unknown inner size
+    # leaves the output unknown rather than raising
+    bd = mx.sym.batch_dot(x, y)
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))[1] == [()]
+    # fully known shapes still raise on a mismatch, naming the node
+    with pytest.raises(mx.MXNetError, match="batch_dot"):
+        bd.infer_shape(x=(2, 3, 4), y=(2, 3, 5))
+
+
+def test_numpy_shape_semantics_mark_unknowns_with_minus_one_and_none():
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    emb = mx.sym.Embedding(data=x, weight=w, input_dim=100, output_dim=10)
+    with mx.util.np_shape(True):
+        args, outs, _ = emb.infer_shape_partial(x=(-1, 5), w=(100, 10))
+        assert outs == [(-1, 5, 10)] and args == [(-1, 5), (100, 10)]
+        assert mx.sym.sin(mx.sym.Variable("d")).infer_shape_partial() == ([None], [None], [])
+        # under NumPy semantics 0 is a real size
+        assert emb.infer_shape(x=(0, 5), w=(100, 10))[1] == [(0, 5, 10)]
+    assert mx.sym.sin(mx.sym.Variable("d")).infer_shape_partial() == ([()], [()], [])
+    with pytest.raises(ValueError, match=r"shape of 'x' must hold sizes >= 0 \(got "
+                                         r"\(-1, 5\)\)"):
+        emb.infer_shape(x=(-1, 5), w=(100, 10))
+
+
+def test_elementwise_ops_unify_partly_known_inputs():
+    a = mx.sym.Variable("a", shape=(0, 10))
+    b = mx.sym.Variable("b", shape=(12, 0))
+    args, outs, _ = (a + b).infer_shape()
+    assert args == [(12, 10), (12, 10)] and outs == [(12, 10)]
+    # the known dimensions flow back through a chain of elementwise ops
+    c, d = mx.sym.Variable("c"), mx.sym.Variable("d")
+    args, outs, _ = ((c * d) + a).infer_shape_partial(c=(0, 0), d=(7, 0))
+    assert args == [(7, 10), (7, 10), (7, 10)] and outs == [(7, 10)]
+    with pytest.raises(mx.MXNetError, match=r"inconsistent shape for input 'a': \(\?, 10\) "
+                                            r"and \(12, 11\)"):
+        (a + b).infer_shape_partial(b=(12, 11))
+
+
+def test_identity_with_attr_like_rhs_ties_shapes_both_ways_and_passes_lhs():
+    # the weight's shape comes back from FullyConnected through the tie, then through
+    # the broadcast_add that computed it
+    w, shift, data = mx.sym.Variable("w"), mx.sym.Variable("shift", shape=(1,)), \
+        mx.sym.Variable("data")
+    tied = mx.sym._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, shift), w)
+    net = mx.sym.FullyConnected(data=data, weight=tied, num_hidden=11, no_bias=True)
+    args, outs, _ = net.infer_shape(data=(7, 100))
+    assert dict(zip(net.list_arguments(), args)) == {"data": (7, 100), "w": (11, 100),
+                                                     "shift": (1,)}
+    assert outs == [(7, 11)]
+    assert mx.sym.op.FullyConnected is not None and mx.sym._internal._plus_scalar is not None
+    x, y = mx.nd.array([[1.0, 2.0]]), mx.nd.zeros((1, 2))
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        z = mx.nd._internal._identity_with_attr_like_rhs(x * 3, y)
+    z.backward()
+    np.testing.assert_array_equal(z.asnumpy(), [[3.0, 6.0]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[3.0, 3.0]])
+    np.testing.assert_array_equal(y.grad.asnumpy(), [[0.0, 0.0]])
+    with pytest.raises(mx.MXNetError, match="_identity_with_attr_like_rhs: inputs must have "
+                                            "one shape"):
+        mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((2, 1)))

@@ -72,9 +72,9 @@ def _format_sequence(length, inputs, layout, merge):
                                        squeeze_axis=True), length), axis, 0
         return inputs, axis, 0
     if isinstance(inputs, nd.NDArray):
-        if inputs.ndim != 3:
-            raise ValueError(f"unroll: inputs must be 3-D in layout {layout!r} (got shape "
-                             f"{inputs.shape!r})")
+        if inputs.ndim < 3:
+            raise ValueError(f"unroll: inputs must have at least 3 axes, the first in "
+                             f"layout {layout!r} (got shape {inputs.shape!r})")
         batch_size = inputs.shape[layout.find("N")]
         if length is not None and inputs.shape[axis] != length:
             raise ValueError(f"unroll: length must be the inputs' size {inputs.shape[axis]} "
@@ -122,13 +122,14 @@ def _reverse_sequences(steps, length, valid_length=None):
     return _steps(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True), length)
 
 
-def _symbol_zeros(like, sum_axes):
+def _symbol_zeros(like, batch_axis):
     """A ``begin_state`` func for Symbol inputs: zeros of the state's shape (batch, ...)
-    whose batch is that of ``like``, left after summing ``sum_axes`` away, so shape
-    inference learns it from the inputs (MXNet's 0 for the unknown batch)."""
+    whose batch is axis ``batch_axis`` of ``like`` (every other axis summed away), so
+    shape inference learns it from the inputs (MXNet's 0 for the unknown batch)."""
     def zeros(shape, **kwargs):
-        batch = symbol.sum(symbol.zeros_like(like), axis=sum_axes)
-        return symbol.tile(symbol.expand_dims(batch, axis=1), reps=(1,) + tuple(shape[1:]))
+        batch = symbol.sum(symbol.zeros_like(like), axis=batch_axis, exclude=True)
+        batch = symbol.reshape(batch, shape=(-1,) + (1,) * (len(shape) - 1))
+        return symbol.tile(batch, reps=(1,) + tuple(shape[1:]))
     return zeros
 
 
@@ -136,12 +137,10 @@ def _begin_state(cell, begin_state, inputs, batch_size, layout="NTC"):
     if begin_state is not None:
         return begin_state
     if isinstance(inputs, Symbol):          # the merged sequence in ``layout``
-        n = layout.find("N")
-        return cell.begin_state(batch_size=0, func=_symbol_zeros(
-            inputs, tuple(a for a in range(3) if a != n)))
+        return cell.begin_state(batch_size=0, func=_symbol_zeros(inputs, layout.find("N")))
     first = inputs if isinstance(inputs, nd.NDArray) else inputs[0]
-    if isinstance(first, Symbol):           # one step, (batch, C)
-        return cell.begin_state(batch_size=0, func=_symbol_zeros(first, 1))
+    if isinstance(first, Symbol):           # one step, (batch, ...)
+        return cell.begin_state(batch_size=0, func=_symbol_zeros(first, 0))
     return cell.begin_state(batch_size=batch_size, ctx=first.ctx)
 
 
@@ -368,6 +367,7 @@ class GRUCell(_GatedCell):
     ``h' = (1 - z) * tanh(i_n + r * h_n) + z * h``."""
 
     _gates = 3
+    _activation = "tanh"       # the candidate's (a convolutional GRU cell may change it)
 
     def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
                  i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
@@ -385,7 +385,7 @@ class GRUCell(_GatedCell):
         h_r, h_z, h_n = F.split(h2h, num_outputs=3, axis=1)
         reset_gate = F.sigmoid(i_r + h_r)
         update_gate = F.sigmoid(i_z + h_z)
-        candidate = F.tanh(i_n + reset_gate * h_n)
+        candidate = self._get_activation(F, i_n + reset_gate * h_n, self._activation)
         next_h = F.elemwise_add((1 - update_gate) * candidate, update_gate * states[0],
                                 name=self._step_name("out"))
         return next_h, [next_h]
@@ -527,20 +527,26 @@ class ModifierCell(RecurrentCell):
         return f"{type(self).__name__}({self.base_cell!r})"
 
 
+def _check_steppable_modifier(layer, base_cell, **rates):
+    """Raise unless ``base_cell`` can be stepped (not a BidirectionalCell) and each of
+    ``rates`` (name: probability) is a number in [0, 1)."""
+    if isinstance(base_cell, BidirectionalCell):
+        raise TypeError(f"{layer}: a BidirectionalCell cannot be stepped; wrap the cells "
+                        "underneath instead")
+    for name, p in rates.items():
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
+            raise ValueError(f"{layer}: {name} must be a number in [0, 1) (got {p!r})")
+
+
 class ZoneoutCell(ModifierCell):
     """Zoneout (Krueger et al.): in training, each output and state value keeps its
     previous value with probability ``zoneout_outputs`` / ``zoneout_states`` (Gluon's
     ``rnn.ZoneoutCell``); outside training the base cell's values pass."""
 
     def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
-        if isinstance(base_cell, BidirectionalCell):
-            raise TypeError("ZoneoutCell: a BidirectionalCell cannot be stepped; wrap the "
-                            "cells underneath instead")
-        for name, p in (("zoneout_outputs", zoneout_outputs),
-                        ("zoneout_states", zoneout_states)):
-            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
-                raise ValueError(f"ZoneoutCell: {name} must be a number in [0, 1) (got "
-                                 f"{p!r})")
+        _check_steppable_modifier("ZoneoutCell", base_cell,
+                                  zoneout_outputs=zoneout_outputs,
+                                  zoneout_states=zoneout_states)
         super().__init__(base_cell)
         self.zoneout_outputs = zoneout_outputs
         self.zoneout_states = zoneout_states
