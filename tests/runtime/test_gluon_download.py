@@ -32,7 +32,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
 
     def log_message(self, *args):
-        pass
+        """Quiet: the server's request log would interleave with pytest's output."""
 
 
 @pytest.fixture
