@@ -10,7 +10,10 @@ always applies its rule.
 
 Random initialisers draw from ``runtime.random``'s generator on the host, in float64,
 then round once into the array's dtype: ``runtime.random.seed(s)`` (MXNet's
-``mx.random.seed``) makes initialisation reproducible.
+``mx.random.seed``) makes initialisation reproducible.  They draw in chunks of
+``_CHUNK`` values, which gives the same values as one draw of the whole array (the
+generator's stream does not depend on how it is split) without a float64 copy of the whole
+array (a VGG classifier weight, 4096 x 25088, would need 800 MB more).
 """
 
 import json
@@ -24,9 +27,22 @@ _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
 _ONE_SUFFIXES = ("gamma", "running_var", "moving_var")
 
 
+_CHUNK = 1 << 20
+
+
 def _write(arr, values):
     """Write NumPy ``values`` (any float dtype) into NDArray ``arr``, rounded once."""
     arr[:] = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
+
+
+def _draw(arr, sample):
+    """Fill NDArray ``arr`` with ``sample(n)`` (n float64 draws in the generator's
+    order), each value rounded once into the array's dtype, ``_CHUNK`` at a time into
+    its own memory (a flat view)."""
+    flat = arr.reshape(-1)
+    size = flat.shape[0]
+    for lo in range(0, size, _CHUNK):
+        flat[lo:lo + _CHUNK] = sample(min(_CHUNK, size - lo))
 
 
 class InitDesc(str):
@@ -95,7 +111,8 @@ class Uniform(Initializer):
         self.scale = _number("Uniform", "scale", scale, positive=True)
 
     def _init_weight(self, name, arr):
-        _write(arr, _random.generator().uniform(-self.scale, self.scale, arr.shape))
+        rng = _random.generator()
+        _draw(arr, lambda n: rng.uniform(-self.scale, self.scale, n))
 
     def _kwargs(self):
         return {"scale": self.scale}
@@ -108,7 +125,8 @@ class Normal(Initializer):
         self.sigma = _number("Normal", "sigma", sigma, positive=True)
 
     def _init_weight(self, name, arr):
-        _write(arr, _random.generator().normal(0.0, self.sigma, arr.shape))
+        rng = _random.generator()
+        _draw(arr, lambda n: rng.normal(0.0, self.sigma, n))
 
     def _kwargs(self):
         return {"sigma": self.sigma}
@@ -147,9 +165,9 @@ class Xavier(Initializer):
         scale = math.sqrt(self.magnitude / factor)
         rng = _random.generator()
         if self.rnd_type == "uniform":
-            _write(arr, rng.uniform(-scale, scale, shape))
+            _draw(arr, lambda n: rng.uniform(-scale, scale, n))
         else:
-            _write(arr, rng.normal(0.0, scale, shape))
+            _draw(arr, lambda n: rng.normal(0.0, scale, n))
 
     def _kwargs(self):
         return {"rnd_type": self.rnd_type, "factor_type": self.factor_type,

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import runtime as mx
+from runtime import _rng
 from runtime import initializer as init
 
 
@@ -62,3 +63,24 @@ def test_lstm_bias_sets_the_forget_gate_quarter_only():
     with pytest.raises(ValueError, match=r"LSTMBias: 'w' must be 1-D with a multiple of 4 "
                        r"values, one quarter per gate \(got shape \(6,\)\)"):
         init.LSTMBias()("w", mx.nd.zeros((6,)), own=True)
+
+
+@pytest.mark.parametrize("make, draw", [
+    (lambda: init.Uniform(0.3), lambda g, shape: g.uniform(-0.3, 0.3, shape)),
+    (lambda: init.Normal(0.2), lambda g, shape: g.normal(0.0, 0.2, shape)),
+    (lambda: init.Xavier("uniform", "in", 2),
+     lambda g, shape: g.uniform(-np.sqrt(2 / 7), np.sqrt(2 / 7), shape)),
+    (lambda: init.Xavier("gaussian", "out", 3),
+     lambda g, shape: g.normal(0.0, np.sqrt(3 / 5), shape)),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_random_initialisers_drawn_in_chunks_equal_one_float64_draw(monkeypatch, make, draw,
+                                                                    dtype):
+    # chunks of 4 values across a 5 x 7 array: the chunk edges fall inside rows
+    monkeypatch.setattr(init, "_CHUNK", 4)
+    arr = mx.nd.zeros((5, 7), dtype=dtype)
+    mx.random.seed(11)
+    make()("weight", arr)
+    mx.random.seed(11)
+    want = draw(_rng.generator(), (5, 7)).astype(dtype)     # one draw, rounded once
+    np.testing.assert_array_equal(arr.asnumpy(), want)
