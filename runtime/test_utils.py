@@ -553,6 +553,11 @@ def _arg_stypes(sym, location):
             if isinstance(v, NDArray) and v.stype != "default"}
 
 
+def _bind_dtype(dtype):
+    """None (each argument keeps its own dtype) for MXNet's ``dtype='asnumpy'``."""
+    return None if isinstance(dtype, str) and dtype == "asnumpy" else dtype
+
+
 def _array(value, ctx, dtype, stype):
     arr = nd.array(value, ctx=ctx, dtype=dtype or value.dtype)
     return arr if stype in (None, "default") else arr.tostype(stype)
@@ -592,10 +597,12 @@ def simple_forward(sym, ctx=None, is_train=False, **inputs):
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
-    by output name); returns the outputs as NumPy arrays."""
+    by output name); returns the outputs as NumPy arrays.  The arguments are bound as
+    ``dtype``, or each as its own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
     if not isinstance(sym, Symbol):
         raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
                         f"{type(sym).__name__})")
+    dtype = _bind_dtype(dtype)
     exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
                 aux_states, stypes=_arg_stypes(sym, location))
     outs = [o.asnumpy() for o in exe.forward(is_train=False)]
@@ -616,7 +623,10 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     As in MXNet's check, every gradient buffer starts from random normal values: a
     ``'write'`` gradient must equal ``expected``, an ``'add'`` gradient must have grown
     by ``expected``, and a ``'null'`` gradient must still hold its starting values.
-    Returns the gradients as a dict of NumPy arrays."""
+    Returns the gradients as a dict of NumPy arrays.  ``dtype`` is as in
+    :func:`check_symbolic_forward`; ``grad_stypes`` gives gradient buffers a sparse
+    storage type by argument name."""
+    dtype = _bind_dtype(dtype)
     values = _arg_values(sym, location, "check_symbolic_backward")
     names = sym.list_arguments()
     if not isinstance(expected, dict):

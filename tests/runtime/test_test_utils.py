@@ -89,6 +89,18 @@ def test_symbolic_checks_bind_sparse_arguments_with_their_storage():
     np.testing.assert_array_equal(got["data"], [[0, 0], [0, 0], [1, 1]])
 
 
+def test_symbolic_checks_keep_each_arguments_dtype_with_asnumpy():
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    big = np.array([2 ** 40 + 1, 3], np.int64)
+    out = tu.check_symbolic_forward(a + 1, [big], [big + 1], dtype="asnumpy")
+    assert out[0].dtype == np.int64
+    assert tu.check_symbolic_forward(a + 1, [big], [big + 1])[0].dtype == np.float32
+    got = tu.check_symbolic_backward(a * b, [np.array([1.5, 2.0]), np.array([4.0, -1.0])],
+                                     [np.ones(2)], [[4.0, -1.0], [1.5, 2.0]],
+                                     dtype="asnumpy")
+    assert got["a"].dtype == np.float64
+
+
 def test_default_context_and_exceptions():
     assert tu.default_context() == cpu()
     tu.assert_exception(lambda: 1 / 0, ZeroDivisionError)
