@@ -664,6 +664,23 @@ is refused (IndexError), as ``take`` refuses it.  The weight gradient is a dense
 it; a row it does not store reads as zeros.""")
 
 
+def _sparse_embedding_grad_rule(attrs, inputs, outputs, out_grads):
+    return _embedding_grad_rule({**attrs, "sparse_grad": True}, inputs, outputs, out_grads)
+
+
+register(
+    "_contrib_SparseEmbedding", inputs=("data", "weight"),
+    attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
+           "deterministic": Attr("bool", False)},
+    infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
+    sparse_stypes=_embedding_stypes, compute_sparse=_embedding_rsp,
+    gradient=_sparse_embedding_grad_rule, grad_inputs=(0,), infer_inputs=_embedding_inputs,
+    doc="""``Embedding`` with ``sparse_grad=True`` (MXNet's deprecated
+``contrib.SparseEmbedding``): the same lookup, and a row_sparse weight gradient holding
+only the rows looked up.  ``deterministic`` is accepted for MXNet's signature: ndrt's
+gradient is always computed in one order.""")
+
+
 def _embed_grad_shape(op):
     def infer(attrs, shapes):
         n, d = _embed_dims(op, attrs)
