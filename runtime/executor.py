@@ -20,6 +20,7 @@ import numpy as np
 from runtime import autograd, nd
 from runtime._executor import GraphPlan, write_gradient
 from runtime._ndarray import NDArray
+from runtime.errors import MXNetError
 from runtime.nd._cached_op import Program, graph_steps
 from runtime.context import Context, current_context
 
@@ -80,7 +81,8 @@ class Executor:
 
     Attributes: ``arg_arrays``, ``grad_arrays`` (None where the request is 'null'),
     ``aux_arrays``, their ``*_dict`` forms by name, ``outputs`` (the last forward's
-    results), ``output_dict``.
+    results; before the first, zero arrays of the inferred shapes and dtypes),
+    ``output_dict``.
     """
 
     def __init__(self, symbol, ctx, args, grads, reqs, aux):
@@ -95,11 +97,26 @@ class Executor:
         self._reqs = reqs
         self._heads = None
         self._ran = False
-        self.outputs = []
+        self.outputs = self._unrun_outputs()
         self._program = Program(self._nodes, symbol._outputs)
         self._steps = graph_steps(self._nodes, symbol._outputs)
         self._plans = {}             # (needs, train) -> GraphPlan, or False: not plannable
         self._state = None           # the last planned forward's GraphState
+
+    def _unrun_outputs(self):
+        """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
+        outputs at bind, so their shapes and dtypes can be read before a forward); none
+        when inference cannot tell them.  Each forward gives new arrays."""
+        shapes = {k: a.shape for k, a in zip(self._arg_names, self.arg_arrays)}
+        types = {k: a.dtype for k, a in zip(self._arg_names, self.arg_arrays)}
+        try:
+            out_shapes = self._symbol.infer_shape(**shapes)[1]
+            out_types = self._symbol.infer_type(**types)[1]
+        except (MXNetError, NotImplementedError):
+            return []        # the forward will say what is wrong, when it runs
+        if out_shapes is None or out_types is None:
+            return []
+        return [nd.zeros(s, ctx=self._ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -133,11 +150,14 @@ class Executor:
         if missing:
             raise ValueError(f"simple_bind: the shape of {missing[0]!r} cannot be inferred "
                              f"from the shapes given ({shapes!r}); give it")
+        # type_dict's dtypes, else the variables' own (Variable(dtype=...)), else float32
         types = {k: np.dtype(v) for k, v in (type_dict or {}).items()}
-        arg_types, _, aux_types = symbol.infer_type(**types) if types else (None,) * 3
+        arg_types, _, aux_types = symbol.infer_type(**types)
         if arg_types is None:
+            attrs = symbol.attr_dict()
             arg_types, _, aux_types = symbol.infer_type(
-                **{k: types.get(k, np.float32) for k in names})
+                **{k: types.get(k, np.float32) for k in names
+                   if k in types or "__dtype__" not in attrs.get(k, {})})
         # storage types: stype_dict's, else the variables' own (Variable(stype=...));
         # a row_sparse argument gets a row_sparse gradient, as MXNet's sparse weights do
         arg_stypes = symbol.infer_storage_type(**dict(stype_dict or {}))[0]
@@ -253,9 +273,10 @@ class Executor:
         ``forward(is_train=False)``, which records nothing, the forward runs again
         recorded in inference mode first (MXNet allows backward after either).  When
         every ``grad_req`` is ``'null'`` there is nothing to compute and nothing is
-        written, as in MXNet."""
+        written, as in MXNet.  Before any forward, a forward in training mode runs first
+        (MXNet's backward reads whatever the forward buffers hold then)."""
         if not self._ran:
-            raise RuntimeError("backward: call forward() first")
+            self.forward(is_train=True)
         if all(r == "null" for r in self._reqs):
             return
         if isinstance(out_grads, NDArray):

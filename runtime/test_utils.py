@@ -150,26 +150,44 @@ def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
     return tuple(int(d) for d in np.random.randint(low, dim + 1, size=num_dim))
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, ctx=None):
-    """A random NDArray of ``shape``: uniform in [0, 1) for 'default'; for 'row_sparse'
-    and 'csr', each row (row_sparse) or element (csr) stored with probability
-    ``density`` (random in [0, 1) when None)."""
+def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A random NDArray of ``shape`` (MXNet's ``test_utils.rand_ndarray``): uniform in
+    [0, 1) for 'default'; for 'row_sparse' and 'csr', each row (row_sparse) or element
+    (csr) stored with probability ``density`` (random in [0, 1) when None).
+
+    ``modifier_func`` maps each value (each stored value of a sparse array) through a
+    Python function of one number.  ``distribution`` may be None or 'uniform' (MXNet's
+    'powerlaw' is not provided).  ``shuffle_csr_indices`` is taken for MXNet's
+    signature and changes nothing: ndrt's csr arrays keep each row's column indices
+    sorted, and the values an array holds do not depend on their order."""
+    if distribution not in (None, "uniform"):
+        raise ValueError(f"rand_ndarray: distribution must be None or 'uniform' (got "
+                         f"{distribution!r})")
     dtype = np.dtype(dtype or default_dtype())
     ctx = ctx or default_context()
+
+    def values(size):
+        out = np.random.uniform(size=size)
+        if modifier_func is not None:
+            out = np.vectorize(modifier_func, otypes=[np.float64])(out) if out.size else out
+        return out.astype(dtype)
+
     if stype == "default":
-        return nd.array(np.random.uniform(size=shape).astype(dtype), ctx=ctx, dtype=dtype)
+        return nd.array(values(shape), ctx=ctx, dtype=dtype)
     density = np.random.rand() if density is None else float(density)
     if not 0.0 <= density <= 1.0:
         raise ValueError(f"rand_ndarray: density must be in [0, 1] (got {density!r})")
     if stype == "row_sparse":
         rows = np.flatnonzero(np.random.rand(shape[0]) < density)
-        values = np.random.uniform(size=(rows.size,) + tuple(shape[1:])).astype(dtype)
-        return nd.sparse.row_sparse_array((values, rows), shape=shape, ctx=ctx, dtype=dtype)
+        data = values((rows.size,) + tuple(shape[1:]))
+        return nd.sparse.row_sparse_array((data, rows), shape=shape, ctx=ctx, dtype=dtype)
     if stype == "csr":
         if len(shape) != 2:
             raise ValueError(f"rand_ndarray: a csr array must be 2-d (got shape {shape!r})")
-        dense = np.random.uniform(size=shape).astype(dtype)
-        dense[np.random.rand(*shape) >= density] = 0
+        stored = np.random.rand(*shape) < density
+        dense = np.zeros(shape, dtype)
+        dense[stored] = values(int(stored.sum()))
         return nd.array(dense, ctx=ctx, dtype=dtype).tostype("csr")
     raise ValueError(f"rand_ndarray: stype must be 'default', 'row_sparse' or 'csr' (got "
                      f"{stype!r})")
@@ -526,6 +544,25 @@ def _arg_values(sym, location, what):
     return {k: _numpy(v) for k, v in zip(names, location)}
 
 
+def _arg_stypes(sym, location):
+    """The storage types of ``location``'s sparse NDArrays, by argument name: the
+    checks bind those arguments with the same storage, as MXNet's do."""
+    names = sym.list_arguments()
+    pairs = location.items() if isinstance(location, dict) else zip(names, location)
+    return {k: v.stype for k, v in pairs
+            if isinstance(v, NDArray) and v.stype != "default"}
+
+
+def _bind_dtype(dtype):
+    """None (each argument keeps its own dtype) for MXNet's ``dtype='asnumpy'``."""
+    return None if isinstance(dtype, str) and dtype == "asnumpy" else dtype
+
+
+def _array(value, ctx, dtype, stype):
+    arr = nd.array(value, ctx=ctx, dtype=dtype or value.dtype)
+    return arr if stype in (None, "default") else arr.tostype(stype)
+
+
 def _aux_values(sym, aux_states):
     if aux_states is None:
         return None
@@ -535,12 +572,15 @@ def _aux_values(sym, aux_states):
     return {k: nd.array(v) for k, v in zip(names, aux_states)}
 
 
-def _bind(sym, ctx, values, dtype, aux_states, grad_req="null"):
+def _bind(sym, ctx, values, dtype, aux_states, grad_req="null", stypes=None,
+          grad_stypes=None):
     ctx = ctx or default_context()
-    args = {k: nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+    stypes, grad_stypes = stypes or {}, grad_stypes or {}
+    args = {k: _array(v, ctx, dtype, stypes.get(k)) for k, v in values.items()}
     grads = None
     if grad_req != "null":
-        grads = {k: nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for k, a in args.items()}
+        grads = {k: _array(np.zeros(a.shape, a.dtype), ctx, a.dtype, grad_stypes.get(k))
+                 for k, a in args.items()}
     return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req,
                     aux_states=_aux_values(sym, aux_states))
 
@@ -557,12 +597,14 @@ def simple_forward(sym, ctx=None, is_train=False, **inputs):
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
-    by output name); returns the outputs as NumPy arrays."""
+    by output name); returns the outputs as NumPy arrays.  The arguments are bound as
+    ``dtype``, or each as its own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
     if not isinstance(sym, Symbol):
         raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
                         f"{type(sym).__name__})")
+    dtype = _bind_dtype(dtype)
     exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
-                aux_states)
+                aux_states, stypes=_arg_stypes(sym, location))
     outs = [o.asnumpy() for o in exe.forward(is_train=False)]
     if isinstance(expected, dict):
         expected = [expected[k] for k in sym.list_outputs()]
@@ -581,16 +623,20 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     As in MXNet's check, every gradient buffer starts from random normal values: a
     ``'write'`` gradient must equal ``expected``, an ``'add'`` gradient must have grown
     by ``expected``, and a ``'null'`` gradient must still hold its starting values.
-    Returns the gradients as a dict of NumPy arrays."""
+    Returns the gradients as a dict of NumPy arrays.  ``dtype`` is as in
+    :func:`check_symbolic_forward`; ``grad_stypes`` gives gradient buffers a sparse
+    storage type by argument name."""
+    dtype = _bind_dtype(dtype)
     values = _arg_values(sym, location, "check_symbolic_backward")
     names = sym.list_arguments()
     if not isinstance(expected, dict):
         expected = dict(zip(names, expected))
     reqs = grad_req if isinstance(grad_req, dict) else {k: grad_req for k in names}
     ctx = ctx or default_context()
-    args = {k: nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+    stypes, grad_stypes = _arg_stypes(sym, location), grad_stypes or {}
+    args = {k: _array(v, ctx, dtype, stypes.get(k)) for k, v in values.items()}
     start = {k: np.random.normal(size=a.shape).astype(a.dtype) for k, a in args.items()}
-    grads = {k: nd.array(v, ctx=ctx, dtype=v.dtype) for k, v in start.items()}
+    grads = {k: _array(v, ctx, v.dtype, grad_stypes.get(k)) for k, v in start.items()}
     exe = sym.bind(ctx, args, args_grad=grads, grad_req=reqs,
                    aux_states=_aux_values(sym, aux_states))
     exe.forward(is_train=True)
@@ -630,7 +676,8 @@ def _check_symbolic_gradient(sym, location, aux_states=None, numeric_eps=1e-3, r
     rng = np.random.RandomState(0)
     exe = _bind(sym, ctx, values, np.float64, aux_states,
                 grad_req={k: ("write" if k in names else "null")
-                          for k in sym.list_arguments()})
+                          for k in sym.list_arguments()},
+                stypes=_arg_stypes(sym, location), grad_stypes=grad_stype_dict)
     outs = exe.forward(is_train=use_forward_train)
     heads = [rng.normal(size=o.shape) for o in outs]
     exe.backward([nd.array(h, dtype=np.float64) for h in heads])

@@ -758,6 +758,16 @@ cdef class NDArray:
             return np_view(self).__dlpack__(stream=stream, **kw)
         return _device.cupy_view(self).__dlpack__(stream=stream, **kw)
 
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array for reading (MXNet's
+        ``NDArray.to_dlpack_for_read``): ``self.__dlpack__()``, sharing the memory."""
+        return self.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array for writing (MXNet's
+        ``NDArray.to_dlpack_for_write``): the consumer's writes land in this array."""
+        return self.__dlpack__()
+
     def __dlpack_device__(self):
         if self._chunk.ctx.device_type == "gpu":
             return (2, self._chunk.ctx.device_id)   # kDLCUDA

@@ -8,6 +8,7 @@ interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_fro
 (control flow and MXNet's contrib operators).
 """
 
+import ctypes as _ctypes
 import types
 
 import numpy as np
@@ -163,18 +164,49 @@ def to_dlpack_for_write(data):
     return data.__dlpack__()
 
 
+class _Capsule:
+    """A DLPack producer around a bare capsule (what MXNet's ``to_dlpack_for_read``
+    returns), for NumPy's and CuPy's ``from_dlpack``, which take producers only."""
+
+    def __init__(self, capsule):
+        get = _ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = _ctypes.c_void_p, [_ctypes.py_object, _ctypes.c_char_p]
+        try:
+            managed = get(capsule, b"dltensor")
+        except ValueError:
+            raise ValueError("from_dlpack: the capsule must be an unused 'dltensor' "
+                             "capsule (a DLPack capsule imports once)") from None
+        # DLManagedTensor starts with its DLTensor: data pointer, then DLDevice
+        self._device = tuple((_ctypes.c_int32 * 2).from_address(managed + _ctypes.sizeof(
+            _ctypes.c_void_p)))
+        self._capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
 def from_dlpack(obj):
-    """An NDArray sharing the memory of a DLPack producer (NumPy, PyTorch, CuPy...).
+    """An NDArray sharing the memory of a DLPack producer (NumPy, PyTorch, CuPy...) or
+    of a DLPack capsule (MXNet's ``nd.from_dlpack``, which takes capsules such as
+    :func:`to_dlpack_for_read` returns; a capsule imports once).
 
     Zero-copy for C-contiguous, writable host memory of a supported dtype; other host
     memory is copied.  GPU producers need CuPy (the ``gpu`` extra).
     """
+    # a bare capsule is unversioned: it cannot say "read-only", and NumPy marks its
+    # import read-only for that reason alone; MXNet shares its memory
+    bare = type(obj).__name__ == "PyCapsule"
+    if bare:
+        obj = _Capsule(obj)
     dev_type, dev_id = obj.__dlpack_device__()
     if dev_type in (1, 3):                                   # kDLCPU, kDLCUDAHost
         a = np.from_dlpack(obj)
         d = as_dtype(a.dtype, "the DLPack dtype")
-        if a.flags.c_contiguous and (a.flags.writeable or not _DLPACK_KNOWS_READONLY) \
-                and a.dtype.isnative:
+        writable = a.flags.writeable or bare or not _DLPACK_KNOWS_READONLY
+        if a.flags.c_contiguous and writable and a.dtype.isnative:
             return borrow(a, a.ctypes.data, a.shape, d, Context("cpu", 0))
         return _from_numpy(np.ascontiguousarray(a), Context("cpu", 0))
     if dev_type == 2:                                        # kDLCUDA

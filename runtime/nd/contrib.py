@@ -439,6 +439,7 @@ box_encode = _op("box_encode")
 box_decode = _op("box_decode")
 getnnz = _op("getnnz")
 CTCLoss = ctc_loss = _op("ctc_loss")
+SparseEmbedding = _op("SparseEmbedding")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
@@ -446,4 +447,4 @@ __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boole
            "BilinearResize2D", "AdaptiveAvgPooling2D", "box_iou", "box_nms",
            "box_non_maximum_suppression", "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget",
            "bipartite_matching",
-           "box_encode", "box_decode", "getnnz", "CTCLoss", "ctc_loss"]
+           "box_encode", "box_decode", "getnnz", "CTCLoss", "ctc_loss", "SparseEmbedding"]

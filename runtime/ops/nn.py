@@ -590,30 +590,36 @@ def _embed_dims(op, attrs):
     return attrs["input_dim"], attrs["output_dim"]
 
 
-def _embedding_shape(attrs, shapes):
-    n, d = _embed_dims("Embedding", attrs)
-    ds, ws = shapes
-    if ws != (n, d):
-        raise ValueError(f"Embedding: weight must have shape {(n, d)!r} (input_dim, "
-                         f"output_dim) (got {ws!r})")
-    return [ds + (d,)]
+def _embedding_shape_of(op):
+    def infer(attrs, shapes):
+        n, d = _embed_dims(op, attrs)
+        ds, ws = shapes
+        if ws != (n, d):
+            raise ValueError(f"{op}: weight must have shape {(n, d)!r} (input_dim, "
+                             f"output_dim) (got {ws!r})")
+        return [ds + (d,)]
+    return infer
 
 
-def _embedding_type(attrs, dtypes):
-    _index_type("Embedding", "data")(dtypes[0])
-    if attrs["dtype"] is not None and dtypes[1] != attrs["dtype"]:
-        raise TypeError(f"Embedding: weight has dtype {dtypes[1]} but dtype is "
-                        f"{attrs['dtype']}; pass dtype='{dtypes[1]}' or leave it out")
-    return [dtypes[1]]
+def _embedding_type_of(op):
+    def infer(attrs, dtypes):
+        _index_type(op, "data")(dtypes[0])
+        if attrs["dtype"] is not None and dtypes[1] != attrs["dtype"]:
+            raise TypeError(f"{op}: weight has dtype {dtypes[1]} but dtype is "
+                            f"{attrs['dtype']}; pass dtype='{dtypes[1]}' or leave it out")
+        return [dtypes[1]]
+    return infer
 
 
-def _embedding(attrs, ins, outs):
-    data, w = ins
-    idx = _clipped_rows("Embedding", data, attrs["input_dim"])
-    if isinstance(w, np.ndarray):
-        np.take(w, idx, axis=0, out=outs[0])
-    else:
-        outs[0][...] = w[idx]
+def _embedding_of(op):
+    def compute(attrs, ins, outs):
+        data, w = ins
+        idx = _clipped_rows(op, data, attrs["input_dim"])
+        if isinstance(w, np.ndarray):
+            np.take(w, idx, axis=0, out=outs[0])
+        else:
+            outs[0][...] = w[idx]
+    return compute
 
 
 def _embedding_stypes(attrs, stypes):
@@ -650,9 +656,10 @@ register(
     "Embedding", inputs=("data", "weight"),
     attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
            "sparse_grad": Attr("bool", False)},
-    infer_shape=_embedding_shape, infer_type=_embedding_type, compute=_embedding,
-    sparse_stypes=_embedding_stypes, compute_sparse=_embedding_rsp,
-    gradient=_embedding_grad_rule, grad_inputs=(0,), infer_inputs=_embedding_inputs,
+    infer_shape=_embedding_shape_of("Embedding"), infer_type=_embedding_type_of("Embedding"),
+    compute=_embedding_of("Embedding"), sparse_stypes=_embedding_stypes,
+    compute_sparse=_embedding_rsp, gradient=_embedding_grad_rule, grad_inputs=(0,),
+    infer_inputs=_embedding_inputs,
     doc="""Looks up rows of ``weight`` (input_dim, output_dim): the result has shape
 ``data.shape + (output_dim,)`` and weight's dtype (``dtype``, when given, must be it; as
 MXNet, a float16 weight needs no ``dtype=``).  ``data`` holds row indices (integers, or
@@ -662,6 +669,25 @@ is refused (IndexError), as ``take`` refuses it.  The weight gradient is a dense
 ``sparse_grad=True`` a row_sparse array holding only the rows that were looked up.
 ``data`` gets no gradient.  A row_sparse weight (host memory) is read without densifying
 it; a row it does not store reads as zeros.""")
+
+
+def _sparse_embedding_grad_rule(attrs, inputs, outputs, out_grads):
+    return _embedding_grad_rule({**attrs, "sparse_grad": True}, inputs, outputs, out_grads)
+
+
+register(
+    "_contrib_SparseEmbedding", inputs=("data", "weight"),
+    attrs={**EMBED_ATTRS, "dtype": Attr("dtype_or_none", None),
+           "deterministic": Attr("bool", False)},
+    infer_shape=_embedding_shape_of("_contrib_SparseEmbedding"),
+    infer_type=_embedding_type_of("_contrib_SparseEmbedding"),
+    compute=_embedding_of("_contrib_SparseEmbedding"), sparse_stypes=_embedding_stypes,
+    compute_sparse=_embedding_rsp, gradient=_sparse_embedding_grad_rule, grad_inputs=(0,),
+    infer_inputs=_embedding_inputs,
+    doc="""``Embedding`` with ``sparse_grad=True`` (MXNet's deprecated
+``contrib.SparseEmbedding``): the same lookup, and a row_sparse weight gradient holding
+only the rows looked up.  ``deterministic`` is accepted for MXNet's signature: ndrt's
+gradient is always computed in one order.""")
 
 
 def _embed_grad_shape(op):

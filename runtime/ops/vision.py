@@ -1,7 +1,7 @@
 """Vision operators (MXNet 1.x names, signatures, defaults and semantics): ROIPooling,
 ``_contrib_ROIAlign``, ``_contrib_BilinearResize2D``, ``_contrib_AdaptiveAvgPooling2D``,
-``_contrib_box_iou`` and ``_contrib_box_nms`` (alias
-``_contrib_box_non_maximum_suppression``).  Layout NCHW; rois are rows
+``_contrib_box_iou``, ``_contrib_box_nms`` (alias
+``_contrib_box_non_maximum_suppression``) and ``GridGenerator``.  Layout NCHW; rois are rows
 ``[batch_index, x1, y1, x2, y2]`` in input-image coordinates (times ``spatial_scale``).
 
 Kernels (NumPy; on a GPU context the inputs are copied to the host and the result back):
@@ -31,6 +31,7 @@ its adjoint ``_box_nms_pick``.
 import numpy as np
 
 from runtime import _vision_kernels
+from runtime._ndarray import from_numpy
 from runtime._device import store, to_host
 from runtime.ops._call import F, zeros
 from runtime.ops.registry import Attr, float_input, register
@@ -979,3 +980,81 @@ register(
     doc="""Hidden: the rows of ``values`` (data's shape) in box_nms's output order of
 ``data`` (0 for the rows of -1): the adjoint of ``_backward_contrib_box_nms``, whose
 gradient it is.""")
+
+
+# -- GridGenerator ----------------------------------------------------------------------
+
+_GRID_TYPES = ("affine", "warp")
+
+
+def _grid_axes(h, w, dtype):
+    """The normalised target coordinates: x in [-1, 1] along the width (columns), y
+    along the height (rows)."""
+    return (np.linspace(-1.0, 1.0, w).astype(dtype), np.linspace(-1.0, 1.0, h).astype(dtype))
+
+
+def _grid_base(h, w, dtype):
+    """(H * W, 3): each target pixel's normalised (x, y, 1), row-major over (H, W)."""
+    x, y = _grid_axes(h, w, dtype)
+    return np.stack([np.tile(x, h), np.repeat(y, w), np.ones(h * w, dtype)], axis=1)
+
+
+def _grid_size(op, h, w, what):
+    if h < 2 or w < 2:
+        raise ValueError(f"{op}: {what} must have a height and width of at least 2 (got "
+                         f"({h}, {w}))")
+
+
+def _grid_shape(attrs, shapes):
+    op, d = "GridGenerator", shapes[0]
+    if attrs["transform_type"] == "affine":
+        if len(d) != 2 or d[1] != 6:
+            raise ValueError(f"{op}: affine data must be (N, 6) (got {d!r})")
+        h, w = tuple(attrs["target_shape"])
+        _grid_size(op, h, w, "target_shape")
+        return [(d[0], 2, h, w)]
+    if len(d) != 4 or d[1] != 2:
+        raise ValueError(f"{op}: warp data must be a flow field (N, 2, H, W) (got {d!r})")
+    _grid_size(op, d[2], d[3], "the flow field")
+    return [d]
+
+
+def _grid(attrs, ins, outs):
+    d = to_host(ins[0])
+    if attrs["transform_type"] == "affine":
+        n, (h, w) = d.shape[0], tuple(attrs["target_shape"])
+        grid = d.reshape(n, 2, 3) @ _grid_base(h, w, d.dtype).T
+        store(outs[0], grid.reshape(n, 2, h, w))
+        return
+    h, w = d.shape[2:]
+    x, y = _grid_axes(h, w, d.dtype)
+    out = np.empty_like(d)
+    # the flow is in pixels: one pixel is 2 / (size - 1) in normalised coordinates
+    out[:, 0] = d[:, 0] * d.dtype.type(2.0 / (w - 1)) + x
+    out[:, 1] = d[:, 1] * d.dtype.type(2.0 / (h - 1)) + y[:, None]
+    store(outs[0], out)
+
+
+def _grid_grad(attrs, inputs, outputs, out_grads):
+    g = out_grads[0]
+    n, _, h, w = g.shape
+    if attrs["transform_type"] == "affine":
+        base = from_numpy(_grid_base(h, w, np.dtype(g.dtype)), g.ctx)
+        rows = F.dot(F.reshape(g, shape=(n * 2, h * w)), base)
+        return [F.reshape(rows, shape=(n, 6))]
+    scale = np.array([2.0 / (w - 1), 2.0 / (h - 1)], np.dtype(g.dtype)).reshape(1, 2, 1, 1)
+    return [F.broadcast_mul(g, from_numpy(scale, g.ctx))]
+
+
+register(
+    "GridGenerator", attrs={"transform_type": Attr("str", required=True, choices=_GRID_TYPES),
+                            "target_shape": Attr("shape", (0, 0))},
+    infer_shape=_grid_shape, infer_type=float_input("GridGenerator"), compute=_grid,
+    gradient=_grid_grad, grad_inputs=(),
+    doc="""Sampling grids for ``BilinearSampler`` (MXNet's ``GridGenerator``), (N, 2, H, W):
+channel 0 the x (column) and channel 1 the y (row) coordinate of each target pixel,
+normalised to [-1, 1] across the image.  'affine': ``data`` (N, 6) holds each row-major
+2x3 matrix ``theta`` applied to the target pixels' normalised (x, y, 1), for a
+``target_shape`` (H, W); 'warp': ``data`` is a flow field (N, 2, H, W) in pixels, added
+to each pixel's own position (target_shape is ignored).  Both sizes must be at least 2
+(the normalisation divides by size - 1).  The gradient is linear in the head gradient.""")

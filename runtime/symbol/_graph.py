@@ -9,6 +9,7 @@ shape from its data), until nothing changes, as nnvm's InferShape pass does.
 """
 
 import ast
+import json
 
 import numpy as np
 
@@ -447,3 +448,9 @@ def wanted_input(op, params, name):
     if name == "state_cell" and "mode" in params:
         return params["mode"] == "lstm"
     return True
+
+
+def aux_state_init(input_name):
+    """MXNet's ``__init__`` of an auxiliary state variable made for an operator: ones
+    for a variance (``moving_var``), zeros otherwise."""
+    return json.dumps(["one" if input_name.endswith("var") else "zero", {}])

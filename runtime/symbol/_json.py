@@ -99,8 +99,24 @@ def _entry(source, where, value, n_nodes, counts):
     return nid, idx
 
 
+# the symbol attributes MXNet's upgrade of files before 1.0 recognises by name
+_HIDDEN = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+           "profiler_scope")
+
+
+def _legacy_input_attr(key):
+    """(argument, hidden key) for a legacy ``<argument>_<hidden key>`` (weight_lr_mult),
+    else None."""
+    for hidden in _HIDDEN:
+        if key.endswith("_" + hidden) and len(key) > len(hidden) + 1:
+            return key[:-len(hidden) - 1], hidden
+    return None
+
+
 def _node_attrs(source, where, node):
-    attrs = {}
+    """The node's attributes, and the legacy ``<argument>_<hidden key>`` attributes of an
+    operator node, which belong to the variable feeding that argument."""
+    attrs, for_inputs = {}, []
     for key in ("param", "attr", "attrs"):     # legacy keys first, "attrs" wins
         value = node.get(key)
         if value is None:
@@ -110,10 +126,34 @@ def _node_attrs(source, where, node):
             _bad(source, where, f"{key!r} must map strings to strings (got {value!r})")
         if key == "attr":
             # files before 1.0 keep the symbol attributes without underscores
-            # (ctx_group, lr_mult); MXNet's upgrade stores them as __ctx_group__
-            value = {k if k.startswith("__") else f"__{k}__": v for k, v in value.items()}
+            # (ctx_group, lr_mult); MXNet's upgrade stores them as __ctx_group__, and
+            # moves an operator's weight_lr_mult to its weight variable as __lr_mult__
+            upgraded = {}
+            for k, v in value.items():
+                legacy = None if k.startswith("__") else _legacy_input_attr(k)
+                if legacy is None:
+                    upgraded[k if k.startswith("__") else f"__{k}__"] = v
+                elif node.get("op") == "null":
+                    upgraded[k] = v
+                else:
+                    for_inputs.append((k, legacy, v))
+            value = upgraded
         attrs.update(value)
-    return attrs
+    return attrs, for_inputs
+
+
+def _move_to_inputs(op, entries, specs, for_inputs, sym_attrs):
+    """MXNet's upgrade of a legacy ``<argument>_<hidden key>`` operator attribute: it
+    becomes ``__<hidden key>__`` of the variable feeding that argument.  When no variable
+    does, it stays on the operator as a symbol attribute ``__<key>__`` (MXNet keeps the
+    bare key, which an operator node here cannot hold: its other keys are parameters)."""
+    for key, (arg, hidden), value in for_inputs:
+        pos = op.inputs.index(arg) if arg in op.inputs else None
+        src = entries[pos][0] if pos is not None and pos < len(entries) else None
+        if src is not None and specs[src][0] is None:
+            specs[src][6][f"__{hidden}__"] = value
+        else:
+            sym_attrs[f"__{key}__"] = value
 
 
 def _custom(source, where, name, entries, attrs):
@@ -157,7 +197,7 @@ def load(text, source):
             _bad(source, where, f"'inputs' must be a list (got {inputs!r})")
         entries = [_entry(source, f"{where} input {j}", e, i, counts)
                    for j, e in enumerate(inputs)]
-        attrs = _node_attrs(source, where, node)
+        attrs, for_inputs = _node_attrs(source, where, node)
         if node["op"] == "null":
             if entries:
                 _bad(source, where, "a variable ('null') has no inputs")
@@ -194,13 +234,17 @@ def load(text, source):
         if not op.variadic and len(entries) < n_in and all(
                 p in op.mutates for p in range(len(entries), n_in)):
             # files before 1.0 leave out the auxiliary states (BatchNorm's moving
-            # statistics): made here as MXNet's upgrade makes them
-            entries += [(None, f"{node['name']}_{op.inputs[p]}") for p in
-                        range(len(entries), n_in)]
+            # statistics): made here as MXNet's upgrade makes them, with the operator's
+            # attributes and their __init__
+            entries += [(None, (f"{node['name']}_{op.inputs[p]}",
+                                {**raw, **sym_attrs,
+                                 "__init__": _graph.aux_state_init(op.inputs[p])}))
+                        for p in range(len(entries), n_in)]
         if (not op.variadic and len(entries) != n_in) or (
                 op.variadic and n_in > 1 and not 1 <= len(entries) <= n_in):
             _bad(source, where, f"{op_name} takes {n_in} input(s) ({', '.join(op.inputs)})"
                                 f" (got {len(entries)})")
+        _move_to_inputs(op, entries, specs, for_inputs, sym_attrs)
         specs.append((op, op_name, node["name"], entries, params, raw, sym_attrs))
         counts.append(op.n_out(params))
     heads = [_entry(source, f"head {j}", e, len(specs), counts)
@@ -210,6 +254,7 @@ def load(text, source):
     made = []
     for op, op_name, name, entries, params, raw, attrs in specs:
         made.append(Node(op, None if op is None else op_name, name,
-                         [(made[n], i) if n is not None else (Node(None, None, i), 0)
+                         [(made[n], i) if n is not None else
+                          (Node(None, None, i[0], attrs=i[1]), 0)
                           for n, i in entries], params, raw, attrs))
     return [(made[n], i) for n, i in heads]

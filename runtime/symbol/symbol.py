@@ -585,8 +585,7 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
             elif not op.variadic or _graph.wanted_input(op, params, input_name):
                 init = {}
                 if i in op.mutates:
-                    init = {"__init__": json.dumps(
-                        ["one" if input_name.endswith("var") else "zero", {}])}
+                    init = {"__init__": _graph.aux_state_init(input_name)}
                 elif op_init is not None:
                     init = {"__init__": op_init}
                 v = Node(None, None, f"{name}_{input_name}",

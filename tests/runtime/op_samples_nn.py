@@ -49,3 +49,11 @@ for _name, _what in ((_BCE, "data"), (_PCE, "prob")):
                  out=((3, 4), np.float64)))
     _add(ZERO_SIZE, _name, ZeroSize([np.array([1.0]), zeros(0, 4), np.zeros(0, np.int64)], {},
                                     lambda og, x, label: np.zeros((0, 4))))
+
+
+_add(SAMPLES, "_contrib_SparseEmbedding",
+     Sample([np.array([[0, 2], [1, 4]], np.int64), uniform((5, 3), seed=940)],
+            {"input_dim": 5, "output_dim": 3}, wrt=[1]))
+_add(FAILURES, "_contrib_SparseEmbedding", Failure(
+    [np.array([0, 1], np.int64), uniform((5, 2))], {"input_dim": 5, "output_dim": 3},
+    ValueError, r"^_contrib_SparseEmbedding: weight must have shape \(5, 3\)", out=False))

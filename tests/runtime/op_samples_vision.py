@@ -439,3 +439,16 @@ _add(FAILURES, "_contrib_MultiBoxTarget",
      Failure([_TANCH, _TLAB, _TCLS], {"negative_mining_ratio": 1.0,
                                       "negative_mining_thresh": 0.0}, ValueError,
              r"^_contrib_MultiBoxTarget: negative_mining_thresh must be > 0", out=False))
+
+
+_add(SAMPLES, "GridGenerator",
+     Sample([uniform((2, 6), seed=930)], {"transform_type": "affine", "target_shape": (3, 4)}),
+     Sample([uniform((1, 2, 3, 4), seed=931)], {"transform_type": "warp"}),
+     Sample([uniform((1, 6), seed=932, dtype=np.float32)],
+            {"transform_type": "affine", "target_shape": (2, 2)}, grad=False))
+_add(FAILURES, "GridGenerator",
+     Failure([uniform((2, 5))], {"transform_type": "affine", "target_shape": (3, 3)},
+             ValueError, r"^GridGenerator: affine data must be \(N, 6\)", out=False),
+     Failure([uniform((1, 6))], {"transform_type": "affine", "target_shape": (1, 3)},
+             ValueError, r"^GridGenerator: target_shape must have a height and width of at "
+             r"least 2", out=False))

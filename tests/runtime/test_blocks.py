@@ -4,6 +4,7 @@ names, collect_params, deferred initialisation, save/load and their errors;
 initialisers' statistics and reproducibility; pool bytes after a training step."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -165,6 +166,23 @@ def test_embedding_bad_arguments():
 
 
 # -- Sequential, names, collect_params --------------------------------------------------
+
+def test_sequential_of_hybrid_blocks_warns_on_hybridize():
+    hybrid = nn.Sequential()
+    hybrid.add(nn.Dense(2), nn.Activation("relu"))
+    with pytest.warns(UserWarning, match="Consider using HybridSequential"):
+        hybrid.hybridize()
+    assert hybrid[0]._active                    # the children are hybridized all the same
+    mixed = nn.Sequential()
+    mixed.add(nn.Dense(2), nn.Lambda(lambda x: x))
+    empty = nn.Sequential()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mixed.hybridize()                       # a plain Block child: no advice
+        empty.hybridize()
+        hybrid.hybridize(active=False)
+    assert mixed[0]._active and not hybrid[0]._active
+
 
 def test_sequential_structure_and_names():
     net = nn.Sequential()

@@ -64,6 +64,25 @@ def test_bind_grad_req_write_add_null():
     np.testing.assert_allclose(grads["fc_bias"].asnumpy(), head.sum(0), rtol=1e-5)
 
 
+def test_outputs_before_forward_and_backward_without_one():
+    sym, vals = _fc_setup()
+    args = {k: mx.nd.array(v) for k, v in vals.items()}
+    exe = sym.bind(mx.cpu(), args, args_grad={"fc_bias": mx.nd.zeros(3)})
+    # the outputs' shapes and dtypes are there from bind (MXNet allocates them then)
+    assert [(o.shape, o.dtype) for o in exe.outputs] == [((2, 3), np.float32)]
+    head = np.arange(6.0).reshape(2, 3)
+    exe.backward(mx.nd.array(head))         # no forward yet: one runs first
+    np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), head.sum(0))
+    want = vals["x"] @ vals["fc_weight"].T + vals["fc_bias"]
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), want, rtol=1e-5)
+    x = mx.sym.Variable("x", dtype=np.int32)
+    cast = mx.sym.Cast(x, dtype=np.float16)
+    exe = cast.simple_bind(mx.cpu(), x=(2, 2))    # the variable's own dtype, not float32
+    assert exe.arg_dict["x"].dtype == np.int32 and exe.outputs[0].dtype == np.float16
+    exe = cast.simple_bind(mx.cpu(), type_dict={"x": "float64"}, x=(2, 2))
+    assert exe.arg_dict["x"].dtype == np.float64
+
+
 def test_bind_checks_its_arguments():
     sym, vals = _fc_setup()
     args = {k: mx.nd.array(v) for k, v in vals.items()}
@@ -81,8 +100,6 @@ def test_bind_checks_its_arguments():
     partial.backward(mx.nd.ones((2, 3)))
     np.testing.assert_array_equal(partial.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
     exe = sym.bind(mx.cpu(), args)
-    with pytest.raises(RuntimeError, match="call forward\\(\\) first"):
-        exe.backward()
     out = exe.forward()[0].asnumpy()
     exe.backward()               # every grad_req 'null': nothing to compute, as in MXNet
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), out)

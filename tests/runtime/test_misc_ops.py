@@ -618,4 +618,26 @@ def test_sparse_zeros_like_where_and_embedding():
     np.testing.assert_array_equal(_dense(weight.grad), [[0] * 3, [1] * 3, [0] * 3, [1] * 3])
 
 
+
+def test_contrib_sparse_embedding_is_embedding_with_a_sparse_gradient():
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(6, 2)).astype(np.float32)
+    idx = np.array([[4, 0], [4, 2]])
+    weight = nd.array(w)
+    weight.attach_grad(stype="row_sparse")
+    head = rng.normal(size=(2, 2, 2)).astype(np.float32)
+    with autograd.record():
+        e = nd.contrib.SparseEmbedding(nd.array(idx), weight, input_dim=6, output_dim=2)
+    np.testing.assert_array_equal(e.asnumpy(), w[idx])
+    e.backward(nd.array(head))
+    want = np.zeros_like(w)
+    np.add.at(want, idx.ravel(), head.reshape(-1, 2))
+    assert weight.grad.stype == "row_sparse"
+    np.testing.assert_array_equal(weight.grad.indices.asnumpy(), [0, 2, 4])
+    np.testing.assert_allclose(_dense(weight.grad), want, rtol=1e-6)
+    data, wsym = rt.sym.Variable("data"), rt.sym.Variable("w", stype="row_sparse")
+    sym = rt.sym.contrib.SparseEmbedding(data=data, weight=wsym, input_dim=6, output_dim=2)
+    exe = sym.simple_bind(rt.cpu(), grad_req={"data": "null", "w": "write"}, data=(2, 2))
+    assert exe.grad_dict["w"].stype == "row_sparse"
+
 free_failing_tests(globals())

@@ -678,6 +678,25 @@ def test_dlpack_both_ways_with_numpy(dtype):
     assert np.all(src[0] == np.ones(3, dtype))
 
 
+def test_dlpack_capsules_round_trip_sharing_memory():
+    x = nd.array(np.arange(12, dtype=np.int32).reshape(3, 4), dtype=np.int32)
+    for capsule in (x.to_dlpack_for_read(), nd.to_dlpack_for_read(x),
+                    x.to_dlpack_for_write(), nd.to_dlpack_for_write(x)):
+        assert type(capsule).__name__ == "PyCapsule"
+        y = nd.from_dlpack(capsule)
+        assert y.dtype == np.int32 and y.chunk.data_pointer == x.chunk.data_pointer
+        np.testing.assert_array_equal(y.asnumpy(), np.arange(12).reshape(3, 4))
+    y[1, 2] = -5                               # a write through the import shows in x
+    assert x.asnumpy()[1, 2] == -5
+    used = x.to_dlpack_for_read()
+    nd.from_dlpack(used)
+    with pytest.raises(ValueError, match="unused 'dltensor' capsule"):
+        nd.from_dlpack(used)
+    before = x.asnumpy().copy()
+    del x                                      # the import keeps the memory alive
+    np.testing.assert_array_equal(y.asnumpy(), before)
+
+
 def test_from_dlpack_copies_non_contiguous_memory():
     src = np.arange(6, dtype=np.float32).reshape(2, 3).T
     y = nd.from_dlpack(src)

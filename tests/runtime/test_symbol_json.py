@@ -125,7 +125,8 @@ def test_pre_1_0_files_attributes_and_aux_states():
              var("fc_bias"),
              {"op": "FullyConnected", "param": {"no_bias": "False", "num_hidden": "4"},
               "name": "fc", "inputs": [[0, 0], [1, 0], [2, 0]], "backward_source_id": -1,
-              "attr": {"ctx_group": "stage1", "wd_mult": "0.3"}},
+              "attr": {"ctx_group": "stage1", "wd_mult": "0.3", "weight_lr_mult": "1.2",
+                       "gamma_wd_mult": "0.5"}},
              var("bn_gamma"), var("bn_beta"),
              {"op": "BatchNorm", "param": {"eps": "0.001", "fix_gamma": "True",
                                            "momentum": "0.9", "use_global_stats": "False"},
@@ -137,6 +138,17 @@ def test_pre_1_0_files_attributes_and_aux_states():
     attrs = sym.attr_dict()
     assert attrs["data"]["__ctx_group__"] == "stage1" and attrs["data"]["lr_mult"] == "0.2"
     assert attrs["fc"]["__wd_mult__"] == "0.3" and attrs["bn"]["__ctx_group__"] == "stage2"
+    # an operator's <argument>_lr_mult belongs to the variable of that argument (MXNet's
+    # upgrade); one naming no argument of the operator stays where it is
+    assert attrs["fc_weight"]["__lr_mult__"] == "1.2" and "weight_lr_mult" not in attrs["fc"]
+    assert "__lr_mult__" not in attrs.get("fc_bias", {})
+    assert attrs["fc"]["__gamma_wd_mult__"] == "0.5"
+    again = mx.sym.load_json(sym.tojson()).attr_dict()
+    assert again["fc_weight"]["__lr_mult__"] == "1.2" and again["fc"] == attrs["fc"]
+    # the moving statistics made for BatchNorm carry its ctx_group and their __init__
+    assert attrs["bn_moving_mean"]["__ctx_group__"] == "stage2"
+    assert json.loads(attrs["bn_moving_mean"]["__init__"]) == ["zero", {}]
+    assert json.loads(attrs["bn_moving_var"]["__init__"]) == ["one", {}]
     args, outs, aux = sym.infer_shape(data=(2, 3))
     assert outs == [(2, 4)] and aux == [(4,), (4,)]
 

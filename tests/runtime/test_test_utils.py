@@ -57,6 +57,50 @@ def test_rand_ndarray(stype):
             tu.rand_ndarray((2, 2), stype, density=2.0)
 
 
+def test_rand_ndarray_takes_mxnets_keywords():
+    np.random.seed(2)
+    x = tu.rand_ndarray((6, 5), "default", modifier_func=lambda v: v + 10)
+    assert ((x.asnumpy() >= 10) & (x.asnumpy() < 11)).all()
+    y = tu.rand_ndarray((40, 5), "csr", density=0.3, modifier_func=lambda v: -v - 1,
+                        shuffle_csr_indices=True, distribution="uniform")
+    stored = y.asscipy().data
+    assert y.stype == "csr" and stored.size > 0 and ((stored <= -1) & (stored > -2)).all()
+    z = tu.rand_ndarray((8, 3), "row_sparse", 0.5, None, None, False, None, cpu())
+    assert z.stype == "row_sparse" and z.context == cpu()
+    with pytest.raises(ValueError, match="distribution must be None or 'uniform'"):
+        tu.rand_ndarray((2, 2), "csr", distribution="powerlaw")
+
+
+def test_symbolic_checks_bind_sparse_arguments_with_their_storage():
+    rsp = nd.array(np.array([[1.0, 2.0], [0, 0], [3.0, 4.0]])).tostype("row_sparse")
+    idx = nd.array([2])
+    data, indices = mx.sym.Variable("data"), mx.sym.Variable("indices")
+    # _sparse_retain takes only row_sparse data: a dense binding would be refused
+    sym = mx.sym.sparse.retain(data=data, indices=indices)
+    want = np.array([[0, 0], [0, 0], [3.0, 4.0]])
+    tu.check_symbolic_forward(sym, [rsp, idx], [want])
+    tu.check_numeric_gradient(sym, [rsp, idx], grad_nodes=["data"],
+                              grad_stype_dict={"data": "row_sparse"})
+    # the gradient of retain keeps the retained rows of the head gradient
+    got = tu.check_symbolic_backward(sym, [rsp, idx], [np.ones((3, 2))],
+                                     {"data": (want != 0) * 1.0},
+                                     grad_req={"data": "write", "indices": "null"},
+                                     grad_stypes={"data": "row_sparse"})
+    np.testing.assert_array_equal(got["data"], [[0, 0], [0, 0], [1, 1]])
+
+
+def test_symbolic_checks_keep_each_arguments_dtype_with_asnumpy():
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    big = np.array([2 ** 40 + 1, 3], np.int64)
+    out = tu.check_symbolic_forward(a + 1, [big], [big + 1], dtype="asnumpy")
+    assert out[0].dtype == np.int64
+    assert tu.check_symbolic_forward(a + 1, [big], [big + 1])[0].dtype == np.float32
+    got = tu.check_symbolic_backward(a * b, [np.array([1.5, 2.0]), np.array([4.0, -1.0])],
+                                     [np.ones(2)], [[4.0, -1.0], [1.5, 2.0]],
+                                     dtype="asnumpy")
+    assert got["a"].dtype == np.float64
+
+
 def test_default_context_and_exceptions():
     assert tu.default_context() == cpu()
     tu.assert_exception(lambda: 1 / 0, ZeroDivisionError)

@@ -8,6 +8,7 @@ r"""Layers (Gluon's ``nn``): ``Sequential``, ``Dense``, ``Embedding``, ``Dropout
 the cached graph."""
 
 import math
+import warnings
 
 import numpy as np
 
@@ -35,6 +36,17 @@ class Sequential(Block):
             if isinstance(x, (tuple, list)):
                 x, args = x[0], tuple(x[1:])
         return (x,) + args if args else x
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlock children (Gluon's ``Sequential.hybridize``).  When
+        every child is a HybridBlock this warns that a ``HybridSequential`` would run
+        them as one cached graph instead of one graph per child."""
+        children = list(self._children.values())
+        if active and children and all(isinstance(c, HybridBlock) for c in children):
+            warnings.warn(f"All children of this Sequential layer {self.prefix!r} are "
+                          "HybridBlocks. Consider using HybridSequential for the best "
+                          "performance.", stacklevel=2)
+        super().hybridize(active, **kwargs)
 
     def __getitem__(self, key):
         layers = list(self._children.values())[key]
