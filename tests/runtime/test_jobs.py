@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -469,7 +470,9 @@ def test_progress_bar_closes_whole_when_ctrl_c_lands_inside_close():
 
     class Bar:
         def close(self):
-            os.kill(os.getpid(), signal.SIGINT)
+            # to this thread: a process-directed signal may be taken by another thread
+            # (a BLAS worker), whose handler can run only after close() has returned
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
             written.append("\r    \r")
 
     before = signal.getsignal(signal.SIGINT)
