@@ -24,6 +24,7 @@ batch.  Every rank evaluates (the replicas are identical, so are the metrics) an
 end, compares a digest of its parameters with the other ranks'.  Only rank 0 logs.
 """
 
+import contextlib
 import hashlib
 import signal
 import threading
@@ -274,8 +275,10 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
             it.reset()
             bar = None
             if tqdm is not None and not quiet:
-                bar = tqdm(total=it.num_data // it.batch_size, leave=False,
-                           desc=f"epoch {epoch}/{epochs}", unit="batch", dynamic_ncols=True)
+                with _sigint_held():
+                    bar = tqdm(total=it.num_data // it.batch_size, leave=False,
+                               desc=f"epoch {epoch}/{epochs}", unit="batch",
+                               dynamic_ncols=True)
             try:
                 total, count, timed, t_epoch = _epoch(result, net, loss_fn, trainer, it,
                                                       ctx, on_step, meter, bar, where, rank,
@@ -283,7 +286,8 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
                 metric = evaluate()
             finally:
                 if bar is not None:
-                    _close_bar(bar)
+                    with _sigint_held():
+                        bar.close()
             result.samples += timed * ranks
             result.seconds += t_epoch
             result.epoch_losses.append(total / max(count, 1))
@@ -302,19 +306,21 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
     return result
 
 
-def _close_bar(bar):
-    """Close a progress bar with Ctrl-C held back until it has cleared its line: an
-    interrupt inside ``close`` would leave the bar unterminated and the CLI's one-line
-    message glued to its end.  A held SIGINT is raised again once the handler is back.
-    (A signal mask would not do: another thread, tqdm's monitor or a BLAS worker, can
-    take a process-directed signal; Python's handlers always run in the main thread.)"""
+@contextlib.contextmanager
+def _sigint_held():
+    """Hold Ctrl-C back while a progress bar is made or closed; a held SIGINT is raised
+    again once the handler is back.  An interrupt inside tqdm's ``__init__`` leaves a
+    half-made bar whose ``__del__`` prints a traceback; one inside ``close`` leaves the
+    bar's line unterminated, the CLI's one-line message glued to its end.  (A signal mask
+    would not do: another thread, tqdm's monitor or a BLAS worker, can take a
+    process-directed signal; Python's handlers always run in the main thread.)"""
     if threading.current_thread() is not threading.main_thread():
-        bar.close()
+        yield
         return
     held = []
     old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
-        bar.close()
+        yield
     finally:
         signal.signal(signal.SIGINT, old)
         if held:

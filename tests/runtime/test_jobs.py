@@ -462,23 +462,25 @@ def test_cli_with_standard_output_closed(command):
     assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
-def test_progress_bar_closes_whole_when_ctrl_c_lands_inside_close():
-    # Ctrl-C arriving while the bar clears its line is held until the line is cleared,
-    # then raised, so the CLI's message never lands on the end of a bar.
-    from runtime.jobs.train import _close_bar
-    written = []
+@pytest.mark.parametrize("step", ["make", "close"])
+def test_progress_bar_is_made_and_closed_whole_when_ctrl_c_lands_inside(step):
+    # Ctrl-C arriving while a bar is made or clears its line is held until that is
+    # done, then raised: no half-made bar (tqdm's __del__ would print a traceback), and
+    # the CLI's message never lands on the end of a bar.
+    from runtime.jobs.train import _sigint_held
+    done = []
 
-    class Bar:
-        def close(self):
-            # to this thread: a process-directed signal may be taken by another thread
-            # (a BLAS worker), whose handler can run only after close() has returned
-            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
-            written.append("\r    \r")
+    def ctrl_c_then_finish():
+        # to this thread: a process-directed signal may be taken by another thread
+        # (a BLAS worker), whose handler can run only after the call has returned
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        done.append(step)
 
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
-        _close_bar(Bar())
-    assert written == ["\r    \r"]
+        with _sigint_held():
+            ctrl_c_then_finish()
+    assert done == [step]
     assert signal.getsignal(signal.SIGINT) is before
 
 
