@@ -77,7 +77,7 @@ from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_
 from runtime._imperative cimport add_into, invoke_parsed, profile_hook
 from runtime._ndarray cimport STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, np_view
 from runtime._tape cimport Entry, Node
-from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE
+from runtime._types cimport REQ_ADD, REQ_INPLACE, REQ_NULL, REQ_WRITE, floating
 
 from runtime._imperative import (invoke_stateful, is_recording, is_training, set_recording,
                                  set_training)
@@ -156,6 +156,7 @@ cdef object _reduced_axes = None  # runtime.ops.reduce.reduced_axes (set by runt
 cdef dict _takes_needs = {}       # gradient function -> whether it takes ``needs``
 cdef bint _inplace_on = True
 cdef bint _c_rules_on = True
+cdef bint _fusion_on = True
 cdef dict _stats = {}
 cdef object _last_plan = None
 cdef dict _cache = {}             # signature -> Plan, oldest first
@@ -183,6 +184,13 @@ def set_c_rules(bint on):
     global _c_rules_on
     _c_rules_on = on
     clear_plan_cache()
+
+
+def set_graph_fusion(bint on):
+    """Fuse FullyConnected + relu in graph plans made from now on (default); tests and
+    benchmarks compare with it off."""
+    global _fusion_on
+    _fusion_on = on
 
 
 def clear_plan_cache():
@@ -1072,7 +1080,11 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
     cdef int m, k, nn
     cdef bint ta, tb
     cdef double s = 0
-    for j in range(st.n_in):
+    cdef Py_ssize_t jj
+    for jj in range(st.n_in):
+        # FullyConnected: the bias's row sums first, while the out-grad is still in cache
+        # from the rule before (the products that follow read big operands)
+        j = (jj + 2) % 3 if st.rule == R_FC and st.n_in == 3 else jj
         e = st.entry + j
         t = p.entries[e].target
         if t < 0 or (st.rule == R_PICK and j != 0):    # pick's index gets no gradient
@@ -1652,6 +1664,15 @@ def run(list heads, list head_grads, list variables, bint retain_graph, bint cre
 # view), as MXNet keeps a CachedOp's static state per call in flight; else the call gets
 # another state (at most MAX_GRAPH_STATES are kept).  So a training loop alternates
 # between two states and, in its steady state, makes no pool call in forward or backward.
+#
+# One fusion: a FullyConnected with a bias whose output only a relu reads (an
+# ``Activation(act_type='relu')`` or ``relu``; not an output of the graph, read by no
+# gradient rule: FullyConnected's rule reads its inputs, relu's its output) computes its
+# product straight into the relu's buffer, then adds the bias and applies the relu in ONE
+# pass over it (``_bias_relu``); the relu step runs no kernel and the FullyConnected's
+# output gets no buffer.  Two passes over the layer's output become one, as the
+# subgraph backends of MXNet fuse them.  With a profiler hook both steps run through the
+# invoker, the relu in place on the same buffer.
 
 MAX_GRAPH_STATES = 4
 
@@ -1726,6 +1747,47 @@ cdef object _run_kernel(object op, tuple d, dict attrs, list ins, list outs):
     return state
 
 
+cdef void _bias_relu(floating* out, const floating* bias, Py_ssize_t rows,
+                     Py_ssize_t cols) noexcept nogil:
+    """out[r, c] = relu(out[r, c] + bias[c]) in place, as np.maximum(x + b, 0) gives it
+    (NaN stays NaN; -0.0 becomes 0.0 as NumPy's vector loop makes it)."""
+    cdef Py_ssize_t r, c
+    cdef floating v
+    cdef floating* row
+    for r in range(rows):
+        row = out + r * cols
+        for c in range(cols):
+            v = row[c] + bias[c]
+            row[c] = v if (v > 0 or v != v) else 0
+
+
+cdef int _fc_relu(dict attrs, object x, object w, object b, object out) except -1:
+    """FullyConnected with bias, then relu, into ``out`` (NumPy views): the product by
+    NumPy's matmul, then ``_bias_relu``."""
+    cdef Py_ssize_t nh = attrs["num_hidden"]
+    cdef Py_ssize_t rows = out.size // nh
+    cdef cnp.ndarray o = out.reshape(rows, nh)
+    cdef cnp.ndarray bc = b
+    np.matmul(x.reshape(rows, w.shape[1]), w.T, out=o)
+    if not (o.flags.c_contiguous and bc.flags.c_contiguous and bc.size == nh):
+        np.add(o, b, out=o)
+        np.maximum(o, o.dtype.type(0), out=o)
+    elif o.dtype == np.float32:
+        with nogil:
+            _bias_relu(<float*>cnp.PyArray_DATA(o), <const float*>cnp.PyArray_DATA(bc),
+                       rows, nh)
+    else:
+        with nogil:
+            _bias_relu(<double*>cnp.PyArray_DATA(o), <const double*>cnp.PyArray_DATA(bc),
+                       rows, nh)
+    return 0
+
+
+cdef bint _is_relu(object op, dict attrs):
+    name = getattr(op, "name", None)
+    return name == "relu" or (name == "Activation" and attrs.get("act_type") == "relu")
+
+
 cdef class GraphPlan:
     """Forward and backward of a static graph as one plan (see above).
 
@@ -1755,6 +1817,8 @@ cdef class GraphPlan:
     cdef list saved                  # per step: (saved input positions, saved outputs)
     cdef dict var_of_target          # backward target -> graph input
     cdef list states
+    cdef list fused                  # per step: the relu step it computes for, or -1
+    cdef list absorbed               # per step: a relu whose FullyConnected computes it
     cdef readonly Py_ssize_t peak_bytes, naive_bytes, forward_bytes
     cdef readonly bint ready
     cdef object __weakref__
@@ -1783,6 +1847,11 @@ cdef class GraphPlan:
     def states_kept(self):
         return len(self.states)
 
+    @property
+    def fused_steps(self):
+        """How many FullyConnected + relu pairs run as one step (see above)."""
+        return sum(1 for k in self.fused if k >= 0) if self.fused is not None else 0
+
     def prepare(self, list args):
         """Probe the graph on ``args`` and plan it; False when it cannot be planned
         (a sparse or device value, an output that is an input or repeated): the caller
@@ -1802,6 +1871,7 @@ cdef class GraphPlan:
         if not all(_plannable(d) for d in self.descs):
             return False
         self._plan_backward(values)
+        self._fuse()
         self._assign()
         self.ready = True
         return True
@@ -1878,6 +1948,43 @@ cdef class GraphPlan:
             n.release()
         return 0
 
+    cdef int _fuse(self) except -1:
+        """Find the FullyConnected + relu pairs that run as one step (see above)."""
+        cdef Py_ssize_t k, k2, v, n_steps = len(self.steps)
+        cdef ArrayDesc d
+        readers = {}                 # value -> the steps reading it, once per reading
+        for k, st in enumerate(self.steps):
+            for i in st[2]:
+                readers.setdefault(i, []).append(k)
+        heads = set(self.heads)
+        self.fused = [-1] * n_steps
+        self.absorbed = [False] * n_steps
+        if not _fusion_on:
+            return 0
+        for k, (op, attrs, inputs, n_out) in enumerate(self.steps):
+            if getattr(op, "name", None) != "FullyConnected" or attrs["no_bias"] or \
+                    self.direct[k] is None:
+                continue
+            v = self.first[k]
+            if v in heads or len(readers.get(v, ())) != 1:
+                continue
+            k2 = readers[v][0]
+            op2, attrs2, inputs2, _ = self.steps[k2]
+            if not _is_relu(op2, attrs2) or self.direct[k2] is None:
+                continue
+            if self.saved[k] is not None and 0 in self.saved[k][1]:
+                continue             # a rule reads the FullyConnected's output
+            if self.saved[k2] is not None and 0 in self.saved[k2][0]:
+                continue             # ... or the relu's input
+            d = self.descs[v]
+            if not (_is_host(d.ctx) and d.stype == "default" and
+                    np.dtype(d.dtype) in (np.float32, np.float64) and
+                    _same_desc(d, self.descs[self.first[k2]])):
+                continue
+            self.fused[k] = k2
+            self.absorbed[k2] = True
+        return 0
+
     cdef int _assign(self) except -1:
         """One slot assignment for the forward's values and the backward's gradients."""
         cdef Py_ssize_t n_f = len(self.steps), k, s, t, v
@@ -1899,6 +2006,11 @@ cdef class GraphPlan:
                 first_out[val + j] = k
                 last.setdefault(val + j, k)
             val += n_out
+        fused_out = set()            # FullyConnected outputs computed in their relu's buffer
+        for k in range(n_f):
+            if self.fused[k] >= 0:
+                first_out[self.first[self.fused[k]]] = k
+                fused_out.add(self.first[k])
         if p is not None:            # values a gradient rule reads: to the end of backward
             for node_pos, src in enumerate(self.node_src):
                 if src[0] != "s" or node_pos not in step_of:
@@ -1919,7 +2031,9 @@ cdef class GraphPlan:
                 continue
             nb = _nbytes(self.descs[v])
             self.forward_bytes += nb
-            groups.append((first_out[v], last[v], nb, (<ArrayDesc>self.descs[v]).ctx, ("f", v)))
+            if v not in fused_out:
+                groups.append((first_out[v], last[v], nb, (<ArrayDesc>self.descs[v]).ctx,
+                               ("f", v)))
         naive = self.forward_bytes
         if p is not None:
             root = list(range(p.n_targets))
@@ -2002,6 +2116,9 @@ cdef class GraphPlan:
             buf = new_dense(d.shape, np.dtype(d.dtype), d.ctx, 0)
             st.head_chunks.append(buf._chunk)
             st.values[h] = _view(buf._chunk, d)
+        for k in range(len(self.steps)):
+            if self.fused[k] >= 0:
+                st.values[self.first[k]] = st.values[self.first[self.fused[k]]]
         st.np_values = [None if x is None else np_view(<NDArray>x) for x in st.values]
         st.step_node = [None] * len(self.steps)
         st.saved_args = [[] for _ in self.steps]
@@ -2093,7 +2210,14 @@ cdef class GraphPlan:
             for k in range(len(self.steps)):
                 op, attrs, inputs, n_out = self.steps[k]
                 d = self.direct[k]
-                if d is not None and hook is None:
+                if hook is None and self.fused[k] >= 0:
+                    _fc_relu(attrs, npv[inputs[0]], npv[inputs[1]], npv[inputs[2]],
+                             npv[val])
+                    (<NDArray>values[val])._chunk.bump()
+                    state = None
+                elif hook is None and self.absorbed[k]:
+                    state = None             # its FullyConnected computed it
+                elif d is not None and hook is None:
                     state = _run_kernel(op, <tuple>d, attrs, [npv[i] for i in inputs],
                                         npv[val:val + n_out])
                     for j in range(n_out):

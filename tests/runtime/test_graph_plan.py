@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import runtime as mx
-from runtime import autograd, nd
+from runtime import _executor, autograd, nd
 from runtime import symbol as sym
 from runtime._executor import GraphPlan
 from runtime.gluon import Trainer, nn
@@ -149,6 +149,112 @@ def test_graph_plan_refuses_another_input_shape():
     args[0] = nd.ones((2, 5))
     with pytest.raises(ValueError, match="graph input 0 must be"):
         plan.forward(args)
+
+
+# -- FullyConnected + relu as one step ---------------------------------------------------
+
+def _fc_relu_graph(act="relu", no_bias=False, also_out=False, second_reader=False):
+    x = sym.var("x")
+    pre = sym.FullyConnected(x, num_hidden=6, no_bias=no_bias, name="fc1")
+    h = sym.relu(pre) if act == "relu_op" else sym.Activation(pre, act_type=act)
+    if second_reader:
+        h = h + pre
+    out = sym.tanh(sym.FullyConnected(h, num_hidden=3, name="fc2"))
+    return sym.Group([out, pre]) if also_out else out
+
+
+def _run_graph(graph, fusion, x, head, seed=0):
+    """(plan, outputs, gradients) of one training forward and backward of ``graph``
+    bound with float32 arguments drawn from ``seed``; ``fusion`` for its plan."""
+    _executor.set_graph_fusion(fusion)
+    try:
+        exe = graph.simple_bind(mx.cpu(), x=x.shape)
+        rng = np.random.RandomState(seed)
+        for name, arr in exe.arg_dict.items():
+            arr[:] = x if name == "x" else rng.normal(size=arr.shape)
+        outs = exe.forward(is_train=True)
+        exe.backward([head] + [nd.zeros(o.shape) for o in outs[1:]])
+    finally:
+        _executor.set_graph_fusion(True)
+    return (exe._state.plan, [o.asnumpy() for o in outs],
+            {k: v.asnumpy() for k, v in exe.grad_dict.items()})
+
+
+@pytest.mark.parametrize("act", ["relu", "relu_op"])
+def test_fully_connected_relu_fused_gives_the_unfused_values_bit_for_bit(act):
+    rng = np.random.RandomState(7)
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    x[1, 2] = np.nan                   # NaN goes through as np.maximum lets it
+    head = nd.array(rng.normal(size=(5, 3)))
+    fused, outs, grads = _run_graph(_fc_relu_graph(act), True, x, head)
+    plain, want, want_grads = _run_graph(_fc_relu_graph(act), False, x, head)
+    assert (fused.fused_steps, plain.fused_steps) == (1, 0)
+    assert np.isnan(outs[0][1]).all() and not np.isnan(outs[0][0]).any()
+    for o, w in zip(outs, want):
+        np.testing.assert_array_equal(o, w)
+    for k, g in want_grads.items():
+        np.testing.assert_array_equal(grads[k], g, err_msg=k)
+
+
+def test_fused_fully_connected_relu_equals_numpy():
+    rng = np.random.RandomState(8)
+    x = rng.normal(size=(64, 4)).astype(np.float32)
+    _executor.set_graph_fusion(True)
+    exe = _fc_relu_graph().simple_bind(mx.cpu(), x=x.shape)
+    for name, arr in exe.arg_dict.items():
+        arr[:] = x if name == "x" else rng.normal(size=arr.shape)
+    a = {k: v.asnumpy().astype(np.float64) for k, v in exe.arg_dict.items()}
+    h = np.maximum(a["x"] @ a["fc1_weight"].T + a["fc1_bias"], 0)
+    want = np.tanh(h @ a["fc2_weight"].T + a["fc2_bias"])
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-5, atol=1e-6)
+    assert exe._state.plan.fused_steps == 1
+
+
+@pytest.mark.parametrize("case", [dict(act="tanh"), dict(no_bias=True),
+                                  dict(also_out=True), dict(second_reader=True)])
+def test_fully_connected_relu_not_fused_where_its_output_is_needed(case):
+    # another activation, no bias, the FullyConnected's output an output of the graph,
+    # or read twice: nothing is fused, and the outputs are NumPy's
+    rng = np.random.RandomState(9)
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    head = nd.array(rng.normal(size=(5, 3)))
+    plan, outs, _ = _run_graph(_fc_relu_graph(**case), True, x, head)
+    assert plan.fused_steps == 0
+    rng = np.random.RandomState(0)           # _run_graph's draws, in argument order
+    exe = _fc_relu_graph(**case).simple_bind(mx.cpu(), x=x.shape)
+    a = {name: x.astype(np.float64) if name == "x" else rng.normal(size=arr.shape)
+         for name, arr in exe.arg_dict.items()}
+    a = {k: v.astype(np.float32).astype(np.float64) for k, v in a.items()}
+    pre = a["x"] @ a["fc1_weight"].T + a.get("fc1_bias", 0)
+    h = np.tanh(pre) if case.get("act") == "tanh" else np.maximum(pre, 0)
+    if case.get("second_reader"):
+        h = h + pre
+    want = [np.tanh(h @ a["fc2_weight"].T + a["fc2_bias"])] + (
+        [pre] if case.get("also_out") else [])
+    assert len(outs) == len(want)
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_step_under_the_profiler_runs_op_by_op_with_the_same_values(tmp_path):
+    from runtime import profiler
+    rng = np.random.RandomState(10)
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    head = nd.array(rng.normal(size=(5, 3)))
+    _, want, want_grads = _run_graph(_fc_relu_graph(), True, x, head)
+    profiler.set_config(profile_all=True, filename=str(tmp_path / "trace.json"))
+    profiler.set_state("run")
+    try:
+        plan, outs, grads = _run_graph(_fc_relu_graph(), True, x, head)
+    finally:
+        profiler.set_state("stop")
+    assert plan.fused_steps == 1
+    for o, w in zip(outs, want):
+        np.testing.assert_array_equal(o, w)
+    for k, g in want_grads.items():
+        np.testing.assert_array_equal(grads[k], g, err_msg=k)
+    names = profiler.dumps()
+    assert "FullyConnected" in names and "Activation" in names
 
 
 # -- hybridized blocks -------------------------------------------------------------------
