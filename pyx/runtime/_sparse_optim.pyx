@@ -42,6 +42,17 @@ __all__ = ["adagrad_update", "adam_update", "ftml_update", "ftrl_update", "multi
 cdef enum:
     # A dense gradient is updated in blocks of this many values (the parallel unit).
     _BLOCK = 16384
+    # A lazy update asks for the weight and state rows of the stored row this far ahead
+    # (their first this many bytes): the rows lie at random in arrays far larger than the
+    # caches, and waiting for each in turn was most of the update.
+    _AHEAD = 8
+    _AHEAD_BYTES = 128
+
+cdef extern from *:
+    """
+    #define NDRT_PREFETCH_W(p) __builtin_prefetch((const void*)(p), 1, 1)
+    """
+    void _prefetch_w "NDRT_PREFETCH_W"(const void* p) noexcept nogil
 
 
 # -- argument checks (with the GIL) ---------------------------------------------------------
@@ -370,6 +381,17 @@ cdef inline floating* _at(char* base, Py_ssize_t i, floating* kind) noexcept nog
     return <floating*>NULL if base == NULL else <floating*>base + i
 
 
+cdef inline void _ask_row(char* base, Py_ssize_t i, Py_ssize_t d, floating* kind) noexcept nogil:
+    """Prefetch (for writing) the first bytes of the row at value ``i`` of ``base``."""
+    cdef Py_ssize_t b, nbytes = min(d * <Py_ssize_t>sizeof(floating), <Py_ssize_t>_AHEAD_BYTES)
+    if base == NULL:
+        return
+    b = 0
+    while b < nbytes:
+        _prefetch_w(base + i * <Py_ssize_t>sizeof(floating) + b)
+        b += 64
+
+
 cdef extern from *:
     """
     /* Flush denormals to zero (and read them as zero) in the update loops: Adam's mean of
@@ -418,6 +440,12 @@ cdef void _run(const Plan* p, const Attrs* a, bint lazy, floating* kind,
                     min(<Py_ssize_t>_BLOCK, p.size - lo), a)
         elif lazy:
             for j in prange(p.k, schedule="static"):
+                if j + _AHEAD < p.k:
+                    q = p.rows[j + _AHEAD] * d
+                    _ask_row[floating](p.w, q, d, kind)
+                    _ask_row[floating](p.s0, q, d, kind)
+                    _ask_row[floating](p.s1, q, d, kind)
+                    _ask_row[floating](p.s2, q, d, kind)
                 i = p.rows[j] * d
                 row(w + i, g + j * d, _at(p.s0, i, kind), _at(p.s1, i, kind),
                     _at(p.s2, i, kind), d, a)
