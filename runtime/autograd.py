@@ -225,8 +225,9 @@ def _tied_to(g, v):
     rules made it from constants alone (a linear op's gradient, ``clip``'s mask): in
     MXNet a recorded gradient always hangs from the forward graph (its backward nodes
     take the forward's inputs), so differentiating it again gives zeros rather than
-    "not in a computational graph"."""
-    if g._entry is not None or v._entry is None:
+    "not in a computational graph".  Dense arrays only (the tie has no sparse kernel)."""
+    if g._entry is not None or v._entry is None or g.stype != "default" \
+            or v.stype != "default":
         return g
     prev = set_recording(True)
     try:

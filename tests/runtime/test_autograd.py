@@ -48,6 +48,7 @@ import gc
 import math
 import threading
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -1558,6 +1559,19 @@ def test_a_gradient_made_of_constants_differentiates_to_zero(fn):
         autograd.get_symbol(x).list_outputs()
     g2.backward()
     assert_values(x.grad, np.zeros(4))
+
+
+def test_create_graph_of_a_sparse_variable_stays_off_the_dense_fallback():
+    # the zero-derivative tie has no sparse kernel: a row_sparse variable's constant
+    # gradient is handed back as it is, without a storage-fallback round trip
+    x = nd.ones((4, 3)).tostype("row_sparse")
+    x.attach_grad()
+    with autograd.record():
+        y = x * 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = autograd.grad(y, [x], create_graph=True)
+    assert_values(g, np.full((4, 3), 2.0))
 
 
 def _numeric_first(fn, u):
