@@ -314,7 +314,8 @@ unary("arctanh", np.arctanh, lambda a, i, o, g: [g[0] / (1.0 - i[0] * i[0])],
       float_only=True)
 unary("sigmoid", _sigmoid, lambda a, i, o, g: [g[0] * o[0] * (1.0 - o[0])], grad_inputs=(),
       grad_outputs=(0,), float_only=True)
-unary("relu", _relu, _fused("_backward_relu", lambda a, i, o, g: [g[0] * (o[0] > 0)]),
+# sign(y) of relu's output y is MXNet's relu_grad: 1 above 0, 0 at 0, NaN at NaN
+unary("relu", _relu, _fused("_backward_relu", lambda a, i, o, g: [g[0] * F.sign(o[0])]),
       grad_inputs=(), grad_outputs=(0,))
 unary("softrelu", _softrelu, lambda a, i, o, g: [g[0] * F.sigmoid(i[0])], float_only=True)
 unary("erf", _np(sps.erf), lambda a, i, o, g: [

@@ -114,6 +114,20 @@ def test_relu_gradient_passes_nan_on(path, n, dtype):
     np.testing.assert_array_equal(got.asnumpy(), want.astype(dtype))
 
 
+def test_relu_gradient_passes_nan_on_row_sparse():
+    v = np.zeros((4, 3))
+    v[1] = [1.0, -2.0, np.nan]
+    v[3] = [-1.0, 0.0, 5.0]
+    x = nd.array(v).tostype("row_sparse")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.relu(x)
+    y.backward(nd.full((4, 3), 2.0).tostype("row_sparse"))
+    assert x.grad.stype == "row_sparse"
+    want = np.where(np.isnan(v), np.nan, np.where(v > 0, 2.0, 0.0))
+    np.testing.assert_array_equal(x.grad.asnumpy(), want.astype("float32"))
+
+
 def test_float_only_ops_refuse_integers():
     # exp, log, sqrt and sigmoid take integers as MXNet (test_mxnet_api.py); the others not
     with pytest.raises(TypeError, match=r"expm1: needs a floating-point input \(got int32\)"):
