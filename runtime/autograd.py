@@ -27,8 +27,10 @@ the version counter and cannot be seen: do not write through views of recorded a
 import numpy as np
 
 from runtime import _executor, _tape
+from runtime import _imperative
 from runtime._imperative import is_recording, is_training, set_recording, set_training
 from runtime._ndarray import NDArray, zeros
+from runtime.ops.registry import get as _get_op
 
 
 class _RecordingStateScope:
@@ -210,7 +212,28 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         elif id(g) in given:       # a head was the variable: never hand back the user's array
             g = g.copy()
         out.append(g)
+    if create_graph:
+        out = [_tied_to(g, v) for v, g in zip(variables, out)]
     return out
+
+
+_TIE = _get_op("_identity_with_attr_like_rhs")
+
+
+def _tied_to(g, v):
+    """``g`` on the tape as a function of ``v`` with zero derivative, where the gradient
+    rules made it from constants alone (a linear op's gradient, ``clip``'s mask): in
+    MXNet a recorded gradient always hangs from the forward graph (its backward nodes
+    take the forward's inputs), so differentiating it again gives zeros rather than
+    "not in a computational graph".  Dense arrays only (the tie has no sparse kernel)."""
+    if g._entry is not None or v._entry is None or g.stype != "default" \
+            or v.stype != "default":
+        return g
+    prev = set_recording(True)
+    try:
+        return _imperative.invoke(_TIE, [g, v])
+    finally:
+        set_recording(prev)
 
 
 def last_backward_stats():

@@ -30,7 +30,8 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_allclose",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
            "assert_exception", "environment", "check_numeric_gradient", "numeric_grad",
-           "assert_almost_equal_ignore_nan", "same_array", "random_arrays", "random_sample",
+           "assert_almost_equal_ignore_nan", "same_array", "random_arrays",
+           "random_uniform_arrays", "random_sample",
            "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
            "set_env_var", "simple_forward", "check_symbolic_forward",
            "check_symbolic_backward", "check_consistency", "gen_buckets_probs_with_ppf",
@@ -256,6 +257,13 @@ def random_arrays(*shapes):
     arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0 else
               np.random.randn(*s).astype(default_dtype()) for s in shapes]
     return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(*shapes, low=0.0, high=1.0, dtype=None):
+    """NumPy arrays of values drawn uniformly from ``[low, high)``, one per shape, in
+    ``dtype`` (the default dtype if None); always a list, also for a single shape."""
+    dtype = default_dtype() if dtype is None else dtype
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
 
 
 def random_sample(population, k):

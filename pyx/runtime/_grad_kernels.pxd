@@ -14,7 +14,7 @@ cdef enum EwKind:
     EW_RDIV_SCALAR = 6 # -g * a / b             (s / x: a the output, b the input)
     EW_TANH = 7        # g * (1 - a * a)        (a the output)
     EW_SIGMOID = 8     # g * a * (1 - a)        (a the output)
-    EW_RELU = 9        # g * (a > 0)            (a the output)
+    EW_RELU = 9        # g * (a > 0), NaN where a is (a the output)
     EW_SQRT = 10       # g / (2 a)              (a the output)
     EW_SQUARE = 11     # 2 g a                  (a the input)
     EW_ABS = 12        # g * sign(a)            (a the input)

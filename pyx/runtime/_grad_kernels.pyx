@@ -88,13 +88,13 @@ cdef inline void _ew(int kind, floating* out, const floating* g, const floating*
         else:
             for i in range(n):
                 out[i] = g[i] * a[i] * (1 - a[i])
-    elif kind == EW_RELU:
+    elif kind == EW_RELU:         # MXNet's relu_grad: 1 above 0, 0 else, NaN passes through
         if add:
             for i in range(n):
-                out[i] += g[i] * <floating>(a[i] > 0)
+                out[i] += g[i] * (a[i] if a[i] != a[i] else <floating>(a[i] > 0))
         else:
             for i in range(n):
-                out[i] = g[i] * <floating>(a[i] > 0)
+                out[i] = g[i] * (a[i] if a[i] != a[i] else <floating>(a[i] > 0))
     elif kind == EW_SQRT:
         if add:
             for i in range(n):
@@ -153,7 +153,7 @@ cdef inline void _ew_in_place(int kind, floating* out, const floating* a, const 
             out[i] = out[i] * a[i] * (1 - a[i])
     elif kind == EW_RELU:
         for i in range(n):
-            out[i] = out[i] * <floating>(a[i] > 0)
+            out[i] = out[i] * (a[i] if a[i] != a[i] else <floating>(a[i] > 0))
     elif kind == EW_SQRT:
         for i in range(n):
             out[i] = out[i] / (a[i] * 2)

@@ -569,7 +569,8 @@ class HybridBlock(Block):
         for param in self.collect_params().values():
             shape = by_name.get(param.name)
             if param._data is None and shape:
-                param.shape = shape
+                # NumPy shape semantics mark a still unknown dimension -1, Gluon 0
+                param.shape = tuple(0 if d == -1 else d for d in shape)
                 param._finish_deferred_init()
             if param._data is None and param._deferred is not None:
                 raise ValueError(f"{type(self).__name__}: the shape {param.shape!r} of "

@@ -20,6 +20,7 @@ from runtime import autograd, nd, symbol
 from runtime._tape import GRAD_REQS
 from runtime.base import MXNetError
 from runtime.context import Context, current_context
+from runtime.util import is_np_shape
 from runtime import initializer as _init
 
 STYPES = ("default", "row_sparse", "csr")
@@ -467,13 +468,18 @@ class Parameter:
 
     def var(self):
         """This parameter as a symbol variable (its name, shape with 0 for the unknown
-        dimensions, dtype, multipliers, storage type and own initialiser as the
+        dimensions (-1 under NumPy shape semantics, ``mx.np_shape``), dtype, multipliers, storage type and own initialiser as the
         variable's attributes, as Gluon writes them)."""
-        if self._var is None:
-            self._var = symbol.Variable(
-                self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                wd_mult=self.wd_mult, init=self.init, stype=self._stype)
-        return self._var
+        np_shape = is_np_shape()
+        if self._var is None or self._var[0] != np_shape:
+            shape = self._shape
+            if np_shape and shape is not None:
+                # under NumPy shape semantics 0 is a real size and -1 the unknown one
+                shape = tuple(-1 if d == 0 else d for d in shape)
+            self._var = (np_shape, symbol.Variable(
+                self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
+                wd_mult=self.wd_mult, init=self.init, stype=self._stype))
+        return self._var[1]
 
 
 class _Value(_init.Initializer):

@@ -130,20 +130,44 @@ _DLPACK_KNOWS_READONLY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 def from_numpy(ndarray, zero_copy=True, ctx=None):
     """An NDArray of the NumPy array ``ndarray`` (MXNet's ``nd.from_numpy``).
 
-    With ``zero_copy`` (the default, as MXNet) a C-contiguous, writable host array of a
-    supported dtype is shared, not copied (the NDArray keeps it alive, as
-    :func:`from_dlpack` does): writes through either show in both.  Otherwise, or for
-    another ``ctx`` than the CPU, the values are copied.
+    With ``zero_copy`` (the default, as MXNet) the NDArray shares ``ndarray``'s memory
+    (and keeps it alive, as :func:`from_dlpack` does), and ``ndarray`` becomes read-only,
+    as MXNet makes it: writes go through the NDArray, whose version counter sees them, and
+    show in both.  ``ndarray`` must then be C-contiguous (``ValueError`` otherwise, as in
+    MXNet).  A read-only ``ndarray`` is shared too (a second ``from_numpy`` of the same
+    array shares it again) unless its memory itself cannot be written (NumPy refuses to
+    make it writable, as for an array over ``bytes``); that one, a byte-swapped one, and
+    one headed for another ``ctx`` than the CPU are copied.  ``zero_copy=False`` always
+    copies.
     """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: ndarray must be a numpy.ndarray (got "
                         f"{type(ndarray).__name__})")
+    if zero_copy and not ndarray.flags.c_contiguous:
+        raise ValueError("from_numpy: ndarray must be C-contiguous for zero_copy=True (got "
+                         f"strides {ndarray.strides!r} for shape {ndarray.shape!r}); pass "
+                         "zero_copy=False to copy it")
     cpu = Context("cpu", 0)
-    if zero_copy and (ctx is None or as_ctx(ctx) == cpu) and ndarray.flags.c_contiguous \
-            and ndarray.flags.writeable and ndarray.dtype.isnative:
+    if zero_copy and (ctx is None or as_ctx(ctx) == cpu) and _memory_writable(ndarray) \
+            and ndarray.dtype.isnative:
         d = as_dtype(ndarray.dtype, "from_numpy: ndarray's dtype")
-        return borrow(ndarray, ndarray.ctypes.data, ndarray.shape, d, cpu)
+        shared = borrow(ndarray, ndarray.ctypes.data, ndarray.shape, d, cpu)
+        ndarray.flags.writeable = False
+        return shared
     return _from_numpy(ndarray, ctx)
+
+
+def _memory_writable(ndarray):
+    """Whether ``ndarray``'s memory may be written: NumPy lets a read-only array become
+    writable again exactly when the memory under it is."""
+    if ndarray.flags.writeable:
+        return True
+    try:
+        ndarray.flags.writeable = True
+    except ValueError:
+        return False
+    ndarray.flags.writeable = False
+    return True
 
 
 def to_dlpack_for_read(data):

@@ -13,13 +13,19 @@ and ``ctc_loss``, and the vision operators of runtime/ops/vision.py: ``ROIAlign`
 ``box_non_maximum_suppression``, and those of runtime/ops/bounding_box.py:
 ``MultiBoxPrior``, ``MultiBoxDetection``, ``MultiBoxTarget``, ``bipartite_matching``, ``box_encode``, ``box_decode``; ``getnnz`` of
 runtime/ops/sparse.py);
+:func:`rand_zipfian` draws sampled-softmax candidates with NDArray operations, as MXNet's;
 :func:`boolean_mask` counts the selected entries of
 its index before calling the operator, whose output shape depends on them.
 """
 
+import math
+import numbers
+
 import numpy as np
 
 from runtime._ndarray import NDArray, empty
+from runtime.context import current_context
+from runtime.nd import random as _random
 from runtime.nd._ops import make_function, prefixed
 from runtime.ops import registry
 
@@ -367,6 +373,67 @@ isnan = _nan_test("isnan", "NaN", "``data != data``", "[0. 0. 1. 0.]",
                   lambda data: data != data)
 
 
+# -- candidate sampling ----------------------------------------------------------------------
+
+def zipfian_draw(uniform, true_classes, num_sampled, range_max):
+    """The body of ``rand_zipfian`` for NDArrays and Symbols alike (their methods agree):
+    ``uniform(high, shape)`` draws float64 values in [0, high)."""
+    for what, v in (("num_sampled", num_sampled), ("range_max", range_max)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"rand_zipfian: {what} must be an integer >= 1 (got {v!r})")
+    log_range = math.log(range_max + 1)
+    # exp of a uniform draw on [0, log(range_max + 1)), minus 1 and truncated, is class c
+    # with probability log((c + 2) / (c + 1)) / log(range_max + 1)
+    draw = uniform(log_range, (int(num_sampled),))
+    sampled = (draw.exp() - 1).astype("int64") % range_max
+
+    def expected_count(classes):
+        c = classes.astype("float64")
+        return ((c + 2.0) / (c + 1.0)).log() / log_range * num_sampled
+
+    return sampled, expected_count(true_classes), expected_count(sampled)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Candidates drawn with replacement from the approximately log-uniform (Zipfian)
+    distribution on [0, range_max), P(c) = log((c + 2) / (c + 1)) / log(range_max + 1),
+    and their expected counts (MXNet's ``nd.contrib.rand_zipfian``, for sampled softmax).
+
+    Parameters
+    ----------
+    true_classes : NDArray
+        The target classes (any integer or float dtype).
+    num_sampled : int
+        How many candidates to draw (>= 1).
+    range_max : int
+        The number of classes (>= 1).
+    ctx : Context, optional
+        Where the results live (default: the current context).
+
+    Returns
+    -------
+    samples : NDArray
+        ``(num_sampled,)`` int64 classes.
+    expected_count_true : NDArray
+        float64, ``P(c) * num_sampled`` for each class of ``true_classes``.
+    expected_count_sampled : NDArray
+        float64, the same for each sample.
+
+    Examples
+    --------
+    >>> s, e_true, e_s = nd.contrib.rand_zipfian(nd.array([3]), 4, 5)
+    >>> e_true                     # log(5 / 4) / log(6) * 4
+    [0.49815515]
+    """
+    if not isinstance(true_classes, NDArray):
+        raise TypeError(f"rand_zipfian: true_classes must be an NDArray (got "
+                        f"{type(true_classes).__name__})")
+    ctx = current_context() if ctx is None else ctx
+    return zipfian_draw(
+        lambda high, shape: _random.uniform(0, high, shape=shape, dtype="float64", ctx=ctx),
+        true_classes.as_in_context(ctx), num_sampled, range_max)
+
+
 # -- operators -------------------------------------------------------------------------------
 
 _boolean_mask_op = make_function(registry.get("_contrib_boolean_mask"))  # needs size=
@@ -442,6 +509,7 @@ CTCLoss = ctc_loss = _op("ctc_loss")
 SparseEmbedding = _op("SparseEmbedding")
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "boolean_mask",
+           "rand_zipfian",
            "index_copy", "index_array", "arange_like", "div_sqrt_dim", "quadratic",
            "gradientmultiplier", "allclose", "fft", "ifft", "count_sketch", "ROIAlign",
            "BilinearResize2D", "AdaptiveAvgPooling2D", "box_iou", "box_nms",

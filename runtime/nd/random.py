@@ -6,6 +6,7 @@ import numpy as np
 
 from runtime import _rng as _random
 from runtime._ndarray import NDArray, as_dtype, empty, from_numpy
+from runtime.errors import MXNetTypeError, MXNetValueError
 from runtime.ops._call import F
 
 _FLOATS = ("float16", "float32", "float64")
@@ -14,7 +15,7 @@ _FLOATS = ("float16", "float32", "float64")
 def _target(name, shape, dtype, ctx, out, default):
     if out is not None:
         if not isinstance(out, NDArray):
-            raise TypeError(f"{name}: out must be an NDArray (got {type(out).__name__})")
+            raise MXNetTypeError(f"{name}: out must be an NDArray (got {type(out).__name__})")
         return out, np.dtype(out.dtype)
     d = as_dtype(dtype if dtype is not None else default)
     shape = (1,) if shape is None else shape
@@ -23,7 +24,7 @@ def _target(name, shape, dtype, ctx, out, default):
 
 def _check_float(name, d):
     if d.name not in _FLOATS:
-        raise TypeError(f"{name}: dtype must be one of {', '.join(_FLOATS)} (got {d})")
+        raise MXNetTypeError(f"{name}: dtype must be one of {', '.join(_FLOATS)} (got {d})")
 
 
 def _fill(out, values, given):
@@ -41,13 +42,13 @@ def _per_element(name, names, a, b, shape, dtype, out, draw):
     ``draw(a, b, size)`` in float64 and cast to ``dtype`` (default: a's dtype)."""
     for n, v in zip(names, (a, b)):
         if not isinstance(v, NDArray):
-            raise TypeError(f"{name}: {names[0]} and {names[1]} must both be NDArrays or "
-                            f"both numbers (got {n}={type(v).__name__})")
+            raise MXNetTypeError(f"{name}: {names[0]} and {names[1]} must both be NDArrays or "
+                                 f"both numbers (got {n}={type(v).__name__})")
     if a.shape != b.shape:
-        raise ValueError(f"{name}: {names[0]} and {names[1]} must have one shape (got "
-                         f"{a.shape} and {b.shape})")
+        raise MXNetValueError(f"{name}: {names[0]} and {names[1]} must have one shape (got "
+                              f"{a.shape} and {b.shape})")
     if a.ctx != b.ctx:
-        raise ValueError(f"{name}: {names[0]} is on {a.ctx}, {names[1]} on {b.ctx}")
+        raise MXNetValueError(f"{name}: {names[0]} is on {a.ctx}, {names[1]} on {b.ctx}")
     extra = () if shape is None else (tuple(shape) if isinstance(shape, (tuple, list))
                                       else (shape,))
     given = out is not None
@@ -55,10 +56,10 @@ def _per_element(name, names, a, b, shape, dtype, out, draw):
     if not given:
         out = empty(a.shape + extra, a.ctx, d)      # checks the shape
     elif not isinstance(out, NDArray):
-        raise TypeError(f"{name}: out must be an NDArray (got {type(out).__name__})")
+        raise MXNetTypeError(f"{name}: out must be an NDArray (got {type(out).__name__})")
     elif out.shape != a.shape + extra:
-        raise ValueError(f"{name}: out has shape {out.shape}, the samples "
-                         f"{a.shape + extra}")
+        raise MXNetValueError(f"{name}: out has shape {out.shape}, the samples "
+                              f"{a.shape + extra}")
     _check_float(name, np.dtype(out.dtype))
     av = a.asnumpy().astype(np.float64).reshape(a.shape + (1,) * len(extra))
     bv = b.asnumpy().astype(np.float64).reshape(a.shape + (1,) * len(extra))
@@ -67,13 +68,13 @@ def _per_element(name, names, a, b, shape, dtype, out, draw):
 
 def _uniform_draw(low, high, size):
     if not np.all(low <= high):
-        raise ValueError("uniform: low must be <= high elementwise")
+        raise MXNetValueError("uniform: low must be <= high elementwise")
     return _random.generator().random(size) * (high - low) + low
 
 
 def _normal_draw(loc, scale, size):
     if not np.all(scale >= 0):
-        raise ValueError("normal: scale must be >= 0 elementwise")
+        raise MXNetValueError("normal: scale must be >= 0 elementwise")
     return _random.generator().standard_normal(size) * scale + loc
 
 
@@ -87,7 +88,7 @@ def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None):
         return _per_element("uniform", ("low", "high"), low, high, shape, dtype, out,
                             _uniform_draw)
     if not low <= high:
-        raise ValueError(f"uniform: low must be <= high (got low={low}, high={high})")
+        raise MXNetValueError(f"uniform: low must be <= high (got low={low}, high={high})")
     given = out is not None
     out, d = _target("uniform", shape, dtype, ctx, out, "float32")
     _check_float("uniform", d)
@@ -103,7 +104,7 @@ def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None):
         return _per_element("normal", ("loc", "scale"), loc, scale, shape, dtype, out,
                             _normal_draw)
     if not scale >= 0:
-        raise ValueError(f"normal: scale must be >= 0 (got {scale})")
+        raise MXNetValueError(f"normal: scale must be >= 0 (got {scale})")
     given = out is not None
     out, d = _target("normal", shape, dtype, ctx, out, "float32")
     _check_float("normal", d)
@@ -116,16 +117,16 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None):
     """Integers uniform on [low, high); int32 by default, as MXNet."""
     for n, v in (("low", low), ("high", high)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"randint: {n} must be an integer (got {v!r})")
+            raise MXNetTypeError(f"randint: {n} must be an integer (got {v!r})")
     if not low < high:
-        raise ValueError(f"randint: low must be < high (got low={low}, high={high})")
+        raise MXNetValueError(f"randint: low must be < high (got low={low}, high={high})")
     given = out is not None
     out, d = _target("randint", shape, dtype, ctx, out, "int32")
     if d.kind not in "iu":
-        raise TypeError(f"randint: dtype must be an integer type (got {d})")
+        raise MXNetTypeError(f"randint: dtype must be an integer type (got {d})")
     info = np.iinfo(d)
     if low < info.min or high - 1 > info.max:
-        raise ValueError(f"randint: [low, high) = [{low}, {high}) does not fit {d}")
+        raise MXNetValueError(f"randint: [low, high) = [{low}, {high}) does not fit {d}")
     return _fill(out, _random.generator().integers(low, high, out.shape, dtype=d), given)
 
 
@@ -141,24 +142,24 @@ def _params(name, given, checks):
     NDArray parameters, all of one shape, each element parametrises ``shape`` draws)."""
     arrays = {k: v for k, v in given.items() if isinstance(v, NDArray)}
     if arrays and len(arrays) != len(given):
-        raise TypeError(f"{name}: parameters must be all numbers or all NDArrays (got "
-                        f"{', '.join(f'{k}={type(v).__name__}' for k, v in given.items())})")
+        raise MXNetTypeError(f"{name}: parameters must be all numbers or all NDArrays (got "
+                             f"{', '.join(f'{k}={type(v).__name__}' for k, v in given.items())})")
     shapes = {v.shape for v in arrays.values()}
     if len(shapes) > 1:
-        raise ValueError(f"{name}: NDArray parameters must have one shape (got "
-                         f"{', '.join(f'{k} {v.shape!r}' for k, v in arrays.items())})")
+        raise MXNetValueError(f"{name}: NDArray parameters must have one shape (got "
+                              f"{', '.join(f'{k} {v.shape!r}' for k, v in arrays.items())})")
     values, lead = {}, (shapes.pop() if shapes else ())
     for k, v in given.items():
         if isinstance(v, NDArray):
             a = v.asnumpy().astype(np.float64)
         elif isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name}: {k} must be a number or an NDArray (got {v!r})")
+            raise MXNetTypeError(f"{name}: {k} must be a number or an NDArray (got {v!r})")
         else:
             a = np.float64(v)
         rule, ok = checks[k]
         if not bool(np.all(ok(a))):
             bad = a if a.ndim == 0 else a[~ok(a)].ravel()[0]
-            raise ValueError(f"{name}: {k} must be {rule} (got {float(bad)!r})")
+            raise MXNetValueError(f"{name}: {k} must be {rule} (got {float(bad)!r})")
         values[k] = a
     return values, lead, (next(iter(arrays.values())) if arrays else None)
 
@@ -181,7 +182,7 @@ def _draw(name, given, checks, sample, shape, dtype, ctx, out, floats=True):
     if floats:
         _check_float(name, d)
     if out.shape != lead + tail:
-        raise ValueError(f"{name}: out has shape {out.shape!r}, the samples {lead + tail!r}")
+        raise MXNetValueError(f"{name}: out has shape {out.shape!r}, the samples {lead + tail!r}")
     size = lead + tail
     params = {k: v.reshape(v.shape + (1,) * len(tail)) for k, v in values.items()}
     v = sample(_random.generator(), size=size, **params)
@@ -254,19 +255,19 @@ def shuffle(data, out=None):
     """A copy of ``data`` with its rows (the first axis) in random order (MXNet's
     shuffle); ``out=`` may be ``data`` itself."""
     if not isinstance(data, NDArray):
-        raise TypeError(f"shuffle: data must be an NDArray (got {type(data).__name__})")
+        raise MXNetTypeError(f"shuffle: data must be an NDArray (got {type(data).__name__})")
     if data.stype != "default":
         raise NotImplementedError(f"shuffle: data must be dense (got {data.stype}); "
                                   "convert with tostype('default')")
     if not data.shape:
-        raise ValueError("shuffle: data must have at least one dimension (got shape ())")
+        raise MXNetValueError("shuffle: data must have at least one dimension (got shape ())")
     x = data.asnumpy()
     rows = x[_random.generator().permutation(x.shape[0])]
     if out is None:
         return from_numpy(rows, data.ctx)
     if not isinstance(out, NDArray) or out.shape != data.shape or out.dtype != data.dtype:
-        raise ValueError(f"shuffle: out must be an NDArray of shape {data.shape} and dtype "
-                         f"{np.dtype(data.dtype).name}")
+        raise MXNetValueError(f"shuffle: out must be an NDArray of shape {data.shape} and dtype "
+                              f"{np.dtype(data.dtype).name}")
     out[...] = rows
     return out
 
@@ -280,30 +281,35 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
     ``shape`` ((1,) for one distribution without ``shape``), ``dtype`` int32 by default.
     With ``get_prob`` also the log-probability
     of each draw, [samples, log_prob], computed with registry operators so that it
-    records (MXNet's way of differentiating through the draw)."""
+    records (MXNet's way of differentiating through the draw).
+
+    Refused arguments raise MXNet's error classes (``MXNetValueError``,
+    ``MXNetTypeError``: also ``ValueError``/``TypeError``), as MXNet's operator does; a
+    distribution that does not sum to 1 is refused where MXNet's kernel silently draws
+    the last category for the missing mass."""
     if not isinstance(data, NDArray):
-        raise TypeError(f"multinomial: data must be an NDArray (got {type(data).__name__})")
+        raise MXNetTypeError(f"multinomial: data must be an NDArray (got {type(data).__name__})")
     d = as_dtype(dtype)
     if d.name not in _MULTINOMIAL_DTYPES:
-        raise TypeError(f"multinomial: dtype must be one of {', '.join(_MULTINOMIAL_DTYPES)} "
-                        f"(got {d})")
+        raise MXNetTypeError(f"multinomial: dtype must be one of {', '.join(_MULTINOMIAL_DTYPES)} "
+                             f"(got {d})")
     if not data.shape or data.shape[-1] == 0:
-        raise ValueError(f"multinomial: data must hold distributions along a non-empty last "
-                         f"axis (got shape {data.shape!r})")
+        raise MXNetValueError(f"multinomial: data must hold distributions along a non-empty last "
+                              f"axis (got shape {data.shape!r})")
     k = data.shape[-1]
     if k - 1 > {"float16": 2048, "uint8": 255}.get(d.name, 2 ** 24):
-        raise ValueError(f"multinomial: dtype {d} cannot hold the category indices up to "
-                         f"{k - 1}")
+        raise MXNetValueError(f"multinomial: dtype {d} cannot hold the category indices up to "
+                              f"{k - 1}")
     tail = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
     p = data.asnumpy().astype(np.float64)
     if not bool(np.all(p >= 0)):
-        raise ValueError("multinomial: data must hold probabilities >= 0 (got "
-                         f"{float(p[~(p >= 0)].ravel()[0])!r})")
+        raise MXNetValueError("multinomial: data must hold probabilities >= 0 (got "
+                              f"{float(p[~(p >= 0)].ravel()[0])!r})")
     total = p.sum(-1)
     if not np.allclose(total, 1.0, rtol=0, atol=1e-4 if data.dtype != np.float64 else 1e-8):
         bad = total[~np.isclose(total, 1.0, rtol=0, atol=1e-4)].ravel()
-        raise ValueError(f"multinomial: each distribution in data must sum to 1 (got "
-                         f"{float(bad[0]) if bad.size else float(total.ravel()[0])!r})")
+        raise MXNetValueError(f"multinomial: each distribution in data must sum to 1 (got "
+                              f"{float(bad[0]) if bad.size else float(total.ravel()[0])!r})")
     lead = data.shape[:-1]
     cdf = np.cumsum(p, -1) / total[..., None]
     cdf = cdf.reshape(lead + (1,) * len(tail) + (k,))
@@ -313,10 +319,10 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32"):
         idx = idx.reshape(1)
     if out is not None:
         if not isinstance(out, NDArray):
-            raise TypeError(f"multinomial: out must be an NDArray (got {type(out).__name__})")
+            raise MXNetTypeError(f"multinomial: out must be an NDArray (got {type(out).__name__})")
         if out.shape != idx.shape:
-            raise ValueError(f"multinomial: out has shape {out.shape!r}, the samples "
-                             f"{idx.shape!r}")
+            raise MXNetValueError(f"multinomial: out has shape {out.shape!r}, the samples "
+                                  f"{idx.shape!r}")
         out[...] = idx.astype(np.dtype(out.dtype))
         samples = out
     else:
@@ -341,12 +347,12 @@ __all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poi
 def _legacy(fn, names, doc, convert=None):
     def call(*args, shape=None, dtype=None, ctx=None, out=None, **kw):
         if len(args) > len(names):
-            raise TypeError(f"{doc}: takes at most {len(names)} positional parameters (got "
-                            f"{len(args)})")
+            raise MXNetTypeError(f"{doc}: takes at most {len(names)} positional parameters (got "
+                                 f"{len(args)})")
         params = dict(zip(names, args))
         for k in kw:
             if k in params or k not in names:
-                raise TypeError(f"{doc}: unexpected or repeated argument {k!r}")
+                raise MXNetTypeError(f"{doc}: unexpected or repeated argument {k!r}")
         params.update(kw)
         if convert is not None:
             params = convert(params)

@@ -177,20 +177,27 @@ def _types(name, floating):
     return infer
 
 
-def _blocked(first, last, scratch_dtype):
+def _blocked(first, last, scratch_dtype, nan_of_y=False):
     """A kernel ``out = last(g, first(y))`` run block by block through one scratch
-    buffer (NumPy); on CuPy arrays, one expression."""
+    buffer (NumPy); on CuPy arrays, one expression.  With ``nan_of_y`` (a boolean
+    scratch) the result is NaN wherever ``y`` is, as MXNet's relu_grad gives NaN for a
+    NaN: one ``isnan`` pass per block, a copy only in a block that holds one."""
     def compute(attrs, ins, outs):
         g, y = ins
         out = outs[0]
         if type(out) is not np.ndarray:
             out[...] = last(g, first(y, None), None)
+            if nan_of_y and y.dtype.kind == "f":
+                np.copyto(out, y, where=np.isnan(y))     # CuPy takes both calls
             return
         n = out.size
+        fix = nan_of_y and y.dtype.kind == "f"
         if n <= BLOCK:                    # one block: no flat views, no slicing
             t = np.empty(out.shape, scratch_dtype or out.dtype)
             first(y, t)
             last(g, t, out)
+            if fix:
+                _nan_of(y, t, out)
             return
         g, y, out = g.reshape(-1), y.reshape(-1), out.reshape(-1)
         t = np.empty(min(n, BLOCK), scratch_dtype or out.dtype)
@@ -199,7 +206,16 @@ def _blocked(first, last, scratch_dtype):
             tt = t[:e - s]
             first(y[s:e], tt)
             last(g[s:e], tt, out[s:e])     # reads g's block before writing it
+            if fix:
+                _nan_of(y[s:e], tt, out[s:e])
     return compute
+
+
+def _nan_of(y, t, out):
+    """NaN into ``out`` wherever ``y`` is NaN (``t`` a boolean scratch of y's size)."""
+    np.isnan(y, out=t)
+    if t.any():
+        np.copyto(out, y, where=t)
 
 
 def _one_minus_square(y, t):
@@ -241,11 +257,11 @@ size of the operands.""")
 register(
     "_backward_relu", inputs=("lhs", "rhs"), infer_shape=equal_shapes("_backward_relu", "lhs and rhs"),
     infer_type=_types("_backward_relu", False),
-    compute=_blocked(_positive, _times, np.bool_),
+    compute=_blocked(_positive, _times, np.bool_, nan_of_y=True),
     gradient=_backward_relu_grad, grad_inputs=(1,), inplace=[(0, 0)],
     doc="""Hidden: the gradient of relu, ``lhs * (rhs > 0)`` with ``lhs`` the out-grad and
-``rhs`` relu's output (same shape and dtype); no temporary the size of the
-operands.""")
+``rhs`` relu's output (same shape and dtype), NaN where ``rhs`` is NaN (MXNet's
+relu_grad passes a NaN on); no temporary the size of the operands.""")
 
 
 def _fused(name, composed):
@@ -298,7 +314,8 @@ unary("arctanh", np.arctanh, lambda a, i, o, g: [g[0] / (1.0 - i[0] * i[0])],
       float_only=True)
 unary("sigmoid", _sigmoid, lambda a, i, o, g: [g[0] * o[0] * (1.0 - o[0])], grad_inputs=(),
       grad_outputs=(0,), float_only=True)
-unary("relu", _relu, _fused("_backward_relu", lambda a, i, o, g: [g[0] * (o[0] > 0)]),
+# sign(y) of relu's output y is MXNet's relu_grad: 1 above 0, 0 at 0, NaN at NaN
+unary("relu", _relu, _fused("_backward_relu", lambda a, i, o, g: [g[0] * F.sign(o[0])]),
       grad_inputs=(), grad_outputs=(0,))
 unary("softrelu", _softrelu, lambda a, i, o, g: [g[0] * F.sigmoid(i[0])], float_only=True)
 unary("erf", _np(sps.erf), lambda a, i, o, g: [

@@ -18,6 +18,7 @@ from runtime.symbol.symbol import (Custom, Group, Symbol, SymbolFunction, Variab
                                    fromjson, full, load, load_json, ones, var, zeros)
 from runtime.symbol import random
 from runtime.ops import registry as _registry
+from runtime.nd.contrib import zipfian_draw as _zipfian_draw
 
 
 def _namespace(name, prefix):
@@ -66,6 +67,20 @@ _ALIASES = {"ElementWiseSum": "add_n", "broadcast_plus": "broadcast_add",
 contrib = _namespace("contrib", "_contrib_")
 for _flow in ("foreach", "while_loop", "cond"):
     setattr(contrib, _flow, _no_control_flow(_flow))
+
+
+def _rand_zipfian(true_classes, num_sampled, range_max):
+    """MXNet's ``sym.contrib.rand_zipfian``: ``nd.contrib.rand_zipfian`` as a graph (the
+    three outputs as separate symbols, ``sym.Group`` them to bind)."""
+    if not isinstance(true_classes, Symbol):
+        raise TypeError(f"rand_zipfian: true_classes must be a Symbol (got "
+                        f"{type(true_classes).__name__})")
+    return _zipfian_draw(
+        lambda high, shape: random.uniform(0, high, shape=shape, dtype="float64"),
+        true_classes, num_sampled, range_max)
+
+
+contrib.rand_zipfian = _rand_zipfian
 linalg = _namespace("linalg", "_linalg_")
 sparse = _sparse_namespace()
 # MXNet's mx.sym._internal and mx.sym.op: every operator by name, hidden ones

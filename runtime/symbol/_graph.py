@@ -137,8 +137,9 @@ def _parse_shape(text, partial=False):
     shape = tuple(shape)
     if partial:
         return shape or None
-    # MXNet 1.x writes 0 for a dimension not known yet (a Gluon parameter's in_units)
-    return None if 0 in shape or not shape else shape
+    # MXNet 1.x writes 0 for a dimension not known yet (a Gluon parameter's in_units),
+    # -1 under NumPy shape semantics
+    return None if 0 in shape or -1 in shape or not shape else shape
 
 
 def var_shape(node, partial=False):

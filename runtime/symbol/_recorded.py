@@ -3,8 +3,10 @@
 
 The tape's nodes become symbol nodes of the same operators and attributes.  As in
 MXNet's recording, a marked variable (``attach_grad``) becomes a variable ``var<k>`` and an
-input that was not on the tape (a constant) a variable ``null<k>``, with one counter in
-the order the nodes were recorded.
+input that was not on the tape (a constant) a variable ``null<k>``.  A variable's ``k`` is
+its tape node's creation number, so that it keeps its name in every graph that reaches it
+(MXNet numbers variables once, when they are marked, and code matches graphs' arguments
+with variables by these names); the constants are numbered per graph in recording order.
 """
 
 from runtime.symbol import symbol as _symbol
@@ -24,8 +26,7 @@ def from_tape(entry):
     made, count = {}, 0
     for node in nodes:
         if node.op is None:
-            made[id(node)] = _symbol.Variable(f"var{count}")
-            count += 1
+            made[id(node)] = _symbol.Variable(f"var{node.seq}")
             continue
         name = getattr(node.op, "name", None)
         if not hasattr(node.op, "parse_attrs"):

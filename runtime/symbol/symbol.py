@@ -469,7 +469,8 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
              init=None, stype=None, **kwargs):
     """A placeholder input (MXNet's ``mx.sym.Variable``/``var``).
 
-    ``shape``, ``dtype``, ``stype``, ``init``, ``lr_mult``, ``wd_mult`` are kept as the
+    ``shape`` (0 for an unknown dimension; -1 under NumPy shape semantics, where 0 is a
+    real size), ``dtype``, ``stype``, ``init``, ``lr_mult``, ``wd_mult`` are kept as the
     attributes MXNet writes (``__shape__``, ``__dtype__`` as its type flag ...); ``attr``
     and ``**kwargs`` (keys ``__like_this__``) add string attributes.
     """
@@ -480,8 +481,9 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     for key, value in attrs.items():
         if not isinstance(value, str):
             raise ValueError(f"Variable: attribute {key!r} must be a str (got {value!r})")
-    if shape is not None:
-        attrs["__shape__"] = str(_as_shape(name, shape, "Variable"))
+    if shape is not None:       # an unknown dimension: 0, or -1 under NumPy shape semantics
+        attrs["__shape__"] = str(_as_shape(name, shape, "Variable",
+                                           allow=-1 if util.is_np_shape() else 0))
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:

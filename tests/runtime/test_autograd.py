@@ -48,6 +48,7 @@ import gc
 import math
 import threading
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -625,12 +626,32 @@ def test_get_symbol_names_variables_and_constants_as_mxnet():
     x.attach_grad()
     with autograd.record():
         y = x * x + 2 * x - 1
-    assert autograd.get_symbol(y).list_arguments() == ["var0"]
+    (x_name,) = autograd.get_symbol(x).list_outputs()
+    assert autograd.get_symbol(y).list_arguments() == [x_name]
+    assert x_name.startswith("var")
     z = arr([1.0])
     z.attach_grad()
     with autograd.record():
         y = x * x + 2 * z - 1
-    assert autograd.get_symbol(y).list_arguments() == ["var0", "var1"]
+    (z_name,) = autograd.get_symbol(z).list_outputs()
+    assert z_name != x_name
+    assert autograd.get_symbol(y).list_arguments() == [x_name, z_name]
+
+
+def test_get_symbol_keeps_a_variables_name_across_graphs():
+    # code matches a graph's arguments with its variables by name (MXNet names a
+    # variable once, when it is marked): a graph that does not reach x must not list
+    # x's name, whatever else it holds
+    x, w = arr([1.0, 2.0]), arr([3.0, 4.0])
+    x.attach_grad()
+    w.attach_grad()
+    with autograd.record():
+        only_w = w * 3.0
+        both = x * w
+    names = [autograd.get_symbol(v).list_outputs()[0] for v in (x, w)]
+    assert names[0] != names[1]
+    assert autograd.get_symbol(only_w).list_arguments() == [names[1]]
+    assert sorted(autograd.get_symbol(both).list_arguments()) == sorted(names)
 
 
 def test_get_symbol_evaluates_to_the_recorded_value():
@@ -642,8 +663,9 @@ def test_get_symbol_evaluates_to_the_recorded_value():
         parts = nd.split(h, num_outputs=2, axis=1)
         y = parts[1] * 3.0 - parts[0]
     sym = autograd.get_symbol(y)
-    assert sym.list_arguments() == ["var0", "null1", "null2"]
-    (got,) = sym.eval(var0=arr(v), null1=arr(w), null2=arr(c))
+    (x_name,) = autograd.get_symbol(x).list_outputs()
+    assert sym.list_arguments() == [x_name, "null0", "null1"]
+    (got,) = sym.eval(**{x_name: arr(v), "null0": arr(w), "null1": arr(c)})
     h_ref = np.tanh(v) @ w.T + c
     assert_values(got, h_ref[:, 1:] * 3.0 - h_ref[:, :1])
     assert_values(y, h_ref[:, 1:] * 3.0 - h_ref[:, :1])
@@ -1506,6 +1528,59 @@ def test_third_order_of_sin():
     assert_values(g2, -np.sin(v))
     g2.backward()
     assert_values(x.grad, -np.cos(v))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: nd.radians(x),
+    lambda x: x * 3.0 - 1.0,
+    lambda x: nd.clip(x, -0.5, 0.5),
+    lambda x: nd.relu(x),
+], ids=["radians", "affine", "clip", "relu"])
+def test_a_gradient_made_of_constants_differentiates_to_zero(fn):
+    # the first derivative does not depend on x (a constant, or a mask of x), so the
+    # second one is 0 everywhere (float64 central differences of the first agree);
+    # MXNet keeps a recorded gradient hanging from the forward graph, so it differentiates
+    # to zeros instead of failing as "not in a computational graph"
+    v = np.array([-1.3, -0.2, 0.4, 0.9])
+    x = arr(v)
+    x.attach_grad()
+    with autograd.record():
+        y = fn(x)
+    (g1,) = autograd.grad(y, x, head_grads=arr([1.0, 2.0, 3.0, 4.0]), create_graph=True)
+    (g2,) = autograd.grad(g1, x, head_grads=arr([0.5, 0.5, 0.5, 0.5]), create_graph=True)
+    first = lambda u: _numeric_first(fn, u)
+    eps = 1e-4
+    want = [(first(v + eps * e) - first(v - eps * e)) @ np.full(4, 0.5) / (2 * eps)
+            for e in np.eye(4)]
+    assert_values(g2, np.zeros(4))
+    np.testing.assert_allclose(want, 0.0, atol=1e-5)
+    # its graph names x, as code that matches a graph's arguments with variables expects
+    assert autograd.get_symbol(g1).list_arguments()[-1:] == \
+        autograd.get_symbol(x).list_outputs()
+    g2.backward()
+    assert_values(x.grad, np.zeros(4))
+
+
+def test_create_graph_of_a_sparse_variable_stays_off_the_dense_fallback():
+    # the zero-derivative tie has no sparse kernel: a row_sparse variable's constant
+    # gradient is handed back as it is, without a storage-fallback round trip
+    x = nd.ones((4, 3)).tostype("row_sparse")
+    x.attach_grad()
+    with autograd.record():
+        y = x * 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = autograd.grad(y, [x], create_graph=True)
+    assert_values(g, np.full((4, 3), 2.0))
+
+
+def _numeric_first(fn, u):
+    """d fn / dx at ``u`` weighted by the head gradient [1, 2, 3, 4], by central
+    differences in float64."""
+    eps = 1e-6
+    heads = np.array([1.0, 2.0, 3.0, 4.0])
+    return np.array([(fn(arr(u + eps * e)).asnumpy() - fn(arr(u - eps * e)).asnumpy())
+                     @ heads / (2 * eps) for e in np.eye(len(u))])
 
 
 def test_create_graph_records_the_backward_ops():

@@ -677,3 +677,31 @@ def test_block_scope_create_gives_gluon_prefixes_and_parameter_dicts():
     shared = parent.collect_params()
     prefix, params = _BlockScope.create("other_", shared, "dense")
     assert prefix == "other_" and params.prefix == shared.prefix
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_deferred_init_under_numpy_shape_semantics(hybridize):
+    # under mx.np_shape a 0 is a real size: the unknown in_units/in_channels still
+    # follow from the input (Gluon writes them -1 there), and the layers compute
+    # x @ W.T + b and the convolution of the NumPy reference
+    x = np.linspace(-1.0, 1.0, 2 * 7).reshape(2, 7).astype("float32")
+    img = np.linspace(-1.0, 1.0, 2 * 5 * 5).reshape(1, 2, 5, 5).astype("float32")
+    with mx.np_shape(True):
+        net = nn.HybridSequential()
+        net.add(nn.Dense(4), nn.Dense(3))
+        conv = nn.Conv2D(2, 3)
+        for block in (net, conv):
+            block.initialize()
+            if hybridize:
+                block.hybridize()
+        out = net(nd.array(x)).asnumpy()
+        got = conv(nd.array(img)).asnumpy()
+    w0, b0 = net[0].weight.data().asnumpy(), net[0].bias.data().asnumpy()
+    w1, b1 = net[1].weight.data().asnumpy(), net[1].bias.data().asnumpy()
+    assert w0.shape == (4, 7) and w1.shape == (3, 4)
+    np.testing.assert_allclose(out, (x @ w0.T + b0) @ w1.T + b1, rtol=1e-5, atol=1e-6)
+    k, kb = conv.weight.data().asnumpy(), conv.bias.data().asnumpy()
+    assert k.shape == (2, 2, 3, 3)
+    windows = np.lib.stride_tricks.sliding_window_view(img[0], (3, 3), axis=(1, 2))
+    want = np.einsum("cijkl,ockl->oij", windows, k) + kb[:, None, None]
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)

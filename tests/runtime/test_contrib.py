@@ -5,6 +5,7 @@ against NumPy and MXNet's documented examples, and the errors of bad input."""
 import numpy as np
 import pytest
 
+import runtime as rt
 from runtime import autograd, nd
 from tests.runtime.conftest import free_failing_tests
 from runtime.gluon import loss as gloss
@@ -667,3 +668,52 @@ def test_foreach_mxnet_nested():
     # d/dx_t: 2 (outs0) + 1 + (later steps' use of s) + 1 (states)
     np.testing.assert_array_equal(x.grad.asnumpy()[:, 0], [2 + 1 + 2 + 1, 2 + 1 + 1 + 1,
                                                            2 + 1 + 0 + 1])
+
+
+# -- rand_zipfian ----------------------------------------------------------------------------
+
+def _zipf_p(c, range_max):
+    return np.log((c + 2.0) / (c + 1.0)) / np.log(range_max + 1.0)
+
+
+def test_rand_zipfian_counts_and_distribution():
+    rt.random.seed(17)
+    true = nd.array([0, 3, 19], dtype="int32")
+    s, e_true, e_s = nd.contrib.rand_zipfian(true, 20000, 20)
+    assert (s.dtype, e_true.dtype, e_s.dtype) == (np.int64, np.float64, np.float64)
+    assert s.shape == (20000,) and e_true.shape == (3,) and e_s.shape == (20000,)
+    sv = s.asnumpy()
+    assert sv.min() >= 0 and sv.max() < 20
+    np.testing.assert_allclose(e_true.asnumpy(), _zipf_p(np.array([0, 3, 19]), 20) * 20000,
+                               rtol=1e-12)
+    np.testing.assert_allclose(e_s.asnumpy(), _zipf_p(sv, 20) * 20000, rtol=1e-12)
+    # the draws follow P(c): each class's frequency within 5 standard errors
+    p = _zipf_p(np.arange(20), 20)
+    assert abs(p.sum() - 1.0) < 1e-12
+    freq = np.bincount(sv, minlength=20) / 20000.0
+    assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / 20000))
+
+
+def test_rand_zipfian_symbol_draws_what_nd_draws():
+    true = nd.array([1, 4])
+    rt.random.seed(3)
+    want = [a.asnumpy() for a in nd.contrib.rand_zipfian(true, 50, 9)]
+    outs = rt.sym.contrib.rand_zipfian(rt.sym.var("t"), 50, 9)
+    ex = rt.sym.Group(list(outs)).bind(rt.cpu(), {"t": true})
+    rt.random.seed(3)
+    got = [a.asnumpy() for a in ex.forward()]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: nd.contrib.rand_zipfian(nd.array([1]), 0, 5), ValueError,
+     r"^rand_zipfian: num_sampled must be an integer >= 1 \(got 0\)"),
+    (lambda: nd.contrib.rand_zipfian(nd.array([1]), 3, 2.5), ValueError,
+     r"^rand_zipfian: range_max must be an integer >= 1 \(got 2.5\)"),
+    (lambda: nd.contrib.rand_zipfian([1], 3, 5), TypeError,
+     r"^rand_zipfian: true_classes must be an NDArray \(got list\)"),
+])
+def test_rand_zipfian_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

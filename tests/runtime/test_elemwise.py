@@ -86,6 +86,48 @@ def test_unary_integer_inputs(name, dtype):
     assert_same(run(name, [x])[0], UNARY[name][0](x).astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [7, 3 * (1 << 16) + 5], ids=["small", "blocked"])
+@pytest.mark.parametrize("path", ["relu", "Activation", "hidden_op", "grad_req_add"])
+def test_relu_gradient_passes_nan_on(path, n, dtype):
+    # MXNet's relu_grad: 1 above 0, 0 at or below, NaN at NaN (a NaN input is not
+    # silently turned into a zero gradient); +inf is above 0
+    v = np.linspace(-2.0, 2.0, n)
+    v[[1, n // 2, n - 1]] = np.nan
+    v[2] = np.inf
+    v[3] = 0.0
+    head = np.full(n, 3.0)
+    want = np.where(np.isnan(v), np.nan, np.where(v > 0, 3.0, 0.0))
+    if path == "hidden_op":
+        got = nd._internal._backward_relu(nd.array(head, dtype=dtype),
+                                          nd.relu(nd.array(v, dtype=dtype)))
+    else:
+        x = nd.array(v, dtype=dtype)
+        x.attach_grad(grad_req="add" if path == "grad_req_add" else "write")
+        if path == "grad_req_add":
+            x.grad[:] = 1.0
+            want = want + 1.0
+        with mx.autograd.record():
+            y = nd.Activation(x, act_type="relu") if path == "Activation" else nd.relu(x)
+        y.backward(nd.array(head, dtype=dtype))
+        got = x.grad
+    np.testing.assert_array_equal(got.asnumpy(), want.astype(dtype))
+
+
+def test_relu_gradient_passes_nan_on_row_sparse():
+    v = np.zeros((4, 3))
+    v[1] = [1.0, -2.0, np.nan]
+    v[3] = [-1.0, 0.0, 5.0]
+    x = nd.array(v).tostype("row_sparse")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.relu(x)
+    y.backward(nd.full((4, 3), 2.0).tostype("row_sparse"))
+    assert x.grad.stype == "row_sparse"
+    want = np.where(np.isnan(v), np.nan, np.where(v > 0, 2.0, 0.0))
+    np.testing.assert_array_equal(x.grad.asnumpy(), want.astype("float32"))
+
+
 def test_float_only_ops_refuse_integers():
     # exp, log, sqrt and sigmoid take integers as MXNet (test_mxnet_api.py); the others not
     with pytest.raises(TypeError, match=r"expm1: needs a floating-point input \(got int32\)"):

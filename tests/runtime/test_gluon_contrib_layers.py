@@ -8,7 +8,7 @@ import pytest
 
 import runtime as mx
 from runtime import autograd, nd
-from runtime.gluon import rnn
+from runtime.gluon import nn, rnn
 from runtime.gluon.contrib import nn as cnn
 from runtime.gluon.contrib import rnn as crnn
 from runtime.test_utils import assert_allclose
@@ -222,3 +222,17 @@ def test_variational_dropout_masks_the_first_state_only():
     with pytest.raises(ValueError, match=r"drop_outputs must be a number in \[0, 1\) "
                                          r"\(got 1\)"):
         crnn.VariationalDropoutCell(rnn.RNNCell(2), drop_outputs=1)
+
+
+def test_sync_batchnorm_at_its_gluon_1x_path_normalises_the_batch():
+    # Gluon 1.x programs take SyncBatchNorm from contrib.nn; on one device it normalises
+    # each channel (axis 1) by the batch's statistics, as BatchNorm
+    assert cnn.SyncBatchNorm is nn.SyncBatchNorm
+    x = np.arange(24.0, dtype="float32").reshape(4, 3, 2) ** 1.5
+    layer = cnn.SyncBatchNorm(in_channels=3, num_devices=1)
+    layer.initialize()
+    with autograd.record():
+        y = layer(nd.array(x)).asnumpy()
+    mean = x.mean(axis=(0, 2), keepdims=True)
+    var = x.var(axis=(0, 2), keepdims=True)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-4)

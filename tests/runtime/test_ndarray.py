@@ -908,12 +908,29 @@ def test_moveaxis_takes_lists_and_ranges():
 
 def test_from_numpy_zero_copy_shares_and_copy_does_not():
     a = np.arange(6.0).reshape(2, 3)
-    shared = nd.from_numpy(a)
     copied = nd.from_numpy(a, zero_copy=False)
-    a[0, 0] = 42.0
-    assert shared.asnumpy()[0, 0] == 42.0 and copied.asnumpy()[0, 0] == 0.0
+    assert a.flags.writeable                                 # a copy leaves it alone
+    shared = nd.from_numpy(a)
+    # MXNet's from_numpy makes the shared array read-only: writes go through the NDArray
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0, 0] = 42.0
+    shared[0, 0] = 42.0
+    assert a[0, 0] == 42.0 and copied.asnumpy()[0, 0] == 0.0
     assert shared.dtype == np.float64
-    t = nd.from_numpy(np.arange(6.0).reshape(2, 3).T)        # not C-contiguous: copied
+    again = nd.from_numpy(a)                                 # shared again, read-only
+    again[1, 2] = -1.0
+    assert a[1, 2] == -1.0 and shared.asnumpy()[1, 2] == -1.0
+    r = np.frombuffer(bytes(24), dtype=np.float64)           # memory nobody may write
+    kept = nd.from_numpy(r)                                  # copied
+    kept[0] = 7.0
+    assert r[0] == 0.0 and kept.asnumpy()[0] == 7.0 and not r.flags.writeable
+    ft = np.arange(6.0).reshape(2, 3).T
+    with pytest.raises(ValueError, match=r"from_numpy: ndarray must be C-contiguous for "
+                                         r"zero_copy=True \(got strides"):
+        nd.from_numpy(ft)
+    assert ft.flags.writeable                                # a refused call changes nothing
+    t = nd.from_numpy(ft, zero_copy=False)
     np.testing.assert_array_equal(t.asnumpy(), np.arange(6.0).reshape(2, 3).T)
     with pytest.raises(TypeError, match="from_numpy: ndarray must be a numpy.ndarray"):
         nd.from_numpy([1, 2])

@@ -434,3 +434,16 @@ def test_identity_with_attr_like_rhs_ties_shapes_both_ways_and_passes_lhs():
     with pytest.raises(mx.MXNetError, match="_identity_with_attr_like_rhs: inputs must have "
                                             "one shape"):
         mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((2, 1)))
+
+
+def test_variable_shape_marks_unknown_dimensions_by_the_shape_semantics():
+    # legacy semantics: 0 is unknown and -1 refused; NumPy shape semantics: -1 is
+    # unknown (0 a real size), and inference fills it
+    with pytest.raises(ValueError, match=r"Variable: shape of 'w' must hold sizes >= 0"):
+        mx.sym.Variable("w", shape=(3, -1))
+    with mx.np_shape(True):
+        w = mx.sym.Variable("w", shape=(3, -1))
+        out = mx.sym.FullyConnected(mx.sym.Variable("x"), w, num_hidden=3, no_bias=True)
+        arg_shapes, out_shapes, _ = out.infer_shape_partial(x=(2, 5))
+        assert dict(zip(out.list_arguments(), arg_shapes)) == {"x": (2, 5), "w": (3, 5)}
+        assert out_shapes == [(2, 3)]

@@ -161,6 +161,11 @@ def test_small_helpers():
     assert x.asnumpy().tolist() == [1, 1, 1]                # restored
     arrs = tu.random_arrays((2, 3), (4,))
     assert [r.shape for r in arrs] == [(2, 3), (4,)] and arrs[0].dtype == np.float32
+    (u,) = tu.random_uniform_arrays((500,), low=-0.5, high=0.25)   # a list, also for one
+    assert u.dtype == np.float32 and u.min() >= -0.5 and u.max() < 0.25
+    assert u.min() < -0.4 and u.max() > 0.15                       # spread over the range
+    (h,) = tu.random_uniform_arrays((3,), dtype="float16")
+    assert h.dtype == np.float16 and ((0.0 <= h) & (h <= 1.0)).all()
     assert sorted(tu.random_sample(list(range(5)), 5)) == list(range(5))
     assert len(set(tu.random_sample(list(range(10)), 4))) == 4
     d = np.arange(24.0).reshape(2, 3, 4)

@@ -1,18 +1,20 @@
 """``gluon.contrib.nn``: containers that run every child on the same input and join
 their outputs (:class:`Concurrent`, :class:`HybridConcurrent`), :class:`Identity` (the
 class of ``gluon.nn``), :class:`SparseEmbedding` (an embedding whose weight and gradient
-are row_sparse) and :class:`PixelShuffle1D`/``2D``/``3D`` (channels moved into space,
-for sub-pixel upsampling)."""
+are row_sparse), :class:`PixelShuffle1D`/``2D``/``3D`` (channels moved into space,
+for sub-pixel upsampling) and :class:`SyncBatchNorm` (the class of ``gluon.nn``, at its
+Gluon 1.x path)."""
 
 import numpy as np
 
 from runtime import nd
 from runtime.gluon.block import Block, HybridBlock
-from runtime.gluon.nn import Concatenate, HybridConcatenate, Identity
+from runtime.gluon.nn import Concatenate, HybridConcatenate, Identity, SyncBatchNorm
 from runtime.gluon.nn.basic_layers import _positive_int
 
+# SyncBatchNorm's home in Gluon 1.x is contrib.nn (Gluon 2 moved it to nn): the same class
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "PixelShuffle1D",
-           "PixelShuffle2D", "PixelShuffle3D"]
+           "PixelShuffle2D", "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(Concatenate):
