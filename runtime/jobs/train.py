@@ -274,12 +274,14 @@ def _fit(result, net, loss_fn, trainer, it, epochs, evaluate, ctx, quiet, log, o
             where[:] = [epoch, 1]
             it.reset()
             bar = None
-            if tqdm is not None and not quiet:
-                with _sigint_held():
-                    bar = tqdm(total=it.num_data // it.batch_size, leave=False,
-                               desc=f"epoch {epoch}/{epochs}", unit="batch",
-                               dynamic_ncols=True)
             try:
+                if tqdm is not None and not quiet:
+                    # made inside the try: a Ctrl-C held while the bar is made is raised
+                    # as the with ends, and the finally must close the bar then too
+                    with _sigint_held():
+                        bar = tqdm(total=it.num_data // it.batch_size, leave=False,
+                                   desc=f"epoch {epoch}/{epochs}", unit="batch",
+                                   dynamic_ncols=True)
                 total, count, timed, t_epoch = _epoch(result, net, loss_fn, trainer, it,
                                                       ctx, on_step, meter, bar, where, rank,
                                                       ranks)

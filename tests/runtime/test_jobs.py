@@ -484,6 +484,37 @@ def test_progress_bar_is_made_and_closed_whole_when_ctrl_c_lands_inside(step):
     assert signal.getsignal(signal.SIGINT) is before
 
 
+@pytest.mark.parametrize("at", ["make", "update"])
+def test_ctrl_c_while_a_bar_is_made_or_updated_closes_it_before_the_job_stops(monkeypatch, at):
+    # a Ctrl-C held while epoch 2's bar is made is raised as that ends: the bar must be
+    # closed all the same (else its __del__ clears a line after the CLI's message)
+    import runtime.jobs.train as train_mod
+    bars = []
+
+    class Bar:
+        def __init__(self, **kwargs):
+            bars.append(self)
+            self.closed = 0
+            if at == "make" and len(bars) == 2:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+        def update(self, n=1):
+            if at == "update" and len(bars) == 2:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+        def set_postfix(self, *args, **kwargs):
+            pass
+
+        def close(self):
+            self.closed += 1
+
+    monkeypatch.setattr(train_mod, "tqdm", Bar)
+    with pytest.raises(train_mod.Interrupted) as info:
+        train_mlp(**{**TINY_MLP, "quiet": False, "log": lambda *a: None})
+    assert (info.value.epoch, info.value.step) == (2, 1)
+    assert [b.closed for b in bars] == [1, 1]
+
+
 def test_cli_ctrl_c_during_training_prints_one_line_and_exits_130():
     env = {**child_env(), "PYTHONUNBUFFERED": "1"}
     p = subprocess.Popen([sys.executable, "-m", "runtime", "train", "mlp", "--epochs",
