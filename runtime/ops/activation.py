@@ -38,8 +38,8 @@ def _act(attrs, ins, outs):
 def _act_grad(attrs, inputs, outputs, out_grads):
     g = out_grads[0]
     t = attrs["act_type"]
-    if t == "relu":
-        return [g * (outputs[0] > 0)]
+    if t == "relu":       # relu's fused rule: NaN passes through, as MXNet's relu_grad
+        return [F._backward_relu(g, outputs[0])]
     if t == "sigmoid":
         y = outputs[0]
         return [g * y * (1 - y)]

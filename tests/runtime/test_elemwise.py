@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import runtime as mx
-from runtime import _imperative, nd
+from runtime import _executor, _imperative, nd
 from runtime.ops import registry
 from tests.runtime.conftest import assert_same
 from tests.runtime.opcheck import check_grad, check_requests, run
@@ -88,7 +88,8 @@ def test_unary_integer_inputs(name, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("n", [7, 3 * (1 << 16) + 5], ids=["small", "blocked"])
-@pytest.mark.parametrize("path", ["relu", "Activation", "hidden_op", "grad_req_add"])
+@pytest.mark.parametrize("path", ["relu", "Activation", "hidden_op", "grad_req_add",
+                                  "relu_python_rule", "Activation_python_rule"])
 def test_relu_gradient_passes_nan_on(path, n, dtype):
     # MXNet's relu_grad: 1 above 0, 0 at or below, NaN at NaN (a NaN input is not
     # silently turned into a zero gradient); +inf is above 0
@@ -108,8 +109,13 @@ def test_relu_gradient_passes_nan_on(path, n, dtype):
             x.grad[:] = 1.0
             want = want + 1.0
         with mx.autograd.record():
-            y = nd.Activation(x, act_type="relu") if path == "Activation" else nd.relu(x)
-        y.backward(nd.array(head, dtype=dtype))
+            y = (nd.Activation(x, act_type="relu") if path.startswith("Activation")
+                 else nd.relu(x))
+        _executor.set_c_rules(not path.endswith("python_rule"))
+        try:
+            y.backward(nd.array(head, dtype=dtype))
+        finally:
+            _executor.set_c_rules(True)
         got = x.grad
     np.testing.assert_array_equal(got.asnumpy(), want.astype(dtype))
 
