@@ -154,8 +154,14 @@ class _CachedCall:
             raise NotImplementedError(f"{self.name}: gradients of gradients through a "
                                       "hybridized block or CachedOp are not supported; "
                                       "call it without hybridize()")
-        return autograd.grad(self.heads, self.variables, list(ograds), retain_graph=True,
-                             train_mode=autograd.is_training())
+        # an output that is an input off the tape (returned as it came) or a constant
+        # carries no gradient to the variables: leave it out with its head gradient
+        kept = [(h, g) for h, g in zip(self.heads, ograds) if h._entry is not None]
+        if not kept:
+            return [zeros(v.shape, ctx=v.ctx, dtype=v.dtype) for v in self.variables]
+        heads, head_grads = zip(*kept)
+        return autograd.grad(list(heads), self.variables, list(head_grads),
+                             retain_graph=True, train_mode=autograd.is_training())
 
 
 class CachedOp:

@@ -130,6 +130,28 @@ def test_custom_hybrid_forward_with_two_inputs_and_outputs():
                                     block.dense.bias.name, block.scale.name, "data1"]
 
 
+class _TakeAndIndex(nn.HybridBlock):
+    def hybrid_forward(self, F, x, index):
+        return F.take(x, index) * 2, index
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_an_input_off_the_tape_returned_as_an_output_carries_no_gradient(static):
+    # the index is not attached: returned as it came, it is off the tape, and backward
+    # through the other output gives take's gradient (2 at each taken position)
+    block = _TakeAndIndex()
+    block.hybridize(static_alloc=static, static_shape=static)
+    x = nd.array([1.0, 2.0, 3.0, 4.0])
+    x.attach_grad()
+    index = nd.array([0, 2, 2])
+    for _ in range(2):
+        with autograd.record():
+            y, i = block(x, index)
+        y.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 0.0, 4.0, 0.0])
+        np.testing.assert_array_equal(i.asnumpy(), [0, 2, 2])
+
+
 def test_export_loads_back_bit_for_bit(tmp_path):
     net = _mlp()
     x = nd.array(np.random.RandomState(3).normal(size=(2, 7)))
