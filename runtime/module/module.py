@@ -572,20 +572,28 @@ class Module:
                 cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
         return eval_metric.get_name_value()
 
+    def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
+        """Run ``eval_data`` in inference mode, yielding ``(outputs, nbatch, batch)`` per
+        batch: the outputs without the batch's padding, views of the executors' outputs
+        that the next batch overwrites (MXNet's)."""
+        self._check("iter_predict", params=True)
+        if reset:
+            eval_data.reset()
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.prepare(batch, sparse_row_id_fn)
+            self.forward(batch, is_train=False)
+            pad = batch.pad or 0
+            yield [o[:o.shape[0] - pad] for o in self.get_outputs()], nbatch, batch
+
     def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
                 always_output_list=False, sparse_row_id_fn=None):
         """The outputs over ``eval_data`` (padding removed), concatenated over batches
         when ``merge_batches``."""
         self._check("predict", params=True)
-        if reset:
-            eval_data.reset()
-        outputs = []
-        for nbatch, batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.forward(batch, is_train=False)
-            pad = batch.pad or 0
-            outputs.append([o[:o.shape[0] - pad].copy() for o in self.get_outputs()])
+        outputs = [[o.copy() for o in outs] for outs, _, _ in
+                   self.iter_predict(eval_data, num_batch, reset, sparse_row_id_fn)]
         if not merge_batches:
             return outputs
         merged = [nd.concat(*[b[i] for b in outputs], dim=0)

@@ -465,3 +465,23 @@ def test_a_batch_of_another_size_is_refused(contexts):
     after = mod.get_outputs(merge_multi_context=False)[0]
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b.asnumpy())
+
+
+def test_iter_predict_yields_outputs_without_padding():
+    x, y = _separable(10)
+    it = mx.io.NDArrayIter(x, y, batch_size=4)          # 4, 4, 2 + 2 padding
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(it.provide_data, it.provide_label, for_training=False)
+    rng = np.random.RandomState(2)
+    w, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=2).astype(np.float32)
+    mod.set_params({"fc_weight": nd.array(w), "fc_bias": nd.array(b)}, {})
+    z = x @ w.T + b
+    want = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    seen = []
+    for outputs, nbatch, batch in mod.iter_predict(it):
+        assert batch.pad == (2 if nbatch == 2 else 0)
+        seen.append(outputs[0].asnumpy().copy())
+    assert [s.shape[0] for s in seen] == [4, 4, 2]
+    np.testing.assert_allclose(np.concatenate(seen), want, rtol=1e-5)
+    assert len(list(mod.iter_predict(it, num_batch=1))) == 1
+    np.testing.assert_allclose(mod.predict(it).asnumpy(), want, rtol=1e-5)
