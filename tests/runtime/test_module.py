@@ -485,3 +485,89 @@ def test_iter_predict_yields_outputs_without_padding():
     np.testing.assert_allclose(np.concatenate(seen), want, rtol=1e-5)
     assert len(list(mod.iter_predict(it, num_batch=1))) == 1
     np.testing.assert_allclose(mod.predict(it).asnumpy(), want, rtol=1e-5)
+
+
+def _two_modules():
+    h = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc1"),
+                          act_type="relu")
+    out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2,
+                                                     name="fc2"), name="softmax")
+    seq = mx.mod.SequentialModule()
+    assert seq.add(mx.mod.Module(h, label_names=[])) is seq
+    return seq.add(mx.mod.Module(out), take_labels=True, auto_wiring=True)
+
+
+def test_sequential_module_step_matches_numpy():
+    x, y = _separable(8)
+    rng = np.random.RandomState(3)
+    p = {"fc1_weight": rng.normal(size=(4, 3)), "fc1_bias": rng.normal(size=4),
+         "fc2_weight": rng.normal(size=(2, 4)), "fc2_bias": rng.normal(size=2)}
+    p = {k: v.astype(np.float32) for k, v in p.items()}
+    seq = _two_modules()
+    seq.bind(data_shapes=[("data", (8, 3))], label_shapes=[("softmax_label", (8,))])
+    seq.init_params(arg_params={k: nd.array(v) for k, v in p.items()})
+    seq.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    seq.forward(batch, is_train=True)
+    seq.backward()
+    seq.update()
+    # NumPy: relu(x W1' + b1) W2' + b2, softmax cross-entropy, SGD with rescale 1/batch
+    z1 = x @ p["fc1_weight"].T + p["fc1_bias"]
+    h = np.maximum(z1, 0)
+    z2 = h @ p["fc2_weight"].T + p["fc2_bias"]
+    prob = np.exp(z2 - z2.max(1, keepdims=True))
+    prob /= prob.sum(1, keepdims=True)
+    np.testing.assert_allclose(seq.get_outputs()[0].asnumpy(), prob, rtol=1e-5)
+    d2 = (prob - np.eye(2)[y.astype(int)]) / 8
+    d1 = (d2 @ p["fc2_weight"]) * (z1 > 0)
+    want = {"fc2_weight": p["fc2_weight"] - 0.5 * d2.T @ h,
+            "fc2_bias": p["fc2_bias"] - 0.5 * d2.sum(0),
+            "fc1_weight": p["fc1_weight"] - 0.5 * d1.T @ x,
+            "fc1_bias": p["fc1_bias"] - 0.5 * d1.sum(0)}
+    arg, aux = seq.get_params()
+    assert sorted(arg) == sorted(want) and aux == {}
+    for k, v in want.items():
+        np.testing.assert_allclose(arg[k].asnumpy(), v, rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_module_fits_and_predicts(caplog):
+    x, y = _separable(64)
+    train = mx.io.NDArrayIter(x, y, batch_size=16)
+    seq = _two_modules()
+    with caplog.at_level(logging.INFO):
+        seq.fit(train, optimizer_params={"learning_rate": 0.5}, num_epoch=10,
+                initializer=mx.init.Xavier())
+    assert "Epoch[9] Train-accuracy" in caplog.text
+    assert seq.output_shapes == [("softmax_output", (16, 2))]
+    (name, acc), = seq.score(train, "acc")
+    assert name == "accuracy" and acc >= 0.9
+    pred = seq.predict(train).asnumpy()
+    assert pred.shape == (64, 2)
+    assert (pred.argmax(1) == y).mean() == acc
+
+
+def test_sequential_module_refuses_bad_use():
+    seq = mx.mod.SequentialModule()
+    with pytest.raises(RuntimeError, match="bind: add a module first"):
+        seq.bind([("data", (2, 3))])
+    with pytest.raises(TypeError, match="module must be a module"):
+        seq.add("fc")
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    with pytest.raises(ValueError, match="unknown flag 'take_label'"):
+        seq.add(mx.mod.Module(sym, label_names=[]), take_label=True)
+    seq.add(mx.mod.Module(sym, label_names=[])).add(mx.mod.Module(sym, label_names=[]))
+    with pytest.raises(ValueError, match=r"module 1 takes the data inputs \['data'\] \(got "
+                                         r"\['fc_output'\]; add it with auto_wiring=True"):
+        seq.bind([("data", (2, 3))])
+    assert not seq.binded and not seq._modules[0].binded
+    seq = mx.mod.SequentialModule().add(mx.mod.Module(sym, label_names=[]))
+    seq.add(mx.mod.Module(sym, label_names=[]), auto_wiring=True)
+    seq.bind([("data", (2, 3))])
+    with pytest.raises(ValueError, match="duplicated parameter name 'fc_weight'"):
+        seq.init_params()
+    seq = _two_modules()
+    seq.bind([("data", (2, 3))], [("softmax_label", (2,))])
+    with pytest.raises(ValueError, match="'w' is not a parameter of the modules"):
+        seq.init_params(arg_params={"w": nd.ones(1)}, allow_missing=True)
+    with pytest.raises(RuntimeError, match="call init_params"):
+        seq.forward(mx.io.DataBatch([nd.ones((2, 3))], [nd.ones(2)]))
