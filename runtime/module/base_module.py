@@ -47,6 +47,12 @@ class BaseModule:
         if optimizer and not self.optimizer_initialized:
             raise RuntimeError(f"{what}: call init_optimizer() first")
 
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Copy the given parameters in (``init_params`` with these arrays)."""
+        self.init_params(None, arg_params, aux_params, allow_missing, force_init,
+                         allow_extra)
+
     def forward_backward(self, data_batch):
         self.forward(data_batch, is_train=True)
         self.backward()

@@ -330,12 +330,6 @@ class Module(BaseModule):
             total += c.as_in_context(total.context)
         return total / len(copies)
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Copy the given parameters in (``init_params`` with these arrays)."""
-        self.init_params(None, arg_params, aux_params, allow_missing, force_init,
-                         allow_extra)
-
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
         """Make the optimizer (a name and its parameters, or an Optimizer) and its

@@ -163,11 +163,6 @@ class SequentialModule(BaseModule):
             aux.update(x)
         return arg, aux
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        self.init_params(None, arg_params, aux_params, allow_missing, force_init,
-                         allow_extra)
-
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
         """Give every module its optimizer (each its own, made from the same
