@@ -234,10 +234,12 @@ def _run(cdef, inputs):
     args, aux = cdef._split(inputs)
     shapes = cdef.infer_shape(None, [x.shape for x in inputs])
     dtypes = cdef.infer_type(None, [x.dtype for x in inputs])
+    stypes = cdef.infer_storage(None, [x.stype for x in inputs])[0]
     ctx = args[0].ctx if args else current_context()
     op = cdef.prop.create_operator(ctx, [list(x.shape) for x in args],
                                    [x.dtype for x in args])
-    outs = [zeros(s, ctx=ctx, dtype=d) for s, d in zip(shapes, dtypes)]
+    outs = [zeros(s, ctx=ctx, dtype=d, stype=st)
+            for s, d, st in zip(shapes, dtypes, stypes)]
     recording = is_recording()
     prev = set_recording(False)
     try:

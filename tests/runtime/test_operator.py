@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import runtime as mx
 from runtime import autograd, nd
@@ -154,6 +155,40 @@ def test_sym_custom_completes_a_label_shape_from_the_data():
     # a prop that cannot work from the data alone leaves the label to be given
     partial = mx.sym.Custom(mx.sym.var("data"), op_type="test_muladd", name="m")
     assert partial.infer_shape_partial(data=(2, 3))[0] == [(2, 3), ()]
+
+
+class _Square(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], nd.square(in_data[0]))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+
+@mx.operator.register("test_sparse_square")
+class _SparseSquareProp(mx.operator.CustomOpProp):
+    """Keeps a csr input's storage for the output, as MXNet's custom_sparse_sqr example."""
+
+    def infer_storage_type(self, in_stype):
+        st = "default" if in_stype[0] == "default" else "csr"
+        return [st], [st], []
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _Square()
+
+
+def test_nd_custom_outputs_take_the_props_storage_type():
+    m = scipy.sparse.random(4, 6, density=0.3, format="csr", dtype=np.float32, random_state=0)
+    x = nd.sparse.csr_matrix(m)
+    x.attach_grad(stype="default")
+    with autograd.record():
+        y = nd.Custom(x, op_type="test_sparse_square")
+    y.backward(out_grad=nd.ones((4, 6)))
+    assert y.stype == "csr"
+    np.testing.assert_allclose(y.asscipy().toarray(), m.multiply(m).toarray(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * m.toarray(), rtol=1e-6)
+    dense = nd.Custom(nd.array(m.toarray()), op_type="test_sparse_square")
+    assert dense.stype == "default"
 
 
 @mx.operator.register("test_bad_infer")
