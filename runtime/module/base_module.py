@@ -11,7 +11,8 @@ defines (``bind``, ``init_params``, ``init_optimizer``, ``prepare``, ``forward``
 import logging
 import time
 
-from runtime import metric as _metric_mod, model, nd
+from runtime import metric as _metric_mod, nd
+from runtime.module import _checkpoint
 
 
 def _metric(eval_metric):
@@ -89,7 +90,7 @@ class BaseModule:
                 self.update()
                 self.update_metric(eval_metric, batch.label)
                 for cb in _callbacks(batch_end_callback):
-                    cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                    cb(_checkpoint.BatchEndParam(epoch, nbatch, eval_metric, locals()))
             # The epoch's whole metric: a Speedometer's auto_reset clears only the local one.
             totals = getattr(eval_metric, "get_global_name_value", eval_metric.get_name_value)
             for name, value in totals():
@@ -119,7 +120,7 @@ class BaseModule:
             self.forward(batch, is_train=False)
             self.update_metric(eval_metric, batch.label)
             for cb in _callbacks(batch_end_callback):
-                cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                cb(_checkpoint.BatchEndParam(epoch, nbatch, eval_metric, locals()))
         return eval_metric.get_name_value()
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):

@@ -29,10 +29,11 @@ import logging
 import os
 
 from runtime import initializer as _init
-from runtime import model, nd, optimizer as _optim
+from runtime import nd, optimizer as _optim
 from runtime import kvstore as _kvs
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
+from runtime.module import _checkpoint
 from runtime.module.base_module import BaseModule, _metric
 from runtime.optimizer.optimizer import load_states_file, save_states_file
 from runtime.symbol import Symbol
@@ -485,7 +486,7 @@ class Module(BaseModule):
         if save_optimizer_states:
             self._check("save_checkpoint", params=True, optimizer=True)
         arg, aux = self.get_params()
-        model.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
+        _checkpoint.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
         if save_optimizer_states:
             states = f"{prefix}-{int(epoch):04d}.states"
             self.save_optimizer_states(states)
@@ -517,7 +518,7 @@ class Module(BaseModule):
         if states is not None and not os.path.isfile(states):
             raise FileNotFoundError(f"load: load_optimizer_states needs {states!r}, which "
                                     "does not exist")
-        sym, arg, aux = model.load_checkpoint(prefix, epoch)
+        sym, arg, aux = _checkpoint.load_checkpoint(prefix, epoch)
         mod = Module(sym, **kwargs)
         mod._loaded = (arg, aux)
         mod._preload_states = states

@@ -571,3 +571,53 @@ def test_sequential_module_refuses_bad_use():
         seq.init_params(arg_params={"w": nd.ones(1)}, allow_missing=True)
     with pytest.raises(RuntimeError, match="call init_params"):
         seq.forward(mx.io.DataBatch([nd.ones((2, 3))], [nd.ones(2)]))
+
+
+def test_feedforward_fits_predicts_scores_and_round_trips(tmp_path, caplog):
+    x, y = _separable(64)
+    with pytest.warns(DeprecationWarning, match="FeedForward has been deprecated"):
+        model = mx.model.FeedForward(_softmax_regression(), num_epoch=10,
+                                     numpy_batch_size=16, learning_rate=0.5,
+                                     initializer=mx.init.Xavier())
+    with caplog.at_level(logging.INFO):
+        model.fit(x, y, eval_data=(x, y))
+    assert "Epoch[9] Train-accuracy" in caplog.text
+    assert "Epoch[9] Validation-accuracy" in caplog.text
+    w, b = model.arg_params["fc_weight"].asnumpy(), model.arg_params["fc_bias"].asnumpy()
+    z = x @ w.T + b
+    want = np.exp(z - z.max(1, keepdims=True))
+    want /= want.sum(1, keepdims=True)
+    pred = model.predict(x)
+    assert isinstance(pred, np.ndarray) and pred.shape == (64, 2)
+    np.testing.assert_allclose(pred, want, rtol=1e-5)
+    acc = model.score(mx.io.NDArrayIter(x, y, batch_size=16))
+    assert acc == (want.argmax(1) == y).mean() and acc >= 0.9
+    out, data, label = model.predict(x[:10], return_data=True)
+    np.testing.assert_array_equal(data, x[:10])
+    np.testing.assert_array_equal(label, np.zeros(10))
+    model.save(str(tmp_path / "ff"))
+    assert sorted(os.listdir(tmp_path)) == ["ff-0010.params", "ff-symbol.json"]
+    with pytest.warns(DeprecationWarning):
+        again = mx.model.FeedForward.load(str(tmp_path / "ff"), 10)
+    assert again.begin_epoch == 10
+    np.testing.assert_array_equal(again.predict(x), pred)
+
+
+def test_feedforward_refuses_bad_use():
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(TypeError, match="symbol must be a Symbol"):
+            mx.model.FeedForward(lambda key: None)
+        with pytest.raises(NotImplementedError, match="epoch_size must be None"):
+            mx.model.FeedForward(_softmax_regression(), epoch_size=3)
+        model = mx.model.FeedForward(_softmax_regression())
+    x, y = _separable(8)
+    with pytest.raises(RuntimeError, match="FeedForward.predict: no parameters"):
+        model.predict(x)
+    with pytest.raises(ValueError, match="num_epoch must be given"):
+        model.fit(x, y)
+    model.num_epoch = 1
+    with pytest.raises(ValueError, match="y must hold one label per sample of X"):
+        model.fit(x, y[:5])
+    with pytest.raises(TypeError, match="X must be a DataIter"):
+        model.fit([[1, 2, 3]], y)
+    assert model.arg_params is None
