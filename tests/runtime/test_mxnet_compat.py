@@ -396,6 +396,12 @@ def test_bilstm_crf_tagger_runs_unmodified():
     assert first > 5 and last < 2.5 and matches == [1, 1]
 
 
+def test_sparse_matrix_factorization_runs_unmodified():
+    # MXNet 1.9.1 prints "mse 11.24 2.16 1.98 2.10 2.00 2.07 1.91" (its own draws)
+    before, *after = _program("sparse_matrix_factorization.py")
+    assert before > 8 and len(after) == 6 and max(after) < 2.6
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
