@@ -402,6 +402,14 @@ def test_sparse_matrix_factorization_runs_unmodified():
     assert before > 8 and len(after) == 6 and max(after) < 2.6
 
 
+def test_dilated_conv_forecast_runs_unmodified(tmp_path):
+    # MXNet 1.9.1 prints "loss 0.2153 -> 0.0270 rmse 0.01279 naive 0.011244372257755863"
+    first, last, rmse, naive = _program("dilated_conv_forecast.py", str(tmp_path))
+    assert last < first / 5 and rmse < 0.05
+    assert naive == pytest.approx(0.011244372257755863, rel=1e-6)
+    assert (tmp_path / "best.params").is_file()
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
