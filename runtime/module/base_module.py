@@ -69,9 +69,11 @@ class BaseModule:
             aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
             begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
             sparse_row_id_fn=None):
-        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator).
-        ``eval_metric`` and ``validation_metric``: a metric, its name or a list of them
-        (``metric.create``); each epoch logs the whole epoch's training metric."""
+        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator), which,
+        as MXNet's, is read from where it stands and reset at the end of every epoch (an
+        exhausted iterator is refused).  ``eval_metric`` and ``validation_metric``: a
+        metric, its name or a list of them (``metric.create``); each epoch logs the whole
+        epoch's training metric."""
         if num_epoch is None:
             raise ValueError("fit: num_epoch must be given")
         eval_metric = _metric(eval_metric)
@@ -83,7 +85,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
-            train_data.reset()
+            nbatch = -1
             for nbatch, batch in enumerate(train_data):
                 self.prepare(batch, sparse_row_id_fn)
                 self.forward_backward(batch)
@@ -91,6 +93,9 @@ class BaseModule:
                 self.update_metric(eval_metric, batch.label)
                 for cb in _callbacks(batch_end_callback):
                     cb(_checkpoint.BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            if nbatch < 0:
+                raise ValueError(f"fit: train_data must yield batches (epoch {epoch} got none; "
+                                 "reset() an exhausted iterator before fit)")
             # The epoch's whole metric: a Speedometer's auto_reset clears only the local one.
             totals = getattr(eval_metric, "get_global_name_value", eval_metric.get_name_value)
             for name, value in totals():
@@ -104,6 +109,8 @@ class BaseModule:
                                               batch_end_callback=eval_batch_end_callback,
                                               epoch=epoch):
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+            # MXNet resets at the end of an epoch: fit leaves the iterator at its start
+            train_data.reset()
 
     def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
               score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):

@@ -621,3 +621,19 @@ def test_feedforward_refuses_bad_use():
     with pytest.raises(TypeError, match="X must be a DataIter"):
         model.fit([[1, 2, 3]], y)
     assert model.arg_params is None
+
+
+def test_fit_resets_the_iterator_after_each_epoch_and_refuses_an_exhausted_one():
+    x, y = _separable(32)
+    train = mx.io.NDArrayIter(x, y, batch_size=8)
+    mod = mx.mod.Module(_softmax_regression())
+    seen = []
+    mod.fit(train, num_epoch=2, batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)))
+    assert seen == [(e, b) for e in range(2) for b in range(4)]
+    assert len(list(train)) == 4          # left at its start, as MXNet's fit leaves it
+    arg_before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    with pytest.raises(ValueError, match=r"fit: train_data must yield batches \(epoch 0 got "
+                                         r"none; reset\(\) an exhausted iterator"):
+        mod.fit(train, num_epoch=1)
+    for k, v in mod.get_params()[0].items():
+        np.testing.assert_array_equal(v.asnumpy(), arg_before[k])
