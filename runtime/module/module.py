@@ -97,6 +97,20 @@ def _join(parts, axis):
     return nd.concat(*[p.as_in_context(ctx) for p in parts], dim=axis)
 
 
+def _share_params(ex, shared, params, aux):
+    """Make executor ``ex`` read and write the parameter and auxiliary arrays of
+    executor ``shared`` (their shapes must agree)."""
+    for names, arrays, order, source in (
+            (params, ex.arg_arrays, list(ex.arg_dict), shared.arg_dict),
+            (aux, ex.aux_arrays, list(ex.aux_dict), shared.aux_dict)):
+        for name in names:
+            i = order.index(name)
+            if arrays[i].shape != source[name].shape:
+                raise ValueError(f"bind: parameter {name!r} has shape {arrays[i].shape} "
+                                 f"here and {source[name].shape} in shared_module")
+            arrays[i] = source[name]
+
+
 class _ExecutorGroup:
     """The fields of MXNet's ``DataParallelExecutorGroup`` that programs read:
     ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``
@@ -219,10 +233,25 @@ class Module(BaseModule):
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
         """Make the executors for these data and label shapes, one per context, each on
-        its slice of the batch (the parameters keep their values across a rebind)."""
+        its slice of the batch (the parameters keep their values across a rebind).
+
+        ``shared_module`` (bucketing): a bound, initialised Module on the same contexts
+        whose parameters this one uses, the same arrays, not copies; this module's
+        parameters must all be among its."""
         if self.binded and not force_rebind:
             self.logger.warning("Already bound, ignoring bind()")
             return
+        if shared_module is not None:
+            if not isinstance(shared_module, Module) or not shared_module.binded or \
+                    not shared_module.params_initialized:
+                raise ValueError("bind: shared_module must be a bound Module with its "
+                                 f"parameters initialised (got {shared_module!r})")
+            missing = [n for n in self._param_names + self._aux_names
+                       if n not in shared_module._param_names + shared_module._aux_names]
+            if missing or shared_module._contexts != self._contexts:
+                raise ValueError(f"bind: shared_module must hold every parameter of this "
+                                 f"module on the same contexts (missing {missing}, contexts "
+                                 f"{shared_module._contexts} and {self._contexts})")
         data = _descs("data_shapes", data_shapes)
         labels = [d for d in _descs("label_shapes", label_shapes)
                   if d[0] in self.label_names]
@@ -249,8 +278,12 @@ class Module(BaseModule):
                 shape[axes[name]] = piece.stop - piece.start
                 shapes[name] = tuple(shape)
             execs.append(self._symbol.simple_bind(ctx, grad_req=reqs, **shapes))
+        if shared_module is not None:
+            for ex, shared in zip(execs, shared_module._execs):
+                _share_params(ex, shared, self._param_names, self._aux_names)
+            self.params_initialized = True
         old = self._exec
-        if old is not None and self.params_initialized:
+        if old is not None and self.params_initialized and shared_module is None:
             for ex in execs:
                 ex.copy_params_from({n: old.arg_dict[n] for n in self._param_names},
                                     old.aux_dict)
@@ -261,6 +294,8 @@ class Module(BaseModule):
         self._out_shapes = self._symbol.infer_shape(**dict(data + labels))[1]
         self._data_shapes, self._label_shapes = data, labels
         self.binded, self.for_training = True, for_training
+        if shared_module is not None and shared_module.optimizer_initialized:
+            self.borrow_optimizer(shared_module)
         self.inputs_need_grad = inputs_need_grad
         if self._loaded is not None and not self.params_initialized:
             self.init_params(None, *self._loaded)
@@ -368,6 +403,7 @@ class Module(BaseModule):
         self._optimizer = optimizer
         self._updater = _optim.get_updater(optimizer)
         self._kvstore = store
+        self._update_index = {name: i for i, name in enumerate(self._param_names)}
         if store is not None:
             # MXNet's update on the store: it holds the parameters and runs the optimizer
             store.set_optimizer(optimizer)
@@ -377,6 +413,20 @@ class Module(BaseModule):
         if self._preload_states is not None:
             self.load_optimizer_states(self._preload_states)
             self._preload_states = None
+
+    def borrow_optimizer(self, shared_module):
+        """Use ``shared_module``'s optimizer, updater (its states) and kvstore, with its
+        parameters' update indices (bucketing: every bucket's module updates the shared
+        parameters as one)."""
+        self._check("borrow_optimizer", params=True)
+        if not shared_module.optimizer_initialized:
+            raise RuntimeError("borrow_optimizer: shared_module has no optimizer: call its "
+                               "init_optimizer() first")
+        self._optimizer = shared_module._optimizer
+        self._updater = shared_module._updater
+        self._kvstore = shared_module._kvstore
+        self._update_index = shared_module._update_index
+        self.optimizer_initialized = True
 
     # -- steps -------------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
@@ -418,7 +468,8 @@ class Module(BaseModule):
         waits for a pull by row)."""
         self._check("update", params=True, optimizer=True)
         n = len(self._execs)
-        for i, name in enumerate(self._param_names):
+        for name in self._param_names:
+            i = self._update_index[name]
             grads = [ex.grad_dict[name] for ex in self._execs]
             args = [ex.arg_dict[name] for ex in self._execs]
             if grads[0] is None:

@@ -637,3 +637,116 @@ def test_fit_resets_the_iterator_after_each_epoch_and_refuses_an_exhausted_one()
         mod.fit(train, num_epoch=1)
     for k, v in mod.get_params()[0].items():
         np.testing.assert_array_equal(v.asnumpy(), arg_before[k])
+
+
+def _bag_of_words(seq_len):
+    """An embedding summed over a sequence of ``seq_len`` tokens, then a classifier: the
+    same parameters for every length."""
+    embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=6, output_dim=3, name="embed")
+    fc = mx.sym.FullyConnected(mx.sym.sum(embed, axis=1), num_hidden=2, name="fc")
+    return mx.sym.SoftmaxOutput(fc, name="softmax"), ("data",), ("softmax_label",)
+
+
+def _bag_of_words_step(p, state, tokens, labels, lr=0.5, momentum=0.9):
+    """One SGD-with-momentum step of _bag_of_words in NumPy (MXNet's rule: state =
+    momentum * state - lr * grad; weight += state; gradients / batch)."""
+    n = len(labels)
+    h = p["embed_weight"][tokens].sum(1)
+    z = h @ p["fc_weight"].T + p["fc_bias"]
+    prob = np.exp(z - z.max(1, keepdims=True))
+    prob /= prob.sum(1, keepdims=True)
+    dz = (prob - np.eye(2)[labels]) / n
+    dh = dz @ p["fc_weight"]
+    grads = {"fc_weight": dz.T @ h, "fc_bias": dz.sum(0), "embed_weight": np.zeros((6, 3))}
+    for row, d in zip(tokens, dh):
+        for t in row:
+            grads["embed_weight"][t] += d
+    for k, g in grads.items():
+        state[k] = momentum * state.get(k, 0) - lr * g
+        p[k] = p[k] + state[k]
+
+
+def test_bucketing_module_shares_parameters_and_optimizer_states_across_buckets():
+    rng = np.random.RandomState(4)
+    p = {"embed_weight": rng.normal(size=(6, 3)), "fc_weight": rng.normal(size=(2, 3)),
+         "fc_bias": rng.normal(size=2)}
+    p = {k: v.astype(np.float32) for k, v in p.items()}
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=5)
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params(arg_params={k: nd.array(v) for k, v in p.items()})
+    mod.init_optimizer(optimizer="sgd",
+                       optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+    want, state = {k: v.astype(np.float64) for k, v in p.items()}, {}
+    for seq_len in (5, 3, 5, 3):
+        tokens = rng.randint(0, 6, (4, seq_len))
+        labels = rng.randint(0, 2, 4)
+        batch = mx.io.DataBatch([nd.array(tokens)], [nd.array(labels)], bucket_key=seq_len,
+                                provide_data=[("data", (4, seq_len))],
+                                provide_label=[("softmax_label", (4,))])
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+        _bag_of_words_step(want, state, tokens, labels)
+    assert sorted(mod._buckets) == [3, 5]
+    arg, _ = mod.get_params()
+    for k, v in want.items():
+        np.testing.assert_allclose(arg[k].asnumpy(), v, rtol=1e-4, atol=1e-5)
+    # the two buckets' modules hold the same arrays, not copies
+    assert mod._buckets[3]._exec.arg_dict["fc_weight"] is \
+        mod._buckets[5]._exec.arg_dict["fc_weight"]
+
+
+def test_bucketing_module_refuses_bad_use():
+    with pytest.raises(TypeError, match="sym_gen must be callable"):
+        mx.mod.BucketingModule("gen", default_bucket_key=3)
+    with pytest.raises(ValueError, match="default_bucket_key must be given"):
+        mx.mod.BucketingModule(_bag_of_words)
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=5)
+    with pytest.raises(RuntimeError, match="forward: call bind"):
+        mod.forward(mx.io.DataBatch([nd.ones((2, 5))], [nd.ones(2)]))
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="other")
+    shared = mx.mod.Module(_bag_of_words(5)[0])
+    shared.bind([("data", (2, 5))], [("softmax_label", (2,))])
+    shared.init_params()
+    with pytest.raises(ValueError, match="shared_module must hold every parameter"):
+        mx.mod.Module(sym, label_names=[]).bind([("data", (2, 5))], shared_module=shared)
+
+
+class _BucketIter(mx.io.DataIter):
+    """Batches of token sequences of two lengths (MXNet's bucketing protocol: each batch
+    names its bucket_key and shapes); label 1 when most tokens are below 3."""
+
+    def __init__(self, n_batches, seed):
+        super().__init__(batch_size=8)
+        rng = np.random.RandomState(seed)
+        self.batches = []
+        for i in range(n_batches):
+            length = (3, 5)[i % 2]
+            tokens = rng.randint(0, 6, (8, length))
+            labels = ((tokens < 3).sum(1) * 2 > length).astype(np.float32)
+            self.batches.append(mx.io.DataBatch(
+                [nd.array(tokens)], [nd.array(labels)], bucket_key=length,
+                provide_data=[("data", (8, length))], provide_label=[("softmax_label", (8,))]))
+        self.default_bucket_key = 5
+        self._provide_data = [mx.io.DataDesc("data", (8, 5))]
+        self._provide_label = [mx.io.DataDesc("softmax_label", (8,))]
+        self.cursor = 0
+
+    def reset(self):
+        self.cursor = 0
+
+    def next(self):
+        if self.cursor == len(self.batches):
+            raise StopIteration
+        self.cursor += 1
+        return self.batches[self.cursor - 1]
+
+
+def test_bucketing_module_fits_over_buckets():
+    train = _BucketIter(40, seed=0)
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=train.default_bucket_key)
+    mod.fit(train, num_epoch=8, optimizer_params={"learning_rate": 0.2, "momentum": 0.9},
+            initializer=mx.init.Xavier())
+    assert sorted(mod._buckets) == [3, 5]
+    (name, acc), = mod.score(_BucketIter(20, seed=1), "acc")
+    assert name == "accuracy" and acc >= 0.9
