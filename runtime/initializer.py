@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from runtime import _rng as _random
+from runtime._ndarray import zeros
 
 _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
 _ONE_SUFFIXES = ("gamma", "running_var", "moving_var")
@@ -68,7 +69,17 @@ class Initializer:
         """Fill NDArray ``arr`` in place.  ``own``: this is the parameter's own
         initialiser, so the name-based rule for biases and scales does not apply.
         ``name`` may be an :class:`InitDesc`; its ``__init__`` attribute, when present,
-        names the initialiser used instead."""
+        names the initialiser used instead.  A row_sparse ``arr`` gets every row, the
+        values a dense array of its shape would (MXNet's random and fill operators write
+        row_sparse outputs whole)."""
+        if arr.stype == "row_sparse":
+            dense = zeros(arr.shape, ctx=arr.context, dtype=arr.dtype)
+            self(name, dense, own)
+            arr[:] = dense.tostype("row_sparse")
+            return
+        if arr.stype != "default":
+            raise TypeError(f"{type(self).__name__}: cannot initialise {str(name)!r}: "
+                            f"arr must be a dense or row_sparse NDArray (got {arr.stype})")
         spec = getattr(name, "attrs", {}).get("__init__")
         if spec:
             create(spec, f"the __init__ attribute of {str(name)!r}")._init_weight(name, arr)

@@ -1,63 +1,230 @@
-"""Checkpoints of symbolic models (MXNet's ``mx.model``): ``save_checkpoint``,
-``load_checkpoint`` and ``BatchEndParam``, the record a batch-end callback receives.
+"""MXNet's ``mx.model``: checkpoints of symbolic models (``save_checkpoint``,
+``load_checkpoint``, ``load_params``, ``BatchEndParam``) and ``FeedForward``, the
+training API of MXNet before ``Module`` (deprecated in MXNet 1.x, which still ships it).
 
 A checkpoint is MXNet's pair ``prefix-symbol.json`` and ``prefix-%04d.params`` (the
 binary NDArray format, names prefixed ``arg:`` and ``aux:``), so files move between
 ndrt and MXNet 1.x either way.
+
+``FeedForward`` runs on a :class:`~runtime.module.Module`: ``fit`` trains one bound to
+the data's and labels' names and shapes and keeps the parameters it ends with
+(``arg_params``, ``aux_params``); ``predict`` and ``score`` bind one for inference.
 """
 
 import logging
-import os
-from collections import namedtuple
+import warnings
 
-from runtime import nd, symbol
+import numpy as np
 
-BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
-
-
-def save_checkpoint(prefix, epoch, symbol_, arg_params, aux_params, remove_amp_cast=True):
-    """Write ``prefix-symbol.json`` (when ``symbol_`` is given) and
-    ``prefix-%04d.params``; the parameters go through a temporary file."""
-    if symbol_ is not None:
-        symbol_.save(f"{prefix}-symbol.json")
-    arrays = {f"arg:{k}": v for k, v in arg_params.items()}
-    arrays.update({f"aux:{k}": v for k, v in aux_params.items()})
-    name = f"{prefix}-{int(epoch):04d}.params"
-    tmp = f"{name}.tmp-{os.getpid()}"
-    try:
-        nd.save(tmp, arrays, format="mxnet")
-        os.replace(tmp, name)
-        logging.info('Saved checkpoint to "%s"', name)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+from runtime import initializer as _init, io, metric as _metric, nd
+from runtime.context import Context, cpu
+from runtime.module._checkpoint import (BatchEndParam, load_checkpoint, load_params,
+                                        save_checkpoint)
+from runtime.module.module import Module
+from runtime.symbol import Symbol
 
 
-def load_params(prefix, epoch):
-    """(arg_params, aux_params) of ``prefix-%04d.params``."""
-    name = f"{prefix}-{int(epoch):04d}.params"
-    loaded = nd.load(name)
-    if not isinstance(loaded, dict):
-        raise ValueError(f"load_checkpoint: {name!r} holds a list of arrays, not named "
-                         "parameters")
-    arg_params, aux_params = {}, {}
-    for key, value in loaded.items():
-        kind, _, pname = key.partition(":")
-        if kind == "arg" and pname:
-            arg_params[pname] = value
-        elif kind == "aux" and pname:
-            aux_params[pname] = value
-        else:
-            raise ValueError(f"load_checkpoint: {name!r} holds {key!r}, which is not "
-                             "'arg:<name>' or 'aux:<name>'")
-    return arg_params, aux_params
+def _contexts(ctx):
+    if ctx is None:
+        return [cpu()]
+    return [ctx] if isinstance(ctx, Context) else list(ctx)
 
 
-def load_checkpoint(prefix, epoch):
-    """(symbol, arg_params, aux_params) of the checkpoint ``prefix``/``epoch``."""
-    sym = symbol.load(f"{prefix}-symbol.json")
-    arg_params, aux_params = load_params(prefix, epoch)
-    return sym, arg_params, aux_params
+class FeedForward:
+    """A symbol with one data input trained and run as one model (MXNet's deprecated
+    ``mx.model.FeedForward``).
+
+    Parameters
+    ----------
+    symbol : Symbol
+    ctx : Context or list of Contexts, optional
+        Default ``cpu()``.
+    num_epoch : int, optional
+        The epochs ``fit`` trains for (required by ``fit``).
+    optimizer : str or Optimizer
+        Default 'sgd'; a name is made with ``kwargs`` and ``rescale_grad`` = 1 / batch
+        size.
+    initializer : Initializer
+        For the parameters ``arg_params`` does not give (default ``Uniform(0.01)``).
+    numpy_batch_size : int
+        The batch size of NumPy or NDArray data.
+    arg_params, aux_params : dict of str to NDArray, optional
+        Parameters to start from.
+    allow_extra_params : bool
+        Drop the entries of ``arg_params``/``aux_params`` the symbol does not have (else
+        they are refused).
+    begin_epoch : int
+    kwargs
+        The optimizer's arguments (``learning_rate``, ``momentum``, ``wd`` ...).
+
+    Differences from MXNet: ``epoch_size`` other than None and a symbol generator
+    (bucketing) are refused; ``fit`` does not log 'Resetting Data Iterator'.
+    """
+
+    def __init__(self, symbol, ctx=None, num_epoch=None, epoch_size=None, optimizer="sgd",
+                 initializer=None, numpy_batch_size=128, arg_params=None,
+                 aux_params=None, allow_extra_params=False, begin_epoch=0, **kwargs):
+        warnings.warn("mxnet.model.FeedForward has been deprecated. Please use "
+                      "mxnet.mod.Module instead.", DeprecationWarning, stacklevel=2)
+        if not isinstance(symbol, Symbol):
+            raise TypeError(f"FeedForward: symbol must be a Symbol (a symbol generator is "
+                            f"not supported) (got {type(symbol).__name__})")
+        if epoch_size is not None:
+            raise NotImplementedError("FeedForward: epoch_size must be None (an epoch is "
+                                      f"one pass over the data) (got {epoch_size!r})")
+        self.symbol = symbol
+        self.ctx = _contexts(ctx)
+        self.num_epoch = num_epoch
+        self.epoch_size = epoch_size
+        self.optimizer = optimizer
+        self.initializer = initializer if initializer is not None else _init.Uniform(0.01)
+        self.numpy_batch_size = numpy_batch_size
+        self.begin_epoch = begin_epoch
+        self.kwargs = dict(kwargs)
+        if allow_extra_params:
+            args, aux = set(symbol.list_arguments()), set(symbol.list_auxiliary_states())
+            arg_params = {k: v for k, v in (arg_params or {}).items() if k in args} \
+                if arg_params is not None else None
+            aux_params = {k: v for k, v in (aux_params or {}).items() if k in aux} \
+                if aux_params is not None else None
+        self.arg_params = arg_params
+        self.aux_params = aux_params
+
+    # -- data ------------------------------------------------------------------------------
+    def _iter(self, X, y, is_train):
+        """``X`` as a data iterator: itself, or NumPy/NDArray data (labels ``y``, zeros
+        when predicting) in batches of ``numpy_batch_size``."""
+        if isinstance(X, io.DataIter):
+            return X
+        if not isinstance(X, (np.ndarray, nd.NDArray)):
+            raise TypeError(f"FeedForward: X must be a DataIter, an NDArray or a "
+                            f"numpy.ndarray (got {type(X).__name__})")
+        if y is None:
+            if is_train:
+                raise ValueError("FeedForward: y must be given when X is an array")
+            y = np.zeros(X.shape[0], np.float32)
+        y = y.asnumpy() if isinstance(y, nd.NDArray) else np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"FeedForward: y must hold one label per sample of X "
+                             f"({X.shape[0]}) (got shape {y.shape})")
+        batch = min(X.shape[0], self.numpy_batch_size)
+        if is_train:
+            return io.NDArrayIter(X, y, batch, shuffle=True, last_batch_handle="roll_over")
+        return io.NDArrayIter(X, y, batch, shuffle=False)
+
+    def _eval_iter(self, eval_data):
+        if eval_data is None or isinstance(eval_data, io.DataIter):
+            return eval_data
+        if isinstance(eval_data, (tuple, list)) and len(eval_data) == 2:
+            data, label = (np.array(v) if isinstance(v, list) else v for v in eval_data)
+            if label is None and isinstance(data, io.DataIter):
+                return data
+            return self._iter(data, label, is_train=True)
+        raise TypeError("FeedForward: eval_data must be a DataIter or a pair (data, label) "
+                        f"of arrays (got {type(eval_data).__name__})")
+
+    def _module(self, data, logger=logging, work_load_list=None):
+        """An unbound Module of the symbol fed by ``data``'s names."""
+        return Module(self.symbol, data_names=[d[0] for d in data.provide_data],
+                      label_names=[d[0] for d in data.provide_label], context=self.ctx,
+                      logger=logger, work_load_list=work_load_list)
+
+    def _bound(self, X, what):
+        if self.arg_params is None:
+            raise RuntimeError(f"FeedForward.{what}: no parameters: call fit() first or "
+                               "give arg_params")
+        data = self._iter(X, None, is_train=False)
+        mod = self._module(data)
+        mod.bind(data.provide_data, data.provide_label, for_training=False)
+        mod.set_params(self.arg_params, self.aux_params or {}, allow_missing=False)
+        return data, mod
+
+    # -- training and inference ------------------------------------------------------------
+    def fit(self, X, y=None, eval_data=None, eval_metric="acc", epoch_end_callback=None,
+            batch_end_callback=None, kvstore="local", logger=None, work_load_list=None,
+            monitor=None, eval_end_callback=None, eval_batch_end_callback=None):
+        """Train for ``num_epoch`` epochs from ``begin_epoch`` on ``X`` (a DataIter, or
+        arrays with labels ``y``), logging the training metric and, given
+        ``eval_data``, the validation metric after each epoch (as ``Module.fit``)."""
+        if self.num_epoch is None:
+            raise ValueError("FeedForward.fit: num_epoch must be given to the constructor")
+        data = self._iter(X, y, is_train=True)
+        eval_data = self._eval_iter(eval_data)
+        mod = self._module(data, logger or logging, work_load_list)
+        mod.fit(data, eval_data=eval_data, eval_metric=eval_metric,
+                epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
+                kvstore=kvstore, optimizer=self.optimizer, optimizer_params=self.kwargs,
+                eval_batch_end_callback=eval_batch_end_callback,
+                initializer=self.initializer, arg_params=self.arg_params,
+                aux_params=self.aux_params, allow_missing=True,
+                begin_epoch=self.begin_epoch, num_epoch=self.num_epoch, monitor=monitor)
+        self.arg_params, self.aux_params = mod.get_params()
+
+    def predict(self, X, num_batch=None, return_data=False, reset=True):
+        """The outputs over ``X`` as NumPy arrays (one array for one output), padding
+        removed; with ``return_data`` also the data and labels, ``(outputs, data,
+        label)``."""
+        data, mod = self._bound(X, "predict")
+        outs, datas, labels = [], [], []
+        for outputs, _, batch in mod.iter_predict(data, num_batch=num_batch, reset=reset):
+            outs.append([o.asnumpy() for o in outputs])
+            if return_data:
+                real = batch.data[0].shape[0] - (batch.pad or 0)
+                datas.append([x[:real].asnumpy() for x in batch.data])
+                labels.append([x[:real].asnumpy() for x in batch.label])
+
+        def joined(parts):
+            arrays = [np.concatenate(p) for p in zip(*parts)]
+            return arrays[0] if len(arrays) == 1 else arrays
+        if not return_data:
+            return joined(outs)
+        return joined(outs), joined(datas), joined(labels)
+
+    def score(self, X, eval_metric="acc", num_batch=None, batch_end_callback=None,
+              reset=True):
+        """The value of ``eval_metric`` over ``X``."""
+        data, mod = self._bound(X, "score")
+        if not isinstance(eval_metric, _metric.EvalMetric):
+            eval_metric = _metric.create(eval_metric)
+        mod.score(data, eval_metric, num_batch=num_batch,
+                  batch_end_callback=batch_end_callback, reset=reset)
+        return eval_metric.get()[1]
+
+    # -- files -----------------------------------------------------------------------------
+    def save(self, prefix, epoch=None, remove_amp_cast=True):
+        """Write the checkpoint ``prefix``/``epoch`` (default ``num_epoch``)."""
+        epoch = self.num_epoch if epoch is None else epoch
+        if epoch is None:
+            raise ValueError("FeedForward.save: epoch must be given (no num_epoch)")
+        save_checkpoint(prefix, epoch, self.symbol, self.arg_params or {},
+                        self.aux_params or {})
+
+    @staticmethod
+    def load(prefix, epoch, ctx=None, **kwargs):
+        """A FeedForward of the checkpoint ``prefix``/``epoch``, to train on from that
+        epoch."""
+        sym, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        return FeedForward(sym, ctx=ctx, arg_params=arg_params, aux_params=aux_params,
+                           begin_epoch=epoch, **kwargs)
+
+    @staticmethod
+    def create(symbol, X, y=None, ctx=None, num_epoch=None, epoch_size=None,
+               optimizer="sgd", initializer=None, eval_data=None, eval_metric="acc",
+               epoch_end_callback=None, batch_end_callback=None, kvstore="local",
+               logger=None, work_load_list=None, eval_end_callback=None,
+               eval_batch_end_callback=None, **kwargs):
+        """Make a FeedForward and ``fit`` it."""
+        model = FeedForward(symbol, ctx=ctx, num_epoch=num_epoch, epoch_size=epoch_size,
+                            optimizer=optimizer, initializer=initializer, **kwargs)
+        model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric,
+                  epoch_end_callback=epoch_end_callback,
+                  batch_end_callback=batch_end_callback, kvstore=kvstore, logger=logger,
+                  work_load_list=work_load_list, eval_end_callback=eval_end_callback,
+                  eval_batch_end_callback=eval_batch_end_callback)
+        return model
 
 
-__all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = ["BatchEndParam", "FeedForward", "save_checkpoint", "load_checkpoint",
+           "load_params"]

@@ -142,23 +142,48 @@ class CustomDef:
     def _split(self, values):
         return list(values[:self.n_args]), list(values[self.n_args:])
 
+    def _prop_infer(self, what, values):
+        """The prop's ``infer_shape``/``infer_type`` on the arguments' ``values``, as
+        (inputs, outputs, aux) lists of the declared lengths; a prop may return the first
+        two only when it has no auxiliary state (MXNet's)."""
+        ret = getattr(self.prop, what)(list(values))
+        if not isinstance(ret, (list, tuple)) or len(ret) not in (2, 3):
+            raise ValueError(f"Custom ({self.op_type}): {what} must return 2 or 3 lists "
+                             f"(got {ret!r})")
+        ins, outs, aux = (list(ret) + [[]])[:3]
+        for kind, got, want in (("input", ins, self.n_args),
+                                ("output", outs, len(self.output_names)),
+                                ("auxiliary", aux, len(self.inputs) - self.n_args)):
+            if len(got) != want:
+                raise ValueError(f"Custom ({self.op_type}): {what} must return {want} "
+                                 f"{kind} entries (got {len(got)})")
+        return ins, outs, aux
+
     def infer_shape(self, params, shapes):
         args, _ = self._split(shapes)
-        _, outs, _ = self.prop.infer_shape([list(s) for s in args])
+        _, outs, _ = self._prop_infer("infer_shape", [list(s) for s in args])
         return [tuple(s) for s in outs]
 
     def infer_inputs(self, params, shapes):
-        """The auxiliary states' shapes (and any input the prop completes) once the
-        arguments' shapes are known."""
+        """The auxiliary states' shapes and any argument's the prop completes (a label's
+        from the data's, say).  As MXNet's, the prop sees an unknown shape as []; a prop
+        that cannot work from the shapes known so far leaves them as they are."""
         args, _ = self._split(shapes)
-        if any(s is None for s in args):
+        if all(s is None for s in args):
             return shapes
-        ins, _, aux = self.prop.infer_shape([list(s) for s in args])
-        return [tuple(s) for s in ins] + [tuple(s) for s in aux]
+        given = [[] if s is None else list(s) for s in args]
+        if any(s is None for s in args):
+            try:
+                ins, _, aux = self._prop_infer("infer_shape", given)
+            except (IndexError, KeyError, TypeError, ValueError):
+                return shapes
+        else:
+            ins, _, aux = self._prop_infer("infer_shape", given)
+        return [tuple(s) if len(s) else None for s in ins] + [tuple(s) for s in aux]
 
     def infer_type(self, params, dtypes):
         args, _ = self._split(dtypes)
-        _, outs, _ = self.prop.infer_type(list(args))
+        _, outs, _ = self._prop_infer("infer_type", args)
         return [np.dtype(d) for d in outs]
 
     def infer_storage(self, params, stypes):
@@ -209,10 +234,12 @@ def _run(cdef, inputs):
     args, aux = cdef._split(inputs)
     shapes = cdef.infer_shape(None, [x.shape for x in inputs])
     dtypes = cdef.infer_type(None, [x.dtype for x in inputs])
+    stypes = cdef.infer_storage(None, [x.stype for x in inputs])[0]
     ctx = args[0].ctx if args else current_context()
     op = cdef.prop.create_operator(ctx, [list(x.shape) for x in args],
                                    [x.dtype for x in args])
-    outs = [zeros(s, ctx=ctx, dtype=d) for s, d in zip(shapes, dtypes)]
+    outs = [zeros(s, ctx=ctx, dtype=d, stype=st)
+            for s, d, st in zip(shapes, dtypes, stypes)]
     recording = is_recording()
     prev = set_recording(False)
     try:

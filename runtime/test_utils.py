@@ -11,6 +11,7 @@ bool exact.
 
 import contextlib
 import functools
+import logging
 import numbers
 import os
 import sys
@@ -24,6 +25,7 @@ from runtime import context as _context
 from runtime import nd
 from runtime.symbol import Symbol
 from runtime._ndarray import NDArray
+from runtime.gluon import utils as _gluon_utils
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
@@ -33,7 +35,7 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_almost_equal_ignore_nan", "same_array", "random_arrays",
            "random_uniform_arrays", "random_sample",
            "np_reduce", "rand_sparse_ndarray", "retry", "discard_stderr", "list_gpus",
-           "set_env_var", "simple_forward", "check_symbolic_forward",
+           "set_env_var", "download", "simple_forward", "check_symbolic_forward",
            "check_symbolic_backward", "check_consistency", "gen_buckets_probs_with_ppf",
            "chi_square_check", "verify_generator", "np_softmax",
            # MXNet's test_utils has no __all__: its star import gives the modules and
@@ -532,6 +534,25 @@ def set_env_var(key, val, default_val=""):
     os.environ[key] = str(val)
     return prev
 
+
+
+def download(url, fname=None, dirname=None, overwrite=False, retries=5):
+    """Fetch ``url`` into ``dirname/fname`` (``fname`` defaults to the URL's last part)
+    and return that path; an existing file is kept unless ``overwrite`` (MXNet's
+    test_utils.download, which programs call to fetch data they then find on disk).
+    The fetching is :func:`runtime.gluon.utils.download`'s."""
+    if fname is None:
+        fname = url.split("/")[-1]
+    if dirname is None:
+        dirname = os.path.dirname(fname)
+    else:
+        fname = os.path.join(dirname, fname)
+    if dirname:
+        os.makedirs(dirname, exist_ok=True)
+    if not overwrite and os.path.exists(fname):
+        logging.info("%s exists, skipping download", fname)
+        return fname
+    return _gluon_utils.download(url, path=fname, overwrite=True, retries=retries)
 
 # -- symbols (MXNet's symbolic checks) ---------------------------------------------------
 

@@ -1,21 +1,24 @@
-"""MXNet's file iterators ``CSVIter`` and ``LibSVMIter``: a file (or every file of a
-folder, in name order) read once into memory and served in batches by
+"""MXNet's file iterators ``CSVIter``, ``LibSVMIter`` and ``MNISTIter``: a file (or
+every file of a folder, in name order) read once into memory and served in batches by
 :class:`~runtime.io.NDArrayIter`.
 
-Every batch has ``batch_size`` samples: the last one of an epoch is completed with
-samples from the start of the data and ``batch.pad`` says how many (MXNet's
-``round_batch``; ndrt starts the next epoch at the first sample again, where MXNet's
-``round_batch=True`` goes on after the samples it borrowed).
+``CSVIter`` and ``LibSVMIter`` give every batch ``batch_size`` samples: the last one of an
+epoch is completed with samples from the start of the data and ``batch.pad`` says how
+many (MXNet's ``round_batch``; ndrt starts the next epoch at the first sample again, where
+MXNet's ``round_batch=True`` goes on after the samples it borrowed).  ``MNISTIter`` serves
+full batches only, as MXNet's.
 """
 
 import os
+import struct
+import sys
 
 import numpy as np
 
 from runtime import nd
 from runtime.io._ndarray_iter import NDArrayIter
 
-__all__ = ["CSVIter", "LibSVMIter"]
+__all__ = ["CSVIter", "LibSVMIter", "MNISTIter"]
 
 
 def _files(who, name, path):
@@ -158,3 +161,94 @@ class LibSVMIter(_FileIter):
         super().__init__(data[lo:hi], labels[lo:hi], batch_size, last_batch_handle="pad",
                          data_name=data_name, label_name=label_name)
         self.round_batch = round_batch
+
+
+def read_idx(who, f, path, magic, dims):
+    """The uint8 array of shape ``dims`` values long held by the IDX file open as ``f``
+    (MNIST's format: a big-endian magic number, the sizes, then the bytes); ``path``
+    names it in errors."""
+    head = f.read(4 + 4 * dims)
+    if len(head) < 4 + 4 * dims or struct.unpack(">I", head[:4])[0] != magic:
+        raise ValueError(f"{who}: {path!r} must be an IDX file with magic number {magic}")
+    shape = struct.unpack(">" + "I" * dims, head[4:])
+    values = np.frombuffer(f.read(), dtype=np.uint8)
+    if values.size != int(np.prod(shape)):
+        raise ValueError(f"{who}: {path!r} must hold {int(np.prod(shape))} values for its "
+                         f"shape {shape} (got {values.size})")
+    return values.reshape(shape)
+
+
+def _read_idx_file(who, name, path, magic, dims):
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{who}: {name} must be an IDX file (no file at {path!r})")
+    with open(path, "rb") as f:
+        return read_idx(who, f, path, magic, dims)
+
+
+class MNISTIter(_FileIter):
+    """Batches of MNIST's IDX files (uncompressed), as MXNet's ``mx.io.MNISTIter``.
+
+    Images come as float32 pixel values divided by 256 (MXNet's scaling), in batches of
+    shape ``(batch_size, 1, rows, cols)``, or ``(batch_size, rows * cols)`` with
+    ``flat=True``; labels as float32 of shape ``(batch_size,)`` named ``softmax_label``.
+    Only full batches are served: the samples after the last full batch are never seen.
+
+    Parameters
+    ----------
+    image, label : str
+        Paths of the images (``*-images-idx3-ubyte``) and labels (``*-labels-idx1-ubyte``).
+    batch_size : int
+    shuffle : bool
+        Shuffle the samples once, when the iterator is made; every epoch then visits
+        them in that order (MXNet's).
+    flat : bool
+        Serve each image as one row of ``rows * cols`` values.
+    seed : int
+        The seed of that shuffle.
+    silent : bool
+        Without it, print the number of images and the batch shape to stderr.
+    num_parts, part_index : int
+        Serve the ``part_index``-th of ``num_parts`` contiguous parts of the files.
+    dtype : str, optional
+        The data's type; None keeps float32.
+
+    Differences from MXNet: the shuffled order is NumPy's ``default_rng(seed)``
+    permutation, not the one of MXNet's C++ engine; ``batch.index`` holds the source rows;
+    ``prefetch_buffer`` and ``ctx`` are accepted and have no effect (the files are in
+    memory).
+    """
+
+    def __init__(self, image="./train-images-idx3-ubyte", label="./train-labels-idx1-ubyte",
+                 batch_size=128, shuffle=True, flat=False, seed=0, silent=False,
+                 num_parts=1, part_index=0, prefetch_buffer=4, ctx="gpu", dtype=None,
+                 **kwargs):
+        who = "MNISTIter"
+        for what, value in (("batch_size", batch_size), ("num_parts", num_parts)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{who}: {what} must be a positive int (got {value!r})")
+        if isinstance(part_index, bool) or not isinstance(part_index, (int, np.integer)) \
+                or not 0 <= part_index < num_parts:
+            raise ValueError(f"{who}: part_index must be an int in [0, num_parts) (got "
+                             f"part_index={part_index!r}, num_parts={num_parts})")
+        images = _read_idx_file(who, "image", image, 2051, 3)
+        labels = _read_idx_file(who, "label", label, 2049, 1)
+        if images.shape[0] != labels.shape[0]:
+            raise ValueError(f"{who}: image and label must hold as many samples ({image!r} "
+                             f"holds {images.shape[0]}, {label!r} {labels.shape[0]})")
+        n = images.shape[0]
+        lo, hi = int(n / num_parts * part_index), int(n / num_parts * (part_index + 1))
+        images, labels = images[lo:hi], labels[lo:hi]
+        if hi - lo < batch_size:
+            raise ValueError(f"{who}: batch_size must be at most the number of samples "
+                             f"({hi - lo} in {image!r}) (got {batch_size})")
+        if shuffle:
+            order = np.random.default_rng(seed).permutation(hi - lo)
+            images, labels = images[order], labels[order]
+        rows, cols = images.shape[1:]
+        shape = (rows * cols,) if flat else (1, rows, cols)
+        data = (images.reshape((-1,) + shape) / np.float32(256)).astype(dtype or np.float32)
+        if not silent:
+            print(f"MNISTIter: load {hi - lo} images, shuffle={int(bool(shuffle))}, "
+                  f"shape={(batch_size,) + shape}", file=sys.stderr)
+        super().__init__(nd.array(data, dtype=data.dtype), nd.array(labels, dtype=np.float32),
+                         batch_size, last_batch_handle="discard")

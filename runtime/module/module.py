@@ -27,13 +27,14 @@ preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
 
 import logging
 import os
-import time
 
 from runtime import initializer as _init
-from runtime import metric as _metric_mod, model, nd, optimizer as _optim
+from runtime import nd, optimizer as _optim
 from runtime import kvstore as _kvs
 from runtime.context import Context, current_context
 from runtime.io import DataDesc
+from runtime.module import _checkpoint
+from runtime.module.base_module import BaseModule, _metric
 from runtime.optimizer.optimizer import load_states_file, save_states_file
 from runtime.symbol import Symbol
 
@@ -96,19 +97,18 @@ def _join(parts, axis):
     return nd.concat(*[p.as_in_context(ctx) for p in parts], dim=axis)
 
 
-def _metric(eval_metric):
-    """``eval_metric`` as a metric object: a name (``'acc'``), a list of names or metrics,
-    or a function ``f(label, pred)`` goes through ``metric.create``, as in MXNet."""
-    if isinstance(eval_metric, (str, list, tuple)) or (
-            callable(eval_metric) and not hasattr(eval_metric, "update")):
-        eval_metric = _metric_mod.create(list(eval_metric) if isinstance(eval_metric, tuple)
-                                         else eval_metric)
-    for method in ("update", "reset", "get_name_value"):
-        if not callable(getattr(eval_metric, method, None)):
-            raise TypeError(f"eval_metric must have MXNet's metric interface (update, "
-                            f"reset, get_name_value): an object such as runtime.metric's "
-                            f"(got {eval_metric!r})")
-    return eval_metric
+def _share_params(ex, shared, params, aux):
+    """Make executor ``ex`` read and write the parameter and auxiliary arrays of
+    executor ``shared`` (their shapes must agree)."""
+    for names, arrays, order, source in (
+            (params, ex.arg_arrays, list(ex.arg_dict), shared.arg_dict),
+            (aux, ex.aux_arrays, list(ex.aux_dict), shared.aux_dict)):
+        for name in names:
+            i = order.index(name)
+            if arrays[i].shape != source[name].shape:
+                raise ValueError(f"bind: parameter {name!r} has shape {arrays[i].shape} "
+                                 f"here and {source[name].shape} in shared_module")
+            arrays[i] = source[name]
 
 
 class _ExecutorGroup:
@@ -132,7 +132,7 @@ class _ExecutorGroup:
         self.aux_arrays = [[ex.aux_dict[n] for ex in execs] for n in self.aux_names]
 
 
-class Module:
+class Module(BaseModule):
     """A symbol trained and run through an executor.
 
     Parameters
@@ -229,22 +229,29 @@ class Module:
         self._check("_exec_group")
         return _ExecutorGroup(self)
 
-    def _check(self, what, binded=True, params=False, optimizer=False):
-        if binded and not self.binded:
-            raise RuntimeError(f"{what}: call bind() first")
-        if params and not self.params_initialized:
-            raise RuntimeError(f"{what}: call init_params() first")
-        if optimizer and not self.optimizer_initialized:
-            raise RuntimeError(f"{what}: call init_optimizer() first")
-
     # -- binding and parameters ------------------------------------------------------------
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
         """Make the executors for these data and label shapes, one per context, each on
-        its slice of the batch (the parameters keep their values across a rebind)."""
+        its slice of the batch (the parameters keep their values across a rebind).
+
+        ``shared_module`` (bucketing): a bound, initialised Module on the same contexts
+        whose parameters this one uses, the same arrays, not copies; this module's
+        parameters must all be among its."""
         if self.binded and not force_rebind:
             self.logger.warning("Already bound, ignoring bind()")
             return
+        if shared_module is not None:
+            if not isinstance(shared_module, Module) or not shared_module.binded or \
+                    not shared_module.params_initialized:
+                raise ValueError("bind: shared_module must be a bound Module with its "
+                                 f"parameters initialised (got {shared_module!r})")
+            missing = [n for n in self._param_names + self._aux_names
+                       if n not in shared_module._param_names + shared_module._aux_names]
+            if missing or shared_module._contexts != self._contexts:
+                raise ValueError(f"bind: shared_module must hold every parameter of this "
+                                 f"module on the same contexts (missing {missing}, contexts "
+                                 f"{shared_module._contexts} and {self._contexts})")
         data = _descs("data_shapes", data_shapes)
         labels = [d for d in _descs("label_shapes", label_shapes)
                   if d[0] in self.label_names]
@@ -271,8 +278,12 @@ class Module:
                 shape[axes[name]] = piece.stop - piece.start
                 shapes[name] = tuple(shape)
             execs.append(self._symbol.simple_bind(ctx, grad_req=reqs, **shapes))
+        if shared_module is not None:
+            for ex, shared in zip(execs, shared_module._execs):
+                _share_params(ex, shared, self._param_names, self._aux_names)
+            self.params_initialized = True
         old = self._exec
-        if old is not None and self.params_initialized:
+        if old is not None and self.params_initialized and shared_module is None:
             for ex in execs:
                 ex.copy_params_from({n: old.arg_dict[n] for n in self._param_names},
                                     old.aux_dict)
@@ -283,6 +294,8 @@ class Module:
         self._out_shapes = self._symbol.infer_shape(**dict(data + labels))[1]
         self._data_shapes, self._label_shapes = data, labels
         self.binded, self.for_training = True, for_training
+        if shared_module is not None and shared_module.optimizer_initialized:
+            self.borrow_optimizer(shared_module)
         self.inputs_need_grad = inputs_need_grad
         if self._loaded is not None and not self.params_initialized:
             self.init_params(None, *self._loaded)
@@ -353,12 +366,6 @@ class Module:
             total += c.as_in_context(total.context)
         return total / len(copies)
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Copy the given parameters in (``init_params`` with these arrays)."""
-        self.init_params(None, arg_params, aux_params, allow_missing, force_init,
-                         allow_extra)
-
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
         """Make the optimizer (a name and its parameters, or an Optimizer) and its
@@ -396,6 +403,7 @@ class Module:
         self._optimizer = optimizer
         self._updater = _optim.get_updater(optimizer)
         self._kvstore = store
+        self._update_index = {name: i for i, name in enumerate(self._param_names)}
         if store is not None:
             # MXNet's update on the store: it holds the parameters and runs the optimizer
             store.set_optimizer(optimizer)
@@ -405,6 +413,20 @@ class Module:
         if self._preload_states is not None:
             self.load_optimizer_states(self._preload_states)
             self._preload_states = None
+
+    def borrow_optimizer(self, shared_module):
+        """Use ``shared_module``'s optimizer, updater (its states) and kvstore, with its
+        parameters' update indices (bucketing: every bucket's module updates the shared
+        parameters as one)."""
+        self._check("borrow_optimizer", params=True)
+        if not shared_module.optimizer_initialized:
+            raise RuntimeError("borrow_optimizer: shared_module has no optimizer: call its "
+                               "init_optimizer() first")
+        self._optimizer = shared_module._optimizer
+        self._updater = shared_module._updater
+        self._kvstore = shared_module._kvstore
+        self._update_index = shared_module._update_index
+        self.optimizer_initialized = True
 
     # -- steps -------------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
@@ -446,7 +468,8 @@ class Module:
         waits for a pull by row)."""
         self._check("update", params=True, optimizer=True)
         n = len(self._execs)
-        for i, name in enumerate(self._param_names):
+        for name in self._param_names:
+            i = self._update_index[name]
             grads = [ex.grad_dict[name] for ex in self._execs]
             args = [ex.arg_dict[name] for ex in self._execs]
             if grads[0] is None:
@@ -483,10 +506,6 @@ class Module:
                                           else row_ids,
                                           priority=-self._param_names.index(name))
 
-    def forward_backward(self, data_batch):
-        self.forward(data_batch, is_train=True)
-        self.backward()
-
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward: each joined over the contexts along its batch
         axis, or with ``merge_multi_context=False`` a list of the contexts' slices per
@@ -510,88 +529,6 @@ class Module:
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         _metric(eval_metric).update(labels, self.get_outputs())
 
-    # -- loops -------------------------------------------------------------------------------
-    def fit(self, train_data, eval_data=None, eval_metric="acc", epoch_end_callback=None,
-            batch_end_callback=None, kvstore="local", optimizer="sgd",
-            optimizer_params=(("learning_rate", 0.01),), eval_end_callback=None,
-            eval_batch_end_callback=None, initializer=None, arg_params=None,
-            aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
-            begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
-            sparse_row_id_fn=None):
-        """Train for ``num_epoch`` epochs over ``train_data`` (a data iterator).
-        ``eval_metric`` and ``validation_metric``: a metric, its name or a list of them
-        (``metric.create``); each epoch logs the whole epoch's training metric."""
-        if num_epoch is None:
-            raise ValueError("fit: num_epoch must be given")
-        eval_metric = _metric(eval_metric)
-        self.bind(train_data.provide_data, train_data.provide_label, for_training=True,
-                  force_rebind=force_rebind)
-        self.init_params(initializer, arg_params, aux_params, allow_missing, force_init)
-        self.init_optimizer(kvstore, optimizer, optimizer_params, force_init)
-        validation_metric = validation_metric or eval_metric
-        for epoch in range(begin_epoch, num_epoch):
-            tic = time.time()
-            eval_metric.reset()
-            train_data.reset()
-            for nbatch, batch in enumerate(train_data):
-                self.prepare(batch, sparse_row_id_fn)
-                self.forward_backward(batch)
-                self.update()
-                self.update_metric(eval_metric, batch.label)
-                for cb in _callbacks(batch_end_callback):
-                    cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            # The epoch's whole metric: a Speedometer's auto_reset clears only the local one.
-            totals = getattr(eval_metric, "get_global_name_value", eval_metric.get_name_value)
-            for name, value in totals():
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-            arg, aux = self.get_params()
-            for cb in _callbacks(epoch_end_callback):
-                cb(epoch, self._symbol, arg, aux)
-            if eval_data is not None:
-                for name, value in self.score(eval_data, validation_metric,
-                                              batch_end_callback=eval_batch_end_callback,
-                                              epoch=epoch):
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
-
-    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
-              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
-        """Run ``eval_data`` in inference mode and return the metric's (name, value)
-        pairs."""
-        self._check("score", params=True)
-        eval_metric = _metric(eval_metric)
-        if reset:
-            eval_data.reset()
-        eval_metric.reset()
-        for nbatch, batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.forward(batch, is_train=False)
-            self.update_metric(eval_metric, batch.label)
-            for cb in _callbacks(batch_end_callback):
-                cb(model.BatchEndParam(epoch, nbatch, eval_metric, locals()))
-        return eval_metric.get_name_value()
-
-    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
-                always_output_list=False, sparse_row_id_fn=None):
-        """The outputs over ``eval_data`` (padding removed), concatenated over batches
-        when ``merge_batches``."""
-        self._check("predict", params=True)
-        if reset:
-            eval_data.reset()
-        outputs = []
-        for nbatch, batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.forward(batch, is_train=False)
-            pad = batch.pad or 0
-            outputs.append([o[:o.shape[0] - pad].copy() for o in self.get_outputs()])
-        if not merge_batches:
-            return outputs
-        merged = [nd.concat(*[b[i] for b in outputs], dim=0)
-                  for i in range(len(outputs[0]))] if outputs else []
-        return merged[0] if len(merged) == 1 and not always_output_list else merged
-
     # -- files -------------------------------------------------------------------------------
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False,
                         remove_amp_cast=True):
@@ -600,7 +537,7 @@ class Module:
         if save_optimizer_states:
             self._check("save_checkpoint", params=True, optimizer=True)
         arg, aux = self.get_params()
-        model.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
+        _checkpoint.save_checkpoint(prefix, epoch, self._symbol, arg, aux)
         if save_optimizer_states:
             states = f"{prefix}-{int(epoch):04d}.states"
             self.save_optimizer_states(states)
@@ -632,17 +569,11 @@ class Module:
         if states is not None and not os.path.isfile(states):
             raise FileNotFoundError(f"load: load_optimizer_states needs {states!r}, which "
                                     "does not exist")
-        sym, arg, aux = model.load_checkpoint(prefix, epoch)
+        sym, arg, aux = _checkpoint.load_checkpoint(prefix, epoch)
         mod = Module(sym, **kwargs)
         mod._loaded = (arg, aux)
         mod._preload_states = states
         return mod
-
-
-def _callbacks(cb):
-    if cb is None:
-        return []
-    return list(cb) if isinstance(cb, (list, tuple)) else [cb]
 
 
 __all__ = ["Module"]

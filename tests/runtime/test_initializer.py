@@ -6,6 +6,7 @@ import pytest
 import runtime as mx
 from runtime import _rng
 from runtime import initializer as init
+from runtime import nd
 
 
 @pytest.mark.parametrize("spec, want", [
@@ -84,3 +85,27 @@ def test_random_initialisers_drawn_in_chunks_equal_one_float64_draw(monkeypatch,
     mx.random.seed(11)
     want = draw(_rng.generator(), (5, 7)).astype(dtype)     # one draw, rounded once
     np.testing.assert_array_equal(arr.asnumpy(), want)
+
+
+@pytest.mark.parametrize("init", [mx.init.Xavier(factor_type="in", magnitude=2.34),
+                                  mx.init.Uniform(0.5), mx.init.Constant(3.0)])
+def test_a_row_sparse_array_gets_every_row_as_a_dense_one_would(init):
+    # a Module's row_sparse weight (SparseEmbedding) is initialised in place, as MXNet's
+    dense, sparse = nd.zeros((6, 4)), nd.zeros((6, 4), stype="row_sparse")
+    mx.random.seed(5)
+    init("embed_weight", dense)
+    mx.random.seed(5)
+    init("embed_weight", sparse)
+    assert sparse.stype == "row_sparse"
+    np.testing.assert_array_equal(sparse.indices.asnumpy(), np.arange(6))
+    np.testing.assert_array_equal(sparse.asnumpy(), dense.asnumpy())
+    assert np.count_nonzero(dense.asnumpy()) == 24
+    bias = nd.ones((6, 4)).tostype("row_sparse")
+    init("embed_bias", bias)
+    np.testing.assert_array_equal(bias.asnumpy(), np.zeros((6, 4)))
+
+
+def test_a_csr_array_is_refused():
+    with pytest.raises(TypeError, match=r"Uniform: cannot initialise 'w_weight': arr must be "
+                                        r"a dense or row_sparse NDArray \(got csr\)"):
+        mx.init.Uniform()("w_weight", nd.zeros((2, 2), stype="csr"))

@@ -205,3 +205,69 @@ def test_file_iterators_getdata_gives_the_array_itself(tmp_path):
     assert it.iter_next()
     np.testing.assert_array_equal(it.getdata().asnumpy(), [[1, 2], [3, 4]])
     assert not it.iter_next()
+
+
+def _write_idx(tmp_path, n, rows=4, cols=3, seed=0):
+    """An MNIST pair of IDX files of ``n`` random images and labels; returns the paths
+    and the arrays."""
+    import struct
+    rng = np.random.RandomState(seed)
+    images = rng.randint(0, 256, (n, rows, cols)).astype(np.uint8)
+    labels = rng.randint(0, 10, n).astype(np.uint8)
+    img, lab = tmp_path / "images-idx3-ubyte", tmp_path / "labels-idx1-ubyte"
+    img.write_bytes(struct.pack(">IIII", 2051, n, rows, cols) + images.tobytes())
+    lab.write_bytes(struct.pack(">II", 2049, n) + labels.tobytes())
+    return str(img), str(lab), images, labels
+
+
+def test_mnist_iter_serves_full_batches_scaled_as_mxnet(tmp_path, capsys):
+    img, lab, images, labels = _write_idx(tmp_path, 10)
+    it = io.MNISTIter(image=img, label=lab, batch_size=4, shuffle=False)
+    # MXNet 1.9.1's: data (batch, 1, rows, cols) pixels / 256, labels (batch,), float32
+    assert it.provide_data[0].name == "data" and it.provide_data[0].shape == (4, 1, 4, 3)
+    assert it.provide_label[0].name == "softmax_label" and it.provide_label[0].shape == (4,)
+    batches = list(it)
+    assert len(batches) == 2 and all(b.pad == 0 for b in batches)   # the last 2 are dropped
+    got = np.concatenate([b.data[0].asnumpy() for b in batches])
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, images[:8, None] / np.float32(256))
+    np.testing.assert_array_equal(np.concatenate([b.label[0].asnumpy() for b in batches]),
+                                  labels[:8])
+    assert "MNISTIter: load 10 images, shuffle=0, shape=(4, 1, 4, 3)" in capsys.readouterr().err
+    # flat rows; a part of the files; one shuffle, kept over the epochs
+    it = io.MNISTIter(image=img, label=lab, batch_size=2, flat=True, shuffle=False,
+                      num_parts=3, part_index=1, silent=True)
+    assert it.provide_data[0].shape == (2, 12)
+    np.testing.assert_array_equal(next(it).data[0].asnumpy(),
+                                  images[3:5].reshape(2, 12) / np.float32(256))
+    it = io.MNISTIter(image=img, label=lab, batch_size=5, seed=3, silent=True)
+    first = [b.label[0].asnumpy() for b in it]
+    it.reset()
+    again = [b.label[0].asnumpy() for b in it]
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(np.sort(np.concatenate(first)), np.sort(labels))
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    ({"batch_size": 0}, ValueError, r"MNISTIter: batch_size must be a positive int \(got 0\)"),
+    ({"batch_size": 11}, ValueError, r"batch_size must be at most the number of samples"),
+    ({"num_parts": 2, "part_index": 2}, ValueError, r"part_index must be an int in \[0, "
+                                                    r"num_parts\)"),
+    ({"image": "missing"}, FileNotFoundError, r"MNISTIter: image must be an IDX file \(no "
+                                              r"file at 'missing'\)"),
+])
+def test_mnist_iter_refuses_bad_arguments(tmp_path, kw, err, match):
+    img, lab, _, _ = _write_idx(tmp_path, 10)
+    with pytest.raises(err, match=match):
+        io.MNISTIter(**{"image": img, "label": lab, "silent": True, **kw})
+
+
+def test_mnist_iter_refuses_mismatched_files(tmp_path):
+    img, _, _, _ = _write_idx(tmp_path, 10)
+    (tmp_path / "sub").mkdir()
+    _, lab, _, _ = _write_idx(tmp_path / "sub", 9)
+    with pytest.raises(ValueError, match="image and label must hold as many samples"):
+        io.MNISTIter(image=img, label=lab, silent=True)
+    with pytest.raises(ValueError, match="must be an IDX file with magic number 2051"):
+        io.MNISTIter(image=lab, label=lab, silent=True)

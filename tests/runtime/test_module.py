@@ -465,3 +465,288 @@ def test_a_batch_of_another_size_is_refused(contexts):
     after = mod.get_outputs(merge_multi_context=False)[0]
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b.asnumpy())
+
+
+def test_iter_predict_yields_outputs_without_padding():
+    x, y = _separable(10)
+    it = mx.io.NDArrayIter(x, y, batch_size=4)          # 4, 4, 2 + 2 padding
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(it.provide_data, it.provide_label, for_training=False)
+    rng = np.random.RandomState(2)
+    w, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=2).astype(np.float32)
+    mod.set_params({"fc_weight": nd.array(w), "fc_bias": nd.array(b)}, {})
+    z = x @ w.T + b
+    want = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    seen = []
+    for outputs, nbatch, batch in mod.iter_predict(it):
+        assert batch.pad == (2 if nbatch == 2 else 0)
+        seen.append(outputs[0].asnumpy().copy())
+    assert [s.shape[0] for s in seen] == [4, 4, 2]
+    np.testing.assert_allclose(np.concatenate(seen), want, rtol=1e-5)
+    assert len(list(mod.iter_predict(it, num_batch=1))) == 1
+    np.testing.assert_allclose(mod.predict(it).asnumpy(), want, rtol=1e-5)
+
+
+def _two_modules():
+    h = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc1"),
+                          act_type="relu")
+    out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2,
+                                                     name="fc2"), name="softmax")
+    seq = mx.mod.SequentialModule()
+    assert seq.add(mx.mod.Module(h, label_names=[])) is seq
+    return seq.add(mx.mod.Module(out), take_labels=True, auto_wiring=True)
+
+
+def test_sequential_module_step_matches_numpy():
+    x, y = _separable(8)
+    rng = np.random.RandomState(3)
+    p = {"fc1_weight": rng.normal(size=(4, 3)), "fc1_bias": rng.normal(size=4),
+         "fc2_weight": rng.normal(size=(2, 4)), "fc2_bias": rng.normal(size=2)}
+    p = {k: v.astype(np.float32) for k, v in p.items()}
+    seq = _two_modules()
+    seq.bind(data_shapes=[("data", (8, 3))], label_shapes=[("softmax_label", (8,))])
+    seq.init_params(arg_params={k: nd.array(v) for k, v in p.items()})
+    seq.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    seq.forward(batch, is_train=True)
+    seq.backward()
+    seq.update()
+    # NumPy: relu(x W1' + b1) W2' + b2, softmax cross-entropy, SGD with rescale 1/batch
+    z1 = x @ p["fc1_weight"].T + p["fc1_bias"]
+    h = np.maximum(z1, 0)
+    z2 = h @ p["fc2_weight"].T + p["fc2_bias"]
+    prob = np.exp(z2 - z2.max(1, keepdims=True))
+    prob /= prob.sum(1, keepdims=True)
+    np.testing.assert_allclose(seq.get_outputs()[0].asnumpy(), prob, rtol=1e-5)
+    d2 = (prob - np.eye(2)[y.astype(int)]) / 8
+    d1 = (d2 @ p["fc2_weight"]) * (z1 > 0)
+    want = {"fc2_weight": p["fc2_weight"] - 0.5 * d2.T @ h,
+            "fc2_bias": p["fc2_bias"] - 0.5 * d2.sum(0),
+            "fc1_weight": p["fc1_weight"] - 0.5 * d1.T @ x,
+            "fc1_bias": p["fc1_bias"] - 0.5 * d1.sum(0)}
+    arg, aux = seq.get_params()
+    assert sorted(arg) == sorted(want) and aux == {}
+    for k, v in want.items():
+        np.testing.assert_allclose(arg[k].asnumpy(), v, rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_module_fits_and_predicts(caplog):
+    x, y = _separable(64)
+    train = mx.io.NDArrayIter(x, y, batch_size=16)
+    seq = _two_modules()
+    with caplog.at_level(logging.INFO):
+        seq.fit(train, optimizer_params={"learning_rate": 0.5}, num_epoch=10,
+                initializer=mx.init.Xavier())
+    assert "Epoch[9] Train-accuracy" in caplog.text
+    assert seq.output_shapes == [("softmax_output", (16, 2))]
+    (name, acc), = seq.score(train, "acc")
+    assert name == "accuracy" and acc >= 0.9
+    pred = seq.predict(train).asnumpy()
+    assert pred.shape == (64, 2)
+    assert (pred.argmax(1) == y).mean() == acc
+
+
+def test_sequential_module_refuses_bad_use():
+    seq = mx.mod.SequentialModule()
+    with pytest.raises(RuntimeError, match="bind: add a module first"):
+        seq.bind([("data", (2, 3))])
+    with pytest.raises(TypeError, match="module must be a module"):
+        seq.add("fc")
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    with pytest.raises(ValueError, match="unknown flag 'take_label'"):
+        seq.add(mx.mod.Module(sym, label_names=[]), take_label=True)
+    seq.add(mx.mod.Module(sym, label_names=[])).add(mx.mod.Module(sym, label_names=[]))
+    with pytest.raises(ValueError, match=r"module 1 takes the data inputs \['data'\] \(got "
+                                         r"\['fc_output'\]; add it with auto_wiring=True"):
+        seq.bind([("data", (2, 3))])
+    assert not seq.binded and not seq._modules[0].binded
+    seq = mx.mod.SequentialModule().add(mx.mod.Module(sym, label_names=[]))
+    seq.add(mx.mod.Module(sym, label_names=[]), auto_wiring=True)
+    seq.bind([("data", (2, 3))])
+    with pytest.raises(ValueError, match="duplicated parameter name 'fc_weight'"):
+        seq.init_params()
+    seq = _two_modules()
+    seq.bind([("data", (2, 3))], [("softmax_label", (2,))])
+    with pytest.raises(ValueError, match="'w' is not a parameter of the modules"):
+        seq.init_params(arg_params={"w": nd.ones(1)}, allow_missing=True)
+    with pytest.raises(RuntimeError, match="call init_params"):
+        seq.forward(mx.io.DataBatch([nd.ones((2, 3))], [nd.ones(2)]))
+
+
+def test_feedforward_fits_predicts_scores_and_round_trips(tmp_path, caplog):
+    x, y = _separable(64)
+    with pytest.warns(DeprecationWarning, match="FeedForward has been deprecated"):
+        model = mx.model.FeedForward(_softmax_regression(), num_epoch=10,
+                                     numpy_batch_size=16, learning_rate=0.5,
+                                     initializer=mx.init.Xavier())
+    with caplog.at_level(logging.INFO):
+        model.fit(x, y, eval_data=(x, y))
+    assert "Epoch[9] Train-accuracy" in caplog.text
+    assert "Epoch[9] Validation-accuracy" in caplog.text
+    w, b = model.arg_params["fc_weight"].asnumpy(), model.arg_params["fc_bias"].asnumpy()
+    z = x @ w.T + b
+    want = np.exp(z - z.max(1, keepdims=True))
+    want /= want.sum(1, keepdims=True)
+    pred = model.predict(x)
+    assert isinstance(pred, np.ndarray) and pred.shape == (64, 2)
+    np.testing.assert_allclose(pred, want, rtol=1e-5)
+    acc = model.score(mx.io.NDArrayIter(x, y, batch_size=16))
+    assert acc == (want.argmax(1) == y).mean() and acc >= 0.9
+    out, data, label = model.predict(x[:10], return_data=True)
+    np.testing.assert_array_equal(data, x[:10])
+    np.testing.assert_array_equal(label, np.zeros(10))
+    model.save(str(tmp_path / "ff"))
+    assert sorted(os.listdir(tmp_path)) == ["ff-0010.params", "ff-symbol.json"]
+    with pytest.warns(DeprecationWarning):
+        again = mx.model.FeedForward.load(str(tmp_path / "ff"), 10)
+    assert again.begin_epoch == 10
+    np.testing.assert_array_equal(again.predict(x), pred)
+
+
+def test_feedforward_refuses_bad_use():
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(TypeError, match="symbol must be a Symbol"):
+            mx.model.FeedForward(lambda key: None)
+        with pytest.raises(NotImplementedError, match="epoch_size must be None"):
+            mx.model.FeedForward(_softmax_regression(), epoch_size=3)
+        model = mx.model.FeedForward(_softmax_regression())
+    x, y = _separable(8)
+    with pytest.raises(RuntimeError, match="FeedForward.predict: no parameters"):
+        model.predict(x)
+    with pytest.raises(ValueError, match="num_epoch must be given"):
+        model.fit(x, y)
+    model.num_epoch = 1
+    with pytest.raises(ValueError, match="y must hold one label per sample of X"):
+        model.fit(x, y[:5])
+    with pytest.raises(TypeError, match="X must be a DataIter"):
+        model.fit([[1, 2, 3]], y)
+    assert model.arg_params is None
+
+
+def test_fit_resets_the_iterator_after_each_epoch_and_refuses_an_exhausted_one():
+    x, y = _separable(32)
+    train = mx.io.NDArrayIter(x, y, batch_size=8)
+    mod = mx.mod.Module(_softmax_regression())
+    seen = []
+    mod.fit(train, num_epoch=2, batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)))
+    assert seen == [(e, b) for e in range(2) for b in range(4)]
+    assert len(list(train)) == 4          # left at its start, as MXNet's fit leaves it
+    arg_before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    with pytest.raises(ValueError, match=r"fit: train_data must yield batches \(epoch 0 got "
+                                         r"none; reset\(\) an exhausted iterator"):
+        mod.fit(train, num_epoch=1)
+    for k, v in mod.get_params()[0].items():
+        np.testing.assert_array_equal(v.asnumpy(), arg_before[k])
+
+
+def _bag_of_words(seq_len):
+    """An embedding summed over a sequence of ``seq_len`` tokens, then a classifier: the
+    same parameters for every length."""
+    embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=6, output_dim=3, name="embed")
+    fc = mx.sym.FullyConnected(mx.sym.sum(embed, axis=1), num_hidden=2, name="fc")
+    return mx.sym.SoftmaxOutput(fc, name="softmax"), ("data",), ("softmax_label",)
+
+
+def _bag_of_words_step(p, state, tokens, labels, lr=0.5, momentum=0.9):
+    """One SGD-with-momentum step of _bag_of_words in NumPy (MXNet's rule: state =
+    momentum * state - lr * grad; weight += state; gradients / batch)."""
+    n = len(labels)
+    h = p["embed_weight"][tokens].sum(1)
+    z = h @ p["fc_weight"].T + p["fc_bias"]
+    prob = np.exp(z - z.max(1, keepdims=True))
+    prob /= prob.sum(1, keepdims=True)
+    dz = (prob - np.eye(2)[labels]) / n
+    dh = dz @ p["fc_weight"]
+    grads = {"fc_weight": dz.T @ h, "fc_bias": dz.sum(0), "embed_weight": np.zeros((6, 3))}
+    for row, d in zip(tokens, dh):
+        for t in row:
+            grads["embed_weight"][t] += d
+    for k, g in grads.items():
+        state[k] = momentum * state.get(k, 0) - lr * g
+        p[k] = p[k] + state[k]
+
+
+def test_bucketing_module_shares_parameters_and_optimizer_states_across_buckets():
+    rng = np.random.RandomState(4)
+    p = {"embed_weight": rng.normal(size=(6, 3)), "fc_weight": rng.normal(size=(2, 3)),
+         "fc_bias": rng.normal(size=2)}
+    p = {k: v.astype(np.float32) for k, v in p.items()}
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=5)
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params(arg_params={k: nd.array(v) for k, v in p.items()})
+    mod.init_optimizer(optimizer="sgd",
+                       optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+    want, state = {k: v.astype(np.float64) for k, v in p.items()}, {}
+    for seq_len in (5, 3, 5, 3):
+        tokens = rng.randint(0, 6, (4, seq_len))
+        labels = rng.randint(0, 2, 4)
+        batch = mx.io.DataBatch([nd.array(tokens)], [nd.array(labels)], bucket_key=seq_len,
+                                provide_data=[("data", (4, seq_len))],
+                                provide_label=[("softmax_label", (4,))])
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+        _bag_of_words_step(want, state, tokens, labels)
+    assert sorted(mod._buckets) == [3, 5]
+    arg, _ = mod.get_params()
+    for k, v in want.items():
+        np.testing.assert_allclose(arg[k].asnumpy(), v, rtol=1e-4, atol=1e-5)
+    # the two buckets' modules hold the same arrays, not copies
+    assert mod._buckets[3]._exec.arg_dict["fc_weight"] is \
+        mod._buckets[5]._exec.arg_dict["fc_weight"]
+
+
+def test_bucketing_module_refuses_bad_use():
+    with pytest.raises(TypeError, match="sym_gen must be callable"):
+        mx.mod.BucketingModule("gen", default_bucket_key=3)
+    with pytest.raises(ValueError, match="default_bucket_key must be given"):
+        mx.mod.BucketingModule(_bag_of_words)
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=5)
+    with pytest.raises(RuntimeError, match="forward: call bind"):
+        mod.forward(mx.io.DataBatch([nd.ones((2, 5))], [nd.ones(2)]))
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="other")
+    shared = mx.mod.Module(_bag_of_words(5)[0])
+    shared.bind([("data", (2, 5))], [("softmax_label", (2,))])
+    shared.init_params()
+    with pytest.raises(ValueError, match="shared_module must hold every parameter"):
+        mx.mod.Module(sym, label_names=[]).bind([("data", (2, 5))], shared_module=shared)
+
+
+class _BucketIter(mx.io.DataIter):
+    """Batches of token sequences of two lengths (MXNet's bucketing protocol: each batch
+    names its bucket_key and shapes); label 1 when most tokens are below 3."""
+
+    def __init__(self, n_batches, seed):
+        super().__init__(batch_size=8)
+        rng = np.random.RandomState(seed)
+        self.batches = []
+        for i in range(n_batches):
+            length = (3, 5)[i % 2]
+            tokens = rng.randint(0, 6, (8, length))
+            labels = ((tokens < 3).sum(1) * 2 > length).astype(np.float32)
+            self.batches.append(mx.io.DataBatch(
+                [nd.array(tokens)], [nd.array(labels)], bucket_key=length,
+                provide_data=[("data", (8, length))], provide_label=[("softmax_label", (8,))]))
+        self.default_bucket_key = 5
+        self._provide_data = [mx.io.DataDesc("data", (8, 5))]
+        self._provide_label = [mx.io.DataDesc("softmax_label", (8,))]
+        self.cursor = 0
+
+    def reset(self):
+        self.cursor = 0
+
+    def next(self):
+        if self.cursor == len(self.batches):
+            raise StopIteration
+        self.cursor += 1
+        return self.batches[self.cursor - 1]
+
+
+def test_bucketing_module_fits_over_buckets():
+    train = _BucketIter(40, seed=0)
+    mod = mx.mod.BucketingModule(_bag_of_words, default_bucket_key=train.default_bucket_key)
+    mod.fit(train, num_epoch=8, optimizer_params={"learning_rate": 0.2, "momentum": 0.9},
+            initializer=mx.init.Xavier())
+    assert sorted(mod._buckets) == [3, 5]
+    (name, acc), = mod.score(_BucketIter(20, seed=1), "acc")
+    assert name == "accuracy" and acc >= 0.9

@@ -254,9 +254,9 @@ def test_an_mxnet_program_runs_unmodified():
     assert after < before / 2 and acc > 0.9
 
 
-def _write_mnist(folder, prefix, n, rng):
-    """``n`` synthetic digits in MNIST's IDX files: class k is a bright 6x6 square at one
-    of ten places, on noise."""
+def _write_mnist(folder, prefix, n, rng, compressed=True):
+    """``n`` synthetic digits in MNIST's IDX files (gzipped, or plain as MNISTIter reads
+    them): class k is a bright 6x6 square at one of ten places, on noise."""
     import gzip
     import struct
     labels = rng.integers(0, 10, n).astype(np.uint8)
@@ -264,9 +264,10 @@ def _write_mnist(folder, prefix, n, rng):
     for i, k in enumerate(labels):
         r, c = 3 + 11 * (k // 5), 1 + 5 * (k % 5)
         images[i, r:r + 6, c:c + 6] = 255
-    with gzip.open(folder / f"{prefix}-labels-idx1-ubyte.gz", "wb") as f:
+    opener, suffix = (gzip.open, ".gz") if compressed else (open, "")
+    with opener(folder / f"{prefix}-labels-idx1-ubyte{suffix}", "wb") as f:
         f.write(struct.pack(">II", 2049, n) + labels.tobytes())
-    with gzip.open(folder / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
+    with opener(folder / f"{prefix}-images-idx3-ubyte{suffix}", "wb") as f:
         f.write(struct.pack(">IIII", 2051, n, 28, 28) + images.tobytes())
 
 
@@ -336,6 +337,77 @@ def test_estimator_tutorial_runs_unmodified(tmp_path):
                          "model-epoch6batch70.params", "model-epoch6batch70.states",
                          "model-epoch7batch80.params", "model-epoch7batch80.states",
                          "model-symbol.json"]
+
+
+@pytest.fixture
+def plain_mnist(tmp_path):
+    """A folder of uncompressed synthetic MNIST files: 1,000 training and 500 test
+    digits."""
+    rng = np.random.default_rng(0)
+    _write_mnist(tmp_path, "train", 1000, rng, compressed=False)
+    _write_mnist(tmp_path, "t10k", 500, rng, compressed=False)
+    return str(tmp_path)
+
+
+def test_module_api_on_mnist_iter_runs_unmodified(plain_mnist):
+    # MXNet 1.9.1 prints "acc 0.915 fit 1.0 predict 1.0 score 1.0" on these files
+    first, fit, predicted, score = _program("module_mnist.py", plain_mnist)
+    assert first > 0.5 and fit >= 0.95 and predicted == score == fit
+
+
+def test_sequential_module_runs_unmodified(plain_mnist):
+    r = _run(str(Path(__file__).parents[1] / "programs" / "sequential_module.py"),
+             plain_mnist)
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    # MXNet 1.9.1: "acc 1.0 fc1_bias fc1_weight fc2_bias fc2_weight"
+    assert float(words[1]) >= 0.95
+    assert words[2:] == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+
+
+def test_custom_softmax_under_feedforward_runs_unmodified(plain_mnist):
+    # MXNet 1.9.1 prints "acc 0.166 -> 1.0" (its own initial draws)
+    before, after = _program("custom_softmax.py", plain_mnist)
+    assert before < 0.3 and after >= 0.95
+
+
+def test_weighted_logistic_custom_op_runs_unmodified():
+    # MXNet 1.9.1 prints the same four lines to the six digits printed
+    wlr_out, wlr_grad, lr_out, lr_grad = np.reshape(_program("weighted_logistic.py"), (4, 12))
+    x = np.linspace(-2, 2, 12)
+    y = (np.arange(12) % 3 == 0).astype(np.float64)
+    p = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(wlr_out, p, atol=1e-6)
+    np.testing.assert_allclose(lr_out, p, atol=1e-6)
+    np.testing.assert_allclose(wlr_grad, ((p - 1) * y + 0.1 * p * (1 - y)) / 3, atol=1e-6)
+    np.testing.assert_allclose(lr_grad, (p - y) / 3, atol=1e-6)   # regression outputs / 3
+
+
+def test_learning_rate_manipulation_runs_unmodified():
+    # MXNet 1.9.1: "lr 0.1 0.05 0.025 0.0125", "params 1.9997643 -3.400775 4.199919"
+    numbers = _program("lr_manipulation.py")
+    assert numbers[:4] == [0.1, 0.05, 0.025, 0.0125]
+    np.testing.assert_allclose(numbers[4:], [2, -3.4, 4.2], atol=0.01)
+
+
+def test_bilstm_crf_tagger_runs_unmodified():
+    # MXNet 1.9.1 prints "nll 14.35 -> 1.02 match 1 1" (its own random draws)
+    first, last, *matches = _program("bilstm_crf.py")
+    assert first > 5 and last < 2.5 and matches == [1, 1]
+
+
+def test_sparse_matrix_factorization_runs_unmodified():
+    # MXNet 1.9.1 prints "mse 11.24 2.16 1.98 2.10 2.00 2.07 1.91" (its own draws)
+    before, *after = _program("sparse_matrix_factorization.py")
+    assert before > 8 and len(after) == 6 and max(after) < 2.6
+
+
+def test_dilated_conv_forecast_runs_unmodified(tmp_path):
+    # MXNet 1.9.1 prints "loss 0.2153 -> 0.0270 rmse 0.01279 naive 0.011244372257755863"
+    first, last, rmse, naive = _program("dilated_conv_forecast.py", str(tmp_path))
+    assert last < first / 5 and rmse < 0.05
+    assert naive == pytest.approx(0.011244372257755863, rel=1e-6)
+    assert (tmp_path / "best.params").is_file()
 
 
 def test_script_arguments_and_module_mode(tmp_path):

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import runtime as mx
 from runtime import autograd, nd
@@ -101,6 +102,104 @@ def test_sym_custom_in_a_graph_and_its_json():
     np.testing.assert_array_equal(exe.aux_dict["ma_calls"].asnumpy(), [1])
 
 
+class _WeightedSigmoid(mx.operator.CustomOp):
+    """sigmoid(data) forward; (out - label) * scale backward, without the head gradient."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], 1 / (1 + nd.exp(-in_data[0])))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], (out_data[0] - in_data[1]) * self.scale)
+
+
+@mx.operator.register("test_weighted_sigmoid")
+class _WeightedSigmoidProp(mx.operator.CustomOpProp):
+    """A loss op whose label's shape comes from the data's, and whose infer_shape returns
+    two lists (MXNet allows it for an op without auxiliary states)."""
+
+    def __init__(self, scale):
+        super().__init__(need_top_grad=False)
+        self.scale = float(scale)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], in_shape[0]], [in_shape[0]]
+
+    def infer_type(self, in_type):
+        return [in_type[0], in_type[0]], [in_type[0]]
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _WeightedSigmoid(self.scale)
+
+
+def test_sym_custom_completes_a_label_shape_from_the_data():
+    out = mx.sym.Custom(mx.sym.var("data"), op_type="test_weighted_sigmoid", scale=0.5,
+                        name="ws")
+    assert out.list_arguments() == ["data", "ws_label"]
+    assert out.infer_shape(data=(4, 5)) == ([(4, 5), (4, 5)], [(4, 5)], [])
+    exe = out.simple_bind(mx.cpu(), data=(4, 5))
+    rng = np.random.RandomState(0)
+    x, y = rng.normal(size=(4, 5)), (rng.uniform(size=(4, 5)) > 0.5)
+    exe.arg_dict["data"][:] = x
+    exe.arg_dict["ws_label"][:] = y
+    exe.forward(is_train=True)
+    exe.backward()
+    sig = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), sig, rtol=1e-6)
+    np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), (sig - y) * 0.5, rtol=1e-6)
+    # a prop that cannot work from the data alone leaves the label to be given
+    partial = mx.sym.Custom(mx.sym.var("data"), op_type="test_muladd", name="m")
+    assert partial.infer_shape_partial(data=(2, 3))[0] == [(2, 3), ()]
+
+
+class _Square(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], nd.square(in_data[0]))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+
+@mx.operator.register("test_sparse_square")
+class _SparseSquareProp(mx.operator.CustomOpProp):
+    """Keeps a csr input's storage for the output, as MXNet's custom_sparse_sqr example."""
+
+    def infer_storage_type(self, in_stype):
+        st = "default" if in_stype[0] == "default" else "csr"
+        return [st], [st], []
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _Square()
+
+
+def test_nd_custom_outputs_take_the_props_storage_type():
+    m = scipy.sparse.random(4, 6, density=0.3, format="csr", dtype=np.float32, random_state=0)
+    x = nd.sparse.csr_matrix(m)
+    x.attach_grad(stype="default")
+    with autograd.record():
+        y = nd.Custom(x, op_type="test_sparse_square")
+    y.backward(out_grad=nd.ones((4, 6)))
+    assert y.stype == "csr"
+    np.testing.assert_allclose(y.asscipy().toarray(), m.multiply(m).toarray(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * m.toarray(), rtol=1e-6)
+    dense = nd.Custom(nd.array(m.toarray()), op_type="test_sparse_square")
+    assert dense.stype == "default"
+
+
+@mx.operator.register("test_bad_infer")
+class _BadInferProp(mx.operator.CustomOpProp):
+    def infer_shape(self, in_shape):
+        return [in_shape[0]]
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _WeightedSigmoid(1.0)
+
+
 def test_custom_errors():
     with pytest.raises(ValueError, match="op_type 'nothing' is not registered"):
         nd.Custom(nd.ones(2), op_type="nothing")
@@ -108,6 +207,9 @@ def test_custom_errors():
         nd.Custom(nd.ones(2))
     with pytest.raises(ValueError, match="takes 3 input"):
         nd.Custom(nd.ones(2), op_type="test_muladd")
+    with pytest.raises(ValueError, match=r"Custom \(test_bad_infer\): infer_shape must "
+                       r"return 2 or 3 lists"):
+        nd.Custom(nd.ones(2), op_type="test_bad_infer")
     with pytest.raises(TypeError, match="CustomOpProp subclass"):
         mx.operator.register("bad")(object)
     bad = {"nodes": [{"op": "null", "name": "x", "inputs": []},

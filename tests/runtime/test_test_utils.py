@@ -2,6 +2,7 @@
 gradient checks of imperative functions (a right gradient passes, a wrong one fails
 naming the input)."""
 
+import logging
 import os
 
 import numpy as np
@@ -248,3 +249,18 @@ def test_verify_generator_accepts_the_right_distribution_and_refuses_a_wrong_one
     assert observed.sum() == 3000 and np.allclose(expected, 1000) and 0 <= p <= 1
     with pytest.raises(ValueError, match=r"the generator must return 10 samples \(got 9\)"):
         tu.chi_square_check(lambda n: np.zeros(n - 1), [0, 1], [0.5, 0.5], nsamples=10)
+
+
+def test_download_keeps_an_existing_file(tmp_path, caplog):
+    target = tmp_path / "data" / "mnist.zip"
+    target.parent.mkdir()
+    target.write_bytes(b"here")
+    with caplog.at_level(logging.INFO):
+        got = tu.download("http://example.invalid/mnist.zip", dirname=str(target.parent))
+    assert got == str(target) and target.read_bytes() == b"here"
+    assert "exists, skipping download" in caplog.text
+    # dirname defaults to fname's folder
+    fname = tmp_path / "new" / "f.bin"
+    fname.parent.mkdir()
+    fname.write_bytes(b"x")
+    assert tu.download("http://example.invalid/other", fname=str(fname)) == str(fname)

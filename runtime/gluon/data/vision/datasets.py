@@ -9,7 +9,6 @@ int32 scalar (a float32 scalar or array for record files), as Gluon's.
 import gzip
 import os
 import shutil
-import struct
 import tarfile
 import tempfile
 import warnings
@@ -18,6 +17,7 @@ import numpy as np
 
 from runtime import image, nd, recordio
 from runtime.gluon.data.dataset import Dataset, RecordFileDataset
+from runtime.io._file_iters import read_idx
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
@@ -67,15 +67,7 @@ def _read_idx(who, path, magic, dims):
         raise _missing(who, path, f"{os.path.basename(path)} (or it uncompressed, "
                                   f"{os.path.basename(path)[:-3]})")
     with f:
-        head = f.read(4 + 4 * dims)
-        if len(head) < 4 + 4 * dims or struct.unpack(">I", head[:4])[0] != magic:
-            raise ValueError(f"{who}: {path!r} must be an IDX file with magic number {magic}")
-        shape = struct.unpack(">" + "I" * dims, head[4:])
-        values = np.frombuffer(f.read(), dtype=np.uint8)
-    if values.size != int(np.prod(shape)):
-        raise ValueError(f"{who}: {path!r} must hold {int(np.prod(shape))} values for its "
-                         f"shape {shape} (got {values.size})")
-    return values.reshape(shape)
+        return read_idx(who, f, path, magic, dims)
 
 
 class MNIST(_DownloadedDataset):
