@@ -20,9 +20,9 @@ SGD's learning rate.
 
 from runtime.optimizer.optimizer import (DCASGD, FTML, LAMB, LARS, LBSGD, NAG, SGD,
                                          SGLD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl,
-                                         Nadam, Optimizer, RMSProp, Signum, Updater,
+                                         Nadam, Optimizer, RMSProp, Signum, Updater, ccSGD,
                                          create, get_updater, register)
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
+__all__ = ["Optimizer", "SGD", "ccSGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
            "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "LBSGD",
            "Updater", "get_updater", "create", "register"]

@@ -37,7 +37,7 @@ from runtime.ops import registry
 from runtime.ops.optimizer_op import as_number as _number
 from runtime.ops.optimizer_op import MAX_WEIGHTS, check_lr, check_lrs, check_number, check_rows
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
+__all__ = ["Optimizer", "SGD", "ccSGD", "Adam", "AdaGrad", "NAG", "RMSProp", "Ftrl", "Signum",
            "Adamax", "AdaDelta", "Nadam", "SGLD", "DCASGD", "LAMB", "FTML", "LARS", "LBSGD",
            "Updater",
            "get_updater", "create", "register"]
@@ -418,6 +418,12 @@ class SGD(Optimizer):
         return "sgd_mom_update", [weight, grad, state], {
             "lr": lr, "momentum": float(self.momentum), "wd": wd, "rescale_grad": rescale,
             "clip_gradient": clip, "lazy_update": lazy}
+
+
+@register
+class ccSGD(SGD):
+    """MXNet 1.x's deprecated ``ccsgd``: the same as :class:`SGD`, kept for the
+    programs that still name it."""
 
 
 @register

@@ -603,8 +603,11 @@ def test_bad_optimizer_arguments(kind, kw, match):
 def test_create_and_register():
     assert isinstance(mx.optimizer.create("SGD"), mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("adam"), mx.optimizer.Adam)
+    # MXNet 1.x's deprecated alias of SGD, for old programs
+    cc = mx.optimizer.create("ccsgd", learning_rate=0.5, momentum=0.9)
+    assert isinstance(cc, mx.optimizer.SGD) and (cc.learning_rate, cc.momentum) == (0.5, 0.9)
     with pytest.raises(ValueError, match=r"^create: name must be one of adadelta, adagrad, "
-                                         r"adam, adamax, dcasgd, ftml, ftrl, lamb, lars, "
+                                         r"adam, adamax, ccsgd, dcasgd, ftml, ftrl, lamb, lars, "
                                          r"lbsgd, nadam, nag, rmsprop, sgd, sgld, signum "
                                          r"\(got 'adamw'\)"):
         mx.optimizer.create("adamw")
