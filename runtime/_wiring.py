@@ -47,6 +47,7 @@ _ndarray.set_autograd_hooks(autograd._attach_grad, autograd._tape.variable_node,
 from runtime import nd  # noqa: E402
 
 _ndarray.set_method_hook(nd._method)
+_ndarray.set_pickle_hook(nd._io.from_mxnet_state)
 
 from runtime.symbol import _recorded  # noqa: E402
 

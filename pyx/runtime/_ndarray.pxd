@@ -43,6 +43,7 @@ cdef class NDArray:
 
     cdef Py_ssize_t _size(self) noexcept
     cdef int _fill(self, object val) except -1
+    cdef int _adopt(self, NDArray src) except -1
 
 
 cdef class CSRNDArray(NDArray):

@@ -505,6 +505,17 @@ def set_storage_hooks(zeros, check_format, rebuild):
     _sparse_zeros, _check_format, _rebuild = zeros, check_format, rebuild
 
 
+# runtime.nd's reader of MXNet 1.x's pickled NDArrays
+cdef object _mxnet_state = None
+
+
+def set_pickle_hook(fn):
+    """runtime.nd installs ``fn(state) -> NDArray`` at import: the array that an MXNet
+    1.x pickle's state (``{'handle': the array in MXNet's binary format}``) holds."""
+    global _mxnet_state
+    _mxnet_state = fn
+
+
 # runtime.autograd's routines behind attach_grad, grad, backward, and the recording flag
 # (views of an array on the tape are made by operators while recording, so that they are
 # recorded too)
@@ -572,6 +583,15 @@ cdef inline object _un(str op, object a):
 
 
 # -- the array --------------------------------------------------------------------------
+
+cdef int _class_stype(NDArray x):
+    """The storage type that ``x``'s class holds."""
+    if isinstance(x, CSRNDArray):
+        return STYPE_CSR
+    if isinstance(x, RowSparseNDArray):
+        return STYPE_ROW_SPARSE
+    return STYPE_DEFAULT
+
 
 @cython.freelist(128)
 cdef class NDArray:
@@ -782,6 +802,45 @@ cdef class NDArray:
         return {"shape": self._shape, "typestr": self._dtype.str,
                 "data": (self._chunk.ptr() + self._offset, False), "strides": None,
                 "version": 3}
+
+    def __init__(self, handle=None, writable=True):
+        """``NDArray(None)`` is an empty float32 array on cpu(0) (of this class's storage
+        type): what an MXNet 1.x pickle makes before ``__setstate__`` gives it its array.
+        MXNet's ``NDArray(handle)`` wraps a C handle, which ndrt arrays do not have: make
+        arrays with ``nd.array``, ``nd.zeros`` or ``nd.empty``."""
+        if handle is not None:
+            raise TypeError(f"NDArray: handle must be None: ndrt arrays have no C handle; "
+                            f"make one with nd.array, nd.zeros or nd.empty (got "
+                            f"{type(handle).__name__})")
+        cdef int stype = _class_stype(self)
+        if stype == STYPE_DEFAULT:
+            self._adopt(zeros((0,)))
+        else:
+            self._adopt(zeros((0, 0), stype=STYPES[stype]))
+
+    cdef int _adopt(self, NDArray src) except -1:
+        """Become ``src`` (its memory, shape, dtype; off the tape)."""
+        if self._exports:
+            raise BufferError("NDArray: cannot replace the memory of an array that buffer "
+                              "views still read")
+        if src._stype != _class_stype(self):
+            raise TypeError(f"NDArray: a {type(self).__name__} cannot hold a "
+                            f"{STYPES[src._stype]} array")
+        self._chunk = src._chunk
+        self._shape = src._shape
+        self._offset = src._offset
+        self._dtype = src._dtype
+        self._stype = src._stype
+        self._entry = None
+        self._donated = False
+        return 0
+
+    def __setstate__(self, state):
+        """The array of an MXNet 1.x pickle (``{'handle': bytes}``, MXNet's
+        ``__getstate__``): MXNet's pickles load in ndrt (through ``mxnet_compat``, which
+        resolves the class they name).  ndrt's own pickles do not come here
+        (:meth:`__reduce__`)."""
+        self._adopt(_hooked(_mxnet_state, "unpickling an MXNet NDArray")(state))
 
     def __reduce__(self):
         # runtime._storage.rebuild validates every field (a pickle comes from outside)

@@ -39,6 +39,7 @@ import json
 import os
 import secrets
 import stat
+import struct
 import zipfile
 
 import numpy as np
@@ -224,6 +225,26 @@ def load_frombuffer(buf, ctx=None):
                         f"{type(buf).__name__})")
     ctx = as_ctx(ctx) if ctx is not None else None
     return _load_stream(io.BytesIO(bytes(buf)), "<buffer>", ctx)
+
+
+def from_mxnet_state(state):
+    """The array that an MXNet 1.x pickle's state holds: ``{'handle': bytes}``, the array
+    in MXNet's binary format (``NDArray.__getstate__`` of MXNet 1.x, its raw bytes as one
+    array of a :func:`load` file).  ``NDArray.__setstate__`` calls it."""
+    if not isinstance(state, dict) or set(state) != {"handle"}:
+        raise TypeError(f"NDArray.__setstate__: state must be an MXNet pickle's "
+                        f"{{'handle': bytes}} (got {type(state).__name__}"
+                        f"{' with keys ' + repr(sorted(map(str, state))) if isinstance(state, dict) else ''})")
+    raw = state["handle"]
+    if raw is None:
+        raise MXNetValueError("NDArray.__setstate__: the pickled MXNet NDArray has no data "
+                              "(handle None), which ndrt arrays cannot be")
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"NDArray.__setstate__: state['handle'] must be bytes-like (got "
+                        f"{type(raw).__name__})")
+    whole = (struct.pack("<QQQ", _mxnet_format.LIST_MAGIC, 0, 1) + bytes(raw)
+             + struct.pack("<Q", 0))
+    return load_frombuffer(whole)[0]
 
 
 class _Budget:

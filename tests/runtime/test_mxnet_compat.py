@@ -211,6 +211,61 @@ def test_hook_classes_are_ours(hook):
     assert isinstance(mx.nd.ones((2,)), runtime.NDArray)
 
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "mxnet"
+
+
+def test_arrays_pickled_by_mxnet_load(hook):
+    # MXNet 1.9.1 pickled them (tests/fixtures/mxnet/make_fixtures.py: pickles): each is
+    # NDArray(None) given {'handle': its bytes in MXNet's format} by __setstate__
+    import pickle
+    from mxnet.ndarray import sparse
+    with open(FIXTURES / "ndarray_pickles.pkl", "rb") as f:
+        arrays = pickle.load(f)
+    want = np.load(FIXTURES / "ndarray_pickles.npz")
+    kinds = [(runtime.NDArray, "float32"), (runtime.NDArray, "int64"),
+             (runtime.NDArray, "float16"), (sparse.CSRNDArray, "float32"),
+             (sparse.RowSparseNDArray, "float64")]
+    assert len(arrays) == len(kinds)
+    for i, (a, (cls, dtype)) in enumerate(zip(arrays, kinds)):
+        assert type(a) is cls and a.dtype == np.dtype(dtype), i
+        np.testing.assert_array_equal(a.asnumpy(), want[f"a{i}"])
+    assert arrays[1].asnumpy()[2] == 2 ** 40
+    # usable as any array, and ndrt's own pickle of them round-trips
+    np.testing.assert_array_equal((arrays[0] * 2).asnumpy(), want["a0"] * 2)
+    back = pickle.loads(pickle.dumps(arrays[3]))
+    np.testing.assert_array_equal(back.asnumpy(), want["a3"])
+
+
+def test_ndarray_constructor_takes_no_handle():
+    # NDArray(None) (what MXNet's pickles call first) is an empty array, never a shell
+    # that crashes when used; a handle is refused
+    from runtime.ndarray.sparse import CSRNDArray
+    x = runtime.NDArray(None)
+    assert x.shape == (0,) and x.asnumpy().shape == (0,) and repr(x)
+    assert CSRNDArray(None).shape == (0, 0)
+    with pytest.raises(TypeError, match=r"^NDArray: handle must be None: .*\(got int\)"):
+        runtime.NDArray(5)
+    with pytest.raises(TypeError, match=r"state must be an MXNet pickle's"):
+        runtime.NDArray(None).__setstate__({"data": b""})
+    with pytest.raises(ValueError, match=r"has no data \(handle None\)"):
+        runtime.NDArray(None).__setstate__({"handle": None})
+    with pytest.raises(ValueError, match=r"an MXNet file"):
+        runtime.NDArray(None).__setstate__({"handle": b"\x01\x02"})
+    y = runtime.nd.ones((2,))
+    with pytest.raises(TypeError, match=r"a CSRNDArray cannot hold a default array"):
+        CSRNDArray(None).__setstate__({"handle": _mxnet_bytes(y)})
+    np.testing.assert_array_equal(y.asnumpy(), [1, 1])      # a failed call changes nothing
+
+
+def _mxnet_bytes(x):
+    """``x`` in MXNet's binary format, one array (what MXNet's __getstate__ holds)."""
+    import io
+    buf = io.BytesIO()
+    runtime.nd._io._mxnet_format.write(buf, [(None, x)])
+    raw = buf.getvalue()
+    return raw[24:-8]          # without the list header (magic, reserved, count) and names
+
+
 def test_hook_names_a_missing_module(hook):
     with pytest.raises(ModuleNotFoundError, match=r"mxnet\.contrib.*runtime\.contrib"):
         importlib.import_module("mxnet.contrib.onnx")
