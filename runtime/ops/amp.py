@@ -107,18 +107,19 @@ def _multi_shape(attrs, shapes):
 
 
 _INIT_OUTPUT = Attr("bool", True)
+# what the two finiteness checks share: a float32 flag, one kernel, no gradient
+_FLAG_OP = dict(infer_type=lambda a, d: [np.dtype(np.float32)], compute=_finite_flag,
+                differentiable=False)
 
-register("all_finite", attrs={"init_output": _INIT_OUTPUT},
-         infer_shape=_flag_shape, infer_type=lambda a, d: [np.dtype(np.float32)],
-         compute=_finite_flag, differentiable=False,
+register("all_finite", attrs={"init_output": _INIT_OUTPUT}, infer_shape=_flag_shape,
+         **_FLAG_OP,
          doc="A float32 array of shape (1,): 1 when every value of ``data`` is finite "
              "(no NaN, no infinity), else 0 (MXNet's ``all_finite``).  "
              "``init_output=False`` (MXNet: leave the flag as ``out`` holds it when every "
              "value is finite) is refused.")
 register("multi_all_finite", inputs=("data",), variadic=True,
          attrs={"num_arrays": Attr("int", 1), "init_output": _INIT_OUTPUT},
-         infer_shape=_multi_shape, infer_type=lambda a, d: [np.dtype(np.float32)],
-         compute=_finite_flag, differentiable=False,
+         infer_shape=_multi_shape, **_FLAG_OP,
          doc="``all_finite`` over several arrays (MXNet's ``multi_all_finite``): 1 when "
              "every value of every array is finite, else 0.  ``num_arrays`` must equal "
              "the number of arrays; ``init_output=False`` is refused, as for "

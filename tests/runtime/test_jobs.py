@@ -494,16 +494,17 @@ def test_ctrl_c_while_a_bar_is_made_or_updated_closes_it_before_the_job_stops(mo
     class Bar:
         def __init__(self, **kwargs):
             bars.append(self)
-            self.closed = 0
+            self.closed, self.steps, self.postfix = 0, 0, {}
             if at == "make" and len(bars) == 2:
                 signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
         def update(self, n=1):
+            self.steps += n
             if at == "update" and len(bars) == 2:
                 signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
-        def set_postfix(self, *args, **kwargs):
-            pass
+        def set_postfix(self, **kwargs):
+            self.postfix = kwargs
 
         def close(self):
             self.closed += 1
@@ -513,6 +514,8 @@ def test_ctrl_c_while_a_bar_is_made_or_updated_closes_it_before_the_job_stops(mo
         train_mlp(**{**TINY_MLP, "quiet": False, "log": lambda *a: None})
     assert (info.value.epoch, info.value.step) == (2, 1)
     assert [b.closed for b in bars] == [1, 1]
+    # epoch 1's bar saw its 8 batches (400 rows of 50) and the loss it reports
+    assert bars[0].steps == 8 and set(bars[0].postfix) == {"loss", "samples_s"}
 
 
 def test_cli_ctrl_c_during_training_prints_one_line_and_exits_130():
