@@ -28,6 +28,11 @@
    fraction of the one-process step (the part that does not shrink with the batch:
    2 T(B/2) - T(B), over T(B)) and the time a rank's step may spend on communication
    for 2 ranks to reach 1.5x (T(B) / 1.5 - T(B/2)).
+   2b. The floor of the exchange: the bytes a step of the 2-rank job received, moved
+   by raw ``mpi4py`` in the job's two collectives (an ``Allgather`` of each rank's count,
+   then an ``Allgatherv`` of half the bytes from each rank), in 2 processes that do
+   nothing else; against the budget above.  Where the floor exceeds the budget, 1.5x
+   cannot be reached at that batch on this machine, whatever ndrt does around it.
 3. Start-up: the wall time of a tiny job (a few steps) under ``mpiexec -n 2`` against one
    process, which is start-up (interpreters, MPI, data) to the first steps.
 
@@ -128,6 +133,30 @@ def list_worker():
                   f"{statistics.median(ours) * 1e6:,.1f} | {ratio:.2f} |", flush=True)
 
 
+def exchange_worker(kib):
+    """Rank side of figure 2b: prints the median time of one step's exchange on rank 0."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    share = int(kib * 1024 / comm.size)
+    send = np.ones(share, np.uint8)
+    counts = np.full(comm.size, share, np.int64)
+    offsets = np.arange(comm.size, dtype=np.int64) * share
+    out = np.empty(share * comm.size, np.uint8)
+    mine, every = np.array([share], np.int64), np.empty(comm.size, np.int64)
+    loops = 50 if QUICK else 1000
+    times = []
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        t = time.perf_counter()
+        for _ in range(loops):
+            comm.Allgather(mine, every)
+            comm.Allgatherv(send, [out, counts, offsets, MPI.BYTE])
+        times.append((time.perf_counter() - t) / loops)
+    if comm.rank == 0:
+        print(f"{statistics.median(times) * 1e6:.1f}", flush=True)
+
+
 def _job(ranks, extra=(), one_thread=True):
     cmd = [sys.executable, "-m", "runtime", "train", "sparse", "--quiet", *JOB, *extra]
     if ranks > 1:
@@ -147,11 +176,14 @@ def _job(ranks, extra=(), one_thread=True):
     return row
 
 
-def _two_ranks(flag):
-    """Run this script's worker ``flag`` on 2 ranks (rank 0 prints table rows)."""
+def _two_ranks(flag, *args, capture=False):
+    """Run this script's worker ``flag`` on 2 ranks (rank 0 prints table rows); with
+    ``capture``, return what it printed."""
     sys.stdout.flush()
-    subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, flag], cwd=ROOT,
-                   env=_env(), check=True, timeout=900)
+    done = subprocess.run(["mpiexec", "-n", "2", sys.executable, __file__, flag, *args],
+                          cwd=ROOT, env=_env(), check=True, timeout=900,
+                          capture_output=capture, text=True)
+    return done.stdout if capture else None
 
 
 def main():
@@ -205,7 +237,12 @@ def main():
               f"{ceiling:.2f}x; serial fraction of the one-process step "
               f"{(2 * half - whole) / whole:.0%}; for 1.5x a rank's step may spend "
               f"{1e3 * (whole / 1.5 - half):.0f} us a step beyond the work of its half "
-              f"batch\n")
+              f"batch")
+        kib = med(two, "kib")
+        floor = float(_two_ranks("--exchange", f"{kib:.1f}", capture=True))
+        print(f"the exchange alone, raw mpi4py (Allgather of the counts, Allgatherv of "
+              f"{kib:,.1f} KiB in all, as the job's step): {floor:.0f} us a step, against "
+              f"that budget of {1e3 * (whole / 1.5 - half):.0f} us\n")
         sys.stdout.flush()
 
     print("## Start-up: a tiny job under mpiexec -n 2 vs one process\n")
@@ -222,5 +259,7 @@ if __name__ == "__main__":
         allreduce_worker()
     elif "--list" in sys.argv:
         list_worker()
+    elif "--exchange" in sys.argv:
+        exchange_worker(float(sys.argv[sys.argv.index("--exchange") + 1]))
     else:
         main()
