@@ -1462,3 +1462,117 @@ def test_float16_row_sparse_update_is_refused_and_changes_nothing():
     with pytest.raises(TypeError, match=r"weight must be float16, float32 or float64 "
                                         r"\(got int32\)"):
         nd.sgd_update(nd.ones((2,), dtype=np.int32), nd.ones((2,), dtype=np.int32), lr=0.1)
+
+
+def _mlp(seed, dtype="float32"):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, activation="relu", in_units=3), nn.Dense(2, in_units=4))
+    net.initialize(mx.init.Uniform(0.5))
+    rng = np.random.default_rng(seed)
+    for p in net.collect_params().values():
+        p.set_data(nd.array(rng.uniform(-0.5, 0.5, p.shape)))
+    if dtype != "float32":
+        net.cast(dtype)
+    return net
+
+
+def _backward(net, x):
+    with autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+
+
+@pytest.mark.parametrize("kind, kw, dtype", [
+    ("sgd", {"momentum": 0.9, "wd": 0.01,
+             "lr_scheduler": mx.lr_scheduler.FactorScheduler(2, 0.5)}, "float32"),
+    ("sgd", {"multi_precision": True}, "float16"),
+    ("adam", {"wd": 0.01}, "float32"),
+    ("adagrad", {}, "float32")])
+def test_trainer_replayed_steps_equal_full_steps(kind, kw, dtype):
+    """From its second step the Trainer runs the last step's updates again (_replay)
+    while nothing they depend on changed; the weights, the states and the update counts
+    are bit for bit those of a Trainer that takes its full path at every step, with a
+    learning rate that a scheduler changes, Adam's bias correction that changes every
+    step, and float16 weights with float32 master copies."""
+    x = nd.array(np.random.default_rng(3).uniform(-1, 1, (5, 3)), dtype=dtype)
+    nets = [_mlp(4, dtype), _mlp(4, dtype)]
+    trainers = [mx.gluon.Trainer(n.collect_params(), kind, dict(kw, learning_rate=0.1))
+                for n in nets]
+    replayed = []
+    real = trainers[0]._replay
+    trainers[0]._replay = lambda rescale: replayed.append(real(rescale)) or replayed[-1]
+    for _ in range(5):
+        for net, trainer in zip(nets, trainers):
+            _backward(net, x)
+            if trainer is trainers[1]:
+                trainer._memo = None              # the full path every time
+            trainer.step(5)
+    assert replayed == [True] * 4
+    for a, b in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+        np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy())
+    for a, b in zip(_snapshot(trainers[0], [])[1].values(),
+                    _snapshot(trainers[1], [])[1].values()):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+    assert trainers[0].optimizer._index_update_count == \
+        trainers[1].optimizer._index_update_count
+    assert trainers[0].optimizer.num_update == trainers[1].optimizer.num_update == 5
+
+
+def test_trainer_replay_gives_way_to_what_changed(tmp_path):
+    """A replayed step still refuses or skips stale gradients, and any change that the
+    last step's updates depend on sends the step down the full path: a parameter's
+    grad_req, arrays replaced by a re-initialisation, a gradient array replaced, an
+    optimizer loaded from a file."""
+    x = nd.array(np.random.default_rng(5).uniform(-1, 1, (5, 3)))
+    net = _mlp(6)
+    params = list(net.collect_params().values())
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    for _ in range(2):
+        _backward(net, x)
+        trainer.step(1)
+    assert trainer._memo is not None
+    before = [p.data().asnumpy().copy() for p in params]
+    with pytest.raises(mx.gluon.StaleGradientError, match="has not been updated"):
+        trainer.step(1)
+    trainer.step(1, ignore_stale_grad=True)
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data().asnumpy(), b)
+
+    params[0].grad_req = "null"                     # the first weight stops training
+    for _ in range(2):                              # the second step replays the first
+        _backward(net, x)
+        trainer.step(1)
+    np.testing.assert_array_equal(params[0].data().asnumpy(), before[0])
+    assert not np.array_equal(params[1].data().asnumpy(), before[1])
+    params[0].grad_req = "write"                    # and trains again
+    _backward(net, x)
+    g, w0 = params[0].grad().asnumpy().copy(), params[0].data().asnumpy().copy()
+    trainer.step(1)
+    np.testing.assert_allclose(params[0].data().asnumpy(), w0 - 0.1 * g, rtol=1e-6)
+
+    net.initialize(mx.init.Constant(0.25), force_reinit=True)   # new arrays
+    _backward(net, x)
+    grads = [p.grad().asnumpy().copy() for p in params]
+    now = [p.data().asnumpy().copy() for p in params]
+    assert now[0][0, 0] == 0.25
+    trainer.step(1)
+    for p, a, g in zip(params, now, grads):
+        np.testing.assert_allclose(p.data().asnumpy(), a - 0.1 * g, rtol=1e-6)
+
+    w = params[2].data()
+    w.attach_grad()                                  # a new gradient array
+    _backward(net, x)
+    g, w0 = w.grad.asnumpy().copy(), w.asnumpy().copy()
+    trainer.step(1)
+    np.testing.assert_allclose(w.asnumpy(), w0 - 0.1 * g, rtol=1e-6)
+
+    other = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+    other.save_states(str(tmp_path / "s"))
+    trainer.load_states(str(tmp_path / "s"))         # an optimizer with lr 0.5
+    _backward(net, x)
+    grads = [p.grad().asnumpy().copy() for p in params]
+    now = [p.data().asnumpy().copy() for p in params]
+    trainer.step(1)
+    for p, a, g in zip(params, now, grads):
+        np.testing.assert_allclose(p.data().asnumpy(), a - 0.5 * g, rtol=1e-6)
