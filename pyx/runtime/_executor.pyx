@@ -72,8 +72,8 @@ from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_
                                     EW_SQRT, EW_SQUARE, EW_TANH, LABEL_F32, LABEL_F64,
                                     LABEL_I32, LABEL_I64, ew_f32, ew_f64, fill_f32, fill_f64,
                                     log_softmax_f32, log_softmax_f64,
-                                    pick_f32, pick_f64, rowsum_f32, rowsum_f64,
-                                    softmax_ce_f32, softmax_ce_f64)
+                                    pick_f32, pick_f64, relu_rowsum_f32, relu_rowsum_f64,
+                                    rowsum_f32, rowsum_f64, softmax_ce_f32, softmax_ce_f64)
 from runtime._imperative cimport add_into, invoke_parsed, profile_hook
 from runtime._ndarray cimport STYPE_DEFAULT, Chunk, NDArray, assign, new_dense, np_view
 from runtime._tape cimport Entry, Node
@@ -157,6 +157,7 @@ cdef dict _takes_needs = {}       # gradient function -> whether it takes ``need
 cdef bint _inplace_on = True
 cdef bint _c_rules_on = True
 cdef bint _fusion_on = True
+cdef bint _backward_fusion_on = True
 cdef dict _stats = {}
 cdef object _last_plan = None
 cdef dict _cache = {}             # signature -> Plan, oldest first
@@ -191,6 +192,14 @@ def set_graph_fusion(bint on):
     benchmarks compare with it off."""
     global _fusion_on
     _fusion_on = on
+
+
+def set_backward_fusion(bint on):
+    """Apply a relu's gradient in the pass of the FullyConnected below it that sums its
+    bias's gradient (default); tests and benchmarks compare with it off."""
+    global _backward_fusion_on
+    _backward_fusion_on = on
+    clear_plan_cache()
 
 
 def clear_plan_cache():
@@ -263,6 +272,8 @@ cdef struct StepRec:
     int n_in
     int outs           # first index into Plan.step_outs (one per output)
     int n_out
+    int masks          # FullyConnected: the relu step whose gradient it applies (-1: none)
+    bint deferred      # relu: its gradient is applied by the FullyConnected step below it
 
 
 cdef void* _alloc(Py_ssize_t n, size_t size) except NULL:
@@ -278,8 +289,8 @@ cdef class Plan:
 
     Sequence of :class:`PlanEntry` (``len``, indexing, iteration), ``peak_bytes`` (the
     bytes its slots hold: what the pass holds beyond the forward's arrays),
-    ``naive_peak_bytes`` (every planned gradient in a buffer of its own); ``repr`` is a
-    table.
+    ``naive_peak_bytes`` (every planned gradient in a buffer of its own),
+    ``fused_steps``; ``repr`` is a table.
     """
     cdef EntryRec* entries
     cdef TargetRec* targets
@@ -334,6 +345,14 @@ cdef class Plan:
     @property
     def slots(self):
         return self.n_slots
+
+    @property
+    def fused_steps(self):
+        """FullyConnected steps that apply the relu above them (see ``_build``)."""
+        cdef Py_ssize_t k, n = 0
+        for k in range(self.n_steps):
+            n += self.steps[k].masks >= 0
+        return n
 
     def __len__(self):
         return self.n_entries
@@ -778,6 +797,27 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
     for t, e in python_first.items():
         if e[3] != REQ_INPLACE:
             planned[t] = False
+    # a relu computed in place whose input is a FullyConnected's output that nothing else
+    # reads: the FullyConnected's step applies the relu's gradient to its out-grad in the
+    # pass that sums its bias's gradient (one pass over the out-grad fewer); the relu's
+    # step only hands its out-grad on (the same buffer: inplace)
+    masks = {}
+    if _backward_fusion_on and not create_graph:
+        step_of = {}
+        for k in range(n_steps):
+            outs = s_list[k][4]
+            if len(outs) == 1 and outs[0] is not None:
+                step_of[outs[0]] = k
+        for k in range(n_steps):
+            i, rule, first, n_in, outs = s_list[k]
+            if rule[0] != R_UNARY or rule[1] != EW_RELU or n_in != 1:
+                continue
+            e = e_list[first]
+            t = e[2]
+            k2 = step_of.get(t, -1) if t >= 0 else -1
+            if (k2 > k and e[3] == REQ_INPLACE and t_list[t][5] == 1
+                    and s_list[k2][1][0] == R_FC and s_list[k2][3] == 3):
+                masks[k2] = k
     # storage: groups of targets joined by inplace, assigned to slots by size and lifetime
     end = n_steps + 1
     group_of = list(range(n_t))
@@ -881,10 +921,14 @@ cdef Plan _build(list nodes, dict pos, list heads, list head_grads, set targets,
         p.steps[k].n_in = n_in
         p.steps[k].outs = j
         p.steps[k].n_out = len(outs)
+        p.steps[k].masks = masks.get(k, -1)
+        p.steps[k].deferred = False
         for o in outs:
             p.step_outs[j] = -1 if o is None else o
             j += 1
         p.step_extra.append(rule[3])
+    for k in masks.values():
+        p.steps[k].deferred = True
     p.requests = {"null": 0, "write": 0, "inplace": 0, "add": 0}
     for e_i in range(p.n_entries):
         p.requests[REQUEST_NAMES[p.entries[e_i].request]] += 1
@@ -1040,6 +1084,20 @@ cdef int _ew(bint f64, int kind, NDArray out, NDArray g, NDArray a, NDArray b, d
     return 0
 
 
+cdef int _relu_rowsum(bint f64, NDArray out, NDArray g, NDArray a, bint add) except -1:
+    """relu's gradient into ``g`` in place (``a`` the relu's output, of g's shape) and,
+    with ``out``, g's row sums (over the last axis) into ``out``, in one pass."""
+    cdef Py_ssize_t cols = a._shape[len(a._shape) - 1] if len(a._shape) else 1
+    cdef Py_ssize_t rows = a._size() // cols if cols else 0
+    if f64:
+        relu_rowsum_f64(<double*>_ptr(out) if out is not None else NULL, <double*>_ptr(g),
+                        <double*>_ptr(a), rows, cols, add)
+    else:
+        relu_rowsum_f32(<float*>_ptr(out) if out is not None else NULL, <float*>_ptr(g),
+                        <float*>_ptr(a), rows, cols, add)
+    return 0
+
+
 cdef int _rowsum(bint f64, NDArray out, NDArray g, tuple rc, double s, bint add) except -1:
     cdef Py_ssize_t rows = rc[0], cols = rc[1]
     if f64:
@@ -1069,8 +1127,10 @@ cdef int _gemm(bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b, NDAr
     return 0
 
 
-cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
-    """Step ``st``'s C-level rule: each needing input's gradient into its target."""
+cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g, Node relu) except -1:
+    """Step ``st``'s C-level rule: each needing input's gradient into its target.
+    ``relu``: for a FullyConnected step that applies a relu's gradient (``masks``), the
+    relu's node."""
     cdef Py_ssize_t j, t, e
     cdef StepRec* st = &p.steps[step]
     cdef int kind = st.kind
@@ -1081,6 +1141,13 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
     cdef bint ta, tb
     cdef double s = 0
     cdef Py_ssize_t jj
+    cdef NDArray r = None
+    if relu is not None:
+        # the relu's gradient, applied to the out-grad in place; with the bias's gradient
+        # when wanted (below), else alone here
+        r = _saved(relu, True, 0)
+        if p.entries[st.entry + 2].target < 0:
+            _relu_rowsum(f64, None, g, r, False)
     for jj in range(st.n_in):
         # FullyConnected: the bias's row sums first, while the out-grad is still in cache
         # from the rule before (the products that follow read big operands)
@@ -1099,7 +1166,9 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
                 b = _saved(n, False, 0)
             if kind == EW_SCALE or kind == EW_DIV_SCALAR:
                 s = n.attrs["scalar"]
-            if kind != EW_COPY or add or _ptr(dst) != _ptr(g):
+            if st.deferred and not add and _ptr(dst) == _ptr(g):
+                pass            # the FullyConnected step below applies it (masks)
+            elif kind != EW_COPY or add or _ptr(dst) != _ptr(g):
                 _ew(f64, kind, dst, g, a, b, s, add)
         elif st.rule == R_BINARY:
             if extra[j] is not None:
@@ -1130,6 +1199,8 @@ cdef int _run_c(Plan p, Py_ssize_t step, Node n, NDArray g) except -1:
                 _gemm(False, False, m, k, nn, g, _saved(n, False, 1), dst, add)
             elif j == 1:                     # d weight = g.T @ data
                 _gemm(True, False, nn, k, m, g, _saved(n, False, 0), dst, add)
+            elif r is not None:              # the relu's gradient, and d bias
+                _relu_rowsum(f64, dst, g, r, add)
             else:                            # d bias = g summed over rows
                 _rowsum(f64, dst, g, (m, nn), 1.0, add)
         elif st.rule == R_SOFTMAX_CE:
@@ -1284,7 +1355,7 @@ cdef int _run_steps(Plan p, list nodes, list heads, list head_grads,
                     bint retain_graph) except -1:
     cdef Py_ssize_t i, k, t, j
     cdef StepRec* st
-    cdef Node n
+    cdef Node n, relu
     cdef NDArray g, h, buf
     cdef bint any_grad
     cdef int n_run = 0
@@ -1322,20 +1393,27 @@ cdef int _run_steps(Plan p, list nodes, list heads, list head_grads,
         if any_grad:
             if st.rule == R_PY:
                 _run_py(p, st, n)
-            elif hook is None:
-                _run_c(p, k, n, p.cur[p.step_outs[st.outs]])
-            else:               # a C-level rule shows in a profile as MXNet's backward op
-                start = perf_counter_ns()
-                _run_c(p, k, n, p.cur[p.step_outs[st.outs]])
-                hook(f"_backward_{n.op.name}", (<ArrayDesc>n.out_descs[0]).ctx, start,
-                     perf_counter_ns())
+            else:
+                relu = nodes[p.steps[st.masks].node] if st.masks >= 0 else None
+                if hook is None:
+                    _run_c(p, k, n, p.cur[p.step_outs[st.outs]], relu)
+                else:       # a C-level rule shows in a profile as MXNet's backward op
+                    start = perf_counter_ns()
+                    _run_c(p, k, n, p.cur[p.step_outs[st.outs]], relu)
+                    hook(f"_backward_{n.op.name}", (<ArrayDesc>n.out_descs[0]).ctx, start,
+                         perf_counter_ns())
             n_run += 1
         for j in range(st.n_out):         # the out-grads' last reader has run
             t = p.step_outs[st.outs + j]
             if t >= 0 and p.targets[t].slot < 0:
                 p.cur[t] = None
         if not retain_graph:
-            n.release()
+            # a deferred relu's output is read by the FullyConnected's step, which then
+            # releases both
+            if not st.deferred:
+                n.release()
+            if st.masks >= 0:
+                (<Node>nodes[p.steps[st.masks].node]).release()
     return n_run
 
 

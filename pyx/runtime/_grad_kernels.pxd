@@ -31,6 +31,14 @@ cdef void rowsum_f32(float* out, const float* g, Py_ssize_t rows, Py_ssize_t col
 cdef void rowsum_f64(double* out, const double* g, Py_ssize_t rows, Py_ssize_t cols,
                      double s, bint add) noexcept nogil
 
+# relu's gradient in place, g[m, k] *= (a[m, k] > 0) (NaN where a is; a the relu's output),
+# and, unless ``out`` is NULL, out[k] (+)= sum over m of the new g[m, k] in the same pass:
+# the gradient of a relu and the bias of the FullyConnected below it
+cdef void relu_rowsum_f32(float* out, float* g, const float* a, Py_ssize_t rows,
+                          Py_ssize_t cols, bint add) noexcept nogil
+cdef void relu_rowsum_f64(double* out, double* g, const double* a, Py_ssize_t rows,
+                          Py_ssize_t cols, bint add) noexcept nogil
+
 # out[i] (+)= g[0] / d for i < n (the gradient of a full sum, d 1, or mean, d the count)
 cdef void fill_f32(float* out, const float* g, double d, Py_ssize_t n, bint add) noexcept nogil
 cdef void fill_f64(double* out, const double* g, double d, Py_ssize_t n, bint add) noexcept nogil

@@ -213,6 +213,38 @@ cdef void rowsum_f64(double* out, const double* g, Py_ssize_t rows, Py_ssize_t c
     _rowsum[float64_t](out, g, rows, cols, s, add)
 
 
+cdef inline void _relu_rowsum(floating* out, floating* g, const floating* a,
+                              Py_ssize_t rows, Py_ssize_t cols, bint add) noexcept nogil:
+    cdef Py_ssize_t m, k
+    cdef floating* row
+    cdef const floating* arow
+    cdef floating v
+    if out != NULL and not add:
+        for k in range(cols):
+            out[k] = 0
+    for m in range(rows):
+        row = g + m * cols
+        arow = a + m * cols
+        if out == NULL:
+            for k in range(cols):
+                row[k] = row[k] * (arow[k] if arow[k] != arow[k] else <floating>(arow[k] > 0))
+        else:
+            for k in range(cols):
+                v = row[k] * (arow[k] if arow[k] != arow[k] else <floating>(arow[k] > 0))
+                row[k] = v
+                out[k] += v
+
+
+cdef void relu_rowsum_f32(float* out, float* g, const float* a, Py_ssize_t rows,
+                          Py_ssize_t cols, bint add) noexcept nogil:
+    _relu_rowsum[float32_t](out, g, a, rows, cols, add)
+
+
+cdef void relu_rowsum_f64(double* out, double* g, const double* a, Py_ssize_t rows,
+                          Py_ssize_t cols, bint add) noexcept nogil:
+    _relu_rowsum[float64_t](out, g, a, rows, cols, add)
+
+
 cdef inline void _fill(floating* out, const floating* g, double d, Py_ssize_t n,
                        bint add) noexcept nogil:
     cdef Py_ssize_t i

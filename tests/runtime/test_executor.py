@@ -442,3 +442,82 @@ def test_a_head_gradient_handed_through_is_never_taken():
     assert _memory(head) == before and _memory(x.grad) != before
     np.testing.assert_array_equal(head.asnumpy(), np.linspace(1, 2, N).astype(np.float32))
     np.testing.assert_array_equal(x.grad.asnumpy(), head.asnumpy())
+
+
+def _fc_relu_mlp(fusion, spelling="relu", nan=False, bias_req="write", no_bias=False,
+                 reread=False, dtype="float32"):
+    """(plan, gradients) of a backward through FullyConnected + relu twice and a last
+    FullyConnected, weights drawn from one seed, with backward fusion ``fusion``."""
+    _executor.set_backward_fusion(fusion)
+    try:
+        rng = np.random.RandomState(11)
+        x = rng.normal(size=(6, 5))
+        if nan:
+            x[2, 1] = np.nan
+        params = [nd.array(x, dtype=dtype)] + [
+            nd.array(rng.normal(size=s), dtype=dtype)
+            for s in [(4, 5), (4,), (3, 4), (3,), (2, 3), (2,)]]
+        for i, p in enumerate(params):
+            p.attach_grad(grad_req=bias_req if i in (2, 4) else "write")
+        x, w1, b1, w2, b2, w3, b3 = params
+        relu = nd.relu if spelling == "relu" else \
+            (lambda z: nd.Activation(z, act_type="relu"))
+        with autograd.record():
+            z = nd.FullyConnected(x, w1, None if no_bias else b1, num_hidden=4,
+                                  no_bias=no_bias)
+            h = relu(z) + z if reread else relu(z)
+            h = relu(nd.FullyConnected(h, w2, b2, num_hidden=3))
+            y = nd.FullyConnected(h, w3, b3, num_hidden=2)
+        y.backward(nd.array(rng.normal(size=(6, 2)), dtype=dtype))
+        return autograd.last_backward_plan(), [p.grad.asnumpy() for p in params]
+    finally:
+        _executor.set_backward_fusion(True)
+
+
+@pytest.mark.parametrize("spelling", ["relu", "Activation"])
+@pytest.mark.parametrize("case", [{}, {"nan": True}, {"bias_req": "null"},
+                                  {"bias_req": "add"}, {"dtype": "float64"}])
+def test_relu_gradient_applied_in_the_fully_connected_bias_pass_bit_for_bit(spelling,
+                                                                             case):
+    """A relu computed in place whose input is a FullyConnected's output and nothing
+    else's: the FullyConnected's step applies the relu's gradient in the pass that sums
+    its bias's gradient (or alone, where the bias takes none).  Every gradient equals the
+    unfused plan's bit for bit, NaN included, under write, add and null requests."""
+    fused, got = _fc_relu_mlp(True, spelling, **case)
+    plain, want = _fc_relu_mlp(False, spelling, **case)
+    assert (fused.fused_steps, plain.fused_steps) == (2, 0)
+    assert repr(fused) == repr(plain)       # the same entries, requests and slots
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    if case.get("nan"):
+        assert np.isnan(got[1]).any()
+
+
+def test_fused_relu_gradient_equals_numpy():
+    plan, got = _fc_relu_mlp(True, dtype="float64")
+    assert plan.fused_steps == 2
+    rng = np.random.RandomState(11)
+    x = rng.normal(size=(6, 5))
+    w1, b1, w2, b2, w3, b3 = [rng.normal(size=s) for s in
+                              [(4, 5), (4,), (3, 4), (3,), (2, 3), (2,)]]
+    g = rng.normal(size=(6, 2))
+    z1 = x @ w1.T + b1
+    h1 = np.maximum(z1, 0)
+    z2 = h1 @ w2.T + b2
+    h2 = np.maximum(z2, 0)
+    g2 = (g @ w3) * (z2 > 0)
+    g1 = (g2 @ w2) * (z1 > 0)
+    want = [g1 @ w1, g1.T @ x, g1.sum(0), g2.T @ h1, g2.sum(0), g.T @ h2, g.sum(0)]
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", [{"no_bias": True}, {"reread": True}])
+def test_relu_gradient_not_fused_where_the_pattern_does_not_hold(case):
+    # no bias to sum in the same pass (the first layer), or the FullyConnected's output
+    # also read by the add: that layer's relu runs alone, the second layer still fuses
+    fused, got = _fc_relu_mlp(True, **case)
+    plain, want = _fc_relu_mlp(False, **case)
+    assert (fused.fused_steps, plain.fused_steps) == (1, 0)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
