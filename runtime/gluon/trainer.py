@@ -300,8 +300,7 @@ class Trainer:
         array and written since the last step, every state the Trainer's.  False (and
         nothing done) otherwise: :meth:`_update` then takes its full path, which raises or
         skips what it must.  The same result as that path, without gathering, grouping
-        and checking every parameter again (for 6 parameters, 176 Python calls a step
-        instead of 323, the update operators' included)."""
+        and checking every parameter again (docs/kvstore.md, "gluon's Trainer")."""
         generation, opt, aggregate, mp, reqs, entries, calls = self._memo
         if (generation != _parameter._generation or opt is not self._optimizer
                 or aggregate != opt.aggregate_num or mp != opt.multi_precision
