@@ -444,3 +444,67 @@ def test_static_backward_computes_into_the_callers_buffers(monkeypatch, grad_req
     for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
         np.testing.assert_allclose(p.grad().asnumpy(), q.grad().asnumpy(), rtol=1e-5,
                                    atol=1e-6, err_msg=p.name)
+
+
+def _plans_of(net):
+    """The graph plans of a hybridized block's (one) CachedOp."""
+    (entry,) = net._cache.values()
+    return entry[2]._plans
+
+
+@pytest.mark.parametrize("flags", [{}, {"static_alloc": True}, {"static_shape": True},
+                                   {"static_alloc": True, "static_shape": True}])
+def test_every_hybridize_runs_a_plan_and_static_alloc_decides_what_is_kept(flags):
+    """A bare hybridize() (MXNet users' usual call) runs its graph as a plan too, one tape
+    node whose gradient is the plan's backward, with the imperative path's values;
+    static_alloc keeps the plan's buffers between calls, without it they go back to the
+    pool when the call's outputs and tape node die."""
+    rng = np.random.RandomState(12)
+    x = nd.array(rng.normal(size=(6, 8)))
+    y = nd.array(rng.randint(0, 4, 6))
+    net, loss_fn = gluon_mlp(False)
+    ref, _ = gluon_mlp(False)
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        q.set_data(p.data().copy())
+    net.hybridize(**flags)
+    for block in (net, ref):
+        with autograd.record():
+            out = block(x)
+            loss = loss_fn(out, y)
+        loss.backward()
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        np.testing.assert_allclose(p.grad().asnumpy(), q.grad().asnumpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=p.name)
+    pool = allocator.get_pool()
+    before = pool.memory_stats()["allocated_bytes.all.current"]
+    with autograd.record():
+        y1 = net(x)
+    assert "CachedOp" in repr(y1._entry)
+    (plan,) = [p for p in _plans_of(net).values() if p and p.needs is not None]
+    del y1
+    kept = plan.states_kept
+    assert kept == (1 if flags.get("static_alloc") else 0)
+    if not flags.get("static_alloc"):
+        assert pool.memory_stats()["allocated_bytes.all.current"] == before
+
+
+@pytest.mark.parametrize("static_shape", [False, True])
+def test_new_input_shapes_beyond_the_kept_plans(static_shape):
+    """Without static_shape the first 8 signatures get plans and later shapes run op by
+    op (no plan is made and dropped at every call); with it a new shape replaces the
+    oldest plan.  Either way the outputs are the imperative ones."""
+    net, _ = gluon_mlp(False)
+    ref, _ = gluon_mlp(False)
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        q.set_data(p.data().copy())
+    net.hybridize(static_shape=static_shape)
+    for rows in range(1, 12):
+        x = nd.array(np.random.RandomState(rows).normal(size=(rows, 8)))
+        np.testing.assert_allclose(net(x).asnumpy(), ref(x).asnumpy(), rtol=1e-5,
+                                   atol=1e-6)
+    if static_shape:                 # a graph per shape, each with its plan
+        assert len(net._cache) == 11 and all(len(e[2]._plans) == 1
+                                             for e in net._cache.values())
+    else:
+        shapes = [key[3][0] for key in _plans_of(net)]
+        assert shapes == [(rows, 8) for rows in range(1, 9)]
