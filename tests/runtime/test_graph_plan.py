@@ -274,14 +274,21 @@ def gluon_mlp(hybrid):
     return net, loss
 
 
+def gluon_mlp_pair(hybrid):
+    """(net, loss, ref, ref_loss): ``gluon_mlp(hybrid)`` and a not hybridized twin with
+    the same parameter values."""
+    net, loss = gluon_mlp(hybrid)
+    ref, ref_loss = gluon_mlp(False)
+    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
+        q.set_data(p.data().copy())
+    return net, loss, ref, ref_loss
+
+
 def test_hybridized_training_step_makes_no_pool_call_and_equals_imperative():
     rng = np.random.RandomState(5)
     x = nd.array(rng.normal(size=(6, 8)))
     y = nd.array(rng.randint(0, 4, 6))
-    net, loss_fn = gluon_mlp(True)
-    ref, ref_loss = gluon_mlp(False)
-    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
-        q.set_data(p.data().copy())
+    net, loss_fn, ref, ref_loss = gluon_mlp_pair(True)
     trainers = [Trainer(n.collect_params(), "sgd", {"learning_rate": 0.5})
                 for n in (net, ref)]
     calls = []
@@ -321,10 +328,7 @@ def test_held_outputs_are_never_overwritten():
 def test_two_recorded_calls_before_one_backward():
     rng = np.random.RandomState(6)
     x1, x2 = nd.array(rng.normal(size=(2, 8))), nd.array(rng.normal(size=(2, 8)))
-    net, _ = gluon_mlp(True)
-    ref, _ = gluon_mlp(False)
-    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
-        q.set_data(p.data().copy())
+    net, _, ref, _ = gluon_mlp_pair(True)
     for block in (net, ref):
         with autograd.record():
             out = (block(x1) * block(x2)).sum()
@@ -395,10 +399,7 @@ def test_static_cnn_with_batchnorm_equals_imperative():
 
 
 def test_outputs_held_beyond_the_kept_states_stay_right():
-    net, _ = gluon_mlp(True)
-    ref, _ = gluon_mlp(False)
-    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
-        q.set_data(p.data().copy())
+    net, _, ref, _ = gluon_mlp_pair(True)
     xs = [nd.full((2, 8), float(i)) for i in range(6)]
     held = [net(x) for x in xs]            # six calls in flight, four states kept
     for x, y in zip(xs, held):
@@ -462,10 +463,7 @@ def test_every_hybridize_runs_a_plan_and_static_alloc_decides_what_is_kept(flags
     rng = np.random.RandomState(12)
     x = nd.array(rng.normal(size=(6, 8)))
     y = nd.array(rng.randint(0, 4, 6))
-    net, loss_fn = gluon_mlp(False)
-    ref, _ = gluon_mlp(False)
-    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
-        q.set_data(p.data().copy())
+    net, loss_fn, ref, _ = gluon_mlp_pair(False)
     net.hybridize(**flags)
     for block in (net, ref):
         with autograd.record():
@@ -493,10 +491,7 @@ def test_new_input_shapes_beyond_the_kept_plans(static_shape):
     """Without static_shape the first 8 signatures get plans and later shapes run op by
     op (no plan is made and dropped at every call); with it a new shape replaces the
     oldest plan.  Either way the outputs are the imperative ones."""
-    net, _ = gluon_mlp(False)
-    ref, _ = gluon_mlp(False)
-    for p, q in zip(net.collect_params().values(), ref.collect_params().values()):
-        q.set_data(p.data().copy())
+    net, _, ref, _ = gluon_mlp_pair(False)
     net.hybridize(static_shape=static_shape)
     for rows in range(1, 12):
         x = nd.array(np.random.RandomState(rows).normal(size=(rows, 8)))
