@@ -52,8 +52,7 @@ class GraphPlan:
     ready: bool
     def __init__(self, steps: list[tuple[Any, dict[str, Any], tuple[int, ...], int]],
                  n_vars: int, heads: list[int], needs: tuple[bool, ...] | None,
-                 train: bool, keep_states: bool = ...) -> None: ...
-    keep_states: bool
+                 train: bool) -> None: ...
     @property
     def slots(self) -> int: ...
     @property

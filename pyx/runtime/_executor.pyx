@@ -1882,7 +1882,6 @@ cdef class GraphPlan:
     cdef list heads
     cdef readonly tuple needs
     cdef readonly bint train
-    cdef readonly bint keep_states   # keep up to MAX_GRAPH_STATES states between calls
     cdef list producer               # per value: (step, output) or (-1, input)
     cdef list first                  # per step: the value id of its first output
     cdef list descs                  # per value: ArrayDesc
@@ -1902,14 +1901,12 @@ cdef class GraphPlan:
     cdef readonly bint ready
     cdef object __weakref__
 
-    def __init__(self, list steps, Py_ssize_t n_vars, list heads, needs, bint train,
-                 bint keep_states=True):
+    def __init__(self, list steps, Py_ssize_t n_vars, list heads, needs, bint train):
         self.steps = steps
         self.n_vars = n_vars
         self.heads = heads
         self.needs = None if needs is None or not any(needs) else tuple(needs)
         self.train = train
-        self.keep_states = keep_states
         self.states = []
         self.producer = [(-1, v) for v in range(n_vars)]
         self.first = []
@@ -2256,7 +2253,7 @@ cdef class GraphPlan:
             if st.holders() == st.base:
                 return st
         st = self._new_state()
-        if self.keep_states and len(self.states) < MAX_GRAPH_STATES:
+        if len(self.states) < MAX_GRAPH_STATES:
             self.states.append(st)
             st.base = st.holders()
         else:                        # every kept state is held: this call's is not kept

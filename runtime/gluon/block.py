@@ -503,10 +503,10 @@ class HybridBlock(Block):
             self._cache.clear()
 
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
-        """Run this block (and its HybridBlock children) as cached graphs, each call a
-        plan of forward and backward (``runtime.nd.CachedOp``): ``static_alloc`` keeps
-        the plans' buffers between calls, ``static_shape`` re-plans for a new input shape
-        in place of the oldest plan (see docs/graph.md)."""
+        """Run this block (and its HybridBlock children) as cached graphs.  With
+        ``static_alloc`` and ``static_shape`` both true each graph runs as a static plan,
+        forward and backward with their memory planned once and kept (see
+        ``runtime.nd.CachedOp`` and docs/graph.md)."""
         self._active = bool(active)
         self._flags = {"static_alloc": bool(static_alloc),
                        "static_shape": bool(static_shape)}

@@ -3,21 +3,16 @@ operator; :class:`Program`, the op-by-op forward walk, and :func:`graph_steps`, 
 graph as the steps of a ``runtime._executor.GraphPlan``, both shared with
 ``runtime.executor``.
 
-A CachedOp runs its graph as a ``GraphPlan`` per input signature and recording mode:
-forward and backward one plan, their memory assigned once by lifetime (see
-docs/graph.md).  Called while ``autograd.record()`` is on, it puts ONE node on the
-caller's tape (through ``runtime._tape.record_call``) whose gradient is the plan's
-backward for that call's state.  MXNet's flags say what is kept: with ``static_alloc``
-the plan keeps its buffers between calls (a call in the steady state makes no pool call);
-without it every call takes its buffers from the pool and they go back when its outputs
-and tape node die.  With ``static_shape`` a new input shape replaces the oldest of the
-``MAX_PLANS`` plans; without it the first ``MAX_PLANS`` signatures get plans and the
-others run op by op (inputs whose shapes keep changing would otherwise re-plan at every
-call).  For a graph the plan cannot take (sparse or device values, custom operators),
-the walk calls each node's registry operator through the invoker in topological order
-and lets each intermediate go after its last consumer; recording, the call records that
-walk on a tape of its own, whose variables are aliases of the inputs, and the node's
-gradient is ``autograd.grad`` over that inner recording.
+Under ``static_alloc`` and ``static_shape`` (MXNet's flags), a CachedOp runs its graph
+as a ``GraphPlan`` per input signature and recording mode: forward and backward one plan,
+their memory assigned once by lifetime and kept between calls (see docs/graph.md).
+Called while ``autograd.record()`` is on, it puts ONE node on the caller's tape (through
+``runtime._tape.record_call``) whose gradient is the plan's backward for that call's
+state.  Without those flags, or for a graph the plan cannot take (sparse or device
+values, custom operators), the walk calls each node's registry operator through the
+invoker in topological order and lets each intermediate go after its last consumer;
+recording, the call records that walk on a tape of its own, whose variables are aliases
+of the inputs, and the node's gradient is ``autograd.grad`` over that inner recording.
 """
 
 from runtime import autograd
@@ -174,9 +169,9 @@ class CachedOp:
 
     ``op(*arrays)`` takes one NDArray per ``sym.list_inputs()`` entry (arguments and
     auxiliary states, in graph order) and returns the output (a list when the symbol has
-    several).  ``flags`` as MXNet's: ``static_alloc`` keeps the plan's buffers between
-    calls, ``static_shape`` lets a new input shape replace the oldest plan (see the
-    module docstring); the others are accepted and change nothing.
+    several).  ``flags`` as MXNet's: with ``static_alloc`` and ``static_shape`` both
+    true the graph runs as a static plan (see the module docstring); the others are
+    accepted and change nothing.
     """
 
     def __init__(self, sym, flags=()):
@@ -196,9 +191,9 @@ class CachedOp:
         self._differentiable = [id(n) not in written for n in self._vars]
         self._dummies = {}
         self._name = f"CachedOp({sym.name or 'group'})"
-        self._steps = graph_steps(nodes, sym._outputs)
-        self._keep = bool(self.flags.get("static_alloc"))
-        self._evict = bool(self.flags.get("static_shape"))
+        self._steps = None
+        if self.flags.get("static_alloc") and self.flags.get("static_shape"):
+            self._steps = graph_steps(nodes, sym._outputs)
         self._plans = {}
 
     def __call__(self, *args, out=None, default_ctx=None):
@@ -228,9 +223,8 @@ class CachedOp:
         return outs
 
     def _planned(self, args, on_tape):
-        """The outputs of the call run by its plan (None: the graph cannot be planned, or
-        no plan is kept for this signature); recording, one tape node whose gradient is
-        the plan's backward."""
+        """The outputs of the call run by its static plan (None: the graph cannot be
+        planned); recording, one tape node whose gradient is the plan's backward."""
         needs = tuple(a._entry is not None and d
                       for a, d in zip(args, self._differentiable)) if on_tape else None
         train = autograd.is_training()
@@ -239,14 +233,12 @@ class CachedOp:
         key = (needs, train, ctx) + tuple([(a.shape, a.dtype, a.stype) for a in args])
         plan = self._plans.get(key)
         if plan is None:
-            if len(self._plans) >= MAX_PLANS:
-                if not self._evict:
-                    return None
-                self._plans.pop(next(iter(self._plans)))
             steps, variables, heads = self._steps
-            plan = GraphPlan(steps, len(variables), heads, needs, train, self._keep)
+            plan = GraphPlan(steps, len(variables), heads, needs, train)
             if not plan.prepare(list(args)):
                 plan = False
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.pop(next(iter(self._plans)))
             self._plans[key] = plan
         if plan is False:
             return None
