@@ -108,7 +108,7 @@ def test_normalize_rejects_a_wrong_number_of_channels():
     with pytest.raises(ValueError, match="mean must hold 1 or 3 values for 3 channels"):
         T.Normalize((0.1, 0.2))(T.ToTensor()(nd.array(IMG, dtype=np.uint8)))
     with pytest.raises(TypeError, match="apply ToTensor first"):
-        T.Normalize(0.5)(nd.array(IMG, dtype=np.uint8))
+        T.Normalize(0.5)(nd.array(IMG.transpose(2, 0, 1), dtype=np.uint8))
 
 
 @needs_pillow
