@@ -1,5 +1,7 @@
 """Image operators (MXNet's ``mx.nd.image``): the registry operators ``_image_<name>``
-(runtime.ops.image documents them) under MXNet's short names."""
+(runtime.ops.image documents them) under MXNet's short names.  MXNet's other image
+operators (``resize``, ``crop``, the ``random_*`` ones, ``adjust_lighting``) are not
+operators in ndrt: Gluon's transforms and ``mx.image`` do that work on the host."""
 
 from runtime.nd._ops import prefixed
 

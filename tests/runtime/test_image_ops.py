@@ -103,3 +103,9 @@ def test_resize_refuses_sizes_as_mxnet_errors(size):
     with pytest.raises(MXNetError, match=r"^Resize: size must be an int > 0 or \(width, "
                                          r"height\), two ints > 0 \(got "):
         T.Resize(size, keep_ratio=True)
+
+
+def test_the_image_namespaces_hold_the_four_operators():
+    names = {"to_tensor", "normalize", "flip_left_right", "flip_top_bottom"}
+    assert set(nd.image.__all__) == names
+    assert {n for n in vars(mx.sym.image) if not n.startswith("_")} == names
