@@ -98,6 +98,11 @@ class Initializer:
     def _init_weight(self, name, arr):
         raise NotImplementedError(f"{type(self).__name__}: no rule to initialise {name!r}")
 
+    def dumps(self):
+        """The JSON ``[name, kwargs]`` of this initialiser (MXNet's ``dumps``), the form a
+        variable's ``__init__`` attribute keeps and :func:`create` reads back."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs()])
+
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items())
         return f"{type(self).__name__}({args})"

@@ -204,3 +204,10 @@ def test_register_makes_a_custom_initializer_known_by_name():
     assert isinstance(init.create('["HalfOnes", {}]'), HalfOnes)
     with pytest.raises(TypeError, match=r"^register: klass must be a subclass of Initializer"):
         init.register(int)
+
+
+def test_dumps_gives_the_json_that_create_reads():
+    for given in (init.Xavier("gaussian", "out", 2.0), init.MSRAPrelu(slope=0.1),
+                  init.Orthogonal(0.5, "normal"), init.Bilinear(), init.Constant(-1.5)):
+        assert init.create(given.dumps()) == given
+    assert init.Uniform(0.2).dumps() == '["uniform", {"scale": 0.2}]'
