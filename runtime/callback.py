@@ -1,7 +1,9 @@
-"""Callbacks of ``Module.fit`` (MXNet's ``mx.callback``): ``Speedometer`` and
-``log_train_metric`` (batch end), ``do_checkpoint`` (epoch end)."""
+"""Callbacks of ``Module.fit`` (MXNet's ``mx.callback``): ``Speedometer``,
+``ProgressBar`` and ``log_train_metric`` (batch end), ``do_checkpoint`` and
+``module_checkpoint`` (epoch end), ``LogValidationMetricsCallback`` (``eval_end``)."""
 
 import logging
+import math
 import time
 
 from runtime import model
@@ -15,6 +17,18 @@ def do_checkpoint(prefix, period=1):
     def _callback(iter_no, sym, arg, aux):
         if (iter_no + 1) % period == 0:
             model.save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
+    return _callback
+
+
+def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
+    """An epoch-end callback calling ``mod.save_checkpoint(prefix, epoch + 1,
+    save_optimizer_states)`` every ``period`` epochs (with the optimizer's states in
+    ``prefix-%04d.states`` when asked), as MXNet's."""
+    period = int(max(1, period))
+
+    def _callback(iter_no, sym=None, arg=None, aux=None):
+        if (iter_no + 1) % period == 0:
+            mod.save_checkpoint(prefix, iter_no + 1, save_optimizer_states)
     return _callback
 
 
@@ -76,4 +90,36 @@ class Speedometer:
             self.tic = time.time()
 
 
-__all__ = ["Speedometer", "do_checkpoint", "log_train_metric"]
+class ProgressBar:
+    """A batch-end callback logging a bar of ``length`` characters that fills as the
+    batch count ``nbatch`` approaches ``total`` (MXNet's line: ``[====---] 42%``)."""
+
+    def __init__(self, total, length=80):
+        if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+            raise ValueError(f"ProgressBar: total must be an int >= 1 (got {total!r})")
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise ValueError(f"ProgressBar: length must be an int >= 1 (got {length!r})")
+        self.total = total
+        self.bar_len = length
+
+    def __call__(self, param):
+        count = param.nbatch
+        filled = int(round(self.bar_len * count / float(self.total)))
+        percents = math.ceil(100.0 * count / float(self.total))
+        logging.info("[%s] %s%s\r", "=" * filled + "-" * (self.bar_len - filled), percents,
+                     "%")
+
+
+class LogValidationMetricsCallback:
+    """An ``eval_end`` callback logging each validation metric at the end of an epoch
+    (``Epoch[3] Validation-accuracy=0.910000``); nothing without a metric."""
+
+    def __call__(self, param):
+        if not param.eval_metric:
+            return
+        for name, value in param.eval_metric.get_name_value():
+            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
+
+
+__all__ = ["Speedometer", "ProgressBar", "LogValidationMetricsCallback", "do_checkpoint",
+           "module_checkpoint", "log_train_metric"]

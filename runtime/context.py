@@ -169,3 +169,12 @@ def set_current_context(ctx):
 def num_gpus():
     """Number of CUDA devices visible (0 without a driver)."""
     return _cuda.device_count()
+
+
+def saved_context(device_type, device_id):
+    """The context that an array saved on ``device_type``/``device_id`` loads onto: that
+    one, except that a GPU array loads onto ``cpu(0)`` on a machine without GPUs (MXNet's
+    ``NDArray::Load`` rule), so that checkpoints written on a GPU load anywhere."""
+    if device_type == "gpu" and num_gpus() == 0:
+        return Context("cpu", 0)
+    return Context(device_type, device_id)

@@ -21,6 +21,7 @@ from runtime.io._ndarray_iter import DataBatch, DataDesc, DataIter
 
 __all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",
            "fixed_crop", "center_crop", "random_crop", "random_size_crop", "color_normalize",
+           "copyMakeBorder",
            "imrotate", "random_rotate", "ImageIter"]
 
 INTERPOLATIONS = (0, 1, 2, 3, 4)
@@ -284,6 +285,56 @@ def random_size_crop(src, size, area, ratio, interp=2):
             return fixed_crop(img, x0, y0, new_w, new_h, (w, h), interp), (x0, y0, new_w,
                                                                              new_h)
     return center_crop(img, (w, h), interp)
+
+
+# OpenCV's border types (cv::BorderTypes) and NumPy's pad modes that do the same
+_BORDERS = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
+
+
+def _pad_width(who, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{who}: {name} must be an int >= 0 (got {value!r})")
+    return int(value)
+
+
+def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out=None):  # noqa: N802,A002
+    """``src`` (HxWxC) with ``top``/``bot`` rows and ``left``/``right`` columns added
+    around it (MXNet's ``mx.image.copyMakeBorder``, OpenCV's ``copyMakeBorder``).
+
+    ``type``: 0 constant (``value``, or one value per channel in ``values``), 1 replicate
+    the edge, 2 reflect (``fedcba|abcdefgh|hgfedcb``), 3 wrap around, 4 reflect without
+    repeating the edge (``gfedcb|abcdefgh|gfedcba``).  Returns an NDArray of ``src``'s
+    dtype (into ``out`` when given)."""
+    who = "copyMakeBorder"
+    img = _as_hwc(who, src)
+    widths = [_pad_width(who, n, v) for n, v in
+              (("top", top), ("bot", bot), ("left", left), ("right", right))]
+    if type not in _BORDERS:
+        raise ValueError(f"{who}: type must be one of {sorted(_BORDERS)} (0 constant, 1 "
+                         f"replicate, 2 reflect, 3 wrap, 4 reflect_101) (got {type!r})")
+    pad = ((widths[0], widths[1]), (widths[2], widths[3]), (0, 0))
+    mode = _BORDERS[type]
+    if mode != "constant":
+        if any(widths) and 0 in img.shape[:2]:
+            raise ValueError(f"{who}: a border of type {type} needs a non-empty image (got "
+                             f"shape {img.shape})")
+        res = np.pad(img, pad, mode=mode)
+    else:
+        fill = np.asarray(values if len(values) else [value], np.float64).reshape(-1)
+        if fill.size not in (1, img.shape[2]):
+            raise ValueError(f"{who}: values must hold one value per channel ({img.shape[2]}) "
+                             f"(got {len(values)})")
+        res = np.empty((img.shape[0] + widths[0] + widths[1],
+                        img.shape[1] + widths[2] + widths[3], img.shape[2]), img.dtype)
+        if img.dtype.kind in "iu":      # OpenCV's saturate_cast: round, then clip
+            info = np.iinfo(img.dtype)
+            fill = np.clip(np.rint(fill), info.min, info.max)
+        res[...] = fill.astype(img.dtype)
+        res[widths[0]:widths[0] + img.shape[0], widths[2]:widths[2] + img.shape[1]] = img
+    if out is not None:
+        out[:] = res
+        return out
+    return nd.array(res, dtype=res.dtype)
 
 
 def color_normalize(src, mean, std=None):

@@ -1,5 +1,7 @@
-"""Initialisers (MXNet's ``mx.init``): ``Uniform``, ``Normal``, ``Xavier``, ``Zero``,
-``One``, ``Constant``, ``LSTMBias``, and :func:`create` (an initialiser from a name or an instance).
+"""Initialisers (MXNet's ``mx.init``): ``Uniform``, ``Normal``, ``Xavier``, ``MSRAPrelu``,
+``Orthogonal``, ``Bilinear``, ``Zero``, ``One``, ``Constant``, ``LSTMBias``, ``Mixed``
+(by name pattern), ``Load`` (from saved arrays), :func:`register` and :func:`create`
+(an initialiser from a name or an instance).
 
 An initialiser is called with a parameter's name and its array, ``init(name, arr)``, and
 writes the array in place.  As in MXNet, a global initialiser (the one passed to
@@ -17,11 +19,14 @@ array (a VGG classifier weight, 4096 x 25088, would need 800 MB more).
 """
 
 import json
+import logging
 import math
+import re
 
 import numpy as np
 
 from runtime import _rng as _random
+from runtime import nd
 from runtime._ndarray import zeros
 
 _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
@@ -92,6 +97,11 @@ class Initializer:
 
     def _init_weight(self, name, arr):
         raise NotImplementedError(f"{type(self).__name__}: no rule to initialise {name!r}")
+
+    def dumps(self):
+        """The JSON ``[name, kwargs]`` of this initialiser (MXNet's ``dumps``), the form a
+        variable's ``__init__`` attribute keeps and :func:`create` reads back."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs()])
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items())
@@ -239,12 +249,161 @@ class LSTMBias(Initializer):
         return {"forget_bias": self.forget_bias}
 
 
+class MSRAPrelu(Xavier):
+    """He et al.'s rule for rectifier networks (MXNet's ``MSRAPrelu``): :class:`Xavier`
+    with normal values and ``magnitude = 2 / (1 + slope**2)``, ``slope`` being the
+    negative slope of the PReLU (leaky) units that follow."""
+
+    def __init__(self, factor_type="avg", slope=0.25):
+        self.slope = _number("MSRAPrelu", "slope", slope)
+        super().__init__("gaussian", factor_type, 2.0 / (1.0 + self.slope ** 2))
+
+    def _kwargs(self):
+        return {"factor_type": self.factor_type, "slope": self.slope}
+
+
+class Orthogonal(Initializer):
+    """An orthogonal matrix times ``scale`` (MXNet's ``Orthogonal``, Saxe et al.): the
+    array, seen as ``shape[0]`` rows of ``prod(shape[1:])`` values, is the orthonormal
+    factor of the SVD of a matrix of that shape drawn uniformly in [-1, 1]
+    (``rand_type='uniform'``) or from N(0, 1) (``'normal'``): its rows are orthonormal
+    when there are no more rows than columns, else its columns are."""
+
+    def __init__(self, scale=1.414, rand_type="uniform"):
+        if rand_type not in ("uniform", "normal"):
+            raise ValueError(f"Orthogonal: rand_type must be 'uniform' or 'normal' (got "
+                             f"{rand_type!r})")
+        self.scale = _number("Orthogonal", "scale", scale)
+        self.rand_type = rand_type
+
+    def _init_weight(self, name, arr):
+        if arr.ndim < 2:
+            raise ValueError(f"Orthogonal: the array must have at least 2 dimensions to "
+                             f"initialise {str(name)!r} (got shape {arr.shape!r})")
+        nout, nin = arr.shape[0], math.prod(arr.shape[1:])
+        if nout * nin == 0:
+            return
+        rng = _random.generator()
+        tmp = (rng.uniform(-1.0, 1.0, (nout, nin)) if self.rand_type == "uniform"
+               else rng.normal(0.0, 1.0, (nout, nin)))
+        u, _, v = np.linalg.svd(tmp, full_matrices=False)
+        res = u if u.shape == tmp.shape else v
+        _write(arr, self.scale * res.reshape(arr.shape))
+
+    def _kwargs(self):
+        return {"scale": self.scale, "rand_type": self.rand_type}
+
+
+class Bilinear(Initializer):
+    """The kernel of bilinear upsampling (MXNet's ``Bilinear``), for a Deconvolution
+    weight of shape (C_out, C_in, kh, kw): with ``f = ceil(kw / 2)`` and
+    ``c = (2f - 1 - f % 2) / (2f)``, the value at row ``y`` and column ``x`` of every
+    kernel is ``(1 - |x / f - c|) * (1 - |y / f - c|)``."""
+
+    def _init_weight(self, name, arr):
+        if arr.ndim != 4:
+            raise ValueError(f"Bilinear: the array must be 4-D (C_out, C_in, kh, kw) to "
+                             f"initialise {str(name)!r} (got shape {arr.shape!r})")
+        kh, kw = arr.shape[2], arr.shape[3]
+        if kw == 0:
+            return
+        f = math.ceil(kw / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        x = 1 - np.abs(np.arange(kw) / f - c)
+        y = 1 - np.abs(np.arange(kh) / f - c)
+        _write(arr, np.broadcast_to(np.outer(y, x).astype(np.float32), arr.shape))
+
+
+class Mixed:
+    """The first initialiser whose pattern matches a parameter's name fills it (MXNet's
+    ``Mixed``): ``patterns`` are regular expressions matched at the start of the name
+    (``re.match``), ``initializers`` the initialisers, one per pattern.  A name that no
+    pattern matches is a ValueError (end with ``'.*'`` for a default)."""
+
+    def __init__(self, patterns, initializers):
+        patterns, initializers = list(patterns), list(initializers)
+        if len(patterns) != len(initializers):
+            raise ValueError(f"Mixed: patterns and initializers must have one length (got "
+                             f"{len(patterns)} and {len(initializers)})")
+        self.map = [(re.compile(p), create(i, f"Mixed: the initializer of {p!r}"))
+                    for p, i in zip(patterns, initializers)]
+
+    def __call__(self, name, arr, own=False):
+        for prog, init in self.map:
+            if prog.match(str(name)):
+                init(name, arr, own)
+                return
+        raise ValueError(f"Mixed: parameter {str(name)!r} must match one of the patterns "
+                         f"{[p.pattern for p, _ in self.map]} (add '.*' with a default "
+                         "initializer)")
+
+    def __repr__(self):
+        return f"Mixed({[p.pattern for p, _ in self.map]!r}, {[i for _, i in self.map]!r})"
+
+
+class Load:
+    """Parameters filled from saved arrays (MXNet's ``Load``): ``param`` is a dict of
+    name -> NDArray or the name of a file that ``nd.load`` reads (MXNet's ``arg:`` and
+    ``aux:`` prefixes are dropped).  A parameter missing from it is filled by
+    ``default_init``; without one that is a ValueError, as is a saved array of another
+    shape."""
+
+    def __init__(self, param, default_init=None, verbose=False):
+        if isinstance(param, str):
+            param = nd.load(param)
+        if not isinstance(param, dict):
+            raise TypeError(f"Load: param must be a dict of arrays or a file holding one "
+                            f"(got {type(param).__name__})")
+        self.param = {}
+        for name, arr in param.items():
+            if name.startswith(("arg:", "aux:")):
+                name = name[4:]
+            self.param[name] = arr
+        self.default_init = None if default_init is None else create(
+            default_init, "Load: default_init")
+        self.verbose = verbose
+
+    def __call__(self, name, arr, own=False):
+        key = str(name)
+        if key in self.param:
+            saved = self.param[key]
+            if tuple(saved.shape) != tuple(arr.shape):
+                raise ValueError(f"Load: the saved {key!r} must have the parameter's shape "
+                                 f"{tuple(arr.shape)!r} (got {tuple(saved.shape)!r})")
+            arr[:] = saved
+            if self.verbose:
+                logging.info("Initialized %s by loading", key)
+        elif self.default_init is None:
+            raise ValueError(f"Load: cannot initialise {key!r}: it is not among the loaded "
+                             "parameters and no default_init is given")
+        else:
+            self.default_init(name, arr, own)
+            if self.verbose:
+                logging.info("Initialized %s by default", key)
+
+    def __repr__(self):
+        return f"Load({sorted(self.param)!r}, default_init={self.default_init!r})"
+
+
 _NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Uniform,
-          "normal": Normal, "xavier": Xavier}
+          "normal": Normal, "xavier": Xavier, "msraprelu": MSRAPrelu,
+          "orthogonal": Orthogonal, "bilinear": Bilinear}
 
 
 _CLASSES = {"zero": Zero, "one": One, "constant": Constant, "uniform": Uniform,
-            "normal": Normal, "xavier": Xavier, "lstmbias": LSTMBias}
+            "normal": Normal, "xavier": Xavier, "lstmbias": LSTMBias,
+            "msraprelu": MSRAPrelu, "orthogonal": Orthogonal, "bilinear": Bilinear}
+
+
+def register(klass):
+    """Class decorator (MXNet's ``mx.init.register``): ``create`` and the ``__init__``
+    attributes of variables then know the Initializer subclass ``klass`` by its name in
+    lower case.  Returns ``klass``."""
+    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
+        raise TypeError(f"register: klass must be a subclass of Initializer (got {klass!r})")
+    _NAMES[klass.__name__.lower()] = klass
+    _CLASSES[klass.__name__.lower()] = klass
+    return klass
 
 
 def _from_json(init, what):
@@ -260,9 +419,10 @@ def _from_json(init, what):
 
 def create(init, what="init"):
     """An initialiser from ``init``: an :class:`Initializer` as it is, MXNet's name of
-    one ('zeros', 'ones', 'uniform', 'normal', 'xavier'; case-insensitive), or the JSON
+    one ('zeros', 'ones', 'uniform', 'normal', 'xavier', 'msraprelu', 'orthogonal',
+    'bilinear' or a :func:`register`-ed class; case-insensitive), or the JSON
     ``[name, kwargs]`` string that MXNet keeps in a variable's ``__init__`` attribute."""
-    if isinstance(init, Initializer):
+    if isinstance(init, (Initializer, Mixed, Load)):
         return init
     if isinstance(init, str) and init.lower() in _NAMES:
         return _NAMES[init.lower()]()
@@ -272,5 +432,6 @@ def create(init, what="init"):
                      f"{init!r})")
 
 
-__all__ = ["Initializer", "InitDesc", "Uniform", "Normal", "Xavier", "Constant", "Zero",
-           "One", "LSTMBias", "create"]
+__all__ = ["Initializer", "InitDesc", "Uniform", "Normal", "Xavier", "MSRAPrelu",
+           "Orthogonal", "Bilinear", "Constant", "Zero", "One", "LSTMBias", "Mixed", "Load",
+           "register", "create"]

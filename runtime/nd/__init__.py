@@ -4,8 +4,8 @@ Creation: :func:`array`, :func:`zeros`, :func:`ones`, :func:`empty`, :func:`full
 :func:`arange`, :func:`eye`, :func:`linspace`, :func:`zeros_like`, :func:`ones_like`;
 the fused recurrent layers :func:`RNN` (MXNet's ``RNN`` operator, made of registry operators);
 interop: :func:`from_dlpack`; files: :func:`save`, :func:`load`, :func:`load_frombuffer`; submodules
-:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random`, :mod:`runtime.nd.linalg` and :mod:`runtime.nd.contrib`
-(control flow and MXNet's contrib operators).
+:mod:`runtime.nd.sparse`, :mod:`runtime.nd.random`, :mod:`runtime.nd.linalg`, :mod:`runtime.nd.image`
+(MXNet's image operators) and :mod:`runtime.nd.contrib` (control flow and MXNet's contrib operators).
 """
 
 import ctypes as _ctypes
@@ -262,7 +262,7 @@ def waitall():
 
 
 import runtime.ops  # noqa: E402  (registers the operators)
-from runtime.nd import _ops, contrib, linalg  # noqa: E402
+from runtime.nd import _ops, contrib, image, linalg  # noqa: E402
 from runtime.nd._rnn import RNN  # noqa: E402
 
 _ops.install(globals())
@@ -385,4 +385,4 @@ def _method(name):
 __all__ = ["NDArray", "CSRNDArray", "RowSparseNDArray", "array", "zeros", "ones", "empty",
            "full", "arange", "eye", "linspace", "zeros_like", "ones_like", "from_dlpack",
            "save", "load", "load_frombuffer", "waitall", "concatenate", "onehot_encode", "random", "sparse", "linalg",
-           "contrib", "CachedOp", "Custom"]
+           "image", "contrib", "CachedOp", "Custom"]

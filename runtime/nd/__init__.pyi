@@ -7,6 +7,7 @@ from runtime._ndarray import NDArray as NDArray
 from runtime._ndarray import RowSparseNDArray as RowSparseNDArray
 from runtime.context import Context as Context
 from runtime.nd import contrib as contrib
+from runtime.nd import image as image
 from runtime.nd import linalg as linalg
 from runtime.nd import ndarray as ndarray
 from runtime.nd import random as random

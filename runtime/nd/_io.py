@@ -48,7 +48,7 @@ from numpy.lib import format as npformat
 from allocator import OutOfMemoryError
 from runtime._ndarray import DTYPES, STYPES, NDArray, as_ctx, from_numpy, shape_size, storage_host
 from runtime._storage import PARTS, check_array, from_parts
-from runtime.context import Context
+from runtime.context import saved_context
 from runtime.errors import MXNetValueError
 from runtime.nd import _mxnet_format
 
@@ -179,7 +179,9 @@ def load(fname, ctx=None):
     ----------
     fname : str or path
     ctx : Context, optional
-        Put every array there instead of the context kind it was saved from.
+        Put every array there instead of the context kind it was saved from (without
+        ``ctx``, an array saved from a GPU loads onto ``cpu(0)`` on a machine without
+        GPUs, as in MXNet).
 
     Raises
     ------
@@ -486,7 +488,7 @@ def _load(zf, ctx, budget):
                            f"(got one that {owner[p]} uses)")
             owner[p] = f"array {i}"
         try:
-            where = ctx if ctx is not None else Context(device_type, device_id)
+            where = ctx if ctx is not None else saved_context(device_type, device_id)
         except ValueError as err:
             raise _Bad(f"array {i}: {err}") from None
         d = np.dtype(dtype)

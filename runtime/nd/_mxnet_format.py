@@ -31,7 +31,7 @@ import numpy as np
 
 from runtime._ndarray import DTYPES, shape_size, storage_host
 from runtime._storage import check_array
-from runtime.context import Context
+from runtime.context import saved_context
 
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -170,7 +170,7 @@ def _read_array(r, i, ctx, spend):
         d, shape = check_array(where, stype, dtype.name, shape, parts)
     except (TypeError, ValueError) as err:
         raise Bad(str(err)) from None
-    place = ctx if ctx is not None else Context(_DEVICES[dev_type], dev_id)
+    place = ctx if ctx is not None else saved_context(_DEVICES[dev_type], dev_id)
     return stype, shape, d, place, parts
 
 

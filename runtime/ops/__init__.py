@@ -6,7 +6,7 @@ to the ops, their ufuncs and scalar forms."""
 from runtime.ops import (  # noqa: F401  (registration)
     elemwise, reduce, shape, dot, linalg, nn, sparse, index, sort, optimizer_op, loss, conv,
     norm, activation, sequence, output, contrib, vision, ctc, bounding_box, correlation, rnn,
-    amp)
+    amp, image)
 from runtime.ops.registry import OPS, Attr, Op, get, register
 
 __all__ = ["OPS", "Op", "Attr", "get", "register"]

@@ -4,8 +4,9 @@
 :func:`load_json`, :func:`zeros`, :func:`ones`, :func:`full`, :func:`arange`, and a
 function for every registry operator, made from the operator's
 one declaration with ``nd``'s names, positional attributes and optional inputs
-(``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``
-and ``sym.linalg.<name>`` are the operators ``_contrib_<name>``/``_linalg_<name>``;
+(``sym.FullyConnected(data, num_hidden=4)``, ``sym.sum(x, 1)``); ``sym.contrib.<name>``,
+``sym.linalg.<name>`` and ``sym.image.<name>`` are the operators ``_contrib_<name>``,
+``_linalg_<name>`` and ``_image_<name>``;
 ``sym.sparse.<name>`` MXNet's list of operators with sparse kernels; ``sym.random`` the
 random samplers.
 Binding a symbol gives a :class:`runtime.executor.Executor`.
@@ -82,6 +83,7 @@ def _rand_zipfian(true_classes, num_sampled, range_max):
 
 contrib.rand_zipfian = _rand_zipfian
 linalg = _namespace("linalg", "_linalg_")
+image = _namespace("image", "_image_")
 sparse = _sparse_namespace()
 # MXNet's mx.sym._internal and mx.sym.op: every operator by name, hidden ones
 # (_plus_scalar, _identity_with_attr_like_rhs) included
@@ -95,4 +97,4 @@ _symbol.install(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "fromjson", "Custom",
            "zeros", "ones", "full", "arange",
-           "SymbolFunction", "contrib", "linalg", "sparse", "random"]
+           "SymbolFunction", "contrib", "linalg", "image", "sparse", "random"]

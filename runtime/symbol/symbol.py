@@ -16,7 +16,6 @@ without ``name=`` is named by ``mx.name`` (``fullyconnected0``); ``mx.AttrScope`
 attributes go on every symbol made inside it.
 """
 
-import json
 import numbers
 
 import numpy as np
@@ -461,7 +460,7 @@ def _init_string(init):
     if isinstance(init, str):
         return init
     if isinstance(init, _init.Initializer):
-        return json.dumps([type(init).__name__.lower(), init._kwargs()])
+        return init.dumps()
     raise TypeError(f"Variable: init must be an Initializer or a str (got {init!r})")
 
 

@@ -108,7 +108,7 @@ def test_normalize_rejects_a_wrong_number_of_channels():
     with pytest.raises(ValueError, match="mean must hold 1 or 3 values for 3 channels"):
         T.Normalize((0.1, 0.2))(T.ToTensor()(nd.array(IMG, dtype=np.uint8)))
     with pytest.raises(TypeError, match="apply ToTensor first"):
-        T.Normalize(0.5)(nd.array(IMG, dtype=np.uint8))
+        T.Normalize(0.5)(nd.array(IMG.transpose(2, 0, 1), dtype=np.uint8))
 
 
 @needs_pillow
@@ -306,3 +306,34 @@ def test_imrotate_refuses_bad_input():
 
 
 free_failing_tests(globals())
+
+
+def test_copy_make_border_follows_opencvs_border_types():
+    row = np.arange(1, 9, dtype=np.uint8)               # "abcdefgh" as 1..8
+    img = np.stack([row, row + 10]).reshape(2, 8, 1)    # 2 rows, 8 columns, 1 channel
+    x = nd.array(img, dtype=np.uint8)
+    # OpenCV's documented borders of "abcdefgh" with 3 columns each side
+    want = {1: [1, 1, 1, *range(1, 9), 8, 8, 8],       # aaa|abcdefgh|hhh
+            2: [3, 2, 1, *range(1, 9), 8, 7, 6],       # cba|abcdefgh|hgf
+            3: [6, 7, 8, *range(1, 9), 1, 2, 3],       # fgh|abcdefgh|abc
+            4: [4, 3, 2, *range(1, 9), 7, 6, 5]}       # dcb|abcdefgh|gfe
+    for border, cols in want.items():
+        got = image.copyMakeBorder(x, 0, 0, 3, 3, type=border).asnumpy()
+        assert got.dtype == np.uint8 and got.shape == (2, 14, 1)
+        np.testing.assert_array_equal(got[0, :, 0], cols)
+        np.testing.assert_array_equal(got[1, :, 0], np.array(cols) + 10)
+    const = image.copyMakeBorder(nd.array(IMG, dtype=np.uint8), 2, 1, 0, 4, value=300.0)
+    want_const = np.pad(IMG, ((2, 1), (0, 4), (0, 0)), constant_values=255)   # saturated
+    np.testing.assert_array_equal(const.asnumpy(), want_const)
+    per_channel = image.copyMakeBorder(nd.array(IMG, dtype=np.uint8), 1, 1, 1, 1,
+                                       values=(10, 20, 30)).asnumpy()
+    np.testing.assert_array_equal(per_channel[0, 0], [10, 20, 30])
+    np.testing.assert_array_equal(per_channel[1:-1, 1:-1], IMG)
+    with pytest.raises(ValueError, match=r"^copyMakeBorder: type must be one of"):
+        image.copyMakeBorder(x, 1, 1, 1, 1, type=5)
+    with pytest.raises(ValueError, match=r"^copyMakeBorder: left must be an int >= 0 "
+                                         r"\(got -1\)"):
+        image.copyMakeBorder(x, 1, 1, -1, 1)
+    with pytest.raises(ValueError, match=r"^copyMakeBorder: values must hold one value per "
+                                         r"channel \(3\) \(got 2\)"):
+        image.copyMakeBorder(nd.array(IMG, dtype=np.uint8), 1, 1, 1, 1, values=(1, 2))

@@ -109,3 +109,105 @@ def test_a_csr_array_is_refused():
     with pytest.raises(TypeError, match=r"Uniform: cannot initialise 'w_weight': arr must be "
                                         r"a dense or row_sparse NDArray \(got csr\)"):
         mx.init.Uniform()("w_weight", nd.zeros((2, 2), stype="csr"))
+
+
+# -- MSRAPrelu, Orthogonal, Bilinear, Mixed, Load, register -------------------------------------
+
+def test_msraprelu_draws_normal_values_with_he_deviation():
+    arr = nd.zeros((200, 300))
+    _rng.seed(4)
+    init.MSRAPrelu(factor_type="in", slope=0.5)("weight", arr)
+    # He et al.: deviation sqrt(2 / ((1 + slope^2) * fan_in))
+    want = np.sqrt(2.0 / (1.25 * 300))
+    got = arr.asnumpy()
+    assert abs(got.mean()) < 0.05 * want
+    assert abs(got.std() / want - 1) < 0.02
+    assert init.create('["msraprelu", {"factor_type": "in", "slope": 0.5}]') == \
+        init.MSRAPrelu("in", 0.5)
+    assert init.create("MSRAPrelu") == init.MSRAPrelu()
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3, 2, 2, 2), (5, 5)])
+@pytest.mark.parametrize("rand_type", ["uniform", "normal"])
+def test_orthogonal_rows_or_columns_are_orthonormal_times_scale(shape, rand_type):
+    arr = nd.zeros(shape, dtype="float64")
+    init.Orthogonal(scale=2.0, rand_type=rand_type)("weight", arr)
+    m = arr.asnumpy().reshape(shape[0], -1)
+    gram = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(gram, 4.0 * np.eye(gram.shape[0]), atol=1e-10)
+
+
+def test_bilinear_is_the_upsampling_kernel():
+    arr = nd.zeros((2, 3, 4, 4))
+    init.Bilinear()("weight", arr)
+    # f = 2, c = 0.75: the 1-D factors are 1 - |x/2 - 0.75| = 0.25, 0.75, 0.75, 0.25
+    k = np.array([0.25, 0.75, 0.75, 0.25])
+    want = np.broadcast_to(np.outer(k, k), (2, 3, 4, 4))
+    np.testing.assert_allclose(arr.asnumpy(), want, rtol=1e-7)
+    odd = nd.zeros((1, 1, 3, 3))
+    init.Bilinear()("weight", odd)      # f = 2, c = 0.75 again: 0.25, 0.75, 0.75
+    np.testing.assert_allclose(odd.asnumpy()[0, 0],
+                               np.outer([0.25, 0.75, 0.75], [0.25, 0.75, 0.75]))
+    with pytest.raises(ValueError, match=r"^Bilinear: the array must be 4-D"):
+        init.Bilinear()("weight", nd.zeros((3, 3)))
+
+
+def test_mixed_takes_the_first_matching_pattern():
+    mixed = init.Mixed(["bias", ".*"], [init.Constant(0.5), init.One()])
+    b, w = nd.zeros(3), nd.zeros((2, 2))
+    mixed("bias_0", b)
+    mixed("dense0_weight", w)
+    np.testing.assert_array_equal(b.asnumpy(), 0.5)
+    np.testing.assert_array_equal(w.asnumpy(), 1.0)
+    with pytest.raises(ValueError, match=r"^Mixed: parameter 'w' must match one of the "
+                                         r"patterns \['bias'\]"):
+        init.Mixed(["bias"], [init.Zero()])("w", nd.zeros(2))
+    # a block's global initialiser: Dense's bias keeps its own 'zeros', as in Gluon
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize(init.Mixed([".*bias", ".*"], [init.Constant(7.0), init.Constant(2.0)]))
+    np.testing.assert_array_equal(net.bias.data().asnumpy(), 0.0)
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), 2.0)
+
+
+def test_load_fills_saved_arrays_and_the_default_elsewhere(tmp_path):
+    saved = {"arg:fc_weight": nd.array(np.arange(6.0).reshape(2, 3)), "aux:fc_mean": nd.ones(2)}
+    fname = str(tmp_path / "p.params")
+    nd.save(fname, saved, format="mxnet")
+    loader = init.Load(fname, default_init=init.Constant(3.0))
+    w, m, b = nd.zeros((2, 3)), nd.zeros(2), nd.zeros(2)
+    loader("fc_weight", w)
+    loader("fc_mean", m)
+    loader("fc_scale", b)
+    np.testing.assert_array_equal(w.asnumpy(), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(m.asnumpy(), 1.0)
+    np.testing.assert_array_equal(b.asnumpy(), 3.0)
+    # the default keeps a global initialiser's name rule (MXNet's too): a bias gets zeros
+    b[:] = 5
+    loader("fc_bias", b)
+    np.testing.assert_array_equal(b.asnumpy(), 0.0)
+    with pytest.raises(ValueError, match=r"^Load: the saved 'fc_weight' must have the "
+                                         r"parameter's shape \(3, 2\) \(got \(2, 3\)\)"):
+        loader("fc_weight", nd.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"^Load: cannot initialise 'other'"):
+        init.Load(saved)("other", nd.zeros(2))
+
+
+def test_register_makes_a_custom_initializer_known_by_name():
+    @init.register
+    class HalfOnes(init.Initializer):
+        def _init_weight(self, name, arr):
+            arr[:] = 0.5
+
+    arr = nd.zeros(3)
+    init.create("halfones")("weight", arr)
+    np.testing.assert_array_equal(arr.asnumpy(), 0.5)
+    assert isinstance(init.create('["HalfOnes", {}]'), HalfOnes)
+    with pytest.raises(TypeError, match=r"^register: klass must be a subclass of Initializer"):
+        init.register(int)
+
+
+def test_dumps_gives_the_json_that_create_reads():
+    for given in (init.Xavier("gaussian", "out", 2.0), init.MSRAPrelu(slope=0.1),
+                  init.Orthogonal(0.5, "normal"), init.Bilinear(), init.Constant(-1.5)):
+        assert init.create(given.dumps()) == given
+    assert init.Uniform(0.2).dumps() == '["uniform", {"scale": 0.2}]'

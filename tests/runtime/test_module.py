@@ -750,3 +750,26 @@ def test_bucketing_module_fits_over_buckets():
     assert sorted(mod._buckets) == [3, 5]
     (name, acc), = mod.score(_BucketIter(20, seed=1), "acc")
     assert name == "accuracy" and acc >= 0.9
+
+
+def test_progress_bar_validation_log_and_module_checkpoint(tmp_path, caplog):
+    x, y = _separable(64)
+    train = mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False)
+    mod = mx.mod.Module(_softmax_regression())
+    prefix = str(tmp_path / "m")
+    with caplog.at_level(logging.INFO):
+        mod.fit(train, eval_data=train, eval_metric=Accuracy(), optimizer="sgd",
+                optimizer_params={"learning_rate": 1.0}, num_epoch=2,
+                initializer=mx.init.Xavier(),
+                batch_end_callback=mx.callback.ProgressBar(total=4, length=8),
+                eval_end_callback=mx.callback.LogValidationMetricsCallback(),
+                epoch_end_callback=mx.callback.module_checkpoint(
+                    mod, prefix, period=2, save_optimizer_states=True))
+    # nbatch counts 0..3 in an epoch: 0/4 -> no '=', 2/4 -> half the bar, 3/4 -> 75%
+    assert "[--------] 0%" in caplog.text
+    assert "[====----] 50%" in caplog.text
+    assert "[======--] 75%" in caplog.text
+    assert "Epoch[1] Validation-accuracy=" in caplog.text
+    assert sorted(os.listdir(tmp_path)) == ["m-0002.params", "m-0002.states", "m-symbol.json"]
+    with pytest.raises(ValueError, match=r"^ProgressBar: total must be an int >= 1 \(got 0\)"):
+        mx.callback.ProgressBar(0)

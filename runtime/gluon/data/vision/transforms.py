@@ -9,6 +9,7 @@ import numpy as np
 
 from runtime import image, nd
 from runtime import _rng as _random
+from runtime.errors import MXNetValueError
 from runtime.gluon.block import Block
 from runtime.gluon.nn import Sequential
 
@@ -23,6 +24,14 @@ def _np(who, x):
         return x.asnumpy()
     if isinstance(x, np.ndarray):
         return x
+    raise TypeError(f"{who}: the image must be an NDArray (got {type(x).__name__})")
+
+
+def _nd(who, x):
+    if isinstance(x, nd.NDArray):
+        return x
+    if isinstance(x, np.ndarray):
+        return nd.array(x, dtype=x.dtype)
     raise TypeError(f"{who}: the image must be an NDArray (got {type(x).__name__})")
 
 
@@ -69,12 +78,11 @@ class Cast(Block):
 
 
 class ToTensor(Block):
-    """HxWxC (or NxHxWxC) values in [0, 255] to CxHxW (NxCxHxW) float32 in [0, 1]."""
+    """HxWxC (or NxHxWxC) values in [0, 255] to CxHxW (NxCxHxW) float32 in [0, 1]
+    (the operator ``nd.image.to_tensor``)."""
 
     def forward(self, x):
-        a = _image("ToTensor", x).astype(np.float32) / np.float32(255)
-        axes = (2, 0, 1) if a.ndim == 3 else (0, 3, 1, 2)
-        return nd.array(np.ascontiguousarray(a.transpose(axes)))
+        return nd.image.to_tensor(_nd("ToTensor", x))
 
 
 def _per_channel(who, name, value):
@@ -102,26 +110,21 @@ class Normalize(Block):
             raise ValueError(f"Normalize: std must not be 0 (got {std!r})")
 
     def forward(self, x):
-        a = _image("Normalize", x)
-        if not np.issubdtype(a.dtype, np.floating):
-            raise TypeError(f"Normalize: the tensor must be float (got {a.dtype}); apply "
-                            "ToTensor first")
-        c = a.shape[-3]
-        for name, v in (("mean", self._mean), ("std", self._std)):
-            if v.size not in (1, c):
-                raise ValueError(f"Normalize: {name} must hold 1 or {c} values for {c} "
-                                 f"channels (got {v.size})")
-        shape = (-1, 1, 1)
-        out = (a - self._mean.reshape(shape)) / self._std.reshape(shape)
-        return nd.array(out.astype(a.dtype), dtype=a.dtype)
+        return nd.image.normalize(_nd("Normalize", x), mean=tuple(self._mean.tolist()),
+                                  std=tuple(self._std.tolist()))
 
 
 def _size(who, size):
+    """``size`` as (width, height); an int is a square.  A refusal is an MXNetError, as
+    MXNet's image operators (``image.resize``) raise it."""
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        return int(size), int(size)
-    if isinstance(size, (tuple, list)) and len(size) == 2:
+        size = (size, size)
+    if (isinstance(size, (tuple, list)) and len(size) == 2
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0
+                    for v in size)):
         return int(size[0]), int(size[1])
-    raise ValueError(f"{who}: size must be an int or (width, height) (got {size!r})")
+    raise MXNetValueError(f"{who}: size must be an int > 0 or (width, height), two ints > 0 "
+                          f"(got {size!r})")
 
 
 class Resize(Block):
