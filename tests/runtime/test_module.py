@@ -603,10 +603,49 @@ def test_feedforward_fits_predicts_scores_and_round_trips(tmp_path, caplog):
     np.testing.assert_array_equal(again.predict(x), pred)
 
 
+def test_feedforward_trains_a_symbol_generator_on_buckets(tmp_path, caplog):
+    # MXNet's old bucketing examples: FeedForward(symbol=sym_gen) on an iterator whose
+    # batches carry bucket_key; here runs t, t+1, t+2 ... (tokens 1..9) of lengths 3 to
+    # 8, padded to buckets 4 and 8, and a per-token model that learns the next token
+    rng = np.random.default_rng(0)
+    sentences = []
+    for _ in range(400):
+        start, n = rng.integers(1, 10), rng.integers(3, 9)
+        sentences.append([(start + k - 1) % 9 + 1 for k in range(n)])
+    train = mx.rnn.BucketSentenceIter(sentences, 20, buckets=[4, 8], invalid_label=0)
+    built = []
+
+    def sym_gen(seq_len):
+        built.append(seq_len)
+        embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=10, output_dim=8,
+                                 name="embed")
+        pred = mx.sym.FullyConnected(mx.sym.Reshape(embed, shape=(-1, 8)), num_hidden=10,
+                                     name="pred")
+        label = mx.sym.Reshape(mx.sym.var("softmax_label"), shape=(-1,))
+        return mx.sym.SoftmaxOutput(pred, label, name="softmax")
+
+    with pytest.warns(DeprecationWarning):
+        model = mx.model.FeedForward(sym_gen, num_epoch=6, learning_rate=0.05, momentum=0.9,
+                                     initializer=mx.init.Xavier())
+    with caplog.at_level(logging.INFO):
+        model.fit(train, eval_metric=mx.metric.Perplexity(0))
+    assert "Epoch[5] Train-perplexity" in caplog.text
+    assert built[0] == 8 and set(built) == {4, 8}      # the default bucket first
+    assert model.symbol.list_arguments() == ["data", "embed_weight", "pred_weight",
+                                             "pred_bias", "softmax_label"]
+    args = {k: v.asnumpy() for k, v in model.arg_params.items()}
+    logits = args["embed_weight"] @ args["pred_weight"].T + args["pred_bias"]
+    np.testing.assert_array_equal(logits[1:9].argmax(1), np.arange(2, 10))
+    model.save(str(tmp_path / "ff"))
+    assert sorted(os.listdir(tmp_path)) == ["ff-0006.params", "ff-symbol.json"]
+
+
 def test_feedforward_refuses_bad_use():
     with pytest.warns(DeprecationWarning):
-        with pytest.raises(TypeError, match="symbol must be a Symbol"):
-            mx.model.FeedForward(lambda key: None)
+        with pytest.raises(TypeError, match="symbol must be a Symbol or a symbol generator"):
+            mx.model.FeedForward(42)
+        with pytest.raises(RuntimeError, match="has a symbol once fit"):
+            mx.model.FeedForward(lambda key: None, num_epoch=1).save("never")
         with pytest.raises(NotImplementedError, match="epoch_size must be None"):
             mx.model.FeedForward(_softmax_regression(), epoch_size=3)
         model = mx.model.FeedForward(_softmax_regression())
