@@ -789,3 +789,57 @@ def test_bucketing_module_fits_over_buckets():
     assert sorted(mod._buckets) == [3, 5]
     (name, acc), = mod.score(_BucketIter(20, seed=1), "acc")
     assert name == "accuracy" and acc >= 0.9
+
+
+def test_python_loss_module_passes_scores_and_its_gradient_through_a_sequence():
+    # MXNet's example/module/python_loss.py: an MLP's scores into a PythonLossModule
+    # whose grad_func is the loss's gradient; here squared error to the one-hot labels
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2], np.float32)
+    seen = []
+
+    def grad_func(scores, labels):
+        seen.append((scores.shape, labels.asnumpy().tolist()))
+        return scores.asnumpy() - np.eye(3)[labels.asnumpy().astype(int)]
+
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    loss = mx.mod.PythonLossModule(grad_func=grad_func)
+    assert loss.output_names == ["pyloss_output"] and loss.get_params() == ({}, {})
+    seq = mx.mod.SequentialModule().add(mx.mod.Module(fc, label_names=None))
+    seq.add(loss, take_labels=True, auto_wiring=True)
+    seq.bind([("data", (6, 4))], [("softmax_label", (6,))])
+    seq.init_params(mx.init.Xavier())
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    seq.forward(batch, is_train=True)
+    seq.backward()
+    w, b = (seq.get_params()[0][k].asnumpy() for k in ("fc_weight", "fc_bias"))
+    scores = x @ w.T + b
+    np.testing.assert_allclose(seq.get_outputs()[0].asnumpy(), scores, rtol=1e-5)
+    assert seen == [((6, 3), y.tolist())]
+    g = scores - np.eye(3)[y.astype(int)]
+    np.testing.assert_allclose(loss.get_input_grads()[0].asnumpy(), g, rtol=1e-5)
+    grads = {k: v.asnumpy() for k, v in seq._modules[0]._exec.grad_dict.items()
+             if v is not None}
+    np.testing.assert_allclose(grads["fc_weight"], g.T @ x, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grads["fc_bias"], g.sum(0), rtol=1e-4, atol=1e-6)
+    metric = mx.metric.Accuracy()
+    seq.update_metric(metric, [nd.array(y)])
+    assert metric.get()[1] == (scores.argmax(1) == y).mean()
+
+
+def test_python_loss_module_refuses_bad_use():
+    with pytest.raises(ValueError, match="one name each"):
+        mx.mod.PythonLossModule(data_names=("a", "b"))
+    with pytest.raises(TypeError, match="grad_func must be callable"):
+        mx.mod.PythonLossModule(grad_func=3)
+    loss = mx.mod.PythonLossModule()
+    with pytest.raises(ValueError, match=r"data_shapes must name \['data'\]"):
+        loss.bind([("x", (2, 3))])
+    loss.bind([("data", (2, 3))], [("softmax_label", (2,))])
+    assert loss.output_shapes == [("pyloss_output", (2, 3))]
+    loss.forward(mx.io.DataBatch([nd.ones((2, 3))], [nd.zeros(2)]))
+    with pytest.raises(NotImplementedError, match="give grad_func"):
+        loss.backward()
+    with pytest.raises(ValueError, match="takes no out_grads"):
+        loss.backward([nd.ones((2, 3))])
