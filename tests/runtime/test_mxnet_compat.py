@@ -547,6 +547,18 @@ def test_python_loss_module_example_runs(tmp_path):
     assert len(acc) == 10 and acc[0] < 0.5 and acc[-1] >= 0.9
 
 
+def test_gluon_lstm_crf_example_runs_unmodified():
+    # MXNet 1.9.1 prints NLL 6.3524 at epoch 0 and 0.7054 at epoch 299 and then decodes
+    # the first sentence's gold tags (its own draws; ndrt 6.0905 and 0.2032)
+    r = _run(str(Path(__file__).parents[1] / "programs" / "lstm_crf.py"))
+    assert r.returncode == 0, r.stderr
+    nll = [float(line.rsplit(" ", 1)[1]) for line in r.stdout.splitlines()
+           if line.startswith("Epoch [")]
+    assert len(nll) == 300 and nll[0] > 3 and nll[-1] < 1.5
+    decoded = r.stdout.rstrip().rsplit("[", 1)[1].rstrip("])")
+    assert decoded == "0, 1, 1, 1, 2, 2, 2, 0, 1, 2, 2"       # B I I I O O O B I O O
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
