@@ -273,3 +273,27 @@ def test_rnn_checkpoints_hold_unpacked_weights(tmp_path):
     sym, args, aux = rnn.load_rnn_checkpoint([fused], prefix, 2)
     assert sym.list_arguments() == out.list_arguments() and aux == {}
     np.testing.assert_array_equal(args["f_parameters"].asnumpy(), flat.asnumpy())
+
+
+def test_zoneout_keeps_the_previous_output_in_training_only():
+    cell = rnn.ZoneoutCell(rnn.LSTMCell(3, prefix="z_"), zoneout_outputs=0.5)
+    out, _ = cell.unroll(4, inputs=mx.sym.Variable("data"), merge_outputs=True)
+    x = np.random.default_rng(7).standard_normal((5, 4, 2)).astype(np.float32)
+    exe = out.simple_bind(mx.cpu(), data=x.shape, grad_req="null")
+    rng, p = np.random.default_rng(0), {}
+    for name, arr in exe.arg_dict.items():
+        p[name] = x if name == "data" else rng.uniform(-0.5, 0.5, arr.shape)
+        arr[:] = p[name]
+    h, _ = _lstm(x.astype(np.float64), p, "z_", 3)
+    np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(), h, rtol=1e-5,
+                               atol=1e-6)
+    got = exe.forward(is_train=True)[0].asnumpy()
+    prev = np.zeros_like(got[:, 0])             # the first step's previous output: zeros
+    kept = 0
+    for t in range(4):
+        new = np.isclose(got[:, t], h[:, t], atol=1e-6)
+        old = np.isclose(got[:, t], prev, atol=1e-6)
+        assert (new | old).all()
+        kept += (old & ~new).sum()
+        prev = got[:, t]
+    assert 0 < kept < got.size                  # about half, by the dropout mask
