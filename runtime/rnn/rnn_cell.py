@@ -14,12 +14,13 @@ parameter vector (``mx.init.FusedRNN`` fills it); ``unpack_weights``/``pack_weig
 convert between that vector and the per-gate arrays of the unfused cells.
 """
 
-import functools
+import math
 import numbers
 import warnings
 
 from runtime import initializer as init, nd, symbol
 from runtime.initializer import fused_rnn_slices
+from runtime.ops.rnn import rnn_param_size
 
 
 def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
@@ -383,18 +384,17 @@ class FusedRNNCell(BaseRNNCell):
         args = dict(args)
         flat = args.pop(self._parameter.name)
         for name, (start, shape) in self._slices(flat.size).items():
-            args[name] = flat[start:start + _size(shape)].reshape(shape).copy()
+            args[name] = flat[start:start + math.prod(shape)].reshape(shape).copy()
         return args
 
     def pack_weights(self, args):
         args = dict(args)
         first = args[f"{self._prefix}l0_i2h{self._gate_names[0]}_weight"]
-        g, h, d = len(self._gate_names), self._num_hidden, len(self._directions)
-        total = (d * g * h * (first.shape[1] + h + 2)
-                 + (self._num_layers - 1) * d * g * h * (d * h + h + 2))
+        total = rnn_param_size(self._mode, first.shape[1], self._num_hidden,
+                               self._num_layers, self._bidirectional)
         flat = nd.zeros((total,), ctx=first.context, dtype=first.dtype)
         for name, (start, shape) in self._slices(total).items():
-            flat[start:start + _size(shape)] = args.pop(name).reshape(-1)
+            flat[start:start + math.prod(shape)] = args.pop(name).reshape(-1)
         args[self._parameter.name] = flat
         return args
 
@@ -451,10 +451,6 @@ class FusedRNNCell(BaseRNNCell):
             if self._dropout > 0 and k != self._num_layers - 1:
                 stack.add(DropoutCell(self._dropout, prefix=f"{self._prefix}_dropout{k}_"))
         return stack
-
-
-def _size(shape):
-    return functools.reduce(lambda a, b: a * b, shape, 1)
 
 
 class SequentialRNNCell(BaseRNNCell):

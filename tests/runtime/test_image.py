@@ -306,3 +306,19 @@ def test_imrotate_refuses_bad_input():
 
 
 free_failing_tests(globals())
+
+
+@needs_pillow
+@pytest.mark.parametrize("fmt", [".png", ".jpg"])
+def test_unpack_img_keeps_a_grey_image_grey_by_default(fmt):
+    # MXNet's iscolor=-1 is OpenCV's IMREAD_UNCHANGED: a grey record decodes to HxW
+    # (its data tutorial packs np.ones((3, 3, 1)) and gets a 3x3 array back)
+    grey = np.full((3, 3, 1), 1, np.uint8)
+    s = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), grey, quality=100, img_fmt=fmt)
+    header, img = recordio.unpack_img(s)
+    assert header.label == 1.0
+    np.testing.assert_array_equal(img, np.ones((3, 3), np.uint8))
+    assert recordio.unpack_img(s, iscolor=1)[1].shape == (3, 3, 3)
+    assert recordio.unpack_img(s, iscolor=0)[1].shape == (3, 3)
+    colour = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), IMG, img_fmt=".png")
+    np.testing.assert_array_equal(recordio.unpack_img(colour)[1], IMG)

@@ -631,6 +631,32 @@ def test_toy_nce_trains_on_a_python_iterator_and_metric():
     assert len(acc) == 8 and acc[0] < 0.4 and acc[-1] > 0.55
 
 
+def test_data_iterators_tutorial_runs(tmp_path):
+    r = _run(str(Path(__file__).parents[1] / "programs" / "data_iterators_tutorial.py"),
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    # MXNet 1.9.1 prints the same NDArrayIter batches (the data are NumPy's, seeded) and
+    # these lines; its CSVIter parses some values one float32 step away from NumPy's
+    # rounding, which ndrt's matches
+    rows = np.random.RandomState(42).rand(100, 3).astype(np.float32)
+    first = np.array([[float(v) for v in line.strip(" [").rstrip("]").split()]
+                      for line in out[1:31]], np.float32)
+    np.testing.assert_allclose(first, rows[:30], rtol=1e-6)
+    pads = [int(line.rsplit(", ", 1)[1].rstrip("]")) for line in out
+            if line.startswith("<NDArray") and line.endswith("]")]
+    assert pads == [0, 0, 0, 20] * 2                   # NDArrayIter, then CSVIter
+    assert out[out.index("['data', 'fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias', "
+                         "'softmax_label']") + 1] == "['softmax_output']"
+    assert len(_logged(r.stderr, "Train-accuracy")) == 5
+    i = out.index("b'record_0'")
+    assert out[i:i + 7] == [f"b'record_{k}'" for k in range(5)] + [
+        "(HEADER(flag=0, label=1.0, id=1, id2=0), b'data')",
+        "(HEADER(flag=3, label=array([1., 2., 3.], dtype=float32), id=2, id2=0), b'data')"]
+    assert out[i + 7] == "(HEADER(flag=0, label=1.0, id=0, id2=0), array([[1, 1, 1],"
+    assert {p.name for p in tmp_path.iterdir()} == {"data.csv", "tmp.rec", "tmp.idx"}
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
