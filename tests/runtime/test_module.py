@@ -843,3 +843,36 @@ def test_python_loss_module_refuses_bad_use():
         loss.backward()
     with pytest.raises(ValueError, match="takes no out_grads"):
         loss.backward([nd.ones((2, 3))])
+
+
+def test_state_names_are_carried_not_trained():
+    # MXNet's Module(state_names=...): states are arguments bound as zeros, without
+    # gradient, skipped by init_params and the optimizer, set by set_states
+    data, state = mx.sym.var("data"), mx.sym.var("h", shape=(2, 3))
+    nxt = mx.sym.tanh(mx.sym.FullyConnected(data, num_hidden=3, name="fc") + state)
+    net = mx.sym.Group([mx.sym.BlockGrad(nxt), mx.sym.MakeLoss(mx.sym.sum(nxt))])
+    mod = mx.mod.Module(net, label_names=None, state_names=["h"])
+    mod.bind([("data", (2, 4))])
+    mod.init_params(mx.init.One())
+    assert sorted(mod.get_params()[0]) == ["fc_bias", "fc_weight"]
+    assert mod._exec_group.state_names == ["h"]
+    np.testing.assert_array_equal(mod.get_states()[0].asnumpy(), np.zeros((2, 3)))
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 10
+    mod.set_states(value=0.5)
+    h = np.full((2, 3), 0.5)
+    for _ in range(2):                       # each step starts from the last one's state
+        mod.forward(mx.io.DataBatch([nd.array(x)]), is_train=True)
+        w, b = (mod.get_params()[0][k].asnumpy() for k in ("fc_weight", "fc_bias"))
+        h = np.tanh(x @ w.T + b + h)
+        np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), h, rtol=1e-5)
+        mod.backward()
+        mod.update()
+        mod.set_states(states=mod.get_outputs(merge_multi_context=False)[:1])
+    np.testing.assert_allclose(mod.get_states()[0].asnumpy(), h, rtol=1e-5)
+    with pytest.raises(ValueError, match="exactly one of states and value"):
+        mod.set_states()
+    with pytest.raises(ValueError, match=r"state 'h' must have shape \(2, 3\)"):
+        mod.set_states(states=[nd.ones((3, 3))])
+    with pytest.raises(ValueError, match="state name 'c' is not an argument"):
+        mx.mod.Module(net, label_names=None, state_names=["c"])
