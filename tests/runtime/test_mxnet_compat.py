@@ -285,9 +285,10 @@ def test_hook_is_opt_in():
     assert not mxnet_compat.installed() and "mxnet" not in sys.modules
 
 
-# For programs of many small GEMMs (128 x 100 x 100, an RNN step's): with the BLAS's
-# thread team on a busy machine each one waits milliseconds for its threads (toy_nce's
-# 8 epochs took 15 s here, 2 s with one thread).
+# For programs of many small GEMMs (128 x 100 x 100, an RNN step's, an MLP's on a batch
+# of 100): with the BLAS's thread team on a busy machine each one waits milliseconds for
+# its threads (toy_nce's 8 epochs took 15 s here and 2 s with one thread; python_loss.py
+# 11 s and 1.7 s).
 ONE_BLAS_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
@@ -523,7 +524,7 @@ def test_fused_rnn_bucketing_example_trains_saves_and_scores_unfused(tmp_path):
     flags = ["--num-hidden", "32", "--num-embed", "16", "--num-epochs", "3",
              "--optimizer", "adam", "--lr", "0.01", "--batch-size", "16",
              "--model-prefix", "lm"]
-    r = _run(program, *flags, cwd=tmp_path)
+    r = _run(program, *flags, cwd=tmp_path, env=ONE_BLAS_THREAD)
     assert r.returncode == 0, r.stderr
     val = _logged(r.stderr, "Validation-perplexity")
     assert len(val) == 3 and val[0] > 12 and val[-1] < 8
@@ -533,7 +534,8 @@ def test_fused_rnn_bucketing_example_trains_saves_and_scores_unfused(tmp_path):
     # (batch-major) and scores the first five validation batches
     saved = runtime.nd.load(str(tmp_path / "lm-0003.params"))
     assert "arg:lstm_l1_h2h_f_weight" in saved and "arg:lstm_parameters" not in saved
-    r = _run(program, *flags, "--test", "--load-epoch", "3", cwd=tmp_path)
+    r = _run(program, *flags, "--test", "--load-epoch", "3", cwd=tmp_path,
+             env=ONE_BLAS_THREAD)
     assert r.returncode == 0, r.stderr
     scored = _logged(r.stderr, "perplexity")
     assert len(scored) == 1 and scored[0] < 1.5 * val[-1] + 0.5
@@ -547,7 +549,8 @@ def test_python_loss_module_example_runs(tmp_path):
     (tmp_path / "data").mkdir()
     _write_mnist(tmp_path / "data", "train", 6000, rng, compressed=False)
     _write_mnist(tmp_path / "data", "t10k", 500, rng, compressed=False)
-    r = _run(str(Path(__file__).parents[1] / "programs" / "python_loss.py"), cwd=tmp_path)
+    r = _run(str(Path(__file__).parents[1] / "programs" / "python_loss.py"), cwd=tmp_path,
+             env=ONE_BLAS_THREAD)
     assert r.returncode == 0, r.stderr
     acc = _logged(r.stderr, "Validation-accuracy")
     assert len(acc) == 10 and acc[0] < 0.5 and acc[-1] >= 0.9
