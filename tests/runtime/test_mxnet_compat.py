@@ -679,6 +679,40 @@ def test_word_lm_example_carries_states_between_batches(tmp_path):
     assert len(valid) == 3 and valid[0] > valid[-1] and valid[-1] < 3.5
 
 
+# What MXNet 1.9.1 prints for tests/programs/kvstore_tutorial.py, line for line.
+KVSTORE_TUTORIAL_MXNET = """\
+[[2. 2. 2.]
+ [2. 2. 2.]]
+[[8. 8. 8.]
+ [8. 8. 8.]]
+[[4. 4. 4.]
+ [4. 4. 4.]]
+[[4. 4. 4.]
+ [4. 4. 4.]]
+update on key: 3
+[[6. 6. 6.]
+ [6. 6. 6.]]
+[[6. 6. 6.]
+ [6. 6. 6.]]
+update on key: 5
+update on key: 7
+update on key: 9
+[[3. 3. 3.]
+ [3. 3. 3.]]
+update on key: 5
+update on key: 7
+update on key: 9
+[[11. 11. 11.]
+ [11. 11. 11.]]
+"""
+
+
+def test_kvstore_tutorial_prints_what_mxnet_prints():
+    r = _run(str(Path(__file__).parents[1] / "programs" / "kvstore_tutorial.py"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == KVSTORE_TUTORIAL_MXNET
+
+
 def test_script_arguments_and_module_mode(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, mxnet\nprint(mxnet.__name__, sys.argv[1:])\n")
