@@ -6,8 +6,9 @@ A checkpoint is MXNet's pair ``prefix-symbol.json`` and ``prefix-%04d.params`` (
 binary NDArray format, names prefixed ``arg:`` and ``aux:``), so files move between
 ndrt and MXNet 1.x either way.
 
-``FeedForward`` runs on a :class:`~runtime.module.Module`: ``fit`` trains one bound to
-the data's and labels' names and shapes and keeps the parameters it ends with
+``FeedForward`` runs on a :class:`~runtime.module.Module` (a
+:class:`~runtime.module.BucketingModule` for a symbol generator): ``fit`` trains one
+bound to the data's and labels' names and shapes and keeps the parameters it ends with
 (``arg_params``, ``aux_params``); ``predict`` and ``score`` bind one for inference.
 """
 
