@@ -11,9 +11,12 @@ inference fills it from the data, as MXNet's does.
 
 ``FusedRNNCell`` runs every step of every layer as one ``RNN`` operator on one flat
 parameter vector (``mx.init.FusedRNN`` fills it); ``unpack_weights``/``pack_weights``
-convert between that vector and the per-gate arrays of the unfused cells.
+convert between that vector and the per-gate arrays of the unfused cells.  The
+convolutional cells (``ConvRNNCell``, ``ConvLSTMCell``, ``ConvGRUCell``) replace the
+projections by convolutions over images.
 """
 
+import functools
 import math
 import numbers
 import warnings
@@ -188,6 +191,11 @@ class BaseRNNCell:
         outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
+    def _next_step(self):
+        """Count one more step; the prefix of its nodes' names (``<prefix>t<k>_``)."""
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
     def _get_activation(self, inputs, activation, **kwargs):
         if isinstance(activation, str):
             return symbol.Activation(inputs, act_type=activation, **kwargs)
@@ -228,8 +236,7 @@ class RNNCell(BaseRNNCell):
         return ("",)
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._next_step()
         i2h = self._fc(inputs, self._iW, self._iB, self._num_hidden, f"{name}i2h")
         h2h = self._fc(states[0], self._hW, self._hB, self._num_hidden, f"{name}h2h")
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
@@ -268,8 +275,7 @@ class LSTMCell(BaseRNNCell):
         return ["_i", "_f", "_c", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._next_step()
         h = self._num_hidden
         gates = (self._fc(inputs, self._iW, self._iB, 4 * h, f"{name}i2h")
                  + self._fc(states[0], self._hW, self._hB, 4 * h, f"{name}h2h"))
@@ -313,8 +319,7 @@ class GRUCell(BaseRNNCell):
         return ["_r", "_z", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._next_step()
         h = self._num_hidden
         prev = states[0]
         i2h = self._fc(inputs, self._iW, self._iB, 3 * h, f"{name}_i2h")
@@ -724,6 +729,150 @@ class BidirectionalCell(BaseRNNCell):
         return outputs, [l_states, r_states]
 
 
+_LEAKY = functools.partial(symbol.LeakyReLU, act_type="leaky", slope=0.2)
+
+
+class BaseConvRNNCell(BaseRNNCell):
+    """The base of the convolutional cells: ``i2h`` and ``h2h`` are convolutions (the
+    recurrent one keeps the state's spatial size), the gates stacked along the
+    channels.
+
+    Parameters
+    ----------
+    input_shape : tuple of int
+        One step's input shape, batch first (the state's shape follows from it).
+    num_hidden : int
+        The state's channels.
+    h2h_kernel, h2h_dilate : tuple of int
+        The recurrent convolution (odd kernel sizes: it pads to keep the size).
+    i2h_kernel, i2h_stride, i2h_pad, i2h_dilate : tuple of int
+        The input convolution.
+    i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+    h2h_bias_initializer : str or Initializer, optional
+    activation : str or callable
+        Default: a leaky ReLU of slope 0.2.
+    prefix : str
+        Default: the cell's name (``ConvLSTM_`` ...).
+    params : RNNParams, optional
+    conv_layout : str, default 'NCHW'
+    """
+
+    _default_prefix = ""
+
+    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
+                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
+                 i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
+                 activation=_LEAKY, prefix=None, params=None, conv_layout="NCHW"):
+        super().__init__(prefix=self._default_prefix if prefix is None else prefix,
+                         params=params)
+        if any(k % 2 == 0 for k in h2h_kernel[:2]):
+            raise ValueError(f"{type(self).__name__}: h2h_kernel must hold odd sizes (got "
+                             f"{h2h_kernel!r})")
+        self._h2h_kernel = h2h_kernel
+        self._h2h_dilate = h2h_dilate
+        self._h2h_pad = tuple(d * (k - 1) // 2 for d, k in zip(h2h_dilate, h2h_kernel))
+        self._i2h = {"kernel": i2h_kernel, "stride": i2h_stride, "pad": i2h_pad,
+                     "dilate": i2h_dilate}
+        self._num_hidden = num_hidden
+        self._input_shape = input_shape
+        self._conv_layout = conv_layout
+        self._activation = activation
+        probe = symbol.Convolution(data=symbol.Variable("data"), num_filter=num_hidden,
+                                   layout=conv_layout, **self._i2h)
+        self._state_shape = (0,) + tuple(probe.infer_shape(data=input_shape)[1][0][1:])
+        self._iW = self.params.get("i2h_weight", init=i2h_weight_initializer)
+        self._hW = self.params.get("h2h_weight", init=h2h_weight_initializer)
+        self._iB = self.params.get("i2h_bias", init=i2h_bias_initializer)
+        self._hB = self.params.get("h2h_bias", init=h2h_bias_initializer)
+
+    @property
+    def state_info(self):
+        return [{"shape": self._state_shape, "__layout__": self._conv_layout}
+                for _ in range(2 if len(self._gate_names) == 4 else 1)]
+
+    def _conv_forward(self, inputs, states, name):
+        width = self._num_hidden * len(self._gate_names)
+        i2h = symbol.Convolution(name=f"{name}i2h", data=inputs, num_filter=width,
+                                 weight=self._iW, bias=self._iB, layout=self._conv_layout,
+                                 **self._i2h)
+        h2h = symbol.Convolution(name=f"{name}h2h", data=states[0], num_filter=width,
+                                 kernel=self._h2h_kernel, dilate=self._h2h_dilate,
+                                 pad=self._h2h_pad, stride=(1, 1), weight=self._hW,
+                                 bias=self._hB, layout=self._conv_layout)
+        return i2h, h2h
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """A convolutional Elman cell (:class:`BaseConvRNNCell`'s parameters; the activation
+    defaults to a leaky ReLU of slope 0.2)."""
+
+    _default_prefix = "ConvRNN_"
+
+    @property
+    def _gate_names(self):
+        return ("",)
+
+    def __call__(self, inputs, states):
+        name = self._next_step()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
+        return output, [output]
+
+
+class ConvLSTMCell(BaseConvRNNCell):
+    """A convolutional LSTM (Shi et al., 2015): :class:`LSTMCell`'s gates over
+    convolutions, the cell input and the cell's output through ``activation`` (a leaky
+    ReLU of slope 0.2 by default)."""
+
+    _default_prefix = "ConvLSTM_"
+
+    @property
+    def _gate_names(self):
+        return ["_i", "_f", "_c", "_o"]
+
+    def __call__(self, inputs, states):
+        name = self._next_step()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        parts = symbol.SliceChannel(i2h + h2h, num_outputs=4,
+                                    axis=self._conv_layout.find("C"), name=f"{name}slice")
+        in_gate = symbol.Activation(parts[0], act_type="sigmoid", name=f"{name}i")
+        forget_gate = symbol.Activation(parts[1], act_type="sigmoid", name=f"{name}f")
+        in_transform = self._get_activation(parts[2], self._activation, name=f"{name}c")
+        out_gate = symbol.Activation(parts[3], act_type="sigmoid", name=f"{name}o")
+        next_c = symbol._internal._plus(forget_gate * states[1], in_gate * in_transform,
+                                        name=f"{name}state")
+        next_h = symbol._internal._mul(out_gate,
+                                       self._get_activation(next_c, self._activation),
+                                       name=f"{name}out")
+        return next_h, [next_h, next_c]
+
+
+class ConvGRUCell(BaseConvRNNCell):
+    """A convolutional GRU: :class:`GRUCell`'s gates over convolutions, the candidate
+    through ``activation`` (a leaky ReLU of slope 0.2 by default)."""
+
+    _default_prefix = "ConvGRU_"
+
+    @property
+    def _gate_names(self):
+        return ["_r", "_z", "_o"]
+
+    def __call__(self, inputs, states):
+        name = self._next_step()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
+        reset = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+        update = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+        candidate = self._get_activation(i2h + reset * h2h, self._activation,
+                                         name=f"{name}_h_act")
+        next_h = symbol._internal._plus((1. - update) * candidate, update * states[0],
+                                        name=f"{name}out")
+        return next_h, [next_h]
+
+
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
            "SequentialRNNCell", "DropoutCell", "ModifierCell", "ZoneoutCell",
-           "ResidualCell", "BidirectionalCell"]
+           "ResidualCell", "BidirectionalCell", "BaseConvRNNCell", "ConvRNNCell",
+           "ConvLSTMCell", "ConvGRUCell"]

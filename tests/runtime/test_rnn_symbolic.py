@@ -297,3 +297,50 @@ def test_zoneout_keeps_the_previous_output_in_training_only():
         kept += (old & ~new).sum()
         prev = got[:, t]
     assert 0 < kept < got.size                  # about half, by the dropout mask
+
+
+def _conv3x3(x, w, b):
+    """NumPy's 3x3 convolution of x (N, C, H, W) with padding 1 (MXNet's NCHW)."""
+    n, _, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], h, wd))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+def _leaky(v):
+    return np.where(v > 0, v, 0.2 * v)
+
+
+@pytest.mark.parametrize("kind", ["ConvRNNCell", "ConvLSTMCell", "ConvGRUCell"])
+def test_convolutional_cells_match_numpy(kind):
+    cell = getattr(rnn, kind)(input_shape=(2, 3, 4, 4), num_hidden=2, prefix="c_")
+    out, states = cell.unroll(3, inputs=mx.sym.Variable("data"), merge_outputs=True)
+    # MXNet 1.9.1's shapes for the same cell
+    gates = {"ConvRNNCell": 1, "ConvLSTMCell": 4, "ConvGRUCell": 3}[kind]
+    assert out.infer_shape(data=(2, 3, 3, 4, 4))[0][1:] == [
+        (2 * gates, 3, 3, 3), (2 * gates,), (2 * gates, 2, 3, 3), (2 * gates,)]
+    assert cell.state_info[0] == {"shape": (0, 2, 4, 4), "__layout__": "NCHW"}
+    x = np.random.default_rng(8).standard_normal((2, 3, 3, 4, 4)).astype(np.float32)
+    (got,), p = _run(out, x)
+    h = c = np.zeros((2, 2, 4, 4))
+    want = []
+    for t in range(3):
+        gi = _conv3x3(x[:, t].astype(np.float64), p["c_i2h_weight"], p["c_i2h_bias"])
+        gh = _conv3x3(h, p["c_h2h_weight"], p["c_h2h_bias"])
+        if kind == "ConvRNNCell":
+            h = _leaky(gi + gh)
+        elif kind == "ConvLSTMCell":
+            i, f, g, o = np.split(gi + gh, 4, axis=1)
+            c = _sigmoid(f) * c + _sigmoid(i) * _leaky(g)
+            h = _sigmoid(o) * _leaky(c)
+        else:
+            r = _sigmoid(gi[:, :2] + gh[:, :2])
+            z = _sigmoid(gi[:, 2:4] + gh[:, 2:4])
+            h = (1 - z) * _leaky(gi[:, 4:] + r * gh[:, 4:]) + z * h
+        want.append(h)
+    np.testing.assert_allclose(got, np.stack(want, 1), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="h2h_kernel must hold odd sizes"):
+        getattr(rnn, kind)(input_shape=(2, 3, 4, 4), num_hidden=2, h2h_kernel=(2, 2))
