@@ -14,7 +14,8 @@ Module paths follow MXNet's: ``runtime.nd`` (also ``runtime.ndarray``), ``runtim
 ``runtime.image``, ``runtime.profiler``; graph mode:
 ``runtime.symbol`` (also ``runtime.sym``), ``runtime.executor``, ``runtime.name``,
 ``runtime.attribute`` (``AttrScope``), ``runtime.operator`` (custom operators),
-``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``.  The
+``runtime.module`` (also ``runtime.mod``), ``runtime.model``, ``runtime.callback``,
+``runtime.rnn`` (the symbolic RNN cells).  The
 second name of a module is the same module object (registered in ``sys.modules``), not a
 copy.
 """
@@ -37,7 +38,7 @@ from runtime.attribute import AttrScope
 from runtime import kvstore
 from runtime import gluon, io, metric, test_utils
 from runtime import image, profiler, recordio
-from runtime import callback, model, module
+from runtime import callback, model, module, rnn
 from runtime import contrib, engine, util, visualization
 from runtime.util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,
                           set_np_shape, use_np, use_np_array, use_np_shape)
@@ -67,7 +68,8 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
            "image", "recordio", "profiler",
            "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
-           "operator", "module", "mod", "model", "callback", "contrib", "engine", "util",
+           "operator", "module", "mod", "model", "callback", "rnn", "contrib", "engine",
+           "util",
            "rnd", "visualization", "viz", "is_np_shape", "set_np_shape", "np_shape",
            "use_np_shape", "is_np_array", "np_array", "use_np_array", "use_np", "set_np",
            "reset_np",

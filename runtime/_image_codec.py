@@ -27,7 +27,8 @@ def _need(what):
 
 def decode(buf, mode="RGB"):
     """The image file held by the bytes ``buf`` as a uint8 array: HxWx3 for mode 'RGB',
-    HxW for 'L' (grey)."""
+    HxW for 'L' (grey); mode None keeps a grey file grey (HxW) and gives the others as
+    RGB."""
     _need("imdecode")
     try:
         img = _Image.open(io.BytesIO(bytes(buf)))
@@ -35,6 +36,8 @@ def decode(buf, mode="RGB"):
     except Exception as e:      # Pillow raises several kinds for undecodable bytes
         raise ValueError(f"imdecode: buf must hold an image file Pillow can decode "
                          f"({len(buf)} bytes: {e})") from None
+    if mode is None:
+        mode = "L" if img.mode in ("1", "L") else "RGB"
     return np.asarray(img.convert(mode))
 
 

@@ -88,7 +88,10 @@ class Executor:
     def __init__(self, symbol, ctx, args, grads, reqs, aux):
         self._symbol = symbol
         self._ctx = ctx
-        self._nodes = symbol._nodes()
+        # the graph that runs: creation nodes of partly known shape made for these arrays
+        graph = symbol._sources_shaped(**{k: a.shape for k, a in zip(
+            symbol.list_arguments(), args)})
+        self._nodes = graph._nodes()
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = args
@@ -98,8 +101,8 @@ class Executor:
         self._heads = None
         self._ran = False
         self.outputs = self._unrun_outputs()
-        self._program = Program(self._nodes, symbol._outputs)
-        self._steps = graph_steps(self._nodes, symbol._outputs)
+        self._program = Program(self._nodes, graph._outputs)
+        self._steps = graph_steps(self._nodes, graph._outputs)
         self._plans = {}             # (needs, train) -> GraphPlan, or False: not plannable
         self._state = None           # the last planned forward's GraphState
 

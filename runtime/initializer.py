@@ -1,7 +1,7 @@
 """Initialisers (MXNet's ``mx.init``): ``Uniform``, ``Normal``, ``Xavier``, ``MSRAPrelu``,
-``Orthogonal``, ``Bilinear``, ``Zero``, ``One``, ``Constant``, ``LSTMBias``, ``Mixed``
-(by name pattern), ``Load`` (from saved arrays), :func:`register` and :func:`create`
-(an initialiser from a name or an instance).
+``Orthogonal``, ``Bilinear``, ``Zero``, ``One``, ``Constant``, ``LSTMBias``, ``FusedRNN``,
+``Mixed`` (by name pattern), ``Load`` (from saved arrays), :func:`register` and
+:func:`create` (an initialiser from a name or an instance).
 
 An initialiser is called with a parameter's name and its array, ``init(name, arr)``, and
 writes the array in place.  As in MXNet, a global initialiser (the one passed to
@@ -28,6 +28,7 @@ import numpy as np
 from runtime import _rng as _random
 from runtime import nd
 from runtime._ndarray import zeros
+from runtime.ops.rnn import param_slices
 
 _ZERO_SUFFIXES = ("bias", "beta", "running_mean", "moving_mean")
 _ONE_SUFFIXES = ("gamma", "running_var", "moving_var")
@@ -385,6 +386,77 @@ class Load:
         return f"Load({sorted(self.param)!r}, default_init={self.default_init!r})"
 
 
+_GATE_NAMES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
+               "gru": ("_r", "_z", "_o")}
+
+
+def fused_rnn_slices(mode, size, num_hidden, num_layers, bidirectional, prefix=""):
+    """``{name: (start, shape)}`` of each gate's weight and bias in the flat parameter
+    vector of ``size`` values of MXNet's fused RNN (``FusedRNNCell``'s unpacked names:
+    ``<prefix>l0_i2h_i_weight``, ``r`` for the backward direction); ValueError when no
+    input width gives ``size``."""
+    if mode not in _GATE_NAMES:
+        raise ValueError(f"FusedRNN: mode must be one of {', '.join(_GATE_NAMES)} (got "
+                         f"{mode!r})")
+    g, h, d = len(_GATE_NAMES[mode]), num_hidden, 2 if bidirectional else 1
+    # size = d*g*h*(I + h + 2) + (num_layers - 1)*d*g*h*(d*h + h + 2), solved for I
+    width, rest = divmod(size, d * g * h)
+    width -= h + 2 + (num_layers - 1) * (d * h + h + 2)
+    if rest or width < 1:
+        raise ValueError(f"FusedRNN: {size} parameters fit no input width for mode="
+                         f"{mode!r}, num_hidden={num_hidden}, num_layers={num_layers}, "
+                         f"bidirectional={bidirectional}")
+    gates = _GATE_NAMES[mode]
+    return {f"{prefix}{'lr'[direction]}{layer}_{group}{gates[gate]}_{kind}": (start, shape)
+            for layer, direction, group, gate, kind, start, shape in
+            param_slices(mode, width, h, num_layers, bidirectional)}
+
+
+class FusedRNN(Initializer):
+    """The flat parameter vector of MXNet's fused RNN (``mx.rnn.FusedRNNCell``,
+    ``sym.RNN``; MXNet's ``mx.init.FusedRNN``): each gate's weight and bias, seen as its
+    own array, is filled by ``init`` (else by the caller's global initialiser, whose
+    name rule gives the biases zeros), and with mode 'lstm' the forget gate's biases
+    get ``forget_bias``."""
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if isinstance(init, str):
+            init = _from_json(init, "FusedRNN: init")
+        if init is not None and not isinstance(init, Initializer):
+            raise TypeError(f"FusedRNN: init must be an Initializer, its JSON or None (got "
+                            f"{init!r})")
+        self._init = init
+        self._num_hidden = int(num_hidden)
+        self._num_layers = int(num_layers)
+        self._mode = mode
+        self._bidirectional = bool(bidirectional)
+        self._forget_bias = _number("FusedRNN", "forget_bias", forget_bias)
+
+    def _init_weight(self, name, arr):
+        flat = arr.reshape(-1)
+        fill = self._init
+        if fill is None:
+            fill = getattr(name, "global_init", None)
+            if fill is None:
+                raise ValueError(f"FusedRNN: {str(name)!r} needs init or a global "
+                                 "initialiser (call it through Module.init_params)")
+        slices = fused_rnn_slices(self._mode, flat.shape[0], self._num_hidden,
+                                  self._num_layers, self._bidirectional)
+        for part, (start, shape) in slices.items():
+            view = flat[start:start + math.prod(shape)].reshape(shape)
+            if self._mode == "lstm" and part.endswith("_f_bias"):
+                _write(view, self._forget_bias)
+            else:
+                fill(InitDesc(part, global_init=fill), view)
+
+    def _kwargs(self):
+        return {"init": None if self._init is None else self._init.dumps(),
+                "num_hidden": self._num_hidden, "num_layers": self._num_layers,
+                "mode": self._mode, "bidirectional": self._bidirectional,
+                "forget_bias": self._forget_bias}
+
+
 _NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Uniform,
           "normal": Normal, "xavier": Xavier, "msraprelu": MSRAPrelu,
           "orthogonal": Orthogonal, "bilinear": Bilinear}
@@ -392,7 +464,8 @@ _NAMES = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Unifo
 
 _CLASSES = {"zero": Zero, "one": One, "constant": Constant, "uniform": Uniform,
             "normal": Normal, "xavier": Xavier, "lstmbias": LSTMBias,
-            "msraprelu": MSRAPrelu, "orthogonal": Orthogonal, "bilinear": Bilinear}
+            "msraprelu": MSRAPrelu, "orthogonal": Orthogonal, "bilinear": Bilinear,
+            "fusedrnn": FusedRNN}
 
 
 def register(klass):
@@ -433,5 +506,5 @@ def create(init, what="init"):
 
 
 __all__ = ["Initializer", "InitDesc", "Uniform", "Normal", "Xavier", "MSRAPrelu",
-           "Orthogonal", "Bilinear", "Constant", "Zero", "One", "LSTMBias", "Mixed", "Load",
-           "register", "create"]
+           "Orthogonal", "Bilinear", "Constant", "Zero", "One", "LSTMBias", "FusedRNN",
+           "Mixed", "Load", "register", "create"]

@@ -122,8 +122,13 @@ class EvalMetric:
         return self.name, self.sum_metric / self.num_inst
 
     def get_global(self):
-        """``(name, value)`` of the global tally (everything since :meth:`reset`)."""
+        """``(name, value)`` of the global tally (everything since :meth:`reset`).  A
+        metric whose ``update`` adds to the local tally only (``self.sum_metric += ...``,
+        as the metrics of MXNet's examples do) keeps no global one: it reports its local
+        tally, as MXNet's does for a metric without ``has_global_stats``."""
         if self.global_num_inst == 0:
+            if self.num_inst:
+                return self.get()
             return self.name, float("nan")
         return self.name, self.global_sum_metric / self.global_num_inst
 

@@ -6,8 +6,9 @@ A checkpoint is MXNet's pair ``prefix-symbol.json`` and ``prefix-%04d.params`` (
 binary NDArray format, names prefixed ``arg:`` and ``aux:``), so files move between
 ndrt and MXNet 1.x either way.
 
-``FeedForward`` runs on a :class:`~runtime.module.Module`: ``fit`` trains one bound to
-the data's and labels' names and shapes and keeps the parameters it ends with
+``FeedForward`` runs on a :class:`~runtime.module.Module` (a
+:class:`~runtime.module.BucketingModule` for a symbol generator): ``fit`` trains one
+bound to the data's and labels' names and shapes and keeps the parameters it ends with
 (``arg_params``, ``aux_params``); ``predict`` and ``score`` bind one for inference.
 """
 
@@ -20,6 +21,7 @@ from runtime import initializer as _init, io, metric as _metric, nd
 from runtime.context import Context, cpu
 from runtime.module._checkpoint import (BatchEndParam, load_checkpoint, load_params,
                                         save_checkpoint)
+from runtime.module.bucketing_module import BucketingModule
 from runtime.module.module import Module
 from runtime.symbol import Symbol
 
@@ -36,7 +38,11 @@ class FeedForward:
 
     Parameters
     ----------
-    symbol : Symbol
+    symbol : Symbol or callable
+        The network, or a symbol generator ``symbol(bucket_key) -> Symbol`` for data
+        whose batches carry a ``bucket_key`` (``fit`` then trains a
+        :class:`~runtime.module.BucketingModule` from the data's
+        ``default_bucket_key``, and the default bucket's symbol becomes ``symbol``).
     ctx : Context or list of Contexts, optional
         Default ``cpu()``.
     num_epoch : int, optional
@@ -57,8 +63,8 @@ class FeedForward:
     kwargs
         The optimizer's arguments (``learning_rate``, ``momentum``, ``wd`` ...).
 
-    Differences from MXNet: ``epoch_size`` other than None and a symbol generator
-    (bucketing) are refused; ``fit`` does not log 'Resetting Data Iterator'.
+    Differences from MXNet: ``epoch_size`` other than None is refused; ``fit`` does not
+    log 'Resetting Data Iterator'.
     """
 
     def __init__(self, symbol, ctx=None, num_epoch=None, epoch_size=None, optimizer="sgd",
@@ -66,13 +72,15 @@ class FeedForward:
                  aux_params=None, allow_extra_params=False, begin_epoch=0, **kwargs):
         warnings.warn("mxnet.model.FeedForward has been deprecated. Please use "
                       "mxnet.mod.Module instead.", DeprecationWarning, stacklevel=2)
-        if not isinstance(symbol, Symbol):
-            raise TypeError(f"FeedForward: symbol must be a Symbol (a symbol generator is "
-                            f"not supported) (got {type(symbol).__name__})")
+        if not isinstance(symbol, Symbol) and not callable(symbol):
+            raise TypeError(f"FeedForward: symbol must be a Symbol or a symbol generator "
+                            f"(got {type(symbol).__name__})")
         if epoch_size is not None:
             raise NotImplementedError("FeedForward: epoch_size must be None (an epoch is "
                                       f"one pass over the data) (got {epoch_size!r})")
-        self.symbol = symbol
+        self.sym_gen = None if isinstance(symbol, Symbol) else symbol
+        self.symbol = symbol if self.sym_gen is None else None
+        self.allow_extra_params = allow_extra_params
         self.ctx = _contexts(ctx)
         self.num_epoch = num_epoch
         self.epoch_size = epoch_size
@@ -81,14 +89,21 @@ class FeedForward:
         self.numpy_batch_size = numpy_batch_size
         self.begin_epoch = begin_epoch
         self.kwargs = dict(kwargs)
-        if allow_extra_params:
-            args, aux = set(symbol.list_arguments()), set(symbol.list_auxiliary_states())
-            arg_params = {k: v for k, v in (arg_params or {}).items() if k in args} \
-                if arg_params is not None else None
-            aux_params = {k: v for k, v in (aux_params or {}).items() if k in aux} \
-                if aux_params is not None else None
         self.arg_params = arg_params
         self.aux_params = aux_params
+        if self.symbol is not None:
+            self._drop_extra_params()
+
+    def _drop_extra_params(self):
+        """With ``allow_extra_params``, forget the given parameters the symbol lacks."""
+        if not self.allow_extra_params:
+            return
+        args = set(self.symbol.list_arguments())
+        aux = set(self.symbol.list_auxiliary_states())
+        if self.arg_params is not None:
+            self.arg_params = {k: v for k, v in self.arg_params.items() if k in args}
+        if self.aux_params is not None:
+            self.aux_params = {k: v for k, v in self.aux_params.items() if k in aux}
 
     # -- data ------------------------------------------------------------------------------
     def _iter(self, X, y, is_train):
@@ -132,7 +147,7 @@ class FeedForward:
                       logger=logger, work_load_list=work_load_list)
 
     def _bound(self, X, what):
-        if self.arg_params is None:
+        if self.arg_params is None or self.symbol is None:
             raise RuntimeError(f"FeedForward.{what}: no parameters: call fit() first or "
                                "give arg_params")
         data = self._iter(X, None, is_train=False)
@@ -152,7 +167,20 @@ class FeedForward:
             raise ValueError("FeedForward.fit: num_epoch must be given to the constructor")
         data = self._iter(X, y, is_train=True)
         eval_data = self._eval_iter(eval_data)
-        mod = self._module(data, logger or logging, work_load_list)
+        if self.sym_gen is not None:
+            key = getattr(data, "default_bucket_key", None)
+            if key is None:
+                raise ValueError("FeedForward.fit: a symbol generator needs data with a "
+                                 "default_bucket_key (a bucketing iterator)")
+            self.symbol = self.sym_gen(key)
+            self._drop_extra_params()
+            data_names = [d[0] for d in data.provide_data]
+            label_names = [d[0] for d in data.provide_label]
+            mod = BucketingModule(lambda k: (self.sym_gen(k), data_names, label_names),
+                                  default_bucket_key=key, context=self.ctx,
+                                  logger=logger or logging, work_load_list=work_load_list)
+        else:
+            mod = self._module(data, logger or logging, work_load_list)
         mod.fit(data, eval_data=eval_data, eval_metric=eval_metric,
                 epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
                 kvstore=kvstore, optimizer=self.optimizer, optimizer_params=self.kwargs,
@@ -198,6 +226,9 @@ class FeedForward:
         epoch = self.num_epoch if epoch is None else epoch
         if epoch is None:
             raise ValueError("FeedForward.save: epoch must be given (no num_epoch)")
+        if self.symbol is None:
+            raise RuntimeError("FeedForward.save: a symbol generator's model has a symbol "
+                               "once fit() has run")
         save_checkpoint(prefix, epoch, self.symbol, self.arg_params or {},
                         self.aux_params or {})
 

@@ -294,10 +294,13 @@ def unpack(s):
 
 def unpack_img(s, iscolor=-1):
     """``(header, image)`` of an image record: the payload decoded into a uint8 NumPy
-    array, HxWx3 RGB (HxW for ``iscolor=0``, grey) (needs Pillow).  MXNet decodes with
-    OpenCV into BGR; ndrt's images are RGB throughout, as ``mx.image.imdecode`` gives."""
+    array, HxWx3 RGB for ``iscolor=1``, HxW grey for 0, and for -1 (MXNet's default,
+    OpenCV's 'unchanged') as stored: HxW for a grey image, else RGB (needs Pillow).
+    MXNet decodes with OpenCV into BGR; ndrt's images are RGB throughout, as
+    ``mx.image.imdecode`` gives."""
     header, s = unpack(s)
-    return header, _image_codec.decode(s, "L" if iscolor == 0 else "RGB")
+    mode = "L" if iscolor == 0 else "RGB" if iscolor > 0 else None
+    return header, _image_codec.decode(s, mode)
 
 
 def pack_img(header, img, quality=95, img_fmt=".jpg"):

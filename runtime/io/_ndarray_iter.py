@@ -84,13 +84,22 @@ class DataIter:
     @property
     def provide_data(self):
         """``[DataDesc(name, (batch_size,) + shape, dtype)]`` of the data arrays of a
-        batch."""
+        batch.  A subclass may set it (MXNet's iterators written in Python assign
+        ``self.provide_data = [...]`` in ``__init__``)."""
         return list(self._provide_data)
+
+    @provide_data.setter
+    def provide_data(self, descs):
+        self._provide_data = list(descs)
 
     @property
     def provide_label(self):
-        """The same for the label arrays (empty without labels)."""
+        """The same for the label arrays (empty without labels); settable as well."""
         return list(self._provide_label)
+
+    @provide_label.setter
+    def provide_label(self, descs):
+        self._provide_label = list(descs)
 
     def __next__(self):
         return self.next()

@@ -113,9 +113,10 @@ def _share_params(ex, shared, params, aux):
 
 class _ExecutorGroup:
     """The fields of MXNet's ``DataParallelExecutorGroup`` that programs read:
-    ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``
-    (each array in a list of its per-context copies), ``execs``, ``data_names``,
-    ``label_names``, ``contexts``, ``slices``, ``batch_size``."""
+    ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``,
+    ``state_names``, ``state_arrays`` (each array in a list of its per-context copies),
+    ``execs``, ``data_names``, ``label_names``, ``contexts``, ``slices``,
+    ``batch_size``."""
 
     def __init__(self, module):
         execs = module._execs
@@ -130,6 +131,8 @@ class _ExecutorGroup:
         self.param_arrays = [[ex.arg_dict[n] for ex in execs] for n in self.param_names]
         self.grad_arrays = [[ex.grad_dict.get(n) for ex in execs] for n in self.param_names]
         self.aux_arrays = [[ex.aux_dict[n] for ex in execs] for n in self.aux_names]
+        self.state_names = list(module._state_names)
+        self.state_arrays = [[ex.arg_dict[n] for ex in execs] for n in self.state_names]
 
 
 class Module(BaseModule):
@@ -147,6 +150,10 @@ class Module(BaseModule):
         The share of the batch of each context (default: equal shares).
     fixed_param_names : sequence of str, optional
         Parameters that are not updated (no gradient).
+    state_names : sequence of str, optional
+        Arguments that are neither data nor parameters (an RNN's carried states): bound
+        as zeros, without gradient, neither initialised nor updated, and set by
+        :meth:`set_states` (MXNet's).
     """
 
     def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",),
@@ -183,7 +190,12 @@ class Module(BaseModule):
             if n not in args:
                 raise ValueError(f"Module: data name {n!r} is not an argument of the symbol "
                                  f"({', '.join(args)})")
-        inputs = set(self.data_names) | set(self.label_names)
+        self._state_names = list(state_names or ())
+        for n in self._state_names:
+            if n not in args:
+                raise ValueError(f"Module: state name {n!r} is not an argument of the "
+                                 f"symbol ({', '.join(args)})")
+        inputs = set(self.data_names) | set(self.label_names) | set(self._state_names)
         self._param_names = [n for n in args if n not in inputs]
         self._aux_names = symbol.list_auxiliary_states()
         self._fixed = set(fixed_param_names or ())
@@ -505,6 +517,45 @@ class Module(BaseModule):
                                           row_ids=[row_ids] * len(outs) if len(outs) > 1
                                           else row_ids,
                                           priority=-self._param_names.index(name))
+
+    def get_states(self, merge_multi_context=True):
+        """The arrays of the states (``state_names``), in :meth:`get_outputs`'s forms."""
+        self._check("get_states", params=True)
+        per_state = [[ex.arg_dict[n] for ex in self._execs] for n in self._state_names]
+        if not merge_multi_context:
+            return per_state
+        return [_join(parts, 0) for parts in per_state]
+
+    def set_states(self, states=None, value=None):
+        """Set the states (``state_names``) from ``states`` (per state, one array for
+        every context or a list of one per context, as ``get_outputs(
+        merge_multi_context=False)`` gives them) or to the number ``value``; exactly one
+        of the two."""
+        self._check("set_states", params=True)
+        if (states is None) == (value is None):
+            raise ValueError("set_states: give exactly one of states and value (got "
+                             f"states={states!r}, value={value!r})")
+        targets = [[ex.arg_dict[n] for ex in self._execs] for n in self._state_names]
+        if value is not None:
+            for per_context in targets:
+                for arr in per_context:
+                    arr[:] = value
+            return
+        if len(states) != len(targets):
+            raise ValueError(f"set_states: states must hold one entry per state "
+                             f"({len(targets)}: {', '.join(self._state_names)}) (got "
+                             f"{len(states)})")
+        for name, given, per_context in zip(self._state_names, states, targets):
+            given = given if isinstance(given, (list, tuple)) else [given] * len(per_context)
+            if len(given) != len(per_context):
+                raise ValueError(f"set_states: state {name!r} must hold one array per "
+                                 f"context ({len(per_context)}) (got {len(given)})")
+            for src, dst in zip(given, per_context):
+                if src.shape != dst.shape:
+                    raise ValueError(f"set_states: state {name!r} must have shape "
+                                     f"{dst.shape!r} (got {src.shape!r})")
+            for src, dst in zip(given, per_context):
+                dst[:] = src
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward: each joined over the contexts along its batch

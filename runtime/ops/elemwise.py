@@ -789,6 +789,19 @@ def _where_shape(attrs, shapes):
     return [broadcast_shapes("where", *shapes)]
 
 
+def _where_inputs(attrs, shapes):
+    # MXNet's where: x and y have one shape, and so has the condition unless it selects
+    # rows; an unknown one of x and y takes the other's (ZoneoutCell's first step picks
+    # from sym.zeros of unknown shape)
+    c, x, y = shapes
+    known = x if x is not None else y
+    if known is not None:
+        shapes[1] = shapes[1] or known
+        shapes[2] = shapes[2] or known
+        shapes[0] = shapes[0] or known
+    return shapes
+
+
 def _where_type(attrs, dtypes):
     return [same_dtype("where", dtypes[1:])]
 
@@ -835,7 +848,7 @@ def _where_sparse(attrs, inputs):
 
 
 register("where", inputs=("condition", "x", "y"), compute=_where, infer_shape=_where_shape,
-         infer_type=_where_type, grad_inputs=(0,), gradient=_where_grad,
+         infer_inputs=_where_inputs, infer_type=_where_type, grad_inputs=(0,), gradient=_where_grad,
          compute_sparse=_where_sparse, sparse_stypes=_where_sparse_stypes,
          sparse_check=_where_sparse_check,
          doc="""``x`` where ``condition`` is nonzero, else ``y`` (MXNet's ``where``).

@@ -159,6 +159,20 @@ def _rnn_shape(attrs, shapes):
     return out
 
 
+def _rnn_inputs(attrs, shapes):
+    # from data (T, N, I): the flat parameters' length and the states' (L*D, N, H)
+    # (MXNet's RNN fills them so, which symbolic programs rely on: an RNN cell's begin
+    # state is sym.zeros of an unknown batch size)
+    data = shapes[0]
+    if data is None or len(data) != 3:
+        return shapes
+    mode, _, h, layers, d = _dims(attrs)
+    shapes[1] = shapes[1] or (rnn_param_size(mode, data[2], h, layers, d == 2),)
+    for k in range(2, min(len(shapes), 4 if mode == "lstm" else 3)):
+        shapes[k] = shapes[k] or (layers * d, data[1], h)
+    return shapes
+
+
 def _check_lengths_type(op, dtype):
     if np.dtype(dtype).kind not in "iuf":
         raise TypeError(f"{op}: sequence_length must hold numbers (got {np.dtype(dtype)})")
@@ -214,6 +228,29 @@ def _direct(out, dtype):
 
 
 # -- views of the flat parameters and of the reserve ------------------------------------
+
+def param_slices(mode, input_size, state_size, num_layers, bidirectional=False):
+    """``(layer, direction, group, gate, kind, start, shape)`` of every gate's weight and
+    bias in the flat ``parameters``, in MXNet's packing order (see the module doc):
+    ``group`` 'i2h' or 'h2h', ``gate`` its index among the mode's gates, ``kind``
+    'weight' or 'bias', ``direction`` 0 (forward) or 1 (backward)."""
+    g, h, d = GATES[mode], state_size, 2 if bidirectional else 1
+    out, pos = [], 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else d * h
+        for direction in range(d):
+            for group, cols in (("i2h", width), ("h2h", h)):
+                for gate in range(g):
+                    out.append((layer, direction, group, gate, "weight", pos, (h, cols)))
+                    pos += h * cols
+    for layer in range(num_layers):
+        for direction in range(d):
+            for group in ("i2h", "h2h"):
+                for gate in range(g):
+                    out.append((layer, direction, group, gate, "bias", pos, (h,)))
+                    pos += h
+    return out
+
 
 def _param_views(flat, mode, i, h, layers, d):
     """Per layer and direction ``[i2h weight, h2h weight, i2h bias, h2h bias]``: views
@@ -580,7 +617,8 @@ register(
     "RNN", inputs=("data", "parameters", "state", "state_cell", "sequence_length"),
     variadic=True, flagged_inputs=True, attrs=RNN_ATTRS,
     num_outputs=lambda attrs: 1 + attrs["state_outputs"] * (1 + (attrs["mode"] == "lstm")),
-    infer_shape=_rnn_shape, infer_type=_rnn_type, compute=_forward, prepare=_prepare,
+    infer_shape=_rnn_shape, infer_inputs=_rnn_inputs, infer_type=_rnn_type,
+    compute=_forward, prepare=_prepare,
     gradient=_rnn_grad, grad_inputs=_rnn_reads, needs_rng=True,
     doc="""Recurrent layers over ``data`` (T, N, I) (MXNet 1.x's fused ``RNN``):
 ``mode`` 'rnn_relu' / 'rnn_tanh' (``h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)``),

@@ -94,20 +94,31 @@ def topo(heads):
 def substitute(heads, mapping):
     """``heads`` with the variables named in ``mapping`` replaced by its entries: the
     nodes above them copied, the others shared."""
-    memo = {}
+    return _rebuilt(heads, {(id(n), 0): mapping[n.name] for n in topo(heads)
+                            if n.op is None and n.name in mapping})
+
+
+def replace_nodes(heads, new):
+    """``heads`` with the nodes ``new`` maps (``{id(old node): new node}``, the same
+    number of outputs) replaced: the nodes above them copied, the others shared."""
+    return _rebuilt(heads, {(key, i): (node, i) for key, node in new.items()
+                            for i in range(node.n_out())})
+
+
+def _rebuilt(heads, memo):
+    """``heads`` with the entries ``memo`` maps replaced, the nodes that read a replaced
+    entry copied (their copies' entries added to ``memo``)."""
     for node in topo(heads):
         if node.op is None:
-            if node.name in mapping:
-                memo[id(node)] = mapping[node.name]
             continue
-        inputs = [memo.get(id(n) if n.op is None else (id(n), i), (n, i))
-                  for n, i in node.inputs]
-        if any(new is not old for new, old in zip(inputs, node.inputs)):
+        inputs = [memo.get((id(n), i), (n, i)) for n, i in node.inputs]
+        if any(new is not old for new, old in zip(inputs, node.inputs)) and \
+                (id(node), 0) not in memo:
             copy = Node(node.op, node.op_name, node.name, inputs, node.params, node.raw,
                         node.attrs)
             for i in range(node.n_out()):
                 memo[(id(node), i)] = (copy, i)
-    return [memo.get(id(n) if n.op is None else (id(n), i), (n, i)) for n, i in heads]
+    return [memo.get((id(n), i), (n, i)) for n, i in heads]
 
 
 def aux_nodes(nodes):
@@ -289,9 +300,12 @@ def infer_shapes(nodes, known, unknown_dim=None):
     still unknown.  An operator whose rule needs a dimension it cannot see (batch_dot's
     inner size, say) leaves its outputs unknown rather than failing.  Only elementwise
     operators (whose inputs share one shape) unify their inputs, as MXNet's do: a
-    dimension one input knows fills it in the others and the output; other operators
-    do not fill their inputs' unknown dimensions from their outputs (MXNet's
-    FullyConnected, Concat ... do)."""
+    dimension one input knows fills it in the others and the output.  After the walk,
+    an input dimension still unknown that an operator passes through to an output of
+    known size there takes that size (:func:`_passed_through`; MXNet's FullyConnected,
+    Concat ... fill their inputs' batch dimension from the output in the same way).  A
+    creation node's (``sym.zeros``) unknown dimensions are unknown as a given shape's
+    are."""
     known = dict(known)
     for node in nodes:
         if node.op is None and known.get(node) is None:
@@ -306,32 +320,106 @@ def infer_shapes(nodes, known, unknown_dim=None):
             if node.op.infer_inputs is fill_equal_shapes:
                 return [_unified(node, ins)]
             return _probe_forward(node, ins)
-        return [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
+        outs = [tuple(s) for s in node.op.infer_shape(node.params, [tuple(s) for s in ins])]
+        if not node.inputs and unknown_dim is not None:
+            # a creation node's shape attribute marks unknown dimensions as a given shape
+            # does (an RNN cell's begin state: sym.zeros(shape=(0, num_hidden)))
+            outs = [tuple(None if d == unknown_dim else d for d in s) for s in outs]
+        return outs
 
     def backward(node, ins, outs):
         if node.op.infer_inputs is None:
             return None
-        ins = [None if _is_partial(s) else s for s in ins]
-        if node.op.infer_inputs is fill_equal_shapes and outs[0] is not None and \
-                not _is_partial(outs[0]):
-            # an elementwise op's inputs have the shape of its output
-            ins = [outs[0] if s is None else s for s in ins]
-        return [None if s is None else tuple(s)
-                for s in node.op.infer_inputs(node.params, ins)]
+        if node.op.infer_inputs is fill_equal_shapes:
+            ins = [None if _is_partial(s) else s for s in ins]
+            if outs[0] is not None and not _is_partial(outs[0]):
+                # an elementwise op's inputs have the shape of its output
+                ins = [outs[0] if s is None else s for s in ins]
+            return [None if s is None else tuple(s)
+                    for s in node.op.infer_inputs(node.params, ins)]
+        # a partly known input is filled like an unknown one; then the rule sees it
+        # with probe sizes in its unknown dimensions, and what it fills for the unknown
+        # inputs the same way under both probes does not depend on them (a
+        # FullyConnected's weight from a data shape of unknown batch size)
+        result = [None if v is None else tuple(v) for v in node.op.infer_inputs(
+            node.params, [None if _is_partial(v) else v for v in ins])]
+        if not any(_is_partial(v) for v in ins):
+            return result
+        runs = []
+        for probe in _PROBES:
+            filled = [None if v is None else tuple(probe if d is None else d for d in v)
+                      for v in ins]
+            try:
+                runs.append(node.op.infer_inputs(node.params, filled))
+            except (TypeError, ValueError):
+                return result   # the rule needs the unknown sizes
+        return [r if r is not None or v is not None or a is None or b is None
+                or tuple(a) != tuple(b) else tuple(a)
+                for v, r, a, b in zip(ins, result, *runs)]
 
     table = _infer(nodes, known, "infer_shape", forward, backward)
     if unknown_dim is not None:
-        # an elementwise op's inputs have its output's shape: fill their unknown
-        # dimensions from it, consumers before producers
+        # fill the inputs' unknown dimensions from the outputs, consumers before
+        # producers: an elementwise op's inputs have its output's shape; another op's
+        # input dimension that its output passes through unchanged (FullyConnected's
+        # batch) takes the output's size there
         for node in reversed(nodes):
-            if node.op is None or node.op.infer_inputs is not fill_equal_shapes:
+            if node.op is None:
                 continue
-            out = table.get((node, 0))
-            for entry in node.inputs:
-                shape = table.get(entry)
-                if out is not None and _is_partial(shape):
-                    table[entry] = _merge_partial(shape, out) or shape
+            ins = [table.get(entry) for entry in node.inputs]
+            if not any(_is_partial(s) for s in ins):
+                continue
+            if node.op.infer_inputs is fill_equal_shapes:
+                out = table.get((node, 0))
+                filled = [out if out is not None and _is_partial(s) else None for s in ins]
+            else:
+                filled = _passed_through(node, ins,
+                                         [table.get((node, i)) for i in range(node.n_out())])
+            for entry, shape, new in zip(node.inputs, ins, filled):
+                if new is not None and _is_partial(shape):
+                    table[entry] = _merge_partial(shape, new) or shape
     return table
+
+
+def _passed_through(node, ins, outs):
+    """Per input, its partly known shape with the unknown dimensions that reach an
+    output unchanged set to that output's known size (None where nothing is learned).
+
+    Each unknown dimension is probed alone: the rule runs with it set to one size and
+    then another, every other unknown dimension at a third; an output dimension that
+    follows it both times is that dimension passed through."""
+    base, first, second = _PROBES[0], _PROBES[1], 7933
+
+    def run(j, k, size):
+        filled = [tuple((size if (a, b) == (j, k) else base) if d is None else d
+                        for b, d in enumerate(s)) for a, s in enumerate(ins)]
+        try:
+            return [tuple(s) for s in node.op.infer_shape(node.params, filled)]
+        except (TypeError, ValueError):
+            return None
+
+    result = [None] * len(ins)
+    if any(s is None for s in ins):
+        return result                   # the rule needs every input's rank
+    for j, shape in enumerate(ins):
+        if not _is_partial(shape):
+            continue
+        learned = list(shape)
+        for k, d in enumerate(shape):
+            if d is not None:
+                continue
+            a, b = run(j, k, first), run(j, k, second)
+            if a is None or b is None:
+                continue
+            for out, sa, sb in zip(outs, a, b):
+                if out is None or len(out) != len(sa) or len(sa) != len(sb):
+                    continue
+                for o, da, db in zip(out, sa, sb):
+                    if o is not None and da == first and db == second:
+                        learned[k] = o
+        if learned != list(shape):
+            result[j] = tuple(learned)
+    return result
 
 
 def _unified(node, shapes):

@@ -22,6 +22,7 @@ import numpy as np
 
 from runtime import attribute, executor, operator, util
 from runtime.base import NotImplementedForSymbol
+from runtime.errors import MXNetValueError
 from runtime import name as _name
 from runtime import initializer as _init
 from runtime.nd._ops import signature
@@ -213,6 +214,30 @@ class Symbol:
         if any(s is None or None in s for s in args_ + outs + auxs):
             return None, None, None
         return args_, outs, auxs
+
+    def _sources_shaped(self, **shapes):
+        """This symbol with every creation node of partly known shape (``sym.zeros(shape=
+        (0, 8))``, an RNN cell's begin state) made for the shape inferred from the
+        arguments' ``shapes``, as MXNet's executor allocates it; ValueError naming the
+        node when inference cannot tell it."""
+        nodes = self._nodes()
+        partial = [n for n in nodes if n.op is not None and not n.inputs
+                   and 0 in n.params.get("shape", (1,))]
+        if not partial or util.is_np_shape():
+            return self
+        by_name = {n.name: n for n in nodes if n.op is None}
+        table = _graph.infer_shapes(
+            nodes, {by_name[k]: tuple(v) for k, v in shapes.items() if k in by_name}, 0)
+        new = {}
+        for node in partial:
+            shape = table.get((node, 0))
+            if shape is None or None in shape:
+                raise MXNetValueError(
+                    f"bind: the shape of {node.describe()} must follow from the "
+                    f"arguments' shapes (got {_graph._shown(shape or node.params['shape'])})")
+            new[id(node)] = Node(node.op, node.op_name, node.name, (),
+                                 {**node.params, "shape": shape}, node.raw, node.attrs)
+        return Symbol(_graph.replace_nodes(self._outputs, new))
 
     def infer_shape(self, *args, **kwargs):
         """(argument shapes, output shapes, auxiliary state shapes) from the shapes of
@@ -600,6 +625,9 @@ def _source(op_name, kwargs, name, attr, inputs=()):
     """A node of the ``nd``-function operator ``op_name`` (runtime.symbol._source) with
     the attributes ``kwargs`` (None: the default) on the symbols ``inputs``."""
     src = SOURCES[op_name]
+    kwargs, hidden = _hidden_attrs(op_name, kwargs)
+    if hidden:
+        attr = {**(attr or {}), **hidden}
     params = src.parse_attrs({k: v for k, v in kwargs.items() if v is not None})
     raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()
            if v is not None}

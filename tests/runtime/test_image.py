@@ -305,7 +305,6 @@ def test_imrotate_refuses_bad_input():
         image.imrotate(nd.zeros((1, 4, 4)), nd.array([1.0]))
 
 
-free_failing_tests(globals())
 
 
 def test_copy_make_border_follows_opencvs_border_types():
@@ -337,3 +336,22 @@ def test_copy_make_border_follows_opencvs_border_types():
     with pytest.raises(ValueError, match=r"^copyMakeBorder: values must hold one value per "
                                          r"channel \(3\) \(got 2\)"):
         image.copyMakeBorder(nd.array(IMG, dtype=np.uint8), 1, 1, 1, 1, values=(1, 2))
+
+
+@needs_pillow
+@pytest.mark.parametrize("fmt", [".png", ".jpg"])
+def test_unpack_img_keeps_a_grey_image_grey_by_default(fmt):
+    # MXNet's iscolor=-1 is OpenCV's IMREAD_UNCHANGED: a grey record decodes to HxW
+    # (its data tutorial packs np.ones((3, 3, 1)) and gets a 3x3 array back)
+    grey = np.full((3, 3, 1), 1, np.uint8)
+    s = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), grey, quality=100, img_fmt=fmt)
+    header, img = recordio.unpack_img(s)
+    assert header.label == 1.0
+    np.testing.assert_array_equal(img, np.ones((3, 3), np.uint8))
+    assert recordio.unpack_img(s, iscolor=1)[1].shape == (3, 3, 3)
+    assert recordio.unpack_img(s, iscolor=0)[1].shape == (3, 3)
+    colour = recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), IMG, img_fmt=".png")
+    np.testing.assert_array_equal(recordio.unpack_img(colour)[1], IMG)
+
+
+free_failing_tests(globals())

@@ -211,3 +211,30 @@ def test_dumps_gives_the_json_that_create_reads():
                   init.Orthogonal(0.5, "normal"), init.Bilinear(), init.Constant(-1.5)):
         assert init.create(given.dumps()) == given
     assert init.Uniform(0.2).dumps() == '["uniform", {"scale": 0.2}]'
+
+
+def test_fused_rnn_fills_each_gate_by_its_rule_and_round_trips_as_json():
+    # 1 layer, bidirectional GRU, 3 hidden, 4 inputs: 2*3*3*(4+3+2) = 162 values, the
+    # biases the last 36 (MXNet's packing: every weight, then every bias)
+    fused = init.FusedRNN(init.Constant(0.5), 3, 1, "gru", bidirectional=True,
+                          forget_bias=2.0)
+    again = init.create(mx.sym.Variable("p", init=fused).attr("__init__"))
+    assert again._kwargs() == fused._kwargs() and again._init == init.Constant(0.5)
+    arr = nd.zeros((162,))
+    again(init.InitDesc("p_parameters", {}), arr)
+    values = arr.asnumpy()
+    np.testing.assert_array_equal(values[:126], 0.5)        # weights: Constant(0.5)
+    np.testing.assert_array_equal(values[126:], 0.0)        # biases: the name rule
+    # lstm: the forget gates' biases (the second of four gate blocks of each bias)
+    # take forget_bias; the rest follows the caller's global initialiser
+    lstm = init.FusedRNN(None, 2, 1, "lstm", forget_bias=3.0)
+    arr = nd.zeros((4 * 2 * (1 + 2 + 2),))                   # 1 input
+    lstm(init.InitDesc("p", {}, global_init=init.One()), arr)
+    biases = arr.asnumpy()[24:].reshape(2, 4, 2)             # i2h, h2h x gates x hidden
+    np.testing.assert_array_equal(biases[:, 1], 3.0)
+    np.testing.assert_array_equal(biases[:, [0, 2, 3]], 0.0)
+    np.testing.assert_array_equal(arr.asnumpy()[:24], 1.0)
+    with pytest.raises(ValueError, match="FusedRNN: 7 parameters fit no input width"):
+        lstm(init.InitDesc("p", {}, global_init=init.One()), nd.zeros((7,)))
+    with pytest.raises(ValueError, match="needs init or a global initialiser"):
+        lstm("p", nd.zeros((40,)))

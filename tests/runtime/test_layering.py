@@ -20,7 +20,8 @@ imports of ``LAZY`` may stand, each with its reason.
               runtime.test_utils, runtime.mxnet_compat, runtime.jobs.*, runtime.kvstore,
               runtime.metric, runtime.symbol.*, runtime.executor, runtime.name,
               runtime.attribute, runtime.operator, runtime.module.*, runtime.model,
-              runtime.callback, runtime.recordio, runtime.image, runtime.profiler,
+              runtime.callback, runtime.rnn.*, runtime.recordio, runtime.image,
+              runtime.profiler,
               runtime.contrib.*, runtime.engine, runtime.util, runtime.random,
               runtime.visualization
 
@@ -68,6 +69,7 @@ RANKS = {
     "runtime.executor": API, "runtime.name": API, "runtime.attribute": API,
     "runtime.module": API,
     "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
+    "runtime.rnn": API,
     "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
     "runtime.profiler": API, "runtime.contrib": API, "runtime.engine": API,
     "runtime.util": API, "runtime.random": API, "runtime.visualization": API,
@@ -117,7 +119,7 @@ def rank(module):
         return KERNELS
     for package in ("runtime.ops", "runtime.nd", "runtime.gluon", "runtime.optimizer",
                     "runtime.io", "runtime.jobs", "runtime.symbol", "runtime.module",
-                    "runtime.contrib"):
+                    "runtime.contrib", "runtime.rnn"):
         if module.startswith(package + "."):
             return RANKS[package]
     return None

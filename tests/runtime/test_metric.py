@@ -250,3 +250,29 @@ def test_pcc_agrees_with_mcc_and_the_multiclass_formula():
     for lab, pr in reversed(list(zip(labels[0], preds[0]))):
         one_by_one.update([lab.reshape((-1,))], [pr.reshape((1, -1))])
     assert one_by_one.get()[1] == pytest.approx(pcc.get()[1], rel=1e-12)
+
+
+def test_a_metric_that_tallies_locally_reports_that_tally_as_its_global_one():
+    # MXNet's examples subclass EvalMetric and add to sum_metric/num_inst themselves;
+    # MXNet's get_global then gives the local value (no has_global_stats), which
+    # Module.fit logs as the epoch's training metric
+    class Hits(mx.metric.EvalMetric):
+        def __init__(self):
+            super().__init__("hits")
+
+        def update(self, labels, preds):
+            self.sum_metric += float((labels[0].asnumpy() == preds[0].asnumpy()).sum())
+            self.num_inst += labels[0].size
+
+    m = Hits()
+    assert np.isnan(m.get_global()[1])
+    m.update([mx.nd.array([1, 2, 3, 4])], [mx.nd.array([1, 0, 3, 0])])
+    assert m.get_global() == m.get() == ("hits", 0.5)
+    assert m.get_global_name_value() == [("hits", 0.5)]
+    m.reset_local()
+    m.update([mx.nd.array([1, 2])], [mx.nd.array([1, 2])])
+    assert m.get_global() == ("hits", 1.0)          # the local tally since reset_local
+    acc = mx.metric.Accuracy()                       # a built-in keeps both tallies
+    acc.update([mx.nd.array([0, 1])], [mx.nd.array([[1, 0], [1, 0]])])
+    acc.reset_local()
+    assert acc.get_global() == ("accuracy", 0.5) and np.isnan(acc.get()[1])

@@ -3,6 +3,7 @@ on a separable problem, checkpoints in MXNet's files, MXNet 1.9.1's MLP fixture.
 
 import logging
 import os
+import random
 
 import numpy as np
 import pytest
@@ -603,10 +604,53 @@ def test_feedforward_fits_predicts_scores_and_round_trips(tmp_path, caplog):
     np.testing.assert_array_equal(again.predict(x), pred)
 
 
+def test_feedforward_trains_a_symbol_generator_on_buckets(tmp_path, caplog):
+    # MXNet's old bucketing examples: FeedForward(symbol=sym_gen) on an iterator whose
+    # batches carry bucket_key; here runs t, t+1, t+2 ... (tokens 1..9) of lengths 3 to
+    # 8, padded to buckets 4 and 8, and a per-token model that learns the next token
+    rng = np.random.default_rng(0)
+    sentences = []
+    for _ in range(400):
+        start, n = rng.integers(1, 10), rng.integers(3, 9)
+        sentences.append([(start + k - 1) % 9 + 1 for k in range(n)])
+    train = mx.rnn.BucketSentenceIter(sentences, 20, buckets=[4, 8], invalid_label=0)
+    built = []
+
+    def sym_gen(seq_len):
+        built.append(seq_len)
+        embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=10, output_dim=8,
+                                 name="embed")
+        pred = mx.sym.FullyConnected(mx.sym.Reshape(embed, shape=(-1, 8)), num_hidden=10,
+                                     name="pred")
+        label = mx.sym.Reshape(mx.sym.var("softmax_label"), shape=(-1,))
+        return mx.sym.SoftmaxOutput(pred, label, use_ignore=True, ignore_label=0,
+                                    name="softmax")         # padding teaches nothing
+
+    mx.random.seed(0)
+    np.random.seed(0)                   # the iterator's shuffles: NumPy's and Python's
+    random.seed(0)
+    with pytest.warns(DeprecationWarning):
+        model = mx.model.FeedForward(sym_gen, num_epoch=6, learning_rate=0.05, momentum=0.9,
+                                     initializer=mx.init.Xavier())
+    with caplog.at_level(logging.INFO):
+        model.fit(train, eval_metric=mx.metric.Perplexity(0))
+    assert "Epoch[5] Train-perplexity" in caplog.text
+    assert built[0] == 8 and set(built) == {4, 8}      # the default bucket first
+    assert model.symbol.list_arguments() == ["data", "embed_weight", "pred_weight",
+                                             "pred_bias", "softmax_label"]
+    args = {k: v.asnumpy() for k, v in model.arg_params.items()}
+    logits = args["embed_weight"] @ args["pred_weight"].T + args["pred_bias"]
+    np.testing.assert_array_equal(logits[1:9].argmax(1), np.arange(2, 10))
+    model.save(str(tmp_path / "ff"))
+    assert sorted(os.listdir(tmp_path)) == ["ff-0006.params", "ff-symbol.json"]
+
+
 def test_feedforward_refuses_bad_use():
     with pytest.warns(DeprecationWarning):
-        with pytest.raises(TypeError, match="symbol must be a Symbol"):
-            mx.model.FeedForward(lambda key: None)
+        with pytest.raises(TypeError, match="symbol must be a Symbol or a symbol generator"):
+            mx.model.FeedForward(42)
+        with pytest.raises(RuntimeError, match="has a symbol once fit"):
+            mx.model.FeedForward(lambda key: None, num_epoch=1).save("never")
         with pytest.raises(NotImplementedError, match="epoch_size must be None"):
             mx.model.FeedForward(_softmax_regression(), epoch_size=3)
         model = mx.model.FeedForward(_softmax_regression())
@@ -773,3 +817,90 @@ def test_progress_bar_validation_log_and_module_checkpoint(tmp_path, caplog):
     assert sorted(os.listdir(tmp_path)) == ["m-0002.params", "m-0002.states", "m-symbol.json"]
     with pytest.raises(ValueError, match=r"^ProgressBar: total must be an int >= 1 \(got 0\)"):
         mx.callback.ProgressBar(0)
+
+
+def test_python_loss_module_passes_scores_and_its_gradient_through_a_sequence():
+    # MXNet's example/module/python_loss.py: an MLP's scores into a PythonLossModule
+    # whose grad_func is the loss's gradient; here squared error to the one-hot labels
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2], np.float32)
+    seen = []
+
+    def grad_func(scores, labels):
+        seen.append((scores.shape, labels.asnumpy().tolist()))
+        return scores.asnumpy() - np.eye(3)[labels.asnumpy().astype(int)]
+
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    loss = mx.mod.PythonLossModule(grad_func=grad_func)
+    assert loss.output_names == ["pyloss_output"] and loss.get_params() == ({}, {})
+    seq = mx.mod.SequentialModule().add(mx.mod.Module(fc, label_names=None))
+    seq.add(loss, take_labels=True, auto_wiring=True)
+    seq.bind([("data", (6, 4))], [("softmax_label", (6,))])
+    seq.init_params(mx.init.Xavier())
+    batch = mx.io.DataBatch([nd.array(x)], [nd.array(y)])
+    seq.forward(batch, is_train=True)
+    seq.backward()
+    w, b = (seq.get_params()[0][k].asnumpy() for k in ("fc_weight", "fc_bias"))
+    scores = x @ w.T + b
+    np.testing.assert_allclose(seq.get_outputs()[0].asnumpy(), scores, rtol=1e-5)
+    assert seen == [((6, 3), y.tolist())]
+    g = scores - np.eye(3)[y.astype(int)]
+    np.testing.assert_allclose(loss.get_input_grads()[0].asnumpy(), g, rtol=1e-5)
+    grads = {k: v.asnumpy() for k, v in seq._modules[0]._exec.grad_dict.items()
+             if v is not None}
+    np.testing.assert_allclose(grads["fc_weight"], g.T @ x, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grads["fc_bias"], g.sum(0), rtol=1e-4, atol=1e-6)
+    metric = mx.metric.Accuracy()
+    seq.update_metric(metric, [nd.array(y)])
+    assert metric.get()[1] == (scores.argmax(1) == y).mean()
+
+
+def test_python_loss_module_refuses_bad_use():
+    with pytest.raises(ValueError, match="one name each"):
+        mx.mod.PythonLossModule(data_names=("a", "b"))
+    with pytest.raises(TypeError, match="grad_func must be callable"):
+        mx.mod.PythonLossModule(grad_func=3)
+    loss = mx.mod.PythonLossModule()
+    with pytest.raises(ValueError, match=r"data_shapes must name \['data'\]"):
+        loss.bind([("x", (2, 3))])
+    loss.bind([("data", (2, 3))], [("softmax_label", (2,))])
+    assert loss.output_shapes == [("pyloss_output", (2, 3))]
+    loss.forward(mx.io.DataBatch([nd.ones((2, 3))], [nd.zeros(2)]))
+    with pytest.raises(NotImplementedError, match="give grad_func"):
+        loss.backward()
+    with pytest.raises(ValueError, match="takes no out_grads"):
+        loss.backward([nd.ones((2, 3))])
+
+
+def test_state_names_are_carried_not_trained():
+    # MXNet's Module(state_names=...): states are arguments bound as zeros, without
+    # gradient, skipped by init_params and the optimizer, set by set_states
+    data, state = mx.sym.var("data"), mx.sym.var("h", shape=(2, 3))
+    nxt = mx.sym.tanh(mx.sym.FullyConnected(data, num_hidden=3, name="fc") + state)
+    net = mx.sym.Group([mx.sym.BlockGrad(nxt), mx.sym.MakeLoss(mx.sym.sum(nxt))])
+    mod = mx.mod.Module(net, label_names=None, state_names=["h"])
+    mod.bind([("data", (2, 4))])
+    mod.init_params(mx.init.One())
+    assert sorted(mod.get_params()[0]) == ["fc_bias", "fc_weight"]
+    assert mod._exec_group.state_names == ["h"]
+    np.testing.assert_array_equal(mod.get_states()[0].asnumpy(), np.zeros((2, 3)))
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 10
+    mod.set_states(value=0.5)
+    h = np.full((2, 3), 0.5)
+    for _ in range(2):                       # each step starts from the last one's state
+        mod.forward(mx.io.DataBatch([nd.array(x)]), is_train=True)
+        w, b = (mod.get_params()[0][k].asnumpy() for k in ("fc_weight", "fc_bias"))
+        h = np.tanh(x @ w.T + b + h)
+        np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), h, rtol=1e-5)
+        mod.backward()
+        mod.update()
+        mod.set_states(states=mod.get_outputs(merge_multi_context=False)[:1])
+    np.testing.assert_allclose(mod.get_states()[0].asnumpy(), h, rtol=1e-5)
+    with pytest.raises(ValueError, match="exactly one of states and value"):
+        mod.set_states()
+    with pytest.raises(ValueError, match=r"state 'h' must have shape \(2, 3\)"):
+        mod.set_states(states=[nd.ones((3, 3))])
+    with pytest.raises(ValueError, match="state name 'c' is not an argument"):
+        mx.mod.Module(net, label_names=None, state_names=["c"])

@@ -259,3 +259,18 @@ def test_data_iter_base_says_what_a_subclass_defines():
     with pytest.raises(NotImplementedError, match="DataIter: a DataIter defines next()"):
         next(io.DataIter())
     assert io.DataIter().reset() is None
+
+
+def test_a_python_iterator_may_assign_its_descriptors():
+    # MXNet's iterators written in Python (mx.rnn.BucketSentenceIter, the examples' own)
+    # set provide_data/provide_label as plain attributes in __init__
+    class Pairs(io.DataIter):
+        def __init__(self):
+            super().__init__(2)
+            self.provide_data = [DataDesc("data", (2, 3))]
+            self.provide_label = (DataDesc("label", (2,)),)
+
+    it = Pairs()
+    assert it.provide_data == [DataDesc("data", (2, 3))]
+    assert it.provide_label == [DataDesc("label", (2,))]
+    assert io.DataIter().provide_data == []

@@ -447,3 +447,47 @@ def test_variable_shape_marks_unknown_dimensions_by_the_shape_semantics():
         arg_shapes, out_shapes, _ = out.infer_shape_partial(x=(2, 5))
         assert dict(zip(out.list_arguments(), arg_shapes)) == {"x": (2, 5), "w": (3, 5)}
         assert out_shapes == [(2, 3)]
+
+
+def test_zeros_of_unknown_batch_take_it_from_the_graph():
+    """An RNN cell's begin state: ``sym.zeros(shape=(0, n))`` whose batch size (0:
+    unknown) inference fills from the data through FullyConnected and the sum, as
+    MXNet 1.9.1 does (its shapes quoted); bound, the node makes zeros of that size."""
+    data = mx.sym.var("data")
+    state = mx.sym.zeros(shape=(0, 3), name="begin", __layout__="NC")
+    assert state.list_attr() == {"shape": "(0, 3)", "dtype": "float32", "__layout__": "NC"}
+    with mx.name.NameManager():          # the sum's name counts from 0, as in a new process
+        out = mx.sym.FullyConnected(data, num_hidden=3, name="x2h") + \
+            mx.sym.FullyConnected(state, num_hidden=3, name="h2h")
+    inner = out.get_internals()
+    assert inner.list_outputs() == ["data", "x2h_weight", "x2h_bias", "x2h_output",
+                                    "begin_output", "h2h_weight", "h2h_bias",
+                                    "h2h_output", "_plus0_output"]
+    assert inner.infer_shape(data=(5, 2))[1] == [(5, 2), (3, 2), (3,), (5, 3), (5, 3),
+                                                 (3, 3), (3,), (5, 3), (5, 3)]
+    # MXNet also gives h2h_weight (3, 3) without the data's shape
+    assert out.infer_shape_partial()[0][3:] == [(3, 3), (3,)]
+    exe = out.simple_bind(mx.cpu(), data=(5, 2), grad_req="null")
+    rng = np.random.default_rng(0)
+    values = {k: rng.standard_normal(a.shape) for k, a in exe.arg_dict.items()}
+    for k, a in exe.arg_dict.items():
+        a[:] = values[k]
+    want = values["data"] @ values["x2h_weight"].T + values["x2h_bias"] + values["h2h_bias"]
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-5)
+    # another batch size binds the same symbol to other zeros
+    assert out.simple_bind(mx.cpu(), data=(2, 2)).forward()[0].shape == (2, 3)
+    lone = mx.sym.zeros((0, 3)) + mx.sym.var("x")
+    with pytest.raises(mx.MXNetError, match=r"bind: the shape of node '_zeros\d+' "
+                                            r"\(_zeros\) must follow .* \(got \(\?, 3\)\)"):
+        lone.simple_bind(mx.cpu(), x=(0, 3))
+
+
+def test_rnn_fills_parameters_and_states_from_data():
+    out = mx.sym.RNN(mx.sym.var("data"), state_size=3, num_layers=2, mode="lstm",
+                     bidirectional=True, name="rnn")
+    args, outs, _ = out.infer_shape(data=(4, 2, 5))
+    # MXNet 1.9.1: parameters (2*4*3*(5+3+2) + 2*4*3*(6+3+2),) = (504,)
+    assert dict(zip(out.list_arguments(), args)) == {
+        "data": (4, 2, 5), "rnn_parameters": (504,), "rnn_state": (4, 2, 3),
+        "rnn_state_cell": (4, 2, 3)}
+    assert outs == [(4, 2, 6)]
