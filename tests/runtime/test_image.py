@@ -305,8 +305,6 @@ def test_imrotate_refuses_bad_input():
         image.imrotate(nd.zeros((1, 4, 4)), nd.array([1.0]))
 
 
-
-
 def test_copy_make_border_follows_opencvs_border_types():
     row = np.arange(1, 9, dtype=np.uint8)               # "abcdefgh" as 1..8
     img = np.stack([row, row + 10]).reshape(2, 8, 1)    # 2 rows, 8 columns, 1 channel
