@@ -201,6 +201,13 @@ class BaseRNNCell:
             return symbol.Activation(inputs, act_type=activation, **kwargs)
         return activation(inputs, **kwargs)
 
+    def _fc_params(self):
+        """The input-to-hidden and hidden-to-hidden weights and biases of a fully
+        connected cell, made in MXNet's order (``i2h_weight``, ``i2h_bias``,
+        ``h2h_weight``, ``h2h_bias``)."""
+        return tuple(self.params.get(name) for name in
+                     ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"))
+
     def _fc(self, data, weight, bias, width, name):
         return symbol.FullyConnected(data=data, weight=weight, bias=bias, num_hidden=width,
                                      name=name)
@@ -222,10 +229,7 @@ class RNNCell(BaseRNNCell):
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
         self._activation = activation
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        self._iW, self._iB, self._hW, self._hB = self._fc_params()
 
     @property
     def state_info(self):
@@ -305,10 +309,7 @@ class GRUCell(BaseRNNCell):
     def __init__(self, num_hidden, prefix="gru_", params=None):
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        self._iW, self._iB, self._hW, self._hB = self._fc_params()
 
     @property
     def state_info(self):
