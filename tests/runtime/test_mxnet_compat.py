@@ -286,9 +286,10 @@ def test_hook_is_opt_in():
 
 
 # For programs of many small GEMMs (128 x 100 x 100, an RNN step's, an MLP's on a batch
-# of 100): with the BLAS's thread team on a busy machine each one waits milliseconds for
-# its threads (toy_nce's 8 epochs took 15 s here and 2 s with one thread; python_loss.py
-# 11 s and 1.7 s).
+# of 100) or convolutions: with the BLAS's and the kernels' thread teams on a busy machine
+# each call waits milliseconds for its threads (toy_nce's 8 epochs took 15 s here and 2 s
+# with one thread; python_loss.py 11 s and 1.7 s; the ResNet program, 3 s quiet, took
+# 16-55 s beside two test suites and once ran past the 120 s limit).
 ONE_BLAS_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
@@ -302,7 +303,8 @@ def _run(*args, cwd=None, env=None):
 def _program(name, *args):
     """The numbers a program of tests/programs prints, run through mxnet_compat (the
     words of its output that are numbers, in order); it must exit with status 0."""
-    r = _run(str(Path(__file__).parents[1] / "programs" / name), *args)
+    r = _run(str(Path(__file__).parents[1] / "programs" / name), *args,
+             env=ONE_BLAS_THREAD)
     assert r.returncode == 0, r.stderr
     numbers = []
     for word in r.stdout.split():
