@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime._device import store, to_host
 from runtime.ops._call import F
-from runtime.ops.registry import Attr, register
+from runtime.ops.registry import Attr, float_input, register
 
 
 def _hwc(op, shape):
@@ -77,13 +77,8 @@ def _norm_shape(op):
     return infer
 
 
-def _norm_type(op):
-    def infer(attrs, dtypes):
-        if dtypes[0].kind != "f":
-            raise TypeError(f"{op}: data must be a floating-point tensor (got {dtypes[0]}); "
-                            "apply ToTensor first (nd.image.to_tensor) or astype('float32')")
-        return [dtypes[0]]
-    return infer
+# what to do with an image of integers before normalising it
+_NORM_FIX = "apply ToTensor first (nd.image.to_tensor) or astype('float32')"
 
 
 def _per_channel(values, dtype):
@@ -103,7 +98,7 @@ def _normalize_back(attrs, ins, outs):
 
 register(
     "_image_normalize", attrs=_NORM_ATTRS, infer_shape=_norm_shape("_image_normalize"),
-    infer_type=_norm_type("_image_normalize"), compute=_normalize,
+    infer_type=float_input("_image_normalize", "data tensor", _NORM_FIX), compute=_normalize,
     gradient=lambda a, i, o, g: [F._backward_image_normalize(g[0], std=a["std"])],
     doc="""``(data - mean) / std`` per channel of a float tensor (C, H, W) or batch
 (N, C, H, W) with 1 or 3 channels, as MXNet's ``image.normalize``; ``mean`` and ``std``
@@ -114,7 +109,7 @@ Gradient: the head gradient divided by the channel's std.""")
 register(
     "_backward_image_normalize", inputs=("grad",), attrs={"std": Attr("floats", (1.0,))},
     infer_shape=_norm_shape("_backward_image_normalize"),
-    infer_type=_norm_type("_backward_image_normalize"), compute=_normalize_back,
+    infer_type=float_input("_backward_image_normalize", "data tensor", _NORM_FIX), compute=_normalize_back,
     gradient=lambda a, i, o, g: [F._backward_image_normalize(g[0], std=a["std"])],
     doc="""Hidden: ``normalize``'s gradient, ``grad / std`` per channel (linear, so its
 gradient is itself).""")

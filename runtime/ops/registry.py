@@ -244,12 +244,12 @@ def same_dtype(op, dtypes):
     return first
 
 
-def float_input(op, what="input"):
-    """An ``infer_type`` that refuses a non-floating first input and keeps its dtype."""
+def float_input(op, what="input", fix="cast with astype('float32')"):
+    """An ``infer_type`` that refuses a non-floating first input and keeps its dtype;
+    ``fix`` says in the error what to do instead."""
     def infer(attrs, dtypes):
         if dtypes[0].kind != "f":
-            raise TypeError(f"{op}: needs a floating-point {what} (got {dtypes[0]}); cast "
-                            "with astype('float32')")
+            raise TypeError(f"{op}: needs a floating-point {what} (got {dtypes[0]}); {fix}")
         return [dtypes[0]]
     return infer
 

@@ -120,6 +120,10 @@ class BaseRNNCell:
         """Per state, ``{'shape': ..., '__layout__': ...}`` (0: the batch size)."""
         raise NotImplementedError
 
+    def _nc_states(self, n):
+        """``state_info`` of ``n`` states of shape (batch, num_hidden), layout NC."""
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"} for _ in range(n)]
+
     @property
     def state_shape(self):
         return [info["shape"] for info in self.state_info]
@@ -233,7 +237,7 @@ class RNNCell(BaseRNNCell):
 
     @property
     def state_info(self):
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(1)
 
     @property
     def _gate_names(self):
@@ -271,8 +275,7 @@ class LSTMCell(BaseRNNCell):
 
     @property
     def state_info(self):
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"},
-                {"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(2)
 
     @property
     def _gate_names(self):
@@ -313,7 +316,7 @@ class GRUCell(BaseRNNCell):
 
     @property
     def state_info(self):
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(1)
 
     @property
     def _gate_names(self):

@@ -44,7 +44,8 @@ _add(FAILURES, "_image_normalize",
      Failure([_CHW[0]], {}, ValueError, r"^_image_normalize: data must be a tensor \(C, H, W\)",
              out=False),
      Failure([_IMG.transpose(2, 0, 1).copy()], {}, TypeError,
-             r"^_image_normalize: data must be a floating-point tensor \(got uint8\)",
+             r"^_image_normalize: needs a floating-point data tensor \(got uint8\); apply "
+             r"ToTensor first",
              out=False))
 _add(ZERO_SIZE, "_image_normalize",
      ZeroSize([zeros(0, 3, 4, 5)], _NORM, lambda x: np.zeros((0, 3, 4, 5))),
