@@ -26,7 +26,7 @@ DEBUG_INFO = [] if DEBUG else ["-g0"]
 # Modules whose kernels use OpenMP prange (_sparse_common: its .pxd holds OpenMP helpers).
 OPENMP = {"runtime._sparse_arith", "runtime._sparse_format", "runtime._sparse_common",
           "runtime._norm_kernels", "runtime._sparse_optim", "runtime._pool_kernels",
-          "runtime._conv_kernels"}
+          "runtime._conv_kernels", "runtime._imperative", "runtime._executor"}
 # Modules whose loops call sqrt and never read errno: without errno, sqrt vectorises.
 NO_MATH_ERRNO = {"runtime._sparse_optim"}
 # Modules that never read the floating-point exception flags: the compiler may then

@@ -23,8 +23,8 @@
    rules run at C level (``runtime._grad_kernels``: elementwise ``+ - * /`` with their
    scalar forms and leading-axis broadcasting, ``negative exp log tanh sigmoid relu sqrt
    square abs``, the reshapes, full ``sum``/``mean``, ``log_softmax`` and ``pick`` along
-   the last axis, the softmax cross-entropy; NumPy's matmul for ``dot``/``FullyConnected``
-   and NumPy's broadcasting for ``sum``/``mean`` over some axes), reading the saved values
+   the last axis, the softmax cross-entropy; ``_blas.matmul_into`` (MKL or NumPy's
+   matmul) for ``dot``/``FullyConnected`` and NumPy's broadcasting for ``sum``/``mean`` over some axes), reading the saved values
    and writing each input's gradient into its slot under its request, with no Python
    frame and no pool allocation; any other rule is called in Python (the fallback, and
    the reference in tests).  A Python rule's result is a fresh array: a gradient whose
@@ -66,6 +66,9 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_REFCNT
 from libc.string cimport memcpy, memmove, memset
 
+from cython.parallel cimport prange
+
+from runtime._blas cimport loop_threads, matmul_into
 from runtime._desc cimport ArrayDesc
 from runtime._grad_kernels cimport (EW_ABS, EW_COPY, EW_DIV, EW_DIV_RHS, EW_DIV_SCALAR, EW_MUL,
                                     EW_NEG, EW_RDIV_SCALAR, EW_RELU, EW_SCALE, EW_SIGMOID,
@@ -1076,12 +1079,36 @@ cdef int _ew(bint f64, int kind, NDArray out, NDArray g, NDArray a, NDArray b, d
         pa = _ptr(a)
     if b is not None:
         pb = _ptr(b)
-    if f64:
-        ew_f64(kind, <double*>_ptr(out), <double*>_ptr(g), <double*>pa, <double*>pb, s, size,
-               add)
-    else:
-        ew_f32(kind, <float*>_ptr(out), <float*>_ptr(g), <float*>pa, <float*>pb, s, size, add)
+    cdef char* po = _ptr(out)
+    cdef char* pg = _ptr(g)
+    cdef int nt = loop_threads(size), t
+    cdef Py_ssize_t part
+    if nt <= 1:
+        _ew_block(f64, kind, po, pg, pa, pb, s, 0, size, add)
+        return 0
+    part = ((size + nt - 1) // nt + 63) & ~(<Py_ssize_t>63)
+    with nogil:
+        for t in prange(nt, num_threads=nt, schedule="static"):
+            _ew_block(f64, kind, po, pg, pa, pb, s, t * part, min(size, (t + 1) * part), add)
     return 0
+
+
+cdef void _ew_block(bint f64, int kind, char* po, char* pg, char* pa, char* pb, double s,
+                    Py_ssize_t lo, Py_ssize_t hi, bint add) noexcept nogil:
+    """Elements lo:hi of an elementwise gradient kernel (a block of the team's split)."""
+    cdef Py_ssize_t isz = 8 if f64 else 4
+    if hi <= lo:
+        return
+    po += lo * isz
+    pg += lo * isz
+    if pa != NULL:
+        pa += lo * isz
+    if pb != NULL:
+        pb += lo * isz
+    if f64:
+        ew_f64(kind, <double*>po, <double*>pg, <double*>pa, <double*>pb, s, hi - lo, add)
+    else:
+        ew_f32(kind, <float*>po, <float*>pg, <float*>pa, <float*>pb, s, hi - lo, add)
 
 
 cdef int _relu_rowsum(bint f64, NDArray out, NDArray g, NDArray a, bint add) except -1:
@@ -1110,20 +1137,10 @@ cdef int _rowsum(bint f64, NDArray out, NDArray g, tuple rc, double s, bint add)
 cdef int _gemm(bint ta, bint tb, int m, int n, int k, NDArray a, NDArray b, NDArray c,
                bint add) except -1:
     """Row-major c (m, n) (+)= op(a) @ op(b), ``ta``/``tb``: a is stored (k, m) / b (n, k).
-    NumPy's matmul on views of the operands, the transposes as BLAS flags: the forward's
-    BLAS (SciPy's ``cython_blas`` would be a second library with a thread pool of its
-    own, measured slower beside NumPy's: docs/autograd.md, "The matrix products' BLAS")."""
+    ``_blas.matmul_into`` on views of the operands, the transposes as BLAS flags."""
     av = np_view(a).reshape((k, m) if ta else (m, k))
     bv = np_view(b).reshape((n, k) if tb else (k, n))
-    cv = np_view(c).reshape((m, n))
-    if ta:
-        av = av.T
-    if tb:
-        bv = bv.T
-    if add:
-        np.add(cv, np.matmul(av, bv), out=cv)
-    else:
-        np.matmul(av, bv, out=cv)
+    matmul_into(av.T if ta else av, bv.T if tb else bv, np_view(c).reshape((m, n)), add)
     return 0
 
 
@@ -1841,12 +1858,12 @@ cdef void _bias_relu(floating* out, const floating* bias, Py_ssize_t rows,
 
 cdef int _fc_relu(dict attrs, object x, object w, object b, object out) except -1:
     """FullyConnected with bias, then relu, into ``out`` (NumPy views): the product by
-    NumPy's matmul, then ``_bias_relu``."""
+    ``_blas.matmul_into``, then ``_bias_relu``."""
     cdef Py_ssize_t nh = attrs["num_hidden"]
     cdef Py_ssize_t rows = out.size // nh
     cdef cnp.ndarray o = out.reshape(rows, nh)
     cdef cnp.ndarray bc = b
-    np.matmul(x.reshape(rows, w.shape[1]), w.T, out=o)
+    matmul_into(x.reshape(rows, w.shape[1]), w.T, o, False)
     if not (o.flags.c_contiguous and bc.flags.c_contiguous and bc.size == nh):
         np.add(o, b, out=o)
         np.maximum(o, o.dtype.type(0), out=o)

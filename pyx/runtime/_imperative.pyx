@@ -42,6 +42,9 @@ from libc.stdint cimport uint64_t
 from libc.float cimport FLT_MAX
 from libc.math cimport fabs, isinf
 from libc.string cimport memcpy, memset
+from cython.parallel cimport prange
+
+from runtime._blas cimport loop_threads
 
 from runtime._ndarray cimport (STYPE_DEFAULT, NDArray, assign, new_dense, np_view,
                                set_operator_impl)
@@ -448,14 +451,38 @@ cdef inline int _fast_type(_OpEntry e, NDArray x) noexcept:
 cdef inline void _run_loop(_OpEntry e, int t, char** args, cnp.npy_intp n,
                            cnp.npy_intp* steps) noexcept:
     """The loop of ``e``'s ufunc for type ``t`` on ``n`` elements (without the GIL when
-    that pays)."""
+    that pays; a large one split over the thread team in blocks, each element computed
+    as the one loop computes it).  No output has stride 0 (reductions stay short)."""
     cdef loop_t fn = loops[e.slot][t]
     cdef void* data = loop_data[e.slot][t]
+    cdef int nin = 1 if e.kind == K_UNARY else 2, nt, i
+    cdef cnp.npy_intp part
     if n >= NOGIL_MIN:
-        with nogil:
-            fn(args, &n, steps, data)
+        nt = loop_threads(n) if steps[nin] != 0 else 1
+        if nt > 1:
+            part = (n + nt - 1) // nt
+            part = (part + 63) & ~(<cnp.npy_intp>63)
+            with nogil:
+                for i in prange(nt, num_threads=nt, schedule="static"):
+                    _loop_block(fn, data, args, steps, nin + 1, i * part,
+                                min(n, (i + 1) * part))
+        else:
+            with nogil:
+                fn(args, &n, steps, data)
     elif n:
         fn(args, &n, steps, data)
+
+
+cdef void _loop_block(loop_t fn, void* data, char** args, cnp.npy_intp* steps, int nargs,
+                      cnp.npy_intp start, cnp.npy_intp stop) noexcept nogil:
+    cdef char* block[4]
+    cdef cnp.npy_intp n = stop - start
+    cdef int j
+    if n <= 0:
+        return
+    for j in range(nargs):
+        block[j] = args[j] + start * steps[j]
+    fn(block, &n, steps, data)
 
 
 cdef object fast_binary(_OpEntry e, NDArray a, NDArray b, NDArray out):

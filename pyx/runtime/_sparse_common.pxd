@@ -11,8 +11,14 @@ from runtime._types cimport index_t
 # Threads for a loop over `rows` rows touching `work` elements: storage casts (serial below
 # SERIAL_CUTOFF) and arithmetic (serial below ARITH_SERIAL_CUTOFF, and while backing off
 # after a thread started late).  Called with the GIL.
+# The thread count (set_num_threads; 1 in a child made by fork).  With the GIL.
+cdef int num_threads() noexcept
 cdef int threads_for(Py_ssize_t rows, Py_ssize_t work) noexcept
 cdef int arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept
+# Threads for work split into `parts` independent parts: one below `cutoff` work or while
+# backing off, else the thread count (at most `parts`).  The dense products and loops
+# (_blas) use it with their own cutoffs.
+cdef int team_threads(Py_ssize_t parts, Py_ssize_t work, Py_ssize_t cutoff) noexcept
 # With the GIL, after a parallel region in which a thread started late: the next arithmetic
 # calls run on one thread.
 cdef void back_off() noexcept

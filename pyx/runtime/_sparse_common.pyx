@@ -109,6 +109,10 @@ def get_num_threads():
     return _num_threads
 
 
+cdef int num_threads() noexcept:
+    return _num_threads
+
+
 cdef int threads_for(Py_ssize_t rows, Py_ssize_t work) noexcept:
     """Threads for a storage cast over `rows` rows touching `work` elements: small stays
     serial."""
@@ -167,13 +171,17 @@ cdef void back_off() noexcept:
 
 
 cdef int arith_threads(Py_ssize_t rows, Py_ssize_t work) noexcept:
+    return team_threads(rows, work, _arith_cutoff)
+
+
+cdef int team_threads(Py_ssize_t parts, Py_ssize_t work, Py_ssize_t cutoff) noexcept:
     global _backoff_left
-    if work < _arith_cutoff or rows < 2:
+    if work < cutoff or parts < 2 or _num_threads < 2:
         return 1
     if _backoff_left > 0:
         _backoff_left -= 1
         return 1
-    return <int>min(<Py_ssize_t>_num_threads, rows)
+    return <int>min(<Py_ssize_t>_num_threads, parts)
 
 
 # ---------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from libc.math cimport INFINITY, sqrt, sqrtf
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy
 
+from runtime._blas cimport loop_threads, pooled
 from runtime._sparse_common cimport arith_threads, lower_bound
 from runtime._types cimport float32_t, float64_t, floating, index_t
 
@@ -156,7 +157,9 @@ cdef int _plan(Plan* p, str op, object out, object weight, object grad, object r
     p.s1 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[1]) if len(states) > 1 else NULL
     p.s2 = <char*>cnp.PyArray_DATA(<cnp.ndarray>states[2]) if len(states) > 2 else NULL
     if p.rows == NULL:
-        p.nthreads = arith_threads((p.size + _BLOCK - 1) // _BLOCK, p.size)
+        # a dense update is an elementwise loop: on the products' team once it is large
+        p.nthreads = (loop_threads(p.size) if pooled()
+                      else arith_threads((p.size + _BLOCK - 1) // _BLOCK, p.size))
     elif lazy:
         p.nthreads = arith_threads(p.k, p.k * p.d)
     else:

@@ -51,6 +51,7 @@ import math
 import numpy as np
 
 from runtime import _conv_kernels, _pool_kernels
+from runtime._blas import matmul as _blas_matmul
 from runtime._device import array_module, as_strided
 from runtime._imperative import is_training
 from runtime._ndarray import borrow
@@ -539,9 +540,9 @@ def _conv_forward_compiled(plan, x, w, out):
         for j in range(plan.group):
             _conv_kernels.im2col(x5, col, i, j * cg, *geometry)
             if m == 1:
-                np.matmul(wm[j], col, out=flat[i, j * fg:(j + 1) * fg])
+                _blas_matmul(wm[j], col, flat[i, j * fg:(j + 1) * fg])
                 continue
-            np.matmul(wm[j], col, out=res.reshape(fg, m * length))
+            _blas_matmul(wm[j], col, res.reshape(fg, m * length))
             flat[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
 
 
@@ -560,7 +561,7 @@ def _conv_data_grad_compiled(plan, gy, w, out):
         if col is None or col.shape[1] != m * length:
             col = np.empty((cg * kk, m * length), out.dtype)
         for j in range(plan.group):
-            np.matmul(wm[j].T, _group_grad(gy, i, m, j, fg, length), out=col)
+            _blas_matmul(wm[j].T, _group_grad(gy, i, m, j, fg, length), col)
             _conv_kernels.col2im(col, out5, i, j * cg, *geometry)
 
 
@@ -576,20 +577,13 @@ def _conv_weight_grad_compiled(plan, x, gy, out):
     x5 = np.ascontiguousarray(x).reshape((n, c) + spatial)
     target = _contiguous_target(out)
     acc = target.reshape(plan.group, fg, cg * kk)
-    col = part = None
+    col = None
     for i, m in _chunks(n, cg * kk * length * x.itemsize):
         if col is None or col.shape[1] != m * length:
             col = np.empty((cg * kk, m * length), x.dtype)
         for j in range(plan.group):
             _conv_kernels.im2col(x5, col, i, j * cg, *geometry)
-            grad = _group_grad(gy, i, m, j, fg, length)
-            if i == 0:
-                np.matmul(grad, col.T, out=acc[j])
-                continue
-            if part is None:
-                part = np.empty((fg, cg * kk), out.dtype)
-            np.matmul(grad, col.T, out=part)
-            acc[j] += part
+            _blas_matmul(_group_grad(gy, i, m, j, fg, length), col.T, acc[j], add=i > 0)
     if target is not out:
         out[...] = target
 

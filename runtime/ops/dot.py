@@ -2,10 +2,10 @@
 ``_backward_FullyConnected``); MXNet's LAPACK-style ``linalg`` operators are in
 runtime.ops.linalg.
 
-Every kernel hands NumPy's BLAS-backed ``np.dot`` / ``np.matmul`` the output view as
-``out=`` (the invoker's outputs are C-contiguous and of the result dtype, which is what
-NumPy needs to write there directly), so a large product costs what NumPy's costs, with
-no temporary and no copy.  Operands must share one dtype (MXNet); integer dtypes work
+Every kernel hands the output view to the product (``runtime._blas``: MKL where it is
+installed, else NumPy's BLAS-backed ``np.matmul``; ``np.dot`` for small ones and CuPy's)
+as its destination (the invoker's outputs are C-contiguous and of the result dtype), so
+a product makes no temporary and no copy.  Operands must share one dtype (MXNet); integer dtypes work
 through NumPy's non-BLAS loops.
 
 Gradient rules are themselves ``dot`` / ``batch_dot`` calls with transpose flags on
@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from runtime import _sparse_arith as K
+from runtime._blas import matmul as _blas_matmul
 from runtime._imperative import invoke_parsed, is_recording
 from runtime._ndarray import shape_size, storage_host
 from runtime._sparse_common import row_size
@@ -60,11 +61,11 @@ _ndarray = np.ndarray
 
 
 def _mm(a, b, out):
-    """``out[...] = a @ b`` for 2-D operands: ``np.matmul`` on large host arrays
-    (``np.dot`` zero-fills its output before BLAS overwrites it), ``np.dot`` on small
-    ones (a ufunc call costs about 0.3 us more) and on CuPy's."""
+    """``out[...] = a @ b`` for 2-D operands: ``_blas.matmul`` on large host arrays
+    (SciPy's BLAS on ndrt's thread team, or NumPy's matmul: runtime/_blas), ``np.dot`` on
+    small ones (a call costs about 0.3 us more) and on CuPy's."""
     if type(out) is _ndarray and out.size > 4096:
-        np.matmul(a, b, out=out)
+        _blas_matmul(a, b, out)
     else:
         np.dot(a, b, out)
 

@@ -10,7 +10,8 @@ imports of ``LAZY`` may stand, each with its reason.
     base      runtime.base, runtime.errors, runtime.context, runtime._rng, runtime._device,
               runtime._files,
               runtime._dist, runtime._image_codec
-    kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels (NumPy and C only)
+    kernels   runtime._sparse_*, runtime._types, runtime._kvstore_kernels, runtime._blas
+              (NumPy and C only; _blas loads MKL)
     storage   runtime._indexing, runtime._transfer < runtime._ndarray < runtime._storage
     invoker   runtime._imperative
     executor  runtime._executor
@@ -50,7 +51,7 @@ BASE, KERNELS, STORAGE_LOW, STORAGE, STORAGE_HIGH, INVOKER, EXECUTOR, OPS, API =
 RANKS = {
     "runtime.base": BASE, "runtime.errors": BASE, "runtime.context": BASE, "runtime._rng": BASE,
     "runtime._device": BASE, "runtime._files": BASE,
-    "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS,
+    "runtime._types": KERNELS, "runtime._norm_kernels": KERNELS, "runtime._blas": KERNELS,
     "runtime._pool_kernels": KERNELS, "runtime._conv_kernels": KERNELS,
     "runtime._vision_kernels": KERNELS,
     "runtime._loss_kernels": KERNELS, "runtime._grad_kernels": KERNELS,
