@@ -23,7 +23,8 @@ per-round ratios.
    weights and data must give the NumPy step's updated weights.  Steady state: upstream
    (new) pool allocations per step, and the pool calls of the last backward.  Beside the
    plain step, the NumPy step's 8 matrix products alone on arrays of their shapes, timed
-   in the same rounds: the floor of any step that makes the same BLAS calls.
+   in the same rounds: the floor of any step that makes NumPy's BLAS calls (ndrt's
+   products run on MKL where it is installed: the header prints ``_blas.blas_note()``).
 4. Peak pool bytes over forward+backward of 50 nested tanh on 16 MiB arrays, in arrays
    above x and its attached x.grad (50 saved outputs + one gradient buffer = 51 at the
    least); NumPy by hand (x, then 50 outputs and the gradient) traced with tracemalloc;
@@ -40,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime import autograd, nd
+from runtime import _blas, autograd, nd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmarks.bench_autograd import (CHAIN, DEPTH, LR, TANH_N, UNIT,  # noqa: E402
@@ -285,7 +286,7 @@ def mlp_step(batch, target, form="fused"):
         "np", f"<= {target:.2f}x", "torch")
     if form == "plain":
         row(f"the NumPy step's 8 matrix products alone, batch {batch} / NumPy step (the "
-            "floor of any step making the same BLAS calls)", t, "gemm", "np", "-")
+            "floor of any step making NumPy's BLAS calls)", t, "gemm", "np", "-")
     allocs, misses = upstream_allocs(step)
     calls = autograd.last_backward_stats()["pool_calls"]
     line(f"MLP ({form}) batch {batch}, steady state: upstream allocations per step; pool "
@@ -316,6 +317,7 @@ def main():
     print(f"numpy {np.__version__}"
           + (f"  torch {torch.__version__} threads={torch.get_num_threads()}" if torch else
              "  (torch not importable: no PyTorch column)"))
+    print(f"ndrt's products: {_blas.blas_note()}")
     print()
     line("figure", "ndrt", "reference", "ratio", "target", "pytorch (ratio)")
     line(*["---"] * 6)

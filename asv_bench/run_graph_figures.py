@@ -12,8 +12,9 @@ The cases are those of ``benchmarks/bench_graph.py`` (the same models and refere
    (``bench_autograd.ndrt_mlp``), and the pool calls of one steady-state step (the
    pools' counters: 1, the imperative loss's output); ``check_same_update`` runs first.
    Beside them, the NumPy step's 8 matrix products alone, timed in the same rounds
-   (``run_autograd_figures.numpy_products``): the floor of any step that makes the same
-   BLAS calls.
+   (``run_autograd_figures.numpy_products``): the floor of any step that makes NumPy's
+   BLAS calls (ndrt's products run on MKL where it is installed: the first line printed
+   is ``_blas.blas_note()``).
 2. Forward of a hybridized block of 50 one-element tanh against 50 ``np.tanh`` calls.
 3. Inference through ``SymbolBlock.imports`` of MXNet's exported CNN against the same
    model's imperative forward (seven ``nd`` calls).
@@ -37,7 +38,7 @@ from benchmarks.bench_graph import (TanhChain, check_same_update, hybrid_mlp,  #
 from run_allocator_figures import bench  # noqa: E402
 from run_autograd_figures import line, numpy_products, paired  # noqa: E402
 
-from runtime import nd  # noqa: E402
+from runtime import _blas, nd  # noqa: E402
 
 PAUSE = 0.2
 
@@ -48,6 +49,7 @@ def us(t):
 
 def main():
     check_same_update()
+    print(f"ndrt's products: {_blas.blas_note()}")
     line("figure", "ndrt", "reference", "ratio", "target")
     line("---", "---", "---", "---", "---")
     for batch, target in ((64, "<= 0.90x"), (1024, "<= 0.95x")):
@@ -66,7 +68,7 @@ def main():
              us(statistics.median(t["nd"])), us(statistics.median(t["np"])),
              f"{paired(t, 'nd', 'np'):.2f}x", target)
         line(f"the NumPy step's 8 matrix products alone, batch {batch} / NumPy step (the "
-             "floor of any step making the same BLAS calls)", us(statistics.median(t["gemm"])),
+             "floor of any step making NumPy's BLAS calls)", us(statistics.median(t["gemm"])),
              us(statistics.median(t["np"])), f"{paired(t, 'gemm', 'np'):.2f}x", "-")
         line(f"hybridized MLP step, batch {batch} / ndrt's imperative step",
              us(statistics.median(t["nd"])), us(statistics.median(t["imp"])),
