@@ -444,6 +444,23 @@ def _flatten(value):
 _ONE_ARRAY = (tuple, (None,))     # the structure of the arguments (x,)
 
 
+class _Signatures(dict):
+    """A HybridBlock's cached graphs by input signature, and ``last``: the dtype, storage
+    type, shape and entry of the last call on one array, so that a repeated call finds
+    its entry without building and hashing the signature.  Emptied, it forgets ``last``
+    too (the only way entries leave it)."""
+
+    __slots__ = ("last",)
+
+    def __init__(self):
+        super().__init__()
+        self.last = None
+
+    def clear(self):
+        super().clear()
+        self.last = None
+
+
 def _count(spec):
     """The number of leaves of the structure ``spec``."""
     return 1 if spec is None else sum(_count(s) for s in spec[1])
@@ -486,7 +503,7 @@ class HybridBlock(Block):
         # Parameter, the (graph input, call position) pairs of the call's arrays, the
         # bound parameters: [context, parameter generation, the graph's inputs with the
         # parameters' arrays on that context filled in])
-        self._cache = {}
+        self._cache = _Signatures()
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -579,18 +596,45 @@ class HybridBlock(Block):
                                  f"give its layer's input size (in_units, in_channels)")
 
     def _call_cached(self, *args):
+        cache = self._cache
+        static = self._flags.get("static_shape")
+        entry = None
         if len(args) == 1 and isinstance(args[0], nd.NDArray):     # the common call
-            leaves, spec = list(args), _ONE_ARRAY
+            leaves, spec = args, _ONE_ARRAY
+            a, last = args[0], cache.last
+            if last is not None and a.dtype is last[0] and a.stype == last[1] \
+                    and (not static or a.shape == last[2]):
+                entry = last[3]
         else:
             leaves, spec = _flatten(args)
             for a in leaves:
                 if not isinstance(a, nd.NDArray):
                     raise TypeError(f"{type(self).__name__}: a hybridized block takes "
                                     f"NDArrays or lists of them (got {type(a).__name__})")
+        if entry is None:
+            entry = self._cached_entry(args, leaves, spec, static)
+            if spec is _ONE_ARRAY:
+                a = leaves[0]
+                cache.last = (a.dtype, a.stype, a.shape, entry)
+        _, _, op, out_spec, sources, slots, bound = entry
+        # the parameters' arrays are looked up once per context and kept until a
+        # parameter's arrays are replaced (_parameter._generation moves)
+        ctx = leaves[0].context
+        generation = _parameter._generation
+        if bound[0] is not ctx or bound[1] != generation:
+            bound[:] = [ctx, generation,
+                        [None if isinstance(s, int) else s._array(ctx) for s in sources]]
+        arrays = bound[2].copy()
+        for k, s in slots:
+            arrays[k] = leaves[s]
+        outs = op._forward(arrays)
+        return outs[0] if out_spec is None else _regroup(iter(outs), out_spec)
+
+    def _cached_entry(self, args, leaves, spec, static):
+        """The cache's entry for the call's signature, traced and made on its first call."""
         # the graph does not depend on shapes: one per structure, dtypes and storage
         # types, one per shape too under static_shape (MXNet's flag for inputs of fixed
         # shapes)
-        static = self._flags.get("static_shape")
         key = (spec,) + tuple([(a.shape if static else None, a.dtype, a.stype)
                                for a in leaves])
         entry = self._cache.get(key)
@@ -614,19 +658,7 @@ class HybridBlock(Block):
             entry = (inputs, out, nd.CachedOp(out, self._flags), out_spec, sources, slots,
                      [None, None, None])
             self._cache[key] = entry
-        _, _, op, out_spec, sources, slots, bound = entry
-        # the parameters' arrays are looked up once per context and kept until a
-        # parameter's arrays are replaced (_parameter._generation moves)
-        ctx = leaves[0].context
-        generation = _parameter._generation
-        if bound[0] is not ctx or bound[1] != generation:
-            bound[:] = [ctx, generation,
-                        [None if isinstance(s, int) else s._array(ctx) for s in sources]]
-        arrays = bound[2].copy()
-        for k, s in slots:
-            arrays[k] = leaves[s]
-        outs = op._forward(arrays)
-        return outs[0] if out_spec is None else _regroup(iter(outs), out_spec)
+        return entry
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write the traced graph to ``path-symbol.json`` and the parameters to

@@ -375,3 +375,25 @@ def test_plain_block_children_are_refused():
                                          "too \\(got Sequential\\)"):
         net.add(nn.Sequential())
     assert len(net) == 0
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_repeated_calls_find_the_graph_of_their_own_signature(static):
+    # a call on one array reuses the last call's graph only when its dtype, storage
+    # type (and shape, under static_shape) are the same: alternate them
+    net = nn.Dense(3, in_units=4)
+    net.initialize()
+    net.hybridize(static_alloc=static, static_shape=static)
+    w, b = net.weight.data().asnumpy(), net.bias.data().asnumpy()
+    rng = np.random.default_rng(0)
+    calls = [(2, np.float32), (2, np.float32), (5, np.float32), (2, np.float64),
+             (2, np.float32), (5, np.float64)]
+    for rows, dtype in calls:
+        x = rng.standard_normal((rows, 4)).astype(dtype)
+        if dtype == np.float64:
+            net.cast("float64")
+        out = net(nd.array(x, dtype=dtype))
+        assert out.dtype == dtype and out.shape == (rows, 3)
+        np.testing.assert_allclose(out.asnumpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+        if dtype == np.float64:
+            net.cast("float32")
