@@ -162,7 +162,8 @@ cdef int matmul_into(object a, object b, object c, bint add) except -1:
     cdef char* pb
     cdef char* pc
     if not _mkl or type(a) is not np.ndarray or type(b) is not np.ndarray \
-            or type(c) is not np.ndarray:
+            or type(c) is not np.ndarray or (<cnp.ndarray>a).ndim != 2 \
+            or (<cnp.ndarray>b).ndim != 2 or (<cnp.ndarray>c).ndim != 2:
         return _numpy_matmul(a, b, c, add)
     dt = (<cnp.ndarray>c).dtype
     if dt.num != cnp.NPY_FLOAT32 and dt.num != cnp.NPY_FLOAT64 \
@@ -202,9 +203,24 @@ cdef int _numpy_matmul(object a, object b, object c, bint add) except -1:
 
 
 def matmul(a, b, out, add=False):
-    """``out[...] (+)= a @ b`` for 2-D NumPy arrays ``a`` (m, k), ``b`` (k, n) and
-    ``out`` (m, n): on MKL where it is used and the layouts allow (each operand stored
-    row-major or as the transpose of a row-major array, ``out`` row-major, float32 or
-    float64, no overlap), else NumPy's matmul; returns ``out``."""
+    """``out[...] (+)= a @ b`` for NumPy arrays ``a`` (..., m, k), ``b`` (..., k, n) and
+    ``out`` (..., m, n) with the same leading (batch) dimensions: each product on MKL
+    where it is used and the layouts allow (each operand stored row-major or as the
+    transpose of a row-major array, ``out`` row-major, float32 or float64, no overlap),
+    else NumPy's matmul (broadcast batches too); returns ``out``."""
+    cdef Py_ssize_t i, nb
+    if _mkl and type(a) is np.ndarray and type(b) is np.ndarray and type(out) is np.ndarray \
+            and a.ndim == b.ndim == out.ndim > 2 \
+            and a.shape[:-2] == b.shape[:-2] == out.shape[:-2]:
+        nb = 1
+        for d in out.shape[:-2]:
+            nb *= d
+        a3 = a.reshape((nb,) + a.shape[-2:])
+        b3 = b.reshape((nb,) + b.shape[-2:])
+        o3 = out.reshape((nb,) + out.shape[-2:])
+        if np.may_share_memory(o3, out):        # a view: the products write into out
+            for i in range(o3.shape[0]):
+                matmul_into(a3[i], b3[i], o3[i], add)
+            return out
     matmul_into(a, b, out, add)
     return out

@@ -412,11 +412,12 @@ def _conv_forward_winograd(plan, x, w, out):
     f = w.shape[0]
     cg, fg = c // plan.group, f // plan.group
     th, tw = _winograd_tiles(plan, out.shape[2:])
-    u = (_WINOGRAD_K.astype(x.dtype) @ w.reshape(f * cg, 9).T).reshape(16, f, cg)
+    u = _blas_matmul(_WINOGRAD_K.astype(x.dtype), w.reshape(f * cg, 9).T,
+                     np.empty((16, f * cg), x.dtype)).reshape(16, f, cg)
     for i, v, mm in _winograd_chunks(n, cg, fg, th, tw, x.dtype):
         for j in range(plan.group):
             _conv_kernels.winograd_input(x, v, i, j * cg, plan.pad[0], plan.pad[1], th, tw)
-            np.matmul(u[:, j * fg:(j + 1) * fg], v, out=mm)
+            _blas_matmul(u[:, j * fg:(j + 1) * fg], v, mm)
             _conv_kernels.winograd_output(mm, out, i, j * fg, th, tw)
 
 
@@ -437,9 +438,19 @@ def _conv_weight_grad_winograd(plan, x, gy, out):
         for j in range(plan.group):
             _conv_kernels.winograd_input(x, v, i, j * cg, plan.pad[0], plan.pad[1], th, tw)
             _conv_kernels.winograd_grad_output(gy, z, i, j * fg, th, tw)
-            np.matmul(z, v.transpose(0, 2, 1), out=part)
+            _blas_matmul(z, v.transpose(0, 2, 1), part)
             du[:, j * fg:(j + 1) * fg] += part
-    out[...] = (_WINOGRAD_K.T.astype(out.dtype) @ du.reshape(16, f * cg)).T.reshape(out.shape)
+    out[...] = _blas_matmul(_WINOGRAD_K.T.astype(out.dtype), du.reshape(16, f * cg),
+                            np.empty((9, f * cg), out.dtype)).T.reshape(out.shape)
+
+
+def _gemm(xp, a, b, out):
+    """``out[...] = a @ b``: ``_blas.matmul`` on host arrays (MKL on ndrt's thread team
+    where it is installed), the array module's matmul on CuPy's."""
+    if xp is np:
+        _blas_matmul(a, b, out)
+    else:
+        xp.matmul(a, b, out=out)
 
 
 def _unit_stride(plan):
@@ -471,7 +482,7 @@ def _conv_forward_channel_first(plan, x, w, out):
         res = xp.empty((fg, m) + o_sp, out.dtype)
         for j in range(plan.group):
             col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
-            xp.matmul(wm[j], col.reshape(cg * kk, m * length), out=res.reshape(fg, m * length))
+            _gemm(xp, wm[j], col.reshape(cg * kk, m * length), res.reshape(fg, m * length))
             out[i:i + m, j * fg:(j + 1) * fg] = res.swapaxes(0, 1)
 
 
@@ -500,8 +511,8 @@ def _conv_forward_channel_last(plan, x, w, out):
         for j in range(plan.group):
             col[...] = win[(slice(i, i + m),) + (slice(None),) * nd
                            + (slice(j * cg, (j + 1) * cg),)]
-            xp.matmul(col.reshape(m * length, cg * kk), wm[j].T,
-                      out=res.reshape(m * length, fg))
+            _gemm(xp, col.reshape(m * length, cg * kk), wm[j].T,
+                  res.reshape(m * length, fg))
             out[i:i + m, j * fg:(j + 1) * fg] = xp.moveaxis(res, -1, 1)
 
 
@@ -617,8 +628,8 @@ def _conv_data_grad(plan, gy, w, out):
         order = _to_samples_last(plan.nd)
         for i, m, col in _column_chunks(plan, out.shape[0], cg, o_sp, out.dtype, xp):
             for j in range(plan.group):
-                xp.matmul(wt[j], _group_grad(gy, i, m, j, fg, length),
-                          out=col.reshape(cg * kk, m * length))
+                _gemm(xp, wt[j], _group_grad(gy, i, m, j, fg, length),
+                      col.reshape(cg * kk, m * length))
                 # col2im: the columns (cg, *K, m, *O) added through the windows
                 view = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
                 for k in offsets:
@@ -650,8 +661,8 @@ def _conv_weight_grad_kernel(plan, x, gy, out):
                 col[...] = win[i:i + m, j * cg:(j + 1) * cg].transpose(order)
                 # (columns @ grad.T).T: OpenBLAS runs this form of the long-inner GEMM
                 # several times faster than grad @ columns.T
-                xp.matmul(col.reshape(cg * kk, m * length),
-                          _group_grad(gy, i, m, j, fg, length).T, out=part)
+                _gemm(xp, col.reshape(cg * kk, m * length),
+                      _group_grad(gy, i, m, j, fg, length).T, part)
                 acc[j] += part.T
     out[...] = acc.reshape(out.shape)
 

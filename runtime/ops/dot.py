@@ -61,10 +61,11 @@ _ndarray = np.ndarray
 
 
 def _mm(a, b, out):
-    """``out[...] = a @ b`` for 2-D operands: ``_blas.matmul`` on large host arrays
-    (SciPy's BLAS on ndrt's thread team, or NumPy's matmul: runtime/_blas), ``np.dot`` on
-    small ones (a call costs about 0.3 us more) and on CuPy's."""
-    if type(out) is _ndarray and out.size > 4096:
+    """``out[...] = a @ b`` for 2-D operands: ``_blas.matmul`` on large host products
+    (MKL on ndrt's thread team, or NumPy's matmul: runtime/_blas), ``np.dot`` on small
+    ones (a call costs about 0.3 us more; OpenBLAS runs them on the calling thread) and
+    on CuPy's."""
+    if type(out) is _ndarray and (out.size > 4096 or out.size * a.shape[1] >= 1 << 18):
         _blas_matmul(a, b, out)
     else:
         np.dot(a, b, out)
@@ -290,8 +291,8 @@ def _batch_shape(attrs, shapes):
 def _batch_dot(attrs, ins, outs):
     a, b = ins
     ta, tb = _flags(attrs)
-    np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b,
-              out=outs[0])
+    _blas_matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b,
+                 outs[0])
 
 
 def _batch_dot_grad(attrs, inputs, outputs, out_grads):
@@ -348,7 +349,7 @@ def _matmul_shape(attrs, shapes):
 
 
 def _matmul(attrs, ins, outs):
-    np.matmul(ins[0], ins[1], out=outs[0])
+    _blas_matmul(ins[0], ins[1], outs[0])
 
 
 def _expand(x, shape):

@@ -39,6 +39,7 @@ import numpy as np
 
 from runtime import _rnn_kernels as _k
 from runtime import _rng as _random
+from runtime._blas import matmul as _blas_matmul
 from runtime._device import like, to_host
 from runtime._imperative import is_training
 from runtime._ndarray import empty, from_numpy, storage_view
@@ -328,7 +329,7 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead, clip):
     wx, wh, bx, bh = wts
     gates, hb = v["gates"], v["h"]
     t, n, gh = gates.shape
-    np.matmul(x2, wx.T, out=gates.reshape(t * n, gh))
+    _blas_matmul(x2, wx.T, gates.reshape(t * n, gh))
     first = t if reverse else 0
     hb[first] = h0
     if mode == "lstm":
@@ -339,7 +340,7 @@ def _layer_forward(mode, x2, wts, h0, c0, v, reverse, dead, clip):
     for k in range(t):
         s = t - 1 - k if reverse else k
         prev, cur = (s + 1, s) if reverse else (s, s + 1)
-        np.matmul(hb[prev], wh.T, out=rec)
+        _blas_matmul(hb[prev], wh.T, rec)
         gs = gates[s]
         if mode == "lstm":
             _k.lstm_preact(gs, rec, bias)
@@ -489,7 +490,7 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
         if rows is not None:
             dg[s][rows] = 0
             dgh[s][rows] = 0
-        np.matmul(dgh[s], wh, out=dhrec)
+        _blas_matmul(dgh[s], wh, dhrec)
         if rows is not None:
             for a, k in zip([a for a in (dhrec, dc, carry) if a is not None], kept):
                 a[rows] = k
@@ -497,15 +498,15 @@ def _layer_backward(mode, dy, off, x2, wts, dwts, v, dh_last, dc_last, reverse, 
         dhrec += carry
     hprev = (hb[1:] if reverse else hb[:t]).reshape(t * n, h)
     dg2, dgh2 = dg.reshape(t * n, gh), dgh.reshape(t * n, gh)
-    np.matmul(dg2.T, x2, out=dwx)
-    np.matmul(dgh2.T, hprev, out=dwh)
+    _blas_matmul(dg2.T, x2, dwx)
+    _blas_matmul(dgh2.T, hprev, dwh)
     np.sum(dg2, axis=0, out=dbx)
     np.sum(dgh2, axis=0, out=dbh)
     if dx2 is not None:
         if first:
-            np.matmul(dg2, wx, out=dx2)
+            _blas_matmul(dg2, wx, dx2)
         else:
-            dx2 += dg2 @ wx
+            _blas_matmul(dg2, wx, dx2, add=True)
     return dhrec, (dc if dc is not None else dc_last)
 
 

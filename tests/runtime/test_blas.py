@@ -153,3 +153,19 @@ def test_split_loops_equal_one_thread_bit_for_bit(one_thread):
     np.testing.assert_array_equal(split[2], a - b)
     t = np.tanh(a)
     np.testing.assert_allclose(split[4], 1 - t * t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch", [(3,), (2, 3), (0,)])
+@pytest.mark.parametrize("tb", [False, True])
+def test_batched_matmul_matches_numpy(batch, tb):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(batch + (5, 6)).astype(np.float32)
+    b = rng.standard_normal(batch + (6, 4)).astype(np.float32)
+    if tb:                                  # each matrix the transpose of a stored one
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    out = np.full(batch + (5, 4), np.nan, np.float32)
+    assert _blas.matmul(a, b, out) is out
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    _blas.matmul(a, b, out, add=True)
+    np.testing.assert_allclose(out, 2 * ref, rtol=1e-5, atol=1e-5)
