@@ -379,14 +379,16 @@ class Parameter:
     def row_sparse_data(self, row_id):
         """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
         row_id's context (Gluon's).  As in Gluon, the parameter must be held by a
-        :class:`Trainer` (which keeps its rows up to date).  Under
-        ``autograd.record()`` the copy is recorded (``retain``), so backward writes the
-        gradient of those rows into the parameter's gradient."""
+        :class:`Trainer` (which keeps its rows up to date).  The copy is on the tape
+        (``retain`` recorded, whether or not ``autograd.record()`` is active), so a
+        backward through any recorded use of it writes the gradient of those rows into
+        the parameter's gradient, as through the parameter's own array that Gluon
+        returns."""
         self._check_sparse("row_sparse_data")
         if not isinstance(row_id, nd.NDArray):
             raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
                             f"{type(row_id).__name__})")
-        return nd.sparse.retain(self._array(row_id.context), row_id)
+        return self._rows(self._array(row_id.context), row_id)
 
     def list_row_sparse_data(self, row_id):
         """:meth:`row_sparse_data` of every copy."""
@@ -394,7 +396,13 @@ class Parameter:
         if not isinstance(row_id, nd.NDArray):
             raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
                             f"{type(row_id).__name__})")
-        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self._arrays()]
+        return [self._rows(a, row_id.as_in_context(a.context)) for a in self._arrays()]
+
+    @staticmethod
+    def _rows(array, row_id):
+        # Recording turned on, training mode left as it is.
+        with autograd._RecordingStateScope(True, None):
+            return nd.sparse.retain(array, row_id)
 
     def _check_sparse(self, what):
         if self._stype != "row_sparse":
