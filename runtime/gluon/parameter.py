@@ -360,6 +360,14 @@ class Parameter:
                                f"grad_req is 'null'")
         return [a.grad for a in self._arrays()]
 
+    @property
+    def _grad(self):
+        """Gluon's private view of the gradients: one array per context, None while the
+        parameter has none (grad_req 'null', or not initialised)."""
+        if self._grad_req == "null" or self._data is None:
+            return None
+        return [a.grad for a in self._arrays()]
+
     def list_ctx(self):
         """The contexts the parameter lives on (those it will, while deferred)."""
         if self._data is None and self._deferred is not None:

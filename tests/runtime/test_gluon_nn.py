@@ -413,6 +413,19 @@ def test_refused_parameter_arguments_are_value_and_assertion_errors(refused, mat
     assert isinstance(info.value, AssertionError)
 
 
+def test_private_grad_list_follows_grad_req():
+    # Gluon's Parameter._grad, which Gluon 1.x programs and tests read
+    p = mx.gluon.Parameter("w", shape=(2,))
+    assert p._grad is None                       # not initialised
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    assert [g.context for g in p._grad] == [mx.cpu(0), mx.cpu(1)]
+    assert all(g is h for g, h in zip(p._grad, p.list_grad()))
+    p.grad_req = "null"
+    assert p._grad is None
+    p.grad_req = "write"
+    np.testing.assert_array_equal(p._grad[1].asnumpy(), np.zeros(2, np.float32))
+
+
 def test_a_load_that_does_not_fit_is_a_value_and_assertion_error(tmp_path):
     f = str(tmp_path / "p.params")
     saved = _dict_with("w", (2,))
