@@ -40,7 +40,7 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "chi_square_check", "verify_generator", "np_softmax",
            # MXNet's test_utils has no __all__: its star import gives the modules and
            # names it imports, and 1.x test files use these from it without importing them
-           "mx", "np", "rnd", "os", "array"]
+           "mx", "np", "rnd", "os", "sys", "logging", "numbers", "Symbol", "array"]
 
 array = nd.array
 

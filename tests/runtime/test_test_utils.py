@@ -4,6 +4,7 @@ naming the input)."""
 
 import logging
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -209,6 +210,9 @@ def test_star_import_gives_mx_and_np_as_mxnets_does():
     assert names["mx"] is mx
     assert names["np"] is np
     assert names["rnd"] is np.random and names["os"] is os
+    # test_module.py calls sys.path.insert with sys taken from there
+    assert names["sys"] is sys and names["logging"] is logging
+    assert names["Symbol"] is mx.sym.Symbol
     assert "assert_almost_equal" in names
     assert names["array"] is nd.array
 
