@@ -22,6 +22,7 @@ import numpy.random as rnd
 import runtime as mx
 from runtime import autograd
 from runtime import context as _context
+from runtime.context import Context
 from runtime import nd
 from runtime.symbol import Symbol
 from runtime._ndarray import NDArray
@@ -40,7 +41,8 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "chi_square_check", "verify_generator", "np_softmax",
            # MXNet's test_utils has no __all__: its star import gives the modules and
            # names it imports, and 1.x test files use these from it without importing them
-           "mx", "np", "rnd", "os", "sys", "logging", "numbers", "Symbol", "array"]
+           "mx", "np", "rnd", "os", "sys", "logging", "numbers", "Symbol", "Context",
+           "array"]
 
 array = nd.array
 

@@ -212,7 +212,7 @@ def test_star_import_gives_mx_and_np_as_mxnets_does():
     assert names["rnd"] is np.random and names["os"] is os
     # test_module.py calls sys.path.insert with sys taken from there
     assert names["sys"] is sys and names["logging"] is logging
-    assert names["Symbol"] is mx.sym.Symbol
+    assert names["Symbol"] is mx.sym.Symbol and names["Context"] is mx.Context
     assert "assert_almost_equal" in names
     assert names["array"] is nd.array
 
