@@ -833,21 +833,22 @@ def simple_forward(sym, ctx=None, is_train=False, **inputs):
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
-    by output name); returns the outputs as NumPy arrays.  The arguments are bound as
-    ``dtype``, or each as its own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
+    by output name); returns the executor's outputs (NDArrays, in their storage types, as
+    MXNet's check returns them).  The arguments are bound as ``dtype``, or each as its
+    own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
     if not isinstance(sym, Symbol):
         raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
                         f"{type(sym).__name__})")
     dtype = _bind_dtype(dtype)
     exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
                 aux_states, stypes=_arg_stypes(sym, location))
-    outs = [o.asnumpy() for o in exe.forward(is_train=False)]
+    outputs = exe.forward(is_train=False)
     if isinstance(expected, dict):
         expected = [expected[k] for k in sym.list_outputs()]
-    for name, out, want in zip(sym.list_outputs(), outs, expected):
-        assert_almost_equal(out, want, rtol, atol, names=(f"output {name}", "expected"),
-                            equal_nan=equal_nan)
-    return outs
+    for name, out, want in zip(sym.list_outputs(), outputs, expected):
+        assert_almost_equal(out.asnumpy(), want, rtol, atol,
+                            names=(f"output {name}", "expected"), equal_nan=equal_nan)
+    return list(outputs)
 
 
 def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
@@ -859,7 +860,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     As in MXNet's check, every gradient buffer starts from random normal values: a
     ``'write'`` gradient must equal ``expected``, an ``'add'`` gradient must have grown
     by ``expected``, and a ``'null'`` gradient must still hold its starting values.
-    Returns the gradients as a dict of NumPy arrays.  ``dtype`` is as in
+    Returns the gradient buffers by argument name (NDArrays, in their storage types, as
+    MXNet's check returns them).  ``dtype`` is as in
     :func:`check_symbolic_forward`; ``grad_stypes`` gives gradient buffers a sparse
     storage type by argument name."""
     dtype = _bind_dtype(dtype)
@@ -895,7 +897,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         assert_almost_equal(got_k, want, rtol, atol,
                             names=(f"gradient of {k} (grad_req {req!r})", "expected"),
                             equal_nan=equal_nan)
-    return got
+    return grads
 
 
 def _check_symbolic_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,
