@@ -184,6 +184,13 @@ def test_composite_cells_sit_in_a_hybrid_block():
     np.testing.assert_allclose(net(x).asnumpy(), plain.asnumpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="children of a HybridBlock must be HybridBlocks"):
         rnn.HybridSequentialRNNCell().add(rnn.SequentialRNNCell())
+    # a stack holding a BidirectionalCell unrolls (Gluon's unfused layers) but cannot step
+    stack = rnn.SequentialRNNCell()
+    stack.add(rnn.BidirectionalCell(rnn.GRUCell(2, input_size=4), rnn.GRUCell(2, input_size=4)))
+    stack.initialize()
+    assert stack.unroll(3, x, layout="NTC", merge_outputs=True)[0].shape == (2, 3, 4)
+    with pytest.raises(NotImplementedError, match="cannot be stepped"):
+        stack(x[:, 0], stack.begin_state(batch_size=2))
 
 
 def test_zoneout_in_training_keeps_previous_values():

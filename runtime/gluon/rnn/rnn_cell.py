@@ -404,10 +404,8 @@ class SequentialRNNCell(RecurrentCell):
         return f"{type(self).__name__}(\n{body}\n)"
 
     def add(self, cell):
-        """Append ``cell``."""
-        if isinstance(cell, BidirectionalCell):
-            raise TypeError(f"{type(self).__name__}: a BidirectionalCell cannot be stepped; "
-                            f"unroll it on its own")
+        """Append ``cell`` (a BidirectionalCell too: the stack then can only be
+        unrolled, as in Gluon)."""
         self.register_child(cell)
 
     def state_info(self, batch_size=0):
