@@ -233,6 +233,13 @@ def _check_shape_fits(op, shape, need):
 
 # -- constructors ------------------------------------------------------------------------
 
+def _check_inferable(op, indices):
+    """A shape inferred from the largest index needs one index (MXNet refuses too)."""
+    if indices.size == 0:
+        raise ValueError(f"{op}: shape cannot be inferred from empty indices (got 0 "
+                         f"indices); give shape")
+
+
 def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     """A CSRNDArray, in any of MXNet's forms.
 
@@ -243,7 +250,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     - ``csr_matrix((data, (row, col)), shape)``: COO triplets; duplicates are summed and
       indices sorted (SciPy does it).
 
-    When ``shape`` is omitted it is inferred from the indices.  ``dtype`` defaults to the
+    When ``shape`` is omitted it is inferred from the indices (ValueError when there are
+    none, as in MXNet).  ``dtype`` defaults to the
     source's dtype when the source is an NDArray, a NumPy array or a SciPy matrix
     (the dtype of ``data`` for the tuple forms), float32 otherwise.
     """
@@ -283,7 +291,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         if indptr.size == 0:
             raise ValueError(f"{op}: indptr must have at least one entry (got 0)")
         if shape is None:
-            shape = (indptr.size - 1, int(indices.max()) + 1 if indices.size else 0)
+            _check_inferable(op, indices)
+            shape = (indptr.size - 1, int(indices.max()) + 1)
         shape = as_shape(shape, op)
         if len(shape) != 2:
             raise ValueError(f"{op}: shape must be 2-D (got {shape!r})")
@@ -372,7 +381,8 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         if data.ndim < 1:
             raise ValueError(f"{op}: data must have at least 1 dimension (got a scalar)")
         if shape is None:
-            shape = (int(indices.max()) + 1 if indices.size else 0,) + data.shape[1:]
+            _check_inferable(op, indices)
+            shape = (int(indices.max()) + 1,) + data.shape[1:]
         shape = as_shape(shape, op)
         d = _default_dtype(dtype, data if isinstance(arg1[0], (NDArray, np.ndarray)) else None,
                            op)

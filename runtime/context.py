@@ -47,7 +47,10 @@ class Context(metaclass=_ContextType):
     ----------
     device_type : str or Context
         'cpu', 'gpu' or 'cpu_pinned', or a Context to copy (``device_id`` is then
-        ignored, as MXNet does).
+        ignored, as MXNet does).  'cpu_shared' (MXNet's shared-memory context for
+        multi-process data loading) names the CPU: ``Context('cpu_shared', i)`` is
+        ``cpu(i)``: ndrt's host arrays share one pool, and its DataLoader moves
+        batches through shared memory by itself.
     device_id : int, optional
         Ordinal of the device (0 for the CPU).
     """
@@ -64,7 +67,9 @@ class Context(metaclass=_ContextType):
         elif not isinstance(device_type, str):
             raise TypeError(f"device_type must be one of {_DEVICE_TYPES} or a Context "
                             f"(got {device_type!r})")
-        if device_type not in _DEVICE_TYPES:
+        if device_type == "cpu_shared":
+            device_type = "cpu"
+        elif device_type not in _DEVICE_TYPES:
             raise ValueError(f"device_type must be one of {_DEVICE_TYPES} (got {device_type!r})")
         try:                                            # ints and NumPy integers
             index = None if isinstance(device_id, bool) else operator.index(device_id)

@@ -22,12 +22,18 @@ import numpy.random as rnd
 import runtime as mx
 from runtime import autograd
 from runtime import context as _context
+from runtime.context import Context
 from runtime import nd
 from runtime.symbol import Symbol
 from runtime._ndarray import NDArray
 from runtime.gluon import utils as _gluon_utils
 
-__all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
+__all__ = ["create_sparse_array", "create_sparse_array_zd", "assign_each", "assign_each2",
+           "shuffle_csr_column_indices", "find_max_violation", "effective_dtype",
+           "almost_equal_ignore_nan", "assert_almost_equal_with_err", "compare_ndarray_tuple",
+           "mean_check", "var_check", "rand_coord_2d", "is_cd_run", "has_tvm_ops",
+           "is_op_runnable", "EnvManager",
+           "default_context", "set_default_context", "default_dtype", "default_rtols",
            "default_atols", "get_rtol", "get_atol", "almost_equal", "assert_almost_equal",
            "assert_allclose",
            "same", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_ndarray",
@@ -40,7 +46,8 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "chi_square_check", "verify_generator", "np_softmax",
            # MXNet's test_utils has no __all__: its star import gives the modules and
            # names it imports, and 1.x test files use these from it without importing them
-           "mx", "np", "rnd", "os", "array"]
+           "mx", "np", "rnd", "os", "sys", "logging", "numbers", "Symbol", "Context",
+           "array"]
 
 array = nd.array
 
@@ -196,6 +203,178 @@ def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func
                      f"{stype!r})")
 
 
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
+                        modifier_func=None, density=0.5, shuffle_csr_indices=False):
+    """A random sparse NDArray: :func:`rand_sparse_ndarray`'s array alone."""
+    if stype not in ("row_sparse", "csr"):
+        raise AssertionError(f"create_sparse_array: stype must be 'row_sparse' or 'csr' "
+                             f"(got {stype!r})")
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                               data_init=data_init,
+                               rsp_indices=rsp_indices if stype == "row_sparse" else None,
+                               modifier_func=modifier_func,
+                               shuffle_csr_indices=shuffle_csr_indices)[0]
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
+                           dtype=None, modifier_func=None, shuffle_csr_indices=False):
+    """:func:`create_sparse_array` where a row_sparse array stores exactly the rows
+    ``rsp_indices`` (none when None: ``density`` is not used for it)."""
+    if stype == "row_sparse":
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise AssertionError(f"create_sparse_array_zd: rsp_indices must name at most "
+                                 f"{shape[0]} rows (got {len(rsp_indices)})")
+        density = 0.0
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
+
+
+def assign_each(the_input, function):
+    """``function`` of each element of ``the_input`` as a new float64 NumPy array (a
+    copy of the input when ``function`` is None)."""
+    the_input = np.asarray(the_input)
+    if function is None:
+        return np.array(the_input)
+    out = np.zeros(the_input.shape)
+    for i, v in np.ndenumerate(the_input):
+        out[i] = function(v)
+    return out
+
+
+def assign_each2(input1, input2, function):
+    """``function(a, b)`` of each pair of elements of two arrays of one shape, as a new
+    float64 NumPy array (a copy of ``input1`` when ``function`` is None)."""
+    input1, input2 = np.asarray(input1), np.asarray(input2)
+    if input1.shape != input2.shape:
+        raise AssertionError(f"assign_each2: the inputs must have one shape (got "
+                             f"{input1.shape!r} and {input2.shape!r})")
+    if function is None:
+        return np.array(input1)
+    out = np.zeros(input1.shape)
+    for i, v in np.ndenumerate(input1):
+        out[i] = function(v, input2[i])
+    return out
+
+
+def shuffle_csr_column_indices(csr):
+    """A copy of ``csr`` (an NDArray).  MXNet's helper shuffles the column indices within
+    each row; ndrt's csr arrays keep them sorted (construction validates it), and the
+    values an array holds do not depend on their order, so the copy is as given (as
+    :func:`rand_ndarray`'s ``shuffle_csr_indices``)."""
+    return csr.copy()
+
+
+def find_max_violation(a, b, rtol=None, atol=None):
+    """(index, violation) of the element of ``a`` farthest outside ``atol + rtol * |b|``
+    of ``b``, the violation being ``|a - b| / (atol + rtol * |b|)``."""
+    a, b = _numpy(a), _numpy(b)
+    rtol = get_rtol(rtol)
+    atol = get_atol(atol)
+    diff = np.abs(a - b)
+    tol = atol + rtol * np.abs(b)
+    violation = diff / (tol + 1e-20)
+    loc = np.unravel_index(np.argmax(violation), violation.shape) if violation.size else ()
+    return loc, float(np.max(violation)) if violation.size else 0.0
+
+
+def effective_dtype(dat):
+    """The dtype whose precision a computation on ``dat`` has: its own on the CPU."""
+    return np.dtype(dat.dtype)
+
+
+def almost_equal_ignore_nan(a, b, rtol=None, atol=None):
+    """:func:`almost_equal` on the positions where neither ``a`` nor ``b`` is NaN."""
+    a, b = np.copy(_numpy(a)), np.copy(_numpy(b))
+    nan = np.isnan(a) | np.isnan(b)
+    a[nan] = 0
+    b[nan] = 0
+    return almost_equal(a, b, rtol, atol)
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=("a", "b"),
+                                 equal_nan=False):
+    """AssertionError unless at most a fraction ``etol`` (default 0) of the elements lie
+    outside ``atol + rtol * |b|`` of ``b``."""
+    an, bn = _numpy(a), _numpy(b)
+    rtol_ = _tolerance([an, bn], rtol, default_rtols())
+    atol_ = _tolerance([an, bn], atol, default_atols())
+    etol = 0.0 if etol is None else float(etol)
+    close = np.isclose(an, bn, rtol=rtol_, atol=atol_, equal_nan=equal_nan)
+    bad = float(np.mean(~close)) if close.size else 0.0
+    if bad > etol:
+        loc, violation = find_max_violation(an, bn, rtol_, atol_)
+        raise AssertionError(f"{names[0]} and {names[1]}: {bad:.2%} of the elements differ "
+                             f"beyond rtol={rtol_}, atol={atol_} (etol={etol}); the worst "
+                             f"at {loc}, {violation:.3g} times the tolerance")
+
+
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    """:func:`assert_almost_equal` of two NDArrays or of two (nested) tuples of them,
+    None matching None."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def mean_check(generator, mu, sigma, nsamples=1000000):
+    """Whether the mean of ``generator(nsamples)`` lies within three standard errors of
+    ``mu`` (``sigma`` the distribution's standard deviation)."""
+    samples = np.asarray(generator(nsamples))
+    bound = 3 * sigma / np.sqrt(nsamples)
+    return bool(mu - bound < samples.mean() < mu + bound)
+
+
+def var_check(generator, sigma, nsamples=1000000):
+    """Whether the sample variance of ``generator(nsamples)`` lies within three of its
+    standard errors of ``sigma ** 2`` (a normal distribution's)."""
+    samples = np.asarray(generator(nsamples))
+    spread = 3 * np.sqrt(2.0 / (nsamples - 1))
+    return bool(sigma ** 2 * (1 - spread) < samples.var(ddof=1) < sigma ** 2 * (1 + spread))
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    """A random integer point (x, y) with ``x_low <= x < x_high``, ``y_low <= y < y_high``."""
+    return np.random.randint(x_low, x_high), np.random.randint(y_low, y_high)
+
+
+def is_cd_run():
+    """Whether the tests run in MXNet's release pipeline (``CD_JOB=1``)."""
+    return os.environ.get("CD_JOB", "0") == "1"
+
+
+def has_tvm_ops():
+    """Whether TVM-generated operators are built in: never in ndrt."""
+    return False
+
+
+def is_op_runnable():
+    """Whether the operators under test can run here: ndrt's run on every context it has."""
+    return True
+
+
+class EnvManager:
+    """Set environment variable ``key`` to ``val`` for a ``with`` block (MXNet's older
+    form of :func:`environment`)."""
+
+    def __init__(self, key, val):
+        self._key, self._val, self._prev = key, val, None
+
+    def __enter__(self):
+        self._prev = os.environ.get(self._key)
+        os.environ[self._key] = str(self._val)
+
+    def __exit__(self, *exc):
+        if self._prev is None:
+            os.environ.pop(self._key, None)
+        else:
+            os.environ[self._key] = self._prev
+
+
 def assert_exception(f, exception_type, *args, **kwargs):
     """AssertionError unless ``f(*args, **kwargs)`` raises ``exception_type``."""
     try:
@@ -302,14 +481,42 @@ def np_softmax(x, axis=-1, temperature=1.0):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def rand_sparse_ndarray(shape, stype, density=None, dtype=None, ctx=None):
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
+                        data_init=None, rsp_indices=None, modifier_func=None,
+                        shuffle_csr_indices=False, ctx=None):
     """A random sparse NDArray (as :func:`rand_ndarray`) and its parts as NumPy arrays:
     ``(arr, (data, indices, indptr))`` for csr, ``(arr, (data, indices))`` for
-    row_sparse (MXNet's return form)."""
+    row_sparse (MXNet's return form).
+
+    ``rsp_indices`` (row_sparse only) gives the stored rows instead of drawing them by
+    ``density``; ``data_init`` sets every stored value before ``modifier_func`` maps it."""
     if stype not in ("csr", "row_sparse"):
         raise ValueError(f"rand_sparse_ndarray: stype must be 'csr' or 'row_sparse' (got "
                          f"{stype!r})")
-    arr = rand_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)
+    if rsp_indices is not None and stype != "row_sparse":
+        raise ValueError(f"rand_sparse_ndarray: rsp_indices needs stype 'row_sparse' (got "
+                         f"{stype!r})")
+    arr = rand_ndarray(shape, stype, density=density, dtype=dtype, distribution=distribution,
+                       ctx=ctx)
+    if rsp_indices is not None or data_init is not None or modifier_func is not None:
+        if rsp_indices is not None:
+            rows = np.sort(np.asarray(rsp_indices).astype(np.int64).reshape(-1))
+            data = np.random.uniform(size=(rows.size,) + tuple(shape[1:]))
+        else:
+            data = arr.data.asnumpy().astype(np.float64)
+        if data_init is not None:
+            data[...] = data_init
+        if modifier_func is not None and data.size:
+            data = np.vectorize(modifier_func, otypes=[np.float64])(data)
+        dtype = arr.dtype
+        if stype == "row_sparse":
+            rows = rows if rsp_indices is not None else arr.indices.asnumpy()
+            arr = nd.sparse.row_sparse_array((data.astype(dtype), rows), shape=shape,
+                                             ctx=arr.context, dtype=dtype)
+        else:
+            arr = nd.sparse.csr_matrix((data.astype(dtype), arr.indices.asnumpy(),
+                                        arr.indptr.asnumpy()), shape=shape,
+                                       ctx=arr.context, dtype=dtype)
     if stype == "csr":
         return arr, (arr.data.asnumpy(), arr.indices.asnumpy(), arr.indptr.asnumpy())
     return arr, (arr.data.asnumpy(), arr.indices.asnumpy())
@@ -626,21 +833,22 @@ def simple_forward(sym, ctx=None, is_train=False, **inputs):
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Assert that ``sym``'s outputs on ``location`` are ``expected`` (a list, or a dict
-    by output name); returns the outputs as NumPy arrays.  The arguments are bound as
-    ``dtype``, or each as its own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
+    by output name); returns the executor's outputs (NDArrays, in their storage types, as
+    MXNet's check returns them).  The arguments are bound as ``dtype``, or each as its
+    own dtype with ``dtype='asnumpy'`` (MXNet's spelling)."""
     if not isinstance(sym, Symbol):
         raise TypeError(f"check_symbolic_forward: sym must be a Symbol (got "
                         f"{type(sym).__name__})")
     dtype = _bind_dtype(dtype)
     exe = _bind(sym, ctx, _arg_values(sym, location, "check_symbolic_forward"), dtype,
                 aux_states, stypes=_arg_stypes(sym, location))
-    outs = [o.asnumpy() for o in exe.forward(is_train=False)]
+    outputs = exe.forward(is_train=False)
     if isinstance(expected, dict):
         expected = [expected[k] for k in sym.list_outputs()]
-    for name, out, want in zip(sym.list_outputs(), outs, expected):
-        assert_almost_equal(out, want, rtol, atol, names=(f"output {name}", "expected"),
-                            equal_nan=equal_nan)
-    return outs
+    for name, out, want in zip(sym.list_outputs(), outputs, expected):
+        assert_almost_equal(out.asnumpy(), want, rtol, atol,
+                            names=(f"output {name}", "expected"), equal_nan=equal_nan)
+    return list(outputs)
 
 
 def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
@@ -652,7 +860,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     As in MXNet's check, every gradient buffer starts from random normal values: a
     ``'write'`` gradient must equal ``expected``, an ``'add'`` gradient must have grown
     by ``expected``, and a ``'null'`` gradient must still hold its starting values.
-    Returns the gradients as a dict of NumPy arrays.  ``dtype`` is as in
+    Returns the gradient buffers by argument name (NDArrays, in their storage types, as
+    MXNet's check returns them).  ``dtype`` is as in
     :func:`check_symbolic_forward`; ``grad_stypes`` gives gradient buffers a sparse
     storage type by argument name."""
     dtype = _bind_dtype(dtype)
@@ -688,7 +897,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         assert_almost_equal(got_k, want, rtol, atol,
                             names=(f"gradient of {k} (grad_req {req!r})", "expected"),
                             equal_nan=equal_nan)
-    return got
+    return grads
 
 
 def _check_symbolic_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,

@@ -1240,6 +1240,11 @@ cdef class CSRNDArray(NDArray):
     def nnz(self):
         return self._chunk.storage_shape[0]
 
+    @property
+    def _num_aux(self):
+        """Number of auxiliary arrays (MXNet's private count: indptr and indices)."""
+        return 2
+
     def asscipy(self):
         """A ``scipy.sparse.csr_matrix`` copy (float16 values become float32: SciPy has no
         float16 sparse support)."""
@@ -1266,6 +1271,11 @@ cdef class RowSparseNDArray(NDArray):
     def indices(self):
         """Row indices of the stored rows (int64, a copy)."""
         return _copy_part(self, 0)
+
+    @property
+    def _num_aux(self):
+        """Number of auxiliary arrays (MXNet's private count: the row indices)."""
+        return 1
 
     def check_format(self, full_check=True):
         """Validate the layout (MXNet's rules); raises ValueError at the first defect."""

@@ -37,6 +37,12 @@ class DeferredInitializationError(MXNetError):
     """The parameter's shape is not known yet: call the block on data first."""
 
 
+class ParameterCheckError(ValueError, AssertionError):
+    """An argument of a Parameter or ParameterDict that its rules refuse (a storage type,
+    a grad_req, a shape or dtype that does not match, a load that does not fit).  Gluon
+    asserts these (AssertionError); this is also a ValueError, what it is."""
+
+
 def _ctx(ctx, who):
     if ctx is None:
         return current_context()
@@ -152,7 +158,7 @@ class Parameter:
         self._differentiable = bool(differentiable)
         for what, value in (("stype", stype), ("grad_stype", grad_stype)):
             if value not in STYPES:
-                raise ValueError(f"{who}: {what} must be one of {STYPES} (got {value!r})")
+                raise ParameterCheckError(f"{who}: {what} must be one of {STYPES} (got {value!r})")
         self._stype = stype
         self._grad_stype = grad_stype
         self._grad_req = None
@@ -185,11 +191,12 @@ class Parameter:
     def shape(self, new):
         new = _shape(new, f"Parameter {self.name!r}")
         if self._shape is not None and not _compatible(self._shape, new):
-            raise ValueError(f"Parameter {self.name!r}: shape {new!r} does not match its "
-                             f"shape {self._shape!r} (0 means unknown)")
+            raise ParameterCheckError(f"Parameter {self.name!r}: shape {new!r} does not match its "
+                                      f"shape {self._shape!r} (0 means unknown)")
         if self._data is not None and new != self._data.shape:
-            raise ValueError(f"Parameter {self.name!r}: cannot change the shape of an "
-                             f"initialised parameter from {self._data.shape!r} to {new!r}")
+            raise ParameterCheckError(
+                f"Parameter {self.name!r}: cannot change the shape of an initialised parameter "
+                f"from {self._data.shape!r} to {new!r}")
         self._shape = new
         self._var = None
 
@@ -208,8 +215,8 @@ class Parameter:
     @grad_req.setter
     def grad_req(self, req):
         if req not in GRAD_REQS:
-            raise ValueError(f"Parameter {self.name!r}: grad_req must be one of "
-                             f"{tuple(GRAD_REQS)} (got {req!r})")
+            raise ParameterCheckError(f"Parameter {self.name!r}: grad_req must be one of "
+                                      f"{tuple(GRAD_REQS)} (got {req!r})")
         if not self._differentiable:
             req = "null"
         if req == self._grad_req:
@@ -353,6 +360,14 @@ class Parameter:
                                f"grad_req is 'null'")
         return [a.grad for a in self._arrays()]
 
+    @property
+    def _grad(self):
+        """Gluon's private view of the gradients: one array per context, None while the
+        parameter has none (grad_req 'null', or not initialised)."""
+        if self._grad_req == "null" or self._data is None:
+            return None
+        return [a.grad for a in self._arrays()]
+
     def list_ctx(self):
         """The contexts the parameter lives on (those it will, while deferred)."""
         if self._data is None and self._deferred is not None:
@@ -379,14 +394,16 @@ class Parameter:
     def row_sparse_data(self, row_id):
         """A copy of the rows ``row_id`` (an int64 NDArray) of a row_sparse parameter, on
         row_id's context (Gluon's).  As in Gluon, the parameter must be held by a
-        :class:`Trainer` (which keeps its rows up to date).  Under
-        ``autograd.record()`` the copy is recorded (``retain``), so backward writes the
-        gradient of those rows into the parameter's gradient."""
+        :class:`Trainer` (which keeps its rows up to date).  The copy is on the tape
+        (``retain`` recorded, whether or not ``autograd.record()`` is active), so a
+        backward through any recorded use of it writes the gradient of those rows into
+        the parameter's gradient, as through the parameter's own array that Gluon
+        returns."""
         self._check_sparse("row_sparse_data")
         if not isinstance(row_id, nd.NDArray):
             raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
                             f"{type(row_id).__name__})")
-        return nd.sparse.retain(self._array(row_id.context), row_id)
+        return self._rows(self._array(row_id.context), row_id)
 
     def list_row_sparse_data(self, row_id):
         """:meth:`row_sparse_data` of every copy."""
@@ -394,7 +411,13 @@ class Parameter:
         if not isinstance(row_id, nd.NDArray):
             raise TypeError(f"Parameter {self.name!r}: row_id must be an NDArray (got "
                             f"{type(row_id).__name__})")
-        return [nd.sparse.retain(a, row_id.as_in_context(a.context)) for a in self._arrays()]
+        return [self._rows(a, row_id.as_in_context(a.context)) for a in self._arrays()]
+
+    @staticmethod
+    def _rows(array, row_id):
+        # Recording turned on, training mode left as it is.
+        with autograd._RecordingStateScope(True, None):
+            return nd.sparse.retain(array, row_id)
 
     def _check_sparse(self, what):
         if self._stype != "row_sparse":
@@ -521,35 +544,36 @@ def _load_into(who, params, loaded, source, target, ctx, allow_missing, ignore_e
     the loaded shape.
     """
     if dtype_source not in ("current", "saved"):
-        raise ValueError(f"{who}: dtype_source must be 'current' or 'saved' (got "
-                         f"{dtype_source!r})")
+        raise ParameterCheckError(f"{who}: dtype_source must be 'current' or 'saved' (got "
+                                  f"{dtype_source!r})")
     keys = {}
     for key, param in params.items():
         keys.setdefault(id(param), []).append(key)
     if not allow_missing:
         for key, param in params.items():
             if not any(k in loaded for k in keys[id(param)]):
-                raise ValueError(f"{who}: parameter {key!r} is missing in {source}, which "
-                                 f"holds {sorted(loaded)!r} (set allow_missing=True to "
-                                 f"ignore missing parameters)")
+                raise ParameterCheckError(
+                    f"{who}: parameter {key!r} is missing in {source}, which holds "
+                    f"{sorted(loaded)!r} (set allow_missing=True to ignore missing parameters)")
     if not ignore_extra:
         for key in loaded:
             if key not in params:
-                raise ValueError(f"{who}: parameter {key!r} in {source} is not present "
-                                 f"in {target}, which has {list(params)!r} (set "
-                                 f"ignore_extra=True to ignore it)")
+                raise ParameterCheckError(f"{who}: parameter {key!r} in {source} is not present "
+                                          f"in {target}, which has {list(params)!r} (set "
+                                          f"ignore_extra=True to ignore it)")
     for key, param in params.items():
         if key not in loaded:
             continue
         value = loaded[key]
         want = param._data.shape if param._data is not None else param.shape
         if want is None or not _compatible(want, value.shape):
-            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has shape {want!r} "
-                             f"but {source} holds shape {value.shape!r}")
+            raise ParameterCheckError(
+                f"{who}: parameter {key!r} ({param.name}) has shape {want!r} but {source} holds "
+                f"shape {value.shape!r}")
         if value.dtype != param.dtype and not cast_dtype:
-            raise ValueError(f"{who}: parameter {key!r} ({param.name}) has dtype "
-                             f"{np.dtype(param.dtype)} but {source} holds "
-                             f"{np.dtype(value.dtype)} (set cast_dtype=True to cast)")
+            raise ParameterCheckError(f"{who}: parameter {key!r} ({param.name}) has dtype "
+                                      f"{np.dtype(param.dtype)} but {source} holds "
+                                      f"{np.dtype(value.dtype)} (set cast_dtype=True to cast)")
     for key, param in params.items():
         if key in loaded:
             if ctx is not None and param._data is None:
@@ -608,12 +632,13 @@ class ParameterDict(dict):
                         param.shape = merged
                         continue
                 if value != param.shape:
-                    raise ValueError(f"Parameter {full!r} exists with shape {param.shape!r}, "
-                                     f"which does not match shape {value!r}")
+                    raise ParameterCheckError(
+                        f"Parameter {full!r} exists with shape {param.shape!r}, which does not "
+                        f"match shape {value!r}")
             elif key == "dtype":
                 if nd.as_dtype(value) != param.dtype:
-                    raise ValueError(f"Parameter {full!r} exists with dtype "
-                                     f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
+                    raise ParameterCheckError(f"Parameter {full!r} exists with dtype "
+                                              f"{np.dtype(param.dtype)}, not {np.dtype(value)}")
             elif key == "init":
                 if value is None:
                     continue
@@ -621,16 +646,16 @@ class ParameterDict(dict):
                 if param.init is None:        # Gluon fills an attribute left unset
                     param.init = wanted
                 elif param.init != wanted:
-                    raise ValueError(f"Parameter {full!r} exists with init={param.init!r}, "
-                                     f"not {value!r}")
+                    raise ParameterCheckError(
+                        f"Parameter {full!r} exists with init={param.init!r}, not {value!r}")
             elif key == "allow_deferred_init":
                 # Gluon checks only attributes a Parameter shows under that name, and
                 # this one it keeps privately: a layer asking for deferred
                 # initialisation of a parameter made without it gets the parameter
                 continue
             elif value is not None and getattr(param, key, value) != value:
-                raise ValueError(f"Parameter {full!r} exists with {key}="
-                                 f"{getattr(param, key)!r}, not {value!r}")
+                raise ParameterCheckError(f"Parameter {full!r} exists with {key}="
+                                          f"{getattr(param, key)!r}, not {value!r}")
         return param
 
     def get_constant(self, name, value=None):
@@ -646,19 +671,19 @@ class ParameterDict(dict):
             self[full] = param
         elif value is not None:
             if not isinstance(param, Constant):
-                raise ValueError(f"ParameterDict.get_constant: parameter {full!r} exists "
-                                 f"and is not a Constant")
+                raise ParameterCheckError(f"ParameterDict.get_constant: parameter {full!r} exists "
+                                          f"and is not a Constant")
             given = value.asnumpy() if isinstance(value, nd.NDArray) else np.asarray(value)
             if given.shape != param.value.shape or not (given == param.value).all():
-                raise ValueError(f"ParameterDict.get_constant: constant {full!r} exists "
-                                 f"with another value")
+                raise ParameterCheckError(f"ParameterDict.get_constant: constant {full!r} exists "
+                                          f"with another value")
         return param
 
     def update(self, other):
         for name, param in other.items():
             if name in self and self[name] is not param:
-                raise ValueError(f"ParameterDict: two different parameters are named "
-                                 f"{name!r}")
+                raise ParameterCheckError(f"ParameterDict: two different parameters are named "
+                                          f"{name!r}")
             self[name] = param
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
@@ -720,8 +745,8 @@ class ParameterDict(dict):
         the parameters named ``restore_prefix`` + name."""
         for name in self:
             if not name.startswith(restore_prefix):
-                raise ValueError(f"ParameterDict.load: restore_prefix {restore_prefix!r} "
-                                 f"must begin every parameter name (got {name!r})")
+                raise ParameterCheckError(f"ParameterDict.load: restore_prefix {restore_prefix!r} "
+                                          f"must begin every parameter name (got {name!r})")
         loaded = {restore_prefix + (k[4:] if k[:4] in ("arg:", "aux:") else k): v
                   for k, v in param_dict.items()}
         _load_into("ParameterDict.load", dict(self), loaded, filename or "param_dict",

@@ -63,8 +63,9 @@ class DataBatch:
 
     def __repr__(self):
         shapes = [d.shape for d in self.data] if self.data else []
-        lshapes = [d.shape for d in self.label] if self.label else []
-        return f"DataBatch: data shapes: {shapes} label shapes: {lshapes}"
+        # None without labels, as MXNet prints it
+        lshapes = [d.shape for d in self.label] if self.label else None
+        return f"{type(self).__name__}: data shapes: {shapes} label shapes: {lshapes}"
 
 
 class DataIter:
@@ -282,6 +283,12 @@ class NDArrayIter(DataIter):
         self._leftover = np.empty(0, np.int64)
         self._cursor = 0
         self._current = None          # start of the batch iter_next() moved to
+
+    @property
+    def idx(self):
+        """The order in which this epoch serves the samples (MXNet's ``NDArrayIter.idx``:
+        a permutation when ``shuffle``), without samples rolled over from the last one."""
+        return self._seq[self._lead:]
 
     def reset(self):
         """Start the next epoch (reshuffled when ``shuffle``); with 'roll_over' the

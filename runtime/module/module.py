@@ -28,6 +28,8 @@ preds)``, ``reset()``, ``get_name_value()``), such as ``runtime.metric``'s.
 import logging
 import os
 
+import numpy as np
+
 from runtime import initializer as _init
 from runtime import nd, optimizer as _optim
 from runtime import kvstore as _kvs
@@ -35,19 +37,27 @@ from runtime.context import Context, current_context
 from runtime.io import DataDesc
 from runtime.module import _checkpoint
 from runtime.module.base_module import BaseModule, _metric
+from runtime.module.executor_group import DataParallelExecutorGroup
 from runtime.optimizer.optimizer import load_states_file, save_states_file
 from runtime.symbol import Symbol
 
 _KVSTORES = (None, "local", "device")
 
 
+class MissingParameterError(ValueError, RuntimeError):
+    """A parameter that ``arg_params``/``aux_params`` lack while ``allow_missing`` is
+    False.  MXNet's Module raises RuntimeError here; this is also a ValueError, what it
+    is."""
+
+
 def _descs(what, shapes):
-    """[(name, shape)] from a list of DataDesc or (name, shape) pairs."""
+    """[(name, shape)] from a list of DataDesc or (name, shape) pairs (tuples or lists,
+    as MXNet's ``DataDesc.get_list`` takes them)."""
     if shapes is None:
         return []
     out = []
     for item in shapes:
-        if isinstance(item, DataDesc) or (isinstance(item, tuple) and len(item) >= 2):
+        if isinstance(item, DataDesc) or (isinstance(item, (tuple, list)) and len(item) >= 2):
             out.append((item[0], tuple(item[1])))
         else:
             raise TypeError(f"bind: {what} must be DataDesc or (name, shape) pairs (got "
@@ -109,30 +119,6 @@ def _share_params(ex, shared, params, aux):
                 raise ValueError(f"bind: parameter {name!r} has shape {arrays[i].shape} "
                                  f"here and {source[name].shape} in shared_module")
             arrays[i] = source[name]
-
-
-class _ExecutorGroup:
-    """The fields of MXNet's ``DataParallelExecutorGroup`` that programs read:
-    ``param_names``, ``param_arrays``, ``grad_arrays``, ``aux_names``, ``aux_arrays``,
-    ``state_names``, ``state_arrays`` (each array in a list of its per-context copies),
-    ``execs``, ``data_names``, ``label_names``, ``contexts``, ``slices``,
-    ``batch_size``."""
-
-    def __init__(self, module):
-        execs = module._execs
-        self.execs = list(execs)
-        self.contexts = list(module._contexts)
-        self.slices = list(module._slices)
-        self.batch_size = module._batch_size
-        self.data_names = list(module.data_names)
-        self.label_names = list(module.label_names)
-        self.param_names = list(module._param_names)
-        self.aux_names = list(module._aux_names)
-        self.param_arrays = [[ex.arg_dict[n] for ex in execs] for n in self.param_names]
-        self.grad_arrays = [[ex.grad_dict.get(n) for ex in execs] for n in self.param_names]
-        self.aux_arrays = [[ex.aux_dict[n] for ex in execs] for n in self.aux_names]
-        self.state_names = list(module._state_names)
-        self.state_arrays = [[ex.arg_dict[n] for ex in execs] for n in self.state_names]
 
 
 class Module(BaseModule):
@@ -239,7 +225,7 @@ class Module(BaseModule):
         """MXNet's executor group, as MXNet's example programs reach into it: names and
         per-context lists of the bound executors' arrays."""
         self._check("_exec_group")
-        return _ExecutorGroup(self)
+        return DataParallelExecutorGroup(self)
 
     # -- binding and parameters ------------------------------------------------------------
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
@@ -280,6 +266,11 @@ class Module(BaseModule):
                 reqs[n] = grad_req if inputs_need_grad else "null"
             else:
                 reqs[n] = "null"
+        # the inputs' dtypes, float32 unless a DataDesc says otherwise (MXNet's
+        # executor group binds with them)
+        types = {item[0]: getattr(item, "dtype", np.float32)
+                 for item in list(data_shapes) + list(label_shapes or ())
+                 if item[0] in names or item[0] in self.label_names}
         batch = data[0][1][axes[data[0][0]]]
         slices = _split(batch, self._work_load)
         execs = []
@@ -289,7 +280,8 @@ class Module(BaseModule):
                 shape = list(shape)
                 shape[axes[name]] = piece.stop - piece.start
                 shapes[name] = tuple(shape)
-            execs.append(self._symbol.simple_bind(ctx, grad_req=reqs, **shapes))
+            execs.append(self._symbol.simple_bind(ctx, grad_req=reqs, type_dict=types,
+                                                  **shapes))
         if shared_module is not None:
             for ex, shared in zip(execs, shared_module._execs):
                 _share_params(ex, shared, self._param_names, self._aux_names)
@@ -337,12 +329,13 @@ class Module(BaseModule):
                 continue
             extra = [k for k in given if k not in names] if not allow_extra else []
             missing = [n for n in names if n not in given] if not allow_missing else []
+            if missing:
+                raise MissingParameterError(
+                    f"init_params: parameter {missing[0]!r} is missing (set "
+                    "allow_missing=True to initialise it)")
             if extra:
                 raise ValueError(f"init_params: {extra[0]!r} is not a parameter of the "
                                  "module (set allow_extra=True to ignore it)")
-            if missing:
-                raise ValueError(f"init_params: parameter {missing[0]!r} is missing (set "
-                                 "allow_missing=True to initialise it)")
         attrs = self._symbol.attr_dict()
         for given, names, target in tables:
             for name in names:

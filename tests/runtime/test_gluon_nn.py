@@ -390,6 +390,54 @@ def test_parameter_dict_save_load_and_legacy_files(tmp_path):
         third.collect_params().load(f)
 
 
+def _dict_with(name, shape):
+    params = mx.gluon.ParameterDict("p_")
+    params.get(name, shape=shape)
+    return params
+
+
+@pytest.mark.parametrize("refused, match", [
+    (lambda: mx.gluon.Parameter("w", shape=(2,), stype="invalid"),
+     r"Parameter 'w': stype must be one of \('default', 'row_sparse', 'csr'\) \(got 'invalid'\)"),
+    (lambda: mx.gluon.Parameter("w", shape=(2,), grad_stype="dense"),
+     r"Parameter 'w': grad_stype must be one of .* \(got 'dense'\)"),
+    (lambda: setattr(mx.gluon.Parameter("w", shape=(2,)), "grad_req", "sum"),
+     r"Parameter 'w': grad_req must be one of .* \(got 'sum'\)"),
+    (lambda: _dict_with("w", (2,)).get("w", shape=(3,)),
+     r"Parameter 'p_w' exists with shape \(2,\), which does not match shape \(3,\)"),
+])
+def test_refused_parameter_arguments_are_value_and_assertion_errors(refused, match):
+    # Gluon asserts these checks; an error of both classes serves callers of either
+    with pytest.raises(ValueError, match=match) as info:
+        refused()
+    assert isinstance(info.value, AssertionError)
+
+
+def test_private_grad_list_follows_grad_req():
+    # Gluon's Parameter._grad, which Gluon 1.x programs and tests read
+    p = mx.gluon.Parameter("w", shape=(2,))
+    assert p._grad is None                       # not initialised
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    assert [g.context for g in p._grad] == [mx.cpu(0), mx.cpu(1)]
+    assert all(g is h for g, h in zip(p._grad, p.list_grad()))
+    p.grad_req = "null"
+    assert p._grad is None
+    p.grad_req = "write"
+    np.testing.assert_array_equal(p._grad[1].asnumpy(), np.zeros(2, np.float32))
+
+
+def test_a_load_that_does_not_fit_is_a_value_and_assertion_error(tmp_path):
+    f = str(tmp_path / "p.params")
+    saved = _dict_with("w", (2,))
+    saved.initialize()
+    saved.save(f)
+    for name, shape, match in (("v", (2,), "parameter 'p_v' is missing in file"),
+                               ("w", (3,), r"parameter 'p_w' \(p_w\) has shape \(3,\)")):
+        with pytest.raises(AssertionError, match=match) as info:
+            _dict_with(name, shape).load(f)
+        assert isinstance(info.value, ValueError)
+
+
 def test_batchnorm_relu_is_batchnorm_then_relu():
     rng = np.random.default_rng(3)
     x = nd.array(rng.standard_normal((4, 3, 2)))

@@ -125,6 +125,9 @@ def test_module_errors():
     mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
     with pytest.raises(ValueError, match="parameter 'fc_bias' is missing"):
         mod.init_params(arg_params={"fc_weight": nd.ones((2, 3))})
+    # MXNet raises RuntimeError for a missing parameter, before it looks for extra ones
+    with pytest.raises(RuntimeError, match="parameter 'fc_weight' is missing"):
+        mod.init_params(arg_params={"other": nd.ones(1)})
     assert not mod.params_initialized
     with pytest.raises(ValueError, match="'other' is not a parameter"):
         mod.init_params(arg_params={"fc_weight": nd.ones((2, 3)), "fc_bias": nd.ones(2),
@@ -230,6 +233,31 @@ def test_exec_group_exposes_the_bound_arrays():
     weight[0][:] = 2.0                         # the executor's own array, not a copy
     assert (mod.get_params()[0]["fc_weight"].asnumpy() == 2.0).all()
     assert group.grad_arrays[0][0].shape == (2, 3) and group.aux_arrays == []
+
+
+def test_exec_group_class_has_mxnets_module_path():
+    from runtime.module.executor_group import DataParallelExecutorGroup
+    mod = mx.mod.Module(_softmax_regression())
+    mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("softmax_label", (4,))])
+    assert isinstance(mod._exec_group, DataParallelExecutorGroup)
+
+
+def test_bind_takes_list_pairs_and_the_dtype_of_a_data_desc():
+    # MXNet's DataDesc.get_list takes [name, shape] lists too, and its executor group
+    # binds with each DataDesc's dtype
+    sym = mx.sym.Activation(mx.sym.Variable("data"), act_type="relu")
+    mod = mx.mod.Module(sym, ("data",), None)
+    mod.bind(data_shapes=[["data", (2, 3)]])
+    mod.init_params()
+    mod.forward(mx.io.DataBatch([nd.array([[-1, 2, 3], [4, -5, 6]])]), is_train=False)
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), [[0, 2, 3], [4, 0, 6]])
+    assert mod.get_outputs()[0].dtype == np.float32
+    half = mx.mod.Module(sym, ("data",), None)
+    half.bind(data_shapes=[mx.io.DataDesc("data", (2, 3), np.float16)])
+    half.init_params()
+    half.forward(mx.io.DataBatch([nd.ones((2, 3), dtype=np.float16)]), is_train=True)
+    half.backward([nd.ones((2, 3), dtype=np.float16)])
+    assert half.get_outputs()[0].dtype == np.float16
 
 
 @pytest.mark.filterwarnings("ignore::runtime.StorageFallbackWarning")  # dense x rsp dot

@@ -766,7 +766,6 @@ def test_context_is_an_immutable_value():
 @pytest.mark.parametrize("args, exc, match", [
     (("bogus",), ValueError, r"device_type must be one of \('cpu', 'gpu', 'cpu_pinned'\) "
                              r"\(got 'bogus'\)"),
-    (("cpu_shared", 0), ValueError, r"device_type must be one of .* \(got 'cpu_shared'\)"),
     ((1,), TypeError, r"device_type must be one of .* or a Context \(got 1\)"),
     (("gpu", -1), ValueError, r"device_id must be an integer >= 0 \(got -1\)"),
     (("gpu", 1.0), TypeError, r"device_id must be an integer >= 0 \(got 1.0\)"),
@@ -776,6 +775,16 @@ def test_context_is_an_immutable_value():
 def test_context_is_validated(args, exc, match):
     with pytest.raises(exc, match=match):
         rt.Context(*args)
+
+
+def test_cpu_shared_names_the_cpu():
+    # MXNet's shared-memory context (gluon batchify functions make their batches there);
+    # its arrays mix with CPU arrays in operators, as MXNet's do
+    ctx = rt.Context("cpu_shared", 2)
+    assert ctx is rt.cpu(2) and ctx.device_type == "cpu"
+    x = nd.zeros((1, 2, 3), ctx=rt.Context("cpu_shared", 0))
+    assert x.context == rt.Context("cpu_shared", 0) == rt.cpu(0)
+    np.testing.assert_array_equal((x + nd.ones((1, 2, 3))).asnumpy(), np.ones((1, 2, 3)))
 
 
 def test_context_is_thread_local():

@@ -94,6 +94,18 @@ def test_shuffle_reproducible_and_complete():
     np.testing.assert_array_equal(c[1], d[1])
 
 
+def test_idx_is_the_order_the_epoch_serves():
+    # MXNet's test_io.py reads it: with shuffle, batch i (size 1) is sample idx[i]
+    x = np.arange(7, dtype=np.float32)
+    it = NDArrayIter(x, batch_size=1, shuffle=True, seed=5)
+    order = it.idx.copy()
+    np.testing.assert_array_equal(np.sort(order), np.arange(7))
+    np.testing.assert_array_equal([b.data[0].asnumpy()[0] for b in it], x[order])
+    it.reset()
+    assert (it.idx != order).any()
+    np.testing.assert_array_equal(NDArrayIter(x, batch_size=2).idx, np.arange(7))
+
+
 def test_shuffled_pad_and_discard():
     x = np.arange(10, dtype=np.float32)
     it = NDArrayIter(x, batch_size=4, shuffle=True, seed=0, last_batch_handle="pad")
@@ -179,6 +191,10 @@ def test_names_descriptors_and_batch():
     assert it.getpad() == 0                # MXNet's: the pad of the current batch
     next(it)
     assert it.getpad() == 2                # the last one is padded by 2
+    # MXNet's text, None for the label shapes of a batch without labels
+    assert str(b) == "DataBatch: data shapes: [(3, 2, 2), (3, 3)] label shapes: [(3,), (3,)]"
+    assert str(DataBatch([nd.ones((2, 3))])) == \
+        "DataBatch: data shapes: [(2, 3)] label shapes: None"
 
 
 def test_iter_next_and_getdata_walk_the_batches_as_mxnets():

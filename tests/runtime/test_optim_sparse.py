@@ -345,6 +345,31 @@ def test_sparse_embedding_on_two_contexts_sums_the_gradients_of_both(on_kvstore)
         np.testing.assert_allclose(dense_values(copy), want, rtol=1e-6, atol=1e-7)
 
 
+def test_rows_taken_outside_record_still_carry_the_gradient_to_the_parameter():
+    # Gluon hands out the parameter's own arrays, so a use recorded later reaches the
+    # gradient even though row_sparse_data ran outside autograd.record()
+    # (MXNet's test_gluon_trainer.py::test_trainer_sparse_kv does this).
+    params = mx.gluon.ParameterDict()
+    x = params.get("x", shape=(10, 1), stype="row_sparse", grad_stype="row_sparse")
+    params.initialize(ctx=[mx.cpu(0), mx.cpu(1)], init="zeros")
+    trainer = mx.gluon.Trainer(params, "sgd", {"learning_rate": 0.1})
+    rows = nd.array([1, 4], dtype="int64")
+    copies = x.list_row_sparse_data(rows)
+    assert not autograd.is_recording()
+    with autograd.record():
+        for w in copies:
+            (w * nd.array(np.arange(10.0).reshape(10, 1), ctx=w.context)).sum().backward()
+    want = np.zeros((10, 1), np.float32)
+    want[[1, 4], 0] = [1.0, 4.0]
+    for g in x.list_grad():
+        assert g.stype == "row_sparse"
+        np.testing.assert_array_equal(dense_values(g), want)
+    assert not autograd.is_recording() and not autograd.is_training()
+    trainer.step(1)
+    got = dense_values(x.row_sparse_data(nd.arange(10, dtype="int64")))
+    np.testing.assert_allclose(got, -0.1 * 2 * want, rtol=1e-6)
+
+
 def test_a_sparse_weight_refuses_updates_outside_the_store_and_a_second_trainer():
     net = contrib.nn.SparseEmbedding(10, 3)
     net.initialize()

@@ -991,3 +991,27 @@ def test_save_load_parameters_uses_gluon_1x_keys(tmp_path):
     net.add(mx.gluon.rnn.LSTM(3, input_size=2, projection_size=2))
     assert list(net._collect_params_with_prefix())[-1] == "0.l0_h2r_weight"
     assert list(net._collect_params_with_prefix())[0] == "0._unfused.0.i2h_weight"
+
+
+@pytest.mark.parametrize("layer, bidir, kinds", [
+    (lambda **kw: mx.gluon.rnn.LSTM(3, num_layers=2, **kw), True,
+     ["BidirectionalCell", "BidirectionalCell"]),
+    (lambda **kw: mx.gluon.rnn.GRU(3, num_layers=2, dropout=0.3, **kw), False,
+     ["GRUCell", "DropoutCell", "GRUCell"]),
+    (lambda **kw: mx.gluon.rnn.RNN(3, activation="relu", **kw), True, ["BidirectionalCell"]),
+])
+def test_unfused_stack_shares_the_layers_parameters(layer, bidir, kinds):
+    # Gluon's private _unfuse (MXNet's test_lstm_cpu_inference unrolls it)
+    net = layer(bidirectional=bidir, prefix="rnn_")
+    stack = net._unfuse()
+    assert isinstance(stack, mx.gluon.rnn.HybridSequentialRNNCell)
+    assert [type(c).__name__ for c in stack._children.values()] == kinds
+    assert sorted(stack.collect_params()) == sorted(net.collect_params())
+    net.initialize(mx.init.Uniform(0.5))
+    x = nd.array(np.random.default_rng(1).uniform(-1, 1, (4, 2, 5)))   # TNC
+    with autograd.predict_mode():
+        fused = net(x).asnumpy()
+        unrolled = stack.unroll(4, x, layout="TNC", merge_outputs=True)[0].asnumpy()
+    np.testing.assert_allclose(unrolled, fused, rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="_unfuse takes no projection_size"):
+        mx.gluon.rnn.LSTM(3, projection_size=2)._unfuse()

@@ -155,6 +155,44 @@ def test_modifier_rules():
         rnn.DropoutCell(1.5)
 
 
+def test_composite_cells_sit_in_a_hybrid_block():
+    # As in Gluon, HybridSequentialRNNCell, BidirectionalCell and the modifier cells are
+    # HybridRecurrentCells (MXNet's test_gluon_rnn.py::test_hybridstack nests them)
+    class Net(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                left = rnn.HybridSequentialRNNCell()
+                left.add(rnn.ResidualCell(rnn.LSTMCell(4, input_size=4)))
+                left.add(rnn.GRUCell(4, input_size=4))
+                right = rnn.HybridSequentialRNNCell()
+                right.add(rnn.LSTMCell(4, input_size=4))
+                self.cell = rnn.BidirectionalCell(left, right)
+
+        def hybrid_forward(self, F, x):
+            return self.cell.unroll(3, x, layout="NTC", merge_outputs=True)[0]
+
+    for cls in (rnn.HybridSequentialRNNCell, rnn.BidirectionalCell, rnn.ResidualCell,
+                rnn.ZoneoutCell):
+        assert issubclass(cls, mx.gluon.HybridBlock)
+    net = Net()
+    net.initialize()
+    x = nd.array(np.random.default_rng(0).uniform(size=(2, 3, 4)))
+    plain = net(x)
+    assert plain.shape == (2, 3, 8)
+    net.hybridize()
+    np.testing.assert_allclose(net(x).asnumpy(), plain.asnumpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="children of a HybridBlock must be HybridBlocks"):
+        rnn.HybridSequentialRNNCell().add(rnn.SequentialRNNCell())
+    # a stack holding a BidirectionalCell unrolls (Gluon's unfused layers) but cannot step
+    stack = rnn.SequentialRNNCell()
+    stack.add(rnn.BidirectionalCell(rnn.GRUCell(2, input_size=4), rnn.GRUCell(2, input_size=4)))
+    stack.initialize()
+    assert stack.unroll(3, x, layout="NTC", merge_outputs=True)[0].shape == (2, 3, 4)
+    with pytest.raises(NotImplementedError, match="cannot be stepped"):
+        stack(x[:, 0], stack.begin_state(batch_size=2))
+
+
 def test_zoneout_in_training_keeps_previous_values():
     cell = rnn.ZoneoutCell(rnn.RNNCell(50, input_size=4), zoneout_outputs=0.5)
     cell.initialize(mx.init.Normal(1.0))

@@ -160,11 +160,20 @@ def test_csr_from_parts(with_shape):
         assert_csr(x, sp.csr_matrix(DENSE[:, :x.shape[1]]), dtype=np.float32)
 
 
+def test_private_aux_count_as_mxnet():
+    # MXNet's BaseSparseNDArray._num_aux, which its test_sparse_ndarray.py reads
+    assert S.zeros("row_sparse", (3, 2))._num_aux == 1
+    assert S.zeros("csr", (3, 2))._num_aux == 2
+
+
 def test_csr_from_parts_infers_the_column_count():
     x = S.csr_matrix(([1.0, 2.0], [0, 1], [0, 1, 2]))
     assert x.shape == (2, 2)
-    x = S.csr_matrix(([], [], [0, 0, 0]))
-    assert x.shape == (2, 0) and x.nnz == 0
+    # no index to infer the column count from: MXNet refuses, and so does ndrt
+    with pytest.raises(ValueError, match=r"csr_matrix: shape cannot be inferred from empty "
+                                         r"indices \(got 0 indices\); give shape"):
+        S.csr_matrix(([], [], [0, 0, 0]))
+    assert S.csr_matrix(([], [], [0, 0, 0]), shape=(2, 0)).shape == (2, 0)
 
 
 @pytest.mark.parametrize("kind", ["numpy", "ndarray"])
@@ -390,8 +399,8 @@ def test_rsp_from_data_and_indices(shape):
     assert_rsp(S.row_sparse_array((data.tolist(), rows.tolist())), dense[:5])
     e = S.row_sparse_array((np.zeros((0,) + shape[1:]), []), shape=shape)
     assert_rsp(e, np.zeros(shape))
-    assert_rsp(S.row_sparse_array((np.zeros((0,) + shape[1:]), [])),
-               np.zeros((0,) + shape[1:]))
+    with pytest.raises(ValueError, match="shape cannot be inferred from empty indices"):
+        S.row_sparse_array((np.zeros((0,) + shape[1:]), []))
 
 
 def test_rsp_from_data_and_indices_keeps_the_data_dtype():

@@ -4,6 +4,7 @@ naming the input)."""
 
 import logging
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -87,7 +88,11 @@ def test_symbolic_checks_bind_sparse_arguments_with_their_storage():
                                      {"data": (want != 0) * 1.0},
                                      grad_req={"data": "write", "indices": "null"},
                                      grad_stypes={"data": "row_sparse"})
-    np.testing.assert_array_equal(got["data"], [[0, 0], [0, 0], [1, 1]])
+    # the gradient buffers come back as NDArrays in their storage types (MXNet's form)
+    assert got["data"].stype == "row_sparse"
+    np.testing.assert_array_equal(got["data"].asnumpy(), [[0, 0], [0, 0], [1, 1]])
+    outs = tu.check_symbolic_forward(sym, [rsp, idx], [want])
+    assert outs[0].stype == "row_sparse"
 
 
 def test_symbolic_checks_keep_each_arguments_dtype_with_asnumpy():
@@ -209,6 +214,9 @@ def test_star_import_gives_mx_and_np_as_mxnets_does():
     assert names["mx"] is mx
     assert names["np"] is np
     assert names["rnd"] is np.random and names["os"] is os
+    # test_module.py calls sys.path.insert with sys taken from there
+    assert names["sys"] is sys and names["logging"] is logging
+    assert names["Symbol"] is mx.sym.Symbol and names["Context"] is mx.Context
     assert "assert_almost_equal" in names
     assert names["array"] is nd.array
 
@@ -264,3 +272,62 @@ def test_download_keeps_an_existing_file(tmp_path, caplog):
     fname.parent.mkdir()
     fname.write_bytes(b"x")
     assert tu.download("http://example.invalid/other", fname=str(fname)) == str(fname)
+
+
+def test_sparse_array_makers_take_mxnets_arguments():
+    # MXNet's test_sparse_operator.py builds its inputs with these
+    rows = [7.0, 2, 4]                     # MXNet's tests pass float row ids too
+    a = tu.create_sparse_array_zd((9, 3), "row_sparse", 0.5, rsp_indices=rows,
+                                  modifier_func=lambda v: v + 10)
+    assert a.stype == "row_sparse" and a.indices.asnumpy().tolist() == [2, 4, 7]
+    assert ((a.data.asnumpy() >= 10) & (a.data.asnumpy() < 11)).all()
+    assert tu.create_sparse_array_zd((9, 3), "row_sparse", 0.5).indices.shape == (0,)
+    c = tu.create_sparse_array((6, 5), "csr", data_init=0.25, density=1.0, dtype=np.float64)
+    assert c.stype == "csr" and c.dtype == np.float64
+    np.testing.assert_array_equal(c.asnumpy(), np.full((6, 5), 0.25))
+    arr, (data, indices) = tu.rand_sparse_ndarray((5, 2), "row_sparse", rsp_indices=[0, 3],
+                                                  data_init=3)
+    np.testing.assert_array_equal(indices, [0, 3])
+    np.testing.assert_array_equal(arr.asnumpy()[[0, 3]], np.full((2, 2), 3.0))
+    with pytest.raises(AssertionError, match="stype must be 'row_sparse' or 'csr'"):
+        tu.create_sparse_array((2, 2), "default")
+    shuffled = tu.shuffle_csr_column_indices(c)
+    np.testing.assert_array_equal(shuffled.asnumpy(), c.asnumpy())
+
+
+def test_assign_each_maps_elements_as_numpy():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(tu.assign_each(x, lambda v: v * v), x * x)
+    np.testing.assert_array_equal(tu.assign_each2(x, x + 1, lambda u, v: u - v),
+                                  -np.ones((2, 3)))
+    copy = tu.assign_each(x, None)
+    assert copy is not x and (copy == x).all()
+
+
+def test_tolerance_helpers_find_and_count_violations():
+    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])
+    loc, worst = tu.find_max_violation(a, b, rtol=1e-5, atol=1e-5)
+    assert loc == (3,) and worst == pytest.approx(1 / (1e-5 + 5e-5))
+    tu.assert_almost_equal_with_err(a, b, etol=0.25)
+    with pytest.raises(AssertionError, match="25.00% of the elements differ"):
+        tu.assert_almost_equal_with_err(a, b, etol=0.2)
+    assert tu.almost_equal_ignore_nan(np.array([np.nan, 1.0]), np.array([2.0, 1.0]))
+    tu.compare_ndarray_tuple((nd.ones(2), None), (nd.ones(2), nd.zeros(1)))
+    with pytest.raises(AssertionError):
+        tu.compare_ndarray_tuple((nd.ones(2),), (nd.zeros(2),))
+
+
+def test_moment_checks_and_small_helpers():
+    rng = np.random.default_rng(0)
+    assert tu.mean_check(lambda n: rng.normal(3.0, 2.0, n), 3.0, 2.0, nsamples=100000)
+    assert not tu.mean_check(lambda n: rng.normal(3.5, 2.0, n), 3.0, 2.0, nsamples=100000)
+    assert tu.var_check(lambda n: rng.normal(0.0, 2.0, n), 2.0, nsamples=100000)
+    assert not tu.var_check(lambda n: rng.normal(0.0, 2.5, n), 2.0, nsamples=100000)
+    x, y = tu.rand_coord_2d(1, 3, 5, 6)
+    assert 1 <= x < 3 and y == 5
+    assert tu.effective_dtype(nd.ones(1, dtype="float16")) == np.float16
+    assert not tu.has_tvm_ops() and tu.is_op_runnable()
+    os.environ.pop("NDRT_TEST_ENVMANAGER", None)
+    with tu.EnvManager("NDRT_TEST_ENVMANAGER", 1):
+        assert os.environ["NDRT_TEST_ENVMANAGER"] == "1"
+    assert "NDRT_TEST_ENVMANAGER" not in os.environ

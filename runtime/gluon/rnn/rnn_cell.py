@@ -26,8 +26,11 @@ The forwards are registry operators (``FullyConnected``, ``sigmoid``, ``Sequence
 ``DropoutCell`` are ``HybridBlock``\ s (:class:`HybridRecurrentCell`): one step's
 ``hybrid_forward(F, inputs, states, **params)`` calls the operators through ``F``, so a
 hybridized cell runs its step as a cached graph, and a HybridBlock that steps a cell
-traces it into its own graph.  ``unroll`` runs the steps imperatively (on NDArrays);
-the sequential, modifier and bidirectional cells are plain blocks.
+traces it into its own graph.  ``unroll`` runs the steps imperatively (on NDArrays).
+``HybridSequentialRNNCell``, the modifier cells and ``BidirectionalCell`` are
+HybridRecurrentCells too, as in Gluon, so that they may sit in a HybridBlock (their
+cells must then be HybridBlocks); they run their cells' steps themselves.
+``SequentialRNNCell`` is a plain block.
 """
 
 import numpy as np
@@ -401,10 +404,8 @@ class SequentialRNNCell(RecurrentCell):
         return f"{type(self).__name__}(\n{body}\n)"
 
     def add(self, cell):
-        """Append ``cell``."""
-        if isinstance(cell, BidirectionalCell):
-            raise TypeError(f"{type(self).__name__}: a BidirectionalCell cannot be stepped; "
-                            f"unroll it on its own")
+        """Append ``cell`` (a BidirectionalCell too: the stack then can only be
+        unrolled, as in Gluon)."""
         self.register_child(cell)
 
     def state_info(self, batch_size=0):
@@ -450,9 +451,10 @@ class SequentialRNNCell(RecurrentCell):
         return len(self._children)
 
 
-class HybridSequentialRNNCell(SequentialRNNCell):
-    """Gluon's ``rnn.HybridSequentialRNNCell``: :class:`SequentialRNNCell` (ndrt runs
-    every cell imperatively)."""
+class HybridSequentialRNNCell(SequentialRNNCell, HybridRecurrentCell):
+    """Gluon's ``rnn.HybridSequentialRNNCell``: :class:`SequentialRNNCell` whose cells
+    are HybridBlocks, so that it may sit in a HybridBlock (ndrt runs every cell
+    imperatively)."""
 
 
 class DropoutCell(HybridRecurrentCell):
@@ -492,7 +494,7 @@ class DropoutCell(HybridRecurrentCell):
                               merge_outputs=merge_outputs, valid_length=None)
 
 
-class ModifierCell(RecurrentCell):
+class ModifierCell(HybridRecurrentCell):
     """The base of the cells that wrap ``base_cell`` (Gluon's ``ModifierCell``): they
     share its parameters and states, and the base cell may then only be called through
     them."""
@@ -611,7 +613,7 @@ class ResidualCell(ModifierCell):
         return [o + i for o, i in zip(outputs, inputs)], states
 
 
-class BidirectionalCell(RecurrentCell):
+class BidirectionalCell(HybridRecurrentCell):
     """``l_cell`` over the sequence and ``r_cell`` over it reversed, their outputs
     joined along the feature axis (Gluon's ``rnn.BidirectionalCell``); it can only be
     unrolled.  With ``valid_length`` each sequence is reversed within its length."""

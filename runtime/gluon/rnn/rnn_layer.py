@@ -24,6 +24,7 @@ import numpy as np
 from runtime import nd, symbol
 from runtime.gluon.nn.basic_layers import _positive_int
 from runtime.gluon.block import HybridBlock
+from runtime.gluon.rnn import rnn_cell
 from runtime.symbol import Symbol
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
@@ -70,6 +71,7 @@ class _RNNLayer(HybridBlock):
         inits = {"i2h_weight": i2h_weight_initializer, "h2h_weight": h2h_weight_initializer,
                  "h2r_weight": h2r_weight_initializer,
                  "i2h_bias": i2h_bias_initializer, "h2h_bias": h2h_bias_initializer}
+        self._inits = inits
         self._names = []
         for i in range(self._num_layers):
             for j in "lr"[:self._dir]:
@@ -92,6 +94,29 @@ class _RNNLayer(HybridBlock):
                 f"{self._hidden_size}, {self._layout}{layers}"
                 f"{', dropout=' + str(self._dropout) if self._dropout else ''}"
                 f"{', bidirectional' if self._dir == 2 else ''})")
+
+    def _unfuse(self):
+        """The layer as a stack of cells that share its parameters (Gluon's private
+        ``_unfuse``): a cell per layer, a BidirectionalCell of two when bidirectional,
+        and a DropoutCell between layers when ``dropout``."""
+        if self._projection_size is not None or self._clip[0] is not None:
+            raise NotImplementedError(f"{type(self).__name__}: _unfuse takes no "
+                                      "projection_size and no state clipping (as Gluon's)")
+        cell_type, extra = {"lstm": (rnn_cell.LSTMCell, {}), "gru": (rnn_cell.GRUCell, {}),
+                            "rnn_relu": (rnn_cell.RNNCell, {"activation": "relu"}),
+                            "rnn_tanh": (rnn_cell.RNNCell, {"activation": "tanh"})}[self._mode]
+        inits = {f"{k}_initializer": v for k, v in self._inits.items() if k != "h2r_weight"}
+        stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for i in range(self._num_layers):
+                cells = [cell_type(self._hidden_size, input_size=ni, prefix=f"{d}{i}_",
+                                   **inits, **extra) for d in "lr"[:self._dir]]
+                stack.add(rnn_cell.BidirectionalCell(*cells) if self._dir == 2 else cells[0])
+                if self._dropout and i != self._num_layers - 1:
+                    stack.add(rnn_cell.DropoutCell(self._dropout))
+                ni = self._hidden_size * self._dir
+        return stack
 
     def _collect_params_with_prefix(self, prefix=""):
         """The structural names that save_parameters/load_parameters use: Gluon 1.x's
