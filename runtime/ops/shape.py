@@ -289,6 +289,63 @@ register("concat", aliases=("Concat",), inputs=("data",), variadic=True,
              "shapes.")
 
 
+# -- Crop (MXNet's spatial crop of NCHW data) ---------------------------------------------------
+
+def _crop_window(attrs, shapes):
+    """(y, x, h, w): the window of data's last two axes that Crop keeps."""
+    _check_num_args("Crop", attrs, len(shapes))
+    if len(shapes) > 2:
+        raise ValueError(f"Crop: takes data and at most one crop_like array (got "
+                         f"{len(shapes)} arrays)")
+    for name, shape in zip(("data", "crop_like"), shapes):
+        if len(shape) != 4:
+            raise ValueError(f"Crop: {name} must be 4-D NCHW (got shape {shape!r})")
+    big_h, big_w = shapes[0][2:]
+    h, w = shapes[1][2:] if len(shapes) == 2 else attrs["h_w"]
+    if h < 1 or w < 1:
+        raise ValueError(f"Crop: h_w must be positive, or a crop_like array given (got "
+                         f"{attrs['h_w']!r})")
+    if h > big_h or w > big_w:
+        raise ValueError(f"Crop: the crop {(h, w)!r} must fit in data's height and width "
+                         f"{(big_h, big_w)!r}")
+    if attrs["center_crop"]:
+        return (big_h - h) // 2, (big_w - w) // 2, h, w
+    y, x = attrs["offset"]
+    if not (0 <= y <= big_h - h and 0 <= x <= big_w - w):
+        raise ValueError(f"Crop: offset {(y, x)!r} must keep the crop {(h, w)!r} inside "
+                         f"data's height and width {(big_h, big_w)!r}")
+    return y, x, h, w
+
+
+def _crop_shape(attrs, shapes):
+    _, _, h, w = _crop_window(attrs, shapes)
+    return [shapes[0][:2] + (h, w)]
+
+
+def _crop(attrs, ins, outs):
+    y, x, h, w = _crop_window(attrs, [a.shape for a in ins])
+    outs[0][...] = ins[0][:, :, y:y + h, x:x + w]
+
+
+def _crop_grad(a, i, o, g):
+    y, x, h, w = _crop_window(a, [t.shape for t in i])
+    n, c = i[0].shape[:2]
+    grad = F._slice_assign(zeros(i[0]), g[0], begin=(0, 0, y, x), end=(n, c, y + h, x + w))
+    return [grad] + [None] * (len(i) - 1)
+
+
+register("Crop", inputs=("data",), variadic=True,
+         attrs={"offset": Attr("shape", (0, 0)), "h_w": Attr("shape", (0, 0)),
+                "center_crop": Attr("bool", False), **_NUM_ARGS},
+         infer_shape=_crop_shape, infer_type=lambda a, d: [d[0]], compute=_crop,
+         ignores=(1,), gradient=_crop_grad,
+         doc="The (h, w) window of NCHW ``data`` at ``offset`` = (y, x), MXNet's legacy "
+             "Crop: (h, w) is ``h_w``, or the height and width of a second array "
+             "(crop_like, whose values are not read); ``center_crop`` centres the window "
+             "(the offset rounded down).  The gradient puts the output's gradient back "
+             "in the window, zeros elsewhere.")
+
+
 def _stack_shape(attrs, shapes):
     _check_num_args("stack", attrs, len(shapes))
     first = shapes[0]
