@@ -113,7 +113,37 @@ register("broadcast_like", inputs=("lhs", "rhs"),
 # -- reshape family ----------------------------------------------------------------------
 
 def _reshape_shape(attrs, shapes):
-    return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
+    if attrs["shape"] is not None:
+        return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
+    return [_target_shape(attrs, shapes[0])]
+
+
+def _target_shape(attrs, shape):
+    """The output shape of MXNet's deprecated ``target_shape``: a 0 marks the one
+    dimension to infer; ``keep_highest`` keeps the input's first dimension."""
+    target = attrs["target_shape"]
+    if target is None:
+        raise TypeError("reshape: attribute 'shape' is required (or MXNet's deprecated "
+                        "target_shape)")
+    out = list(target)
+    first = 0
+    if attrs["keep_highest"]:
+        if not out or not shape:
+            raise ValueError(f"reshape: keep_highest needs a first dimension in the input "
+                             f"{shape!r} and in target_shape {target!r}")
+        out[0], first = shape[0], 1
+    free = [i for i in range(first, len(out)) if out[i] == 0]
+    size = shape_size(shape)
+    if len(free) > 1:
+        raise ValueError(f"reshape: target_shape {target!r} may leave one dimension 0 to "
+                         f"infer (got {len(free)})")
+    if free:
+        known = shape_size(tuple(d for i, d in enumerate(out) if i != free[0]))
+        out[free[0]] = size // known if known else 0
+    if shape_size(tuple(out)) != size:
+        raise ValueError(f"reshape: target_shape {target!r} does not hold the {size} values "
+                         f"of shape {shape!r}")
+    return tuple(out)
 
 
 def _reshape_kernel(attrs, ins, outs):
@@ -121,12 +151,15 @@ def _reshape_kernel(attrs, ins, outs):
 
 
 register("reshape", aliases=("Reshape",),
-         attrs={"shape": Attr("shape", required=True), "reverse": Attr("bool", False)},
+         attrs={"shape": Attr("shape", None), "reverse": Attr("bool", False),
+                "target_shape": Attr("shape", None), "keep_highest": Attr("bool", False)},
          infer_shape=_reshape_shape, compute=_reshape_kernel, gradient=_reshape_grad,
          doc="A copy with a new shape; MXNet's special values: 0 copies the input "
              "dimension, -1 infers one dimension, -2 copies all remaining ones, -3 merges "
              "two, -4 splits one into the two values after it; ``reverse`` reads them from "
-             "the right.  (The zero-copy view is ``NDArray.reshape``.)")
+             "the right.  Without ``shape``, MXNet's deprecated ``target_shape`` (0 marks "
+             "the dimension to infer; ``keep_highest`` keeps the input's first one).  "
+             "(The zero-copy view is ``NDArray.reshape``.)")
 
 
 def _range_of(op, v, n, name):

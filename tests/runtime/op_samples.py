@@ -410,12 +410,22 @@ _add(SAMPLES, "reshape",
      Sample([uniform((2, 3, 4))], {"shape": (-1, 0)}),
      Sample([uniform((2, 3, 4))], {"shape": (-3, -2)}),
      Sample([uniform((2, 6))], {"shape": (0, -4, 2, -1)}),
-     Sample([uniform((2, 3, 4))], {"shape": (-1, 12), "reverse": True}, grad=False))
+     Sample([uniform((2, 3, 4))], {"shape": (-1, 12), "reverse": True}, grad=False),
+     Sample([uniform((2, 3, 4))], {"target_shape": (4, 0)}),
+     Sample([uniform((2, 3, 4))], {"target_shape": (5, 2, 0), "keep_highest": True}))
 _add(FAILURES, "reshape",
      Failure([uniform((2, 3))], {"shape": (4, 2)}, ValueError,
              r"^reshape: cannot reshape an array of shape \(2, 3\) \(6 elements\)"),
      Failure([uniform((2, 3))], {"shape": (-1, -1)}, ValueError,
-             r"^reshape: shape \(-1, -1\) has more than one -1"))
+             r"^reshape: shape \(-1, -1\) has more than one -1"),
+     Failure([uniform((2, 3))], {}, TypeError,
+             r"^reshape: attribute 'shape' is required \(or MXNet's deprecated "
+             r"target_shape\)"),
+     Failure([uniform((2, 3))], {"target_shape": (0, 0)}, ValueError,
+             r"^reshape: target_shape \(0, 0\) may leave one dimension 0 to infer \(got 2\)"),
+     Failure([uniform((2, 3))], {"target_shape": (0, 4)}, ValueError,
+             r"^reshape: target_shape \(0, 4\) does not hold the 6 values of shape "
+             r"\(2, 3\)"))
 _add(ZERO_SIZE, "reshape", ZeroSize([zeros(0, 3)], {"shape": (3, -1)},
                                     lambda x: x.reshape(3, -1)))
 

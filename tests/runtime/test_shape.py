@@ -729,3 +729,17 @@ def test_crop_takes_mxnets_window():
     want = np.zeros((1, 1, 5, 6), np.float32)
     want[:, :, 1:3, 2:5] = 1
     np.testing.assert_array_equal(v.grad.asnumpy(), want)
+
+
+def test_reshape_takes_mxnets_deprecated_target_shape():
+    # MXNet 1.9.1's shapes for these calls (its text_cnn example reshapes this way)
+    x = nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert nd.Reshape(x, target_shape=(4, 0)).shape == (4, 6)
+    assert nd.Reshape(x, target_shape=(0, 4, 3), keep_highest=True).shape == (2, 4, 3)
+    got = nd.Reshape(x, target_shape=(5, 2, 0), keep_highest=True)
+    np.testing.assert_array_equal(got.asnumpy(), np.arange(24).reshape(2, 2, 6))
+    assert nd.Reshape(x, shape=(-1,), target_shape=(4, 0)).shape == (24,)   # shape wins
+    s = mx.sym.Reshape(mx.sym.var("d"), target_shape=(6, 0))
+    assert s.infer_shape(d=(2, 3, 4))[1] == [(6, 4)]
+    loaded = mx.sym.load_json(s.tojson())
+    assert loaded.infer_shape(d=(2, 3, 4))[1] == [(6, 4)]
