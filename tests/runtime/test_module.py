@@ -590,6 +590,7 @@ def test_feedforward_fits_predicts_scores_and_round_trips(tmp_path, caplog):
                                      initializer=mx.init.Xavier())
     with caplog.at_level(logging.INFO):
         model.fit(x, y, eval_data=(x, y))
+    assert "Start training with [cpu(0)]" in caplog.text       # MXNet's first line
     assert "Epoch[9] Train-accuracy" in caplog.text
     assert "Epoch[9] Validation-accuracy" in caplog.text
     w, b = model.arg_params["fc_weight"].asnumpy(), model.arg_params["fc_bias"].asnumpy()
