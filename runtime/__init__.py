@@ -37,7 +37,7 @@ from runtime import attribute, name, operator, symbol, executor
 from runtime.attribute import AttrScope
 from runtime import kvstore
 from runtime import gluon, io, metric, test_utils
-from runtime import image, profiler, recordio
+from runtime import image, profiler, recordio, runtime
 from runtime import callback, model, module, rnn
 from runtime import contrib, engine, util, visualization
 from runtime.util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,
@@ -66,7 +66,7 @@ _alias("mod", module)
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "context",
            "nd", "ndarray", "NDArray", "random", "autograd", "gluon", "optimizer",
            "lr_scheduler", "initializer", "init", "kvstore", "kv", "io", "metric", "test_utils",
-           "image", "recordio", "profiler",
+           "image", "recordio", "profiler", "runtime",
            "MXNetError", "symbol", "sym", "executor", "name", "attribute", "AttrScope",
            "operator", "module", "mod", "model", "callback", "rnn", "contrib", "engine",
            "util",

@@ -53,11 +53,18 @@ def _host(x, name, op):
 
 def index_array(x, name, op):
     """``x`` (an NDArray or an array-like) as a 1-D int64 NumPy array; ValueError or
-    TypeError naming ``op`` and the argument ``name`` otherwise."""
+    TypeError naming ``op`` and the argument ``name`` otherwise.  Floating-point indices
+    are taken when they hold whole numbers (MXNet programs build them with ``nd.array``,
+    float32 by default); MXNet truncates the others, ndrt refuses them."""
     a = _host(x, name, op)
     if a.ndim != 1:
         raise ValueError(f"{op}: {name} must be 1-D (got shape {a.shape!r})")
-    if a.size and a.dtype.kind not in "iu":
+    if a.size and a.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(a) | (a != np.trunc(a)))
+        if bad.size:
+            raise ValueError(f"{op}: {name} must hold whole numbers (got "
+                             f"{name}[{bad[0]}]={a[bad[0]].item()!r})")
+    elif a.size and a.dtype.kind not in "iu":
         raise TypeError(f"{op}: {name} must hold integers (got dtype {a.dtype})")
     return a.astype(np.int64, copy=False)
 

@@ -11,6 +11,7 @@ Lanczos), so results match OpenCV's to within one unit of uint8 rounding (OpenCV
 computes in fixed point).
 """
 
+import json
 import os
 
 import numpy as np
@@ -22,7 +23,12 @@ from runtime.io._ndarray_iter import DataBatch, DataDesc, DataIter
 __all__ = ["imread", "imdecode", "imencode", "imresize", "resize_short", "scale_down",
            "fixed_crop", "center_crop", "random_crop", "random_size_crop", "color_normalize",
            "copyMakeBorder",
-           "imrotate", "random_rotate", "ImageIter"]
+           "imrotate", "random_rotate", "ImageIter", "Augmenter", "SequentialAug",
+           "RandomOrderAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
+           "RandomSizedCropAug", "CenterCropAug", "CastAug", "BrightnessJitterAug",
+           "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
+           "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug",
+           "CreateAugmenter"]
 
 INTERPOLATIONS = (0, 1, 2, 3, 4)
 
@@ -467,15 +473,328 @@ def _angle_limits(who, angle_limits):
 
 # -- ImageIter -----------------------------------------------------------------------------
 
+# -- augmenters (MXNet's mx.image.Augmenter family) -----------------------------------------
+# Each is a callable HxWxC NDArray -> HxWxC NDArray.  The random ones draw from ndrt's
+# generator (mx.random.seed fixes them); MXNet's draw from Python's random module and
+# NumPy's global generator.
+
+class Augmenter:
+    """An image transformation; ``dumps()`` gives its name and arguments as JSON."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = {k: (np.asarray(_host(v, type(self).__name__)).tolist()
+                            if isinstance(v, (nd.NDArray, np.ndarray)) else v)
+                        for k, v in kwargs.items()}
+
+    def dumps(self):
+        """``[name, {argument: value}]`` as a JSON string."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+    def __call__(self, src):
+        raise NotImplementedError(f"{type(self).__name__} must define __call__")
+
+
+class SequentialAug(Augmenter):
+    """The augmenters ``ts`` applied in order."""
+
+    def __init__(self, ts):
+        super().__init__()
+        self.ts = list(ts)
+
+    def dumps(self):
+        return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
+
+    def __call__(self, src):
+        for t in self.ts:
+            src = t(src)
+        return src
+
+
+class RandomOrderAug(SequentialAug):
+    """The augmenters ``ts`` applied in a random order."""
+
+    def __call__(self, src):
+        for i in _random.generator().permutation(len(self.ts)):
+            src = self.ts[i](src)
+        return src
+
+
+class ResizeAug(Augmenter):
+    """The shorter side resized to ``size`` (:func:`resize_short`)."""
+
+    def __init__(self, size, interp=2):
+        super().__init__(size=size, interp=interp)
+        self.size, self.interp = size, interp
+
+    def __call__(self, src):
+        return resize_short(src, self.size, self.interp)
+
+
+class ForceResizeAug(Augmenter):
+    """Resized to ``size`` = (w, h), whatever the aspect ratio."""
+
+    def __init__(self, size, interp=2):
+        super().__init__(size=size, interp=interp)
+        self.size, self.interp = _wh("ForceResizeAug", size), interp
+
+    def __call__(self, src):
+        return imresize(src, *self.size, interp=self.interp)
+
+
+class RandomCropAug(Augmenter):
+    """A random window of ``size`` = (w, h) (:func:`random_crop`)."""
+
+    def __init__(self, size, interp=2):
+        super().__init__(size=size, interp=interp)
+        self.size, self.interp = size, interp
+
+    def __call__(self, src):
+        return random_crop(src, self.size, self.interp)[0]
+
+
+class RandomSizedCropAug(Augmenter):
+    """A random window of random area and aspect ratio, resized to ``size``
+    (:func:`random_size_crop`)."""
+
+    def __init__(self, size, area, ratio, interp=2):
+        super().__init__(size=size, area=area, ratio=ratio, interp=interp)
+        self.size, self.area, self.ratio, self.interp = size, area, ratio, interp
+
+    def __call__(self, src):
+        return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
+
+
+class CenterCropAug(Augmenter):
+    """The centre window of ``size`` = (w, h) (:func:`center_crop`)."""
+
+    def __init__(self, size, interp=2):
+        super().__init__(size=size, interp=interp)
+        self.size, self.interp = size, interp
+
+    def __call__(self, src):
+        return center_crop(src, self.size, self.interp)[0]
+
+
+class CastAug(Augmenter):
+    """Cast to ``typ``."""
+
+    def __init__(self, typ="float32"):
+        super().__init__(type=typ)
+        self.typ = typ
+
+    def __call__(self, src):
+        return src.astype(self.typ)
+
+
+def _jitter(amount):
+    return 1.0 + _random.generator().uniform(-amount, amount)
+
+
+# luma weights of RGB (ITU-R BT.601), as MXNet's jitter augmenters use them
+_LUMA = np.array([0.299, 0.587, 0.114], np.float32)
+
+
+class BrightnessJitterAug(Augmenter):
+    """Scaled by a factor drawn from [1 - brightness, 1 + brightness]."""
+
+    def __init__(self, brightness):
+        super().__init__(brightness=brightness)
+        self.brightness = brightness
+
+    def __call__(self, src):
+        return src * _jitter(self.brightness)
+
+
+class ContrastJitterAug(Augmenter):
+    """Blended with its mean grey level by a factor drawn from [1 - contrast, 1 +
+    contrast]."""
+
+    def __init__(self, contrast):
+        super().__init__(contrast=contrast)
+        self.contrast = contrast
+
+    def __call__(self, src):
+        alpha = _jitter(self.contrast)
+        gray = float((src.asnumpy() * _LUMA).sum()) * 3.0 * (1.0 - alpha) / src.size
+        return src * alpha + gray
+
+
+class SaturationJitterAug(Augmenter):
+    """Blended with its grey image by a factor drawn from [1 - saturation, 1 +
+    saturation]."""
+
+    def __init__(self, saturation):
+        super().__init__(saturation=saturation)
+        self.saturation = saturation
+
+    def __call__(self, src):
+        alpha = _jitter(self.saturation)
+        gray = (src.asnumpy() * _LUMA).sum(axis=2, keepdims=True) * (1.0 - alpha)
+        return src * alpha + nd.array(gray, dtype=src.dtype)
+
+
+class HueJitterAug(Augmenter):
+    """Hue rotated by an angle drawn from [-hue, hue] (times pi) in YIQ space."""
+
+    _TO_YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321],
+                        [0.211, -0.523, 0.311]])
+    _FROM_YIQ = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647],
+                          [1.0, -1.107, 1.705]])
+
+    def __init__(self, hue):
+        super().__init__(hue=hue)
+        self.hue = hue
+
+    def __call__(self, src):
+        angle = _random.generator().uniform(-self.hue, self.hue) * np.pi
+        u, w = np.cos(angle), np.sin(angle)
+        rotate = np.array([[1.0, 0.0, 0.0], [0.0, u, -w], [0.0, w, u]])
+        t = (self._FROM_YIQ @ rotate @ self._TO_YIQ).T
+        return nd.dot(src, nd.array(t, dtype=src.dtype))
+
+
+class ColorJitterAug(RandomOrderAug):
+    """Brightness, contrast and saturation jitter (those given > 0), in a random
+    order."""
+
+    def __init__(self, brightness, contrast, saturation):
+        ts = []
+        if brightness > 0:
+            ts.append(BrightnessJitterAug(brightness))
+        if contrast > 0:
+            ts.append(ContrastJitterAug(contrast))
+        if saturation > 0:
+            ts.append(SaturationJitterAug(saturation))
+        super().__init__(ts)
+
+
+class LightingAug(Augmenter):
+    """AlexNet's PCA lighting noise: adds ``eigvec @ (alpha * eigval)`` with ``alpha``
+    drawn from N(0, alphastd)."""
+
+    def __init__(self, alphastd, eigval, eigvec):
+        super().__init__(alphastd=alphastd, eigval=eigval, eigvec=eigvec)
+        self.alphastd = alphastd
+        self.eigval = np.asarray(eigval, np.float64)
+        self.eigvec = np.asarray(eigvec, np.float64)
+
+    def __call__(self, src):
+        alpha = _random.generator().normal(0, self.alphastd, size=(3,))
+        rgb = np.dot(self.eigvec * alpha, self.eigval)
+        return src + nd.array(rgb, dtype=src.dtype)
+
+
+class ColorNormalizeAug(Augmenter):
+    """``(src - mean) / std`` (:func:`color_normalize`)."""
+
+    def __init__(self, mean, std):
+        super().__init__(mean=mean, std=std)
+        self.mean = mean if mean is None or isinstance(mean, nd.NDArray) else nd.array(mean)
+        self.std = std if std is None or isinstance(std, nd.NDArray) else nd.array(std)
+
+    def __call__(self, src):
+        return color_normalize(src, 0.0 if self.mean is None else self.mean, self.std)
+
+
+class RandomGrayAug(Augmenter):
+    """Turned grey (all channels the luma) with probability ``p``."""
+
+    _MAT = np.array([[0.21, 0.21, 0.21], [0.72, 0.72, 0.72], [0.07, 0.07, 0.07]])
+
+    def __init__(self, p):
+        super().__init__(p=p)
+        self.p = p
+
+    def __call__(self, src):
+        if _random.generator().random() < self.p:
+            src = nd.dot(src, nd.array(self._MAT, dtype=src.dtype))
+        return src
+
+
+class HorizontalFlipAug(Augmenter):
+    """Mirrored left to right with probability ``p``."""
+
+    def __init__(self, p):
+        super().__init__(p=p)
+        self.p = p
+
+    def __call__(self, src):
+        if _random.generator().random() < self.p:
+            src = nd.flip(src, axis=1)
+        return src
+
+
+# ImageNet's mean and deviation per RGB channel, and its PCA lighting basis (MXNet's)
+_IMAGENET_MEAN = (123.68, 116.28, 103.53)
+_IMAGENET_STD = (58.395, 57.12, 57.375)
+_IMAGENET_EIGVAL = (55.46, 4.794, 1.148)
+_IMAGENET_EIGVEC = ((-0.5675, 0.7192, 0.4009), (-0.5808, -0.0045, -0.8140),
+                    (-0.5836, -0.6948, 0.4203))
+
+
+def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False,  # noqa: N802
+                    rand_mirror=False, mean=None, std=None, brightness=0, contrast=0,
+                    saturation=0, hue=0, pca_noise=0, rand_gray=0, inter_method=2):
+    """MXNet's standard augmenter list for images of ``data_shape`` (C, H, W): resize
+    the shorter side to ``resize`` (> 0), crop to (W, H) (random sized with
+    ``rand_resize``, random with ``rand_crop``, else the centre), mirror with
+    ``rand_mirror``, cast to float32, colour jitter, hue jitter, PCA noise, random grey,
+    then normalise (``mean``/``std`` True: ImageNet's)."""
+    if len(data_shape) != 3:
+        raise ValueError(f"CreateAugmenter: data_shape must be (channels, height, width) "
+                         f"(got {data_shape!r})")
+    if rand_resize and not rand_crop:
+        raise ValueError("CreateAugmenter: rand_resize needs rand_crop=True")
+    auglist = []
+    if resize > 0:
+        auglist.append(ResizeAug(resize, inter_method))
+    crop_size = (data_shape[2], data_shape[1])
+    if rand_resize:
+        auglist.append(RandomSizedCropAug(crop_size, 0.08, (3.0 / 4.0, 4.0 / 3.0),
+                                          inter_method))
+    elif rand_crop:
+        auglist.append(RandomCropAug(crop_size, inter_method))
+    else:
+        auglist.append(CenterCropAug(crop_size, inter_method))
+    if rand_mirror:
+        auglist.append(HorizontalFlipAug(0.5))
+    auglist.append(CastAug())
+    if brightness or contrast or saturation:
+        auglist.append(ColorJitterAug(brightness, contrast, saturation))
+    if hue:
+        auglist.append(HueJitterAug(hue))
+    if pca_noise > 0:
+        auglist.append(LightingAug(pca_noise, _IMAGENET_EIGVAL, _IMAGENET_EIGVEC))
+    if rand_gray > 0:
+        auglist.append(RandomGrayAug(rand_gray))
+    mean = _normalizer("mean", mean, _IMAGENET_MEAN)
+    std = _normalizer("std", std, _IMAGENET_STD)
+    if mean is not None or std is not None:
+        auglist.append(ColorNormalizeAug(mean, std))
+    return auglist
+
+
+def _normalizer(name, value, imagenet):
+    if value is True:
+        return nd.array(imagenet)
+    if value is None or value is False:
+        return None
+    if not isinstance(value, (np.ndarray, nd.NDArray)) or value.shape[0] not in (1, 3):
+        raise ValueError(f"CreateAugmenter: {name} must be True or an array of 1 or 3 "
+                         f"values (got {value!r})")
+    return value
+
+
 class ImageIter(DataIter):
     """Batches of images read from a RecordIO file (``path_imgrec``, with
     ``path_imgidx`` for shuffling) or from an image list (``path_imglist`` or
     ``imglist``, files under ``path_root``), MXNet's ``mx.image.ImageIter``.
 
-    Each image is decoded (RGB), centre-cropped to ``data_shape`` (C, H, W) (scaled down
-    to fit, then resized, as MXNet's default augmenter list does) unless ``aug_list``
-    (a list of callables HxWxC NDArray -> HxWxC NDArray) is given, cast to ``dtype``
-    and laid out CxHxW.  Batches are :class:`runtime.io.DataBatch` with ``data`` of
+    Each image is decoded (RGB), passed through ``aug_list`` (callables HxWxC NDArray
+    -> HxWxC NDArray; by default :func:`CreateAugmenter` of ``data_shape`` and the
+    keyword arguments ``kwargs`` (``resize``, ``rand_crop``, ``rand_mirror``, ``mean``,
+    ``std`` ...), whose plainest list centre-crops to ``data_shape`` (C, H, W)), cast to
+    ``dtype`` and laid out CxHxW.  Batches are :class:`runtime.io.DataBatch` with ``data`` of
     shape (batch_size, C, H, W) and ``label`` of shape (batch_size,) (or (batch_size,
     label_width)).  ``last_batch_handle``: 'pad' (the last batch filled with its own
     first images again, ``batch.pad`` says how many; MXNet takes them from the next
@@ -486,7 +805,8 @@ class ImageIter(DataIter):
     def __init__(self, batch_size, data_shape, label_width=1, path_imgrec=None,
                  path_imglist=None, path_root=None, path_imgidx=None, shuffle=False,
                  part_index=0, num_parts=1, aug_list=None, imglist=None, data_name="data",
-                 label_name="softmax_label", dtype="float32", last_batch_handle="pad"):
+                 label_name="softmax_label", dtype="float32", last_batch_handle="pad",
+                 **kwargs):
         who = "ImageIter"
         super().__init__(batch_size)
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
@@ -530,7 +850,7 @@ class ImageIter(DataIter):
         if self.seq is not None and num_parts > 1:
             n = len(self.seq) // num_parts
             self.seq = self.seq[part_index * n:(part_index + 1) * n]
-        self.auglist = aug_list
+        self.auglist = CreateAugmenter(data_shape, **kwargs) if aug_list is None else aug_list
         self._provide_data = [DataDesc(data_name, (batch_size,) + self.data_shape)]
         lshape = (batch_size,) if label_width == 1 else (batch_size, label_width)
         self._provide_label = [DataDesc(label_name, lshape)]
@@ -577,12 +897,8 @@ class ImageIter(DataIter):
         return header.label, imdecode(img, self._flag)
 
     def _augment(self, img):
-        if self.auglist is not None:
-            for aug in self.auglist:
-                img = aug(img)
-            return img
-        c, h, w = self.data_shape
-        img, _ = center_crop(img, (w, h), interp=2)
+        for aug in self.auglist:
+            img = aug(img)
         return img
 
     def next(self):

@@ -181,6 +181,7 @@ class FeedForward:
                                   logger=logger or logging, work_load_list=work_load_list)
         else:
             mod = self._module(data, logger or logging, work_load_list)
+        (logger or logging).info("Start training with %s", str(self.ctx))
         mod.fit(data, eval_data=eval_data, eval_metric=eval_metric,
                 epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
                 kvstore=kvstore, optimizer=self.optimizer, optimizer_params=self.kwargs,

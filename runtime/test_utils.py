@@ -730,8 +730,8 @@ def discard_stderr():
 
 
 def list_gpus():
-    """The ids of the visible GPUs (``range(num_gpus())``)."""
-    return list(range(_context.num_gpus()))
+    """The ids of the visible GPUs: ``range(num_gpus())``, as MXNet returns them."""
+    return range(_context.num_gpus())
 
 
 def set_env_var(key, val, default_val=""):

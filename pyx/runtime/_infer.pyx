@@ -44,8 +44,8 @@ cdef class Attr:
     (None or a dtype, limited to the dtype names in ``choices`` when given), 'any' (passed
     through unchecked; an operator with such an attribute is not cached by the invoker,
     whose signatures need hashable values of one canonical type per kind).  An 'int',
-    'float' or 'bool' attribute whose default is None (and is not required) takes an
-    explicit None as that default.  ``infer=False`` declares that the attribute does not
+    'float', 'bool' or 'shape' attribute whose default is None (and is not required)
+    takes an explicit None as that default.  ``infer=False`` declares that the attribute does not
     affect inference (output shapes, dtypes, storage types, mode): the invoker leaves it
     out of its inference signature, so a value that changes at every call (an optimizer's
     learning rate) still hits the cache; inference then checks its value only on a cache
@@ -76,8 +76,8 @@ cdef class Attr:
         cdef int k = self._kind
         if k == K_ANY:
             return v
-        if v is None and (k == K_INT or k == K_FLOAT or k == K_BOOL) and self.default is None \
-                and not self.required:
+        if v is None and (k == K_INT or k == K_FLOAT or k == K_BOOL or k == K_SHAPE) \
+                and self.default is None and not self.required:
             return None     # an optional number given as its default (MXNet's optional<>)
         if k == K_FLOAT:
             if type(v) is float:

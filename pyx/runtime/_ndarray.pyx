@@ -944,6 +944,27 @@ cdef class NDArray:
         (``autograd.backward([self], [out_grad])``)."""
         _hooked(_backward, "backward")([self], [out_grad], retain_graph, train_mode)
 
+    def _renew(self, NDArray src):
+        """Hold ``src``'s memory from now on, keeping this array's place on the tape (a
+        variable keeps its gradient buffer).  What the tape saved of this array keeps the
+        old memory and its version, so a backward after the write reads the values its
+        forward read instead of refusing.  While buffer views of the old memory are alive
+        (``np.asarray(x)``), ``src`` is copied into it instead, as those views must see
+        the new values.  ``src``: a dense array of this array's shape, dtype and
+        context."""
+        if (self._stype != STYPE_DEFAULT or src._stype != STYPE_DEFAULT
+                or src._shape != self._shape or src._dtype != self._dtype
+                or src._chunk.ctx != self._chunk.ctx):
+            raise ValueError(f"NDArray._renew: src must be a dense array of shape "
+                             f"{self._shape!r}, dtype {self._dtype} on {self._chunk.ctx} "
+                             f"(got {STYPES[src._stype]} {src._shape!r} {src._dtype} on "
+                             f"{src._chunk.ctx})")
+        if self._exports:
+            assign(self, src)
+            return
+        self._chunk = src._chunk
+        self._offset = src._offset
+
     def detach(self):
         """A view sharing memory with no autograd history."""
         return _wrap(type(self), self._chunk, self._shape, self._dtype, self._stype,

@@ -31,9 +31,9 @@ from runtime.gluon.block import HybridBlock
 from runtime.symbol import Symbol
 
 
-def _reshape_like(F, loss, label, pred):
+def _label_like(F, loss, label, pred):
     """``label`` in ``pred``'s shape (as many values); a traced call reshapes it like
-    pred."""
+    pred.  ``loss`` names the caller in the error."""
     if F is not nd:
         return F.reshape_like(label, pred)
     if label.shape == pred.shape:
@@ -42,6 +42,25 @@ def _reshape_like(F, loss, label, pred):
         raise ValueError(f"{loss}: label must have the shape of pred {pred.shape!r} (or as "
                          f"many values) (got shape {label.shape!r})")
     return label.reshape(pred.shape)
+
+
+# Gluon 1.x's private helpers, kept under their names and signatures because custom
+# losses written for Gluon call them (gluon.loss._apply_weighting(F, loss, ...)).
+def _apply_weighting(F, loss, weight=None, sample_weight=None):
+    """``loss`` times ``sample_weight`` (broadcast) and the number ``weight``."""
+    if sample_weight is not None:
+        loss = F.broadcast_mul(loss, sample_weight)
+    if weight is not None:
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer,
+                                                               np.floating)):
+            raise TypeError(f"_apply_weighting: weight must be a number (got {weight!r})")
+        loss = loss * weight
+    return loss
+
+
+def _reshape_like(F, x, y):
+    """``x`` reshaped to ``y``'s shape (Gluon's helper; same number of values)."""
+    return _label_like(F, "_reshape_like", x, y)
 
 
 class Loss(HybridBlock):
@@ -103,10 +122,7 @@ class Loss(HybridBlock):
     def _finish(self, F, loss, weight, sample_weight, reduce="mean"):
         """Gluon's ``_apply_weighting`` then the mean (or with ``reduce='sum'`` the
         sum) over the non-batch axes."""
-        if sample_weight is not None:       # broadcast, as Gluon's _apply_weighting
-            loss = F.broadcast_mul(loss, sample_weight)
-        if weight is not None:
-            loss = loss * weight
+        loss = _apply_weighting(F, loss, weight, sample_weight)
         if F is not nd:
             return getattr(F, reduce)(loss, axis=self._batch_axis, exclude=True)
         if loss.ndim == 0 or not -loss.ndim <= self._batch_axis < loss.ndim:
@@ -179,7 +195,7 @@ class SoftmaxCrossEntropyLoss(Loss):
             kept = pred.shape[:axis] + (1,) + pred.shape[axis + 1:]
             loss = -nd.pick(pred, label.reshape(kept), axis=self._axis, keepdims=True)
         else:
-            label = _reshape_like(nd, "SoftmaxCrossEntropyLoss", label, pred)
+            label = _label_like(nd, "SoftmaxCrossEntropyLoss", label, pred)
             loss = -nd.sum(pred * label, axis=self._axis, keepdims=True)
         return self._finish(nd, loss, self._weight, sample_weight)
 
@@ -205,7 +221,7 @@ class L2Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, "L2Loss", label, pred)
+        label = _label_like(F, "L2Loss", label, pred)
         loss = F.square(label - pred)
         return self._finish(F, loss, None if self._weight is None else self._weight / 2.0,
                             sample_weight)
@@ -218,7 +234,7 @@ class L1Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, "L1Loss", label, pred)
+        label = _label_like(F, "L1Loss", label, pred)
         return self._finish(F, F.abs(label - pred), self._weight, sample_weight)
 
 
@@ -240,7 +256,7 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
         self._from_sigmoid = bool(from_sigmoid)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
-        z = _reshape_like(F, "SigmoidBinaryCrossEntropyLoss", label, pred)
+        z = _label_like(F, "SigmoidBinaryCrossEntropyLoss", label, pred)
         if F is nd and z.dtype != pred.dtype:
             z = z.astype(pred.dtype)
         if not self._from_sigmoid:
@@ -342,7 +358,7 @@ class HuberLoss(Loss):
             raise ValueError(f"HuberLoss: rho must be > 0 (got {rho!r})")
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        d = F.abs(_reshape_like(F, "HuberLoss", label, pred) - pred)
+        d = F.abs(_label_like(F, "HuberLoss", label, pred) - pred)
         loss = F.where(d > self._rho, d - 0.5 * self._rho, F.square(d) * (0.5 / self._rho))
         return self._finish(F, loss, self._weight, sample_weight)
 
@@ -356,7 +372,7 @@ class HingeLoss(Loss):
         self._margin = _number(type(self).__name__, "margin", margin)
 
     def _hinge(self, F, pred, label):
-        return F.relu(self._margin - pred * _reshape_like(F, type(self).__name__, label,
+        return F.relu(self._margin - pred * _label_like(F, type(self).__name__, label,
                                                           pred))
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
@@ -385,7 +401,7 @@ class LogisticLoss(Loss):
         self._label_format = label_format
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        z = _reshape_like(F, "LogisticLoss", label, pred)
+        z = _label_like(F, "LogisticLoss", label, pred)
         if self._label_format == "signed":
             z = (z + 1.0) / 2.0
         loss = F.relu(pred) - pred * z + F.softrelu(-F.abs(pred))
@@ -402,8 +418,8 @@ class TripletLoss(Loss):
         self._margin = _number("TripletLoss", "margin", margin)
 
     def hybrid_forward(self, F, pred, positive, negative):
-        positive = _reshape_like(F, "TripletLoss", positive, pred)
-        negative = _reshape_like(F, "TripletLoss", negative, pred)
+        positive = _label_like(F, "TripletLoss", positive, pred)
+        negative = _label_like(F, "TripletLoss", negative, pred)
         loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
                      axis=self._batch_axis, exclude=True)
         loss = F.relu(loss + self._margin)
@@ -428,7 +444,7 @@ class PoissonNLLLoss(Loss):
         self._compute_full = bool(compute_full)
 
     def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
-        target = _reshape_like(F, "PoissonNLLLoss", target, pred)
+        target = _label_like(F, "PoissonNLLLoss", target, pred)
         if self._from_logits:
             loss = F.exp(pred) - target * pred
         else:
@@ -455,7 +471,7 @@ class CosineEmbeddingLoss(Loss):
         self._margin = _number("CosineEmbeddingLoss", "margin", margin)
 
     def hybrid_forward(self, F, input1, input2, label, sample_weight=None):
-        input1 = _reshape_like(F, "CosineEmbeddingLoss", input1, input2)
+        input1 = _label_like(F, "CosineEmbeddingLoss", input1, input2)
         label = F.reshape(label, shape=(-1, 1))
         norms = F.norm(input1, axis=-1) * F.norm(input2, axis=-1)
         cos = F.reshape(F.sum(input1 * input2, axis=-1), shape=(-1, 1)) / \

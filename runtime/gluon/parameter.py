@@ -438,8 +438,15 @@ class Parameter:
         self._trainer = trainer
 
     def set_data(self, data):
-        """Write ``data`` (an NDArray or array-like of this parameter's shape) into the
-        array; before initialisation, make it the parameter's value (Gluon)."""
+        """Give the parameter the values of ``data`` (an NDArray or array-like of its
+        shape); before initialisation, make it the parameter's value (Gluon).
+
+        A dense parameter's array takes new memory holding the values (the same NDArray
+        object, its gradient buffer kept), so operators recorded before the call that
+        read the old values differentiate with them; MXNet writes in place, and its
+        backward then reads the new values.  A view taken of the array before the call
+        keeps the old values, except a NumPy view (``np.asarray``), whose memory is
+        written in place."""
         if not isinstance(data, nd.NDArray):
             data = nd.array(data, dtype=self.dtype)
         if self._data is None:
@@ -463,8 +470,14 @@ class Parameter:
             self._trainer._reset_kvstore()
         with autograd.pause():
             if self._stype == "default":
+                value = data.tostype("default") if data.stype != "default" else data
+                # new memory rather than a write in place: a recorded operator that read
+                # the old values (spectral normalisation's power iteration sets its
+                # vector between forward and backward) still differentiates with them
                 for a in self._copies or [self._data]:
-                    a[:] = data.tostype("default") if data.stype != "default" else data
+                    fresh = nd.empty(a.shape, ctx=a.context, dtype=a.dtype)
+                    fresh[:] = value
+                    a._renew(fresh)
             else:
                 value = _stored(data.astype(self.dtype, copy=False), self._stype)
                 self._data = value.copyto(self._ctx) if value.ctx != self._ctx else value

@@ -32,7 +32,10 @@ class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
 
     def __new__(cls, name, shape, dtype=np.float32, layout="NCHW"):
         ret = super().__new__(cls, name, tuple(shape))
-        ret.dtype = np.dtype(dtype)
+        np.dtype(dtype)                 # refuses what is no dtype
+        # kept as given, as MXNet keeps it (an iterator's NumPy scalar type prints as
+        # <class 'numpy.float32'> in the repr)
+        ret.dtype = dtype
         ret.layout = layout
         return ret
 

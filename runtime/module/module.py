@@ -436,10 +436,21 @@ class Module(BaseModule):
     # -- steps -------------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
         """Copy the batch's data and labels in (each context its slice) and run the
-        executors' forward."""
+        executors' forward; a batch whose data shapes differ from the bound ones binds the
+        module again for them first (:meth:`reshape`)."""
         self._check("forward", params=True)
         if is_train is None:
             is_train = self.for_training
+        shapes = [tuple(a.shape) for a in data_batch.data]
+        if shapes != [tuple(s) for _, s in self._data_shapes]:
+            # a batch of another shape (an evaluation set in batches of 1, a short last
+            # batch): bind again for it under the module's own input names, as MXNet's
+            # Module does
+            labels = None
+            if self.label_names and data_batch.label:
+                labels = [(n, tuple(a.shape))
+                          for n, a in zip(self.label_names, data_batch.label)]
+            self.reshape(list(zip(self.data_names, shapes)), labels)
         feed = dict(zip(self.data_names, data_batch.data))
         if self.label_names and data_batch.label is not None:
             feed.update(zip(self.label_names, data_batch.label))

@@ -113,7 +113,37 @@ register("broadcast_like", inputs=("lhs", "rhs"),
 # -- reshape family ----------------------------------------------------------------------
 
 def _reshape_shape(attrs, shapes):
-    return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
+    if attrs["shape"] is not None:
+        return [mx_reshape("reshape", shapes[0], attrs["shape"], attrs["reverse"])]
+    return [_target_shape(attrs, shapes[0])]
+
+
+def _target_shape(attrs, shape):
+    """The output shape of MXNet's deprecated ``target_shape``: a 0 marks the one
+    dimension to infer; ``keep_highest`` keeps the input's first dimension."""
+    target = attrs["target_shape"]
+    if target is None:
+        raise TypeError("reshape: attribute 'shape' is required (or MXNet's deprecated "
+                        "target_shape)")
+    out = list(target)
+    first = 0
+    if attrs["keep_highest"]:
+        if not out or not shape:
+            raise ValueError(f"reshape: keep_highest needs a first dimension in the input "
+                             f"{shape!r} and in target_shape {target!r}")
+        out[0], first = shape[0], 1
+    free = [i for i in range(first, len(out)) if out[i] == 0]
+    size = shape_size(shape)
+    if len(free) > 1:
+        raise ValueError(f"reshape: target_shape {target!r} may leave one dimension 0 to "
+                         f"infer (got {len(free)})")
+    if free:
+        known = shape_size(tuple(d for i, d in enumerate(out) if i != free[0]))
+        out[free[0]] = size // known if known else 0
+    if shape_size(tuple(out)) != size:
+        raise ValueError(f"reshape: target_shape {target!r} does not hold the {size} values "
+                         f"of shape {shape!r}")
+    return tuple(out)
 
 
 def _reshape_kernel(attrs, ins, outs):
@@ -121,12 +151,15 @@ def _reshape_kernel(attrs, ins, outs):
 
 
 register("reshape", aliases=("Reshape",),
-         attrs={"shape": Attr("shape", required=True), "reverse": Attr("bool", False)},
+         attrs={"shape": Attr("shape", None), "reverse": Attr("bool", False),
+                "target_shape": Attr("shape", None), "keep_highest": Attr("bool", False)},
          infer_shape=_reshape_shape, compute=_reshape_kernel, gradient=_reshape_grad,
          doc="A copy with a new shape; MXNet's special values: 0 copies the input "
              "dimension, -1 infers one dimension, -2 copies all remaining ones, -3 merges "
              "two, -4 splits one into the two values after it; ``reverse`` reads them from "
-             "the right.  (The zero-copy view is ``NDArray.reshape``.)")
+             "the right.  Without ``shape``, MXNet's deprecated ``target_shape`` (0 marks "
+             "the dimension to infer; ``keep_highest`` keeps the input's first one).  "
+             "(The zero-copy view is ``NDArray.reshape``.)")
 
 
 def _range_of(op, v, n, name):
@@ -287,6 +320,63 @@ register("concat", aliases=("Concat",), inputs=("data",), variadic=True,
          doc="Join arrays along ``dim`` (default 1, as MXNet); ``num_args``, if given, "
              "must equal the number of arrays.  The gradient reads only the inputs' "
              "shapes.")
+
+
+# -- Crop (MXNet's spatial crop of NCHW data) ---------------------------------------------------
+
+def _crop_window(attrs, shapes):
+    """(y, x, h, w): the window of data's last two axes that Crop keeps."""
+    _check_num_args("Crop", attrs, len(shapes))
+    if len(shapes) > 2:
+        raise ValueError(f"Crop: takes data and at most one crop_like array (got "
+                         f"{len(shapes)} arrays)")
+    for name, shape in zip(("data", "crop_like"), shapes):
+        if len(shape) != 4:
+            raise ValueError(f"Crop: {name} must be 4-D NCHW (got shape {shape!r})")
+    big_h, big_w = shapes[0][2:]
+    h, w = shapes[1][2:] if len(shapes) == 2 else attrs["h_w"]
+    if h < 1 or w < 1:
+        raise ValueError(f"Crop: h_w must be positive, or a crop_like array given (got "
+                         f"{attrs['h_w']!r})")
+    if h > big_h or w > big_w:
+        raise ValueError(f"Crop: the crop {(h, w)!r} must fit in data's height and width "
+                         f"{(big_h, big_w)!r}")
+    if attrs["center_crop"]:
+        return (big_h - h) // 2, (big_w - w) // 2, h, w
+    y, x = attrs["offset"]
+    if not (0 <= y <= big_h - h and 0 <= x <= big_w - w):
+        raise ValueError(f"Crop: offset {(y, x)!r} must keep the crop {(h, w)!r} inside "
+                         f"data's height and width {(big_h, big_w)!r}")
+    return y, x, h, w
+
+
+def _crop_shape(attrs, shapes):
+    _, _, h, w = _crop_window(attrs, shapes)
+    return [shapes[0][:2] + (h, w)]
+
+
+def _crop(attrs, ins, outs):
+    y, x, h, w = _crop_window(attrs, [a.shape for a in ins])
+    outs[0][...] = ins[0][:, :, y:y + h, x:x + w]
+
+
+def _crop_grad(a, i, o, g):
+    y, x, h, w = _crop_window(a, [t.shape for t in i])
+    n, c = i[0].shape[:2]
+    grad = F._slice_assign(zeros(i[0]), g[0], begin=(0, 0, y, x), end=(n, c, y + h, x + w))
+    return [grad] + [None] * (len(i) - 1)
+
+
+register("Crop", inputs=("data",), variadic=True,
+         attrs={"offset": Attr("shape", (0, 0)), "h_w": Attr("shape", (0, 0)),
+                "center_crop": Attr("bool", False), **_NUM_ARGS},
+         infer_shape=_crop_shape, infer_type=lambda a, d: [d[0]], compute=_crop,
+         ignores=(1,), gradient=_crop_grad,
+         doc="The (h, w) window of NCHW ``data`` at ``offset`` = (y, x), MXNet's legacy "
+             "Crop: (h, w) is ``h_w``, or the height and width of a second array "
+             "(crop_like, whose values are not read); ``center_crop`` centres the window "
+             "(the offset rounded down).  The gradient puts the output's gradient back "
+             "in the window, zeros elsewhere.")
 
 
 def _stack_shape(attrs, shapes):

@@ -1019,12 +1019,16 @@ def _grid_shape(attrs, shapes):
     return [d]
 
 
+def _affine_grid(theta, target_shape):
+    """The grid (N, 2, H, W) of the affine matrices ``theta`` (N, 6) for ``target_shape``."""
+    n, (h, w) = theta.shape[0], tuple(target_shape)
+    return (theta.reshape(n, 2, 3) @ _grid_base(h, w, theta.dtype).T).reshape(n, 2, h, w)
+
+
 def _grid(attrs, ins, outs):
     d = to_host(ins[0])
     if attrs["transform_type"] == "affine":
-        n, (h, w) = d.shape[0], tuple(attrs["target_shape"])
-        grid = d.reshape(n, 2, 3) @ _grid_base(h, w, d.dtype).T
-        store(outs[0], grid.reshape(n, 2, h, w))
+        store(outs[0], _affine_grid(d, attrs["target_shape"]))
         return
     h, w = d.shape[2:]
     x, y = _grid_axes(h, w, d.dtype)
@@ -1058,3 +1062,143 @@ normalised to [-1, 1] across the image.  'affine': ``data`` (N, 6) holds each ro
 ``target_shape`` (H, W); 'warp': ``data`` is a flow field (N, 2, H, W) in pixels, added
 to each pixel's own position (target_shape is ignored).  Both sizes must be at least 2
 (the normalisation divides by size - 1).  The gradient is linear in the head gradient.""")
+
+
+# -- BilinearSampler, SpatialTransformer --------------------------------------------------------
+
+def _sampler_shape(op, data, grid):
+    _data4(op, data)
+    if len(grid) != 4 or grid[1] != 2 or grid[0] != data[0]:
+        raise ValueError(f"{op}: grid must have shape (N, 2, H, W) with data's N={data[0]} "
+                         f"(got {grid!r})")
+    return (data[0], data[1], grid[2], grid[3])
+
+
+def _corners(data_shape, grid):
+    """The four neighbours of each sampling point: (rows, cols, weights), each (4, N, H, W),
+    a weight zero where the neighbour lies outside the image (MXNet's zero padding)."""
+    h, w = data_shape[2:]
+    x = (grid[:, 0] + 1) * (w - 1) / 2
+    y = (grid[:, 1] + 1) * (h - 1) / 2
+    x0, y0 = np.floor(x), np.floor(y)
+    wx, wy = x - x0, y - y0
+    rows, cols, weights = [], [], []
+    for dy, dx, weight in ((0, 0, (1 - wy) * (1 - wx)), (0, 1, (1 - wy) * wx),
+                           (1, 0, wy * (1 - wx)), (1, 1, wy * wx)):
+        r, c = y0 + dy, x0 + dx
+        inside = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+        rows.append(np.clip(r, 0, h - 1).astype(np.intp))
+        cols.append(np.clip(c, 0, w - 1).astype(np.intp))
+        weights.append(np.where(inside, weight, 0))
+    return np.stack(rows), np.stack(cols), np.stack(weights), wx, wy
+
+
+def _gather(data, rows, cols):
+    """data (N, C, H, W) at the points (rows, cols) of shape (N, Ho, Wo): (N, C, Ho, Wo)."""
+    n = np.arange(data.shape[0])[:, None, None]
+    return data[n, :, rows, cols].transpose(0, 3, 1, 2)
+
+
+def _sample(data, grid):
+    rows, cols, weights, _, _ = _corners(data.shape, grid)
+    out = sum(_gather(data, r, c) * wgt[:, None] for r, c, wgt in zip(rows, cols, weights))
+    return out.astype(data.dtype, copy=False)
+
+
+def _bsampler(attrs, ins, outs):
+    store(outs[0], _sample(to_host(ins[0]), to_host(ins[1])))
+
+
+def _bsampler_backward(attrs, ins, outs):
+    g, data, grid = (to_host(a) for a in ins)
+    h, w = data.shape[2:]
+    rows, cols, weights, wx, wy = _corners(data.shape, grid)
+    n = np.arange(data.shape[0])[:, None, None]
+    ddata = np.zeros(data.shape[:1] + data.shape[2:] + data.shape[1:2], np.float64)
+    values = []
+    for r, c, wgt in zip(rows, cols, weights):
+        np.add.at(ddata, (n, r, c), (g * wgt[:, None]).transpose(0, 2, 3, 1))
+        values.append(_gather(data, r, c) * (wgt != 0)[:, None])
+    v00, v01, v10, v11 = values
+    dx = (g * ((1 - wy)[:, None] * (v01 - v00) + wy[:, None] * (v11 - v10))).sum(axis=1)
+    dy = (g * ((1 - wx)[:, None] * (v10 - v00) + wx[:, None] * (v11 - v01))).sum(axis=1)
+    dgrid = np.stack([dx * (w - 1) / 2, dy * (h - 1) / 2], axis=1)
+    store(outs[0], ddata.transpose(0, 3, 1, 2).astype(data.dtype))
+    store(outs[1], dgrid.astype(grid.dtype))
+
+
+_SAMPLER_ATTRS = {"cudnn_off": Attr("bool", None)}
+
+register(
+    "BilinearSampler", inputs=("data", "grid"), attrs=_SAMPLER_ATTRS,
+    infer_shape=lambda a, s: [_sampler_shape("BilinearSampler", *s)],
+    infer_type=_same_float("BilinearSampler"), compute=_bsampler,
+    gradient=lambda attrs, inputs, outputs, g: list(
+        F._backward_BilinearSampler(g[0], inputs[0], inputs[1])),
+    grad_inputs=(0, 1), grad_outputs=(),
+    doc="""``data`` (N, C, H, W) sampled bilinearly at ``grid`` (N, 2, Ho, Wo), MXNet's
+``BilinearSampler``: channel 0 of the grid the x (column), channel 1 the y (row)
+coordinate, normalised to [-1, 1] across the image (``GridGenerator`` makes such grids);
+neighbours outside the image count as zeros.  Gradients to both inputs (the grid's is
+zero where a point sits exactly on a pixel line, as MXNet's); ``cudnn_off`` is accepted
+and changes nothing.""")
+
+
+def _bsampler_backward_shape(attrs, shapes):
+    g, data, grid = shapes
+    want = _sampler_shape("_backward_BilinearSampler", data, grid)
+    if g != want:
+        raise ValueError(f"_backward_BilinearSampler: grad must have shape {want!r} (got "
+                         f"{g!r})")
+    return [data, grid]
+
+
+register(
+    "_backward_BilinearSampler", inputs=("grad", "data", "grid"), num_outputs=2,
+    infer_shape=_bsampler_backward_shape,
+    infer_type=lambda a, d: _same_float("_backward_BilinearSampler")(a, d) * 2,
+    compute=_bsampler_backward,
+    doc="""Hidden: BilinearSampler's gradients (to ``data``, to ``grid``) for the head
+gradient ``grad``; no gradient of its own.""")
+
+
+_ST_ATTRS = {"target_shape": Attr("shape", (0, 0)),
+             "transform_type": Attr("str", "affine", choices=("affine",)),
+             "sampler_type": Attr("str", "bilinear", choices=("bilinear",)),
+             "cudnn_off": Attr("bool", None)}
+
+
+def _st_grid(attrs, loc):
+    return F.GridGenerator(loc, transform_type="affine", target_shape=attrs["target_shape"])
+
+
+def _st_shape(attrs, shapes):
+    data, loc = shapes
+    _data4("SpatialTransformer", data)
+    if len(loc) != 2 or loc[1] != 6 or loc[0] != data[0]:
+        raise ValueError(f"SpatialTransformer: loc must have shape (N, 6) with data's "
+                         f"N={data[0]} (got {loc!r})")
+    h, w = tuple(attrs["target_shape"])
+    _grid_size("SpatialTransformer", h, w, "target_shape")
+    return [(data[0], data[1], h, w)]
+
+
+def _st(attrs, ins, outs):
+    data, loc = to_host(ins[0]), to_host(ins[1])
+    store(outs[0], _sample(data, _affine_grid(loc, attrs["target_shape"])))
+
+
+def _st_grad(attrs, inputs, outputs, g):
+    grid = _st_grid(attrs, inputs[1])
+    ddata, dgrid = F._backward_BilinearSampler(g[0], inputs[0], grid)
+    return [ddata, _grid_grad({"transform_type": "affine"}, [inputs[1]], [grid], [dgrid])[0]]
+
+
+register(
+    "SpatialTransformer", inputs=("data", "loc"), attrs=_ST_ATTRS,
+    infer_shape=_st_shape, infer_type=_same_float("SpatialTransformer"), compute=_st,
+    gradient=_st_grad, grad_inputs=(0, 1), grad_outputs=(),
+    doc="""MXNet's ``SpatialTransformer``: ``data`` (N, C, H, W) sampled bilinearly on the
+grid that the affine matrices ``loc`` (N, 6) make for ``target_shape`` (H', W'), i.e.
+``BilinearSampler(data, GridGenerator(loc, 'affine', target_shape))``, with gradients to
+both inputs.""")

@@ -82,6 +82,10 @@ def _rand_zipfian(true_classes, num_sampled, range_max):
 
 
 contrib.rand_zipfian = _rand_zipfian
+globals().update(random.LEGACY)          # mx.sym.random_normal, mx.sym.sample_normal, ...
+# MXNet's deprecated aliases of the samplers, as in mx.nd
+uniform, normal = random.LEGACY["random_uniform"], random.LEGACY["random_normal"]
+shuffle = random.shuffle
 linalg = _namespace("linalg", "_linalg_")
 image = _namespace("image", "_image_")
 sparse = _sparse_namespace()

@@ -12,6 +12,7 @@ flows through them.
 
 from numbers import Number
 
+from runtime.errors import MXNetTypeError
 from runtime.symbol.symbol import Symbol, _source
 
 __all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
@@ -102,3 +103,69 @@ def shuffle(data, name=None, attr=None, **kwargs):
         raise TypeError(f"random.shuffle: data must be a Symbol (got "
                         f"{type(data).__name__})")
     return _source("_shuffle", kwargs, name, attr, inputs=[data])
+
+
+# -- MXNet's older flat names (mx.sym.random_normal, mx.sym.sample_normal, ...) -----------
+# random_<dist> make the node without inputs from numbers, sample_<dist> the node whose
+# inputs are the Symbols of the parameters; both under MXNet's attribute names, and the
+# node is named after the function (random_normal0), as MXNet's generated functions do.
+
+def _legacy(flat_name, dist, names, defaults):
+    sampled = flat_name.startswith("sample_")
+    want = "Symbol" if sampled else "number"
+
+    def call(*args, shape=None, dtype=None, name=None, attr=None, **kwargs):
+        if len(args) > len(names):
+            raise MXNetTypeError(f"{flat_name}: takes at most {len(names)} positional "
+                                 f"parameters (got {len(args)})")
+        params = dict(zip(names, args))
+        for k in names:
+            if k in kwargs:
+                if k in params:
+                    raise MXNetTypeError(f"{flat_name}: parameter {k!r} given twice")
+                params[k] = kwargs.pop(k)
+        params = {k: params.get(k, defaults.get(k)) for k in names}
+        missing = [k for k, v in params.items() if v is None]
+        if missing:
+            raise MXNetTypeError(f"{flat_name}: missing parameter {missing[0]!r}")
+        kind = Symbol if sampled else Number
+        for k, v in params.items():
+            if not isinstance(v, kind):
+                raise MXNetTypeError(f"{flat_name}: {k} must be a {want} (got "
+                                     f"{type(v).__name__})")
+        attrs = {"shape": shape, "dtype": dtype, **kwargs}
+        if sampled:
+            return _source(f"_sample_{dist}", attrs, name, attr,
+                           inputs=list(params.values()), hint=flat_name)
+        return _source(f"_random_{dist}", {**params, **attrs}, name, attr, hint=flat_name)
+
+    call.__name__ = flat_name
+    call.__doc__ = (f"MXNet's ``{flat_name}({', '.join(names)}, shape, dtype, name, attr)``:"
+                    f" each parameter a {want}.")
+    return call
+
+
+_DISTRIBUTIONS = (       # (dist, random_ parameters and defaults, sample_ parameters)
+    ("uniform", {"low": 0.0, "high": 1.0}, ("low", "high")),
+    ("normal", {"loc": 0.0, "scale": 1.0}, ("mu", "sigma")),
+    ("gamma", {"alpha": 1.0, "beta": 1.0}, ("alpha", "beta")),
+    ("exponential", {"lam": 1.0}, ("lam",)),
+    ("poisson", {"lam": 1.0}, ("lam",)),
+    ("negative_binomial", {"k": 1, "p": 1.0}, ("k", "p")),
+    ("generalized_negative_binomial", {"mu": 1.0, "alpha": 1.0}, ("mu", "alpha")),
+)
+LEGACY = {}
+for _dist, _defaults, _inputs in _DISTRIBUTIONS:
+    LEGACY[f"random_{_dist}"] = _legacy(f"random_{_dist}", _dist, tuple(_defaults),
+                                        _defaults)
+    LEGACY[f"sample_{_dist}"] = _legacy(f"sample_{_dist}", _dist, _inputs, {})
+LEGACY["random_randint"] = _legacy("random_randint", "randint", ("low", "high"), {})
+
+
+def sample_multinomial(data, shape=None, get_prob=False, dtype="int32", name=None,
+                       attr=None, **kwargs):
+    """MXNet's ``sample_multinomial``: :func:`multinomial`."""
+    return multinomial(data, shape, get_prob, dtype, name, attr, **kwargs)
+
+
+LEGACY["sample_multinomial"] = sample_multinomial

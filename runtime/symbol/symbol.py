@@ -621,9 +621,10 @@ def _node(op, op_name, inputs, params, raw, name, attr, hint):
     return Symbol([(node, i) for i in range(node.n_out())])
 
 
-def _source(op_name, kwargs, name, attr, inputs=()):
+def _source(op_name, kwargs, name, attr, inputs=(), hint=None):
     """A node of the ``nd``-function operator ``op_name`` (runtime.symbol._source) with
-    the attributes ``kwargs`` (None: the default) on the symbols ``inputs``."""
+    the attributes ``kwargs`` (None: the default) on the symbols ``inputs``, named after
+    ``hint`` (the operator's name unless given) when ``name`` is None."""
     src = SOURCES[op_name]
     kwargs, hidden = _hidden_attrs(op_name, kwargs)
     if hidden:
@@ -631,7 +632,7 @@ def _source(op_name, kwargs, name, attr, inputs=()):
     params = src.parse_attrs({k: v for k, v in kwargs.items() if v is not None})
     raw = {k: _graph.attr_to_string(src.attrs[k], v) for k, v in params.items()
            if v is not None}
-    return _node(src, op_name, list(inputs), params, raw, name, attr, op_name)
+    return _node(src, op_name, list(inputs), params, raw, name, attr, hint or op_name)
 
 
 def zeros(shape, dtype=None, name=None, attr=None, **kwargs):

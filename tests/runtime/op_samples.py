@@ -410,12 +410,22 @@ _add(SAMPLES, "reshape",
      Sample([uniform((2, 3, 4))], {"shape": (-1, 0)}),
      Sample([uniform((2, 3, 4))], {"shape": (-3, -2)}),
      Sample([uniform((2, 6))], {"shape": (0, -4, 2, -1)}),
-     Sample([uniform((2, 3, 4))], {"shape": (-1, 12), "reverse": True}, grad=False))
+     Sample([uniform((2, 3, 4))], {"shape": (-1, 12), "reverse": True}, grad=False),
+     Sample([uniform((2, 3, 4))], {"target_shape": (4, 0)}),
+     Sample([uniform((2, 3, 4))], {"target_shape": (5, 2, 0), "keep_highest": True}))
 _add(FAILURES, "reshape",
      Failure([uniform((2, 3))], {"shape": (4, 2)}, ValueError,
              r"^reshape: cannot reshape an array of shape \(2, 3\) \(6 elements\)"),
      Failure([uniform((2, 3))], {"shape": (-1, -1)}, ValueError,
-             r"^reshape: shape \(-1, -1\) has more than one -1"))
+             r"^reshape: shape \(-1, -1\) has more than one -1"),
+     Failure([uniform((2, 3))], {}, TypeError,
+             r"^reshape: attribute 'shape' is required \(or MXNet's deprecated "
+             r"target_shape\)"),
+     Failure([uniform((2, 3))], {"target_shape": (0, 0)}, ValueError,
+             r"^reshape: target_shape \(0, 0\) may leave one dimension 0 to infer \(got 2\)"),
+     Failure([uniform((2, 3))], {"target_shape": (0, 4)}, ValueError,
+             r"^reshape: target_shape \(0, 4\) does not hold the 6 values of shape "
+             r"\(2, 3\)"))
 _add(ZERO_SIZE, "reshape", ZeroSize([zeros(0, 3)], {"shape": (3, -1)},
                                     lambda x: x.reshape(3, -1)))
 
@@ -485,6 +495,26 @@ _add(FAILURES, "concat",
              r"^concat: dim 2 is out of range"))
 _add(ZERO_SIZE, "concat", ZeroSize([zeros(2, 0), uniform((2, 3))], {},
                                    lambda a, b: np.concatenate([a, b], axis=1)))
+
+_add(SAMPLES, "Crop",
+     Sample([uniform((2, 2, 5, 6))], {"offset": (1, 2), "h_w": (2, 3)}),
+     Sample([uniform((1, 2, 5, 6)), zeros(1, 1, 3, 2)], {"offset": (1, 1), "num_args": 2},
+            wrt=[0]),
+     Sample([uniform((1, 1, 5, 6))], {"h_w": (2, 3), "center_crop": True}))
+_add(FAILURES, "Crop",
+     Failure([uniform((1, 1, 5, 6))], {"offset": (4, 2), "h_w": (2, 3)}, ValueError,
+             r"^Crop: offset \(4, 2\) must keep the crop \(2, 3\) inside data's height "
+             r"and width \(5, 6\)"),
+     Failure([uniform((1, 1, 5, 6))], {}, ValueError,
+             r"^Crop: h_w must be positive, or a crop_like array given \(got \(0, 0\)\)"),
+     Failure([uniform((5, 6))], {"h_w": (2, 2)}, ValueError,
+             r"^Crop: data must be 4-D NCHW \(got shape \(5, 6\)\)"),
+     Failure([uniform((1, 1, 5, 6)), zeros(1, 1, 6, 6)], {}, ValueError,
+             r"^Crop: the crop \(6, 6\) must fit in data's height and width \(5, 6\)"),
+     Failure([uniform((1, 1, 5, 6))], {"h_w": (2, 2), "num_args": 2}, ValueError,
+             r"^Crop: num_args is 2 but 1 arrays were given"))
+_add(ZERO_SIZE, "Crop", ZeroSize([zeros(0, 2, 5, 6)], {"h_w": (2, 3), "offset": (1, 1)},
+                                 lambda a: a[:, :, 1:3, 1:4]))
 
 _add(SAMPLES, "stack",
      Sample([uniform((2, 3)), uniform((2, 3), seed=1)]),

@@ -452,3 +452,35 @@ _add(FAILURES, "GridGenerator",
      Failure([uniform((1, 6))], {"transform_type": "affine", "target_shape": (1, 3)},
              ValueError, r"^GridGenerator: target_shape must have a height and width of at "
              r"least 2", out=False))
+
+
+_GRID = uniform((2, 2, 3, 4), lo=-1.2, hi=1.2, seed=940)
+_add(SAMPLES, "BilinearSampler",
+     Sample([_X, _GRID]),
+     Sample([uniform((1, 2, 4, 4), seed=941, dtype=F32),
+             uniform((1, 2, 2, 2), lo=-0.9, hi=0.9, seed=942, dtype=F32)], grad=False))
+_add(FAILURES, "BilinearSampler",
+     Failure([_X, uniform((2, 3, 3, 4))], {}, ValueError,
+             r"^BilinearSampler: grid must have shape \(N, 2, H, W\) with data's N=2 \(got "
+             r"\(2, 3, 3, 4\)\)", out=False),
+     Failure([uniform((3, 4)), _GRID], {}, ValueError,
+             r"^BilinearSampler: data must be 4-D", out=False))
+_add(ZERO_SIZE, "BilinearSampler",
+     ZeroSize([zeros(2, 0, 4, 4), _GRID], {}, lambda d, g: np.zeros((2, 0, 3, 4))))
+
+_add(SAMPLES, "_backward_BilinearSampler",
+     Sample([uniform((2, 3, 3, 4), seed=943), _X, _GRID], grad=False))
+_add(FAILURES, "_backward_BilinearSampler",
+     Failure([uniform((2, 3, 3, 3)), _X, _GRID], {}, ValueError,
+             r"^_backward_BilinearSampler: grad must have shape \(2, 3, 3, 4\)", out=False))
+
+_LOC = uniform((2, 6), lo=-0.4, hi=0.4, seed=944) + np.array([1, 0, 0, 0, 1, 0])
+_add(SAMPLES, "SpatialTransformer",
+     Sample([_X, _LOC], {"target_shape": (3, 4), "transform_type": "affine",
+                         "sampler_type": "bilinear"}))
+_add(FAILURES, "SpatialTransformer",
+     Failure([_X, uniform((2, 5))], {"target_shape": (3, 4)}, ValueError,
+             r"^SpatialTransformer: loc must have shape \(N, 6\) with data's N=2", out=False),
+     Failure([_X, _LOC], {"target_shape": (1, 4)}, ValueError,
+             r"^SpatialTransformer: target_shape must have a height and width of at least 2",
+             out=False))

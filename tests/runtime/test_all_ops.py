@@ -425,6 +425,8 @@ def test_ignored_inputs(name):
         xs = sample.build()
         want = [_values(r) for r in _invoke(name, xs, sample.attrs)]
         for j in op.ignores:
+            if j >= len(xs):        # an optional input of a variadic op, not given here
+                continue
             x = xs[j]
             xs[j] = _from_dense(np.full(x.shape, 5, np.dtype(x.dtype)), x.stype)
         got = _invoke(name, xs, sample.attrs)

@@ -298,6 +298,42 @@ def test_parameter_lifecycle_and_errors():
         mx.gluon.Parameter("s", shape=(2, -1))
 
 
+def test_set_data_between_forward_and_backward_keeps_the_recorded_values():
+    # spectral normalisation's pattern: the forward reads u, then sets u's next value
+    # under pause() before backward runs
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((3, 4)).astype(np.float32)
+    u0 = rng.standard_normal((1, 3)).astype(np.float32)
+    u1 = rng.standard_normal((1, 3)).astype(np.float32)
+    w = mx.gluon.Parameter("w", shape=(3, 4))
+    u = mx.gluon.Parameter("u", shape=(1, 3))
+    w.initialize()
+    u.initialize()
+    w.set_data(w0)
+    u.set_data(u0)
+    u_array = u.data()
+    with autograd.record():
+        y = (nd.dot(u.data(), w.data()) ** 2).sum()
+        with autograd.pause():
+            u.set_data(u1)
+    y.backward()
+    v = u0 @ w0
+    np.testing.assert_allclose(w.grad().asnumpy(), u0.T @ (2 * v), rtol=1e-5)
+    np.testing.assert_allclose(u.grad().asnumpy(), (2 * v) @ w0.T, rtol=1e-5)
+    assert u.data() is u_array
+    np.testing.assert_array_equal(u_array.asnumpy(), u1)
+
+
+def test_set_data_writes_through_numpy_views():
+    p = mx.gluon.Parameter("p", shape=(2, 2))
+    p.initialize(init.Zero())
+    view = np.asarray(p.data())
+    p.set_data(np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(view, np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(p.data().asnumpy(), np.full((2, 2), 3.0))
+    del view
+
+
 def test_parameter_grad_req_add_null_and_zero_grad():
     p = mx.gluon.Parameter("p", shape=(3,), grad_req="add")
     p.initialize(init.One())

@@ -353,3 +353,93 @@ def test_unpack_img_keeps_a_grey_image_grey_by_default(fmt):
 
 
 free_failing_tests(globals())
+
+
+# -- augmenters ------------------------------------------------------------------------------
+
+def _names(augs):
+    return [type(a).__name__ for a in augs]
+
+
+def test_create_augmenter_lists_mxnets_augmenters_in_mxnets_order():
+    # MXNet 1.9.1's lists for these arguments
+    assert _names(image.CreateAugmenter((3, 4, 4))) == ["CenterCropAug", "CastAug"]
+    full = image.CreateAugmenter((3, 4, 4), resize=6, rand_crop=True, rand_resize=True,
+                                 rand_mirror=True, mean=True, std=True, brightness=0.1,
+                                 contrast=0.1, saturation=0.1, hue=0.1, pca_noise=0.1,
+                                 rand_gray=0.1)
+    assert _names(full) == ["ResizeAug", "RandomSizedCropAug", "HorizontalFlipAug",
+                            "CastAug", "ColorJitterAug", "HueJitterAug", "LightingAug",
+                            "RandomGrayAug", "ColorNormalizeAug"]
+    assert _names(image.CreateAugmenter((3, 4, 4), rand_crop=True))[0] == "RandomCropAug"
+    assert image.ResizeAug(6).dumps() == '["resizeaug", {"size": 6, "interp": 2}]'
+    assert image.CastAug().dumps() == '["castaug", {"type": "float32"}]'
+    assert image.ColorNormalizeAug(nd.array([1, 2, 3]), None).dumps() == \
+        '["colornormalizeaug", {"mean": [1.0, 2.0, 3.0], "std": null}]'
+    assert image.ColorJitterAug(0.1, 0, 0.2).dumps() == [
+        "colorjitteraug", ['["brightnessjitteraug", {"brightness": 0.1}]',
+                           '["saturationjitteraug", {"saturation": 0.2}]']]
+    with pytest.raises(ValueError, match="CreateAugmenter: rand_resize needs rand_crop"):
+        image.CreateAugmenter((3, 4, 4), rand_resize=True)
+    with pytest.raises(ValueError, match=r"CreateAugmenter: mean must be True or an array"):
+        image.CreateAugmenter((3, 4, 4), mean=[1, 2])
+
+
+def test_augmenters_compute_their_transformations():
+    img = np.arange(4 * 5 * 3, dtype=np.float32).reshape(4, 5, 3)
+    x = nd.array(img)
+    assert image.ForceResizeAug((3, 2))(x).shape == (2, 3, 3)
+    assert image.ResizeAug(2)(x).shape == (2, 2, 3)
+    assert image.CenterCropAug((3, 2))(x).shape == (2, 3, 3)
+    assert image.RandomCropAug((3, 2))(x).shape == (2, 3, 3)
+    assert image.RandomSizedCropAug((3, 2), 0.5, (0.75, 1.33))(x).shape == (2, 3, 3)
+    mean, std = np.array([1, 2, 3], np.float32), np.array([2, 2, 4], np.float32)
+    np.testing.assert_allclose(image.ColorNormalizeAug(mean, std)(x).asnumpy(),
+                               (img - mean) / std)
+    np.testing.assert_allclose(image.RandomGrayAug(1.0)(x).asnumpy(),
+                               img @ np.array([[0.21] * 3, [0.72] * 3, [0.07] * 3]),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(image.RandomGrayAug(0.0)(x).asnumpy(), img)
+    np.testing.assert_array_equal(image.HorizontalFlipAug(1.0)(x).asnumpy(), img[:, ::-1])
+    np.testing.assert_array_equal(image.HorizontalFlipAug(0.0)(x).asnumpy(), img)
+    assert image.CastAug("float16")(nd.array(img, dtype=np.uint8)).dtype == np.float16
+    np.testing.assert_allclose(image.LightingAug(0.0, (1, 1, 1), np.eye(3))(x).asnumpy(), img)
+    # a grey image keeps its colour under contrast, saturation and hue jitter
+    grey = nd.array(np.full((3, 4, 3), 100.0, np.float32))
+    for aug in (image.ContrastJitterAug(0.5), image.SaturationJitterAug(0.5),
+                image.HueJitterAug(0.4)):
+        np.testing.assert_allclose(aug(grey).asnumpy(), 100.0, rtol=5e-3)
+    mx_random.seed(2)
+    alpha = 1 + _rng.generator().uniform(-0.4, 0.4)
+    mx_random.seed(2)
+    np.testing.assert_allclose(image.BrightnessJitterAug(0.4)(x).asnumpy(), img * alpha,
+                               rtol=1e-6)
+    mx_random.seed(2)
+    alpha = 1 + _rng.generator().uniform(-0.4, 0.4)
+    luma = (img * np.array([0.299, 0.587, 0.114], np.float32)).sum(axis=2, keepdims=True)
+    mx_random.seed(2)
+    np.testing.assert_allclose(image.SaturationJitterAug(0.4)(x).asnumpy(),
+                               img * alpha + luma * (1 - alpha), rtol=1e-5)
+    seq = image.SequentialAug([image.CastAug(), image.HorizontalFlipAug(1.0)])
+    np.testing.assert_array_equal(seq(nd.array(img, dtype=np.uint8)).asnumpy(), img[:, ::-1])
+    assert sorted(image.RandomOrderAug([image.CastAug(), image.CastAug()])(x).shape) == \
+        [3, 4, 5]
+
+
+@needs_pillow
+def test_image_iter_builds_its_augmenters_from_keyword_arguments(tmp_path):
+    rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i in range(3):
+        w.write_idx(i, recordio.pack_img((0, float(i), i, 0), IMG + i, img_fmt=".png"))
+    w.close()
+    it = image.ImageIter(3, (3, 6, 8), path_imgrec=rec, path_imgidx=idx, resize=9,
+                         mean=True, std=True)
+    assert _names(it.auglist) == ["ResizeAug", "CenterCropAug", "CastAug",
+                                  "ColorNormalizeAug"]
+    got = next(it).data[0].asnumpy()[2]
+    want = image.center_crop(image.resize_short(IMG + 2, 9), (8, 6))[0].asnumpy()
+    want = (want - np.array([123.68, 116.28, 103.53])) / np.array([58.395, 57.12, 57.375])
+    np.testing.assert_allclose(got, want.transpose(2, 0, 1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rand_crap'"):
+        image.ImageIter(3, (3, 6, 8), path_imgrec=rec, path_imgidx=idx, rand_crap=True)

@@ -105,12 +105,21 @@ def test_attributes_parse_to_canonical_types():
     ("bool", 2, TypeError, r"^op: v must be a bool \(got 2\)"),
     ("axis", False, TypeError, r"^op: v must be an integer or None"),
     ("axes", (0, True), TypeError, r"^op: v must be an int or a tuple of ints"),
-    ("shape", None, TypeError, r"^op: v must be an int or a tuple of ints"),
+    ("shape", "2x3", TypeError, r"^op: v must be an int or a tuple of ints"),
     ("dtype", "complex64", TypeError, r"^op: v must be one of"),
 ])
 def test_bad_attribute_values(kind, value, exc, msg):
     with pytest.raises(exc, match=msg):
         Attr(kind).parse("op", "v", value)
+
+
+def test_an_optional_shape_takes_none_as_its_default():
+    # reshape(x, None, False, (4, 0)): shape left at its default, target_shape given
+    assert Attr("shape").parse("op", "v", None) is None
+    with pytest.raises(TypeError, match=r"^op: v must be an int or a tuple of ints"):
+        Attr("shape", (0, 0)).parse("op", "v", None)
+    with pytest.raises(TypeError, match=r"^op: v must be an int or a tuple of ints"):
+        Attr("shape", required=True).parse("op", "v", None)
 
 
 def test_unknown_and_required_attributes():

@@ -72,7 +72,8 @@ RANKS = {
     "runtime.operator": API, "runtime.model": API, "runtime.callback": API,
     "runtime.rnn": API,
     "runtime._image_codec": BASE, "runtime.recordio": API, "runtime.image": API,
-    "runtime.profiler": API, "runtime.contrib": API, "runtime.engine": API,
+    "runtime.profiler": API, "runtime.runtime": API, "runtime.contrib": API,
+    "runtime.engine": API,
     "runtime.util": API, "runtime.random": API, "runtime.visualization": API,
 }
 NAMES = ["base", "kernels", "storage", "storage", "storage", "invoker", "executor", "ops",

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.special as sps
 
+import runtime as mx
 from runtime import autograd, nd
 from runtime.gluon import loss as L
 from tests.runtime.conftest import free_failing_tests
@@ -289,3 +290,35 @@ def test_new_losses_bad_arguments():
     with pytest.raises(ValueError, match="HuberLoss: label must have the shape of pred"):
         L.HuberLoss()(nd.ones((3, 2)), nd.ones((4,)))
     assert repr(L.SDMLLoss()) == "SDMLLoss(batch_axis=0, w=1.0)"
+
+
+def test_gluons_private_helpers_keep_their_signatures():
+    # custom losses written for Gluon 1.x call these two by name
+    from runtime.gluon.loss import _apply_weighting, _reshape_like
+    loss = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    got = _apply_weighting(nd, loss, 0.5, nd.array([[2.0], [0.0]]))
+    np.testing.assert_array_equal(got.asnumpy(), [[1.0, 2.0], [0.0, 0.0]])
+    assert _apply_weighting(nd, loss) is loss
+    with pytest.raises(TypeError, match=r"_apply_weighting: weight must be a number \(got "
+                                        r"'2'\)"):
+        _apply_weighting(nd, loss, "2")
+    np.testing.assert_array_equal(_reshape_like(nd, nd.arange(4), loss).asnumpy(),
+                                  [[0.0, 1.0], [2.0, 3.0]])
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    assert _reshape_like(mx.sym, x, y).infer_shape(x=(4,), y=(2, 2))[1] == [(2, 2)]
+
+    class Margin(mx.gluon.loss.Loss):
+        def __init__(self, weight=2.0, batch_axis=0, **kwargs):
+            super().__init__(weight, batch_axis, **kwargs)
+
+        def hybrid_forward(self, F, pred, label):
+            loss = F.relu(1.0 - pred * _reshape_like(F, label, pred))
+            return F.mean(_apply_weighting(F, loss, self._weight, None), axis=1)
+
+    pred, label = nd.array([[0.5, 2.0], [-1.0, 0.0]]), nd.array([1.0, 1.0, -1.0, 1.0])
+    want = 2.0 * np.maximum(0, 1 - np.array([[0.5, 2.0], [-1.0, 0.0]]) *
+                            np.array([[1.0, 1.0], [-1.0, 1.0]])).mean(axis=1)
+    margin = Margin()
+    np.testing.assert_allclose(margin(pred, label).asnumpy(), want)
+    margin.hybridize()
+    np.testing.assert_allclose(margin(pred, label).asnumpy(), want)

@@ -32,7 +32,7 @@ MXNET_SIGNATURES = {
     "norm": ("data", "ord", "axis", "out_dtype", "keepdims"),
     "one_hot": ("indices", "depth", "on_value", "off_value", "dtype"),
     "clip": ("data", "a_min", "a_max"),
-    "reshape": ("data", "shape", "reverse"),
+    "reshape": ("data", "shape", "reverse", "target_shape", "keep_highest"),
     "transpose": ("data", "axes"),
     "expand_dims": ("data", "axis"),
     "squeeze": ("data", "axis"),

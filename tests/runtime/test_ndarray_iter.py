@@ -290,3 +290,15 @@ def test_a_python_iterator_may_assign_its_descriptors():
     assert it.provide_data == [DataDesc("data", (2, 3))]
     assert it.provide_label == [DataDesc("label", (2,))]
     assert io.DataIter().provide_data == []
+
+
+def test_data_desc_keeps_the_dtype_it_was_given():
+    # MXNet 1.9.1 prints an NDArrayIter's provide_data so (programs log it)
+    it = io.NDArrayIter(data={"x": np.zeros((5, 2))}, label={"y": np.zeros(5)},
+                           batch_size=2)
+    assert repr(it.provide_data) == "[DataDesc[x,(2, 2),<class 'numpy.float32'>,NCHW]]"
+    assert it.provide_label[0].dtype == np.float32
+    desc = io.DataDesc("d", (1, 3), "float16", "NC")
+    assert desc.dtype == "float16" and repr(desc) == "DataDesc[d,(1, 3),float16,NC]"
+    with pytest.raises(TypeError):
+        io.DataDesc("d", (1,), "no-such-type")

@@ -254,3 +254,44 @@ def test_sym_random_refuses_mixed_parameters_and_bad_attributes():
     with pytest.raises(ValueError, match="must have one shape"):
         rt.sym.random.normal(a, b).infer_shape(a=(2,), b=(3,))
 
+
+
+def test_sym_flat_sampler_names_draw_like_nd_ones():
+    # mx.sym.random_normal / sample_normal: MXNet 1.x's flat names, the nodes named after
+    # the function as MXNet names them (random_normal0)
+    s = rt.sym.random_normal(loc=2.0, scale=0.5, shape=(N,))
+    assert s.name.startswith("random_normal") and s.list_arguments() == []
+    rt.random.seed(5)
+    got = s.eval()[0].asnumpy()
+    rt.random.seed(5)
+    np.testing.assert_array_equal(got, nd.random_normal(loc=2.0, scale=0.5,
+                                                        shape=(N,)).asnumpy())
+    e = rt.sym.random_exponential(lam=4.0, shape=(N,)).eval()[0].asnumpy()
+    assert abs(e.mean() - 0.25) < 0.02
+    u = rt.sym.uniform(shape=(N,)).eval()[0].asnumpy()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    r = rt.sym.random_randint(low=1, high=4, shape=(200,)).eval()[0].asnumpy()
+    assert r.dtype == np.int32 and set(np.unique(r)) == {1, 2, 3}
+    mu, sigma = rt.sym.var("mu"), rt.sym.var("sigma")
+    t = rt.sym.sample_normal(mu=mu, sigma=sigma, shape=(2,))
+    assert t.list_arguments() == ["mu", "sigma"]
+    assert t.infer_shape(mu=(3,), sigma=(3,))[1] == [(3, 2)]
+    big = rt.sym.sample_normal(mu, sigma, shape=(4000,)).eval(
+        mu=nd.array([0.0, 100.0]), sigma=nd.array([1.0, 0.1]))[0].asnumpy()
+    np.testing.assert_allclose(big.mean(axis=1), [0.0, 100.0], atol=0.1)
+    p = rt.sym.var("p")
+    k = rt.sym.sample_multinomial(p).eval(p=nd.array([[0.0, 1.0]]))[0].asnumpy()
+    np.testing.assert_array_equal(k, [1])
+    # the symbol form of a graph: z = mu + exp(0.5 * logvar) * noise, as in a VAE
+    z = mu + rt.sym.broadcast_mul(rt.sym.exp(sigma), rt.sym.random_normal(shape=(2, 3)))
+    assert z.infer_shape(mu=(2, 3), sigma=(2, 3))[1] == [(2, 3)]
+
+
+def test_sym_flat_sampler_names_refuse_the_wrong_kind_of_parameter():
+    with pytest.raises(TypeError, match=r"random_normal: loc must be a number \(got "
+                                        r"Symbol\)"):
+        rt.sym.random_normal(loc=rt.sym.var("m"))
+    with pytest.raises(TypeError, match=r"sample_normal: missing parameter 'sigma'"):
+        rt.sym.sample_normal(rt.sym.var("m"))
+    with pytest.raises(TypeError, match=r"random_uniform: parameter 'low' given twice"):
+        rt.sym.random_uniform(0.0, low=1.0)

@@ -5,7 +5,8 @@ central differences), bad input, and failed ops leaving out= unchanged."""
 import numpy as np
 import pytest
 
-from runtime import nd
+import runtime as mx
+from runtime import autograd, nd
 from runtime.ops import registry
 from tests.runtime.conftest import assert_same
 from tests.runtime.opcheck import check_grad, check_requests, run
@@ -704,3 +705,41 @@ def test_pick_rows_takes_huge_float_indices_as_the_numpy_path_does():
         c = np.clip(np.trunc(index), -2.0 ** 62, 2.0 ** 62).astype(np.int64)
         c = np.clip(c, 0, 2) if mode == "clip" else np.mod(c, 3)
         np.testing.assert_array_equal(got, data[np.arange(4), c])
+
+
+def test_crop_takes_mxnets_window():
+    # the windows MXNet 1.9.1's Crop takes: offset (y, x), h_w or a crop_like's size,
+    # center_crop rounding the offset down; the symbol lists both inputs
+    x = np.arange(2 * 2 * 5 * 6, dtype=np.float32).reshape(2, 2, 5, 6)
+    got = nd.Crop(nd.array(x), offset=(1, 2), h_w=(2, 3)).asnumpy()
+    np.testing.assert_array_equal(got, x[:, :, 1:3, 2:5])
+    got = nd.Crop(nd.array(x), h_w=(2, 3), center_crop=True).asnumpy()
+    np.testing.assert_array_equal(got, x[:, :, 1:3, 1:4])
+    got = nd.Crop(nd.array(x), nd.zeros((1, 1, 3, 2)), offset=(1, 1)).asnumpy()
+    np.testing.assert_array_equal(got, x[:, :, 1:4, 1:3])
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym.Crop(a, b, num_args=2, center_crop=True)
+    assert s.list_arguments() == ["a", "b"]
+    assert s.infer_shape(a=(2, 2, 5, 6), b=(1, 1, 3, 3))[1] == [(2, 2, 3, 3)]
+    v = nd.array(x[:1, :1])
+    v.attach_grad()
+    with autograd.record():
+        y = nd.Crop(v, offset=(1, 2), h_w=(2, 3))
+    y.backward(nd.ones((1, 1, 2, 3)))
+    want = np.zeros((1, 1, 5, 6), np.float32)
+    want[:, :, 1:3, 2:5] = 1
+    np.testing.assert_array_equal(v.grad.asnumpy(), want)
+
+
+def test_reshape_takes_mxnets_deprecated_target_shape():
+    # MXNet 1.9.1's shapes for these calls (its text_cnn example reshapes this way)
+    x = nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert nd.Reshape(x, target_shape=(4, 0)).shape == (4, 6)
+    assert nd.Reshape(x, target_shape=(0, 4, 3), keep_highest=True).shape == (2, 4, 3)
+    got = nd.Reshape(x, target_shape=(5, 2, 0), keep_highest=True)
+    np.testing.assert_array_equal(got.asnumpy(), np.arange(24).reshape(2, 2, 6))
+    assert nd.Reshape(x, shape=(-1,), target_shape=(4, 0)).shape == (24,)   # shape wins
+    s = mx.sym.Reshape(mx.sym.var("d"), target_shape=(6, 0))
+    assert s.infer_shape(d=(2, 3, 4))[1] == [(6, 4)]
+    loaded = mx.sym.load_json(s.tojson())
+    assert loaded.infer_shape(d=(2, 3, 4))[1] == [(6, 4)]

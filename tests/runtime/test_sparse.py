@@ -372,6 +372,22 @@ def test_rsp_from_list_is_float32():
     assert_rsp(S.row_sparse_array(a, dtype="int8"), np.array(a, np.int8))
 
 
+def test_float_indices_holding_whole_numbers_are_taken():
+    # MXNet programs write indices as nd.array([...]), which is float32; MXNet 1.9.1
+    # stores them as int64
+    rsp = S.row_sparse_array((nd.array([[1, 2], [3, 4]]), nd.array([0, 2])), shape=(4, 2))
+    assert rsp.indices.dtype == np.int64
+    np.testing.assert_array_equal(rsp.asnumpy(), [[1, 2], [0, 0], [3, 4], [0, 0]])
+    csr = S.csr_matrix((nd.array([1, 2]), nd.array([1, 0]), nd.array([0, 1, 2])),
+                       shape=(2, 2))
+    assert csr.indices.dtype == np.int64 and csr.indptr.dtype == np.int64
+    np.testing.assert_array_equal(csr.asnumpy(), [[0, 1], [2, 0]])
+    coo = S.csr_matrix(([5.0], ([1.0], [2.0])), shape=(2, 3))
+    np.testing.assert_array_equal(coo.asnumpy(), [[0, 0, 0], [0, 0, 5]])
+    kept = S.retain(rsp, nd.array([2]))
+    np.testing.assert_array_equal(kept.indices.asnumpy(), [2])
+
+
 def test_rsp_from_rsp_ndarray_is_a_copy():
     for dtype in DTYPES:
         a = sample(dtype, (5, 3), density=0.3)
@@ -770,10 +786,12 @@ BAD_INPUT = [
     (lambda: S.csr_matrix((1, 2, 3, 4, 5)), ValueError, r"csr_matrix: csr arrays are 2-D"),
     (lambda: S.csr_matrix(([1.0], [0], [0, 1], None)), ValueError,
      r"csr_matrix: a tuple argument must be"),
-    (lambda: S.csr_matrix(([1.0, 2.0], [0.0, 1.0], [0, 1, 2])), TypeError,
-     r"csr_matrix: indices must hold integers \(got dtype float64\)"),
-    (lambda: S.csr_matrix(([1.0, 2.0], [0, 1], [0.0, 1.0, 2.0])), TypeError,
-     r"csr_matrix: indptr must hold integers"),
+    (lambda: S.csr_matrix(([1.0, 2.0], [0.0, 1.5], [0, 1, 2])), ValueError,
+     r"csr_matrix: indices must hold whole numbers \(got indices\[1\]=1.5\)"),
+    (lambda: S.csr_matrix(([1.0, 2.0], [0, 1], [0.0, 1.0, np.inf])), ValueError,
+     r"csr_matrix: indptr must hold whole numbers \(got indptr\[2\]=inf\)"),
+    (lambda: S.csr_matrix(([1.0, 2.0], [0, 1], ["0", "1", "2"])), TypeError,
+     r"csr_matrix: indptr must hold integers \(got dtype <U1\)"),
     (lambda: S.csr_matrix((["x"], [0], [0, 1])), TypeError,
      r"csr_matrix: data must hold numbers"),
     (lambda: S.csr_matrix(([1.0, 2.0], [0, -1], [0, 1, 2]), shape=(2, 3)), ValueError,
@@ -801,8 +819,8 @@ BAD_INPUT = [
      r"csr_matrix: row indices must be >= 0 \(got row\[1\]=-1\)"),
     (lambda: S.csr_matrix(([1.0, 2.0], ([0, 1], [-3, 1]))), ValueError,
      r"csr_matrix: col indices must be >= 0 \(got col\[0\]=-3\)"),
-    (lambda: S.csr_matrix(([1.0, 2.0], ([0, 1], [0.5, 1]))), TypeError,
-     r"csr_matrix: col must hold integers"),
+    (lambda: S.csr_matrix(([1.0, 2.0], ([0, 1], [0.5, 1]))), ValueError,
+     r"csr_matrix: col must hold whole numbers"),
     (lambda: S.csr_matrix(([1.0, 2.0], ([0, 1], [0]))), ValueError,
      r"csr_matrix: data, row and col must be 1-D of one length"),
     (lambda: S.csr_matrix(DENSE, shape=(5,)), ValueError, r"csr_matrix: shape \(5,\) does"),
@@ -821,8 +839,10 @@ BAD_INPUT = [
      r"row_sparse_array: the source's dtype must be one of"),
     (lambda: S.row_sparse_array([[1.0]], dtype="str"), TypeError,
      r"row_sparse_array: dtype must be one of"),
-    (lambda: S.row_sparse_array(([[1.0, 2.0]], [0.5]), shape=(2, 2)), TypeError,
-     r"row_sparse_array: indices must hold integers"),
+    (lambda: S.row_sparse_array(([[1.0, 2.0]], [0.5]), shape=(2, 2)), ValueError,
+     r"row_sparse_array: indices must hold whole numbers \(got indices\[0\]=0.5\)"),
+    (lambda: S.row_sparse_array(([[1.0, 2.0]], [np.nan]), shape=(2, 2)), ValueError,
+     r"row_sparse_array: indices must hold whole numbers \(got indices\[0\]=nan\)"),
     (lambda: S.row_sparse_array(([["a"]], [0]), shape=(2, 1)), TypeError,
      r"row_sparse_array: data must hold numbers"),
     (lambda: S.row_sparse_array(([[1.0, 2.0]], [-1]), shape=(2, 2)), ValueError,
@@ -864,8 +884,8 @@ BAD_INPUT = [
      r"retain: data must be a row_sparse NDArray \(got default\)"),
     (lambda: S.retain(S.csr_matrix(DENSE), [0]), TypeError,
      r"retain: data must be a row_sparse NDArray \(got csr\)"),
-    (lambda: S.retain(S.row_sparse_array(DENSE), [0.5]), TypeError,
-     r"retain: indices must hold integers"),
+    (lambda: S.retain(S.row_sparse_array(DENSE), [0.5]), ValueError,
+     r"retain: indices must hold whole numbers"),
     (lambda: S.retain(S.row_sparse_array(DENSE), [[0]]), ValueError,
      r"retain: indices must be 1-D"),
     (lambda: S.array(nd.array(DENSE)), TypeError, r"sparse.array: source_array must be sparse"),

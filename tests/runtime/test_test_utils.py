@@ -183,7 +183,7 @@ def test_small_helpers():
     assert arr.stype == "csr" and indptr[-1] == data.size
     rsp, (values, rows) = tu.rand_sparse_ndarray((6, 2), "row_sparse", density=0.5)
     np.testing.assert_array_equal(rsp.asnumpy()[rows], values)
-    assert tu.list_gpus() == list(range(mx.num_gpus()))
+    assert tu.list_gpus() == range(mx.num_gpus())
     prev = tu.set_env_var("NDRT_TEST_UTILS_VAR", 3, default_val="unset")
     assert prev == "unset" and os.environ.pop("NDRT_TEST_UTILS_VAR") == "3"
 

@@ -1031,3 +1031,55 @@ def test_adaptive_avg_pool_op(shape, size):
         oh, ow = (size, size) if isinstance(size, int) else size
     assert_allclose(y.asnumpy(), py_adaptive_avg_pool(x.asnumpy(), oh, ow), rtol=1e-5,
                     atol=1e-6)
+
+
+def _sample_loop(data, grid):
+    """BilinearSampler one output element at a time: each grid point's four neighbours,
+    zero outside the image."""
+    n, c, h, w = data.shape
+    out = np.zeros((n, c) + grid.shape[2:])
+    for b in range(n):
+        for i in range(grid.shape[2]):
+            for j in range(grid.shape[3]):
+                x = (grid[b, 0, i, j] + 1) * (w - 1) / 2
+                y = (grid[b, 1, i, j] + 1) * (h - 1) / 2
+                x0, y0 = int(np.floor(x)), int(np.floor(y))
+                for yy, xx in ((y0, x0), (y0, x0 + 1), (y0 + 1, x0), (y0 + 1, x0 + 1)):
+                    if 0 <= yy < h and 0 <= xx < w:
+                        weight = (1 - abs(y - yy)) * (1 - abs(x - xx))
+                        out[b, :, i, j] += weight * data[b, :, yy, xx]
+    return out
+
+
+def test_bilinear_sampler_and_spatial_transformer_match_a_loop_and_mxnet():
+    rng = np.random.RandomState(0)
+    data = rng.rand(2, 3, 5, 6)
+    grid = rng.uniform(-1.3, 1.3, (2, 2, 4, 3))
+    got = nd.BilinearSampler(nd.array(data), nd.array(grid)).asnumpy()
+    np.testing.assert_allclose(got, _sample_loop(data, grid), rtol=1e-5, atol=1e-6)
+    # MXNet 1.9.1 on these float32 inputs, and its gradients for the head gradient below
+    np.testing.assert_allclose(got.sum(), 31.1222, atol=1e-4)
+    loc = rng.uniform(-0.5, 0.5, (2, 6)) + np.array([1, 0, 0, 0, 1, 0])
+    head = rng.rand(2, 3, 4, 3)
+    x, g, l = nd.array(data), nd.array(grid), nd.array(loc)
+    for a in (x, g, l):
+        a.attach_grad()
+    with autograd.record():
+        y = nd.BilinearSampler(x, g)
+    y.backward(nd.array(head))
+    np.testing.assert_allclose(x.grad.asnumpy().sum(), 29.8683, atol=1e-4)
+    np.testing.assert_allclose(g.grad.asnumpy()[1, :, 2],
+                               [[-1.1551, -0.1594, -0.1765], [-0.056, 0.1058, 0.0417]],
+                               atol=1e-4)
+    with autograd.record():
+        y = nd.SpatialTransformer(x, l, target_shape=(4, 3), transform_type="affine",
+                                  sampler_type="bilinear")
+    y.backward(nd.array(head))
+    np.testing.assert_allclose(y.asnumpy().sum(), 26.0633, atol=1e-4)
+    np.testing.assert_allclose(l.grad.asnumpy(),
+                               [[-2.3829, -0.3305, -4.1983, 1.0068, -2.7623, 2.4698],
+                                [-1.2449, 1.7147, -3.0282, 0.9593, 0.2974, 1.1717]],
+                               atol=1e-3)
+    grid_of_loc = nd.GridGenerator(l, transform_type="affine", target_shape=(4, 3))
+    np.testing.assert_allclose(y.asnumpy(), nd.BilinearSampler(x, grid_of_loc).asnumpy(),
+                               rtol=1e-6)
