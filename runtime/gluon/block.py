@@ -137,6 +137,9 @@ class Block:
 
     def __setattr__(self, name, value):
         if not hasattr(self, "_children"):
+            if not isinstance(value, (Block, Parameter)):
+                object.__setattr__(self, name, value)     # Gluon allows plain values
+                return
             raise RuntimeError(f"{type(self).__name__}: call Block.__init__ before "
                                f"assigning attribute {name!r}")
         old = self.__dict__.get(name)
@@ -438,6 +441,9 @@ def _flatten(value):
             leaves += sub
             specs.append(spec)
         return leaves, (type(value), tuple(specs))
+    if isinstance(value, Symbol) and len(value.list_outputs()) > 1:
+        n = len(value.list_outputs())
+        return [value[i] for i in range(n)], (list, (None,) * n)
     return [value], None
 
 

@@ -397,3 +397,43 @@ def test_repeated_calls_find_the_graph_of_their_own_signature(static):
         np.testing.assert_allclose(out.asnumpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
         if dtype == np.float64:
             net.cast("float32")
+
+
+def test_a_multi_output_symbol_comes_back_as_a_list_of_arrays():
+    class Halves(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.split(x, num_outputs=2, axis=1)
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    net = Halves()
+    eager = net(nd.array(x))
+    net.hybridize()
+    traced = net(nd.array(x))
+    assert isinstance(traced, list) and len(traced) == len(eager) == 2
+    for got, want in zip(traced, np.split(x, 2, axis=1)):
+        np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_plain_attributes_may_be_set_before_block_init():
+    class Early(nn.HybridBlock):
+        def __init__(self, mode):
+            self._mode = mode                 # Gluon allows this before __init__
+            super().__init__()
+            self.dense = nn.Dense(2, in_units=3)
+
+        def hybrid_forward(self, F, x):
+            return self.dense(x) * (2 if self._mode == "double" else 1)
+
+    net = Early("double")
+    net.initialize()
+    x = np.ones((1, 3), np.float32)
+    w, b = net.dense.weight.data().asnumpy(), net.dense.bias.data().asnumpy()
+    np.testing.assert_allclose(net(nd.array(x)).asnumpy(), 2 * (x @ w.T + b), rtol=1e-6)
+
+    class TooEarly(nn.Block):
+        def __init__(self):
+            self.dense = nn.Dense(2)          # a child needs the block's bookkeeping
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match="call Block.__init__ before assigning"):
+        TooEarly()
