@@ -1,17 +1,20 @@
 """The dense matrix products' BLAS, and the thread team of large elementwise loops.
 
-ndrt's products (``dot``, ``FullyConnected`` and their gradients, forward and backward
-plans) all pass through :func:`matmul_into`.  Two BLAS libraries can serve it:
+ndrt's dense host products (``dot``, ``batch_dot``, ``matmul``, ``FullyConnected`` and
+their gradients, imperative and planned, the convolutions' and the fused RNN layers'
+products) all pass through :func:`matmul_into` (a batch: :func:`matmul`, one call per
+matrix).  Two BLAS libraries can serve it:
 
 - **MKL, when it is installed** (Intel's ``mkl`` wheel, a dependency of ndrt on x86-64
-  Linux: its ``libmkl_rt`` in the environment's ``lib/``).  MKL is loaded with its GNU threading
-  layer, so that its threads are libgomp's, the same OpenMP team as ndrt's own kernels:
+  Linux: its ``libmkl_rt`` in the environment's ``lib/``).  MKL is loaded with its GNU
+  threading layer, so that its threads are libgomp's, the same OpenMP team as ndrt's own kernels:
   one team for the products and the loops, as PyTorch runs its MKL.  Each call tells MKL
   how many threads it may use (``mkl_set_num_threads_local``): ndrt's thread count
   (``runtime._sparse_common.set_num_threads``, ``OMP_NUM_THREADS``, the affinity mask;
   1 in a child made by ``fork()``, whose libgomp has no team).  The large elementwise
-  loops of the operators and the dense optimizer updates then split over that team too
-  (:func:`loop_threads`).
+  loops (the operators' short-road ufunc loops, the backward plan's elementwise
+  gradients, the dense optimizer updates) then split over that team too
+  (``loop_threads``), each element computed as the one-thread loop computes it.
 - **NumPy's matmul otherwise** (its OpenBLAS and OpenBLAS's own thread pool), with the
   loops on one thread: beside a second pool whose idle workers spin, splitting them
   would make both wait (docs/autograd.md, "The matrix products' BLAS").
