@@ -462,8 +462,23 @@ def test_cli_with_standard_output_closed(command):
     assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Python's own Ctrl-C handler for the test: a shell starts background jobs with
+    SIGINT ignored, and Python then keeps it ignored (a suite run from one would see no
+    KeyboardInterrupt)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def _sigint_default():
+    """A child's SIGINT back to its default, so that Python installs its handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("step", ["make", "close"])
-def test_progress_bar_is_made_and_closed_whole_when_ctrl_c_lands_inside(step):
+def test_progress_bar_is_made_and_closed_whole_when_ctrl_c_lands_inside(step, ctrl_c_raises):
     # Ctrl-C arriving while a bar is made or clears its line is held until that is
     # done, then raised: no half-made bar (tqdm's __del__ would print a traceback), and
     # the CLI's message never lands on the end of a bar.
@@ -485,7 +500,8 @@ def test_progress_bar_is_made_and_closed_whole_when_ctrl_c_lands_inside(step):
 
 
 @pytest.mark.parametrize("at", ["make", "update"])
-def test_ctrl_c_while_a_bar_is_made_or_updated_closes_it_before_the_job_stops(monkeypatch, at):
+def test_ctrl_c_while_a_bar_is_made_or_updated_closes_it_before_the_job_stops(monkeypatch, at,
+                                                                         ctrl_c_raises):
     # a Ctrl-C held while epoch 2's bar is made is raised as that ends: the bar must be
     # closed all the same (else its __del__ clears a line after the CLI's message)
     import runtime.jobs.train as train_mod
@@ -523,7 +539,7 @@ def test_cli_ctrl_c_during_training_prints_one_line_and_exits_130():
     p = subprocess.Popen([sys.executable, "-m", "runtime", "train", "mlp", "--epochs",
                           "100000", "--rows", "200", "--batch-size", "50"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_ROOT,
-                         env=env, start_new_session=True)
+                         env=env, start_new_session=True, preexec_fn=_sigint_default)
     try:
         for line in p.stdout:            # training runs once epoch 1 is reported
             if line.startswith("epoch 1:"):
