@@ -298,7 +298,16 @@ class Block:
         """Print each layer's output shape and parameter count for one forward of
         ``inputs`` (Gluon's table: totals with and without shared parameters, and
         trainable ones, those whose ``grad_req`` is not 'null').  Every parameter must
-        be initialised (or deferred, completed by this forward)."""
+        be initialised (or deferred, completed by this forward), and no block of the
+        tree hybridized (SummaryOfHybridizedError, an AssertionError as Gluon's)."""
+        def refuse_active(block):
+            if isinstance(block, HybridBlock) and block._active:
+                raise SummaryOfHybridizedError(
+                    f'"{block.name}" must not be hybridized to print summary: a cached '
+                    "graph runs its layers without their forward hooks; call "
+                    "hybridize(False) first")
+
+        self.apply(refuse_active)
         rows = OrderedDict()
         rows["Input"] = (_shape_str(inputs), 0, 0, 0)
         seen = set()
@@ -448,6 +457,12 @@ def _flatten(value):
 
 
 _ONE_ARRAY = (tuple, (None,))     # the structure of the arguments (x,)
+
+
+class SummaryOfHybridizedError(RuntimeError, AssertionError):
+    """``summary()`` of a tree with a hybridized block: its layers run inside a cached
+    graph, without the forward hooks the table is made from.  Gluon asserts it
+    (AssertionError)."""
 
 
 class _Signatures(dict):

@@ -168,6 +168,12 @@ class Trainer:
         """The optimizer's current learning rate."""
         return self._optimizer.learning_rate
 
+    @property
+    def _params_to_init(self):
+        """Gluon's list of the parameters a step still has to set up: here those whose
+        shape is still deferred (a step needs their gradients, so it finds none)."""
+        return [p for p in self._params if getattr(p, "_data", None) is None]
+
     def set_learning_rate(self, lr):
         """Set the optimizer's learning rate."""
         self._optimizer.set_learning_rate(lr)

@@ -459,3 +459,17 @@ def test_container_repr_as_mxnet():
     net.add(nn.Dense(2), nn.ELU())
     assert repr(net) == ("Sequential(\n  (0): Dense(None -> 2, linear)\n  (1): ELU(\n  \n  )"
                          "\n)")
+
+
+def test_summary_refuses_a_hybridized_tree():
+    # its layers would run inside a cached graph, without the hooks the table needs
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=4), nn.Dense(2, in_units=3))
+    net.initialize()
+    x = nd.ones((1, 4))
+    net.summary(x)
+    net[1].hybridize()
+    with pytest.raises(AssertionError, match=r'"dense\d+" must not be hybridized'):
+        net.summary(x)
+    net[1].hybridize(False)
+    net.summary(x)

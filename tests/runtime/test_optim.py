@@ -1576,3 +1576,18 @@ def test_trainer_replay_gives_way_to_what_changed(tmp_path):
     trainer.step(1)
     for p, a, g in zip(params, now, grads):
         np.testing.assert_allclose(p.data().asnumpy(), a - 0.5 * g, rtol=1e-6)
+
+
+def test_trainer_params_to_init_lists_the_deferred_parameters():
+    # Gluon's Trainer._params_to_init: what is not set up yet; empty after a step
+    from runtime.gluon import Trainer, nn
+    net = nn.Dense(2)                          # in_units deferred to the first call
+    net.initialize()
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    assert [p.name for p in trainer._params_to_init] == [net.weight.name]
+    x = nd.ones((3, 4))
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    trainer.step(3)
+    assert trainer._params_to_init == []
