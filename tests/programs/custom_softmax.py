@@ -46,6 +46,7 @@ class NumpySoftmaxProp(mx.operator.CustomOpProp):
 
 
 root = sys.argv[1]
+mx.random.seed(7)         # the untrained model's accuracy is a draw: make it one draw
 net = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=64,
                                               name="fc1"), act_type="relu")
 net = mx.sym.FullyConnected(net, num_hidden=10, name="fc2")
