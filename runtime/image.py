@@ -510,13 +510,19 @@ class SequentialAug(Augmenter):
         return src
 
 
+def apply_in_random_order(fns, x):
+    """``x`` through every function of ``fns``, in an order drawn from ndrt's generator
+    (MXNet's RandomOrderAug, Gluon's RandomColorJitter)."""
+    for i in _random.generator().permutation(len(fns)):
+        x = fns[i](x)
+    return x
+
+
 class RandomOrderAug(SequentialAug):
     """The augmenters ``ts`` applied in a random order."""
 
     def __call__(self, src):
-        for i in _random.generator().permutation(len(self.ts)):
-            src = self.ts[i](src)
-        return src
+        return apply_in_random_order(self.ts, src)
 
 
 class ResizeAug(Augmenter):
@@ -541,15 +547,24 @@ class ForceResizeAug(Augmenter):
         return imresize(src, *self.size, interp=self.interp)
 
 
-class RandomCropAug(Augmenter):
-    """A random window of ``size`` = (w, h) (:func:`random_crop`)."""
+class _WindowAug(Augmenter):
+    """A window of ``size`` = (w, h) cut by ``_window`` (a crop function returning
+    (image, (x, y, w, h)))."""
+
+    _window = None
 
     def __init__(self, size, interp=2):
         super().__init__(size=size, interp=interp)
         self.size, self.interp = size, interp
 
     def __call__(self, src):
-        return random_crop(src, self.size, self.interp)[0]
+        return type(self)._window(src, self.size, self.interp)[0]
+
+
+class RandomCropAug(_WindowAug):
+    """A random window of ``size`` = (w, h) (:func:`random_crop`)."""
+
+    _window = staticmethod(random_crop)
 
 
 class RandomSizedCropAug(Augmenter):
@@ -564,15 +579,10 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_WindowAug):
     """The centre window of ``size`` = (w, h) (:func:`center_crop`)."""
 
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
-
-    def __call__(self, src):
-        return center_crop(src, self.size, self.interp)[0]
+    _window = staticmethod(center_crop)
 
 
 class CastAug(Augmenter):

@@ -344,16 +344,27 @@ __all__ = ["uniform", "normal", "randint", "randn", "exponential", "gamma", "poi
 # random_<dist> take numbers, sample_<dist> NDArrays of parameters (one draw, or ``shape``
 # draws, per element); both are the functions above under MXNet's parameter names.
 
+def named_params(who, names, args, kwargs):
+    """The parameters ``names`` of a flat sampler call ``who`` from its positional
+    ``args`` and, taken out of ``kwargs``, its keyword ones (shared with mx.sym's flat
+    names): MXNetTypeError for too many positional parameters or one given twice."""
+    if len(args) > len(names):
+        raise MXNetTypeError(f"{who}: takes at most {len(names)} positional parameters (got "
+                             f"{len(args)})")
+    params = dict(zip(names, args))
+    for k in names:
+        if k in kwargs:
+            if k in params:
+                raise MXNetTypeError(f"{who}: parameter {k!r} given twice")
+            params[k] = kwargs.pop(k)
+    return params
+
+
 def _legacy(fn, names, doc, convert=None):
     def call(*args, shape=None, dtype=None, ctx=None, out=None, **kw):
-        if len(args) > len(names):
-            raise MXNetTypeError(f"{doc}: takes at most {len(names)} positional parameters (got "
-                                 f"{len(args)})")
-        params = dict(zip(names, args))
-        for k in kw:
-            if k in params or k not in names:
-                raise MXNetTypeError(f"{doc}: unexpected or repeated argument {k!r}")
-        params.update(kw)
+        params = named_params(doc, names, args, kw)
+        if kw:
+            raise MXNetTypeError(f"{doc}: unexpected argument {next(iter(kw))!r}")
         if convert is not None:
             params = convert(params)
         return fn(*params.values(), shape=shape, dtype=dtype, ctx=ctx, out=out)

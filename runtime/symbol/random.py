@@ -13,6 +13,7 @@ flows through them.
 from numbers import Number
 
 from runtime.errors import MXNetTypeError
+from runtime.nd.random import named_params
 from runtime.symbol.symbol import Symbol, _source
 
 __all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
@@ -115,15 +116,7 @@ def _legacy(flat_name, dist, names, defaults):
     want = "Symbol" if sampled else "number"
 
     def call(*args, shape=None, dtype=None, name=None, attr=None, **kwargs):
-        if len(args) > len(names):
-            raise MXNetTypeError(f"{flat_name}: takes at most {len(names)} positional "
-                                 f"parameters (got {len(args)})")
-        params = dict(zip(names, args))
-        for k in names:
-            if k in kwargs:
-                if k in params:
-                    raise MXNetTypeError(f"{flat_name}: parameter {k!r} given twice")
-                params[k] = kwargs.pop(k)
+        params = named_params(flat_name, names, args, kwargs)
         params = {k: params.get(k, defaults.get(k)) for k in names}
         missing = [k for k, v in params.items() if v is None]
         if missing:

@@ -93,24 +93,31 @@ def test_ndrt_blas_numpy_keeps_numpys_matmul():
     assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.skipif(not _blas.uses_mkl(), reason="the team's fork handling needs MKL")
-def test_a_forked_child_runs_products_on_one_thread():
-    # libgomp's team does not survive fork(): a child that asked MKL for two threads
-    # would wait for them forever.  ndrt's thread count is 1 in the child.
+@pytest.mark.parametrize("blas", ["default", "numpy"])
+def test_a_forked_child_runs_products_and_split_loops(blas):
+    # libgomp's team does not survive fork(): a child that asked MKL (or a split loop)
+    # for two threads would wait for them forever.  ndrt's thread count is 1 in the
+    # child.  On NumPy's BLAS the child's products are OpenBLAS's, after its own fork
+    # handling.
+    env = {"NDRT_BLAS": "numpy"} if blas == "numpy" else {}
     r = _run("""
         import os, numpy as np
-        from runtime import _blas
+        from runtime import _blas, _sparse_common, nd
         a = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
         out = np.empty_like(a)
+        x = nd.array(np.linspace(-1, 1, 3 * _blas.LOOP_SERIAL_CUTOFF, dtype=np.float32))
         _blas.matmul(a, a, out)                   # the team has run in the parent
+        x * x
         pid = os.fork()
         if pid == 0:
             _blas.matmul(a, a, out)
             ok = np.allclose(out, a.astype(np.float64) @ a, rtol=1e-4, atol=1e-2)
+            ok = ok and np.array_equal((x * x).asnumpy(), x.asnumpy() * x.asnumpy())
+            ok = ok and _sparse_common.get_num_threads() == 1
             os._exit(0 if ok else 3)
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
-    """, timeout=60)
+    """, env, timeout=60)
     assert r.returncode == 0, r.stderr
 
 

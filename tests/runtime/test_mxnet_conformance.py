@@ -359,8 +359,10 @@ def test_legacy_flat_random_names():
     e = nd.sample_exponential(nd.array([1.0, 4.0]), shape=(100000,)).asnumpy().mean(1)
     np.testing.assert_allclose(e, [1.0, 0.25], rtol=0.03)
     assert nd.sample_uniform(nd.array([0.0, 10.0]), nd.array([1.0, 11.0])).shape == (2,)
-    with pytest.raises(TypeError, match="random_normal: unexpected or repeated argument"):
+    with pytest.raises(TypeError, match="random_normal: unexpected argument 'mu'"):
         nd.random_normal(0.0, mu=1.0)
+    with pytest.raises(TypeError, match="random_normal: parameter 'loc' given twice"):
+        nd.random_normal(0.0, loc=1.0)
 
 
 def test_slice_of_csr_over_rows_and_columns_keeps_csr():

@@ -311,9 +311,7 @@ class RandomColorJitter(Block):
                                                (RandomHue, hue)) if v > 0]
 
     def forward(self, x):
-        for i in _random.generator().permutation(len(self._jitters)):
-            x = self._jitters[i](x)
-        return x
+        return image.apply_in_random_order(self._jitters, x)
 
 
 class RandomApply(Sequential):
